@@ -1,0 +1,48 @@
+# Sourced by the scripts in bin/: locates the repository and installs what is missing.
+# (Kafka's scripts share bin/kafka-run-class.sh the same way.)
+
+KAFKA_PY_HOME="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KAFKA_PY_VENV="${KAFKA_PY_VENV:-$KAFKA_PY_HOME/.venv}"
+KAFKA_PY_PYTHON="$KAFKA_PY_VENV/bin/python"
+ZOOKEEPER_JAR=/usr/share/java/zookeeper.jar
+
+kafka_py_log() { echo "[$(date '+%Y-%m-%d %H:%M:%S')] $*" >&2; }
+
+# A .venv with a current pip/setuptools and the project installed editable, with the
+# test extras. Re-installs only when setup.py or setup.cfg changed since the last time.
+ensure_python_env() {
+    local stamp="$KAFKA_PY_VENV/.kafka-py-installed"
+    local want
+    want="$(cat "$KAFKA_PY_HOME/setup.py" "$KAFKA_PY_HOME/setup.cfg" | sha256sum | cut -d' ' -f1)"
+    if [ -x "$KAFKA_PY_PYTHON" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        return 0
+    fi
+    if [ ! -x "$KAFKA_PY_PYTHON" ]; then
+        kafka_py_log "creating virtualenv $KAFKA_PY_VENV"
+        python3 -m venv "$KAFKA_PY_VENV"
+    fi
+    kafka_py_log "installing kafka-py and its dependencies into $KAFKA_PY_VENV"
+    "$KAFKA_PY_PYTHON" -m pip install -q --upgrade pip setuptools wheel
+    "$KAFKA_PY_PYTHON" -m pip install -q -e "$KAFKA_PY_HOME[test]"
+    echo "$want" > "$stamp"
+}
+
+# Debian's ZooKeeper server package (it brings a Java runtime with it).
+ensure_zookeeper() {
+    if [ -f "$ZOOKEEPER_JAR" ] && command -v java >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "ZooKeeper is not installed: run 'apt-get install zookeeper' as root" >&2
+        return 1
+    fi
+    kafka_py_log "installing Debian's zookeeper package"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q zookeeper >/dev/null
+}
+
+ensure_installed() {
+    ensure_python_env
+    ensure_zookeeper
+}

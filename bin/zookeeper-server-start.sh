@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Starts Debian's ZooKeeper server with a Kafka-style properties file.
+# Usage: bin/zookeeper-server-start.sh [-daemon] config/zookeeper.properties
+set -euo pipefail
+source "$(dirname "$0")/kafka-env.sh"
+
+daemon=0
+if [ "${1:-}" = "-daemon" ]; then daemon=1; shift; fi
+if [ $# -lt 1 ]; then
+    echo "USAGE: $0 [-daemon] zookeeper.properties" >&2
+    exit 1
+fi
+config="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+[ -f "$config" ] || { echo "zookeeper config not found: $1" >&2; exit 1; }
+ensure_zookeeper
+
+log_dir="${LOG_DIR:-$KAFKA_PY_HOME/logs}"
+mkdir -p "$log_dir"
+data_dir="$(sed -n 's/^[[:space:]]*dataDir[[:space:]]*=[[:space:]]*//p' "$config" | tail -n 1)"
+[ -z "$data_dir" ] || mkdir -p "$data_dir"
+
+# The jar's manifest carries the classpath of Debian's ZooKeeper dependencies.
+cmd=(java -Xmx512M -Xms512M -Dzookeeper.log.dir="$log_dir"
+     -Dzookeeper.admin.enableServer=false
+     -cp "/etc/zookeeper/conf:$ZOOKEEPER_JAR"
+     org.apache.zookeeper.server.quorum.QuorumPeerMain "$config")
+
+if [ "$daemon" = 1 ]; then
+    nohup "${cmd[@]}" > "$log_dir/zookeeper.out" 2>&1 < /dev/null &
+    echo $! > "$log_dir/zookeeper.pid"
+else
+    exec "${cmd[@]}"
+fi

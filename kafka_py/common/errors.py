@@ -1,0 +1,70 @@
+"""Exceptions of clients/.../org/apache/kafka/common/errors.
+
+Each ApiException names the protocol error (``Errors`` member, see
+kafka_py.protocol.errors) it turns into when it reaches a response, so code deep
+in the log can raise a precise exception and KafkaApis can answer with Kafka's
+error code without a mapping table of its own.
+"""
+from __future__ import annotations
+
+
+class KafkaException(Exception):
+    """Base of every error raised by kafka-py itself."""
+
+
+class ApiException(KafkaException):
+    """An error that has a Kafka protocol error code."""
+
+    error_name = "UNKNOWN_SERVER_ERROR"
+
+    @property
+    def error(self):
+        # Resolved lazily so this module stays free of the protocol package.
+        from kafka_py.protocol.errors import Errors
+
+        return Errors[self.error_name]
+
+
+def _api(name: str, error_name: str, base: type = ApiException) -> type:
+    return type(name, (base,), {"error_name": error_name, "__module__": __name__})
+
+
+InvalidRequestException = _api("InvalidRequestException", "INVALID_REQUEST")
+CorruptRecordException = _api("CorruptRecordException", "CORRUPT_MESSAGE")
+InvalidRecordException = _api("InvalidRecordException", "INVALID_RECORD")
+InvalidTimestampException = _api("InvalidTimestampException", "INVALID_TIMESTAMP")
+RecordTooLargeException = _api("RecordTooLargeException", "MESSAGE_TOO_LARGE")
+RecordBatchTooLargeException = _api("RecordBatchTooLargeException", "RECORD_LIST_TOO_LARGE")
+UnsupportedCompressionTypeException = _api(
+    "UnsupportedCompressionTypeException", "UNSUPPORTED_COMPRESSION_TYPE"
+)
+UnsupportedForMessageFormatException = _api(
+    "UnsupportedForMessageFormatException", "UNSUPPORTED_FOR_MESSAGE_FORMAT"
+)
+OffsetOutOfRangeException = _api("OffsetOutOfRangeException", "OFFSET_OUT_OF_RANGE")
+InvalidOffsetException = _api("InvalidOffsetException", "UNKNOWN_SERVER_ERROR")
+UnknownTopicOrPartitionException = _api(
+    "UnknownTopicOrPartitionException", "UNKNOWN_TOPIC_OR_PARTITION"
+)
+NotLeaderOrFollowerException = _api("NotLeaderOrFollowerException", "NOT_LEADER_OR_FOLLOWER")
+KafkaStorageException = _api("KafkaStorageException", "KAFKA_STORAGE_ERROR")
+OutOfOrderSequenceException = _api("OutOfOrderSequenceException", "OUT_OF_ORDER_SEQUENCE_NUMBER")
+DuplicateSequenceException = _api("DuplicateSequenceException", "DUPLICATE_SEQUENCE_NUMBER")
+InvalidProducerEpochException = _api("InvalidProducerEpochException", "INVALID_PRODUCER_EPOCH")
+ProducerFencedException = _api("ProducerFencedException", "INVALID_PRODUCER_EPOCH")
+UnknownProducerIdException = _api("UnknownProducerIdException", "UNKNOWN_PRODUCER_ID")
+InvalidTxnStateException = _api("InvalidTxnStateException", "INVALID_TXN_STATE")
+TransactionCoordinatorFencedException = _api(
+    "TransactionCoordinatorFencedException", "TRANSACTION_COORDINATOR_FENCED"
+)
+PolicyViolationException = _api("PolicyViolationException", "POLICY_VIOLATION")
+InvalidConfigurationException = _api("InvalidConfigurationException", "INVALID_CONFIG")
+UnsupportedVersionException = _api("UnsupportedVersionException", "UNSUPPORTED_VERSION")
+
+
+class LogSegmentOffsetOverflowException(KafkaException):
+    """A segment holds offsets that do not fit its 4-byte relative index entries."""
+
+
+class InvalidConfigException(KafkaException):
+    """A configuration value is invalid; the message names the key, the value and what is allowed."""

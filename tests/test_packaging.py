@@ -1,0 +1,61 @@
+"""The installed layout promised by setup.py: the ported folders live inside kafka_py."""
+import importlib
+import importlib.util
+import pathlib
+import sysconfig
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PORTED = ("network", "log", "server", "controller")
+
+
+@pytest.mark.parametrize("name", PORTED)
+def test_ported_folder_imports_inside_namespace(name):
+    module = importlib.import_module(f"kafka_py.{name}")
+    assert pathlib.Path(module.__file__).resolve().parent == ROOT / name
+
+
+@pytest.mark.parametrize("name", PORTED)
+def test_nothing_lands_at_top_of_site_packages(name):
+    site = pathlib.Path(sysconfig.get_paths()["purelib"])
+    assert not (site / name).exists()
+    assert not (site / f"{name}.py").exists()
+
+
+def test_subpackages_map_too():
+    module = importlib.import_module("kafka_py.server.checkpoints")
+    assert pathlib.Path(module.__file__).resolve().parent == ROOT / "server" / "checkpoints"
+
+
+def test_logging_config_is_valid_dictconfig():
+    import logging.config
+
+    import yaml
+
+    config = yaml.safe_load((ROOT / "config" / "logging.yaml").read_text())
+    logging.config.dictConfig(config)
+    handler = logging.getLogger().handlers[0]
+    record = logging.LogRecord("kafka_py.server.kafka_server", logging.INFO, "", 0,
+                               "[KafkaServer id=0] started", None, None)
+    line = handler.formatter.format(record)
+    # Kafka's log4j pattern: "[date] LEVEL message (logger)"
+    assert line.startswith("[") and "] INFO [KafkaServer id=0] started (kafka_py.server.kafka_server)" in line
+
+
+def test_wheel_puts_everything_under_kafka_py(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True,
+    )
+    wheel = next(tmp_path.glob("kafka_py-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert all(t == "kafka_py" or t.startswith("kafka_py-") for t in tops), tops
+    for name in PORTED:
+        assert f"kafka_py/{name}/__init__.py" in names
