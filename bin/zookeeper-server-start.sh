@@ -14,7 +14,8 @@ config="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 [ -f "$config" ] || { echo "zookeeper config not found: $1" >&2; exit 1; }
 ensure_zookeeper
 
-log_dir="${LOG_DIR:-$KAFKA_PY_HOME/logs}"
+# Kafka keeps these under $base_dir/logs; outside the tree here so it stays clean.
+log_dir="${LOG_DIR:-/tmp/kafka-py-logs}"
 mkdir -p "$log_dir"
 data_dir="$(sed -n 's/^[[:space:]]*dataDir[[:space:]]*=[[:space:]]*//p' "$config" | tail -n 1)"
 [ -z "$data_dir" ] || mkdir -p "$data_dir"

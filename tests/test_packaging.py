@@ -44,16 +44,24 @@ def test_logging_config_is_valid_dictconfig():
 
 
 def test_wheel_puts_everything_under_kafka_py(tmp_path):
+    import shutil
     import subprocess
     import sys
     import zipfile
 
+    # Build from a copy so setuptools' build/ and egg-info never land in the work tree.
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("setup.py", "setup.cfg", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    for name in ("kafka_py",) + PORTED:
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(ROOT)],
+         "-w", str(tmp_path / "dist"), str(src)],
         check=True, capture_output=True,
     )
-    wheel = next(tmp_path.glob("kafka_py-*.whl"))
+    wheel = next((tmp_path / "dist").glob("kafka_py-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert all(t == "kafka_py" or t.startswith("kafka_py-") for t in tops), tops
