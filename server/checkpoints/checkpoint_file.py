@@ -1,0 +1,253 @@
+"""Port of core/src/main/scala/kafka/server/checkpoints/CheckpointFile.scala.
+
+A checkpoint is a small text file in Kafka's format::
+
+    0          <- format version
+    2          <- number of entries that follow
+    <entry>    <- one entry per line, rendered by a CheckpointFileFormatter
+    <entry>
+
+Writes go to ``<file>.tmp``, are fsynced, renamed over the file and the
+directory is fsynced, so a crash leaves either the old or the new checkpoint,
+never a torn one. Read and write errors surface as KafkaStorageException (and
+are reported to the LogDirFailureChannel when one is given), as in Kafka.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from typing import Generic, Iterable, Protocol, TypeVar
+
+from kafka_py.common.errors import KafkaStorageException
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+# Java's Integer.parseInt / Long.parseLong accept an optional sign and ASCII
+# digits only; Python's int() would also take spaces, underscores and
+# non-ASCII digits, which Kafka rejects as malformed.
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+# java.util.regex "\s": the six ASCII whitespace characters.
+_JAVA_WHITESPACES = re.compile(r"[ \t\n\x0b\f\r]+")
+# BufferedReader.readLine line terminators.
+_LINE_TERMINATORS = re.compile(r"\r\n|\r|\n")
+
+
+def parse_int32(text: str) -> int:
+    """Parse like Java's Integer.parseInt; ValueError when Java would throw."""
+    return _parse_java_integer(text, INT32_MIN, INT32_MAX)
+
+
+def parse_int64(text: str) -> int:
+    """Parse like Java's Long.parseLong; ValueError when Java would throw."""
+    return _parse_java_integer(text, INT64_MIN, INT64_MAX)
+
+
+def _parse_java_integer(text: str, low: int, high: int) -> int:
+    if not _JAVA_INTEGER.match(text):
+        raise ValueError(f"not an integer: {text!r}")
+    value = int(text)
+    if value < low or value > high:
+        raise ValueError(f"integer out of range: {text!r}")
+    return value
+
+
+def split_whitespace(line: str) -> list[str]:
+    """Split like Java's ``Pattern.compile("\\\\s+").split(line)``.
+
+    Leading whitespace yields a leading empty field and trailing empty fields
+    are dropped, so ``" a b"`` has three fields but ``"a b "`` has two; the
+    formatters rely on the field count to spot malformed lines exactly as
+    Kafka does.
+    """
+    parts = _JAVA_WHITESPACES.split(line)
+    while len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+class CheckpointFileFormatter(Protocol[T]):
+    def to_line(self, entry: T) -> str: ...
+
+    def from_line(self, line: str) -> T | None:
+        """The entry on ``line``, or None when the line is malformed.
+
+        May also raise ValueError for unparsable numbers; both count as a
+        malformed line.
+        """
+        ...
+
+
+class LogDirFailureChannelLike(Protocol):
+    def maybe_add_offline_log_dir(self, log_dir: str, msg: str, e: BaseException) -> None: ...
+
+
+class CheckpointReadBuffer(Generic[T]):
+    """Parses the text of a checkpoint file; errors are OSError like Kafka's IOException."""
+
+    def __init__(self, location: str, text: str, version: int, formatter: CheckpointFileFormatter[T]):
+        self._location = location
+        self._text = text
+        self._version = version
+        self._formatter = formatter
+
+    def _malformed(self, line_number: int, line: str | None) -> OSError:
+        return OSError(
+            f"Malformed line in checkpoint file ({self._location}) at line {line_number}: '{line}'"
+        )
+
+    def read(self) -> list[T]:
+        lines = _LINE_TERMINATORS.split(self._text)
+        # A terminator after the last line does not start another line.
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not lines:
+            return []
+        try:
+            file_version = parse_int32(lines[0])
+        except ValueError:
+            raise self._malformed(1, lines[0]) from None
+        if file_version != self._version:
+            raise OSError(
+                f"Unrecognized version of the checkpoint file ({self._location}): {file_version}"
+                f" (expected {self._version})"
+            )
+        if len(lines) < 2:
+            return []
+        try:
+            expected_size = parse_int32(lines[1])
+        except ValueError:
+            raise self._malformed(2, lines[1]) from None
+        entries: list[T] = []
+        for index in range(2, len(lines)):
+            line = lines[index]
+            try:
+                entry = self._formatter.from_line(line)
+            except ValueError:
+                entry = None
+            if entry is None:
+                raise self._malformed(index + 1, line)
+            entries.append(entry)
+        if len(entries) != expected_size:
+            raise OSError(
+                f"Expected {expected_size} entries in checkpoint file ({self._location}), "
+                f"but found only {len(entries)}"
+            )
+        return entries
+
+
+def fsync_dir(path: str) -> None:
+    """fsync a directory so a rename inside it survives a crash."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through ``path + ".tmp"``: write, fsync, rename, fsync dir."""
+    tmp_path = path + ".tmp"
+    fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _remove_quietly(tmp_path)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp_path, path)
+    except BaseException:
+        _remove_quietly(tmp_path)
+        raise
+    fsync_dir(os.path.dirname(path) or ".")
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+class CheckpointFile(Generic[T]):
+    """A versioned text checkpoint of entries of type T, written atomically.
+
+    One instance per file: the instance lock orders concurrent writers and
+    keeps readers from seeing the temporary file being swapped in. As in
+    Kafka, the file is created empty if missing, and an empty (or missing)
+    file reads as no entries.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        version: int,
+        formatter: CheckpointFileFormatter[T],
+        log_dir_failure_channel: LogDirFailureChannelLike | None = None,
+        log_dir: str | None = None,
+    ):
+        self.file = os.fspath(path)
+        self._path = os.path.abspath(self.file)
+        self._temp_path = self._path + ".tmp"
+        self.version = version
+        self._formatter = formatter
+        self._log_dir_failure_channel = log_dir_failure_channel
+        self._log_dir = log_dir if log_dir is not None else os.path.dirname(self._path)
+        self._lock = threading.Lock()
+        try:
+            # O_EXCL: create only when absent, never truncate an existing checkpoint.
+            os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except FileExistsError:
+            pass
+
+    def write(self, entries: Iterable[T]) -> None:
+        entries = list(entries)
+        lines = [str(self.version), str(len(entries))]
+        lines.extend(self._formatter.to_line(entry) for entry in entries)
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        with self._lock:
+            try:
+                atomic_write_bytes(self._path, data)
+            except OSError as e:
+                msg = f"Error while writing to checkpoint file {self._path}"
+                self._fail(msg, e)
+                raise KafkaStorageException(f"{msg}: {e}") from e
+
+    def read(self) -> list[T]:
+        with self._lock:
+            try:
+                try:
+                    with open(self._path, "rb") as f:
+                        raw = f.read()
+                except FileNotFoundError:
+                    return []
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise OSError(f"Checkpoint file ({self._path}) is not valid UTF-8: {e}") from e
+                return CheckpointReadBuffer(self._path, text, self.version, self._formatter).read()
+            except OSError as e:
+                msg = f"Error while reading checkpoint file {self._path}"
+                self._fail(msg, e)
+                raise KafkaStorageException(f"{msg}: {e}") from e
+
+    def _fail(self, msg: str, e: BaseException) -> None:
+        if self._log_dir_failure_channel is not None:
+            self._log_dir_failure_channel.maybe_add_offline_log_dir(self._log_dir, msg, e)
+        else:
+            logger.error("%s", msg, exc_info=e)
+
+    def __repr__(self) -> str:
+        return f"CheckpointFile({self._path!r}, version={self.version})"

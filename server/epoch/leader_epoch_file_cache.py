@@ -1,0 +1,232 @@
+"""Port of core/src/main/scala/kafka/server/epoch/LeaderEpochFileCache.scala.
+
+The cache maps each leader epoch to the first offset written in it. Entries
+are kept strictly increasing in both epoch and start offset; any assignment
+that would break that drops the conflicting newer entries first (they can
+only describe data that has since been truncated). Every change is written
+through to the partition's leader-epoch-checkpoint file.
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from kafka_py.common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import LeaderEpochCheckpoint
+
+logger = logging.getLogger(__name__)
+
+# OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET.
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+
+@dataclass(frozen=True, slots=True)
+class EpochEntry:
+    """The first offset (``start_offset``) written under leader ``epoch``."""
+
+    epoch: int
+    start_offset: int
+
+    def __str__(self) -> str:
+        return f"EpochEntry(epoch={self.epoch}, startOffset={self.start_offset})"
+
+
+class LeaderEpochFileCache:
+    """Leader epoch -> start offset entries of one replica, backed by a checkpoint.
+
+    ``log_end_offset`` answers the end offset of the latest epoch. One
+    re-entrant lock guards the entries and the checkpoint write, so the file
+    always matches some state the cache was in.
+    """
+
+    def __init__(
+        self,
+        topic_partition: TopicPartition,
+        log_end_offset: Callable[[], int],
+        checkpoint: "LeaderEpochCheckpoint",
+    ):
+        self.topic_partition = topic_partition
+        self._log_end_offset = log_end_offset
+        self._checkpoint = checkpoint
+        self._lock = threading.RLock()
+        # Sorted by epoch; because start offsets are kept monotonic too, also by offset.
+        self._entries: list[EpochEntry] = []
+        self._log_prefix = f"[LeaderEpochCache {topic_partition}] "
+        with self._lock:
+            for entry in checkpoint.read():
+                self._assign(entry)
+
+    # -- updates ---------------------------------------------------------------
+
+    def assign(self, epoch: int, start_offset: int) -> None:
+        """Record that ``epoch`` starts at ``start_offset``; flushes when the cache changes."""
+        entry = EpochEntry(epoch, start_offset)
+        with self._lock:
+            if self._assign(entry):
+                logger.debug(
+                    "%sAppended new epoch entry %s. Cache now contains %d entries.",
+                    self._log_prefix, entry, len(self._entries),
+                )
+                self._flush()
+
+    def _assign(self, entry: EpochEntry) -> bool:
+        if entry.epoch < 0 or entry.start_offset < 0:
+            raise ValueError(f"Received invalid partition leader epoch entry {entry}")
+        latest = self._entries[-1] if self._entries else None
+        # Re-assigning the latest epoch at the same or a later offset changes
+        # nothing: the epoch's first offset is fixed once assigned.
+        if latest is not None and entry.epoch == latest.epoch and entry.start_offset >= latest.start_offset:
+            return False
+        self._maybe_truncate_non_monotonic_entries(entry)
+        self._entries.append(entry)
+        return True
+
+    def _maybe_truncate_non_monotonic_entries(self, new_entry: EpochEntry) -> None:
+        removed = self._remove_from_end(
+            lambda e: e.epoch >= new_entry.epoch or e.start_offset >= new_entry.start_offset
+        )
+        # A single removed entry at the same start offset means the epoch was
+        # bumped before anything was written in it: expected, not worth a warning.
+        if len(removed) > 1 or (removed and removed[0].start_offset != new_entry.start_offset):
+            logger.warning(
+                "%sNew epoch entry %s caused truncation of conflicting entries %s. "
+                "Cache now contains %d entries.",
+                self._log_prefix, new_entry, [str(e) for e in removed], len(self._entries),
+            )
+
+    def _remove_from_end(self, predicate: Callable[[EpochEntry], bool]) -> list[EpochEntry]:
+        removed: list[EpochEntry] = []
+        while self._entries and predicate(self._entries[-1]):
+            removed.append(self._entries.pop())
+        return removed
+
+    def _remove_from_start(self, predicate: Callable[[EpochEntry], bool]) -> list[EpochEntry]:
+        count = 0
+        while count < len(self._entries) and predicate(self._entries[count]):
+            count += 1
+        removed = self._entries[:count]
+        del self._entries[:count]
+        return removed
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """Drop every entry whose start offset is >= ``end_offset``."""
+        with self._lock:
+            if end_offset >= 0 and self._entries and self._entries[-1].start_offset >= end_offset:
+                removed = self._remove_from_end(lambda e: e.start_offset >= end_offset)
+                self._flush()
+                logger.debug(
+                    "%sCleared entries %s from epoch cache after truncating to end offset %d, "
+                    "leaving %d entries in the cache.",
+                    self._log_prefix, [str(e) for e in removed], end_offset, len(self._entries),
+                )
+
+    def truncate_from_start(self, start_offset: int) -> None:
+        """Drop entries wholly before ``start_offset``, keeping the epoch that covers it.
+
+        The last entry starting at or before ``start_offset`` is kept with its
+        start moved up to ``start_offset``, so the epoch of the new first
+        offset stays known; an entry starting exactly at ``start_offset`` is
+        therefore retained unchanged.
+        """
+        with self._lock:
+            removed = self._remove_from_start(lambda e: e.start_offset <= start_offset)
+            if removed:
+                updated_first = EpochEntry(removed[-1].epoch, start_offset)
+                self._entries.insert(0, updated_first)
+                self._flush()
+                logger.debug(
+                    "%sCleared entries %s and rewrote first entry %s after truncating to start "
+                    "offset %d, leaving %d in the cache.",
+                    self._log_prefix, [str(e) for e in removed], updated_first, start_offset,
+                    len(self._entries),
+                )
+
+    def clear_and_flush(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._flush()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def _flush(self) -> None:
+        self._checkpoint.write(list(self._entries))
+
+    # -- queries ---------------------------------------------------------------
+
+    @property
+    def non_empty(self) -> bool:
+        with self._lock:
+            return bool(self._entries)
+
+    @property
+    def latest_entry(self) -> EpochEntry | None:
+        with self._lock:
+            return self._entries[-1] if self._entries else None
+
+    @property
+    def latest_epoch(self) -> int | None:
+        """The epoch of the newest entry, or None for an empty cache."""
+        entry = self.latest_entry
+        return None if entry is None else entry.epoch
+
+    @property
+    def previous_epoch(self) -> int | None:
+        """The epoch of the entry before the newest one, if any."""
+        with self._lock:
+            return self._entries[-2].epoch if len(self._entries) >= 2 else None
+
+    @property
+    def earliest_entry(self) -> EpochEntry | None:
+        with self._lock:
+            return self._entries[0] if self._entries else None
+
+    @property
+    def epoch_entries(self) -> list[EpochEntry]:
+        with self._lock:
+            return list(self._entries)
+
+    def end_offset_for(self, requested_epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) for an OffsetsForLeaderEpoch request.
+
+        The epoch answered is the largest known epoch <= ``requested_epoch``
+        and the end offset is the start offset of the next known epoch, or the
+        log end offset when the latest epoch is asked for. An epoch older than
+        every entry answers the requested epoch with the first entry's start
+        offset (the older data is gone, so the follower should start there).
+        ``UNDEFINED_EPOCH`` or an epoch beyond the latest answers
+        ``(UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)``.
+        """
+        with self._lock:
+            if requested_epoch == UNDEFINED_EPOCH:
+                # A bootstrapping follower, or one on a message format without leader epochs.
+                result = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+            elif self._entries and self._entries[-1].epoch == requested_epoch:
+                # Still being written to, so it ends at the log end offset.
+                result = (requested_epoch, self._log_end_offset())
+            else:
+                epochs = [e.epoch for e in self._entries]
+                higher_index = bisect.bisect_right(epochs, requested_epoch)
+                if higher_index == len(epochs):
+                    result = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+                elif higher_index == 0:
+                    result = (requested_epoch, self._entries[0].start_offset)
+                else:
+                    floor_entry = self._entries[higher_index - 1]
+                    result = (floor_entry.epoch, self._entries[higher_index].start_offset)
+            logger.debug(
+                "%sProcessed end offset request for epoch %d and returning epoch %d with end "
+                "offset %d from epoch cache of size %d",
+                self._log_prefix, requested_epoch, result[0], result[1], len(self._entries),
+            )
+            return result
+
+    def __repr__(self) -> str:
+        return f"LeaderEpochFileCache({self.topic_partition}, {self.epoch_entries})"
