@@ -1,0 +1,1 @@
+"""Command-line tools: ports of Kafka's core/src/main/scala/kafka/tools and kafka/admin commands."""

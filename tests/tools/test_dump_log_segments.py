@@ -1,0 +1,303 @@
+"""Tests for kafka_py/tools/dump_log_segments.py and bin/kafka-dump-log.sh.
+
+Segments are written with the broker's own classes (FileRecords, OffsetIndex,
+TimeIndex) into tmp_path and dumped with the click command.
+"""
+from __future__ import annotations
+
+import pathlib
+import struct
+import subprocess
+
+import crc32c
+import pytest
+from click.testing import CliRunner
+
+from kafka_py.log.offset_index import OffsetIndex
+from kafka_py.log.time_index import TimeIndex
+from kafka_py.record.compression import CompressionType
+from kafka_py.record.default_record_batch import DefaultRecordBatch, SimpleRecord, TimestampType, build_batch
+from kafka_py.record.file_records import FileRecords
+from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.tools.dump_log_segments import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TS = 1_600_000_000_000
+
+
+def batch(base_offset, n, *, compression=CompressionType.NONE, ts=None, key_prefix=b"k", **kwargs) -> bytes:
+    # Later batches get later timestamps, as in a real log (the time index needs that).
+    ts = TS + 10 * base_offset if ts is None else ts
+    records = [SimpleRecord(None if key_prefix is None else key_prefix + str(i).encode(),
+                            b"value-%d" % (base_offset + i), timestamp=ts + i,
+                            headers=(("h1", b"a"), ("h2", None)))
+               for i in range(n)]
+    return build_batch(records, base_offset=base_offset, compression=compression,
+                       partition_leader_epoch=4, **kwargs)
+
+
+def write_segment(directory: pathlib.Path, base_offset: int, raw_batches: list[bytes], *,
+                  index: bool = True, time_index: bool = True) -> dict:
+    name = f"{base_offset:020d}"
+    paths = {"log": directory / f"{name}.log", "index": directory / f"{name}.index",
+             "timeindex": directory / f"{name}.timeindex"}
+    records = FileRecords.open(paths["log"])
+    positions = []
+    for raw in raw_batches:
+        positions.append(records.size_in_bytes())
+        records.append(MemoryRecords(raw))
+    records.flush()
+    records.close()
+    if index:
+        offset_index = OffsetIndex(paths["index"], base_offset, max_index_size=4096)
+        for raw, position in zip(raw_batches, positions):
+            offset_index.append(DefaultRecordBatch(raw).last_offset, position)
+        offset_index.close()
+    if time_index:
+        tindex = TimeIndex(paths["timeindex"], base_offset, max_index_size=4096)
+        for raw in raw_batches:
+            b = DefaultRecordBatch(raw)
+            tindex.maybe_append(b.max_timestamp, b.last_offset)
+        tindex.close()
+    paths["positions"] = positions
+    return paths
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_shallow_dump_prints_kafka_batch_lines(tmp_path):
+    raws = [batch(0, 3), batch(3, 2, compression=CompressionType.GZIP)]
+    seg = write_segment(tmp_path, 0, raws)
+    result = run("--files", seg["log"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Dumping {seg['log']}"
+    assert lines[1] == "Starting offset: 0"
+    first = DefaultRecordBatch(raws[0])
+    assert lines[2] == (
+        f"baseOffset: 0 lastOffset: 2 count: 3 baseSequence: -1 lastSequence: -1 producerId: -1 "
+        f"producerEpoch: -1 partitionLeaderEpoch: 4 isTransactional: false isControl: false position: 0 "
+        f"CreateTime: {TS + 2} size: {len(raws[0])} magic: 2 compresscodec: NONE crc: {first.checksum} "
+        f"isvalid: true")
+    assert lines[3].startswith(f"baseOffset: 3 lastOffset: 4 count: 2 ")
+    assert f"position: {len(raws[0])} " in lines[3] and "compresscodec: GZIP" in lines[3]
+    assert len(lines) == 4, "shallow iteration prints no record lines"
+
+
+def test_print_data_log_prints_records_of_every_codec(tmp_path):
+    raws = [batch(0, 2), batch(2, 2, compression=CompressionType.LZ4, key_prefix=None),
+            batch(4, 1, compression=CompressionType.ZSTD)]
+    seg = write_segment(tmp_path, 0, raws)
+    result = run("--files", seg["log"], "--print-data-log")
+    assert result.exit_code == 0, result.output
+    records = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert len(records) == 5
+    assert records[0] == (
+        f"| offset: 0 isValid: true crc: null keySize: 2 valueSize: 7 CreateTime: {TS} baseOffset: 0 "
+        f"lastOffset: 1 baseSequence: -1 lastSequence: -1 producerEpoch: -1 partitionLeaderEpoch: 4 "
+        f"batchSize: {len(raws[0])} magic: 2 compressType: NONE position: 0 sequence: -1 "
+        f"headerKeys: [h1,h2] key: k0 payload: value-0")
+    assert "keySize: -1" in records[2] and " key:" not in records[2]
+    assert records[2].endswith("payload: value-2")
+    assert "compressType: LZ4" in records[3]
+    assert records[4].endswith("key: k0 payload: value-4")
+
+
+def test_deep_iteration_without_data_and_skip_metadata(tmp_path):
+    seg = write_segment(tmp_path, 0, [batch(0, 2)])
+    deep = run("--files", seg["log"], "--deep-iteration")
+    records = [line for line in deep.stdout.splitlines() if line.startswith("| ")]
+    assert len(records) == 2 and all("payload" not in line for line in records)
+    bare = run("--files", seg["log"], "--print-data-log", "--skip-record-metadata")
+    records = [line for line in bare.stdout.splitlines() if line.startswith("| ")]
+    assert records == ["| key: k0 payload: value-0", "| key: k1 payload: value-1"]
+
+
+def test_log_append_time_and_producer_fields_are_shown(tmp_path):
+    raw = bytearray(batch(0, 2, producer_id=77, producer_epoch=2, base_sequence=10, is_transactional=True))
+    DefaultRecordBatch(raw).set_max_timestamp(TimestampType.LOG_APPEND_TIME, TS + 999)
+    seg = write_segment(tmp_path, 0, [bytes(raw)])
+    result = run("--files", seg["log"], "--deep-iteration")
+    lines = result.stdout.splitlines()
+    assert ("baseSequence: 10 lastSequence: 11 producerId: 77 producerEpoch: 2 partitionLeaderEpoch: 4 "
+            "isTransactional: true") in lines[2]
+    assert f"LogAppendTime: {TS + 999}" in lines[2]
+    assert all(f"LogAppendTime: {TS + 999}" in line for line in lines[3:5])
+    assert "sequence: 11" in lines[4]
+
+
+def test_control_batch_shows_end_transaction_marker(tmp_path):
+    marker = build_batch([SimpleRecord(struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 5), timestamp=TS + 100)],
+                         base_offset=2, producer_id=9, producer_epoch=0, is_transactional=True,
+                         is_control_batch=True)
+    seg = write_segment(tmp_path, 0, [batch(0, 2, producer_id=9, producer_epoch=0, base_sequence=0,
+                                            is_transactional=True), marker])
+    result = run("--files", seg["log"], "--print-data-log")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "isControl: true" in lines[5]
+    assert lines[6].endswith("endTxnMarker: COMMIT coordinatorEpoch: 5")
+    assert "payload" not in lines[6]
+
+
+def test_non_consecutive_offsets_reported(tmp_path):
+    seg = write_segment(tmp_path, 0, [batch(0, 2), batch(5, 1)], index=False, time_index=False)
+    result = run("--files", seg["log"], "--deep-iteration")
+    assert result.exit_code == 0
+    assert f"Non-consecutive offsets in {seg['log'].absolute()}" in result.stderr
+    assert "  1 is followed by 5" in result.stderr
+
+
+def test_offset_index_dump_and_mismatch(tmp_path):
+    raws = [batch(100, 3), batch(103, 2), batch(105, 4)]
+    seg = write_segment(tmp_path, 100, raws)
+    result = run("--files", seg["index"])
+    assert result.exit_code == 0, result.output
+    p = seg["positions"]
+    assert result.stdout.splitlines()[1:] == [
+        f"offset: 102 position: {p[0]}", f"offset: 104 position: {p[1]}", f"offset: 108 position: {p[2]}"]
+    assert "Mismatches" not in result.stderr
+
+    # An entry pointing at the wrong batch is reported, as Kafka's tool does.
+    bad = tmp_path / f"{100:020d}.index"
+    data = bytearray(bad.read_bytes())
+    struct.pack_into(">i", data, 8 + 4, p[0])  # second entry (offset 104) -> first batch
+    bad.write_bytes(bytes(data))
+    result = run("--files", bad, "--verify-index-only")
+    assert result.exit_code == 0
+    assert "offset:" not in result.stdout
+    assert f"Mismatches in :{bad.absolute()}" in result.stderr
+    assert "  Index offset: 104, log offset: 102" in result.stderr
+
+
+def test_index_sanity_check(tmp_path):
+    seg = write_segment(tmp_path, 0, [batch(0, 1)])
+    result = run("--files", seg["index"], "--index-sanity-check")
+    assert result.exit_code == 0
+    assert f"{seg['index']} passed sanity check." in result.stdout
+    with open(seg["index"], "ab") as f:
+        f.write(b"\x00\x00\x00")  # not a whole entry
+    result = run("--files", seg["index"], "--index-sanity-check")
+    assert result.exit_code == 1
+    assert "failed sanity check" in result.stderr and str(seg["index"]) in result.stderr
+
+
+def test_empty_index(tmp_path):
+    seg = write_segment(tmp_path, 0, [batch(0, 1)], index=False)
+    seg["index"].write_bytes(b"")
+    result = run("--files", seg["index"])
+    assert result.exit_code == 0
+    assert f"{seg['index']} is empty." in result.stdout
+
+
+def test_time_index_dump_and_mismatch(tmp_path):
+    raws = [batch(0, 2, ts=TS), batch(2, 2, ts=TS + 100)]
+    seg = write_segment(tmp_path, 0, raws)
+    result = run("--files", seg["timeindex"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1:] == [f"timestamp: {TS + 1} offset: 1", f"timestamp: {TS + 101} offset: 3"]
+    assert result.stderr == ""
+
+    data = bytearray(seg["timeindex"].read_bytes())
+    struct.pack_into(">q", data, 12, TS + 5)  # second entry's timestamp no longer matches its batch
+    seg["timeindex"].write_bytes(bytes(data))
+    result = run("--files", seg["timeindex"])
+    assert f"Found timestamp mismatch in :{seg['timeindex'].absolute()}" in result.stderr
+    assert f"  Index timestamp: {TS + 5}, log timestamp: {TS + 101}" in result.stderr
+
+
+def test_several_files_and_unknown_suffix(tmp_path):
+    seg = write_segment(tmp_path, 0, [batch(0, 1)])
+    stray = tmp_path / "notes.txt"
+    stray.write_text("hello")
+    result = run("--files", f"{seg['log']},{stray},{seg['index']}")
+    assert result.exit_code == 1
+    assert f"Dumping {stray}" in result.stdout
+    assert "Ignoring unknown file" in result.stderr and str(stray) in result.stderr
+    # The files after the bad one are still dumped.
+    assert "offset: 0 position: 0" in result.stdout
+
+
+def test_missing_file(tmp_path):
+    missing = tmp_path / f"{0:020d}.log"
+    result = run("--files", missing)
+    assert result.exit_code == 1
+    assert str(missing) in result.stderr and "no such file" in result.stderr
+    assert not missing.exists(), "dumping must never create files"
+
+
+def test_garbage_log_reports_position_without_traceback(tmp_path):
+    garbage = tmp_path / f"{0:020d}.log"
+    garbage.write_bytes(b"this is not a kafka segment, just some text in a file\n" * 3)
+    result = run("--files", garbage)
+    assert result.exit_code == 1
+    assert f"{garbage}: corrupt log data at position 0" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_valid_batches_then_garbage(tmp_path):
+    raws = [batch(0, 2), batch(2, 1)]
+    seg = write_segment(tmp_path, 0, raws, index=False, time_index=False)
+    with open(seg["log"], "ab") as f:
+        f.write(struct.pack(">qi", 3, 5) + b"\x07" * 30)  # a header whose size is impossibly small
+    result = run("--files", seg["log"], "--deep-iteration")
+    assert result.exit_code == 1
+    good_end = len(raws[0]) + len(raws[1])
+    assert [line.startswith("baseOffset:") for line in result.stdout.splitlines()].count(True) == 2
+    assert f"corrupt log data at position {good_end}" in result.stderr
+    assert f"Found 42 invalid bytes at the end of {seg['log'].name}" in result.stdout
+
+
+def test_flipped_byte_shows_invalid_crc(tmp_path):
+    raws = [batch(0, 2), batch(2, 2)]
+    seg = write_segment(tmp_path, 0, raws, index=False, time_index=False)
+    data = bytearray(seg["log"].read_bytes())
+    data[len(raws[0]) - 3] ^= 0x55
+    seg["log"].write_bytes(bytes(data))
+    result = run("--files", seg["log"])
+    lines = [line for line in result.stdout.splitlines() if line.startswith("baseOffset")]
+    assert lines[0].endswith("isvalid: false") and lines[1].endswith("isvalid: true")
+    assert result.exit_code == 1
+    assert "invalid CRC at positions 0" in result.stderr
+
+
+def test_txn_index_and_producer_snapshot(tmp_path):
+    txn = tmp_path / f"{0:020d}.txnindex"
+    txn.write_bytes(struct.pack(">hqqqq", 0, 12, 3, 9, 10) + struct.pack(">hqqqq", 0, 13, 20, 25, 26))
+    entries = struct.pack(">i", 2) + struct.pack(">qhiqiqiq", 12, 1, 9, 40, 2, TS, 3, -1) \
+        + struct.pack(">qhiqiqiq", 13, 0, 4, 41, 0, TS + 1, 0, 30)
+    snapshot = tmp_path / f"{42:020d}.snapshot"
+    snapshot.write_bytes(struct.pack(">hI", 1, crc32c.crc32c(entries)) + entries)
+    result = run("--files", f"{txn},{snapshot}")
+    assert result.exit_code == 0, result.output
+    out = result.stdout.splitlines()
+    assert "version: 0 producerId: 12 firstOffset: 3 lastOffset: 9 lastStableOffset: 10" in out
+    assert ("producerId: 12 producerEpoch: 1 coordinatorEpoch: 3 currentTxnFirstOffset: None "
+            f"firstSequence: 7 lastSequence: 9 lastOffset: 40 offsetDelta: 2 timestamp: {TS}") in out
+    assert any(line.startswith("producerId: 13 ") and "currentTxnFirstOffset: Some(30)" in line for line in out)
+
+    snapshot.write_bytes(snapshot.read_bytes()[:-1] + b"\x00")
+    result = run("--files", snapshot)
+    assert result.exit_code == 1 and "CRC" in result.stderr
+
+
+def test_files_option_is_required():
+    result = CliRunner().invoke(main, [])
+    assert result.exit_code == 2
+    assert "--files" in result.output
+
+
+def test_bash_wrapper(tmp_path):
+    seg = write_segment(tmp_path, 0, [batch(0, 2)])
+    script = ROOT / "bin" / "kafka-dump-log.sh"
+    done = subprocess.run([str(script), "--files", f"{seg['log']},{seg['index']}", "--print-data-log"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Starting offset: 0" in done.stdout
+    assert "key: k1 payload: value-1" in done.stdout
+    assert "offset: 1 position: 0" in done.stdout
+    bad = subprocess.run([str(script), "--files", str(tmp_path / "x.bin")], capture_output=True, text=True,
+                         timeout=60, cwd=tmp_path)
+    assert bad.returncode == 1 and "x.bin" in bad.stderr
