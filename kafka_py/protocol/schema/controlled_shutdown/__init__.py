@@ -1,0 +1,1 @@
+"""ControlledShutdown messages, one module per version (generated)."""

@@ -1,0 +1,330 @@
+"""Port of generator/src/main/java/org/apache/kafka/message/MessageDataGenerator.java, cut down.
+
+Kafka generates its message classes from the JSON specs in
+clients/src/main/resources/common/message/. kio does the same for Python, but its
+specs come from a Kafka release without the ZooKeeper-era inter-broker APIs. This
+script fills that gap: it reads Kafka 2.8.2's specs for LeaderAndIsr, StopReplica,
+UpdateMetadata and ControlledShutdown and writes one module per API version, in
+kio's dataclass style (frozen dataclasses whose fields carry ``kafka_type``
+metadata), so kio's entity writers and kafka_py.protocol.codec read and write them
+like any kio message. The specs of these four APIs have no tagged fields, and the
+generator refuses any rather than guess kio's rules for their defaults.
+
+Usage, from a Kafka 2.8.2 checkout::
+
+    python -m kafka_py.protocol.schema.generator \\
+        --spec-dir kafka/clients/src/main/resources/common/message
+
+The generated modules are checked in; rerun only when the message set changes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+GENERATED_APIS = (
+    "LeaderAndIsr",
+    "StopReplica",
+    "UpdateMetadata",
+    "ControlledShutdown",
+)
+
+SCHEMA_ROOT = Path(__file__).resolve().parent
+
+# JSON primitive type -> (python type, kio kafka_type, module the type comes from)
+_PRIMITIVES = {
+    "bool": ("bool", "bool", None),
+    "int8": ("i8", "int8", "kio.static.primitive"),
+    "int16": ("i16", "int16", "kio.static.primitive"),
+    "int32": ("i32", "int32", "kio.static.primitive"),
+    "int64": ("i64", "int64", "kio.static.primitive"),
+    "float64": ("f64", "float64", "kio.static.primitive"),
+    "string": ("str", "string", None),
+    "bytes": ("bytes", "bytes", None),
+    "records": ("Records", "records", "kio.static.primitive"),
+    "uuid": ("uuid.UUID", "uuid", None),
+}
+
+# Kafka's entityType annotations map to kio's nominal types.
+_ENTITY_TYPES = {
+    "brokerId": "BrokerId",
+    "topicName": "TopicName",
+    "groupId": "GroupId",
+    "transactionalId": "TransactionalId",
+    "producerId": "ProducerId",
+}
+
+
+def strip_comments(text: str) -> str:
+    """Kafka's specs are JSON with // line comments; drop them outside strings."""
+    out = []
+    for line in text.splitlines():
+        in_string = False
+        cut = len(line)
+        for i, ch in enumerate(line):
+            if ch == '"' and (i == 0 or line[i - 1] != "\\"):
+                in_string = not in_string
+            elif not in_string and line.startswith("//", i):
+                cut = i
+                break
+        out.append(line[:cut])
+    return "\n".join(out)
+
+
+def load_spec(path: Path) -> dict:
+    # raw_decode: some 2.8.2 specs carry stray closing brackets that Jackson ignores.
+    spec, _ = json.JSONDecoder().raw_decode(strip_comments(path.read_text()).strip())
+    return spec
+
+
+@dataclass(frozen=True)
+class Versions:
+    """A spec version range such as "0+", "1-3", "5" or "none"."""
+
+    low: int
+    high: int  # inclusive; a large number for open ranges
+
+    @classmethod
+    def parse(cls, text: str | None) -> Versions:
+        if text is None or text == "none":
+            return cls(1, 0)
+        if text.endswith("+"):
+            return cls(int(text[:-1]), 1 << 15)
+        if "-" in text:
+            low, high = text.split("-")
+            return cls(int(low), int(high))
+        return cls(int(text), int(text))
+
+    def __contains__(self, version: int) -> bool:
+        return self.low <= version <= self.high
+
+
+def snake_case(name: str) -> str:
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    name = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return name.lower()
+
+
+class _ModuleWriter:
+    """Renders the classes of one message version into one module's source."""
+
+    def __init__(self, spec: dict, version: int) -> None:
+        self.spec = spec
+        self.version = version
+        self.flexible = version in Versions.parse(spec.get("flexibleVersions"))
+        self.is_request = spec["type"] == "request"
+        self.common_structs = {s["name"]: s for s in spec.get("commonStructs", [])}
+        self.classes: list[str] = []
+        self.emitted: set[str] = set()
+        self.imports: dict[str, set[str]] = {
+            "dataclasses": {"dataclass", "field"},
+            "typing": {"ClassVar"},
+            "kio.static.constants": {"EntityType"},
+            "kio.static.primitive": {"i16"},
+        }
+        self.plain_imports: set[str] = set()
+
+    def header_schema(self) -> tuple[str, str]:
+        if self.is_request:
+            if self.spec["apiKey"] == 7 and self.version == 0:
+                # ControlledShutdown v0 predates the client id in the request header.
+                return "kafka_py.protocol.schema.request_header.v0.header", "RequestHeader"
+            header_version = 2 if self.flexible else 1
+            return f"kio.schema.request_header.v{header_version}.header", "RequestHeader"
+        header_version = 1 if self.flexible else 0
+        return f"kio.schema.response_header.v{header_version}.header", "ResponseHeader"
+
+    def render(self) -> str:
+        module, header = self.header_schema()
+        self.imports.setdefault(module, set()).add(header)
+        self.render_struct(self.spec["name"], self.spec["fields"], self.spec["type"])
+        lines = [
+            f'"""{self.spec["name"]}, version {self.version}.',
+            "",
+            "Generated by kafka_py.protocol.schema.generator from Kafka 2.8.2's",
+            f"clients/src/main/resources/common/message/{self.spec['name']}.json; do not edit.",
+            '"""',
+        ]
+        stdlib = [f"import {name}" for name in sorted(self.plain_imports)]
+        third_party = []
+        for module_name in sorted(self.imports):
+            group = stdlib if module_name in ("dataclasses", "typing") else third_party
+            names = sorted(self.imports[module_name])
+            group.extend(f"from {module_name} import {name}" for name in names)
+        lines += ["", *stdlib, "", *third_party, ""]
+        return "\n".join(lines) + "\n\n" + "\n\n\n".join(self.classes) + "\n"
+
+    def render_struct(self, name: str, fields: list[dict], entity_type: str) -> None:
+        if name in self.emitted:
+            return
+        self.emitted.add(name)
+        body = []
+        for f in fields:
+            if self.version not in Versions.parse(f["versions"]):
+                continue
+            body.append(self.render_field(f))
+        _, header = self.header_schema()
+        cls = [
+            "@dataclass(frozen=True, slots=True, kw_only=True)",
+            f"class {name}:",
+            f"    __type__: ClassVar = EntityType.{entity_type}",
+            f"    __version__: ClassVar[i16] = i16({self.version})",
+            f"    __flexible__: ClassVar[bool] = {self.flexible}",
+            f"    __api_key__: ClassVar[i16] = i16({self.spec['apiKey']})",
+            f"    __header_schema__: ClassVar[type[{header}]] = {header}",
+        ]
+        cls.extend(f"    {line}" for line in body)
+        # Nested classes must be defined before the class that refers to them.
+        self.classes.append("\n".join(cls))
+
+    def python_type(self, f: dict, json_type: str) -> tuple[str, str]:
+        python_type, kafka_type, module = _PRIMITIVES[json_type]
+        if module:
+            self.imports.setdefault(module, set()).add(python_type)
+        if json_type == "uuid":
+            # kio reads the all-zero UUID (Kafka's Uuid.ZERO_UUID) as None.
+            self.plain_imports.add("uuid")
+            return "uuid.UUID | None", kafka_type
+        entity = _ENTITY_TYPES.get(f.get("entityType", ""))
+        if entity:
+            self.imports.setdefault("kio.schema.types", set()).add(entity)
+            python_type = entity
+        if json_type == "int16" and f["name"].endswith("ErrorCode"):
+            self.imports.setdefault("kio.schema.errors", set()).add("ErrorCode")
+            return "ErrorCode", "error_code"
+        return python_type, kafka_type
+
+    def render_field(self, f: dict) -> str:
+        if "tag" in f:
+            # None of the generated APIs has tagged fields in 2.8.2; supporting them
+            # would need kio's implicit-default rules, so refuse rather than guess.
+            raise NotImplementedError(f"tagged field {f['name']} in {self.spec['name']}")
+        name = snake_case(f["name"])
+        json_type: str = f["type"]
+        metadata: dict[str, object] = {}
+        default: str | None = None
+        if json_type.startswith("[]"):
+            inner = json_type[2:]
+            if inner in _PRIMITIVES:
+                item_type, metadata["kafka_type"] = self.python_type(f, inner)
+                annotation = f"tuple[{item_type}, ...]"
+                default = "()"  # as kio does for arrays of primitives
+            else:
+                struct_fields = f.get("fields") or self.common_structs[inner]["fields"]
+                self.render_struct(inner, struct_fields, "nested")
+                annotation = f"tuple[{inner}, ...]"
+        elif json_type in _PRIMITIVES:
+            annotation, metadata["kafka_type"] = self.python_type(f, json_type)
+            default = self.default_literal(f, annotation, json_type)
+        else:
+            struct_fields = f.get("fields") or self.common_structs[json_type]["fields"]
+            self.render_struct(json_type, struct_fields, "nested")
+            annotation = json_type
+        if self.version in Versions.parse(f.get("nullableVersions")):
+            annotation = f"{annotation} | None"
+            default = "None" if f.get("default") == "null" else None
+        args = []
+        if metadata:
+            args.append(f"metadata={json.dumps(metadata)}")
+        if default is not None:
+            args.append(f"default={default}")
+        if not args:
+            return f"{name}: {annotation}"
+        line = f"{name}: {annotation} = field({', '.join(args)})"
+        if len(line) <= 84:
+            return line
+        return f"{name}: {annotation} = field(\n        {', '.join(args)}\n    )"
+
+    def default_literal(self, f: dict, annotation: str, json_type: str) -> str | None:
+        if "default" not in f or f["default"] == "null":
+            return None
+        raw = str(f["default"])
+        if json_type == "bool":
+            return "True" if raw == "true" else "False"
+        if json_type in ("int8", "int16", "int32", "int64"):
+            return f"{annotation}({int(raw, 0)})"
+        if json_type == "string":
+            return json.dumps(raw)
+        raise ValueError(f"unsupported default {raw!r} for {f['name']}")
+
+
+def generate(spec_dir: Path, out_dir: Path = SCHEMA_ROOT) -> list[Path]:
+    written = []
+    index: dict[int, dict[int, tuple[str, str]]] = {}
+    for api in GENERATED_APIS:
+        request = load_spec(spec_dir / f"{api}Request.json")
+        response = load_spec(spec_dir / f"{api}Response.json")
+        package = snake_case(api)
+        versions = Versions.parse(request["validVersions"])
+        api_dir = out_dir / package
+        api_dir.mkdir(exist_ok=True)
+        init = api_dir / "__init__.py"
+        init.write_text(f'"""{api} messages, one module per version (generated)."""\n')
+        written.append(init)
+        for version in range(versions.low, versions.high + 1):
+            version_dir = api_dir / f"v{version}"
+            version_dir.mkdir(exist_ok=True)
+            for kind, spec in (("request", request), ("response", response)):
+                path = version_dir / f"{kind}.py"
+                path.write_text(_ModuleWriter(spec, version).render())
+                written.append(path)
+            init = version_dir / "__init__.py"
+            init.write_text(
+                f'"""{api} version {version} (generated)."""\n'
+                f"from .request import {api}Request\n"
+                f"from .response import {api}Response\n\n"
+                f'__all__ = ("{api}Request", "{api}Response")\n'
+            )
+            written.append(init)
+            base = f"kafka_py.protocol.schema.{package}.v{version}"
+            index.setdefault(request["apiKey"], {})[version] = (
+                f"{base}.request:{api}Request",
+                f"{base}.response:{api}Response",
+            )
+    lines = [
+        '"""Where the generated message classes live: api key -> version -> (request, response).',
+        "",
+        "Generated by kafka_py.protocol.schema.generator; do not edit.",
+        '"""',
+        "from __future__ import annotations",
+        "",
+        "from typing import Final",
+        "",
+        "schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {",
+    ]
+    for api_key in sorted(index):
+        lines.append(f"    {api_key}: {{")
+        for version, (req, resp) in sorted(index[api_key].items()):
+            lines.append(f"        {version}: (")
+            lines.append(f'            "{req}",')
+            lines.append(f'            "{resp}",')
+            lines.append("        ),")
+        lines.append("    },")
+    lines.append("}")
+    index_path = out_dir / "index.py"
+    index_path.write_text("\n".join(lines) + "\n")
+    written.append(index_path)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="Generate kio-style message classes from Kafka 2.8.2 JSON specs."
+    )
+    parser.add_argument("--spec-dir", type=Path, required=True,
+                        help="Kafka 2.8.2's clients/src/main/resources/common/message")
+    parser.add_argument("--out-dir", type=Path, default=SCHEMA_ROOT)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for path in generate(args.spec_dir, args.out_dir):
+        logger.info("wrote %s", path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""LeaderAndIsr messages, one module per version (generated)."""

@@ -1,0 +1,5 @@
+"""LeaderAndIsr version 1 (generated)."""
+from .request import LeaderAndIsrRequest
+from .response import LeaderAndIsrResponse
+
+__all__ = ("LeaderAndIsrRequest", "LeaderAndIsrResponse")

@@ -1,0 +1,1 @@
+"""Request header versions kio does not model (only version 0)."""

@@ -1,0 +1,1 @@
+"""StopReplica messages, one module per version (generated)."""

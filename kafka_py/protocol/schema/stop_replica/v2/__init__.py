@@ -1,0 +1,5 @@
+"""StopReplica version 2 (generated)."""
+from .request import StopReplicaRequest
+from .response import StopReplicaResponse
+
+__all__ = ("StopReplicaRequest", "StopReplicaResponse")

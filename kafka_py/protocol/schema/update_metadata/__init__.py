@@ -1,0 +1,1 @@
+"""UpdateMetadata messages, one module per version (generated)."""

@@ -1,0 +1,5 @@
+"""UpdateMetadata version 7 (generated)."""
+from .request import UpdateMetadataRequest
+from .response import UpdateMetadataResponse
+
+__all__ = ("UpdateMetadataRequest", "UpdateMetadataResponse")

@@ -1,0 +1,124 @@
+"""ApiKeys: Kafka 2.8.2's APIs and versions, what the broker serves, header versions."""
+from __future__ import annotations
+
+import pytest
+from kio.index import load_request_schema, load_response_schema
+
+from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_response_keys
+from kafka_py.protocol.messages import request_schema, response_schema
+
+
+def test_every_2_8_2_api_key() -> None:
+    assert [api.id for api in ApiKeys] == list(range(0, 65))
+    assert ApiKeys.for_id(3) is ApiKeys.METADATA
+    assert ApiKeys.METADATA.api_name == "Metadata"
+    assert ApiKeys.ALTER_ISR.id == 56  # its 2.8.2 name; later Kafkas call it AlterPartition
+    assert not ApiKeys.has_id(65)
+    with pytest.raises(ValueError, match="Unexpected api key: 65"):
+        ApiKeys.for_id(65)
+
+
+@pytest.mark.parametrize(
+    "api, latest, first_flexible",
+    [
+        (ApiKeys.PRODUCE, 9, 9),
+        (ApiKeys.FETCH, 12, 12),
+        (ApiKeys.METADATA, 11, 9),
+        (ApiKeys.LEADER_AND_ISR, 5, 4),
+        (ApiKeys.STOP_REPLICA, 3, 2),
+        (ApiKeys.UPDATE_METADATA, 7, 6),
+        (ApiKeys.CONTROLLED_SHUTDOWN, 3, 3),
+        (ApiKeys.API_VERSIONS, 3, 3),
+        (ApiKeys.SASL_HANDSHAKE, 1, None),
+        (ApiKeys.OFFSET_DELETE, 0, None),
+        (ApiKeys.DESCRIBE_CLUSTER, 0, 0),
+    ],
+)
+def test_2_8_2_version_ranges(api, latest, first_flexible) -> None:
+    assert api.oldest_version == 0
+    assert api.latest_version == latest
+    assert api.first_flexible_version == first_flexible
+
+
+def test_cluster_actions() -> None:
+    assert {a for a in ApiKeys if a.cluster_action} >= {
+        ApiKeys.LEADER_AND_ISR, ApiKeys.STOP_REPLICA, ApiKeys.UPDATE_METADATA,
+        ApiKeys.CONTROLLED_SHUTDOWN, ApiKeys.WRITE_TXN_MARKERS,
+    }
+    assert not ApiKeys.PRODUCE.cluster_action
+
+
+def test_implemented_apis_are_served_by_a_zk_broker() -> None:
+    assert len(IMPLEMENTED_APIS) == 29
+    for api in IMPLEMENTED_APIS:
+        assert api.implemented and api.zk_broker
+        assert api.supported_versions(), api
+    assert not ApiKeys.SASL_HANDSHAKE.implemented
+    assert not ApiKeys.SASL_HANDSHAKE.supported_versions()
+    assert not ApiKeys.SASL_HANDSHAKE.is_version_supported(0)
+
+
+@pytest.mark.parametrize(
+    "api, low, high",
+    [
+        # kio follows a Kafka that dropped the oldest versions (KIP-896)
+        (ApiKeys.PRODUCE, 3, 9),
+        (ApiKeys.FETCH, 4, 12),
+        (ApiKeys.LIST_OFFSETS, 1, 6),
+        (ApiKeys.OFFSET_COMMIT, 2, 8),
+        (ApiKeys.CREATE_TOPICS, 2, 7),
+        # and knows newer ones, capped at 2.8.2's
+        (ApiKeys.METADATA, 0, 11),
+        (ApiKeys.API_VERSIONS, 0, 3),
+        (ApiKeys.DESCRIBE_CLUSTER, 0, 0),
+        (ApiKeys.LEADER_AND_ISR, 0, 5),
+        (ApiKeys.CONTROLLED_SHUTDOWN, 0, 3),
+    ],
+)
+def test_supported_range_is_2_8_2_intersected_with_kio(api, low, high) -> None:
+    assert api.supported_versions() == range(low, high + 1)
+    assert api.min_supported_version == low and api.max_supported_version == high
+    assert api.is_version_supported(low) and api.is_version_supported(high)
+    assert not api.is_version_supported(low - 1) and not api.is_version_supported(high + 1)
+
+
+def test_supported_versions_have_classes_with_matching_flexibility() -> None:
+    for api in ApiKeys:
+        for version in api.schema_versions():
+            for cls in (request_schema(api, version), response_schema(api, version)):
+                assert cls.__api_key__ == api.id and cls.__version__ == version
+                assert cls.__flexible__ == api.is_flexible(version), (api, version)
+
+
+def test_kio_classes_used_where_kio_has_them() -> None:
+    assert request_schema(ApiKeys.METADATA, 4) is load_request_schema(3, 4)
+    assert response_schema(ApiKeys.PRODUCE, 9) is load_response_schema(0, 9)
+    assert request_schema(ApiKeys.LEADER_AND_ISR, 2).__module__ == (
+        "kafka_py.protocol.schema.leader_and_isr.v2.request"
+    )
+
+
+def test_header_versions() -> None:
+    assert ApiKeys.CONTROLLED_SHUTDOWN.request_header_version(0) == 0
+    assert ApiKeys.CONTROLLED_SHUTDOWN.request_header_version(1) == 1
+    assert ApiKeys.CONTROLLED_SHUTDOWN.request_header_version(3) == 2
+    assert ApiKeys.FETCH.response_header_version(11) == 0
+    assert ApiKeys.FETCH.response_header_version(12) == 1
+    for version in range(0, 5):
+        assert ApiKeys.API_VERSIONS.response_header_version(version) == 0
+    assert ApiKeys.API_VERSIONS.request_header_version(3) == 2
+    # defined beyond the known range so unsupported requests still parse
+    assert ApiKeys.METADATA.request_header_version(50) == 2
+    assert ApiKeys.SASL_HANDSHAKE.request_header_version(1) == 1
+
+
+def test_api_versions_response_keys() -> None:
+    keys = api_versions_response_keys(3)
+    assert [k.api_key for k in keys] == sorted(api.id for api in IMPLEMENTED_APIS)
+    by_key = {k.api_key: (k.min_version, k.max_version) for k in keys}
+    assert by_key[0] == (3, 9)
+    assert by_key[18] == (0, 3)
+    assert by_key[4] == (0, 5)
+    assert type(keys[0]).__module__ == "kio.schema.api_versions.v3.response"
+    only = api_versions_response_keys(0, [ApiKeys.API_VERSIONS, ApiKeys.SASL_HANDSHAKE])
+    assert [(k.api_key, k.min_version, k.max_version) for k in only] == [(18, 0, 3)]
