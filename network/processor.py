@@ -1,0 +1,354 @@
+"""Port of the AbstractServerThread and Processor classes of
+core/src/main/scala/kafka/network/SocketServer.scala (Kafka 2.8.2).
+
+Kept apart from socket_server.py for size only. A Processor is one network thread
+with its own Selector (network/selector.py). Its loop runs Kafka's steps in Kafka's
+order: configure the connections the Acceptor queued, start writing the responses
+handlers queued, poll the sockets (300 ms at most, or not at all when connections are
+waiting), turn complete frames into requests for the RequestChannel, unmute the
+connections whose responses are written, uncount the connections that went away, and
+close connections beyond the broker's limit.
+
+Every failure tied to one connection (an unparseable request, a send that fails)
+closes that connection and is logged; the loop itself catches everything else, so no
+client can stop a Processor.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+from collections import deque
+from typing import Any, Callable, Optional
+
+from kafka_py.protocol.messages import decode_request
+from kafka_py.utils.time import Time
+from kafka_py.network.connection_quotas import ConnectionQuotas, listener_value, normalize_address, protocol_name
+from kafka_py.network.request_channel import (
+    CloseConnectionResponse,
+    NoOpResponse,
+    Request,
+    RequestChannel,
+    RequestContext,
+    Response,
+    SendResponse,
+)
+from kafka_py.network.selector import KafkaChannel, Selector
+from kafka_py.network.send import Send
+
+logger = logging.getLogger(__name__)
+
+CONNECTION_QUEUE_SIZE = 20
+POLL_TIMEOUT_MS = 300
+
+
+class AbstractServerThread:
+    """What Acceptor and Processor share: the thread, its start/stop latches, closing sockets."""
+
+    def __init__(self, connection_quotas: ConnectionQuotas) -> None:
+        self._connection_quotas = connection_quotas
+        self._startup_latch = threading.Event()
+        # Open until the thread starts, so shutting down a thread that never ran (or
+        # whose constructor failed) does not wait for it.
+        self._shutdown_latch = threading.Event()
+        self._shutdown_latch.set()
+        self._alive = True
+        self._alive_lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+
+    def wakeup(self) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def start_thread(self, name: str) -> None:
+        self._thread = threading.Thread(target=self.run, name=name, daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        """Ask the thread to stop and wait until it has."""
+        with self._alive_lock:
+            was_alive, self._alive = self._alive, False
+        if was_alive:
+            self.wakeup()
+        self._shutdown_latch.wait()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def await_startup(self) -> None:
+        self._startup_latch.wait()
+
+    def startup_complete(self) -> None:
+        self._shutdown_latch = threading.Event()
+        self._startup_latch.set()
+
+    def shutdown_complete(self) -> None:
+        self._shutdown_latch.set()
+
+    @property
+    def is_running(self) -> bool:
+        return self._alive
+
+    @property
+    def thread(self) -> Optional[threading.Thread]:
+        return self._thread
+
+    def close_socket(self, listener_name: Any, sock: socket.socket, address: str) -> None:
+        """Close an accepted socket the Selector does not own yet, and uncount it."""
+        logger.debug("Closing connection from %s", address)
+        self._connection_quotas.dec(listener_name, address)
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
+class Processor(AbstractServerThread):
+    """A network thread: reads requests from its connections and writes their responses."""
+
+    def __init__(
+        self,
+        id: int,
+        time: Time,
+        max_request_size: int,
+        request_channel: RequestChannel,
+        connection_quotas: ConnectionQuotas,
+        connections_max_idle_ms: int,
+        listener_name: Any,
+        security_protocol: Any,
+        config: Any = None,
+        log_prefix: str = "",
+        connection_queue_size: int = CONNECTION_QUEUE_SIZE,
+    ) -> None:
+        super().__init__(connection_quotas)
+        self.id = id
+        self._time = time
+        self._request_channel = request_channel
+        self.listener_name = listener_value(listener_name)
+        self.security_protocol = protocol_name(security_protocol)
+        self._config = config
+        self._log_prefix = log_prefix
+        self._selector = Selector(max_request_size, connections_max_idle_ms, time, log_prefix)
+        self._new_connections: queue.Queue[tuple[socket.socket, str, int]] = queue.Queue(
+            connection_queue_size
+        )
+        self._connection_queue_size = connection_queue_size
+        self._inflight_responses: dict[str, Response] = {}
+        self._response_queue: deque[Response] = deque()
+        self._next_connection_index = 0
+
+    # ---- called from other threads ------------------------------------------------
+    def accept(self, sock: socket.socket, address: str, port: int, may_block: bool,
+               should_wait: Callable[[], bool] = lambda: True) -> bool:
+        """Queue a new connection for this Processor; False if its queue is full."""
+        if not self.is_running:
+            # Being removed or stopped: let the Acceptor pick another Processor.
+            return False
+        item = (sock, address, port)
+        try:
+            self._new_connections.put_nowait(item)
+        except queue.Full:
+            if not may_block:
+                return False
+            while True:
+                try:
+                    self._new_connections.put(item, timeout=0.5)
+                    break
+                except queue.Full:
+                    if not (self.is_running and should_wait()):
+                        return False
+        self.wakeup()
+        return True
+
+    def enqueue_response(self, response: Response) -> None:
+        self._response_queue.append(response)
+        self.wakeup()
+
+    def wakeup(self) -> None:
+        self._selector.wakeup()
+
+    @property
+    def response_queue_size(self) -> int:
+        return len(self._response_queue)
+
+    # ---- the loop ---------------------------------------------------------------
+    def run(self) -> None:
+        self.startup_complete()
+        try:
+            while self.is_running:
+                try:
+                    self.configure_new_connections()
+                    self.process_new_responses()
+                    self.poll()
+                    self.process_completed_receives()
+                    self.process_completed_sends()
+                    self.process_disconnected()
+                    self.close_excess_connections()
+                except Exception:  # noqa: BLE001 - a Processor outlives any one error
+                    logger.exception("%sProcessor got uncaught exception.", self._log_prefix)
+        finally:
+            logger.debug("%sClosing selector - processor %d", self._log_prefix, self.id)
+            try:
+                self.close_all()
+            except Exception:  # noqa: BLE001
+                logger.exception("%sError closing processor %d", self._log_prefix, self.id)
+            self.shutdown_complete()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if self._thread is None:
+            self.close_all()
+
+    def configure_new_connections(self) -> None:
+        configured = 0
+        while configured < self._connection_queue_size:
+            try:
+                sock, address, port = self._new_connections.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                logger.debug("%sProcessor %d listening to new connection from %s:%d",
+                             self._log_prefix, self.id, address, port)
+                self._selector.register(self.connection_id(sock, address, port), sock, address, port)
+                configured += 1
+            except Exception as e:  # noqa: BLE001 - drop this connection only
+                logger.warning("%sCould not register connection from %s:%d: %s",
+                               self._log_prefix, address, port, e)
+                self.close_socket(self.listener_name, sock, address)
+
+    def connection_id(self, sock: socket.socket, address: str, port: int) -> str:
+        """``localHost:localPort-remoteHost:remotePort-index``; the index keeps ids unique
+        when a client port is reused while a request of the old connection is in flight."""
+        local = sock.getsockname()
+        index = self._next_connection_index
+        self._next_connection_index = 0 if index == 2**31 - 1 else index + 1
+        return f"{normalize_address(local[0])}:{local[1]}-{address}:{port}-{index}"
+
+    def process_new_responses(self) -> None:
+        queue_ = self._response_queue
+        while queue_:
+            response = queue_.popleft()
+            connection_id = response.request.context.connection_id
+            try:
+                response.request.response_dequeue_time_ns = self._time.nanoseconds()
+                if isinstance(response, SendResponse):
+                    self.send_response(response, response.response_send)
+                elif isinstance(response, NoOpResponse):
+                    # Nothing to write: read the next request, which may already be buffered.
+                    self._selector.unmute(connection_id)
+                elif isinstance(response, CloseConnectionResponse):
+                    self.close(connection_id)
+                else:
+                    raise ValueError(f"Unknown response type: {type(response).__name__}")
+            except Exception as e:  # noqa: BLE001
+                self._process_channel_exception(
+                    connection_id, f"Exception while processing response for {connection_id}", e)
+
+    def send_response(self, response: Response, response_send: Send) -> None:
+        connection_id = response.request.context.connection_id
+        if self._selector.channel(connection_id) is None:
+            # Closed by the client, or for being idle, while the request was handled.
+            logger.debug("%sAttempting to send response via channel for which there is no open "
+                         "connection, connection id %s", self._log_prefix, connection_id)
+            return
+        self._inflight_responses[connection_id] = response
+        self._selector.send(connection_id, response_send)
+
+    def poll(self) -> None:
+        timeout = 0 if not self._new_connections.empty() else POLL_TIMEOUT_MS
+        try:
+            self._selector.poll(timeout)
+        except Exception:  # noqa: BLE001 - what completed before the failure is still processed
+            logger.exception("%sProcessor %d poll failed", self._log_prefix, self.id)
+
+    def process_completed_receives(self) -> None:
+        for connection_id, frame in self._selector.drain_completed_receives():
+            channel = self._selector.channel(connection_id)
+            if channel is None:
+                continue
+            try:
+                header, body = decode_request(frame)
+                context = RequestContext(header, connection_id, channel.socket_address,
+                                         self.listener_name, self.security_protocol)
+                request = Request(self.id, context, self._time.nanoseconds(), frame, body)
+            except Exception as e:  # noqa: BLE001
+                self._process_channel_exception(
+                    connection_id, f"Exception while processing request from {connection_id}", e)
+                continue
+            # Muted until the response is written: one request per connection at a time.
+            self._selector.mute(connection_id)
+            self._enqueue_request(request)
+
+    def _enqueue_request(self, request: Request) -> None:
+        # Blocks while the request queue is full (back-pressure on every connection of
+        # this Processor), but not past a shutdown.
+        while not self._request_channel.send_request(request, timeout_ms=POLL_TIMEOUT_MS):
+            if not self.is_running:
+                return
+
+    def process_completed_sends(self) -> None:
+        for connection_id, send in self._selector.drain_completed_sends():
+            response = self._inflight_responses.pop(connection_id, None)
+            if response is None:
+                continue
+            try:
+                response.request.response_complete_time_ns = self._time.nanoseconds()
+                response.on_complete(send)
+                self._selector.unmute(connection_id)
+            except Exception as e:  # noqa: BLE001
+                self._process_channel_exception(
+                    connection_id, f"Exception while processing completed send to {connection_id}", e)
+
+    def process_disconnected(self) -> None:
+        for connection_id, address in self._selector.drain_disconnected():
+            self._inflight_responses.pop(connection_id, None)
+            self._connection_quotas.dec(self.listener_name, address)
+
+    def close_excess_connections(self) -> None:
+        if self._connection_quotas.max_connections_exceeded(self.listener_name):
+            channel = self._selector.lowest_priority_channel()
+            if channel is not None:
+                self.close(channel.id)
+
+    def close(self, connection_id: str) -> None:
+        """Close a connection, uncount it and drop its in-flight response."""
+        channel = self._selector.channel(connection_id)
+        if channel is None:
+            return
+        logger.debug("%sClosing selector connection %s", self._log_prefix, connection_id)
+        self._connection_quotas.dec(self.listener_name, channel.socket_address)
+        self._selector.close(connection_id)
+        self._inflight_responses.pop(connection_id, None)
+
+    def _process_channel_exception(self, connection_id: str, message: str, error: Exception) -> None:
+        if self._selector.channel(connection_id) is not None:
+            logger.warning("%sClosing socket for %s because of error: %s",
+                           self._log_prefix, connection_id, error)
+            logger.debug("%s%s", self._log_prefix, message, exc_info=error)
+            self.close(connection_id)
+
+    def close_all(self) -> None:
+        while True:
+            try:
+                sock, address, _ = self._new_connections.get_nowait()
+            except queue.Empty:
+                break
+            self.close_socket(self.listener_name, sock, address)
+        for channel in self._selector.channels():
+            self.close(channel.id)
+        self._selector.close_all()
+        self._response_queue.clear()
+
+    # ---- for tests --------------------------------------------------------------
+    @property
+    def selector(self) -> Selector:
+        return self._selector
+
+    def open_or_closing_channel(self, connection_id: str) -> Optional[KafkaChannel]:
+        return self._selector.channel(connection_id)
+
+    def __repr__(self) -> str:
+        return f"Processor(id={self.id}, listener={self.listener_name})"

@@ -1,0 +1,323 @@
+"""Port of core/src/main/scala/kafka/network/RequestChannel.scala and the network side of
+clients/.../common/requests/RequestContext.java (Kafka 2.8.2).
+
+The RequestChannel is the hand-off between the network threads and the request
+handler threads. Processors put parsed requests on one bounded queue shared by all of
+them (``queued.max.requests``); when it is full a Processor blocks, which stops it
+reading from its sockets: that is the broker's back-pressure. Handlers take requests
+off the queue and answer through ``send_response``, which puts the response on the
+queue of the Processor that owns the connection and wakes that Processor's selector.
+
+A response is one of:
+
+* ``SendResponse``: bytes (and file regions) to write; the connection is unmuted
+  once they are all written, so the next request on it is read only then.
+* ``NoOpResponse``: nothing to write (a produce with acks=0); unmute only.
+* ``CloseConnectionResponse``: close the connection (a produce with acks=0 that
+  failed: the client learns of it by the disconnect).
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Protocol, Union
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.headers import RequestHeader
+from kafka_py.protocol.messages import (
+    decode_request,
+    encode_response_chunks,
+    is_unsupported_api_versions_request,
+)
+from kafka_py.network.send import ByteBufferSend, MultiRecordsSend, Send
+
+logger = logging.getLogger(__name__)
+
+ANONYMOUS_PRINCIPAL = "User:ANONYMOUS"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Who sent a request and through which listener.
+
+    ``client_id``, ``api_key`` and ``api_version`` default to the header's.
+    ``connection_id`` is Kafka's ``localIp:localPort-remoteIp:remotePort-index``.
+    """
+
+    header: RequestHeader
+    connection_id: str
+    client_address: str
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+    client_id: Optional[str] = None
+    api_key: Optional[ApiKeys] = None
+    api_version: Optional[int] = None
+    principal: str = ANONYMOUS_PRINCIPAL
+    from_privileged_listener: bool = False
+
+    def __post_init__(self) -> None:
+        if self.client_id is None:
+            object.__setattr__(self, "client_id", self.header.client_id)
+        if self.api_key is None:
+            object.__setattr__(self, "api_key", self.header.api_key)
+        if self.api_version is None:
+            object.__setattr__(self, "api_version", self.header.api_version)
+
+    @property
+    def correlation_id(self) -> int:
+        return self.header.correlation_id
+
+    @property
+    def is_unsupported_api_versions_request(self) -> bool:
+        """An ApiVersions request of a version this broker lacks (answered with v0, KIP-511)."""
+        return is_unsupported_api_versions_request(self.header)
+
+
+class Request:
+    """A request read from a connection, parsed, waiting for or under handling."""
+
+    __slots__ = (
+        "processor", "context", "start_time_ns", "buffer", "body",
+        "request_dequeue_time_ns", "api_local_complete_time_ns",
+        "api_remote_complete_time_ns", "response_complete_time_ns",
+        "response_dequeue_time_ns", "api_throttle_time_ms",
+    )
+
+    def __init__(
+        self,
+        processor: int,
+        context: RequestContext,
+        start_time_ns: int,
+        buffer: memoryview,
+        body: Any = None,
+    ) -> None:
+        self.processor = processor
+        self.context = context
+        self.start_time_ns = start_time_ns
+        self.buffer = buffer
+        # The Processor parses the body on the network thread, as Kafka does; a request
+        # built elsewhere (tests, forwarding) may leave that to us.
+        self.body = body if body is not None else decode_request(buffer)[1]
+        self.request_dequeue_time_ns = -1
+        self.api_local_complete_time_ns = -1
+        self.api_remote_complete_time_ns = -1
+        self.response_complete_time_ns = -1
+        self.response_dequeue_time_ns = -1
+        self.api_throttle_time_ms = 0
+
+    @property
+    def header(self) -> RequestHeader:
+        return self.context.header
+
+    @property
+    def api_key(self) -> ApiKeys:
+        return self.context.header.api_key
+
+    @property
+    def api_version(self) -> int:
+        return self.context.header.api_version
+
+    @property
+    def correlation_id(self) -> int:
+        return self.context.header.correlation_id
+
+    @property
+    def size_in_bytes(self) -> int:
+        return len(self.buffer)
+
+    def build_response_send(self, response: Any) -> Send:
+        """The Send of ``response`` (a kio message) with this request's correlation id.
+
+        The response header version follows the API and version (always v0 for
+        ApiVersions, so an unsupported-version answer is readable). Record regions in
+        the response stay separate chunks, written with sendfile.
+        """
+        chunks = encode_response_chunks(self.context.header.to_response_header(), response)
+        if len(chunks) == 1:
+            return ByteBufferSend(chunks[0])
+        return MultiRecordsSend(chunks)
+
+    def __repr__(self) -> str:
+        header = self.context.header
+        return (f"Request(processor={self.processor}, connection={self.context.connection_id}, "
+                f"api={header.api_key.name} v{header.api_version}, "
+                f"correlation_id={header.correlation_id}, client_id={header.client_id!r})")
+
+
+class _ShutdownRequest:
+    """Sentinel put on the request queue to stop one handler thread."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ShutdownRequest"
+
+
+ShutdownRequest = _ShutdownRequest()
+
+BaseRequest = Union[Request, _ShutdownRequest]
+
+
+class Response:
+    """What a handler hands back for a request."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+
+    @property
+    def processor(self) -> int:
+        return self.request.processor
+
+    @property
+    def connection_id(self) -> str:
+        return self.request.context.connection_id
+
+    def on_complete(self, send: Send) -> None:
+        """Called on the network thread once the response has been written."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.request!r})"
+
+
+class SendResponse(Response):
+    __slots__ = ("response_send", "response_as_string", "on_complete_callback")
+
+    def __init__(
+        self,
+        request: Request,
+        response_send: Send,
+        response_as_string: Optional[str] = None,
+        on_complete_callback: Optional[Callable[[Send], None]] = None,
+    ) -> None:
+        super().__init__(request)
+        self.response_send = response_send
+        self.response_as_string = response_as_string
+        self.on_complete_callback = on_complete_callback
+
+    def on_complete(self, send: Send) -> None:
+        if self.on_complete_callback is not None:
+            self.on_complete_callback(send)
+
+
+class NoOpResponse(Response):
+    __slots__ = ()
+
+
+class CloseConnectionResponse(Response):
+    __slots__ = ()
+
+
+class ResponseProcessor(Protocol):
+    """The Processor side the channel needs: an id and a response queue with wake-up."""
+
+    id: int
+
+    def enqueue_response(self, response: Response) -> None:
+        ...
+
+
+class RequestChannel:
+    """The request queue shared by all Processors, and the route back to each of them."""
+
+    ShutdownRequest = ShutdownRequest
+
+    def __init__(self, queue_size: int, metric_name_prefix: str = "") -> None:
+        if queue_size < 1:
+            raise ValueError(f"queued.max.requests must be at least 1, not {queue_size}")
+        self.queue_size = queue_size
+        self.metric_name_prefix = metric_name_prefix
+        self._request_queue: queue.Queue[BaseRequest] = queue.Queue(maxsize=queue_size)
+        self._processors: dict[int, ResponseProcessor] = {}
+        self._lock = threading.Lock()
+
+    # ---- processors -------------------------------------------------------------
+    def add_processor(self, processor: ResponseProcessor) -> None:
+        with self._lock:
+            if processor.id in self._processors:
+                logger.warning("Unexpected processor with processorId %d", processor.id)
+            self._processors[processor.id] = processor
+
+    def remove_processor(self, processor_id: int) -> None:
+        with self._lock:
+            self._processors.pop(processor_id, None)
+
+    # ---- requests ---------------------------------------------------------------
+    def send_request(self, request: BaseRequest, timeout_ms: Optional[float] = None) -> bool:
+        """Queue a request for the handlers; blocks while the queue is full.
+
+        With ``timeout_ms`` gives up after that long and returns False, so that a
+        Processor blocked by back-pressure can still notice it is being shut down.
+        """
+        try:
+            self._request_queue.put(
+                request, timeout=None if timeout_ms is None else timeout_ms / 1000.0
+            )
+        except queue.Full:
+            return False
+        return True
+
+    def receive_request(self, timeout_ms: Optional[float] = None) -> Optional[BaseRequest]:
+        """The next request (or ShutdownRequest); None if none came within ``timeout_ms``."""
+        try:
+            if timeout_ms is None:
+                return self._request_queue.get()
+            if timeout_ms <= 0:
+                return self._request_queue.get_nowait()
+            return self._request_queue.get(timeout=timeout_ms / 1000.0)
+        except queue.Empty:
+            return None
+
+    def send_shutdown_request(self) -> None:
+        self._request_queue.put(ShutdownRequest)
+
+    @property
+    def request_queue_size(self) -> int:
+        return self._request_queue.qsize()
+
+    # ---- responses --------------------------------------------------------------
+    def send_response(
+        self,
+        response: Union[Response, Request],
+        response_body: Any = None,
+        on_complete: Optional[Callable[[Send], None]] = None,
+    ) -> None:
+        """Route a response to the Processor that owns its connection.
+
+        Either a ready ``Response``, or ``(request, kio_response[, on_complete])``,
+        which is encoded here on the handler thread (Kafka's
+        ``sendResponse(request, response, onComplete)``).
+        """
+        if isinstance(response, Request):
+            request = response
+            response = SendResponse(request, request.build_response_send(response_body),
+                                    None, on_complete)
+        processor = self._processors.get(response.request.processor)
+        # The processor is gone when the network thread pool shrank; the connection
+        # went with it, so there is no one to answer.
+        if processor is not None:
+            processor.enqueue_response(response)
+
+    def send_no_op_response(self, request: Request) -> None:
+        self.send_response(NoOpResponse(request))
+
+    no_operation = send_no_op_response
+
+    def close_connection(self, request: Request) -> None:
+        """Close the request's connection instead of answering it."""
+        self.send_response(CloseConnectionResponse(request))
+
+    # ---- lifecycle --------------------------------------------------------------
+    def clear(self) -> None:
+        """Drop every queued request (the Processors have stopped)."""
+        while True:
+            try:
+                self._request_queue.get_nowait()
+            except queue.Empty:
+                return
+
+    def shutdown(self) -> None:
+        self.clear()

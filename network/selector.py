@@ -1,0 +1,453 @@
+"""Port of clients/src/main/java/org/apache/kafka/common/network/Selector.java,
+KafkaChannel.java and NetworkReceive.java (Kafka 2.8.2), server side, PLAINTEXT only.
+
+One Selector belongs to one Processor thread and is only touched by it, except for
+``wakeup()``, which any thread may call. It wraps a ``selectors.DefaultSelector``
+(epoll) and keeps Kafka's contract with the Processor:
+
+* ``poll(timeout_ms)`` reads and writes whatever the sockets allow and reports
+  ``completed_receives`` (at most one frame per connection per poll),
+  ``completed_sends`` and ``disconnected`` (connections the Selector closed itself:
+  peer closed, I/O error, bad frame size, idle for ``connections.max.idle.ms``). The
+  Processor drains those lists.
+* ``mute(id)`` / ``unmute(id)``: a muted connection delivers no more frames. The
+  Processor mutes a connection when it hands a request to the handlers and unmutes it
+  when the response is written, so requests on one connection are handled one at a
+  time and answered in order.
+
+Receiving: each readable socket is read once per poll with ``recv_into``. Small
+frames are read into a scratch buffer shared by the Selector's connections and copied
+out; the rest of a frame that did not arrive whole is received straight into a
+buffer of its own size, so a large produce request is copied at most once. Every
+frame gets its own writable storage (the produce path assigns offsets in place).
+Bytes of later frames already read stay with the connection until it is unmuted;
+it is not read again until they are used up, which bounds what a pipelining client
+can make the broker hold.
+
+Interest in reads is dropped lazily: muting only sets a flag, and the epoll
+registration changes the first time the socket turns readable while muted. In the
+common one-request-at-a-time exchange no ``epoll_ctl`` happens at all.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import selectors
+import socket
+import struct
+from collections import OrderedDict, deque
+from typing import Iterator, Optional
+
+from kafka_py.protocol.framing import InvalidReceiveException
+from kafka_py.utils.time import Time
+from kafka_py.network.send import Send
+
+logger = logging.getLogger(__name__)
+
+EVENT_READ = selectors.EVENT_READ
+EVENT_WRITE = selectors.EVENT_WRITE
+UNLIMITED = -1
+RECEIVE_CHUNK_SIZE = 64 * 1024
+
+_SIZE = struct.Struct(">i")
+
+
+class Waker:
+    """Wakes a thread blocked in select: an eventfd (Linux) or a socket pair."""
+
+    def __init__(self) -> None:
+        self._closed = False
+        if hasattr(os, "eventfd"):
+            self._read_fd = self._write_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+            self._pair: Optional[tuple[socket.socket, socket.socket]] = None
+        else:
+            a, b = socket.socketpair()
+            a.setblocking(False)
+            b.setblocking(False)
+            self._pair = (a, b)
+            self._read_fd = a.fileno()
+            self._write_fd = b.fileno()
+
+    def fileno(self) -> int:
+        return self._read_fd
+
+    def wakeup(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._pair is None:
+                os.eventfd_write(self._write_fd, 1)
+            else:
+                self._pair[1].send(b"\0")
+        except (BlockingIOError, OSError):
+            # A full counter or pipe already means "wake up"; a closed one means
+            # nobody is waiting any more.
+            pass
+
+    def drain(self) -> None:
+        try:
+            if self._pair is None:
+                os.eventfd_read(self._read_fd)
+            else:
+                while self._pair[0].recv(4096):
+                    pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._pair is None:
+            os.close(self._read_fd)
+        else:
+            self._pair[0].close()
+            self._pair[1].close()
+
+
+class KafkaChannel:
+    """One client connection: its socket, receive state and the send in progress."""
+
+    __slots__ = (
+        "id", "sock", "fd", "socket_address", "remote_port", "send", "muted",
+        "peer_closed", "events", "frames", "_pending", "_payload", "_filled",
+    )
+
+    def __init__(self, channel_id: str, sock: socket.socket, address: str, port: int) -> None:
+        self.id = channel_id
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.socket_address = address
+        self.remote_port = port
+        self.send: Optional[Send] = None
+        self.muted = False
+        self.peer_closed = False
+        self.events = 0
+        # Complete frames read but not yet handed to the Processor.
+        self.frames: deque[memoryview] = deque()
+        # Up to three bytes of a size prefix split across reads.
+        self._pending = b""
+        # The frame being received straight into its own storage.
+        self._payload: Optional[bytearray] = None
+        self._filled = 0
+
+    @property
+    def has_bytes_buffered(self) -> bool:
+        return bool(self.frames)
+
+    def read(self, scratch: memoryview, max_size: int) -> bool:
+        """Read once from the socket; False when the peer has closed its side."""
+        payload = self._payload
+        if payload is not None:
+            n = self.sock.recv_into(memoryview(payload)[self._filled:])
+            if n == 0:
+                return False
+            self._filled += n
+            if self._filled == len(payload):
+                self.frames.append(memoryview(payload))
+                self._payload = None
+            return True
+        kept = len(self._pending)
+        if kept:
+            scratch[:kept] = self._pending
+        n = self.sock.recv_into(scratch[kept:])
+        if n == 0:
+            return False
+        # Cleared only now: a read that raised (nothing to read) must keep them.
+        self._pending = b""
+        self._split_frames(scratch[:kept + n], max_size)
+        return True
+
+    def _split_frames(self, data: memoryview, max_size: int) -> None:
+        end = len(data)
+        pos = 0
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(data, pos)
+            if size < 0:
+                raise InvalidReceiveException(f"Invalid receive (size = {size})")
+            if max_size != UNLIMITED and size > max_size:
+                raise InvalidReceiveException(
+                    f"Invalid receive (size = {size} larger than {max_size})"
+                )
+            start = pos + 4
+            available = end - start
+            if available >= size:
+                self.frames.append(memoryview(bytearray(data[start:start + size])))
+                pos = start + size
+            else:
+                payload = bytearray(size)
+                payload[:available] = data[start:end]
+                self._payload = payload
+                self._filled = available
+                return
+        if pos < end:
+            self._pending = bytes(data[pos:end])
+
+    def __repr__(self) -> str:
+        return f"KafkaChannel(id={self.id}, muted={self.muted})"
+
+
+class Selector:
+    """A Processor's view of its connections (Kafka's ``org.apache.kafka.common.network.Selector``)."""
+
+    def __init__(
+        self,
+        max_receive_size: int,
+        connection_max_idle_ms: int,
+        time: Time = Time.SYSTEM,
+        log_prefix: str = "",
+    ) -> None:
+        self._max_receive_size = max_receive_size
+        self._idle_ns = connection_max_idle_ms * 1_000_000 if connection_max_idle_ms >= 0 else -1
+        self._time = time
+        self._log_prefix = log_prefix
+        self._nio = selectors.DefaultSelector()
+        self._waker = Waker()
+        self._nio.register(self._waker.fileno(), EVENT_READ, None)
+        self._channels: dict[str, KafkaChannel] = {}
+        # Connections by last activity, oldest first (Kafka's IdleExpiryManager).
+        self._lru: OrderedDict[str, int] = OrderedDict()
+        # Unmuted connections holding complete frames: deliverable without a read.
+        self._ready: set[str] = set()
+        self._scratch = memoryview(bytearray(RECEIVE_CHUNK_SIZE))
+        self.completed_receives: list[tuple[str, memoryview]] = []
+        self.completed_sends: list[tuple[str, Send]] = []
+        self.disconnected: list[tuple[str, str]] = []
+        self._closed = False
+
+    # ---- connections ------------------------------------------------------------
+    def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
+        if channel_id in self._channels:
+            raise ValueError(f"There is already a connection for id {channel_id}")
+        channel = KafkaChannel(channel_id, sock, address, port)
+        self._channels[channel_id] = channel
+        self._set_events(channel, EVENT_READ)
+        self._lru[channel_id] = self._time.nanoseconds()
+        return channel
+
+    def channel(self, channel_id: str) -> Optional[KafkaChannel]:
+        return self._channels.get(channel_id)
+
+    def channels(self) -> list[KafkaChannel]:
+        return list(self._channels.values())
+
+    def __len__(self) -> int:
+        return len(self._channels)
+
+    def lowest_priority_channel(self) -> Optional[KafkaChannel]:
+        """The connection to drop first when over a limit: the least recently active."""
+        for channel_id in self._lru:
+            return self._channels.get(channel_id)
+        return None
+
+    def close(self, channel_id: str) -> None:
+        """Close a connection at the Processor's request; it is not reported as disconnected."""
+        channel = self._channels.get(channel_id)
+        if channel is not None:
+            self._close_channel(channel)
+
+    def _close_channel(self, channel: KafkaChannel) -> None:
+        del self._channels[channel.id]
+        self._lru.pop(channel.id, None)
+        self._ready.discard(channel.id)
+        if channel.events:
+            try:
+                self._nio.unregister(channel.fd)
+            except (KeyError, ValueError, OSError):
+                pass
+            channel.events = 0
+        try:
+            channel.sock.close()
+        except OSError:
+            pass
+        channel.frames.clear()
+        channel.send = None
+
+    def _disconnect(self, channel: KafkaChannel) -> None:
+        self._close_channel(channel)
+        self.disconnected.append((channel.id, channel.socket_address))
+
+    def _fail(self, channel: KafkaChannel, error: BaseException) -> None:
+        if isinstance(error, InvalidReceiveException):
+            logger.warning("%sUnexpected error from %s (channelId=%s); closing connection: %s",
+                           self._log_prefix, channel.socket_address, channel.id, error)
+        elif isinstance(error, OSError):
+            logger.debug("%sConnection with %s (channelId=%s) disconnected: %s",
+                         self._log_prefix, channel.socket_address, channel.id, error)
+        else:
+            logger.warning("%sUnexpected error from %s (channelId=%s); closing connection",
+                           self._log_prefix, channel.socket_address, channel.id, exc_info=error)
+        self._disconnect(channel)
+
+    # ---- muting -----------------------------------------------------------------
+    def mute(self, channel_id: str) -> None:
+        channel = self._channels.get(channel_id)
+        if channel is not None:
+            channel.muted = True
+
+    def unmute(self, channel_id: str) -> None:
+        channel = self._channels.get(channel_id)
+        if channel is None:
+            return
+        channel.muted = False
+        if channel.frames:
+            self._ready.add(channel_id)
+        elif channel.peer_closed:
+            if channel.send is None:
+                self._disconnect(channel)
+        elif not channel.events & EVENT_READ:
+            self._set_events(channel, channel.events | EVENT_READ)
+
+    def is_muted(self, channel_id: str) -> bool:
+        channel = self._channels.get(channel_id)
+        return channel is not None and channel.muted
+
+    # ---- sends ------------------------------------------------------------------
+    def send(self, channel_id: str, send: Send) -> None:
+        """Start writing ``send``; as much as the socket takes is written at once."""
+        channel = self._channels.get(channel_id)
+        if channel is None:
+            raise KeyError(f"Attempt to send to a closed connection {channel_id}")
+        if channel.send is not None:
+            raise RuntimeError(
+                f"Attempt to begin a send operation with prior send operation still in progress, "
+                f"connection id is {channel_id}"
+            )
+        channel.send = send
+        try:
+            self._write(channel)
+        except Exception as e:  # noqa: BLE001 - any failure ends this connection only
+            self._fail(channel, e)
+
+    def _write(self, channel: KafkaChannel) -> None:
+        send = channel.send
+        send.write_to(channel.sock)
+        if send.completed:
+            channel.send = None
+            self.completed_sends.append((channel.id, send))
+            if channel.events & EVENT_WRITE:
+                self._set_events(channel, channel.events & ~EVENT_WRITE)
+        elif not channel.events & EVENT_WRITE:
+            self._set_events(channel, channel.events | EVENT_WRITE)
+
+    def _set_events(self, channel: KafkaChannel, events: int) -> None:
+        if events == channel.events:
+            return
+        if channel.events == 0:
+            self._nio.register(channel.fd, events, channel)
+        elif events == 0:
+            self._nio.unregister(channel.fd)
+        else:
+            self._nio.modify(channel.fd, events, channel)
+        channel.events = events
+
+    def _wanted_read(self, channel: KafkaChannel) -> bool:
+        return not (channel.muted or channel.frames or channel.peer_closed)
+
+    # ---- poll -------------------------------------------------------------------
+    def wakeup(self) -> None:
+        """Make a blocked (or the next) ``poll`` return at once; any thread may call it."""
+        self._waker.wakeup()
+
+    def poll(self, timeout_ms: int) -> None:
+        if self._ready or self.completed_sends or self.disconnected:
+            timeout_ms = 0
+        ready = self._nio.select(timeout_ms / 1000.0 if timeout_ms > 0 else 0)
+        now = self._time.nanoseconds()
+        lru = self._lru
+        for key, mask in ready:
+            channel: Optional[KafkaChannel] = key.data
+            if channel is None:
+                self._waker.drain()
+                continue
+            if self._channels.get(channel.id) is not channel:
+                continue
+            try:
+                if mask & EVENT_WRITE and channel.send is not None:
+                    self._write(channel)
+                if mask & EVENT_READ:
+                    if self._wanted_read(channel):
+                        if channel.read(self._scratch, self._max_receive_size):
+                            if channel.frames:
+                                self._ready.add(channel.id)
+                        else:
+                            self._on_peer_closed(channel)
+                            continue
+                    else:
+                        self._set_events(channel, channel.events & ~EVENT_READ)
+                lru[channel.id] = now
+                lru.move_to_end(channel.id)
+            except BlockingIOError:
+                # A spurious readiness report: nothing to read after all.
+                pass
+            except Exception as e:  # noqa: BLE001 - any failure ends this connection only
+                if channel.id in self._channels:
+                    self._fail(channel, e)
+        if self._ready:
+            self._deliver_ready_frames()
+        if self._idle_ns >= 0:
+            self._close_idle_connections(now)
+
+    def _on_peer_closed(self, channel: KafkaChannel) -> None:
+        # Frames already complete are still handled (their responses may go nowhere);
+        # a partial frame is dropped.
+        channel.peer_closed = True
+        channel._payload = None
+        channel._pending = b""
+        if not channel.frames and not channel.muted and channel.send is None:
+            self._disconnect(channel)
+        else:
+            self._set_events(channel, channel.events & ~EVENT_READ)
+
+    def _deliver_ready_frames(self) -> None:
+        for channel_id in list(self._ready):
+            channel = self._channels.get(channel_id)
+            if channel is None or channel.muted or not channel.frames:
+                self._ready.discard(channel_id)
+                continue
+            self.completed_receives.append((channel_id, channel.frames.popleft()))
+            if not channel.frames:
+                self._ready.discard(channel_id)
+
+    def _close_idle_connections(self, now: int) -> None:
+        lru = self._lru
+        while lru:
+            channel_id, last_active = next(iter(lru.items()))
+            if now - last_active < self._idle_ns:
+                return
+            channel = self._channels.get(channel_id)
+            if channel is None:
+                lru.pop(channel_id, None)
+                continue
+            logger.debug("%sAbout to close the idle connection from %s due to being idle for %d millis",
+                         self._log_prefix, channel_id, (now - last_active) // 1_000_000)
+            self._disconnect(channel)
+
+    # ---- lifecycle --------------------------------------------------------------
+    def drain_completed_receives(self) -> list[tuple[str, memoryview]]:
+        receives, self.completed_receives = self.completed_receives, []
+        return receives
+
+    def drain_completed_sends(self) -> list[tuple[str, Send]]:
+        sends, self.completed_sends = self.completed_sends, []
+        return sends
+
+    def drain_disconnected(self) -> list[tuple[str, str]]:
+        disconnected, self.disconnected = self.disconnected, []
+        return disconnected
+
+    def close_all(self) -> None:
+        """Close every connection and the selector itself."""
+        if self._closed:
+            return
+        for channel in list(self._channels.values()):
+            self._close_channel(channel)
+        self._closed = True
+        self._nio.close()
+        self._waker.close()
+
+    def __iter__(self) -> Iterator[KafkaChannel]:
+        return iter(list(self._channels.values()))
+
+    def __repr__(self) -> str:
+        return f"Selector(channels={len(self._channels)})"

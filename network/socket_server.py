@@ -1,0 +1,480 @@
+"""Port of core/src/main/scala/kafka/network/SocketServer.scala (Kafka 2.8.2): SocketServer and
+Acceptor; its Processor and AbstractServerThread are in network/processor.py and its
+ConnectionQuotas in network/connection_quotas.py (split for size, re-exported here).
+
+Threads, as in Kafka:
+
+* one Acceptor per listener accepts connections, counts them against the connection
+  quotas and hands each to that listener's Processors in turn, through a small
+  bounded queue per Processor (tried without blocking in round-robin order; when
+  every queue is full the Acceptor blocks on the last one);
+* ``num.network.threads`` Processors per listener, each with its own Selector
+  (network/selector.py). A Processor reads size-prefixed requests, parses the header
+  and body, mutes the connection and queues the request on the RequestChannel; it
+  writes the responses handlers queue back to it, then unmutes the connection;
+* the request handlers (server/kafka_request_handler.py) sit on the other side of
+  the RequestChannel.
+
+A bad frame or request (size out of range, unknown api key, unsupported version other
+than ApiVersions', malformed body) closes that one connection, as Kafka does; nothing a
+client sends can stop a Processor thread.
+
+Startup follows Kafka 2.8: ``startup(start_processing_requests=False)`` opens and binds
+the server sockets (so ``bound_port`` is known, even for port 0) but accepts nothing
+until ``start_processing_requests()`` / ``enable_request_processing()``, which a broker
+calls last, once everything behind the sockets is ready.
+"""
+from __future__ import annotations
+
+import logging
+import selectors
+import socket
+import threading
+from typing import Any, Mapping, Optional
+
+from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol, parse_end_points
+from kafka_py.common.errors import KafkaException
+from kafka_py.utils.time import Time
+from kafka_py.network.connection_quotas import (
+    ConnectionQuotas,
+    TooManyConnectionsException,
+    listener_value,
+    normalize_address,
+    parse_max_connections_per_ip_overrides,
+    protocol_name,
+)
+from kafka_py.network.processor import (
+    CONNECTION_QUEUE_SIZE,
+    POLL_TIMEOUT_MS,
+    AbstractServerThread,
+    Processor,
+)
+from kafka_py.network.request_channel import RequestChannel
+from kafka_py.network.selector import Waker
+
+logger = logging.getLogger(__name__)
+
+__all__ = (
+    "CONNECTION_QUEUE_SIZE",
+    "POLL_TIMEOUT_MS",
+    "AbstractServerThread",
+    "Acceptor",
+    "ConnectionQuotas",
+    "Processor",
+    "SocketServer",
+    "TooManyConnectionsException",
+    "listener_end_points",
+    "parse_max_connections_per_ip_overrides",
+)
+
+USE_DEFAULT_BUFFER_SIZE = -1
+DEFAULT_LISTEN_BACKLOG_SIZE = 50
+DATA_PLANE_THREAD_PREFIX = "data-plane"
+# Connections taken from the listen queue per wake-up before looking at the selector again.
+_ACCEPT_BATCH = 64
+
+
+def _security_protocol_map(config: Any) -> Optional[dict[ListenerName, SecurityProtocol]]:
+    raw = getattr(config, "listener_security_protocol_map", None)
+    if not raw:
+        return None
+    if isinstance(raw, str):
+        raw = dict(item.strip().rsplit(":", 1) for item in raw.split(",") if item.strip())
+    return {
+        k if isinstance(k, ListenerName) else ListenerName.normalised(str(k)):
+        v if isinstance(v, SecurityProtocol) else SecurityProtocol.for_name(protocol_name(v))
+        for k, v in raw.items()
+    }
+
+
+def listener_end_points(config: Any) -> list[EndPoint]:
+    """``config.listeners`` as EndPoints (it may hold EndPoints or ``NAME://host:port`` strings)."""
+    listeners = config.listeners
+    protocol_map = _security_protocol_map(config)
+    if isinstance(listeners, str):
+        return parse_end_points(listeners, protocol_map)
+    return [
+        EndPoint.create_end_point(listener, protocol_map) if isinstance(listener, str) else listener
+        for listener in listeners
+    ]
+
+
+class Acceptor(AbstractServerThread):
+    """Accepts the connections of one listener and hands them to its Processors."""
+
+    def __init__(
+        self,
+        end_point: EndPoint,
+        send_buffer_size: int,
+        recv_buffer_size: int,
+        broker_id: int,
+        connection_quotas: ConnectionQuotas,
+        listen_backlog_size: int = DEFAULT_LISTEN_BACKLOG_SIZE,
+        thread_prefix: str = DATA_PLANE_THREAD_PREFIX,
+    ) -> None:
+        super().__init__(connection_quotas)
+        self.end_point = end_point
+        self.listener_name = listener_value(end_point.listener_name)
+        self.security_protocol = protocol_name(end_point.security_protocol)
+        self.send_buffer_size = send_buffer_size
+        self.recv_buffer_size = recv_buffer_size
+        self._broker_id = broker_id
+        self._thread_prefix = thread_prefix
+        self._listen_backlog_size = listen_backlog_size
+        self.server_socket = self._open_server_socket(end_point.host, end_point.port)
+        self._nio = selectors.DefaultSelector()
+        self._waker = Waker()
+        self._processors: list[Processor] = []
+        self._processors_started = False
+        self._lock = threading.RLock()
+        self._current_processor_index = 0
+        self._closed = False
+
+    # ---- processors -------------------------------------------------------------
+    def add_processors(self, new_processors: list[Processor]) -> None:
+        with self._lock:
+            self._processors.extend(new_processors)
+            if self._processors_started:
+                self._start_processors(new_processors)
+
+    def start_processors(self) -> None:
+        with self._lock:
+            if not self._processors_started:
+                self._processors_started = True
+                self._start_processors(self._processors)
+
+    def _start_processors(self, processors: list[Processor]) -> None:
+        for processor in processors:
+            processor.start_thread(
+                f"{self._thread_prefix}-kafka-network-thread-{self._broker_id}-"
+                f"{self.listener_name}-{self.security_protocol}-{processor.id}"
+            )
+
+    def remove_processors(self, remove_count: int, request_channel: RequestChannel) -> None:
+        # Out of the rotation first so no new connection lands on a stopping Processor.
+        with self._lock:
+            to_remove = self._processors[-remove_count:]
+            del self._processors[-remove_count:]
+        for processor in to_remove:
+            processor.shutdown()
+        for processor in to_remove:
+            request_channel.remove_processor(processor.id)
+
+    @property
+    def processors(self) -> list[Processor]:
+        with self._lock:
+            return list(self._processors)
+
+    # ---- lifecycle --------------------------------------------------------------
+    def wakeup(self) -> None:
+        self._waker.wakeup()
+        self._connection_quotas.wake_waiters()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if self._thread is None:
+            self._close_resources()
+        with self._lock:
+            processors = list(self._processors)
+        for processor in processors:
+            processor.shutdown()
+
+    def run(self) -> None:
+        self._nio.register(self.server_socket, selectors.EVENT_READ, self.server_socket)
+        self._nio.register(self._waker.fileno(), selectors.EVENT_READ, None)
+        self.startup_complete()
+        try:
+            while self.is_running:
+                try:
+                    self.accept_new_connections()
+                except Exception:  # noqa: BLE001 - the acceptor must outlive any one error
+                    logger.exception("Error occurred")
+        finally:
+            logger.debug("Closing server socket and selector.")
+            self._close_resources()
+            self.shutdown_complete()
+
+    def _close_resources(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for closeable in (self.server_socket, self._nio, self._waker):
+            try:
+                closeable.close()
+            except OSError:
+                pass
+
+    # ---- accepting --------------------------------------------------------------
+    def accept_new_connections(self) -> None:
+        for key, _ in self._nio.select(0.5):
+            if key.data is None:
+                self._waker.drain()
+                continue
+            for _ in range(_ACCEPT_BATCH):
+                if not self.is_running:
+                    return
+                try:
+                    accepted = self.accept()
+                except BlockingIOError:
+                    break
+                if accepted is not None:
+                    self._assign_new_connection(*accepted)
+
+    def accept(self) -> Optional[tuple[socket.socket, str, int]]:
+        """Accept one connection and count it; None if it was rejected and closed."""
+        sock, remote = self.server_socket.accept()
+        address = normalize_address(remote[0])
+        try:
+            if not self._connection_quotas.inc(self.listener_name, address, lambda: self.is_running):
+                sock.close()
+                return None
+        except TooManyConnectionsException as e:
+            logger.info("Rejected connection from %s, address already has the configured "
+                        "maximum of %d connections.", e.ip, e.count)
+            self.close_socket(self.listener_name, sock, address)
+            return None
+        try:
+            self._configure_accepted_socket(sock)
+        except OSError as e:
+            logger.debug("Could not configure connection from %s: %s", address, e)
+            self.close_socket(self.listener_name, sock, address)
+            return None
+        return sock, address, remote[1]
+
+    def _configure_accepted_socket(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if self.send_buffer_size != USE_DEFAULT_BUFFER_SIZE:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_size)
+
+    def _assign_new_connection(self, sock: socket.socket, address: str, port: int) -> None:
+        # Round-robin over the Processors whose queue has room; if none has, block on
+        # the last one tried (Kafka's assignNewConnection).
+        with self._lock:
+            retries_left = len(self._processors)
+        while True:
+            retries_left -= 1
+            with self._lock:
+                if not self._processors:
+                    self.close_socket(self.listener_name, sock, address)
+                    return
+                self._current_processor_index %= len(self._processors)
+                processor = self._processors[self._current_processor_index]
+            self._current_processor_index += 1
+            may_block = retries_left <= 0
+            if processor.accept(sock, address, port, may_block, lambda: self.is_running):
+                logger.debug("Accepted connection from %s:%d on %s and assigned it to processor %d",
+                             address, port, self.listener_name, processor.id)
+                return
+            if may_block:
+                # Shutting down while waiting for room.
+                self.close_socket(self.listener_name, sock, address)
+                return
+
+    def _open_server_socket(self, host: Optional[str], port: int) -> socket.socket:
+        if not host or not host.strip():
+            if socket.has_dualstack_ipv6():
+                family, address = socket.AF_INET6, ("::", port)
+            else:
+                family, address = socket.AF_INET, ("0.0.0.0", port)
+            host_string = "0.0.0.0"
+        else:
+            try:
+                info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                          flags=socket.AI_PASSIVE)[0]
+            except OSError as e:
+                raise KafkaException(f"Socket server failed to bind to {host}:{port}: {e}.") from e
+            family, address = info[0], info[4]
+            host_string = host
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and address[0] == "::":
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            if self.recv_buffer_size != USE_DEFAULT_BUFFER_SIZE:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.recv_buffer_size)
+            sock.bind(address)
+            sock.listen(self._listen_backlog_size)
+            sock.setblocking(False)
+        except OSError as e:
+            sock.close()
+            raise KafkaException(f"Socket server failed to bind to {host_string}:{port}: {e}.") from e
+        logger.info("Awaiting socket connections on %s:%d.", host_string, sock.getsockname()[1])
+        return sock
+
+
+class SocketServer:
+    """The broker's network front end: an Acceptor and Processors per listener."""
+
+    def __init__(self, config: Any, time: Time = Time.SYSTEM,
+                 request_channel: Optional[RequestChannel] = None) -> None:
+        self.config = config
+        self.time = time
+        self._broker_id = getattr(config, "broker_id", 0)
+        self._log_prefix = f"[SocketServer brokerId={self._broker_id}] "
+        self.request_channel = (request_channel if request_channel is not None
+                                else RequestChannel(config.queued_max_requests))
+        self._processors: dict[int, Processor] = {}
+        self._next_processor_id = 0
+        self._acceptors: dict[str, Acceptor] = {}
+        self.connection_quotas: Optional[ConnectionQuotas] = None
+        self._started_processing_requests = False
+        self._stopped_processing_requests = False
+        self._lock = threading.RLock()
+
+    @property
+    def data_plane_request_channel(self) -> RequestChannel:
+        """Kafka 2.8's name for ``request_channel`` (no separate control plane here)."""
+        return self.request_channel
+
+    def startup(self, start_processing_requests: bool = True) -> None:
+        """Bind every listener; accept and serve only if ``start_processing_requests``."""
+        with self._lock:
+            self.connection_quotas = ConnectionQuotas(self.config, self.time)
+            self._create_data_plane_acceptors_and_processors(
+                int(self.config.num_network_threads), listener_end_points(self.config))
+            if start_processing_requests:
+                self.start_processing_requests()
+        logger.info("%sStarted %d acceptor threads for data-plane",
+                    self._log_prefix, len(self._acceptors))
+
+    def start_processing_requests(self) -> None:
+        logger.info("%sStarting socket server acceptors and processors", self._log_prefix)
+        with self._lock:
+            if self._started_processing_requests:
+                logger.info("%sSocket server acceptors and processors already started",
+                            self._log_prefix)
+                return
+            for acceptor in self._acceptors.values():
+                self._start_acceptor_and_processors(acceptor)
+            self._started_processing_requests = True
+        logger.info("%sStarted socket server acceptors and processors", self._log_prefix)
+
+    enable_request_processing = start_processing_requests
+
+    def _start_acceptor_and_processors(self, acceptor: Acceptor) -> None:
+        acceptor.start_processors()
+        acceptor.start_thread(
+            f"{DATA_PLANE_THREAD_PREFIX}-kafka-socket-acceptor-{acceptor.listener_name}-"
+            f"{acceptor.security_protocol}-{acceptor.end_point.port}"
+        )
+        acceptor.await_startup()
+        logger.info("%sStarted data-plane acceptor and processor(s) for endpoint : ListenerName(%s)",
+                    self._log_prefix, acceptor.listener_name)
+
+    def _create_data_plane_acceptors_and_processors(
+        self, processors_per_listener: int, end_points: list[EndPoint]
+    ) -> None:
+        for end_point in end_points:
+            listener = listener_value(end_point.listener_name)
+            if listener in self._acceptors:
+                raise KafkaException(f"Listener {listener} is configured more than once")
+            self.connection_quotas.add_listener(listener)
+            acceptor = Acceptor(
+                end_point,
+                int(self.config.socket_send_buffer_bytes),
+                int(self.config.socket_receive_buffer_bytes),
+                self._broker_id,
+                self.connection_quotas,
+                int(getattr(self.config, "socket_listen_backlog_size", DEFAULT_LISTEN_BACKLOG_SIZE)),
+            )
+            self._add_data_plane_processors(acceptor, end_point, processors_per_listener)
+            self._acceptors[listener] = acceptor
+            logger.info("%sCreated data-plane acceptor and processors for endpoint : "
+                        "ListenerName(%s)", self._log_prefix, listener)
+
+    def _add_data_plane_processors(self, acceptor: Acceptor, end_point: EndPoint,
+                                   new_processors_per_listener: int) -> None:
+        new_processors = []
+        for _ in range(new_processors_per_listener):
+            processor = self._new_processor(self._next_processor_id, end_point.listener_name,
+                                            end_point.security_protocol)
+            new_processors.append(processor)
+            self.request_channel.add_processor(processor)
+            self._next_processor_id += 1
+        for processor in new_processors:
+            self._processors[processor.id] = processor
+        acceptor.add_processors(new_processors)
+
+    def _new_processor(self, id: int, listener_name: Any, security_protocol: Any) -> Processor:
+        return Processor(
+            id,
+            self.time,
+            int(self.config.socket_request_max_bytes),
+            self.request_channel,
+            self.connection_quotas,
+            int(self.config.connections_max_idle_ms),
+            listener_name,
+            security_protocol,
+            self.config,
+            self._log_prefix,
+        )
+
+    def stop_processing_requests(self) -> None:
+        """Stop accepting, close every connection, drop queued requests."""
+        logger.info("%sStopping socket server request processors", self._log_prefix)
+        with self._lock:
+            for acceptor in self._acceptors.values():
+                acceptor.shutdown()
+            for processor in self._processors.values():
+                processor.shutdown()
+            self.request_channel.clear()
+            self._stopped_processing_requests = True
+        logger.info("%sStopped socket server request processors", self._log_prefix)
+
+    def resize_thread_pool(self, old_num_network_threads: int, new_num_network_threads: int) -> None:
+        logger.info("%sResizing network thread pool size for each listener from %d to %d",
+                    self._log_prefix, old_num_network_threads, new_num_network_threads)
+        with self._lock:
+            if new_num_network_threads > old_num_network_threads:
+                for acceptor in self._acceptors.values():
+                    self._add_data_plane_processors(
+                        acceptor, acceptor.end_point,
+                        new_num_network_threads - old_num_network_threads)
+            elif new_num_network_threads < old_num_network_threads:
+                for acceptor in self._acceptors.values():
+                    removed = acceptor.processors[new_num_network_threads - old_num_network_threads:]
+                    acceptor.remove_processors(
+                        old_num_network_threads - new_num_network_threads, self.request_channel)
+                    for processor in removed:
+                        self._processors.pop(processor.id, None)
+
+    def shutdown(self) -> None:
+        logger.info("%sShutting down socket server", self._log_prefix)
+        with self._lock:
+            if not self._stopped_processing_requests:
+                self.stop_processing_requests()
+            self.request_channel.shutdown()
+        logger.info("%sShutdown completed", self._log_prefix)
+
+    def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:
+        """The port a listener is bound to (the real one when configured with port 0)."""
+        acceptor = self._acceptors.get(listener_value(listener_name))
+        if acceptor is None:
+            raise KafkaException(
+                "Tried to check server's port before server was started or checked for port "
+                f"of non-existing protocol {listener_value(listener_name)}")
+        try:
+            return acceptor.server_socket.getsockname()[1]
+        except OSError as e:
+            raise KafkaException(f"Listener {listener_value(listener_name)} is closed") from e
+
+    # ---- for tests and metrics ---------------------------------------------------
+    def connection_count(self, address: str) -> int:
+        if self.connection_quotas is None:
+            return 0
+        return self.connection_quotas.get(normalize_address(address))
+
+    def processor(self, index: int) -> Optional[Processor]:
+        return self._processors.get(index)
+
+    @property
+    def processors(self) -> list[Processor]:
+        with self._lock:
+            return list(self._processors.values())
+
+    @property
+    def acceptors(self) -> Mapping[str, Acceptor]:
+        with self._lock:
+            return dict(self._acceptors)
