@@ -30,7 +30,8 @@ class ControlRecordType(IntEnum):
     ABORT = 0
     COMMIT = 1
     # Raft-only types of 2.8 (KIP-595); a ZooKeeper broker never writes them.
-    LEADER_CHANGE = 2
+    QUORUM_REASSIGNMENT = 2
+    LEADER_CHANGE = 3
     UNKNOWN = -1
 
     def record_key(self) -> bytes:
