@@ -60,6 +60,17 @@ TransactionCoordinatorFencedException = _api(
 PolicyViolationException = _api("PolicyViolationException", "POLICY_VIOLATION")
 InvalidConfigurationException = _api("InvalidConfigurationException", "INVALID_CONFIG")
 UnsupportedVersionException = _api("UnsupportedVersionException", "UNSUPPORTED_VERSION")
+ControllerMovedException = _api("ControllerMovedException", "NOT_CONTROLLER")
+TopicExistsException = _api("TopicExistsException", "TOPIC_ALREADY_EXISTS")
+InvalidTopicException = _api("InvalidTopicException", "INVALID_TOPIC_EXCEPTION")
+InvalidPartitionsException = _api("InvalidPartitionsException", "INVALID_PARTITIONS")
+InvalidReplicationFactorException = _api(
+    "InvalidReplicationFactorException", "INVALID_REPLICATION_FACTOR"
+)
+InvalidReplicaAssignmentException = _api(
+    "InvalidReplicaAssignmentException", "INVALID_REPLICA_ASSIGNMENT"
+)
+BrokerNotAvailableException = _api("BrokerNotAvailableException", "BROKER_NOT_AVAILABLE")
 
 
 class LogSegmentOffsetOverflowException(KafkaException):

@@ -17,8 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from kazoo.exceptions import NodeExistsError
 
-from kafka_py.common import errors as common_errors
-from kafka_py.common.errors import ApiException, KafkaException, UnknownTopicOrPartitionException
+from kafka_py.common.errors import KafkaException, UnknownTopicOrPartitionException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType, ReplicaAssignment, TopicZNode, random_uuid
@@ -26,21 +25,14 @@ from kafka_py.zk.zk_data import ConfigEntityName, ConfigType, ReplicaAssignment,
 logger = logging.getLogger(__name__)
 
 
-def _api_error(name: str, error_name: str) -> type:
-    # Prefer the shared class once the common errors module defines it, so `except` clauses
-    # elsewhere catch what this module raises.
-    existing = getattr(common_errors, name, None)
-    if existing is not None:
-        return existing
-    return type(name, (ApiException,), {"error_name": error_name, "__module__": __name__})
-
-
-TopicExistsException = _api_error("TopicExistsException", "TOPIC_ALREADY_EXISTS")
-InvalidTopicException = _api_error("InvalidTopicException", "INVALID_TOPIC_EXCEPTION")
-InvalidPartitionsException = _api_error("InvalidPartitionsException", "INVALID_PARTITIONS")
-InvalidReplicationFactorException = _api_error("InvalidReplicationFactorException", "INVALID_REPLICATION_FACTOR")
-InvalidReplicaAssignmentException = _api_error("InvalidReplicaAssignmentException", "INVALID_REPLICA_ASSIGNMENT")
-BrokerNotAvailableException = _api_error("BrokerNotAvailableException", "BROKER_NOT_AVAILABLE")
+from kafka_py.common.errors import (  # noqa: E402  (re-exported for callers of this module)
+    BrokerNotAvailableException,
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    InvalidReplicationFactorException,
+    InvalidTopicException,
+    TopicExistsException,
+)
 
 
 class AdminOperationException(KafkaException):

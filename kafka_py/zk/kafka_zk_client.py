@@ -54,7 +54,7 @@ from kazoo.retry import KazooRetry
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.cluster.broker import Broker
-from kafka_py.common.errors import ApiException, KafkaException
+from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import (
@@ -92,16 +92,9 @@ from kafka_py.zk.zk_data import (
     random_uuid,
 )
 
+from kafka_py.common.errors import ControllerMovedException  # noqa: E402  (re-exported)
+
 logger = logging.getLogger(__name__)
-
-try:  # the lead may move this into the shared errors module; use it from there when it exists
-    from kafka_py.common.errors import ControllerMovedException  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the shared module's contents
-    class ControllerMovedException(ApiException):
-        """Another broker became controller (or the epoch moved on) while this one was acting."""
-
-        error_name = "STALE_CONTROLLER_EPOCH"
-
 
 # Kafka's controller constants (KafkaController.InitialControllerEpoch / ...ZkVersion).
 INITIAL_CONTROLLER_EPOCH = 0
