@@ -1,0 +1,111 @@
+"""Port of core/src/main/scala/kafka/server/DelayedCreatePartitions.scala.
+
+CreateTopics and CreatePartitions only write ZooKeeper; the controller then elects leaders
+and tells every broker through UpdateMetadata. A request with a timeout waits here, in the
+admin manager's "topic" purgatory keyed by ``TopicKey(topic)``, until this broker's
+metadata cache shows a leader for every partition it created, or the timeout passes.
+
+Also holds ``ApiError`` (clients' requests/ApiError.java): an error plus an optional
+message, the per-item answer of the admin APIs.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+
+from kafka_py.api.leader_and_isr import LeaderAndIsr
+from kafka_py.protocol.errors import Errors
+from kafka_py.server.delayed_operation import DelayedOperation
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kafka_py.server.zk_admin_manager import ZkAdminManager
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(NamedTuple):
+    """``(error, message)``; a tuple so callers may unpack it."""
+
+    error: Errors
+    message: str | None = None
+
+    @classmethod
+    def from_throwable(cls, e: BaseException) -> "ApiError":
+        error = Errors.for_exception(e)
+        text = str(e)
+        # No message for UNKNOWN_SERVER_ERROR (it could leak internals) nor when it only
+        # repeats the error's default text, as Kafka's ApiError.fromThrowable.
+        if error is Errors.UNKNOWN_SERVER_ERROR or not text or text == error.message:
+            return cls(error, None)
+        return cls(error, text)
+
+    @property
+    def is_success(self) -> bool:
+        return self.error is Errors.NONE
+
+    def message_with_fallback(self) -> str:
+        return self.message if self.message is not None else self.error.message
+
+
+ApiError.NONE = ApiError(Errors.NONE)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class CreatePartitionsMetadata:
+    """What a create-topic or create-partitions request did to one topic: the partitions that
+    must get a leader before it is answered, or the error it already has."""
+
+    topic: str
+    partitions: frozenset[int] = field(default_factory=frozenset)
+    error: ApiError = ApiError.NONE  # type: ignore[attr-defined]
+
+    @classmethod
+    def of_error(cls, topic: str, error: "ApiError | Errors | BaseException") -> "CreatePartitionsMetadata":
+        if isinstance(error, Errors):
+            error = ApiError(error)
+        elif isinstance(error, BaseException):
+            error = ApiError.from_throwable(error)
+        return cls(topic, frozenset(), error)
+
+
+class DelayedCreatePartitions(DelayedOperation):
+    """Completes once every partition of every successful topic has a leader in the cache."""
+
+    def __init__(self, delay_ms: int, create_metadata: Sequence[CreatePartitionsMetadata],
+                 admin_manager: "ZkAdminManager",
+                 response_callback: Callable[[dict[str, ApiError]], None]) -> None:
+        super().__init__(delay_ms)
+        self.create_metadata = list(create_metadata)
+        self.admin_manager = admin_manager
+        self.response_callback = response_callback
+
+    def try_complete(self) -> bool:
+        leaderless = sum(self._missing_leader_count(m.topic, m.partitions)
+                         for m in self.create_metadata if m.error.is_success)
+        if leaderless == 0:
+            logger.debug("All partitions have a leader, completing the delayed operation")
+            return self.force_complete()
+        logger.debug("%d partitions do not have a leader, not completing the delayed operation", leaderless)
+        return False
+
+    def on_complete(self) -> None:
+        results: dict[str, ApiError] = {}
+        for metadata in self.create_metadata:
+            # A topic that failed up front keeps its error; one still missing a leader now
+            # (we got here by expiry) timed out.
+            if metadata.error.is_success and self._missing_leader_count(metadata.topic, metadata.partitions) > 0:
+                results[metadata.topic] = ApiError(Errors.REQUEST_TIMED_OUT)
+            else:
+                results[metadata.topic] = metadata.error
+        self.response_callback(results)
+
+    def on_expiration(self) -> None:
+        pass
+
+    def _missing_leader_count(self, topic: str, partitions: frozenset[int]) -> int:
+        return sum(1 for p in partitions if self._is_missing_leader(topic, p))
+
+    def _is_missing_leader(self, topic: str, partition: int) -> bool:
+        info = self.admin_manager.metadata_cache.get_partition_info(topic, partition)
+        return info is None or info.leader == LeaderAndIsr.NO_LEADER
