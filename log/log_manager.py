@@ -1,0 +1,714 @@
+"""Port of core/src/main/scala/kafka/log/LogManager.scala.
+
+The LogManager owns every partition log of the broker across its ``log.dirs``:
+it locks each directory (``.lock``), loads all logs at startup (one thread pool
+of ``num.recovery.threads.per.data.dir`` threads per directory, recovery only
+after an unclean shutdown), creates and asynchronously deletes logs, and runs
+the background tasks Kafka runs, under Kafka's names:
+
+* ``kafka-log-retention``: delete segments past retention (``cleanup_logs``)
+* ``kafka-log-flusher``: flush logs idle longer than ``flush.ms``
+* ``kafka-recovery-point-checkpoint``: write ``recovery-point-offset-checkpoint``
+* ``kafka-log-start-offset-checkpoint``: write ``log-start-offset-checkpoint``
+* ``kafka-delete-logs``: remove directories renamed ``<tp>.<uuid>-delete``
+
+A clean shutdown flushes and closes every log, writes both checkpoints and
+then ``.kafka_cleanshutdown`` in each directory; startup deletes the marker as
+soon as it has read it, so a crash during loading still counts as unclean.
+
+There is no log cleaner yet, so ``cleanup_logs`` runs ``delete_old_segments``
+on every log: that applies time/size retention only where cleanup.policy
+includes ``delete`` and always removes segments below the log start offset,
+which is what Kafka's retention task and cleaner do together.
+"""
+from __future__ import annotations
+
+import collections
+import fcntl
+import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Dict, Iterable, List, Mapping, Optional
+
+from kafka_py.common.errors import KafkaException, KafkaStorageException
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log import log_files
+from kafka_py.log.log import Log
+from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
+
+logger = logging.getLogger(__name__)
+
+RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
+LOCK_FILE = ".lock"
+INITIAL_TASK_DELAY_MS = 30 * 1000
+PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000
+METADATA_TOPIC = "__cluster_metadata"
+
+
+class FileLock:
+    """Kafka's kafka.utils.FileLock: an exclusive ``flock`` on a file, held for the process's life."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self._fd: Optional[int] = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def try_lock(self) -> bool:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def unlock(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def destroy(self) -> None:
+        if self._fd is not None:
+            try:
+                self.unlock()
+            finally:
+                os.close(self._fd)
+                self._fd = None
+
+
+class LogManager:
+    """Creation, loading, retention, flushing and deletion of all the broker's logs."""
+
+    def __init__(self, log_dirs: Iterable[str], initial_default_config, *,
+                 initial_offline_dirs: Iterable[str] = (),
+                 default_props: Optional[Mapping[str, object]] = None,
+                 topic_config_overrides: Optional[Mapping[str, Mapping[str, object]]] = None,
+                 recovery_threads_per_data_dir: int = 1,
+                 flush_check_ms: int = 2**63 - 1,
+                 flush_recovery_offset_checkpoint_ms: int = 60000,
+                 flush_start_offset_checkpoint_ms: int = 60000,
+                 retention_check_ms: int = 300000,
+                 max_pid_expiration_ms: int = 604800000,
+                 scheduler=None, time=None, log_dir_failure_channel=None, broker_topic_stats=None,
+                 initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS):
+        """``default_props`` are the broker's log defaults as topic-config names (``segment.bytes`` ...),
+        the base that per-topic overrides are applied to; ``topic_config_overrides`` maps topic -> overrides.
+        """
+        from kafka_py.utils.time import Time
+
+        self.log_dirs: List[str] = [os.path.abspath(os.fspath(d)) for d in log_dirs]
+        self._initial_offline_dirs = {os.path.abspath(os.fspath(d)) for d in initial_offline_dirs}
+        self._current_default_config = initial_default_config
+        self._default_props: Dict[str, object] = dict(default_props or {})
+        self._topic_overrides: Dict[str, Dict[str, object]] = {
+            t: dict(o) for t, o in (topic_config_overrides or {}).items()}
+        self._num_recovery_threads_per_data_dir = recovery_threads_per_data_dir
+        self.flush_check_ms = flush_check_ms
+        self.flush_recovery_offset_checkpoint_ms = flush_recovery_offset_checkpoint_ms
+        self.flush_start_offset_checkpoint_ms = flush_start_offset_checkpoint_ms
+        self.retention_check_ms = retention_check_ms
+        self.max_pid_expiration_ms = max_pid_expiration_ms
+        self.scheduler = scheduler
+        self.time = time if time is not None else Time.SYSTEM
+        self.log_dir_failure_channel = log_dir_failure_channel
+        self.broker_topic_stats = broker_topic_stats
+        self.initial_task_delay_ms = initial_task_delay_ms
+
+        self._log_creation_or_deletion_lock = threading.RLock()
+        self._current_logs: Dict[TopicPartition, Log] = {}
+        self._future_logs: Dict[TopicPartition, Log] = {}
+        # (log, time it was queued), oldest first
+        self._logs_to_be_deleted: collections.deque = collections.deque()
+        self._preferred_log_dirs: Dict[TopicPartition, str] = {}
+        self._live_log_dirs: List[str] = self._create_and_validate_log_dirs(self.log_dirs)
+        self._dir_locks: List[FileLock] = self._lock_log_dirs(self._live_log_dirs)
+        self._recovery_point_checkpoints = {d: self._offset_checkpoint(d, RECOVERY_POINT_CHECKPOINT_FILE)
+                                            for d in self._live_log_dirs}
+        self._log_start_offset_checkpoints = {d: self._offset_checkpoint(d, LOG_START_OFFSET_CHECKPOINT_FILE)
+                                              for d in self._live_log_dirs}
+        self._scheduled_tasks: list = []
+        self._shut_down = False
+
+    def _offset_checkpoint(self, dir: str, name: str):
+        from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
+
+        return OffsetCheckpointFile(os.path.join(dir, name), self.log_dir_failure_channel)
+
+    # ------------------------------------------------------------------ directories
+
+    def _create_and_validate_log_dirs(self, dirs: List[str]) -> List[str]:
+        live: List[str] = []
+        canonical = set()
+        for dir in dirs:
+            try:
+                if dir in self._initial_offline_dirs:
+                    raise OSError(f"Failed to load {dir} during broker startup")
+                if not os.path.exists(dir):
+                    logger.info("Log directory %s not found, creating it.", dir)
+                    os.makedirs(dir, exist_ok=True)
+                if not os.path.isdir(dir) or not os.access(dir, os.R_OK):
+                    raise OSError(f"{dir} is not a readable log directory.")
+                real = os.path.realpath(dir)
+                if real in canonical:
+                    raise KafkaException(f"Duplicate log directory found: {', '.join(dirs)}")
+                canonical.add(real)
+                live.append(dir)
+            except OSError as e:
+                self._add_offline_dir(dir, f"Failed to create or validate data directory {dir}", e)
+        if not live:
+            raise KafkaException(f"Shutdown broker because none of the specified log dirs from "
+                                 f"{', '.join(dirs)} can be created or validated")
+        return live
+
+    def _lock_log_dirs(self, dirs: List[str]) -> List[FileLock]:
+        locks = []
+        for dir in dirs:
+            try:
+                lock = FileLock(os.path.join(dir, LOCK_FILE))
+                if not lock.try_lock():
+                    lock.destroy()
+                    for held in locks:
+                        held.destroy()
+                    raise KafkaException(f"Failed to acquire lock on file .lock in {dir}. A Kafka instance in "
+                                         "another process or thread is using this directory.")
+                locks.append(lock)
+            except OSError as e:
+                self._add_offline_dir(dir, f"Disk error while locking directory {dir}", e)
+        return locks
+
+    def _add_offline_dir(self, dir: str, msg: str, e: BaseException) -> None:
+        if self.log_dir_failure_channel is not None:
+            self.log_dir_failure_channel.maybe_add_offline_log_dir(dir, msg, e)
+        else:
+            logger.error("%s: %s", msg, e)
+
+    @property
+    def live_log_dirs(self) -> List[str]:
+        return list(self._live_log_dirs)
+
+    @property
+    def offline_log_dirs(self) -> List[str]:
+        live = set(self._live_log_dirs)
+        return [d for d in self.log_dirs if d not in live]
+
+    def is_log_dir_online(self, log_dir: str) -> bool:
+        log_dir = os.path.abspath(log_dir)
+        if log_dir not in self.log_dirs:
+            raise KafkaException(f"Log dir {log_dir} is not found in the config.")
+        return log_dir in self._live_log_dirs
+
+    def handle_log_dir_failure(self, dir: str) -> None:
+        """Stop serving every log in ``dir`` (its disk failed)."""
+        dir = os.path.abspath(dir)
+        logger.warning("Stopping serving logs in dir %s", dir)
+        with self._log_creation_or_deletion_lock:
+            if dir in self._live_log_dirs:
+                self._live_log_dirs.remove(dir)
+            if not self._live_log_dirs:
+                raise KafkaException(f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed")
+            self._recovery_point_checkpoints.pop(dir, None)
+            self._log_start_offset_checkpoints.pop(dir, None)
+            offline = []
+            for logs in (self._current_logs, self._future_logs):
+                for tp, log in list(logs.items()):
+                    if log.parent_dir == dir:
+                        logs.pop(tp, None)
+                        log.close_handlers()
+                        offline.append(tp)
+            logger.warning("Logs for partitions %s are offline due to failure on log directory %s",
+                           ",".join(map(str, offline)), dir)
+            for lock in [lk for lk in self._dir_locks if os.path.dirname(lk.file) == dir]:
+                try:
+                    lock.destroy()
+                except OSError:
+                    pass
+                self._dir_locks.remove(lock)
+
+    # ------------------------------------------------------------------ configs
+
+    @property
+    def current_default_config(self):
+        return self._current_default_config
+
+    def reconfigure_default_log_config(self, log_config, default_props: Optional[Mapping[str, object]] = None) -> None:
+        self._current_default_config = log_config
+        if default_props is not None:
+            self._default_props = dict(default_props)
+
+    def fetch_log_config(self, topic: str):
+        """The topic's LogConfig: the broker defaults with its overrides applied."""
+        overrides = self._topic_overrides.get(topic)
+        if not overrides:
+            return self._current_default_config
+        from kafka_py.log.log_config import LogConfig
+
+        defaults = self._default_props or self._current_default_config.values()
+        return LogConfig.from_props(defaults, overrides)
+
+    def update_topic_config(self, topic: str, overrides: Mapping[str, object]) -> None:
+        """Per-topic config changed (ConfigHandler): remember the overrides and reconfigure its logs."""
+        with self._log_creation_or_deletion_lock:
+            if overrides:
+                self._topic_overrides[topic] = dict(overrides)
+            else:
+                self._topic_overrides.pop(topic, None)
+            config = self.fetch_log_config(topic)
+            for log in self.logs_by_topic(topic):
+                log.update_config(config)
+
+    topic_config_updated = update_topic_config
+
+    # ------------------------------------------------------------------ loading
+
+    def _load_log(self, log_dir: str, had_clean_shutdown: bool, recovery_points: Mapping[TopicPartition, int],
+                  log_start_offsets: Mapping[TopicPartition, int]) -> Log:
+        topic_partition = log_files.parse_topic_partition_name(log_dir)
+        config = self.fetch_log_config(topic_partition.topic)
+        log = Log(log_dir, config,
+                  log_start_offset=log_start_offsets.get(topic_partition, 0),
+                  recovery_point=recovery_points.get(topic_partition, 0),
+                  scheduler=self.scheduler, time=self.time,
+                  max_producer_id_expiration_ms=self.max_pid_expiration_ms,
+                  producer_id_expiration_check_interval_ms=PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                  topic_partition=topic_partition,
+                  log_dir_failure_channel=self.log_dir_failure_channel,
+                  had_clean_shutdown=had_clean_shutdown,
+                  broker_topic_stats=self.broker_topic_stats)
+        if log_dir.endswith(DELETE_DIR_SUFFIX):
+            self._add_log_to_be_deleted(log)
+        else:
+            with self._log_creation_or_deletion_lock:
+                logs = self._future_logs if log.is_future else self._current_logs
+                previous = logs.get(topic_partition)
+                logs[topic_partition] = log
+            if previous is not None:
+                if log.is_future:
+                    raise RuntimeError(f"Duplicate log directories found: {log.dir}, {previous.dir}")
+                raise RuntimeError(
+                    f"Duplicate log directories for {topic_partition} are found in both {log.dir} and "
+                    f"{previous.dir}. It is likely because log directory failure happened while broker was "
+                    "replacing current replica with future replica. Recover broker from this failure by manually "
+                    "deleting one of the two directories for this partition. It is recommended to delete the "
+                    "partition in the log directory that is known to have failed recently.")
+        return log
+
+    def load_logs(self) -> None:
+        """Load every log of every live directory, recovering them if the last shutdown was unclean."""
+        logger.info("Loading logs from log dirs %s", self._live_log_dirs)
+        start_ms = self.time.hi_res_milliseconds()
+        pools: List[ThreadPoolExecutor] = []
+        jobs = []
+        offline: List[tuple] = []
+        total = 0
+        try:
+            for dir in list(self._live_log_dirs):
+                try:
+                    pool = ThreadPoolExecutor(max_workers=max(1, self._num_recovery_threads_per_data_dir),
+                                              thread_name_prefix="log-recovery-" + os.path.basename(dir))
+                    pools.append(pool)
+                    clean_shutdown_file = os.path.join(dir, CLEAN_SHUTDOWN_FILE)
+                    had_clean_shutdown = os.path.exists(clean_shutdown_file)
+                    if had_clean_shutdown:
+                        logger.info("Skipping recovery for all logs in %s since clean shutdown file was found", dir)
+                        # Delete it now: a crash while loading must count as unclean next time (KAFKA-10471).
+                        log_files.delete_file_if_exists(clean_shutdown_file)
+                    else:
+                        logger.info("Attempting recovery for all logs in %s since no clean shutdown file was found",
+                                    dir)
+                    try:
+                        recovery_points = self._recovery_point_checkpoints[dir].read()
+                    except Exception as e:  # noqa: BLE001 - a bad checkpoint only costs recovery time
+                        logger.warning("Error occurred while reading recovery-point-offset-checkpoint file of "
+                                       "directory %s, resetting the recovery checkpoint to 0: %s", dir, e)
+                        recovery_points = {}
+                    try:
+                        log_start_offsets = self._log_start_offset_checkpoints[dir].read()
+                    except Exception as e:  # noqa: BLE001
+                        logger.warning("Error occurred while reading log-start-offset-checkpoint file of directory "
+                                       "%s, resetting to the base offset of the first segment: %s", dir, e)
+                        log_start_offsets = {}
+
+                    logs_to_load = []
+                    for name in sorted(os.listdir(dir)):
+                        path = os.path.join(dir, name)
+                        if os.path.isdir(path) and log_files.parse_topic_partition_name(path).topic != METADATA_TOPIC:
+                            logs_to_load.append(path)
+                    total += len(logs_to_load)
+                    counter = _Counter()
+
+                    def load_one(log_dir: str, dir=dir, had_clean_shutdown=had_clean_shutdown,
+                                 recovery_points=recovery_points, log_start_offsets=log_start_offsets,
+                                 counter=counter, n=len(logs_to_load)) -> None:
+                        try:
+                            begin = self.time.hi_res_milliseconds()
+                            log = self._load_log(log_dir, had_clean_shutdown, recovery_points, log_start_offsets)
+                            done = counter.increment()
+                            logger.info("Completed load of %s with %d segments in %dms (%d/%d loaded in %s)", log,
+                                        log.number_of_segments, self.time.hi_res_milliseconds() - begin, done, n,
+                                        dir)
+                        except (OSError, KafkaStorageException) as e:
+                            offline.append((dir, e))
+                            logger.error("Error while loading log dir %s", dir, exc_info=True)
+
+                    jobs.extend(pool.submit(load_one, p) for p in logs_to_load)
+                except OSError as e:
+                    offline.append((dir, e))
+                    logger.error("Error while loading log dir %s", dir, exc_info=True)
+            for job in jobs:
+                job.result()
+            for dir, e in offline:
+                self._add_offline_dir(dir, f"Error while loading log dir {dir}", e)
+        finally:
+            for pool in pools:
+                pool.shutdown(wait=True)
+        logger.info("Loaded %d logs in %dms.", total, self.time.hi_res_milliseconds() - start_ms)
+
+    def startup(self, topic_config_overrides: Optional[Mapping[str, Mapping[str, object]]] = None) -> None:
+        """Load all logs, then schedule the background tasks."""
+        if topic_config_overrides:
+            for topic, overrides in topic_config_overrides.items():
+                self._topic_overrides[topic] = dict(overrides)
+        self.load_logs()
+        if self.scheduler is not None:
+            delay = self.initial_task_delay_ms
+            logger.info("Starting log cleanup with a period of %d ms.", self.retention_check_ms)
+            self._scheduled_tasks.append(self.scheduler.schedule(
+                "kafka-log-retention", self.cleanup_logs, delay_ms=delay, period_ms=self.retention_check_ms))
+            logger.info("Starting log flusher with a default period of %d ms.", self.flush_check_ms)
+            self._scheduled_tasks.append(self.scheduler.schedule(
+                "kafka-log-flusher", self.flush_dirty_logs, delay_ms=delay, period_ms=self.flush_check_ms))
+            self._scheduled_tasks.append(self.scheduler.schedule(
+                "kafka-recovery-point-checkpoint", self.checkpoint_log_recovery_offsets, delay_ms=delay,
+                period_ms=self.flush_recovery_offset_checkpoint_ms))
+            self._scheduled_tasks.append(self.scheduler.schedule(
+                "kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets, delay_ms=delay,
+                period_ms=self.flush_start_offset_checkpoint_ms))
+            # one-shot: each run schedules the next at the time the next deletion is due
+            self.scheduler.schedule("kafka-delete-logs", self._delete_logs, delay_ms=delay)
+
+    def shutdown(self) -> None:
+        """Flush and close every log; in each directory where that worked, write checkpoints and the clean marker."""
+        logger.info("Shutting down.")
+        self._shut_down = True
+        for task in self._scheduled_tasks:
+            try:
+                task.cancel()
+            except Exception:  # noqa: BLE001
+                pass
+        self._scheduled_tasks.clear()
+        logs_by_dir = self._logs_by_dir()
+        pools: List[ThreadPoolExecutor] = []
+        jobs: Dict[str, list] = {}
+        try:
+            for dir in list(self._live_log_dirs):
+                logger.debug("Flushing and closing logs at %s", dir)
+                pool = ThreadPoolExecutor(max_workers=max(1, self._num_recovery_threads_per_data_dir))
+                pools.append(pool)
+
+                def flush_and_close(log: Log) -> None:
+                    # flushing first makes the recovery point the log end offset
+                    log.flush()
+                    log.close()
+
+                jobs[dir] = [pool.submit(flush_and_close, log) for log in logs_by_dir.get(dir, {}).values()]
+            for dir, dir_jobs in jobs.items():
+                failed = False
+                for job in dir_jobs:
+                    try:
+                        job.result()
+                    except Exception as e:  # noqa: BLE001 - other logs still get closed
+                        failed = True
+                        logger.warning("There was an error in one of the threads during LogManager shutdown: %s", e)
+                if failed:
+                    continue
+                logs = logs_by_dir.get(dir, {})
+                logger.debug("Updating recovery points at %s", dir)
+                self._checkpoint_recovery_offsets_in_dir(dir, logs)
+                logger.debug("Updating log start offsets at %s", dir)
+                self._checkpoint_log_start_offsets_in_dir(dir, logs)
+                logger.debug("Writing clean shutdown marker at %s", dir)
+                try:
+                    with open(os.path.join(dir, CLEAN_SHUTDOWN_FILE), "x"):
+                        pass
+                except OSError as e:
+                    logger.warning("Could not write clean shutdown marker in %s: %s", dir, e)
+        finally:
+            for pool in pools:
+                pool.shutdown(wait=True)
+            # the directories are unlocked whether or not closing worked
+            for lock in self._dir_locks:
+                try:
+                    lock.destroy()
+                except OSError:
+                    pass
+            self._dir_locks = []
+        logger.info("Shutdown complete.")
+
+    # ------------------------------------------------------------------ truncation
+
+    def truncate_to(self, partition_offsets: Mapping[TopicPartition, int], is_future: bool = False) -> None:
+        affected_dirs = set()
+        for tp, offset in partition_offsets.items():
+            log = (self._future_logs if is_future else self._current_logs).get(tp)
+            if log is not None and log.truncate_to(offset):
+                affected_dirs.add(log.parent_dir)
+        for dir in affected_dirs:
+            self.checkpoint_recovery_offsets_in_dir(dir)
+
+    def truncate_fully_and_start_at(self, topic_partition: TopicPartition, new_offset: int,
+                                    is_future: bool = False) -> None:
+        log = (self._future_logs if is_future else self._current_logs).get(topic_partition)
+        if log is not None:
+            log.truncate_fully_and_start_at(new_offset)
+            self.checkpoint_recovery_offsets_in_dir(log.parent_dir)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def checkpoint_log_recovery_offsets(self) -> None:
+        by_dir = self._logs_by_dir()
+        for dir in list(self._live_log_dirs):
+            self._checkpoint_recovery_offsets_in_dir(dir, by_dir.get(dir, {}))
+
+    def checkpoint_log_start_offsets(self) -> None:
+        by_dir = self._logs_by_dir()
+        for dir in list(self._live_log_dirs):
+            self._checkpoint_log_start_offsets_in_dir(dir, by_dir.get(dir, {}))
+
+    def checkpoint_recovery_offsets_in_dir(self, dir: str) -> None:
+        self._checkpoint_recovery_offsets_in_dir(dir, self._logs_by_dir().get(dir, {}))
+
+    def _checkpoint_recovery_offsets_in_dir(self, dir: str, logs: Mapping[TopicPartition, Log]) -> None:
+        checkpoint = self._recovery_point_checkpoints.get(dir)
+        if checkpoint is None:
+            return
+        try:
+            checkpoint.write({tp: log.recovery_point for tp, log in logs.items()})
+        except KafkaStorageException as e:
+            logger.error("Disk error while writing recovery offsets checkpoint in directory %s: %s", dir, e)
+        except OSError as e:
+            self._add_offline_dir(dir, f"Disk error while writing recovery offsets checkpoint in directory {dir}", e)
+
+    def _checkpoint_log_start_offsets_in_dir(self, dir: str, logs: Mapping[TopicPartition, Log]) -> None:
+        checkpoint = self._log_start_offset_checkpoints.get(dir)
+        if checkpoint is None:
+            return
+        try:
+            # only offsets the segments alone would not restore are worth writing
+            checkpoint.write({tp: log.log_start_offset for tp, log in logs.items()
+                              if log.log_segments and log.log_start_offset > log.log_segments[0].base_offset})
+        except KafkaStorageException as e:
+            logger.error("Disk error while writing log start offsets checkpoint in directory %s: %s", dir, e)
+        except OSError as e:
+            self._add_offline_dir(dir, f"Disk error while writing log start offsets checkpoint in directory {dir}", e)
+
+    # ------------------------------------------------------------------ lookup and creation
+
+    def get_log(self, topic_partition: TopicPartition, is_future: bool = False) -> Optional[Log]:
+        return (self._future_logs if is_future else self._current_logs).get(topic_partition)
+
+    def maybe_update_preferred_log_dir(self, topic_partition: TopicPartition, log_dir: str) -> None:
+        log_dir = os.path.abspath(log_dir)
+        current = self.get_log(topic_partition)
+        future = self.get_log(topic_partition, is_future=True)
+        if (current is None or current.parent_dir != log_dir) and (future is None or future.parent_dir != log_dir):
+            self._preferred_log_dirs[topic_partition] = log_dir
+
+    def get_or_create_log(self, topic_partition: TopicPartition, config=None, is_new: bool = False,
+                          is_future: bool = False) -> Log:
+        """The partition's log, created in the least loaded directory if it does not exist yet."""
+        with self._log_creation_or_deletion_lock:
+            existing = self.get_log(topic_partition, is_future)
+            if existing is not None:
+                return existing
+            if not is_new and self.offline_log_dirs:
+                raise KafkaStorageException(f"Can not create log for {topic_partition} because log directories "
+                                            f"{','.join(self.offline_log_dirs)} are offline")
+            preferred = self._preferred_log_dirs.get(topic_partition)
+            if is_future:
+                if preferred is None:
+                    raise RuntimeError(f"Can not create the future log for {topic_partition} without having a "
+                                       "preferred log directory")
+                current = self.get_log(topic_partition)
+                if current is not None and current.parent_dir == preferred:
+                    raise RuntimeError(f"Can not create the future log for {topic_partition} in the current log "
+                                       "directory of this partition")
+            candidates = [preferred] if preferred is not None else self._next_log_dirs()
+            name = (log_files.log_future_dir_name(topic_partition) if is_future
+                    else log_files.log_dir_name(topic_partition))
+            log_dir = None
+            errors = []
+            for parent in candidates:
+                if parent not in self._live_log_dirs:
+                    errors.append(f"Can not create log {name} because log directory {parent} is offline")
+                    continue
+                path = os.path.join(parent, name)
+                try:
+                    os.makedirs(path, exist_ok=True)
+                    log_dir = path
+                    break
+                except OSError as e:
+                    msg = f"Error while creating log for {name} in dir {parent}"
+                    self._add_offline_dir(parent, msg, e)
+                    errors.append(msg)
+            if log_dir is None:
+                raise KafkaStorageException("No log directories available. Tried " + ", ".join(candidates)
+                                            + (f" ({'; '.join(errors)})" if errors else ""))
+            if config is None:
+                config = self.fetch_log_config(topic_partition.topic)
+            log = Log(log_dir, config, log_start_offset=0, recovery_point=0, scheduler=self.scheduler,
+                      time=self.time, max_producer_id_expiration_ms=self.max_pid_expiration_ms,
+                      producer_id_expiration_check_interval_ms=PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                      topic_partition=topic_partition, log_dir_failure_channel=self.log_dir_failure_channel,
+                      broker_topic_stats=self.broker_topic_stats)
+            (self._future_logs if is_future else self._current_logs)[topic_partition] = log
+            logger.info("Created log for partition %s in %s", topic_partition, log_dir)
+            self._preferred_log_dirs.pop(topic_partition, None)
+            return log
+
+    def _next_log_dirs(self) -> List[str]:
+        """Live directories, fewest partitions first (Kafka counts logs, not bytes)."""
+        if len(self._live_log_dirs) == 1:
+            return [self._live_log_dirs[0]]
+        counts = {d: 0 for d in self._live_log_dirs}
+        for log in self.all_logs():
+            if log.parent_dir in counts:
+                counts[log.parent_dir] += 1
+        return sorted(counts, key=lambda d: counts[d])
+
+    # ------------------------------------------------------------------ deletion
+
+    def _add_log_to_be_deleted(self, log: Log) -> None:
+        self._logs_to_be_deleted.append((log, self.time.milliseconds()))
+
+    @property
+    def has_logs_to_be_deleted(self) -> bool:
+        return bool(self._logs_to_be_deleted)
+
+    def _delete_logs(self) -> None:
+        """Delete queued ``-delete`` directories whose delay has passed, then reschedule for the next one."""
+        next_delay_ms = 0
+        try:
+            while True:
+                if self._logs_to_be_deleted:
+                    _, scheduled_ms = self._logs_to_be_deleted[0]
+                    next_delay_ms = (scheduled_ms + self._current_default_config.file_delete_delay_ms
+                                     - self.time.milliseconds())
+                else:
+                    next_delay_ms = self._current_default_config.file_delete_delay_ms
+                if next_delay_ms > 0 or not self._logs_to_be_deleted:
+                    break
+                removed_log, _ = self._logs_to_be_deleted.popleft()
+                try:
+                    removed_log.delete()
+                    logger.info("Deleted log for partition %s in %s.", removed_log.topic_partition, removed_log.dir)
+                except KafkaStorageException:
+                    logger.error("Exception while deleting %s in dir %s.", removed_log, removed_log.parent_dir,
+                                 exc_info=True)
+        except Exception:  # noqa: BLE001 - the task must keep rescheduling itself
+            logger.error("Exception in kafka-delete-logs thread.", exc_info=True)
+        finally:
+            if self.scheduler is not None and not self._shut_down:
+                try:
+                    self.scheduler.schedule("kafka-delete-logs", self._delete_logs, delay_ms=max(0, next_delay_ms))
+                except Exception:  # noqa: BLE001
+                    if self.scheduler.is_started:
+                        logger.error("Failed to schedule next delete in kafka-delete-logs thread", exc_info=True)
+
+    delete_logs = _delete_logs
+
+    def async_delete(self, topic_partition: TopicPartition, is_future: bool = False,
+                     checkpoint: bool = True) -> Optional[Log]:
+        """Take the log out of service and rename its directory ``<tp>.<uuid>-delete`` for kafka-delete-logs."""
+        with self._log_creation_or_deletion_lock:
+            removed = (self._future_logs if is_future else self._current_logs).pop(topic_partition, None)
+        if removed is None:
+            if self.offline_log_dirs:
+                raise KafkaStorageException(
+                    f"Failed to delete log for {'future ' if is_future else ''}{topic_partition} because it may be "
+                    f"in one of the offline directories {','.join(self.offline_log_dirs)}")
+            return None
+        removed.rename_dir(log_files.log_delete_dir_name(topic_partition))
+        if checkpoint:
+            dir = removed.parent_dir
+            logs = self._logs_by_dir().get(dir, {})
+            self._checkpoint_recovery_offsets_in_dir(dir, logs)
+            self._checkpoint_log_start_offsets_in_dir(dir, logs)
+        self._add_log_to_be_deleted(removed)
+        logger.info("Log for partition %s is renamed to %s and is scheduled for deletion", removed.topic_partition,
+                    removed.dir)
+        return removed
+
+    def async_delete_partitions(self, topic_partitions: Iterable[TopicPartition],
+                                error_handler: Callable[[TopicPartition, BaseException], None]) -> None:
+        """Kafka's asyncDelete(Set[TopicPartition], errorHandler): delete many, checkpoint each dir once."""
+        dirs = set()
+        for tp in topic_partitions:
+            try:
+                for is_future in (False, True):
+                    log = self.get_log(tp, is_future)
+                    if log is not None:
+                        dirs.add(log.parent_dir)
+                        self.async_delete(tp, is_future=is_future, checkpoint=False)
+            except Exception as e:  # noqa: BLE001 - reported per partition
+                error_handler(tp, e)
+        by_dir = self._logs_by_dir()
+        for dir in dirs:
+            logs = by_dir.get(dir, {})
+            self._checkpoint_recovery_offsets_in_dir(dir, logs)
+            self._checkpoint_log_start_offsets_in_dir(dir, logs)
+
+    # ------------------------------------------------------------------ background work
+
+    def cleanup_logs(self) -> int:
+        """Retention for every log (see the module docstring); returns the number of segments deleted."""
+        logger.debug("Beginning log cleanup...")
+        total = 0
+        start_ms = self.time.milliseconds()
+        for tp, log in list(self._current_logs.items()):
+            try:
+                total += log.delete_old_segments()
+                future = self._future_logs.get(tp)
+                if future is not None:
+                    total += future.delete_old_segments()
+            except KafkaStorageException:
+                logger.error("Error while cleaning up log %s", log.name, exc_info=True)
+        logger.debug("Log cleanup completed. %d files deleted in %d seconds", total,
+                     (self.time.milliseconds() - start_ms) // 1000)
+        return total
+
+    def flush_dirty_logs(self) -> None:
+        """Flush each log that has gone ``flush.ms`` without a flush."""
+        for tp, log in list(self._current_logs.items()) + list(self._future_logs.items()):
+            try:
+                if self.time.milliseconds() - log.last_flush_time >= log.config.flush_ms:
+                    log.flush()
+            except Exception:  # noqa: BLE001 - one bad log must not stop the others being flushed
+                logger.error("Error flushing topic %s", tp.topic, exc_info=True)
+
+    # ------------------------------------------------------------------ views
+
+    def all_logs(self) -> List[Log]:
+        return list(self._current_logs.values()) + list(self._future_logs.values())
+
+    def logs_by_topic(self, topic: str) -> List[Log]:
+        return [log for tp, log in list(self._current_logs.items()) + list(self._future_logs.items())
+                if tp.topic == topic]
+
+    def _logs_by_dir(self) -> Dict[str, Dict[TopicPartition, Log]]:
+        by_dir: Dict[str, Dict[TopicPartition, Log]] = {}
+        for logs in (self._current_logs, self._future_logs):
+            for tp, log in list(logs.items()):
+                by_dir.setdefault(log.parent_dir, {})[tp] = log
+        return by_dir
+
+    def logs_in_dir(self, dir: str) -> Dict[TopicPartition, Log]:
+        return self._logs_by_dir().get(os.path.abspath(dir), {})
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self._value = 0
+        self._lock = threading.Lock()
+
+    def increment(self) -> int:
+        with self._lock:
+            self._value += 1
+            return self._value

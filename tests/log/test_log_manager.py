@@ -1,0 +1,242 @@
+"""LogManager: directories, creation, loading, checkpoints, clean shutdown, background tasks."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kafka_py.common.errors import KafkaException
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log.log_config import LogConfig
+from kafka_py.log.log_manager import (
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    LogManager,
+)
+from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
+from kafka_py.utils.kafka_scheduler import MockScheduler
+from kafka_py.utils.time import MockTime
+from tests.log.log_test_helpers import make_records, read_all
+
+T0 = TopicPartition("orders", 0)
+T1 = TopicPartition("orders", 1)
+
+
+class Env:
+    def __init__(self, tmp_path, ndirs=1):
+        self.dirs = [str(tmp_path / f"data{i}") for i in range(ndirs)]
+        self.time = MockTime()
+        self.scheduler = MockScheduler(self.time)
+        self.managers = []
+
+    def manager(self, config=None, **kwargs) -> LogManager:
+        kwargs.setdefault("initial_task_delay_ms", 1000)
+        kwargs.setdefault("retention_check_ms", 1000)
+        kwargs.setdefault("flush_check_ms", 1000)
+        kwargs.setdefault("flush_recovery_offset_checkpoint_ms", 1000)
+        kwargs.setdefault("flush_start_offset_checkpoint_ms", 1000)
+        manager = LogManager(self.dirs, config or LogConfig(retention_ms=-1), scheduler=self.scheduler,
+                             time=self.time, **kwargs)
+        self.managers.append(manager)
+        return manager
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = Env(tmp_path)
+    yield e
+    for m in e.managers:
+        if m._dir_locks:
+            m.shutdown()
+    e.scheduler.shutdown()
+
+
+def crash(manager: LogManager) -> None:
+    """What a killed broker leaves: open files dropped, no checkpoints, no marker, locks released."""
+    manager._shut_down = True
+    for task in manager._scheduled_tasks:
+        task.cancel()
+    for log in manager.all_logs():
+        log.close_handlers()
+    for lock in manager._dir_locks:
+        lock.destroy()
+    manager._dir_locks = []
+
+
+def append(log, *values, epoch=0):
+    return log.append_as_leader(make_records(list(values)), leader_epoch=epoch)
+
+
+def test_missing_log_dirs_are_created_and_locked(tmp_path, env):
+    manager = env.manager()
+    for d in env.dirs:
+        assert os.path.isdir(d) and os.path.exists(os.path.join(d, ".lock"))
+    with pytest.raises(KafkaException, match="lock"):
+        LogManager(env.dirs, LogConfig(), time=env.time)
+    manager.shutdown()
+    # released on shutdown: another manager may take the directory
+    again = env.manager()
+    again.startup()
+
+
+def test_new_logs_go_to_the_directory_with_fewest_partitions(tmp_path):
+    env = Env(tmp_path, ndirs=3)
+    manager = env.manager()
+    manager.startup()
+    busy = TopicPartition("busy", 0)
+    manager.maybe_update_preferred_log_dir(busy, env.dirs[0])
+    manager.get_or_create_log(busy)
+    placed = [manager.get_or_create_log(TopicPartition("t", p)).parent_dir for p in range(5)]
+    counts = {d: placed.count(d) for d in env.dirs}
+    assert counts[env.dirs[0]] == 1 and counts[env.dirs[1]] == 2 and counts[env.dirs[2]] == 2
+    assert manager.get_or_create_log(TopicPartition("t", 0)) is manager.get_log(TopicPartition("t", 0))
+    manager.shutdown()
+    env.scheduler.shutdown()
+
+
+def test_clean_shutdown_round_trip(env):
+    manager = env.manager()
+    manager.startup()
+    log0 = manager.get_or_create_log(T0)
+    log1 = manager.get_or_create_log(T1)
+    for i in range(5):
+        append(log0, b"a%d" % i)
+    append(log1, b"b")
+    log0.update_high_watermark(log0.log_end_offset)
+    log0.maybe_increment_log_start_offset(2)
+    manager.shutdown()
+
+    d = env.dirs[0]
+    assert os.path.exists(os.path.join(d, ".kafka_cleanshutdown"))
+    recovery = OffsetCheckpointFile(os.path.join(d, RECOVERY_POINT_CHECKPOINT_FILE)).read()
+    starts = OffsetCheckpointFile(os.path.join(d, LOG_START_OFFSET_CHECKPOINT_FILE)).read()
+    assert recovery == {T0: 5, T1: 1}
+    assert starts == {T0: 2}  # only where it differs from the first segment's base offset
+
+    restarted = env.manager()
+    restarted.startup()
+    assert not os.path.exists(os.path.join(d, ".kafka_cleanshutdown"))  # read, then removed
+    again = restarted.get_log(T0)
+    assert (again.log_start_offset, again.log_end_offset, again.recovery_point) == (2, 5, 5)
+    assert [v for _, _, v in read_all(again)] == [b"a2", b"a3", b"a4"]
+    assert [v for _, _, v in read_all(restarted.get_log(T1))] == [b"b"]
+
+
+def test_unclean_start_recovers_and_drops_torn_tail(env):
+    manager = env.manager()
+    manager.startup()
+    log = manager.get_or_create_log(T0)
+    for i in range(4):
+        append(log, b"v%d" % i)
+    path = log.active_segment.log.file
+    # a crash: no shutdown, no marker; then the last batch is torn
+    crash(manager)
+    os.truncate(path, os.path.getsize(path) - 7)
+    restarted = env.manager()
+    restarted.startup()
+    recovered = restarted.get_log(T0)
+    assert recovered.log_end_offset == 3
+    assert [v for _, _, v in read_all(recovered)] == [b"v0", b"v1", b"v2"]
+
+
+def test_background_tasks_retention_flush_and_checkpoints(env):
+    config = LogConfig(segment_size=200, retention_size=300, retention_ms=-1, flush_ms=500)
+    manager = env.manager(config)
+    manager.startup()
+    assert {task.name for task in manager._scheduled_tasks} == {
+        "kafka-log-retention", "kafka-log-flusher", "kafka-recovery-point-checkpoint",
+        "kafka-log-start-offset-checkpoint"}  # plus the self-rescheduling kafka-delete-logs
+    log = manager.get_or_create_log(T0)
+    for i in range(12):
+        append(log, b"x" * 60)
+    log.update_high_watermark(log.log_end_offset)
+    segments = log.number_of_segments
+    assert log.recovery_point < log.log_end_offset or log.number_of_segments > 1
+    env.time.sleep(1001)  # all periodic tasks are due
+    assert log.number_of_segments < segments          # kafka-log-retention
+    assert log.log_start_offset > 0
+    assert log.recovery_point == log.log_end_offset   # kafka-log-flusher
+    recovery = OffsetCheckpointFile(os.path.join(env.dirs[0], RECOVERY_POINT_CHECKPOINT_FILE)).read()
+    assert recovery[T0] == log.log_end_offset         # kafka-recovery-point-checkpoint
+    starts = OffsetCheckpointFile(os.path.join(env.dirs[0], LOG_START_OFFSET_CHECKPOINT_FILE)).read()
+    assert starts.get(T0, log.log_segments[0].base_offset) == log.log_start_offset
+
+
+def test_async_delete_renames_then_removes_directory(env):
+    manager = env.manager(LogConfig(file_delete_delay_ms=5000, retention_ms=-1))
+    manager.startup()
+    log = manager.get_or_create_log(T0)
+    append(log, b"doomed")
+    removed = manager.async_delete(T0)
+    assert removed is log and manager.get_log(T0) is None
+    name = os.path.basename(removed.dir)
+    assert name.startswith("orders-0.") and name.endswith("-delete")
+    assert os.path.isdir(removed.dir)
+    assert manager.has_logs_to_be_deleted
+    env.time.sleep(1000)   # kafka-delete-logs runs, but the delay has not passed
+    assert os.path.isdir(removed.dir)
+    env.time.sleep(5000)
+    assert not os.path.exists(removed.dir)
+    assert not manager.has_logs_to_be_deleted
+    assert manager.async_delete(T0) is None
+
+
+def test_leftover_delete_dirs_are_removed_after_restart(env):
+    manager = env.manager(LogConfig(file_delete_delay_ms=100, retention_ms=-1))
+    manager.startup()
+    log = manager.get_or_create_log(T0)
+    append(log, b"x")
+    manager.async_delete(T0)
+    doomed = log.dir
+    manager.shutdown()
+    assert os.path.isdir(doomed)
+    restarted = env.manager(LogConfig(file_delete_delay_ms=100, retention_ms=-1))
+    restarted.startup()
+    assert restarted.get_log(T0) is None
+    env.time.sleep(1000)
+    assert not os.path.exists(doomed)
+
+
+def test_topic_config_overrides(env):
+    manager = env.manager(topic_config_overrides={"big": {"max.message.bytes": "100000"}})
+    manager.startup()
+    big = manager.get_or_create_log(TopicPartition("big", 0))
+    small = manager.get_or_create_log(T0)
+    assert big.config.max_message_size == 100000
+    assert small.config.max_message_size == LogConfig().max_message_size
+    manager.update_topic_config("orders", {"retention.ms": "1234"})
+    assert small.config.retention_ms == 1234 and big.config.retention_ms != 1234
+    manager.update_topic_config("orders", {})
+    assert small.config.retention_ms == manager.current_default_config.retention_ms == -1
+
+
+def test_truncate_through_manager_checkpoints_recovery_point(env):
+    manager = env.manager()
+    manager.startup()
+    log = manager.get_or_create_log(T0)
+    for i in range(6):
+        append(log, b"v")
+    log.flush()
+    manager.truncate_to({T0: 2})
+    assert log.log_end_offset == 2
+    recovery = OffsetCheckpointFile(os.path.join(env.dirs[0], RECOVERY_POINT_CHECKPOINT_FILE)).read()
+    assert recovery[T0] == 2
+    manager.truncate_fully_and_start_at(T0, 50)
+    assert (log.log_start_offset, log.log_end_offset) == (50, 50)
+
+
+def test_load_uses_several_recovery_threads(tmp_path):
+    env = Env(tmp_path, ndirs=2)
+    manager = env.manager(recovery_threads_per_data_dir=3)
+    manager.startup()
+    tps = [TopicPartition("many", p) for p in range(8)]
+    for tp in tps:
+        append(manager.get_or_create_log(tp), b"%d" % tp.partition)
+    manager.shutdown()
+    restarted = env.manager(recovery_threads_per_data_dir=3)
+    restarted.startup()
+    assert sorted(log.topic_partition for log in restarted.all_logs()) == tps
+    for tp in tps:
+        assert [v for _, _, v in read_all(restarted.get_log(tp))] == [b"%d" % tp.partition]
+    restarted.shutdown()
+    env.scheduler.shutdown()
