@@ -1,0 +1,1344 @@
+"""Port of core/src/main/scala/kafka/server/ReplicaManager.scala.
+
+The ReplicaManager owns the partitions this broker hosts (``all_partitions``: one
+``Partition`` each, or an offline marker) and carries out everything the controller and the
+clients ask of them:
+
+* LeaderAndIsr (``become_leader_or_follower``): create the partitions and their logs, make
+  them leader or follower, restore high watermarks from ``replication-offset-checkpoint``;
+* StopReplica (``stop_replicas``): stop hosting partitions, deleting their logs if asked;
+* UpdateMetadata (``maybe_update_metadata_cache``), with the controller-epoch check;
+* Produce (``append_records``): append to the leaders' logs, and for acks=all park the
+  request in the produce purgatory until the ISR has the records;
+* Fetch (``fetch_messages``): read FileRecords slices from the local logs (the bytes stay in
+  the segment files; the network layer sends them with sendfile), or park the fetch in the
+  fetch purgatory until enough bytes arrive (long poll);
+* ListOffsets, DeleteRecords, OffsetsForLeaderEpoch;
+* the ``highwatermark-checkpoint`` task and the ``isr-expiration`` task.
+
+Replication extension points (the follower side is not part of this port yet): followers
+get no fetcher threads here; ``replica_fetcher_manager`` is a null object with the methods
+Kafka's ReplicaFetcherManager has, to be replaced by the real one, and ISR changes go
+through ``alter_isr_manager`` when one is given. A single broker is fully correct without
+either: a one-replica ISR commits every append at once.
+
+Fetch sessions are not kept: every fetch is sessionless (session id 0), as Kafka answers a
+fetch that asks for no session.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+from kafka_py.api.leader_and_isr import LeaderAndIsr
+from kafka_py.cluster.partition import (
+    EpochEndOffset,
+    FencedLeaderEpochException,
+    IsolationLevel,
+    LeaderAndIsrPartitionState,
+    LogDeleteRecordsResult,
+    Partition,
+    UnknownLeaderEpochException,
+)
+from kafka_py.common.errors import (
+    CorruptRecordException,
+    KafkaStorageException,
+    NotLeaderOrFollowerException,
+    OffsetOutOfRangeException,
+    PolicyViolationException,
+    RecordBatchTooLargeException,
+    RecordTooLargeException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
+from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
+from kafka_py.protocol.errors import Errors
+from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
+from kafka_py.server.delayed_delete_records import (
+    DelayedDeleteRecords,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsPartitionStatus,
+)
+from kafka_py.server.delayed_fetch import DelayedFetch, FetchMetadata, FetchPartitionStatus
+from kafka_py.server.delayed_operation import DelayedOperationPurgatory
+from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
+from kafka_py.server.delayed_produce import (
+    DelayedProduce,
+    PartitionResponse,
+    ProduceMetadata,
+    ProducePartitionStatus,
+)
+from kafka_py.server.metadata_cache import is_internal
+
+logger = logging.getLogger(__name__)
+state_change_logger = logging.getLogger("state.change.logger")
+
+HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
+UNKNOWN_OFFSET = -1
+NO_TIMESTAMP = -1
+NO_PARTITION_LEADER_EPOCH = -1
+INITIAL_CONTROLLER_EPOCH = 0
+
+# FetchRequest / Request replica ids
+CONSUMER_REPLICA_ID = -1
+DEBUGGING_CONSUMER_ID = -2
+FUTURE_LOCAL_REPLICA_ID = -3
+
+_InvalidTopicException = type(Errors.INVALID_TOPIC_EXCEPTION.exception(""))
+_ReplicaNotAvailableException = type(Errors.REPLICA_NOT_AVAILABLE.exception(""))
+ControllerMovedException = type(Errors.STALE_CONTROLLER_EPOCH.exception(""))
+
+__all__ = [
+    "ReplicaManager", "HostedPartition", "LogAppendResult", "LogReadResult", "FetchPartitionData", "PartitionData",
+    "PartitionResponse", "DeleteRecordsPartitionResult", "LogDeleteRecordsResult", "StopReplicaPartitionState",
+    "InitialFetchState", "IsolationLevel", "EpochEndOffset", "ReplicaQuota", "UNBOUNDED_QUOTA",
+    "ControllerMovedException", "HIGH_WATERMARK_FILENAME", "leader_and_isr_partition_states",
+    "leader_and_isr_topic_ids", "build_leader_and_isr_response", "stop_replica_partition_states",
+    "build_stop_replica_response", "is_valid_broker_id", "describe_replica_id",
+]
+
+
+def is_valid_broker_id(replica_id: int) -> bool:
+    """Kafka's Request.isValidBrokerId: fetches from followers carry their broker id."""
+    return replica_id >= 0
+
+
+def describe_replica_id(replica_id: int) -> str:
+    if replica_id == CONSUMER_REPLICA_ID:
+        return "consumer"
+    if replica_id == DEBUGGING_CONSUMER_ID:
+        return "debug consumer"
+    if replica_id == FUTURE_LOCAL_REPLICA_ID:
+        return "future local replica"
+    if is_valid_broker_id(replica_id):
+        return f"replica [{replica_id}]"
+    return f"invalid replica [{replica_id}]"
+
+
+# ---------------------------------------------------------------------------- hosted partitions
+
+
+class HostedPartition:
+    """Kafka's HostedPartition: None (not hosted), Online(partition) or Offline (failed log dir)."""
+
+    __slots__ = ()
+    NONE: "HostedPartition"
+    OFFLINE: "HostedPartition"
+
+    @dataclass(frozen=True, eq=False, slots=True)
+    class Online:
+        partition: Partition
+
+
+class _NoneHostedPartition(HostedPartition):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "HostedPartition.None"
+
+
+class _OfflineHostedPartition(HostedPartition):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "HostedPartition.Offline"
+
+
+HostedPartition.NONE = _NoneHostedPartition()
+HostedPartition.OFFLINE = _OfflineHostedPartition()
+_Online = HostedPartition.Online
+
+
+# ---------------------------------------------------------------------------- value types
+
+
+@dataclass(frozen=True, slots=True)
+class LogAppendResult:
+    info: LogAppendInfo
+    exception: Optional[BaseException] = None
+
+    @property
+    def error(self) -> Errors:
+        return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionData:
+    """FetchRequest.PartitionData: where and how much to read from one partition.
+
+    ``current_leader_epoch`` / ``last_fetched_epoch``: None (or -1) when the fetcher sent none.
+    """
+
+    fetch_offset: int
+    log_start_offset: int
+    max_bytes: int
+    current_leader_epoch: Optional[int] = None
+    last_fetched_epoch: Optional[int] = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionData:
+    """One partition of a fetch answer. ``records`` is a FileRecords slice (to be sent with
+    sendfile) or MemoryRecords.EMPTY; ``last_stable_offset`` is None after an error."""
+
+    error: Errors
+    high_watermark: int
+    log_start_offset: int
+    records: Any
+    diverging_epoch: Optional[EpochEndOffset] = None
+    last_stable_offset: Optional[int] = None
+    aborted_transactions: Optional[list] = None
+    preferred_read_replica: Optional[int] = None
+    is_reassignment_fetch: bool = False
+
+    @property
+    def error_code(self) -> int:
+        return self.error.code
+
+
+@dataclass(frozen=True, slots=True)
+class LogReadResult:
+    """What reading one partition gave, before it is turned into a FetchPartitionData."""
+
+    info: FetchDataInfo
+    diverging_epoch: Optional[EpochEndOffset]
+    high_watermark: int
+    leader_log_start_offset: int
+    leader_log_end_offset: int
+    follower_log_start_offset: int
+    fetch_time_ms: int
+    last_stable_offset: Optional[int]
+    preferred_read_replica: Optional[int] = None
+    exception: Optional[BaseException] = None
+
+    @property
+    def error(self) -> Errors:
+        return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
+
+    def to_fetch_partition_data(self, is_reassignment_fetch: bool) -> FetchPartitionData:
+        return FetchPartitionData(self.error, self.high_watermark, self.leader_log_start_offset,
+                                  self.info.records, self.diverging_epoch, self.last_stable_offset,
+                                  self.info.aborted_transactions, self.preferred_read_replica,
+                                  is_reassignment_fetch)
+
+    def with_empty_fetch_info(self) -> "LogReadResult":
+        return replace(self, info=FetchDataInfo(UNKNOWN_OFFSET_METADATA, MemoryRecords.EMPTY))
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaPartitionState:
+    """One partition of a StopReplica request, any version."""
+
+    partition_index: int
+    leader_epoch: int = LeaderAndIsr.NO_EPOCH
+    delete_partition: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class InitialFetchState:
+    """Where a follower's fetcher starts (AbstractFetcherThread.scala)."""
+
+    leader: Any  # BrokerEndPoint
+    current_leader_epoch: int
+    init_offset: int
+
+
+class ReplicaQuota:
+    """Replication throttling (ReplicaQuota.scala); this one never throttles."""
+
+    def record(self, value: int) -> None:
+        pass
+
+    def is_throttled(self, topic_partition: TopicPartition) -> bool:
+        return False
+
+    def is_quota_exceeded(self) -> bool:
+        return False
+
+
+UNBOUNDED_QUOTA = ReplicaQuota()
+
+
+class _NoReplicaFetcherManager:
+    """Stands in for ReplicaFetcherManager until replication is ported: followers do not fetch."""
+
+    def add_fetcher_for_partitions(self, partition_and_offsets: Mapping[TopicPartition, InitialFetchState]) -> None:
+        if partition_and_offsets:
+            logger.warning("No replica fetcher: partitions %s will not replicate from their leaders",
+                           sorted(map(str, partition_and_offsets)))
+
+    def remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        pass
+
+    def shutdown_idle_fetcher_threads(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+
+class ActionQueue:
+    """core/.../server/ActionQueue.scala: completions of delayed operations deferred until the
+    caller no longer holds locks those operations might need (e.g. a group's lock)."""
+
+    def __init__(self) -> None:
+        self._queue: deque = deque()
+
+    def add(self, action: Callable[[], None]) -> None:
+        self._queue.append(action)
+
+    def try_complete_actions(self) -> None:
+        while True:
+            try:
+                action = self._queue.popleft()
+            except IndexError:
+                return
+            action()
+
+
+# ---------------------------------------------------------------------------- request views
+
+
+def _version_of(request: Any, default: int) -> int:
+    return int(getattr(type(request), "__version__", getattr(request, "version", default)))
+
+
+def leader_and_isr_partition_states(request: Any) -> list[LeaderAndIsrPartitionState]:
+    """Kafka's LeaderAndIsrRequest.partitionStates(): every partition with its topic name."""
+
+    def convert(topic: str, s: Any) -> LeaderAndIsrPartitionState:
+        return LeaderAndIsrPartitionState(
+            topic_name=topic, partition_index=int(s.partition_index), controller_epoch=int(s.controller_epoch),
+            leader=int(s.leader), leader_epoch=int(s.leader_epoch), isr=tuple(int(i) for i in s.isr),
+            zk_version=int(s.zk_version), replicas=tuple(int(r) for r in s.replicas),
+            adding_replicas=tuple(int(r) for r in getattr(s, "adding_replicas", ()) or ()),
+            removing_replicas=tuple(int(r) for r in getattr(s, "removing_replicas", ()) or ()),
+            is_new=bool(getattr(s, "is_new", False)))
+
+    topic_states = getattr(request, "topic_states", None)
+    if topic_states is not None:
+        return [convert(ts.topic_name, s) for ts in topic_states for s in ts.partition_states]
+    return [convert(s.topic_name, s) for s in getattr(request, "ungrouped_partition_states", ())]
+
+
+def leader_and_isr_topic_ids(request: Any) -> dict[str, Any]:
+    ids = {}
+    for ts in getattr(request, "topic_states", None) or ():
+        topic_id = getattr(ts, "topic_id", None)
+        if topic_id is not None:
+            ids[ts.topic_name] = topic_id
+    return ids
+
+
+def build_leader_and_isr_response(version: int, error: Errors,
+                                  partition_errors: Mapping[TopicPartition, Errors],
+                                  topic_ids: Optional[Mapping[str, Any]] = None) -> Any:
+    """A LeaderAndIsrResponse of ``version``: per-partition errors (by topic id from v5)."""
+    import uuid
+
+    from kafka_py.protocol.messages import response_schema
+
+    response_cls = response_schema(4, version)
+    module = __import__(response_cls.__module__, fromlist=["LeaderAndIsrPartitionError"])
+    partition_error_cls = module.LeaderAndIsrPartitionError
+    if version < 5:
+        errors = tuple(partition_error_cls(topic_name=tp.topic, partition_index=tp.partition,
+                                           error_code=err.error_code)
+                       for tp, err in partition_errors.items())
+        return response_cls(error_code=error.error_code, partition_errors=errors)
+    by_topic: dict[str, list] = {}
+    for tp, err in partition_errors.items():
+        by_topic.setdefault(tp.topic, []).append(
+            partition_error_cls(partition_index=tp.partition, error_code=err.error_code))
+    ids = topic_ids or {}
+    topics = tuple(module.LeaderAndIsrTopicError(topic_id=ids.get(topic, uuid.UUID(int=0)),
+                                                 partition_errors=tuple(errs))
+                   for topic, errs in by_topic.items())
+    return response_cls(error_code=error.error_code, topics=topics)
+
+
+def stop_replica_partition_states(request: Any) -> dict[TopicPartition, StopReplicaPartitionState]:
+    """Kafka's StopReplicaRequest.partitionStates(), for versions 0-3."""
+    result: dict[TopicPartition, StopReplicaPartitionState] = {}
+    topic_states = getattr(request, "topic_states", None)
+    if topic_states is not None:
+        for ts in topic_states:
+            for s in ts.partition_states:
+                result[TopicPartition(ts.topic_name, int(s.partition_index))] = StopReplicaPartitionState(
+                    int(s.partition_index), int(s.leader_epoch), bool(s.delete_partition))
+        return result
+    delete = bool(getattr(request, "delete_partitions", False))
+    topics = getattr(request, "topics", None)
+    if topics is not None:
+        for t in topics:
+            for p in t.partition_indexes:
+                result[TopicPartition(t.name, int(p))] = StopReplicaPartitionState(int(p), LeaderAndIsr.NO_EPOCH,
+                                                                                   delete)
+        return result
+    for p in getattr(request, "ungrouped_partitions", ()):
+        result[TopicPartition(p.topic_name, int(p.partition_index))] = StopReplicaPartitionState(
+            int(p.partition_index), LeaderAndIsr.NO_EPOCH, delete)
+    return result
+
+
+def build_stop_replica_response(version: int, error: Errors, partition_errors: Mapping[TopicPartition, Errors]) -> Any:
+    from kafka_py.protocol.messages import response_schema
+
+    response_cls = response_schema(5, version)
+    module = __import__(response_cls.__module__, fromlist=["StopReplicaPartitionError"])
+    errors = tuple(module.StopReplicaPartitionError(topic_name=tp.topic, partition_index=tp.partition,
+                                                    error_code=err.error_code)
+                   for tp, err in partition_errors.items())
+    return response_cls(error_code=error.error_code, partition_errors=errors)
+
+
+def _records_size(records: Any) -> int:
+    # FileRecords.size_in_bytes is a method, MemoryRecords' a property; both have len()
+    return len(records)
+
+
+# ---------------------------------------------------------------------------- ReplicaManager
+
+
+class ReplicaManager:
+    """Hosts this broker's partitions and serves produce, fetch and the controller's requests."""
+
+    def __init__(self, config, time, zk_client, scheduler, log_manager, metadata_cache,
+                 log_dir_failure_channel=None, *, is_shutting_down: Optional[threading.Event] = None,
+                 quota_managers=None, broker_topic_stats=None, alter_isr_manager=None,
+                 delayed_produce_purgatory: Optional[DelayedOperationPurgatory] = None,
+                 delayed_fetch_purgatory: Optional[DelayedOperationPurgatory] = None,
+                 delayed_delete_records_purgatory: Optional[DelayedOperationPurgatory] = None,
+                 thread_name_prefix: Optional[str] = None) -> None:
+        self.config = config
+        self.time = time
+        self.zk_client = zk_client
+        self.scheduler = scheduler
+        self.log_manager = log_manager
+        self.metadata_cache = metadata_cache
+        self.log_dir_failure_channel = log_dir_failure_channel
+        self.is_shutting_down = is_shutting_down if is_shutting_down is not None else threading.Event()
+        self.quota_managers = quota_managers
+        self.broker_topic_stats = broker_topic_stats
+        self.alter_isr_manager = alter_isr_manager
+        self.thread_name_prefix = thread_name_prefix
+        self.local_broker_id: int = config.broker_id
+
+        self.delayed_produce_purgatory = delayed_produce_purgatory or DelayedOperationPurgatory(
+            "Produce", broker_id=config.broker_id,
+            purge_interval=getattr(config, "producer_purgatory_purge_interval_requests", 1000))
+        self.delayed_fetch_purgatory = delayed_fetch_purgatory or DelayedOperationPurgatory(
+            "Fetch", broker_id=config.broker_id,
+            purge_interval=getattr(config, "fetch_purgatory_purge_interval_requests", 1000))
+        self.delayed_delete_records_purgatory = delayed_delete_records_purgatory or DelayedOperationPurgatory(
+            "DeleteRecords", broker_id=config.broker_id,
+            purge_interval=getattr(config, "delete_records_purgatory_purge_interval_requests", 1))
+
+        # epoch of the controller that last changed leadership here
+        self.controller_epoch = INITIAL_CONTROLLER_EPOCH
+        self._all_partitions: dict[TopicPartition, HostedPartition] = {}
+        self._all_partitions_lock = threading.Lock()
+        # serialises LeaderAndIsr, StopReplica and UpdateMetadata, as Kafka's replicaStateChangeLock
+        self._replica_state_change_lock = threading.RLock()
+        self.replica_fetcher_manager = self.create_replica_fetcher_manager()
+        self._high_watermark_check_point_thread_started = False
+        self._hw_thread_lock = threading.Lock()
+        self.high_watermark_checkpoints: dict[str, OffsetCheckpointFile] = {
+            os.path.abspath(d): OffsetCheckpointFile(os.path.join(d, HIGH_WATERMARK_FILENAME),
+                                                     log_dir_failure_channel)
+            for d in log_manager.live_log_dirs}
+        self._action_queue = ActionQueue()
+        self._log_dir_failure_handler = None
+        self._scheduled_tasks: list = []
+        self._log_ident = f"[ReplicaManager broker={self.local_broker_id}] "
+        self._state_change_ident = f"[Broker id={self.local_broker_id}] "
+        # ISR change counters (Kafka's IsrExpandsPerSec / IsrShrinksPerSec / FailedIsrUpdatesPerSec)
+        self.isr_expand_count = 0
+        self.isr_shrink_count = 0
+        self.failed_isr_updates_count = 0
+
+    # -- IsrChangeListener, as Partition.apply wires it
+
+    def mark_expand(self) -> None:
+        self.isr_expand_count += 1
+
+    def mark_shrink(self) -> None:
+        self.isr_shrink_count += 1
+
+    def mark_failed(self) -> None:
+        self.failed_isr_updates_count += 1
+
+    def create_replica_fetcher_manager(self):
+        """Extension point: the replication work returns a real ReplicaFetcherManager here."""
+        return _NoReplicaFetcherManager()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def startup(self) -> None:
+        # a follower may lag up to 1.5 x replica.lag.time.max.ms before it leaves the ISR
+        period = max(1, self.config.replica_lag_time_max_ms // 2)
+        self._scheduled_tasks.append(self.scheduler.schedule("isr-expiration", self._maybe_shrink_isr,
+                                                             delay_ms=period, period_ms=period))
+        channel = self.log_dir_failure_channel
+        if channel is not None and hasattr(channel, "take_next_offline_log_dir"):
+            self._log_dir_failure_handler = _LogDirFailureHandler(self, channel)
+            self._log_dir_failure_handler.start()
+
+    def start_high_watermark_check_point_thread(self) -> None:
+        """Scheduled at the first LeaderAndIsr, once every partition of it exists (as Kafka)."""
+        with self._hw_thread_lock:
+            if self._high_watermark_check_point_thread_started:
+                return
+            self._high_watermark_check_point_thread_started = True
+        interval = self.config.replica_high_watermark_checkpoint_interval_ms
+        self._scheduled_tasks.append(self.scheduler.schedule("highwatermark-checkpoint",
+                                                             self.checkpoint_high_watermarks,
+                                                             delay_ms=interval, period_ms=interval))
+
+    def shutdown(self, checkpoint_hw: bool = True) -> None:
+        logger.info("%sShutting down", self._log_ident)
+        for task in self._scheduled_tasks:
+            try:
+                task.cancel()
+            except Exception:  # noqa: BLE001 - the scheduler may already be down
+                pass
+        self._scheduled_tasks.clear()
+        if self._log_dir_failure_handler is not None:
+            self._log_dir_failure_handler.initiate_shutdown()
+        self.replica_fetcher_manager.shutdown()
+        self.delayed_fetch_purgatory.shutdown()
+        self.delayed_produce_purgatory.shutdown()
+        self.delayed_delete_records_purgatory.shutdown()
+        if checkpoint_hw:
+            self.checkpoint_high_watermarks()
+        logger.info("%sShut down completely", self._log_ident)
+
+    # ------------------------------------------------------------------ partitions
+
+    @property
+    def all_partitions(self) -> Mapping[TopicPartition, HostedPartition]:
+        return self._all_partitions
+
+    def get_partition(self, topic_partition: TopicPartition) -> HostedPartition:
+        return self._all_partitions.get(topic_partition, HostedPartition.NONE)
+
+    def create_partition(self, topic_partition: TopicPartition) -> Partition:
+        """For tests: host a fresh partition."""
+        partition = Partition.create(topic_partition, self.time, self)
+        with self._all_partitions_lock:
+            self._all_partitions[topic_partition] = _Online(partition)
+        return partition
+
+    def online_partition(self, topic_partition: TopicPartition) -> Optional[Partition]:
+        hosted = self._all_partitions.get(topic_partition)
+        return hosted.partition if isinstance(hosted, _Online) else None
+
+    def _online_partitions(self) -> list[Partition]:
+        return [h.partition for h in list(self._all_partitions.values()) if isinstance(h, _Online)]
+
+    def _leader_partitions(self) -> list[Partition]:
+        return [p for p in self._online_partitions() if p.leader_log_if_local is not None]
+
+    @property
+    def offline_partition_count(self) -> int:
+        return sum(1 for h in list(self._all_partitions.values()) if h is HostedPartition.OFFLINE)
+
+    @property
+    def leader_count(self) -> int:
+        return len(self._leader_partitions())
+
+    @property
+    def partition_count(self) -> int:
+        return len(self._all_partitions)
+
+    @property
+    def under_replicated_partition_count(self) -> int:
+        return sum(1 for p in self._leader_partitions() if p.is_under_replicated)
+
+    def get_partition_or_error(self, topic_partition: TopicPartition) -> tuple[Errors, Optional[Partition]]:
+        """(Errors.NONE, partition), or (error, None): KAFKA_STORAGE_ERROR when offline,
+        NOT_LEADER_OR_FOLLOWER when the topic exists but is not hosted here (clients then
+        refresh metadata), UNKNOWN_TOPIC_OR_PARTITION otherwise."""
+        hosted = self._all_partitions.get(topic_partition, HostedPartition.NONE)
+        if isinstance(hosted, _Online):
+            return Errors.NONE, hosted.partition
+        if hosted is HostedPartition.OFFLINE:
+            return Errors.KAFKA_STORAGE_ERROR, None
+        if self.metadata_cache.contains(topic_partition):
+            return Errors.NOT_LEADER_OR_FOLLOWER, None
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION, None
+
+    def get_partition_or_exception(self, topic_partition: TopicPartition, expect_leader: bool = True) -> Partition:
+        """The hosted partition or the exception of ``get_partition_or_error``.
+
+        ``expect_leader=False`` (Kafka 2.7's flag) answers REPLICA_NOT_AVAILABLE rather than
+        NOT_LEADER_OR_FOLLOWER for a known topic this broker does not host.
+        """
+        error, partition = self.get_partition_or_error(topic_partition)
+        if partition is not None:
+            return partition
+        if error is Errors.KAFKA_STORAGE_ERROR:
+            raise KafkaStorageException(f"Partition {topic_partition} is in an offline log directory")
+        if error is Errors.NOT_LEADER_OR_FOLLOWER and not expect_leader:
+            error = Errors.REPLICA_NOT_AVAILABLE
+        raise error.exception(f"Error while fetching partition state for {topic_partition}")
+
+    def is_adding_replica(self, topic_partition: TopicPartition, replica_id: int) -> bool:
+        partition = self.online_partition(topic_partition)
+        return partition is not None and partition.is_adding_replica(replica_id)
+
+    def local_log_or_exception(self, topic_partition: TopicPartition):
+        return self.get_partition_or_exception(topic_partition).local_log_or_exception()
+
+    def local_log(self, topic_partition: TopicPartition):
+        partition = self.online_partition(topic_partition)
+        return None if partition is None else partition.log
+
+    def get_log(self, topic_partition: TopicPartition):
+        return self.log_manager.get_log(topic_partition)
+
+    def get_log_dir(self, topic_partition: TopicPartition) -> Optional[str]:
+        log = self.local_log(topic_partition)
+        return None if log is None else log.parent_dir
+
+    def get_log_config(self, topic_partition: TopicPartition):
+        log = self.local_log(topic_partition)
+        return None if log is None else log.config
+
+    def get_log_end_offset(self, topic_partition: TopicPartition) -> Optional[int]:
+        partition = self.online_partition(topic_partition)
+        log = None if partition is None else partition.leader_log_if_local
+        return None if log is None else log.log_end_offset
+
+    def mark_partition_offline(self, topic_partition: TopicPartition) -> None:
+        with self._replica_state_change_lock:
+            with self._all_partitions_lock:
+                self._all_partitions[topic_partition] = HostedPartition.OFFLINE
+
+    # ------------------------------------------------------------------ produce
+
+    def try_complete_actions(self) -> None:
+        """Run deferred completions (see ``append_records``); call without holding locks."""
+        self._action_queue.try_complete_actions()
+
+    def append_records(self, timeout_ms: int, required_acks: int, internal_topics_allowed: bool, origin,
+                       entries_per_partition: Mapping[TopicPartition, MemoryRecords],
+                       response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+                       delayed_produce_lock: Any = None,
+                       record_conversion_stats_callback: Optional[Callable[[dict], None]] = None) -> None:
+        """Append to the leaders' logs and answer through ``response_callback``: at once for
+        acks 0 and 1, once the ISR has the records for acks=-1 (or at ``timeout_ms``).
+
+        Waiting fetches and produces on the partitions are woken right after the append. A
+        caller passing ``delayed_produce_lock`` holds a lock those operations may need (the
+        group coordinator); their wake-up is then queued and the caller runs it with
+        ``try_complete_actions`` once it has let go (Kafka defers it that way always).
+        """
+        if required_acks not in (-1, 0, 1):
+            # a client sending this is broken; answer without touching any log
+            response_callback({tp: PartitionResponse(Errors.INVALID_REQUIRED_ACKS, -1, NO_TIMESTAMP, -1)
+                               for tp in entries_per_partition})
+            return
+
+        local_produce_results = self._append_to_local_log(internal_topics_allowed, origin, entries_per_partition,
+                                                          required_acks)
+        produce_status = {}
+        for tp, result in local_produce_results.items():
+            info = result.info
+            produce_status[tp] = ProducePartitionStatus(
+                info.last_offset + 1,
+                PartitionResponse(result.error, info.first_offset.message_offset if info.first_offset else -1,
+                                  info.log_append_time, info.log_start_offset, list(info.record_errors),
+                                  info.error_message))
+
+        def wake_waiting() -> None:
+            for tp, result in local_produce_results.items():
+                change = result.info.leader_hw_change
+                if change is LeaderHwChange.NONE:
+                    continue
+                key = TopicPartitionOperationKey.from_topic_partition(tp)
+                if change is LeaderHwChange.INCREASED:
+                    self.delayed_produce_purgatory.check_and_complete(key)
+                    self.delayed_fetch_purgatory.check_and_complete(key)
+                    self.delayed_delete_records_purgatory.check_and_complete(key)
+                else:
+                    # the log end moved: follower fetches waiting on it may be satisfied
+                    self.delayed_fetch_purgatory.check_and_complete(key)
+
+        if delayed_produce_lock is None:
+            wake_waiting()
+        else:
+            self._action_queue.add(wake_waiting)
+
+        if record_conversion_stats_callback is not None:
+            record_conversion_stats_callback({tp: r.info.record_conversion_stats
+                                              for tp, r in local_produce_results.items()})
+
+        if self._delayed_produce_request_required(required_acks, entries_per_partition, local_produce_results):
+            delayed_produce = DelayedProduce(timeout_ms, ProduceMetadata(required_acks, produce_status), self,
+                                             response_callback, delayed_produce_lock)
+            keys = [TopicPartitionOperationKey.from_topic_partition(tp) for tp in entries_per_partition]
+            # it may already be satisfiable (a one-replica ISR is): try before watching
+            self.delayed_produce_purgatory.try_complete_else_watch(delayed_produce, keys)
+        else:
+            response_callback({tp: status.response_status for tp, status in produce_status.items()})
+
+    @staticmethod
+    def _delayed_produce_request_required(required_acks: int, entries_per_partition: Mapping,
+                                          local_produce_results: Mapping[TopicPartition, LogAppendResult]) -> bool:
+        failures = sum(1 for r in local_produce_results.values() if r.exception is not None)
+        return required_acks == -1 and bool(entries_per_partition) and failures < len(entries_per_partition)
+
+    def _append_to_local_log(self, internal_topics_allowed: bool, origin,
+                             entries_per_partition: Mapping[TopicPartition, MemoryRecords],
+                             required_acks: int) -> dict[TopicPartition, LogAppendResult]:
+        results: dict[TopicPartition, LogAppendResult] = {}
+        for tp, records in entries_per_partition.items():
+            if is_internal(tp.topic) and not internal_topics_allowed:
+                results[tp] = LogAppendResult(LogAppendInfo.unknown(), _InvalidTopicException(
+                    f"Cannot append to internal topic {tp.topic}"))
+                continue
+            try:
+                partition = self.get_partition_or_exception(tp)
+                info = partition.append_records_to_leader(records, origin, required_acks)
+                results[tp] = LogAppendResult(info)
+            except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, RecordTooLargeException,
+                    RecordBatchTooLargeException, CorruptRecordException, KafkaStorageException) as e:
+                # expected per-partition failures; the client is told and may retry
+                results[tp] = LogAppendResult(LogAppendInfo.unknown(), e)
+            except Exception as e:  # noqa: BLE001 - every partition gets an answer
+                record_errors = getattr(e, "record_errors", None)
+                log_start_offset = self._process_failed_record(tp, e)
+                if record_errors is not None:
+                    info = LogAppendInfo.unknown(log_start_offset, list(record_errors), str(e))
+                else:
+                    info = LogAppendInfo.unknown(log_start_offset)
+                results[tp] = LogAppendResult(info, e)
+        return results
+
+    def _process_failed_record(self, tp: TopicPartition, e: BaseException) -> int:
+        partition = self.online_partition(tp)
+        log_start_offset = -1 if partition is None else partition.log_start_offset
+        if Errors.for_exception(e) is Errors.UNKNOWN_SERVER_ERROR:
+            logger.error("%sError processing append operation on partition %s", self._log_ident, tp, exc_info=e)
+        else:
+            logger.debug("%sError processing append operation on partition %s: %s", self._log_ident, tp, e)
+        return log_start_offset
+
+    # ------------------------------------------------------------------ delete records
+
+    def _delete_records_on_local_log(self, offset_per_partition: Mapping[TopicPartition, int]
+                                     ) -> dict[TopicPartition, LogDeleteRecordsResult]:
+        results = {}
+        for tp, requested_offset in offset_per_partition.items():
+            if is_internal(tp.topic):
+                results[tp] = LogDeleteRecordsResult(-1, -1, _InvalidTopicException(
+                    f"Cannot delete records of internal topic {tp.topic}"))
+                continue
+            try:
+                partition = self.get_partition_or_exception(tp)
+                results[tp] = partition.delete_records_on_leader(requested_offset)
+            except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, OffsetOutOfRangeException,
+                    PolicyViolationException, KafkaStorageException) as e:
+                results[tp] = LogDeleteRecordsResult(-1, -1, e)
+            except Exception as e:  # noqa: BLE001
+                logger.error("%sError processing delete records operation on partition %s", self._log_ident, tp,
+                             exc_info=e)
+                results[tp] = LogDeleteRecordsResult(-1, -1, e)
+        return results
+
+    def delete_records(self, timeout_ms: int, offset_per_partition: Mapping[TopicPartition, int],
+                       response_callback: Callable[[dict[TopicPartition, DeleteRecordsPartitionResult]], None]) -> None:
+        """Move log start offsets; answer once the low watermarks reach them (or at ``timeout_ms``)."""
+        local_results = self._delete_records_on_local_log(offset_per_partition)
+        status = {tp: DeleteRecordsPartitionStatus(r.requested_offset,
+                                                   DeleteRecordsPartitionResult(tp.partition, r.low_watermark, r.error))
+                  for tp, r in local_results.items()}
+        required = any(r.exception is None and r.low_watermark < r.requested_offset for r in local_results.values())
+        if required:
+            delayed = DelayedDeleteRecords(timeout_ms, status, self, response_callback)
+            keys = [TopicPartitionOperationKey.from_topic_partition(tp) for tp in offset_per_partition]
+            self.delayed_delete_records_purgatory.try_complete_else_watch(delayed, keys)
+        else:
+            response_callback({tp: s.response_status for tp, s in status.items()})
+
+    # ------------------------------------------------------------------ list offsets
+
+    def fetch_offset_for_timestamp(self, topic_partition: TopicPartition, timestamp: int,
+                                   isolation_level: Optional[int], current_leader_epoch: Optional[int],
+                                   fetch_only_from_leader: bool):
+        partition = self.get_partition_or_exception(topic_partition)
+        return partition.fetch_offset_for_timestamp(timestamp, isolation_level, current_leader_epoch,
+                                                    fetch_only_from_leader)
+
+    def legacy_fetch_offsets_for_timestamp(self, topic_partition: TopicPartition, timestamp: int,
+                                           max_num_offsets: int, is_from_consumer: bool,
+                                           fetch_only_from_leader: bool) -> list[int]:
+        partition = self.get_partition_or_exception(topic_partition)
+        return partition.legacy_fetch_offsets_for_timestamp(timestamp, max_num_offsets, is_from_consumer,
+                                                            fetch_only_from_leader)
+
+    # ------------------------------------------------------------------ fetch
+
+    def fetch_messages(self, timeout_ms: int, replica_id: int, fetch_min_bytes: int, fetch_max_bytes: int,
+                       hard_max_bytes_limit: bool, fetch_infos: Sequence[tuple[TopicPartition, PartitionData]],
+                       quota: Optional[ReplicaQuota],
+                       response_callback: Callable[[list[tuple[TopicPartition, FetchPartitionData]]], None],
+                       isolation_level: int = IsolationLevel.READ_UNCOMMITTED,
+                       client_metadata: Any = None) -> None:
+        """Read from the local logs; answer at once if there is nothing to wait for (no wait
+        asked, enough bytes, an error, a diverging epoch), else wait in the fetch purgatory."""
+        quota = quota if quota is not None else UNBOUNDED_QUOTA
+        is_from_follower = is_valid_broker_id(replica_id)
+        is_from_consumer = not (is_from_follower or replica_id == FUTURE_LOCAL_REPLICA_ID)
+        if not is_from_consumer:
+            fetch_isolation = FetchIsolation.LOG_END
+        elif int(isolation_level) == IsolationLevel.READ_COMMITTED:
+            fetch_isolation = FetchIsolation.TXN_COMMITTED
+        else:
+            fetch_isolation = FetchIsolation.HIGH_WATERMARK
+        # followers, and consumers too old to send rack information, read from the leader only
+        fetch_only_from_leader = is_from_follower or (is_from_consumer and client_metadata is None)
+
+        log_read_results = self.read_from_local_log(replica_id, fetch_only_from_leader, fetch_isolation,
+                                                    fetch_max_bytes, hard_max_bytes_limit, fetch_infos, quota,
+                                                    client_metadata)
+        if is_from_follower:
+            log_read_results = self._update_follower_fetch_state(replica_id, log_read_results)
+
+        bytes_readable = 0
+        error_reading_data = False
+        has_diverging_epoch = False
+        by_tp: dict[TopicPartition, LogReadResult] = {}
+        for tp, result in log_read_results:
+            if result.exception is not None:
+                error_reading_data = True
+            if result.diverging_epoch is not None:
+                has_diverging_epoch = True
+            bytes_readable += _records_size(result.info.records)
+            by_tp[tp] = result
+
+        if (timeout_ms <= 0 or not fetch_infos or bytes_readable >= fetch_min_bytes or error_reading_data
+                or has_diverging_epoch):
+            response_callback([(tp, result.to_fetch_partition_data(
+                is_from_follower and self.is_adding_replica(tp, replica_id))) for tp, result in log_read_results])
+            return
+
+        fetch_partition_status = []
+        for tp, partition_data in fetch_infos:
+            result = by_tp.get(tp)
+            if result is not None:
+                fetch_partition_status.append((tp, FetchPartitionStatus(result.info.fetch_offset_metadata,
+                                                                        partition_data)))
+        fetch_metadata = FetchMetadata(fetch_min_bytes, fetch_max_bytes, hard_max_bytes_limit, fetch_only_from_leader,
+                                       fetch_isolation, is_from_follower, replica_id, tuple(fetch_partition_status))
+        delayed_fetch = DelayedFetch(timeout_ms, fetch_metadata, self, quota, client_metadata, response_callback)
+        keys = [TopicPartitionOperationKey.from_topic_partition(tp) for tp, _ in fetch_partition_status]
+        # an append may have landed since the read: try once more before watching
+        self.delayed_fetch_purgatory.try_complete_else_watch(delayed_fetch, keys)
+
+    def read_from_local_log(self, replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
+                            fetch_max_bytes: int, hard_max_bytes_limit: bool,
+                            read_partition_info: Sequence[tuple[TopicPartition, PartitionData]],
+                            quota: Optional[ReplicaQuota] = None,
+                            client_metadata: Any = None) -> list[tuple[TopicPartition, LogReadResult]]:
+        """Read each partition in order within ``fetch_max_bytes`` overall. Until some partition
+        returns data, a read may exceed the limits to return one whole batch (unless
+        ``hard_max_bytes_limit``), so a batch larger than the limits cannot block a consumer."""
+        quota = quota if quota is not None else UNBOUNDED_QUOTA
+        limit_bytes = fetch_max_bytes
+        min_one_message = not hard_max_bytes_limit
+        result = []
+        for tp, fetch_info in read_partition_info:
+            read_result = self._read(tp, fetch_info, limit_bytes, min_one_message, replica_id, fetch_only_from_leader,
+                                     fetch_isolation, hard_max_bytes_limit, quota, client_metadata)
+            size = _records_size(read_result.info.records)
+            if size > 0:
+                min_one_message = False
+            limit_bytes = max(0, limit_bytes - size)
+            result.append((tp, read_result))
+        return result
+
+    def _read(self, tp: TopicPartition, fetch_info: PartitionData, limit_bytes: int, min_one_message: bool,
+              replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
+              hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Any) -> LogReadResult:
+        adjusted_max_bytes = min(fetch_info.max_bytes, limit_bytes)
+        try:
+            partition = self.get_partition_or_exception(tp)
+            fetch_time_ms = self.time.milliseconds()
+            preferred_read_replica = (None if client_metadata is None else
+                                      self.find_preferred_read_replica(partition, client_metadata, replica_id,
+                                                                       fetch_info.fetch_offset, fetch_time_ms))
+            if preferred_read_replica is not None:
+                # the consumer is sent elsewhere: no data, just where to go and the offsets
+                snapshot = partition.fetch_offset_snapshot(fetch_info.current_leader_epoch, False)
+                return LogReadResult(FetchDataInfo(UNKNOWN_OFFSET_METADATA, MemoryRecords.EMPTY), None,
+                                     snapshot.high_watermark.message_offset, snapshot.log_start_offset,
+                                     snapshot.log_end_offset.message_offset, fetch_info.log_start_offset, -1,
+                                     snapshot.last_stable_offset.message_offset, preferred_read_replica)
+            read_info = partition.read_records(fetch_info.fetch_offset, fetch_info.current_leader_epoch,
+                                               adjusted_max_bytes, fetch_isolation, fetch_only_from_leader,
+                                               min_one_message, fetch_info.last_fetched_epoch)
+            fetched = read_info.fetched_data
+            if self.should_leader_throttle(quota, partition, replica_id):
+                fetch_data_info = FetchDataInfo(fetched.fetch_offset_metadata, MemoryRecords.EMPTY)
+            elif not hard_max_bytes_limit and fetched.first_entry_incomplete:
+                # Fetch v3+: an incomplete batch is dropped; the consumer asks again with more room
+                fetch_data_info = FetchDataInfo(fetched.fetch_offset_metadata, MemoryRecords.EMPTY)
+            else:
+                fetch_data_info = fetched
+            return LogReadResult(fetch_data_info, read_info.diverging_epoch, read_info.high_watermark,
+                                 read_info.log_start_offset, read_info.log_end_offset, fetch_info.log_start_offset,
+                                 fetch_time_ms, read_info.last_stable_offset, preferred_read_replica)
+        except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, UnknownLeaderEpochException,
+                FencedLeaderEpochException, _ReplicaNotAvailableException, KafkaStorageException,
+                OffsetOutOfRangeException) as e:
+            return self._failed_read(e)
+        except Exception as e:  # noqa: BLE001 - one bad partition must not fail the whole fetch
+            logger.error("%sError processing fetch with max size %d from %s on partition %s: %s", self._log_ident,
+                         adjusted_max_bytes, describe_replica_id(replica_id), tp, fetch_info, exc_info=e)
+            return self._failed_read(e)
+
+    @staticmethod
+    def _failed_read(e: BaseException) -> LogReadResult:
+        return LogReadResult(FetchDataInfo(UNKNOWN_OFFSET_METADATA, MemoryRecords.EMPTY), None, UNKNOWN_OFFSET,
+                             UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET, -1, None, None, e)
+
+    def find_preferred_read_replica(self, partition: Partition, client_metadata: Any, replica_id: int,
+                                    fetch_offset: int, current_time_ms: int) -> Optional[int]:
+        """Extension point (KIP-392): without a replica.selector.class, consumers read from the leader."""
+        return None
+
+    def should_leader_throttle(self, quota: Optional[ReplicaQuota], partition: Partition, replica_id: int) -> bool:
+        """Throttle only a replica outside the ISR, so throttling never pushes one out of it."""
+        if quota is None or quota is UNBOUNDED_QUOTA:
+            return False
+        is_replica_in_sync = replica_id in partition.in_sync_replica_ids
+        return not is_replica_in_sync and quota.is_throttled(partition.topic_partition) and quota.is_quota_exceeded()
+
+    def _update_follower_fetch_state(self, follower_id: int, read_results: list[tuple[TopicPartition, LogReadResult]]
+                                     ) -> list[tuple[TopicPartition, LogReadResult]]:
+        """Record each follower fetch on the leader (moving its HW); a fetch from a broker that
+        is not an assigned replica gets no records."""
+        updated = []
+        for tp, result in read_results:
+            if result.exception is None and result.diverging_epoch is None:
+                partition = self.online_partition(tp)
+                if partition is not None:
+                    if not partition.update_follower_fetch_state(follower_id, result.info.fetch_offset_metadata,
+                                                                 result.follower_log_start_offset,
+                                                                 result.fetch_time_ms, result.leader_log_end_offset):
+                        logger.warning("%sLeader %d failed to record follower %d's position %d since the replica "
+                                       "is not recognized to be one of the assigned replicas %s for partition %s. "
+                                       "Empty records will be returned for this partition.", self._log_ident,
+                                       self.local_broker_id, follower_id,
+                                       result.info.fetch_offset_metadata.message_offset,
+                                       list(partition.assignment_state.replicas), tp)
+                        result = result.with_empty_fetch_info()
+                else:
+                    logger.warning("%sWhile recording the replica LEO, the partition %s hasn't been created.",
+                                   self._log_ident, tp)
+            updated.append((tp, result))
+        return updated
+
+    # ------------------------------------------------------------------ OffsetsForLeaderEpoch
+
+    def last_offset_for_leader_epoch(self, requested: Iterable[tuple[TopicPartition, Optional[int], int]]
+                                     ) -> dict[TopicPartition, EpochEndOffset]:
+        """For each (partition, current leader epoch or None, requested epoch): its end offset."""
+        result = {}
+        for tp, current_leader_epoch, leader_epoch in requested:
+            hosted = self.get_partition(tp)
+            if isinstance(hosted, _Online):
+                result[tp] = hosted.partition.last_offset_for_leader_epoch(current_leader_epoch, leader_epoch, True)
+            elif hosted is HostedPartition.OFFLINE:
+                result[tp] = EpochEndOffset(Errors.KAFKA_STORAGE_ERROR, tp.partition)
+            elif self.metadata_cache.contains(tp):
+                result[tp] = EpochEndOffset(Errors.NOT_LEADER_OR_FOLLOWER, tp.partition)
+            else:
+                result[tp] = EpochEndOffset(Errors.UNKNOWN_TOPIC_OR_PARTITION, tp.partition)
+        return result
+
+    # ------------------------------------------------------------------ controller requests
+
+    def maybe_update_metadata_cache(self, correlation_id: int, update_metadata_request: Any) -> list[TopicPartition]:
+        """Apply UpdateMetadata unless it comes from an older controller (ControllerMovedException)."""
+        with self._replica_state_change_lock:
+            request_epoch = int(update_metadata_request.controller_epoch)
+            if request_epoch < self.controller_epoch:
+                msg = (f"Received update metadata request with correlation id {correlation_id} from an old "
+                       f"controller {update_metadata_request.controller_id} with epoch {request_epoch}. Latest known "
+                       f"controller epoch is {self.controller_epoch}")
+                state_change_logger.warning("%s%s", self._state_change_ident, msg)
+                raise ControllerMovedException(self._state_change_ident + msg)
+            deleted = self.metadata_cache.update_metadata(correlation_id, update_metadata_request)
+            self.controller_epoch = request_epoch
+            return deleted
+
+    def become_leader_or_follower(self, correlation_id: int, leader_and_isr_request: Any,
+                                  on_leadership_change: Optional[Callable[[Iterable[Partition],
+                                                                           Iterable[Partition]], None]] = None) -> Any:
+        """Apply a LeaderAndIsr request; returns the LeaderAndIsrResponse of the request's version.
+
+        Partition errors: STALE_CONTROLLER_EPOCH for a leader epoch not newer than the one
+        held, UNKNOWN_TOPIC_OR_PARTITION when this broker is not among the replicas,
+        KAFKA_STORAGE_ERROR for offline partitions; a whole request from an older controller
+        gets STALE_CONTROLLER_EPOCH.
+        """
+        request = leader_and_isr_request
+        version = _version_of(request, 5)
+        start_ms = self.time.milliseconds()
+        with self._replica_state_change_lock:
+            controller_id = int(request.controller_id)
+            request_controller_epoch = int(request.controller_epoch)
+            request_partition_states = leader_and_isr_partition_states(request)
+            topic_ids = leader_and_isr_topic_ids(request)
+            state_change_logger.info("%sHandling LeaderAndIsr request correlationId %d from controller %d for %d "
+                                     "partitions", self._state_change_ident, correlation_id, controller_id,
+                                     len(request_partition_states))
+            if request_controller_epoch < self.controller_epoch:
+                state_change_logger.warning(
+                    "%sIgnoring LeaderAndIsr request from controller %d with correlation id %d since its controller "
+                    "epoch %d is old. Latest known controller epoch is %d", self._state_change_ident, controller_id,
+                    correlation_id, request_controller_epoch, self.controller_epoch)
+                return build_leader_and_isr_response(
+                    version, Errors.STALE_CONTROLLER_EPOCH,
+                    {TopicPartition(s.topic_name, s.partition_index): Errors.STALE_CONTROLLER_EPOCH
+                     for s in request_partition_states}, topic_ids)
+
+            response_map: dict[TopicPartition, Errors] = {}
+            self.controller_epoch = request_controller_epoch
+            partition_states: dict[Partition, LeaderAndIsrPartitionState] = {}
+            for state in request_partition_states:
+                tp = TopicPartition(state.topic_name, state.partition_index)
+                hosted = self.get_partition(tp)
+                if hosted is HostedPartition.OFFLINE:
+                    state_change_logger.warning(
+                        "%sIgnoring LeaderAndIsr request from controller %d with correlation id %d epoch %d for "
+                        "partition %s as the local replica for the partition is in an offline log directory",
+                        self._state_change_ident, controller_id, correlation_id, self.controller_epoch, tp)
+                    response_map[tp] = Errors.KAFKA_STORAGE_ERROR
+                    continue
+                if isinstance(hosted, _Online):
+                    partition = hosted.partition
+                else:
+                    with self._all_partitions_lock:
+                        existing = self._all_partitions.get(tp)
+                        if isinstance(existing, _Online):
+                            partition = existing.partition
+                        else:
+                            partition = Partition.create(tp, self.time, self)
+                            self._all_partitions[tp] = _Online(partition)
+
+                current_leader_epoch = partition.get_leader_epoch()
+                request_leader_epoch = state.leader_epoch
+                if not partition.check_or_set_topic_id(topic_ids.get(tp.topic)):
+                    response_map[tp] = Errors.INCONSISTENT_TOPIC_ID
+                elif request_leader_epoch > current_leader_epoch:
+                    if self.local_broker_id in state.replicas:
+                        partition_states[partition] = state
+                    else:
+                        state_change_logger.warning(
+                            "%sIgnoring LeaderAndIsr request from controller %d with correlation id %d epoch %d for "
+                            "partition %s as itself is not in assigned replica list %s", self._state_change_ident,
+                            controller_id, correlation_id, self.controller_epoch, tp, list(state.replicas))
+                        response_map[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    # an equal epoch is a repeat, a smaller one a stale controller's view
+                    state_change_logger.info(
+                        "%sIgnoring LeaderAndIsr request from controller %d with correlation id %d epoch %d for "
+                        "partition %s since its associated leader epoch %d is %s the current leader epoch %d",
+                        self._state_change_ident, controller_id, correlation_id, self.controller_epoch, tp,
+                        request_leader_epoch, "smaller than" if request_leader_epoch < current_leader_epoch
+                        else "the same as", current_leader_epoch)
+                    response_map[tp] = Errors.STALE_CONTROLLER_EPOCH
+
+            to_be_leader = {p: s for p, s in partition_states.items() if s.leader == self.local_broker_id}
+            to_be_follower = {p: s for p, s in partition_states.items() if p not in to_be_leader}
+            hw_checkpoints = LazyOffsetCheckpoints(self.high_watermark_checkpoints)
+            become_leader = (self._make_leaders(controller_id, self.controller_epoch, to_be_leader, correlation_id,
+                                                response_map, hw_checkpoints) if to_be_leader else set())
+            become_follower = (self._make_followers(controller_id, self.controller_epoch, to_be_follower,
+                                                    correlation_id, response_map, hw_checkpoints)
+                               if to_be_follower else set())
+
+            for state in request_partition_states:
+                tp = TopicPartition(state.topic_name, state.partition_index)
+                # a Partition created above whose log could not be created (disk failure) is offline
+                if self.local_log(tp) is None:
+                    self.mark_partition_offline(tp)
+
+            # only now are all partitions in place, so checkpoints cannot miss any
+            self.start_high_watermark_check_point_thread()
+            self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+            if on_leadership_change is not None:
+                on_leadership_change(become_leader, become_follower)
+            response = build_leader_and_isr_response(version, Errors.NONE, response_map, topic_ids)
+        state_change_logger.info("%sFinished LeaderAndIsr request in %dms correlationId %d from controller %d for %d "
+                                 "partitions", self._state_change_ident, self.time.milliseconds() - start_ms,
+                                 correlation_id, controller_id, len(request_partition_states))
+        return response
+
+    def _make_leaders(self, controller_id: int, controller_epoch: int,
+                      partition_states: Mapping[Partition, LeaderAndIsrPartitionState], correlation_id: int,
+                      response_map: dict[TopicPartition, Errors], hw_checkpoints) -> set[Partition]:
+        for partition in partition_states:
+            response_map[partition.topic_partition] = Errors.NONE
+        made = set()
+        self.replica_fetcher_manager.remove_fetcher_for_partitions({p.topic_partition for p in partition_states})
+        state_change_logger.info("%sStopped fetchers as part of LeaderAndIsr request correlationId %d from controller "
+                                 "%d epoch %d as part of the become-leader transition for %d partitions",
+                                 self._state_change_ident, correlation_id, controller_id, controller_epoch,
+                                 len(partition_states))
+        for partition, state in partition_states.items():
+            try:
+                if partition.make_leader(state, hw_checkpoints):
+                    made.add(partition)
+                else:
+                    state_change_logger.info(
+                        "%sSkipped the become-leader state change with correlation id %d from controller %d epoch "
+                        "%d for partition %s since it is already the leader for the partition.",
+                        self._state_change_ident, correlation_id, controller_id, controller_epoch,
+                        partition.topic_partition)
+            except KafkaStorageException as e:
+                state_change_logger.error(
+                    "%sSkipped the become-leader state change with correlation id %d from controller %d epoch %d for "
+                    "partition %s since the replica for the partition is offline due to disk error %s",
+                    self._state_change_ident, correlation_id, controller_id, controller_epoch,
+                    partition.topic_partition, e)
+                response_map[partition.topic_partition] = Errors.KAFKA_STORAGE_ERROR
+        return made
+
+    def _make_followers(self, controller_id: int, controller_epoch: int,
+                        partition_states: Mapping[Partition, LeaderAndIsrPartitionState], correlation_id: int,
+                        response_map: dict[TopicPartition, Errors], hw_checkpoints) -> set[Partition]:
+        for partition in partition_states:
+            response_map[partition.topic_partition] = Errors.NONE
+        made = set()
+        for partition, state in partition_states.items():
+            new_leader = state.leader
+            try:
+                if self.metadata_cache.get_alive_broker(new_leader) is not None:
+                    if partition.make_follower(state, hw_checkpoints):
+                        made.add(partition)
+                    else:
+                        state_change_logger.info(
+                            "%sSkipped the become-follower state change with correlation id %d from controller %d "
+                            "epoch %d for partition %s since the new leader %d is the same as the old leader",
+                            self._state_change_ident, correlation_id, controller_id, controller_epoch,
+                            partition.topic_partition, new_leader)
+                else:
+                    state_change_logger.error(
+                        "%sReceived LeaderAndIsrRequest with correlation id %d from controller %d epoch %d for "
+                        "partition %s but cannot become follower since the new leader %d is unavailable.",
+                        self._state_change_ident, correlation_id, controller_id, controller_epoch,
+                        partition.topic_partition, new_leader)
+                    # the log must exist all the same, or its HW would drop out of the checkpoint (KAFKA-1647)
+                    partition.create_log_if_not_exists(state.is_new, False, hw_checkpoints)
+            except KafkaStorageException as e:
+                state_change_logger.error(
+                    "%sSkipped the become-follower state change with correlation id %d from controller %d epoch %d "
+                    "for partition %s with leader %d since the replica for the partition is offline due to disk "
+                    "error %s", self._state_change_ident, correlation_id, controller_id, controller_epoch,
+                    partition.topic_partition, new_leader, e)
+                response_map[partition.topic_partition] = Errors.KAFKA_STORAGE_ERROR
+
+        self.replica_fetcher_manager.remove_fetcher_for_partitions({p.topic_partition for p in made})
+        for partition in made:
+            self._complete_delayed_fetch_or_produce_requests(partition.topic_partition)
+        if not self.is_shutting_down.is_set() and made:
+            fetch_states = {}
+            listener = getattr(self.config, "inter_broker_listener_name", None)
+            for partition in made:
+                leader = self.metadata_cache.get_alive_broker(partition.leader_replica_id_opt)
+                if leader is None:
+                    continue
+                try:
+                    end_point = leader.broker_end_point(listener) if listener is not None else None
+                except Exception:  # noqa: BLE001 - no such listener: the fetcher cannot reach it anyway
+                    end_point = None
+                log = partition.local_log_or_exception()
+                fetch_states[partition.topic_partition] = InitialFetchState(
+                    end_point, partition.get_leader_epoch(), self.initial_fetch_offset(log))
+            self.replica_fetcher_manager.add_fetcher_for_partitions(fetch_states)
+        return made
+
+    @staticmethod
+    def initial_fetch_offset(log) -> int:
+        """Truncation happens on fetch (IBP 2.7+): start at the log end when epochs are known."""
+        return log.log_end_offset if log.latest_epoch is not None else log.high_watermark
+
+    def _complete_delayed_fetch_or_produce_requests(self, topic_partition: TopicPartition) -> None:
+        key = TopicPartitionOperationKey.from_topic_partition(topic_partition)
+        self.delayed_produce_purgatory.check_and_complete(key)
+        self.delayed_fetch_purgatory.check_and_complete(key)
+
+    def stop_replicas(self, correlation_id: int, controller_id: int, controller_epoch: int, broker_epoch: int,
+                      partition_states: Mapping[TopicPartition, StopReplicaPartitionState]
+                      ) -> tuple[dict[TopicPartition, Errors], Errors]:
+        """Stop hosting partitions (deleting their logs where ``delete_partition``)."""
+        with self._replica_state_change_lock:
+            state_change_logger.info("%sHandling StopReplica request correlationId %d from controller %d for %d "
+                                     "partitions", self._state_change_ident, correlation_id, controller_id,
+                                     len(partition_states))
+            response_map: dict[TopicPartition, Errors] = {}
+            if controller_epoch < self.controller_epoch:
+                state_change_logger.warning(
+                    "%sIgnoring StopReplica request from controller %d with correlation id %d since its controller "
+                    "epoch %d is old. Latest known controller epoch is %d", self._state_change_ident, controller_id,
+                    correlation_id, controller_epoch, self.controller_epoch)
+                return response_map, Errors.STALE_CONTROLLER_EPOCH
+            self.controller_epoch = controller_epoch
+            stopped: dict[TopicPartition, bool] = {}
+            for tp, state in partition_states.items():
+                delete_partition = bool(state.delete_partition)
+                hosted = self.get_partition(tp)
+                if hosted is HostedPartition.OFFLINE:
+                    state_change_logger.warning(
+                        "%sIgnoring StopReplica request (delete=%s) from controller %d with correlation id %d epoch %d "
+                        "for partition %s as the local replica for the partition is in an offline log directory",
+                        self._state_change_ident, delete_partition, controller_id, correlation_id, controller_epoch, tp)
+                    response_map[tp] = Errors.KAFKA_STORAGE_ERROR
+                elif isinstance(hosted, _Online):
+                    current_leader_epoch = hosted.partition.get_leader_epoch()
+                    request_leader_epoch = state.leader_epoch
+                    # deletion does not bump the epoch, hence its sentinel; old requests carry none
+                    if (request_leader_epoch in (LeaderAndIsr.EPOCH_DURING_DELETE, LeaderAndIsr.NO_EPOCH)
+                            or request_leader_epoch > current_leader_epoch):
+                        stopped[tp] = delete_partition
+                        response_map[tp] = Errors.NONE
+                    else:
+                        state_change_logger.warning(
+                            "%sIgnoring StopReplica request (delete=%s) from controller %d with correlation id %d "
+                            "epoch %d for partition %s since its associated leader epoch %d is not newer than the "
+                            "current leader epoch %d", self._state_change_ident, delete_partition, controller_id,
+                            correlation_id, controller_epoch, tp, request_leader_epoch, current_leader_epoch)
+                        response_map[tp] = Errors.FENCED_LEADER_EPOCH
+                else:
+                    # not hosted, but a log may be left over from before a restart: remove it too
+                    stopped[tp] = delete_partition
+                    response_map[tp] = Errors.NONE
+
+            for tp, e in self._stop_partitions(stopped).items():
+                if isinstance(e, KafkaStorageException):
+                    state_change_logger.error(
+                        "%sIgnoring StopReplica request (delete=true) from controller %d with correlation id %d epoch "
+                        "%d for partition %s as the local replica for the partition is in an offline log directory",
+                        self._state_change_ident, controller_id, correlation_id, controller_epoch, tp)
+                else:
+                    state_change_logger.error(
+                        "%sIgnoring StopReplica request (delete=true) from controller %d with correlation id %d epoch "
+                        "%d for partition %s due to an unexpected %s exception: %s", self._state_change_ident,
+                        controller_id, correlation_id, controller_epoch, tp, type(e).__name__, e)
+                response_map[tp] = Errors.for_exception(e)
+            return response_map, Errors.NONE
+
+    def _stop_partitions(self, partitions_to_stop: Mapping[TopicPartition, bool]
+                         ) -> dict[TopicPartition, BaseException]:
+        # fetchers first: they look partitions up through this manager
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(set(partitions_to_stop))
+        partitions_to_delete = []
+        for tp, should_delete in partitions_to_stop.items():
+            if should_delete:
+                with self._all_partitions_lock:
+                    hosted = self._all_partitions.get(tp)
+                    if isinstance(hosted, _Online):
+                        del self._all_partitions[tp]
+                    else:
+                        hosted = None
+                if hosted is not None:
+                    # logs are deleted together below, so the directories are checkpointed once
+                    hosted.partition.delete()
+                partitions_to_delete.append(tp)
+            # operations waiting on a partition we no longer lead are answered now, not at timeout
+            self._complete_delayed_fetch_or_produce_requests(tp)
+        errors: dict[TopicPartition, BaseException] = {}
+        if partitions_to_delete:
+            self.log_manager.async_delete_partitions(partitions_to_delete,
+                                                     lambda tp, e: errors.__setitem__(tp, e))
+        return errors
+
+    # ------------------------------------------------------------------ ISR expiry
+
+    def _maybe_shrink_isr(self) -> None:
+        for tp in list(self._all_partitions):
+            partition = self.online_partition(tp)
+            if partition is not None:
+                partition.maybe_shrink_isr()
+
+    maybe_shrink_isr = _maybe_shrink_isr
+
+    # ------------------------------------------------------------------ checkpoints and failures
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write every hosted log's high watermark to replication-offset-checkpoint in its log dir."""
+        by_dir: dict[str, dict[TopicPartition, int]] = {}
+        for partition in self._online_partitions():
+            for log in (partition.log, partition.future_log):
+                if log is not None:
+                    by_dir.setdefault(log.parent_dir, {})[log.topic_partition] = log.high_watermark
+        for log_dir, hws in by_dir.items():
+            checkpoint = self.high_watermark_checkpoints.get(log_dir)
+            if checkpoint is None:
+                continue
+            try:
+                checkpoint.write(hws)
+            except KafkaStorageException as e:
+                logger.error("%sError while writing to highwatermark file in directory %s: %s", self._log_ident,
+                             log_dir, e)
+
+    def handle_log_dir_failure(self, dir: str, send_zk_notification: bool = True) -> None:
+        """Take every partition with a log in ``dir`` offline, then tell the log manager (and ZooKeeper)."""
+        dir = os.path.abspath(dir)
+        if not self.log_manager.is_log_dir_online(dir):
+            return
+        logger.warning("%sStopping serving replicas in dir %s", self._log_ident, dir)
+        with self._replica_state_change_lock:
+            online = self._online_partitions()
+            new_offline = {p.topic_partition for p in online if p.log is not None and p.log.parent_dir == dir}
+            with_offline_future = [p for p in online if p.future_log is not None and p.future_log.parent_dir == dir]
+            self.replica_fetcher_manager.remove_fetcher_for_partitions(new_offline)
+            for partition in with_offline_future:
+                partition.future_log = None
+            for tp in new_offline:
+                self.mark_partition_offline(tp)
+            self.high_watermark_checkpoints = {d: c for d, c in self.high_watermark_checkpoints.items() if d != dir}
+            logger.warning("%sBroker %d stopped fetcher for partitions %s and stopped moving logs for partitions %s "
+                           "because they are in the failed log directory %s.", self._log_ident, self.local_broker_id,
+                           ",".join(sorted(map(str, new_offline))),
+                           ",".join(str(p.topic_partition) for p in with_offline_future), dir)
+        self.log_manager.handle_log_dir_failure(dir)
+        if send_zk_notification and self.zk_client is not None:
+            propagate = getattr(self.zk_client, "propagate_log_dir_event", None)
+            if propagate is not None:
+                propagate(self.local_broker_id)
+        logger.warning("%sStopped serving replicas in dir %s", self._log_ident, dir)
+
+
+class _LogDirFailureHandler:
+    """Takes failed log dirs off the LogDirFailureChannel and handles them, one at a time."""
+
+    def __init__(self, replica_manager: ReplicaManager, channel: Any) -> None:
+        from kafka_py.utils.shutdownable_thread import ShutdownableThread
+
+        manager = replica_manager
+
+        class Handler(ShutdownableThread):
+            def do_work(self) -> None:
+                new_offline_log_dir = channel.take_next_offline_log_dir()
+                if new_offline_log_dir is not None:
+                    manager.handle_log_dir_failure(new_offline_log_dir)
+
+        self._thread = Handler("LogDirFailureHandler", is_interruptible=False, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def initiate_shutdown(self) -> None:
+        self._thread.initiate_shutdown()
