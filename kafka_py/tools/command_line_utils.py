@@ -1,0 +1,446 @@
+"""Port of core/src/main/scala/kafka/utils/CommandLineUtils.scala and ToolsUtils.scala:
+what the command-line tools share.
+
+- Java client properties (``bootstrap.servers``, ``acks``, ``linger.ms`` ...) given with
+  ``--producer-property``, ``--command-config`` and friends are turned into the keyword
+  arguments of kafka-python 3's clients (``client_configs``), so the tools take Kafka's
+  names while running on kafka-python.
+- Failures end a tool with one line on stderr and a non-zero exit status
+  (``CommandError``, ``handle_errors``), never a traceback: a broker that cannot be
+  reached, a topic that does not exist, a broker error code with its message.
+- kafka-python's own logging is silenced unless ``KAFKA_PY_TOOLS_LOG_LEVEL`` asks for it
+  (Kafka's tools log WARN and above to stderr through config/tools-log4j.properties;
+  kafka-python's reconnect warnings would bury the one line that matters).
+- A progress bar on stderr for tools whose stdout goes to a file or pipe.
+- Raw admin requests through a KafkaAdminClient's connections, for the answers its
+  public methods drop (per-resource error codes and messages of DescribeConfigs and
+  IncrementalAlterConfigs, and the cluster-wide default broker resource "").
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import click
+
+from kafka_py.utils import properties
+
+logger = logging.getLogger(__name__)
+
+LOG_LEVEL_ENV = "KAFKA_PY_TOOLS_LOG_LEVEL"
+
+# Kafka's ConfigEntry.ConfigSource, by the wire value of DescribeConfigs v1+.
+CONFIG_SOURCES = {
+    0: "UNKNOWN",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+}
+
+# ConfigResource.Type wire values.
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+
+# IncrementalAlterConfigs operations (AlterConfigOp.OpType).
+OP_SET = 0
+OP_DELETE = 1
+
+# Java client property names whose kafka-python keyword differs from the dotted name
+# with dots turned into underscores.
+_RENAMED_CLIENT_CONFIGS = {
+    "receive.buffer.bytes": "receive_buffer_bytes",
+    "send.buffer.bytes": "send_buffer_bytes",
+    "max.partition.fetch.bytes": "max_partition_fetch_bytes",
+}
+# Java-only properties with no kafka-python counterpart and no effect worth a warning
+# (serializers are fixed to bytes by the tools themselves).
+_SILENTLY_IGNORED = frozenset({
+    "key.serializer", "value.serializer", "key.deserializer", "value.deserializer",
+    "buffer.memory", "default.api.timeout.ms", "interceptor.classes",
+})
+
+
+class CommandError(Exception):
+    """A failure the tool reports as one line on stderr before exiting with status 1."""
+
+
+def configure_tool_logging() -> None:
+    """WARN and above of our own loggers on stderr in Kafka's line format.
+
+    kafka-python's loggers stay quiet unless KAFKA_PY_TOOLS_LOG_LEVEL names a level, which
+    then applies to every logger.
+    """
+    level_name = os.environ.get(LOG_LEVEL_ENV, "").strip().upper()
+    level = logging.getLevelName(level_name) if level_name else logging.WARNING
+    if not isinstance(level, int):
+        level = logging.WARNING
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(
+        "[%(asctime)s,%(msecs)03d] %(levelname)s %(message)s (%(name)s)", "%Y-%m-%d %H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("kafka").setLevel(level if level_name else logging.CRITICAL + 1)
+
+
+def handle_errors(prefix: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Turn CommandError, kafka-python errors and OS errors into one stderr line and exit 1."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+                raise
+            except KeyboardInterrupt:
+                raise click.exceptions.Exit(130)
+            except Exception as e:  # the whole point: no traceback reaches the user
+                logger.debug("command failed", exc_info=True)
+                click.echo(f"{prefix}{describe_exception(e)}", err=True)
+                raise click.exceptions.Exit(1)
+
+        return wrapper
+
+    return decorate
+
+
+def describe_exception(e: BaseException) -> str:
+    """One line for an exception: its message, Kafka-style."""
+    if isinstance(e, CommandError):
+        return str(e)
+    try:
+        import kafka.errors as kafka_errors
+    except ImportError:  # pragma: no cover - kafka-python is a dependency
+        kafka_errors = None
+    if kafka_errors is not None and isinstance(e, kafka_errors.KafkaError):
+        message = e.args[0] if e.args else None
+        if isinstance(message, str) and message:
+            return f"{type(e).__name__}: {message}"
+        description = getattr(e, "description", None)
+        return f"{type(e).__name__}: {description}" if description else type(e).__name__
+    text = str(e).replace("\n", " ").strip()
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def error_message(error_code: int, message: str | None = None) -> str:
+    """The message a Kafka client shows for a response error: the broker's, else the default."""
+    if message:
+        return message
+    from kafka_py.protocol.errors import Errors  # kio is slow to import; most runs never need it
+
+    try:
+        error = Errors.for_code(error_code)
+    except (KeyError, ValueError):
+        return f"Unknown error code {error_code}"
+    return error.message or error.name
+
+
+def error_name(error_code: int) -> str:
+    from kafka_py.protocol.errors import Errors
+
+    try:
+        return Errors.for_code(error_code).name
+    except (KeyError, ValueError):
+        return f"UNKNOWN_ERROR_CODE_{error_code}"
+
+
+# -- properties and client configuration ---------------------------------------------------
+
+def load_props(path: str) -> dict[str, str]:
+    """Utils.loadProps: a .properties file, or CommandError naming the file."""
+    try:
+        return properties.load_file(path)
+    except OSError as e:
+        raise CommandError(f"Unable to read properties file {path}: {e.strerror or e}") from e
+    except ValueError as e:
+        raise CommandError(f"Invalid properties file {path}: {e}") from e
+
+
+def parse_key_value_args(args: Iterable[str], accept_missing_value: bool = True) -> dict[str, str]:
+    """CommandLineUtils.parseKeyValueArgs: ``k=v`` strings split at the first ``=``."""
+    try:
+        return properties.parse_key_value_args(args, accept_missing_value)
+    except ValueError as e:
+        raise CommandError(str(e)) from e
+
+
+def _coerce(name: str, value: str, default: Any) -> Any:
+    text = value.strip()
+    if isinstance(default, bool):
+        if text.lower() not in ("true", "false"):
+            raise CommandError(f"Invalid value {value} for configuration {name}: Expected value to be "
+                               "either true or false")
+        return text.lower() == "true"
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise CommandError(f"Invalid value {value} for configuration {name}: Not a number of "
+                               "type INT") from None
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise CommandError(f"Invalid value {value} for configuration {name}: Not a number of "
+                               "type DOUBLE") from None
+    return text
+
+
+def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, Any]:
+    """Java client properties as kafka-python keyword arguments for ``client_class``.
+
+    ``client_class`` is KafkaProducer, KafkaConsumer or KafkaAdminClient; its
+    DEFAULT_CONFIG gives the accepted names and the type each value is parsed to.
+    Properties it does not know are logged and dropped, as Kafka warns that a supplied
+    configuration "isn't a known config".
+    """
+    defaults: Mapping[str, Any] = getattr(client_class, "DEFAULT_CONFIG")
+    out: dict[str, Any] = {}
+    for name, value in props.items():
+        if name in _SILENTLY_IGNORED:
+            continue
+        key = _RENAMED_CLIENT_CONFIGS.get(name, name.replace(".", "_").replace("-", "_"))
+        if key not in defaults:
+            logger.warning("The configuration '%s' was supplied but isn't a known config.", name)
+            continue
+        if key == "bootstrap_servers":
+            out[key] = [s.strip() for s in value.split(",") if s.strip()]
+        elif key == "acks":
+            text = value.strip().lower()
+            out[key] = -1 if text == "all" else _coerce(name, text, 0)
+        elif key == "compression_type":
+            text = value.strip().lower()
+            out[key] = None if text in ("", "none") else text
+        elif key == "retries":
+            out[key] = _coerce(name, value, 0)
+        elif key in ("group_id", "client_id", "transactional_id", "group_instance_id"):
+            out[key] = value
+        elif defaults[key] is None and re.fullmatch(r"\s*-?\d+\s*", value):
+            out[key] = int(value)  # optional sizes such as send_buffer_bytes default to None
+        else:
+            out[key] = _coerce(name, value, defaults[key])
+    return out
+
+
+def validate_bootstrap_servers(servers: str, option: str = "--bootstrap-server") -> list[str]:
+    """ToolsUtils.validatePortOrDie: every entry must be ``host:port`` with a numeric port."""
+    entries = [s.strip() for s in servers.split(",") if s.strip()]
+    valid = bool(entries) and all(re.fullmatch(r".+:\d+", s) for s in entries)
+    if not valid:
+        raise click.UsageError(
+            f"Please provide valid host:port like host1:9091,host2:9092 for {option} (got '{servers}')")
+    return entries
+
+
+def connect(factory: Callable[..., Any], configs: Mapping[str, Any]) -> Any:
+    """Create a kafka-python client, reporting an unreachable cluster as a CommandError."""
+    import kafka.errors as kafka_errors
+
+    try:
+        return factory(**configs)
+    except (getattr(kafka_errors, "NoBrokersAvailable", kafka_errors.KafkaTimeoutError),
+            kafka_errors.KafkaTimeoutError) as e:
+        servers = configs.get("bootstrap_servers")
+        if isinstance(servers, (list, tuple)):
+            servers = ",".join(servers)
+        timeout = configs.get("bootstrap_timeout_ms", 30000)
+        raise CommandError(
+            f"Unable to connect to the bootstrap server(s) {servers}: no broker answered within "
+            f"{timeout} ms") from e
+    except kafka_errors.KafkaConfigurationError as e:
+        raise CommandError(f"Invalid client configuration: {describe_exception(e)}") from e
+
+
+def expand_multi_value_options(args: Sequence[str], names: Iterable[str]) -> list[str]:
+    """Rewrite argparse-style ``--opt a b c`` (nargs '+') as ``--opt a --opt b --opt c``.
+
+    Kafka's ProducerPerformance takes ``--producer-props k1=v1 k2=v2``; click options take
+    one value each, so the values up to the next ``-``-prefixed token are spread out.
+    """
+    wanted = set(names)
+    out: list[str] = []
+    current: str | None = None
+    for arg in args:
+        if arg.startswith("-"):
+            head, sep, value = arg.partition("=")
+            if head in wanted:
+                if sep:
+                    out += [head, value]
+                current = head
+                continue
+            current = None
+            out.append(arg)
+        elif current is not None:
+            out += [current, arg]
+        else:
+            out.append(arg)
+    return out
+
+
+# -- progress --------------------------------------------------------------------------------
+
+def want_progress_bar(stdout: Any = None, stderr: Any = None) -> bool:
+    """A bar on stderr only when stderr is a terminal and stdout is not that terminal too
+    (a bar interleaved with the records or report lines on one screen would garble both)."""
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    try:
+        return bool(stderr.isatty()) and not bool(stdout.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _NoProgress:
+    def update(self, n: int) -> None:
+        pass
+
+
+@contextmanager
+def progress_bar(total: int | None, label: str, enabled: bool | None = None) -> Iterator[Any]:
+    """A click progress bar on stderr (``.update(n)``), or a no-op when not wanted."""
+    if enabled is None:
+        enabled = want_progress_bar()
+    if not enabled or not total or total <= 0:
+        yield _NoProgress()
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr, show_eta=True,
+                           show_percent=True, show_pos=True) as bar:
+        yield bar
+
+
+# -- raw admin requests through kafka-python's connections -----------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ConfigSynonym:
+    name: str
+    value: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One entry of a DescribeConfigs answer (Kafka's admin ConfigEntry)."""
+
+    name: str
+    value: str | None
+    source: str
+    is_sensitive: bool
+    read_only: bool
+    synonyms: tuple[ConfigSynonym, ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == "DEFAULT_CONFIG"
+
+
+def send_admin_request(admin: Any, request: Any, node_id: int | None = None) -> Any:
+    """Send ``request`` on the admin client's connections; returns the decoded response.
+
+    KafkaAdminClient's public methods drop per-resource error codes of DescribeConfigs
+    and refuse a broker resource named "" (the cluster-wide default), both of which the
+    config tools need.
+    """
+    manager = admin._manager
+
+    async def _send() -> Any:
+        return await manager.send(request, node_id=node_id)
+
+    return manager.run(_send)
+
+
+def describe_configs(admin: Any, resource_type: int, name: str,
+                     include_synonyms: bool = True) -> list[ConfigEntry]:
+    """Every config entry of one topic or broker resource; CommandError on an error code."""
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    request = DescribeConfigsRequest(
+        resources=[(resource_type, name, None)], include_synonyms=include_synonyms,
+        min_version=1)
+    node_id = None
+    if resource_type == BROKER_RESOURCE and name:
+        node_id = int(name)
+    response = send_admin_request(admin, request, node_id)
+    entries: list[ConfigEntry] = []
+    for result in response.results:
+        if result.error_code:
+            raise CommandError(error_message(result.error_code, result.error_message))
+        for config in result.configs:
+            synonyms = tuple(
+                ConfigSynonym(s.name, s.value, CONFIG_SOURCES.get(s.source, "UNKNOWN"))
+                for s in (getattr(config, "synonyms", None) or ()))
+            entries.append(ConfigEntry(
+                name=config.name, value=config.value,
+                source=CONFIG_SOURCES.get(config.config_source, "UNKNOWN"),
+                is_sensitive=bool(config.is_sensitive), read_only=bool(config.read_only),
+                synonyms=synonyms))
+    return entries
+
+
+def incremental_alter_configs(admin: Any, resource_type: int, name: str,
+                              ops: Sequence[tuple[str, int, str | None]]) -> None:
+    """IncrementalAlterConfigs of one resource; CommandError with the broker's message."""
+    from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+    request = IncrementalAlterConfigsRequest(
+        resources=[(resource_type, name, list(ops))], validate_only=False)
+    node_id = None
+    if resource_type == BROKER_RESOURCE and name:
+        node_id = int(name)
+    response = send_admin_request(admin, request, node_id)
+    for result in response.responses:
+        if result.error_code:
+            raise CommandError(error_message(result.error_code, result.error_message))
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+def format_metrics(metrics: Mapping[str, Any]) -> list[str]:
+    """ToolsUtils.printMetrics: "group:name:{tags}" names sorted, floats with 3 decimals.
+
+    ``metrics`` maps the merged name to its value; ``merged_metric_names`` builds that
+    from kafka-python's raw metrics.
+    """
+    if not metrics:
+        return []
+    width = max(len(name) for name in metrics)
+    lines = ["", f"{'Metric Name':<{width}}   Value"]
+    for name in sorted(metrics):
+        value = metrics[name]
+        if isinstance(value, float):
+            lines.append(f"{name:<{width}} : {value:.3f}")
+        else:
+            lines.append(f"{name:<{width}} : {value}")
+    return lines
+
+
+def merged_metric_names(raw_metrics: Mapping[Any, Any] | None) -> dict[str, Any]:
+    """kafka-python's ``metrics(raw=True)`` as Kafka's merged names, tags as {k=v, ...}."""
+    merged: dict[str, Any] = {}
+    for metric_name, metric in (raw_metrics or {}).items():
+        tags = ", ".join(f"{k}={v}" for k, v in sorted((metric_name.tags or {}).items()))
+        try:
+            value = metric.value()
+        except Exception:  # a metric whose measurement fails is shown, not fatal
+            value = float("nan")
+        merged[f"{metric_name.group}:{metric_name.name}:{{{tags}}}"] = value
+    return merged
+
+
+def cluster_brokers(admin: Any) -> dict[int, tuple[str, int]]:
+    """Live brokers (id → host, port) from a Metadata request, as Kafka 2.8's
+    Admin.describeCluster does. (kafka-python's describe_cluster reads DescribeCluster
+    responses of v1+ only and fails on the v0 a 2.8 broker sends.)"""
+    from kafka.protocol.metadata import MetadataRequest
+
+    response = send_admin_request(admin, MetadataRequest(topics=[], allow_auto_topic_creation=False))
+    return {b.node_id: (b.host, b.port) for b in response.brokers}

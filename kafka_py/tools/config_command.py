@@ -1,0 +1,346 @@
+"""Port of core/src/main/scala/kafka/admin/ConfigCommand.scala (``bin/kafka-configs.sh``).
+
+Describe and alter the dynamic configs of topics and brokers through the admin API
+(DescribeConfigs, IncrementalAlterConfigs) with Kafka 2.8's options and output:
+
+    Dynamic configs for topic t are:
+      retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}
+    Completed updating config for topic t.
+
+``--entity-type topics|brokers`` with ``--entity-name`` or ``--entity-default`` (or the
+shorthands ``--topic``, ``--broker``, ``--broker-defaults``); ``--add-config
+k1=v1,k2=[a,b]`` (square brackets group values holding commas), ``--add-config-file``,
+``--delete-config k1,k2``; ``--all`` with ``--describe`` lists every config, not only
+the dynamic ones.
+
+Differences from Kafka's tool, on purpose:
+
+- entity types clients, users, ips and broker-loggers are refused: this broker keeps no
+  quotas, SCRAM credentials or logger levels; ``--zookeeper`` is refused too;
+- broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
+  whole dynamic config with the older AlterConfigs); the end state is the same, and
+  there is no window in which a concurrent change is overwritten;
+- every failure is one line on stderr and exit status 1, never a stack trace.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import click
+
+from kafka_py.tools.command_line_utils import (
+    BROKER_RESOURCE,
+    OP_DELETE,
+    OP_SET,
+    TOPIC_RESOURCE,
+    CommandError,
+    ConfigEntry,
+    client_configs,
+    cluster_brokers,
+    configure_tool_logging,
+    connect,
+    describe_configs,
+    handle_errors,
+    incremental_alter_configs,
+    load_props,
+    validate_bootstrap_servers,
+)
+
+logger = logging.getLogger(__name__)
+
+TOPICS = "topics"
+BROKERS = "brokers"
+BROKER_DEFAULT_ENTITY_NAME = ""
+SUPPORTED_ENTITY_TYPES = (TOPICS, BROKERS)
+ALL_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
+DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
+MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
+
+_DYNAMIC_SOURCE = {TOPICS: "DYNAMIC_TOPIC_CONFIG", BROKERS: "DYNAMIC_BROKER_CONFIG"}
+# A separator outside square brackets: what follows holds no ']' before a '[' or the end.
+_OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
+
+Out = Callable[[str], None]
+
+
+def parse_configs_to_be_added(add_config: str | None, add_config_file: str | None = None,
+                              out: Out | None = None) -> dict[str, str]:
+    """``k1=v1,k2=[v2,v3]`` → {"k1": "v1", "k2": "v2,v3"}, after the file's properties."""
+    props: dict[str, str] = {}
+    if add_config_file:
+        props.update(load_props(add_config_file))
+    if add_config is not None:
+        pairs = re.split("," + _OUTSIDE_BRACKETS, add_config)
+        while pairs and pairs[-1] == "":
+            pairs.pop()  # Java's String.split drops trailing empty strings
+        split = [re.split(r"\s*=\s*" + _OUTSIDE_BRACKETS, pair) for pair in pairs]
+        if not all(len(kv) == 2 for kv in split):
+            raise CommandError('Invalid entity config: all configs to be added must be in the format "key=val".')
+        for key, value in split:
+            props[key.strip()] = re.sub(r"[\[\]]", "", value).strip()
+    if MESSAGE_FORMAT_VERSION_CONFIG in props and out is not None:
+        out(f"WARNING: The configuration {MESSAGE_FORMAT_VERSION_CONFIG}={props[MESSAGE_FORMAT_VERSION_CONFIG]} "
+            "is specified. This configuration will be ignored if the version is newer than the "
+            "inter.broker.protocol.version specified in the broker.")
+    return props
+
+
+def parse_configs_to_be_deleted(delete_config: Sequence[str]) -> list[str]:
+    """``--delete-config`` values, each a comma-separated list of names."""
+    return [name.strip() for value in delete_config for name in value.split(",") if name.strip()]
+
+
+def format_config_entry(entry: ConfigEntry) -> str:
+    synonyms = ", ".join(f"{s.source}:{s.name}={_java_str(s.value)}" for s in entry.synonyms)
+    return (f"  {entry.name}={_java_str(entry.value)} sensitive={str(entry.is_sensitive).lower()} "
+            f"synonyms={{{synonyms}}}")
+
+
+def _java_str(value: str | None) -> str:
+    return "null" if value is None else value
+
+
+@dataclass(frozen=True)
+class ConfigCommandOptions:
+    bootstrap_server: str | None = None
+    command_config: str | None = None
+    zookeeper: str | None = None
+    alter: bool = False
+    describe: bool = False
+    all: bool = False
+    entity_type: tuple[str, ...] = ()
+    entity_name: tuple[str, ...] = ()
+    entity_default: bool = False
+    add_config: str | None = None
+    add_config_file: str | None = None
+    delete_config: tuple[str, ...] = ()
+    force: bool = False
+    topic: str | None = None
+    broker: str | None = None
+    broker_defaults: bool = False
+    broker_logger: str | None = None
+    client: str | None = None
+    client_defaults: bool = False
+    user: str | None = None
+    user_defaults: bool = False
+    ip: str | None = None
+    ip_defaults: bool = False
+
+    def _entity_flags(self) -> list[tuple[str, str]]:
+        named = [(self.topic, "topics"), (self.client, "clients"), (self.user, "users"),
+                 (self.broker, "brokers"), (self.broker_logger, "broker-loggers"), (self.ip, "ips")]
+        return [(value, kind) for value, kind in named if value is not None]
+
+    def _default_flags(self) -> list[str]:
+        flags = [(self.client_defaults, "clients"), (self.user_defaults, "users"),
+                 (self.broker_defaults, "brokers"), (self.ip_defaults, "ips")]
+        return [kind for given, kind in flags if given]
+
+    @property
+    def entity_types(self) -> list[str]:
+        return list(self.entity_type) + [k for _, k in self._entity_flags()] + self._default_flags()
+
+    @property
+    def entity_names(self) -> list[str]:
+        # joptsimple keeps the command-line order of --entity-name and --entity-default;
+        # click does not, which only matters for the users+clients pairs refused here anyway.
+        names = list(self.entity_name)
+        if self.entity_default:
+            names.append(BROKER_DEFAULT_ENTITY_NAME)
+        names += [v for v, _ in self._entity_flags()]
+        names += [BROKER_DEFAULT_ENTITY_NAME for _ in self._default_flags()]
+        return names
+
+    def check_args(self) -> None:
+        if int(self.alter) + int(self.describe) != 1:
+            raise click.UsageError("Command must include exactly one action: --describe, --alter")
+        if self.describe and (self.add_config is not None or self.delete_config or self.add_config_file):
+            raise click.UsageError("Option \"--describe\" can't be used with options \"--add-config\", "
+                                   "\"--delete-config\"")
+        if self.zookeeper is not None:
+            raise CommandError("--zookeeper is not supported by this tool; use --bootstrap-server")
+        types = self.entity_types
+        duplicates = sorted({t for t in types if types.count(t) > 1})
+        if duplicates:
+            raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+        for entity_type in types:
+            if entity_type not in SUPPORTED_ENTITY_TYPES:
+                raise CommandError(
+                    f"Invalid entity type {entity_type}, the entity type must be one of "
+                    f"{','.join(SUPPORTED_ENTITY_TYPES)} with the --bootstrap-server argument")
+        if not types:
+            raise CommandError("At least one entity type must be specified")
+        if len(types) > 1:
+            raise CommandError("Only 'users' and 'clients' entity types may be specified together")
+        if (self.entity_name or self.entity_type or self.entity_default) and (
+                self._entity_flags() or self._default_flags()):
+            raise CommandError("--entity-{type,name,default} should not be used in conjunction with specific "
+                               "entity flags")
+        if self.bootstrap_server is None:
+            raise CommandError("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+        names = self.entity_names
+        has_entity_name = any(names)
+        has_entity_default = any(n == "" for n in names)
+        if has_entity_name and BROKERS in types:
+            for broker_id in [n for n in names if n]:
+                try:
+                    int(broker_id)
+                except ValueError:
+                    raise CommandError(f"The entity name for {types[0]} must be a valid integer broker id, "
+                                       f"but it is: {broker_id}") from None
+        if self.alter:
+            if BROKERS in types:
+                if not has_entity_name and not has_entity_default:
+                    raise CommandError("an entity-name or default entity must be specified with --alter of "
+                                       "users, clients, brokers or ips")
+            elif not has_entity_name:
+                raise CommandError(f"an entity name must be specified with --alter of {','.join(types)}")
+            if self.add_config is not None and self.add_config_file is not None:
+                raise CommandError("Only one of --add-config or --add-config-file must be specified")
+            if self.add_config is None and self.add_config_file is None and not self.delete_config:
+                raise CommandError("At least one of --add-config, --add-config-file, or --delete-config must be "
+                                   "specified with --alter")
+            if len(types) != len(names):
+                raise CommandError("An entity name must be specified for every entity type")
+
+
+class ConfigCommand:
+    """The describe and alter operations over one connected admin client."""
+
+    def __init__(self, admin: Any, out: Out = click.echo) -> None:
+        self.admin = admin
+        self.out = out
+
+    def get_resource_config(self, entity_type: str, entity_name: str, describe_all: bool) -> list[ConfigEntry]:
+        if entity_type == TOPICS:
+            if entity_name:
+                from kafka_py.common.errors import InvalidTopicException
+                from kafka_py.zk.admin_zk_client import Topic
+
+                try:
+                    Topic.validate(entity_name)
+                except InvalidTopicException as e:
+                    raise CommandError(str(e)) from e
+            resource, dynamic_source = TOPIC_RESOURCE, _DYNAMIC_SOURCE[TOPICS]
+        elif entity_type == BROKERS:
+            if entity_name == BROKER_DEFAULT_ENTITY_NAME:
+                dynamic_source = "DYNAMIC_DEFAULT_BROKER_CONFIG"
+            else:
+                try:
+                    int(entity_name)
+                except ValueError:
+                    raise CommandError(f"The entity name for {entity_type} must be a valid integer broker id, "
+                                       f"found: {entity_name}") from None
+                dynamic_source = _DYNAMIC_SOURCE[BROKERS]
+            resource = BROKER_RESOURCE
+        else:
+            raise CommandError(f"Invalid entity type: {entity_type}")
+        entries = describe_configs(self.admin, resource, entity_name, include_synonyms=True)
+        if describe_all:
+            return entries
+        return [e for e in entries if e.source == dynamic_source]
+
+    def describe(self, entity_type: str, entity_name: str | None, describe_all: bool) -> None:
+        if entity_name is not None:
+            entities = [entity_name]
+        elif entity_type == TOPICS:
+            entities = sorted(self.admin.list_topics())
+        else:
+            ids = sorted(cluster_brokers(self.admin))
+            entities = [str(i) for i in ids] + [BROKER_DEFAULT_ENTITY_NAME]
+        for entity in entities:
+            if entity_type == BROKERS and entity == BROKER_DEFAULT_ENTITY_NAME:
+                self.out(f"Default configs for {entity_type} in the cluster are:")
+            else:
+                source = "All" if describe_all else "Dynamic"
+                self.out(f"{source} configs for {entity_type[:-1]} {entity} are:")
+            for entry in self.get_resource_config(entity_type, entity, describe_all):
+                self.out(format_config_entry(entry))
+
+    def alter(self, entity_type: str, entity_name: str, to_add: Mapping[str, str], to_delete: Sequence[str]) -> None:
+        old = {e.name for e in self.get_resource_config(entity_type, entity_name, describe_all=False)}
+        invalid = [name for name in to_delete if name not in old]
+        if invalid:
+            raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+        ops = [(k, OP_SET, v) for k, v in to_add.items()] + [(k, OP_DELETE, None) for k in to_delete]
+        resource = TOPIC_RESOURCE if entity_type == TOPICS else BROKER_RESOURCE
+        incremental_alter_configs(self.admin, resource, entity_name, ops)
+        if entity_name:
+            self.out(f"Completed updating config for {entity_type[:-1]} {entity_name}.")
+        else:
+            self.out(f"Completed updating default config for {entity_type} in the cluster.")
+
+
+def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> Any:
+    from kafka import KafkaAdminClient
+
+    props = {"bootstrap.timeout.ms": str(DEFAULT_BOOTSTRAP_TIMEOUT_MS), **command_config,
+             "bootstrap.servers": bootstrap_server}
+    configs = client_configs(props, KafkaAdminClient)
+    configs.setdefault("client_id", "kafka-configs")
+    return connect(KafkaAdminClient, configs)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+               help="This tool helps to manipulate and describe entity config for a topic or broker.")
+@click.option("--bootstrap-server", metavar="<server to connect to>",
+              help="The Kafka server to connect to. REQUIRED.")
+@click.option("--command-config", metavar="<command config property file>",
+              help="Property file containing configs to be passed to the admin client.")
+@click.option("--zookeeper", hidden=True, help="Not supported: use --bootstrap-server.")
+@click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
+@click.option("--describe", is_flag=True, help="List configs for the given entity.")
+@click.option("--all", "all_", is_flag=True,
+              help="List all configs for the given topic or broker entity (includes static configuration "
+                   "when the entity type is brokers)")
+@click.option("--entity-type", multiple=True, metavar="<topics|brokers>", help="Type of entity (topics/brokers)")
+@click.option("--entity-name", multiple=True, metavar="<name>", help="Name of entity (topic name/broker id)")
+@click.option("--entity-default", is_flag=True, help="Default entity name for brokers")
+@click.option("--add-config", metavar="<k1=v1,k2=[v1,v2],k3=v3>",
+              help="Key Value pairs of configs to add. Square brackets can be used to group values which "
+                   "contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'.")
+@click.option("--add-config-file", metavar="<file>",
+              help="Path to a properties file with configs to add.")
+@click.option("--delete-config", multiple=True, metavar="<k1,k2>", help="config keys to remove 'k1,k2'")
+@click.option("--force", is_flag=True, help="Suppress console prompts")
+@click.option("--topic", metavar="<topic>", help="The topic's name.")
+@click.option("--broker", metavar="<broker id>", help="The broker's ID.")
+@click.option("--broker-defaults", is_flag=True, help="The config defaults for all brokers.")
+@click.option("--broker-logger", hidden=True)
+@click.option("--client", hidden=True)
+@click.option("--client-defaults", is_flag=True, hidden=True)
+@click.option("--user", hidden=True)
+@click.option("--user-defaults", is_flag=True, hidden=True)
+@click.option("--ip", hidden=True)
+@click.option("--ip-defaults", is_flag=True, hidden=True)
+@handle_errors()
+def main(all_: bool, **kwargs: Any) -> None:
+    opts = ConfigCommandOptions(all=all_, **kwargs)
+    opts.check_args()
+    assert opts.bootstrap_server is not None
+    validate_bootstrap_servers(opts.bootstrap_server)
+    to_add: dict[str, str] = {}
+    to_delete: list[str] = []
+    if opts.alter:
+        to_add = parse_configs_to_be_added(opts.add_config, opts.add_config_file, click.echo)
+        to_delete = parse_configs_to_be_deleted(opts.delete_config)
+    command_config = load_props(opts.command_config) if opts.command_config else {}
+    admin = connect_admin(opts.bootstrap_server, command_config)
+    try:
+        command = ConfigCommand(admin)
+        entity_type = opts.entity_types[0]
+        names = opts.entity_names
+        if opts.alter:
+            command.alter(entity_type, names[0], to_add, to_delete)
+        else:
+            command.describe(entity_type, names[0] if names else None, opts.all)
+    finally:
+        admin.close()
+
+
+if __name__ == "__main__":
+    configure_tool_logging()
+    main(prog_name="kafka-configs.sh")

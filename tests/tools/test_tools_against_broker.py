@@ -1,0 +1,241 @@
+"""The bin/ tool scripts against a real broker process and a real ZooKeeper.
+
+Each test runs the scripts as an operator would (subprocesses, stdin/stdout) and checks
+their output formats and exit statuses, and checks what they did through the broker.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from tests.integration.broker_harness import BrokerProcess, ROOT, free_port, unique_chroot, wait_until
+
+BIN = ROOT / "bin"
+
+PRODUCER_TOTAL = re.compile(
+    r"^(\d+) records sent, \d+\.\d{6} records/sec \(\d+\.\d\d MB/sec\), \d+\.\d\d ms avg latency, "
+    r"\d+\.\d\d ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$")
+PRODUCER_WINDOW = re.compile(r"^\d+ records sent, \d+\.\d records/sec \(\d+\.\d\d MB/sec\), \d+\.\d ms avg latency, "
+                             r"\d+\.\d ms max latency\.$")
+CONSUMER_HEADER = ("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
+                   "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec")
+CONSUMER_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}, "
+                           r"\d+\.\d{4}, \d+\.\d{4}, (\d+), \d+\.\d{4}, 0, \d+, \d+\.\d{4}, \d+\.\d{4}$")
+
+
+@pytest.fixture(scope="module")
+def broker(zookeeper, tmp_path_factory):
+    b = BrokerProcess(tmp_path_factory.mktemp("tools-broker"), zookeeper.connect_string, unique_chroot())
+    b.start()
+    yield b
+    if b.running:
+        assert b.stop() == 0, b.tail()
+
+
+def run(script: str, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / script), *args], input=stdin, capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def topics(broker: BrokerProcess, *args: str) -> subprocess.CompletedProcess:
+    return run("kafka-topics.sh", "--bootstrap-server", broker.bootstrap, *args)
+
+
+def configs(broker: BrokerProcess, *args: str) -> subprocess.CompletedProcess:
+    return run("kafka-configs.sh", "--bootstrap-server", broker.bootstrap, *args)
+
+
+def test_topics_lifecycle(broker):
+    created = topics(broker, "--create", "--topic", "tools.orders", "--partitions", "2", "--replication-factor", "1",
+                     "--config", "retention.ms=3600000")
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.splitlines() == [
+        "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could "
+        "collide. To avoid issues it is best to use either, but not both.",
+        "Created topic tools.orders."]
+
+    again = topics(broker, "--create", "--topic", "tools.orders")
+    assert again.returncode == 1
+    assert again.stderr.strip() == "Error while executing topic command : Topic 'tools.orders' already exists."
+    assert "Traceback" not in again.stderr
+    assert topics(broker, "--create", "--topic", "tools.orders", "--if-not-exists").returncode == 0
+
+    assert "tools.orders" in topics(broker, "--list").stdout.splitlines()
+
+    altered = topics(broker, "--alter", "--topic", "tools.orders", "--partitions", "3")
+    assert altered.returncode == 0, altered.stderr
+    described = topics(broker, "--describe", "--topic", "tools.orders")
+    assert described.returncode == 0, described.stderr
+    lines = described.stdout.splitlines()
+    assert re.fullmatch(r"Topic: tools\.orders\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 3\t"
+                        r"ReplicationFactor: 1\tConfigs: retention\.ms=3600000", lines[0]), lines[0]
+    assert lines[1:] == [f"\tTopic: tools.orders\tPartition: {p}\tLeader: 0\tReplicas: 0\tIsr: 0" for p in range(3)]
+    # one broker: nothing is under-replicated
+    assert topics(broker, "--describe", "--topic", "tools.orders", "--under-replicated-partitions").stdout == ""
+
+    shrink = topics(broker, "--alter", "--topic", "tools.orders", "--partitions", "1")
+    assert shrink.returncode == 1
+    assert shrink.stderr.startswith("Error while executing topic command : ")
+    assert "3 partitions" in shrink.stderr
+
+    deleted = topics(broker, "--delete", "--topic", "tools.orders")
+    assert deleted.returncode == 0, deleted.stderr
+    wait_until(lambda: "tools.orders" not in topics(broker, "--list").stdout.splitlines(), 30,
+               "deleted topic still listed")
+
+
+@pytest.mark.parametrize("action", [["--describe"], ["--delete"], ["--alter", "--partitions", "2"]])
+def test_topics_unknown_topic(broker, action):
+    result = topics(broker, *action, "--topic", "tools-missing")
+    assert result.returncode == 1
+    assert result.stderr == "Error while executing topic command : Topic 'tools-missing' does not exist as expected\n"
+    quiet = topics(broker, *action, "--topic", "tools-missing", "--if-exists")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def test_configs_describe_and_alter(broker):
+    assert topics(broker, "--create", "--topic", "tools-configs").returncode == 0
+    entity = ["--entity-type", "topics", "--entity-name", "tools-configs"]
+
+    added = configs(broker, *entity, "--alter", "--add-config", "retention.ms=60000,cleanup.policy=[compact,delete]")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout == "Completed updating config for topic tools-configs.\n"
+    described = configs(broker, *entity, "--describe")
+    lines = described.stdout.splitlines()
+    assert lines[0] == "Dynamic configs for topic tools-configs are:"
+    assert sorted(line.split(" sensitive=")[0] for line in lines[1:]) == [
+        "  cleanup.policy=compact,delete", "  retention.ms=60000"]
+    assert all(" sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:" in line for line in lines[1:])
+
+    removed = configs(broker, "--topic", "tools-configs", "--alter", "--delete-config", "retention.ms")
+    assert removed.returncode == 0, removed.stderr
+    lines = configs(broker, *entity, "--describe").stdout.splitlines()
+    assert [line.split("=")[0] for line in lines[1:]] == ["  cleanup.policy"]
+
+    missing = configs(broker, *entity, "--alter", "--delete-config", "retention.ms")
+    assert (missing.returncode, missing.stderr) == (1, "Invalid config(s): retention.ms\n")
+    bad = configs(broker, *entity, "--alter", "--add-config", "retention.ms=soon")
+    assert bad.returncode == 1 and "retention.ms" in bad.stderr and "Traceback" not in bad.stderr
+
+    brokers = ["--entity-type", "brokers", "--entity-default"]
+    assert configs(broker, *brokers, "--alter", "--add-config", "log.retention.ms=7200000").stdout == (
+        "Completed updating default config for brokers in the cluster.\n")
+    lines = configs(broker, *brokers, "--describe").stdout.splitlines()
+    assert lines[0] == "Default configs for brokers in the cluster are:"
+    assert lines[1].startswith("  log.retention.ms=7200000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:")
+    assert configs(broker, *brokers, "--alter", "--delete-config", "log.retention.ms").returncode == 0
+    assert configs(broker, "--broker", "0", "--describe", "--all").stdout.startswith("All configs for broker 0 are:\n")
+
+
+def test_console_producer_to_console_consumer_with_keys_and_headers(broker):
+    assert topics(broker, "--create", "--topic", "tools-console", "--partitions", "1").returncode == 0
+    lines = "".join(f"trace:{i},app:tools\tkey-{i}\tvalue {i}\n" for i in range(5))
+    produced = run("kafka-console-producer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console",
+                   "--property", "parse.key=true", "--property", "parse.headers=true", "--compression-codec",
+                   "--request-required-acks", "all", stdin=lines)
+    assert produced.returncode == 0, produced.stderr
+    produced = run("kafka-console-producer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console",
+                   "--property", "parse.key=true", "--property", "key.separator=:", "--sync",
+                   stdin="last:the end\n")
+    assert produced.returncode == 0, produced.stderr
+
+    consumed = run("kafka-console-consumer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console",
+                   "--from-beginning", "--max-messages", "6", "--property", "print.key=true", "--property",
+                   "print.headers=true", "--property", "print.offset=true", "--property", "print.timestamp=true")
+    assert consumed.returncode == 0, consumed.stderr
+    rows = [line.split("\t") for line in consumed.stdout.splitlines()]
+    assert [r[0].split(":")[0] for r in rows] == ["CreateTime"] * 6
+    assert [r[1:] for r in rows] == (
+        [[f"Offset:{i}", f"trace:{i},app:tools", f"key-{i}", f"value {i}"] for i in range(5)]
+        + [["Offset:5", "NO_HEADERS", "last", "the end"]])
+    assert consumed.stderr.endswith("Processed a total of 6 messages\n")
+
+    one = run("kafka-console-consumer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console",
+              "--partition", "0", "--offset", "3", "--max-messages", "2", "--property", "print.key=true",
+              "--property", "key.separator=|")
+    assert one.returncode == 0, one.stderr
+    assert one.stdout == "key-3|value 3\nkey-4|value 4\n"
+
+    matched = run("kafka-console-consumer.sh", "--bootstrap-server", broker.bootstrap, "--whitelist",
+                  "tools-cons.*", "--from-beginning", "--max-messages", "6")
+    assert matched.returncode == 0, matched.stderr
+    assert matched.stdout.splitlines() == [f"value {i}" for i in range(5)] + ["the end"]
+
+    idle = run("kafka-console-consumer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console",
+               "--partition", "0", "--offset", "latest", "--timeout-ms", "1000")
+    assert (idle.returncode, idle.stdout) == (0, "")
+    assert idle.stderr.endswith("Processed a total of 0 messages\n")
+
+
+def test_console_producer_refuses_a_line_without_key(broker):
+    result = run("kafka-console-producer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console-bad",
+                 "--property", "parse.key=true", stdin="no separator here\n")
+    assert result.returncode == 1
+    assert result.stderr == "No key separator found on line number 1: 'no separator here'\n"
+
+
+@pytest.mark.parametrize("name, mode, acks", [
+    ("tools-perf", [], "1"),
+    ("tools-perf-pipeline", ["--pipeline", "--connections", "3", "--window", "4"], "all"),
+    ("tools-perf-acks0", ["--pipeline", "--connections", "2"], "0"),
+])
+def test_producer_perf_test_then_consumer_perf_test(broker, name, mode, acks):
+    topic = name
+    assert topics(broker, "--create", "--topic", topic, "--partitions", "2").returncode == 0
+    produced = run("kafka-producer-perf-test.sh", "--topic", topic, "--num-records", "2000", "--record-size", "100",
+                   "--throughput", "-1", *mode, "--producer-props", f"bootstrap.servers={broker.bootstrap}",
+                   f"acks={acks}", "batch.size=4096")
+    assert produced.returncode == 0, produced.stderr
+    lines = produced.stdout.splitlines()
+    assert all(PRODUCER_WINDOW.match(line) for line in lines[:-1]), lines
+    match = PRODUCER_TOTAL.match(lines[-1])
+    assert match, lines[-1]
+    assert int(match.group(1)) == 2000
+
+    consumed = run("kafka-consumer-perf-test.sh", "--bootstrap-server", broker.bootstrap, "--topic", topic,
+                   "--messages", "2000", "--timeout", "5000")
+    assert consumed.returncode == 0, consumed.stderr
+    header, line = consumed.stdout.splitlines()
+    assert header == CONSUMER_HEADER
+    match = CONSUMER_LINE.match(line)
+    assert match, line
+    assert int(match.group(1)) == 2000
+    assert line.split(", ")[2] == f"{2000 * 100 / 1024 / 1024:.4f}"
+
+
+def test_producer_perf_test_prints_windows_while_running(broker):
+    assert topics(broker, "--create", "--topic", "tools-perf-slow").returncode == 0
+    # a throttled run of about 6 s: one 5-second window line, then the totals
+    produced = run("kafka-producer-perf-test.sh", "--topic", "tools-perf-slow", "--num-records", "3000",
+                   "--record-size", "10", "--throughput", "500", "--pipeline", "--connections", "1",
+                   "--producer-props", f"bootstrap.servers={broker.bootstrap}", "batch.size=500")
+    assert produced.returncode == 0, produced.stderr
+    lines = produced.stdout.splitlines()
+    assert len(lines) >= 2 and all(PRODUCER_WINDOW.match(line) for line in lines[:-1]), lines
+    assert PRODUCER_TOTAL.match(lines[-1]).group(1) == "3000"
+
+
+def test_every_tool_reports_a_missing_broker_in_one_line(tmp_path):
+    address = f"127.0.0.1:{free_port()}"
+    props = tmp_path / "client.properties"
+    props.write_text("bootstrap.timeout.ms=1000\n")
+    commands = [
+        ("kafka-topics.sh", "--bootstrap-server", address, "--list", "--command-config", str(props)),
+        ("kafka-configs.sh", "--bootstrap-server", address, "--describe", "--entity-type", "topics",
+         "--command-config", str(props)),
+        ("kafka-console-producer.sh", "--bootstrap-server", address, "--topic", "t", "--producer.config", str(props)),
+        ("kafka-console-consumer.sh", "--bootstrap-server", address, "--topic", "t", "--consumer.config", str(props)),
+        ("kafka-producer-perf-test.sh", "--topic", "t", "--num-records", "1", "--record-size", "1", "--throughput",
+         "-1", "--producer.config", str(props), "--producer-props", f"bootstrap.servers={address}"),
+        ("kafka-consumer-perf-test.sh", "--bootstrap-server", address, "--topic", "t", "--messages", "1",
+         "--consumer.config", str(props), "--hide-header"),
+    ]
+    procs = [subprocess.Popen([str(BIN / c[0]), *c[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT) for c in commands]
+    for command, proc in zip(commands, procs):
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, (command, out, err)
+        assert err.count("\n") == 1, (command, err)
+        assert f"Unable to connect to the bootstrap server(s) {address}" in err
