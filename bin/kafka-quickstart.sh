@@ -29,7 +29,9 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
-"$KAFKA_PY_HOME/bin/zookeeper-server-start.sh" "$zk_config" &
+# Children run in sessions of their own, so a Ctrl-C in the terminal reaches only this
+# script: ZooKeeper must outlive the broker, whose clean shutdown still talks to it.
+setsid "$KAFKA_PY_HOME/bin/zookeeper-server-start.sh" "$zk_config" &
 zk_pid=$!
 
 # Wait until ZooKeeper answers on its client port before the broker connects to it.
@@ -41,7 +43,7 @@ done
 kafka_py_log "zookeeper is serving on localhost:$zk_port (pid $zk_pid)"
 
 if [ -x "$KAFKA_PY_HOME/bin/kafka-server-start.sh" ]; then
-    "$KAFKA_PY_HOME/bin/kafka-server-start.sh" "$server_config" &
+    setsid "$KAFKA_PY_HOME/bin/kafka-server-start.sh" "$server_config" &
     broker_pid=$!
     wait "$broker_pid" || true
 else
