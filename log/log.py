@@ -36,7 +36,6 @@ from kafka_py.common.errors import (
     InvalidRecordException,
     KafkaException,
     KafkaStorageException,
-    LogSegmentOffsetOverflowException,
     OffsetOutOfRangeException,
     RecordBatchTooLargeException,
     RecordTooLargeException,
@@ -73,7 +72,7 @@ from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import TimestampType
-from kafka_py.record.file_records import TimestampAndOffset
+from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.time import Time
 
@@ -171,13 +170,6 @@ class _SegmentView:
             i = 0
         j = bisect.bisect_left(self.offsets, end)
         return self.segments[i:j]
-
-
-def _call_if_present(obj, name: str, *args):
-    fn = getattr(obj, name, None)
-    if fn is not None:
-        return fn(*args)
-    return None
 
 
 _CODECS = tuple(CompressionType(i) for i in range(len(CompressionType)))
@@ -289,6 +281,7 @@ class Log:
 
         self._lock = threading.RLock()
         self._is_memory_mapped_buffer_closed = False
+        self._closed = False
         self._last_flushed_time = self.time.milliseconds()
         self._next_offset_metadata: LogOffsetMetadata = LogOffsetMetadata(0)
         self._log_dir_offline = False
@@ -314,7 +307,7 @@ class Log:
         # Recovery used its own producer state managers, so the real one starts from scratch here.
         if not self.producer_state_manager.is_empty:
             raise RuntimeError("Producer state must be empty during log initialization")
-        _call_if_present(self.producer_state_manager, "remove_stray_snapshots", list(self._segments.offsets))
+        self.producer_state_manager.remove_stray_snapshots(list(self._segments.offsets))
         self._load_producer_state(self.log_end_offset, reload_from_clean_shutdown=had_clean_shutdown)
 
         if self.scheduler is not None:
@@ -430,6 +423,7 @@ class Log:
     # ------------------------------------------------------------------ leader epochs
 
     def _initialize_leader_epoch_cache(self) -> None:
+        # imported here: kafka_py.server depends on kafka_py.log, not the other way round at import time
         from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
         from kafka_py.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
@@ -687,7 +681,7 @@ class Log:
         for info in loaded.values():
             psm.update(info)
         for txn in completed_txns:
-            _call_if_present(psm, "complete_txn", txn)
+            psm.complete_txn(txn)
 
     def _load_producer_state(self, last_offset: int, reload_from_clean_shutdown: bool) -> None:
         with self._lock:
@@ -860,8 +854,7 @@ class Log:
                                 new_log_start_offset, reason)
                     if self.leader_epoch_cache is not None:
                         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
-                    _call_if_present(self.producer_state_manager, "on_log_start_offset_incremented",
-                                     new_log_start_offset)
+                    self.producer_state_manager.on_log_start_offset_incremented(new_log_start_offset)
                     self._maybe_increment_first_unstable_offset()
                     return True
                 return False
@@ -1254,13 +1247,22 @@ class Log:
         """fsync every segment holding offsets below ``offset`` (default: the log end) and advance the recovery point."""
         if offset is None:
             offset = self.log_end_offset
+        if self._closed:
+            # a post-roll flush scheduled before close() found the files already closed (and synced)
+            return
         try:
             self._check_for_log_dir_failure()
             if offset > self.recovery_point:
                 logger.debug("%sFlushing log up to offset %d, last flushed: %d, unflushed: %d", self._log_ident,
                              offset, self._last_flushed_time, self.unflushed_messages)
                 for segment in self.log_segments_range(self.recovery_point, offset):
-                    segment.flush()
+                    try:
+                        segment.flush()
+                    except ClosedChannelException:
+                        # Deleted (retention, truncation) while we were flushing: nothing left to sync.
+                        # Any other closed file is a real failure.
+                        if segment in self._segments.segments and not self._closed:
+                            raise
                 with self._lock:
                     self._check_if_memory_mapped_buffer_closed()
                     if offset > self.recovery_point:
@@ -1269,11 +1271,6 @@ class Log:
         except OSError as e:
             raise self._io_failed(f"Error while flushing log for {self.topic_partition} in dir {self._parent_dir} "
                                   f"with offset {offset}", e) from e
-        except ValueError as e:
-            # a segment closed underneath us (log deleted concurrently) is not a disk failure
-            if self._is_memory_mapped_buffer_closed:
-                raise KafkaStorageException(str(e)) from e
-            raise
 
     # ------------------------------------------------------------------ read
 
@@ -1501,8 +1498,7 @@ class Log:
                     segment.close_handlers()
                     segment.delete_if_exists()
                     if delete_producer_state_snapshots:
-                        _call_if_present(self.producer_state_manager, "remove_and_delete_snapshot",
-                                         segment.base_offset)
+                        self.producer_state_manager.remove_and_delete_snapshot(segment.base_offset)
             except OSError as e:
                 raise self._io_failed(f"Error while deleting segments for {self.topic_partition} in dir "
                                       f"{self._parent_dir}", e) from e
@@ -1608,6 +1604,7 @@ class Log:
         with self._lock:
             self._check_if_memory_mapped_buffer_closed()
             self._cancel_producer_expire_check()
+            self._closed = True
             try:
                 self.producer_state_manager.take_snapshot()
                 for segment in self._segments.segments:
@@ -1643,7 +1640,7 @@ class Log:
                     self._parent_dir = os.path.dirname(renamed_dir)
                     for segment in self._segments.segments:
                         segment.update_parent_dir(renamed_dir)
-                    _call_if_present(self.producer_state_manager, "update_parent_dir", renamed_dir)
+                    self.producer_state_manager.update_parent_dir(renamed_dir)
                     # the epoch checkpoint file moved with the directory
                     self._initialize_leader_epoch_cache()
             except OSError as e:
@@ -1657,6 +1654,7 @@ class Log:
                 self._check_for_log_dir_failure()
                 self._check_if_memory_mapped_buffer_closed()
                 self._cancel_producer_expire_check()
+                self._closed = True
                 self._remove_and_delete_segments(self._segments.segments, False, SegmentDeletionReason.LOG_DELETION)
                 shutil.rmtree(self._dir, ignore_errors=True)
                 self._is_memory_mapped_buffer_closed = True

@@ -35,6 +35,7 @@ from kafka_py.common.errors import KafkaException, KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.log import Log
+from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 
 logger = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class LogManager:
         self._shut_down = False
 
     def _offset_checkpoint(self, dir: str, name: str):
+        # imported here: kafka_py.server depends on kafka_py.log, not the other way round at import time
         from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 
         return OffsetCheckpointFile(os.path.join(dir, name), self.log_dir_failure_channel)
@@ -238,8 +240,6 @@ class LogManager:
         overrides = self._topic_overrides.get(topic)
         if not overrides:
             return self._current_default_config
-        from kafka_py.log.log_config import LogConfig
-
         defaults = self._default_props or self._current_default_config.values()
         return LogConfig.from_props(defaults, overrides)
 

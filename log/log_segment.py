@@ -25,18 +25,17 @@ from kafka_py.common.errors import (
 from kafka_py.log import log_files
 from kafka_py.log.log_append_info import RollParams
 from kafka_py.log.log_offset_metadata import FetchDataInfo, LogOffsetMetadata
+from kafka_py.log.offset_index import OffsetIndex
+from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.log.time_index import TimeIndex
+from kafka_py.record.file_records import FileRecords
+from kafka_py.record.memory_records import MemoryRecords
 
 logger = logging.getLogger(__name__)
 
 NO_TIMESTAMP = -1
 _INT_MAX = 2**31 - 1
 _LONG_MAX = 2**63 - 1
-
-
-def _memory_records_empty():
-    from kafka_py.record.memory_records import MemoryRecords
-
-    return MemoryRecords.EMPTY
 
 
 T = TypeVar("T")
@@ -59,14 +58,10 @@ class LazyIndex(Generic[T]):
 
     @classmethod
     def for_offset(cls, file: str, base_offset: int, max_index_size: int = -1, writable: bool = True) -> "LazyIndex":
-        from kafka_py.log.offset_index import OffsetIndex
-
         return cls(file, lambda f: OffsetIndex(f, base_offset, max_index_size, writable))
 
     @classmethod
     def for_time(cls, file: str, base_offset: int, max_index_size: int = -1, writable: bool = True) -> "LazyIndex":
-        from kafka_py.log.time_index import TimeIndex
-
         return cls(file, lambda f: TimeIndex(f, base_offset, max_index_size, writable))
 
     @property
@@ -87,14 +82,11 @@ class LazyIndex(Generic[T]):
         return index
 
     def update_parent_dir(self, parent_dir: str) -> None:
+        # the directory itself was renamed: only the remembered paths change
         with self._lock:
-            new_file = os.path.join(parent_dir, os.path.basename(self._file))
-            if self._index is not None and hasattr(self._index, "update_parent_dir"):
+            if self._index is not None:
                 self._index.update_parent_dir(parent_dir)
-            elif self._index is not None:
-                # The directory itself was renamed; only the remembered path changes.
-                _set_index_file(self._index, new_file)
-            self._file = new_file
+            self._file = os.path.join(parent_dir, os.path.basename(self._file))
 
     def rename_to(self, file: str) -> None:
         with self._lock:
@@ -126,15 +118,6 @@ class LazyIndex(Generic[T]):
                 self._index.close_handler()
 
 
-def _set_index_file(index, new_file: str) -> None:
-    for attr in ("_file", "file"):
-        try:
-            setattr(index, attr, new_file)
-            return
-        except AttributeError:
-            continue
-
-
 class LogSegment:
     """One segment of a partition's log: records plus offset and time indexes."""
 
@@ -160,8 +143,6 @@ class LogSegment:
     @classmethod
     def open(cls, dir: str, base_offset: int, config, time, file_already_exists: bool = False,
              init_file_size: int = 0, preallocate: bool = False, file_suffix: str = "") -> "LogSegment":
-        from kafka_py.record.file_records import FileRecords
-
         max_index_size = config.max_index_size
         return cls(
             FileRecords.open(log_files.log_file(dir, base_offset, file_suffix), file_already_exists,
@@ -329,8 +310,6 @@ class LogSegment:
 
         Returns the bytes appended. Used to split a segment whose offsets overflow.
         """
-        from kafka_py.record.memory_records import MemoryRecords
-
         position = start
         end = records.size_in_bytes()
         while position < end:
@@ -383,7 +362,7 @@ class LogSegment:
         offset_metadata = LogOffsetMetadata(start_offset, self.base_offset, start_position)
         adjusted_max_size = max(max_size, start_offset_and_size.size) if min_one_message else max_size
         if adjusted_max_size == 0:
-            return FetchDataInfo(offset_metadata, _memory_records_empty())
+            return FetchDataInfo(offset_metadata, MemoryRecords.EMPTY)
         fetch_size = min(max_position - start_position, adjusted_max_size)
         if fetch_size < 0:
             fetch_size = 0
@@ -453,12 +432,10 @@ class LogSegment:
     @staticmethod
     def _update_producer_state(producer_state_manager, batch) -> None:
         if batch.producer_id >= 0:
-            from kafka_py.log.producer_state_manager import AppendOrigin
-
             append_info = producer_state_manager.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
             completed_txn = append_info.append(batch, None)
             producer_state_manager.update(append_info)
-            if completed_txn is not None and hasattr(producer_state_manager, "complete_txn"):
+            if completed_txn is not None:
                 producer_state_manager.complete_txn(completed_txn)
         producer_state_manager.update_map_end_offset(batch.last_offset + 1)
 
@@ -516,10 +493,7 @@ class LogSegment:
         self.time_index.flush()
 
     def update_parent_dir(self, dir: str) -> None:
-        if hasattr(self.log, "update_parent_dir"):
-            self.log.update_parent_dir(dir)
-        else:
-            _set_index_file(self.log, os.path.join(dir, os.path.basename(self.log.file)))
+        self.log.update_parent_dir(dir)
         self.lazy_offset_index.update_parent_dir(dir)
         self.lazy_time_index.update_parent_dir(dir)
 

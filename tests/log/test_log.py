@@ -581,3 +581,57 @@ def test_origin_replication_skips_client_checks(tmp_path):
                                 origin=AppendOrigin.REPLICATION)
     assert info.first_offset.message_offset == 0
     log.close()
+
+
+def test_concurrent_appends_and_reads_stay_consistent(tmp_path):
+    import threading
+
+    log = open_log(tmp_path, config(segment_size=2000))
+    errors = []
+
+    def writer(tag):
+        try:
+            for i in range(150):
+                append_values(log, [b"%s-%03d" % (tag, i)] * 2)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def reader():
+        try:
+            while any(t.is_alive() for t in writers):
+                end = log.log_end_offset
+                entries = read_all(log, 0)
+                assert [o for o, _, _ in entries][:end] == list(range(end))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    writers = [threading.Thread(target=writer, args=(tag,)) for tag in (b"a", b"b")]
+    readers = [threading.Thread(target=reader)]
+    for t in writers + readers:
+        t.start()
+    for t in writers + readers:
+        t.join()
+    assert not errors
+    entries = read_all(log)
+    assert [o for o, _, _ in entries] == list(range(600))
+    # each batch's two records are adjacent: appends never interleave inside a batch
+    assert all(entries[i][2] == entries[i + 1][2] for i in range(0, 600, 2))
+    assert log.number_of_segments > 1
+    log.close()
+
+
+def test_flush_after_close_or_segment_deletion_is_harmless(tmp_path):
+    log = open_log(tmp_path, config(segment_size=200, retention_ms=-1))
+    for i in range(6):
+        append_values(log, [b"x" * 60])
+    old = log.log_segments[0]
+    log.update_high_watermark(log.log_end_offset)
+    log.maybe_increment_log_start_offset(log.log_segments[1].base_offset)
+    log.delete_old_segments()  # without a scheduler the files go at once
+    assert old not in log.log_segments
+    log.recovery_point = 0
+    log.flush()  # must not take the directory offline
+    assert log.recovery_point == log.log_end_offset
+    append_values(log, [b"still writable"])
+    log.close()
+    log.flush(log.log_end_offset + 5)  # a post-roll flush that fires after close

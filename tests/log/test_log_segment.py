@@ -370,3 +370,17 @@ def test_sanity_check_reports_missing_and_corrupt_indexes(tmp_path):
     with pytest.raises(CorruptIndexException):
         corrupt.sanity_check(False)
     corrupt.close_handlers()
+
+
+def test_append_from_file_copies_whole_batches(tmp_path):
+    os.makedirs(tmp_path / "a")
+    src = new_segment(tmp_path / "a", 0)
+    for i in range(10):
+        append(src, i, b"v%d" % i, timestamp=100 + i)
+    os.makedirs(tmp_path / "b")
+    dst = new_segment(tmp_path / "b", 0)
+    assert dst.append_from_file(src.log, 0) == src.size
+    assert decode(dst.read(0, 10_000).records) == decode(src.read(0, 10_000).records)
+    assert dst.largest_timestamp == 109
+    src.close()
+    dst.close()

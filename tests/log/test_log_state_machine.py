@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kafka_py.common.errors import OffsetOutOfRangeException
 from kafka_py.log.log import FetchIsolation, Log
