@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Starts a kafka-py broker (python -m kafka_py.kafka), as Kafka's bin/kafka-server-start.sh.
+# Usage: bin/kafka-server-start.sh [-daemon] config/server.properties [--override property=value]*
+set -euo pipefail
+source "$(dirname "$0")/kafka-env.sh"
+
+if [ $# -lt 1 ]; then
+    echo "USAGE: $0 [-daemon] server.properties [--override property=value]*" >&2
+    exit 1
+fi
+daemon=0
+if [ "$1" = "-daemon" ]; then daemon=1; shift; fi
+if [ $# -lt 1 ]; then
+    echo "USAGE: $0 [-daemon] server.properties [--override property=value]*" >&2
+    exit 1
+fi
+ensure_python_env
+
+cmd=("$KAFKA_PY_PYTHON" -m kafka_py.kafka "$@")
+if [ "$daemon" = 1 ]; then
+    # Kafka keeps these under $base_dir/logs; outside the tree here so it stays clean.
+    log_dir="${LOG_DIR:-/tmp/kafka-py-logs}"
+    mkdir -p "$log_dir"
+    nohup "${cmd[@]}" > "$log_dir/kafkaServer.out" 2>&1 < /dev/null &
+    echo $! > "$log_dir/kafkaServer.pid"
+else
+    exec "${cmd[@]}"
+fi

@@ -1,0 +1,110 @@
+"""Port of core/src/main/scala/kafka/Kafka.scala: the broker's entry point.
+
+    python -m kafka_py.kafka config/server.properties [--override key=value ...]
+
+Loads server.properties (``--override`` values win), configures logging
+(config/logging.yaml, or the file KAFKA_PY_LOGGING_CONFIG names), builds a KafkaServer and
+starts it. SIGTERM or SIGINT shuts the broker down cleanly (controlled shutdown, logs
+flushed and closed, clean-shutdown marker written) and the process exits 0. An invalid
+configuration exits 1 with one line naming the key, before anything starts; a failed
+startup exits 1 after stopping what it had started.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from typing import Optional, Sequence
+
+import click
+
+from kafka_py.utils.config_def import ConfigException
+from kafka_py.utils.logging_setup import configure_logging
+
+logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
+
+USAGE = "USAGE: python -m kafka_py.kafka server.properties [--override property=value]*"
+
+
+class _StartupInterrupted(BaseException):
+    """A stop signal arrived while the broker was still starting: abandon the startup."""
+
+
+def get_props_from_args(config_file: str, overrides: Sequence[str]):
+    """The broker's KafkaConfig from the file and the ``--override key=value`` arguments."""
+    from kafka_py.server.kafka_config import KafkaConfig
+
+    for item in overrides:
+        if "=" not in item:
+            raise click.UsageError(f"Invalid --override {item!r}: expected property=value")
+    return KafkaConfig.from_file(config_file, list(overrides))
+
+
+def run(config_file: str, overrides: Sequence[str]) -> int:
+    """Start a broker and block until a stop signal has shut it down; the exit status."""
+    try:
+        config = get_props_from_args(config_file, overrides)
+    except ConfigException as e:
+        click.echo(f"Invalid broker configuration: {e}", err=True)
+        return 1
+    except OSError as e:
+        click.echo(f"Cannot read broker configuration {config_file}: {e.strerror or e}", err=True)
+        return 1
+
+    from kafka_py.server.kafka_server import KafkaServer
+
+    server = KafkaServer(config)
+    stop_requested = threading.Event()
+    phase = ["starting"]
+
+    def on_signal(signum: int, _frame: object) -> None:
+        name = signal.Signals(signum).name
+        if phase[0] == "starting":
+            logger.info("Received %s during startup; aborting the startup", name)
+            phase[0] = "stopping"
+            raise _StartupInterrupted(name)
+        if phase[0] == "running":
+            logger.info("Received %s; shutting down", name)
+            phase[0] = "stopping"
+            stop_requested.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        try:
+            server.startup()
+        except (Exception, _StartupInterrupted) as e:
+            # KafkaServer.startup() has already shut down what it started.
+            logger.critical("Exiting Kafka: %s", e)
+            return 1
+        phase[0] = "running"
+        if stop_requested.is_set():
+            phase[0] = "stopping"
+        # Lock waits are interrupted by signals on POSIX, so the handler runs while we wait.
+        stop_requested.wait()
+        try:
+            server.shutdown()
+        except Exception:  # noqa: BLE001
+            logger.critical("Halting Kafka.", exc_info=True)
+            return 1
+        server.await_shutdown()
+        return 0
+    except Exception:  # noqa: BLE001
+        logger.critical("Exiting Kafka due to fatal exception", exc_info=True)
+        return 1
+
+
+@click.command(context_settings={"help_option_names": ["--help", "-h"]}, help=USAGE)
+@click.argument("config_file", type=click.Path(dir_okay=False))
+@click.option("--override", "overrides", multiple=True, metavar="property=value",
+              help="Optional property that should override values set in server.properties file")
+@click.option("--logging-config", "logging_config", default=None, metavar="FILE",
+              help="YAML logging configuration (default: config/logging.yaml)")
+def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
+    configure_logging(logging_config)
+    sys.exit(run(config_file, overrides))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,977 @@
+"""Port of core/src/main/scala/kafka/server/KafkaApis.scala (Kafka 2.8.2, ZooKeeper mode),
+with the parts of RequestHandlerHelper.scala and AutoTopicCreationManager.scala it uses.
+
+``KafkaApis.handle`` runs on a request handler thread and dispatches on the request's
+ApiKeys to one ``handle_*`` method. Each handler answers with the kio response class of
+the request's version: handlers describe the answer as nested dicts with kio's field
+names and ``build_response`` keeps only the fields that version has (so one handler
+serves every version), converting plain ints into error codes, durations and
+timestamps on the way.
+
+A handler that raises is answered as Kafka's ``RequestHandlerHelper.handleError`` does:
+with the request's error response (``error_response``: the error at the top level
+and/or on every topic, partition or resource of the request), or a closed connection
+when there is nothing sensible to say (an ApiVersions-style "error response" for
+a request type that has none).
+
+Produce keeps the records of the request a writable memoryview of the request frame
+(MemoryRecords over it, no copy) until the log writes them; Fetch answers with the
+FileRecords slices the ReplicaManager read, passed as they are into the kio response,
+so the network thread sends them from the segment file with sendfile.
+
+The controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica) are refused with
+STALE_BROKER_EPOCH when they were meant for an earlier registration of this broker.
+The admin APIs (CreateTopics, DeleteTopics, CreatePartitions and the config APIs) are in
+server/kafka_apis_admin.py, delegating to ZkAdminManager. The group coordinator APIs
+belong to a later issue: until then they answer COORDINATOR_NOT_AVAILABLE (or the
+request's nearest equivalent), so clients back off and retry rather than hang.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+import threading
+import uuid
+from dataclasses import MISSING, fields
+from functools import cache
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+from kio.schema.errors import ErrorCode
+from kio.serial._introspect import (
+    EntityField,
+    PrimitiveField,
+    PrimitiveTupleField,
+    classify_field,
+    get_schema_field_type,
+    is_optional,
+)
+
+from kafka_py.common.errors import (
+    ApiException,
+    InvalidRecordException,
+    InvalidRequestException,
+    UnsupportedCompressionTypeException,
+)
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.network.request_channel import Request, RequestChannel
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import (
+    api_versions_response,
+    response_schema,
+    unsupported_api_versions_response,
+)
+from kafka_py.record.compression import CompressionType
+from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE
+from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.metadata_cache import is_internal
+from kafka_py.server.replica_manager import (
+    PartitionData,
+    build_leader_and_isr_response,
+    build_stop_replica_response,
+    leader_and_isr_partition_states,
+    stop_replica_partition_states,
+)
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
+NO_CONTROLLER_ID = -1
+CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2
+ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.AdminClientId: may write internal topics
+INVALID_HIGH_WATERMARK = -1
+INVALID_LAST_STABLE_OFFSET = -1
+INVALID_LOG_START_OFFSET = -1
+UNKNOWN_TIMESTAMP = -1
+UNKNOWN_OFFSET = -1
+INITIAL_SESSION_ID = 0  # FetchMetadata.INVALID_SESSION_ID: sessionless
+FETCH_INITIAL_EPOCH = 0
+FETCH_FINAL_EPOCH = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
+# ApiVersionsRequest.isValid (KIP-511): client software name and version, v3+.
+_SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+# ---------------------------------------------------------------------------- responses by version
+
+def _millis_to_datetime(ms: int) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+
+
+def _convert_primitive(kafka_type: str, optional: bool, value: Any) -> Any:
+    if kafka_type == "error_code":
+        if isinstance(value, Errors):
+            return value.error_code
+        return value if isinstance(value, ErrorCode) else ErrorCode(int(value))
+    if kafka_type in ("timedelta_i32", "timedelta_i64"):
+        return value if isinstance(value, datetime.timedelta) else datetime.timedelta(milliseconds=int(value))
+    if kafka_type == "datetime_i64":
+        if value is None or isinstance(value, datetime.datetime):
+            return value
+        return None if (int(value) < 0 and optional) else _millis_to_datetime(int(value))
+    if kafka_type == "uuid" and value is None and not optional:
+        return uuid.UUID(int=0)
+    return value
+
+
+def _default_primitive(kafka_type: str, optional: bool) -> Any:
+    if optional:
+        return None
+    match kafka_type:
+        case "string":
+            return ""
+        case "bytes" | "records":
+            return b""
+        case "bool":
+            return False
+        case "error_code":
+            return ErrorCode.none
+        case "timedelta_i32" | "timedelta_i64":
+            return datetime.timedelta(0)
+        case "datetime_i64":
+            return _millis_to_datetime(0)
+        case "uuid":
+            return uuid.UUID(int=0)
+        case "float64":
+            return 0.0
+    return 0
+
+
+@cache
+def _field_plan(cls: type) -> tuple[tuple[str, Any, str | None, bool, bool], ...]:
+    """(name, field class, kafka type, optional, has default) of each field of ``cls``."""
+    plan = []
+    for f in fields(cls):
+        kind = classify_field(f)
+        kafka_type = get_schema_field_type(f) if isinstance(kind, (PrimitiveField, PrimitiveTupleField)) else None
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
+        plan.append((f.name, kind, kafka_type, is_optional(f), has_default))
+    return tuple(plan)
+
+
+def build_entity(cls: type, values: Mapping[str, Any]) -> Any:
+    """An instance of the kio class ``cls`` from ``values``.
+
+    Keys the class has no field for are dropped (the field is absent in that version);
+    nested entities may be given as dicts; required fields not given get their type's
+    zero value (0, "", empty array, null when nullable).
+    """
+    kwargs: dict[str, Any] = {}
+    for name, kind, kafka_type, optional, has_default in _field_plan(cls):
+        if name not in values:
+            if has_default:
+                continue
+            if isinstance(kind, PrimitiveField):
+                kwargs[name] = _default_primitive(kafka_type, optional)
+            elif isinstance(kind, EntityField):
+                kwargs[name] = None if optional else build_entity(kind.type_, {})
+            else:
+                kwargs[name] = None if optional else ()
+            continue
+        value = values[name]
+        if isinstance(kind, PrimitiveField):
+            kwargs[name] = _convert_primitive(kafka_type, optional, value)
+        elif isinstance(kind, PrimitiveTupleField):
+            kwargs[name] = None if value is None else tuple(
+                _convert_primitive(kafka_type, False, v) for v in value)
+        elif isinstance(kind, EntityField):
+            kwargs[name] = build_entity(kind.type_, value) if isinstance(value, Mapping) else value
+        else:
+            kwargs[name] = None if value is None else tuple(
+                build_entity(kind.type_, v) if isinstance(v, Mapping) else v for v in value)
+    return cls(**kwargs)
+
+
+def build_response(request: Request, values: Mapping[str, Any]) -> Any:
+    """The response of the request's API and version built from ``values`` (see ``build_entity``)."""
+    return build_entity(response_schema(request.api_key, request.api_version), values)
+
+
+def _topics_of(items: Iterable[tuple[TopicPartition, Any]]) -> list[tuple[str, list[tuple[int, Any]]]]:
+    """Group (partition, value) pairs by topic, topics in first-seen order (Kafka groups the
+    consecutive partitions of a topic; a LinkedHashMap keyed by topic keeps them together)."""
+    by_topic: dict[str, list[tuple[int, Any]]] = {}
+    for tp, value in items:
+        by_topic.setdefault(tp.topic, []).append((tp.partition, value))
+    return list(by_topic.items())
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    return getattr(obj, name, default)
+
+
+def _optional_epoch(epoch: Optional[int]) -> Optional[int]:
+    return None if epoch is None or int(epoch) < 0 else int(epoch)
+
+
+def error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
+    """The request's answer when it failed as a whole (Kafka's AbstractRequest.getErrorResponse):
+    ``error`` at the top level where the response has one, and on every item of the request.
+
+    Returns None for an API without one; the caller then closes the connection.
+    """
+    body = request.body
+    api = request.api_key
+    e = error
+    if api is ApiKeys.API_VERSIONS:
+        return api_versions_response(request.api_version, error)
+    if api is ApiKeys.PRODUCE:
+        return build_response(request, {"responses": [
+            {"name": t.name, "partition_responses": [
+                {"index": p.index, "error_code": e, "base_offset": -1, "log_append_time": -1,
+                 "log_start_offset": -1} for p in t.partition_data]}
+            for t in body.topic_data]})
+    if api is ApiKeys.FETCH:
+        return build_response(request, {"error_code": e, "session_id": INITIAL_SESSION_ID, "responses": [
+            {"topic": t.topic, "partitions": [_fetch_error_partition(p.partition, e) for p in t.partitions]}
+            for t in body.topics]})
+    if api is ApiKeys.LIST_OFFSETS:
+        return build_response(request, {"topics": [
+            {"name": t.name, "partitions": [
+                {"partition_index": p.partition_index, "error_code": e, "timestamp": UNKNOWN_TIMESTAMP,
+                 "offset": UNKNOWN_OFFSET} for p in t.partitions]}
+            for t in body.topics]})
+    if api is ApiKeys.METADATA:
+        return build_response(request, {"topics": [
+            {"error_code": e, "name": t.name, "is_internal": is_internal(t.name or ""), "partitions": ()}
+            for t in (body.topics or ())]})
+    if api is ApiKeys.LEADER_AND_ISR:
+        states = leader_and_isr_partition_states(body)
+        return build_leader_and_isr_response(
+            request.api_version, e, {TopicPartition(s.topic_name, s.partition_index): e for s in states})
+    if api is ApiKeys.STOP_REPLICA:
+        return build_stop_replica_response(request.api_version, e,
+                                           {tp: e for tp in stop_replica_partition_states(body)})
+    if api is ApiKeys.OFFSET_COMMIT:
+        return build_response(request, {"topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": e}
+                                            for p in t.partitions]} for t in body.topics]})
+    if api is ApiKeys.OFFSET_FETCH:
+        return build_response(request, {"error_code": e, "topics": [
+            {"name": t.name, "partitions": [
+                {"partition_index": p, "committed_offset": -1, "metadata": "", "error_code": e}
+                for p in t.partition_indexes]} for t in (body.topics or ())]})
+    if api is ApiKeys.FIND_COORDINATOR:
+        return build_response(request, {"error_code": e, "error_message": message, "node_id": -1, "host": "",
+                                        "port": -1})
+    if api is ApiKeys.JOIN_GROUP:
+        return build_response(request, {"error_code": e, "generation_id": -1, "protocol_name": "",
+                                        "leader": "", "member_id": _field(body, "member_id", "")})
+    if api is ApiKeys.DESCRIBE_GROUPS:
+        return build_response(request, {"groups": [{"error_code": e, "group_id": g} for g in body.groups]})
+    if api is ApiKeys.DELETE_GROUPS:
+        return build_response(request, {"results": [{"group_id": g, "error_code": e}
+                                                    for g in body.groups_names]})
+    if api is ApiKeys.CREATE_TOPICS:
+        return build_response(request, {"topics": [
+            {"name": t.name, "error_code": e, "error_message": message, "num_partitions": -1,
+             "replication_factor": -1} for t in body.topics]})
+    if api is ApiKeys.DELETE_TOPICS:
+        names = list(_field(body, "topic_names", None) or ()) or [t.name for t in _field(body, "topics", ())]
+        return build_response(request, {"responses": [{"name": n, "error_code": e, "error_message": message}
+                                                      for n in names]})
+    if api is ApiKeys.DELETE_RECORDS:
+        return build_response(request, {"topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": -1,
+                                             "error_code": e} for p in t.partitions]} for t in body.topics]})
+    if api is ApiKeys.CREATE_PARTITIONS:
+        return build_response(request, {"results": [{"name": t.name, "error_code": e, "error_message": message}
+                                                    for t in body.topics]})
+    if api is ApiKeys.DESCRIBE_CONFIGS:
+        return build_response(request, {"results": [
+            {"error_code": e, "error_message": message, "resource_type": r.resource_type,
+             "resource_name": r.resource_name, "configs": ()} for r in body.resources]})
+    if api in (ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS):
+        return build_response(request, {"responses": [
+            {"error_code": e, "error_message": message, "resource_type": r.resource_type,
+             "resource_name": r.resource_name} for r in body.resources]})
+    if api in (ApiKeys.UPDATE_METADATA, ApiKeys.CONTROLLED_SHUTDOWN, ApiKeys.INIT_PRODUCER_ID,
+               ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.LIST_GROUPS,
+               ApiKeys.OFFSET_DELETE, ApiKeys.DESCRIBE_CLUSTER):
+        return build_response(request, {"error_code": e, "error_message": message, "producer_id": -1,
+                                        "producer_epoch": -1})
+    return None
+
+
+def _fetch_error_partition(partition: int, error: Errors) -> dict[str, Any]:
+    return {"partition_index": partition, "error_code": error, "high_watermark": INVALID_HIGH_WATERMARK,
+            "last_stable_offset": INVALID_LAST_STABLE_OFFSET, "log_start_offset": INVALID_LOG_START_OFFSET,
+            "aborted_transactions": None, "records": MemoryRecords.EMPTY.buffer}
+
+
+def _millis(value: Any) -> int:
+    """A kio duration (timedelta) or a plain int as milliseconds."""
+    if isinstance(value, datetime.timedelta):
+        return round(value.total_seconds() * 1000)
+    return int(value)
+
+
+# ---------------------------------------------------------------------------- KafkaApis
+
+class KafkaApis:
+    """Handles every request the handler threads take off the RequestChannel."""
+
+    def __init__(self, request_channel: RequestChannel, replica_manager: Any, admin_manager: Any,
+                 controller: Any, zk_client: Any, broker_id: int, config: Any, metadata_cache: Any,
+                 cluster_id: str, time: Time = Time.SYSTEM, producer_id_manager: Any = None,
+                 admin_zk_client: Any = None, group_coordinator: Any = None) -> None:
+        self.request_channel = request_channel
+        self.replica_manager = replica_manager
+        self.admin_manager = admin_manager
+        self.controller = controller
+        self.zk_client = zk_client
+        self.broker_id = broker_id
+        self.config = config
+        self.metadata_cache = metadata_cache
+        self.cluster_id = cluster_id
+        self.time = time
+        self.producer_id_manager = producer_id_manager
+        self.admin_zk_client = admin_zk_client
+        self.group_coordinator = group_coordinator
+        self._log_ident = f"[KafkaApi-{broker_id}] "
+        # Topics being auto-created by a Metadata request right now (Kafka's inflightTopics):
+        # concurrent requests for them answer UNKNOWN_TOPIC_OR_PARTITION instead of racing in ZooKeeper.
+        self._inflight_topics: set[str] = set()
+        self._inflight_lock = threading.Lock()
+        from kafka_py.server import kafka_apis_admin  # the admin half of this class
+
+        self._admin = kafka_apis_admin.AdminRequestHandlers(self)
+        self._handlers: dict[ApiKeys, Callable[[Request], None]] = {
+            ApiKeys.PRODUCE: self.handle_produce_request,
+            ApiKeys.FETCH: self.handle_fetch_request,
+            ApiKeys.LIST_OFFSETS: self.handle_list_offset_request,
+            ApiKeys.METADATA: self.handle_topic_metadata_request,
+            ApiKeys.LEADER_AND_ISR: self.handle_leader_and_isr_request,
+            ApiKeys.STOP_REPLICA: self.handle_stop_replica_request,
+            ApiKeys.UPDATE_METADATA: self.handle_update_metadata_request,
+            ApiKeys.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
+            ApiKeys.API_VERSIONS: self.handle_api_versions_request,
+            ApiKeys.DELETE_RECORDS: self.handle_delete_records_request,
+            ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
+            ApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,
+            ApiKeys.CREATE_TOPICS: self._admin.handle_create_topics_request,
+            ApiKeys.DELETE_TOPICS: self._admin.handle_delete_topics_request,
+            ApiKeys.CREATE_PARTITIONS: self._admin.handle_create_partitions_request,
+            ApiKeys.DESCRIBE_CONFIGS: self._admin.handle_describe_configs_request,
+            ApiKeys.ALTER_CONFIGS: self._admin.handle_alter_configs_request,
+            ApiKeys.INCREMENTAL_ALTER_CONFIGS: self._admin.handle_incremental_alter_configs_request,
+        }
+        for api in (ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP,
+                    ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.DESCRIBE_GROUPS,
+                    ApiKeys.LIST_GROUPS, ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE):
+            self._handlers.setdefault(api, self.handle_group_coordinator_request)
+
+    def close(self) -> None:
+        logger.info("%sShutdown complete.", self._log_ident)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def handle(self, request: Request) -> None:
+        """Answer ``request``; never raises (a failure becomes an error response or a close)."""
+        try:
+            handler = self._handlers.get(request.api_key)
+            if handler is None:
+                # The Processor only passes on implemented APIs; this is a broker bug.
+                raise InvalidRequestException(f"No handler for request api key {request.api_key!r}")
+            handler(request)
+        except Exception as e:  # noqa: BLE001 - the client gets Kafka's error answer
+            self.handle_error(request, e)
+        finally:
+            # Delayed operations completed by this request whose completion had to wait until
+            # no lock of ours was held (ReplicaManager's ActionQueue).
+            try:
+                self.replica_manager.try_complete_actions()
+            except Exception:  # noqa: BLE001
+                logger.exception("%sError completing delayed actions", self._log_ident)
+            if request.api_local_complete_time_ns < 0:
+                request.api_local_complete_time_ns = self.time.nanoseconds()
+
+    def handle_error(self, request: Request, e: BaseException) -> None:
+        """RequestHandlerHelper.handleError: the request's error response, or a closed connection."""
+        error = Errors.for_exception(e)
+        if error is Errors.UNKNOWN_SERVER_ERROR and not isinstance(e, ApiException):
+            logger.error("%sError when handling request: %r", self._log_ident, request, exc_info=e)
+        else:
+            logger.debug("%sError %s when handling request %r: %s", self._log_ident, error.name, request, e)
+        response = None
+        # A produce with acks=0 expects no answer: a failure is signalled by closing.
+        if not (request.api_key is ApiKeys.PRODUCE and int(_field(request.body, "acks", 1)) == 0):
+            try:
+                response = error_response(request, error, str(e) or None)
+            except Exception:  # noqa: BLE001 - a request too broken to mirror is closed instead
+                logger.debug("%sNo error response for %r", self._log_ident, request, exc_info=True)
+        if response is None:
+            self.request_channel.close_connection(request)
+        else:
+            self.send_response(request, response)
+
+    def send_response(self, request: Request, response: Any) -> None:
+        """Encode and queue ``response``; callbacks on other threads use this too, so an encoding
+        failure closes the connection rather than leaving the client waiting."""
+        try:
+            self.request_channel.send_response(request, response)
+        except Exception:  # noqa: BLE001
+            logger.exception("%sCould not send the response to %r", self._log_ident, request)
+            self.request_channel.close_connection(request)
+
+    def send_error_response(self, request: Request, error: Errors, message: Optional[str] = None) -> None:
+        response = error_response(request, error, message)
+        if response is None:
+            self.request_channel.close_connection(request)
+        else:
+            self.send_response(request, response)
+
+    def answering(self, request: Request, callback: Callable[..., None]) -> Callable[..., None]:
+        """``callback`` wrapped so that a failure while building its answer still answers the
+        request (callbacks run on purgatory and controller threads, where an exception would
+        leave the connection muted and the client waiting forever)."""
+
+        def guarded(*args: Any) -> None:
+            try:
+                callback(*args)
+            except Exception as e:  # noqa: BLE001
+                self.handle_error(request, e)
+
+        return guarded
+
+    # ------------------------------------------------------------------ ApiVersions
+
+    def handle_api_versions_request(self, request: Request) -> None:
+        if request.context.is_unsupported_api_versions_request:
+            # KIP-511: tell the client which ApiVersions versions exist, in a v0 body.
+            self.send_response(request, unsupported_api_versions_response())
+            return
+        body = request.body
+        if request.api_version >= 3:
+            name = _field(body, "client_software_name", "")
+            version = _field(body, "client_software_version", "")
+            if not (_SOFTWARE_NAME_OR_VERSION.fullmatch(name or "")
+                    and _SOFTWARE_NAME_OR_VERSION.fullmatch(version or "")):
+                self.send_response(request, api_versions_response(request.api_version, Errors.INVALID_REQUEST))
+                return
+        self.send_response(request, api_versions_response(request.api_version))
+
+    # ------------------------------------------------------------------ Metadata
+
+    def handle_topic_metadata_request(self, request: Request) -> None:
+        body = request.body
+        version = request.api_version
+        requested = body.topics
+        # v0 asks for every topic with an empty list, v1+ with null
+        is_all_topics = requested is None or (version == 0 and not requested)
+        if not is_all_topics:
+            for topic in requested:
+                if topic.name is None:
+                    raise InvalidRequestException(f"Topic name can not be null for version {version}")
+                topic_id = _field(topic, "topic_id")
+                if topic_id is not None and topic_id != uuid.UUID(int=0):
+                    raise InvalidRequestException(f"Topic IDs are not supported in requests for version {version}")
+        if is_all_topics:
+            topics = sorted(self.metadata_cache.get_all_topics())
+        else:
+            topics = list(dict.fromkeys(t.name for t in requested))
+        allow_auto_creation = (bool(self.config.auto_create_topics_enable)
+                               and bool(_field(body, "allow_auto_topic_creation", True)) and not is_all_topics)
+        listener = request.context.listener_name
+        topic_metadata = self._get_topic_metadata(is_all_topics, allow_auto_creation, topics, listener,
+                                                  error_unavailable_endpoints=version == 0,
+                                                  error_unavailable_listeners=version >= 6)
+        brokers = [{"node_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
+                   for node in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]
+        controller_id = self.metadata_cache.get_controller_id()
+        self.send_response(request, build_response(request, {
+            "throttle_time": 0,
+            "brokers": brokers,
+            "cluster_id": self.cluster_id,
+            "controller_id": NO_CONTROLLER_ID if controller_id is None else controller_id,
+            "topics": topic_metadata,
+        }))
+
+    def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
+                            listener_name: str, error_unavailable_endpoints: bool,
+                            error_unavailable_listeners: bool) -> list[dict[str, Any]]:
+        found = self.metadata_cache.get_topic_metadata(topics, listener_name, error_unavailable_endpoints,
+                                                       error_unavailable_listeners)
+        responses = [_metadata_topic(t.error, t.name, t.is_internal, t.topic_id, [
+            {"error_code": p.error, "partition_index": p.partition_index, "leader_id": p.leader_id,
+             "leader_epoch": p.leader_epoch, "replica_nodes": p.replica_nodes, "isr_nodes": p.isr_nodes,
+             "offline_replicas": p.offline_replicas} for p in sorted(t.partitions, key=lambda p: p.partition_index)])
+            for t in found]
+        if not topics or len(found) == len(topics) or fetch_all_topics:
+            return responses
+        known = {t.name for t in found}
+        missing = [t for t in topics if t not in known]
+        if allow_auto_topic_creation:
+            responses.extend(self._auto_create_topics(missing))
+        else:
+            for topic in missing:
+                error = Errors.INVALID_TOPIC_EXCEPTION if not _is_valid_topic(topic) else Errors.UNKNOWN_TOPIC_OR_PARTITION
+                responses.append(_metadata_topic(error, topic, is_internal(topic), None, []))
+        return responses
+
+    def _auto_create_topics(self, topics: Sequence[str]) -> list[dict[str, Any]]:
+        """AutoTopicCreationManager.createTopics in ZooKeeper mode: write the assignment and answer
+        LEADER_NOT_AVAILABLE; the controller elects leaders and the client asks again."""
+        responses = []
+        for topic in topics:
+            if not _is_valid_topic(topic):
+                responses.append(_metadata_topic(Errors.INVALID_TOPIC_EXCEPTION, topic, False, None, []))
+                continue
+            with self._inflight_lock:
+                in_flight = topic in self._inflight_topics
+                self._inflight_topics.add(topic)
+            if in_flight:
+                responses.append(_metadata_topic(Errors.UNKNOWN_TOPIC_OR_PARTITION, topic, is_internal(topic),
+                                                 None, []))
+                continue
+            try:
+                error = self._create_topic_in_zk(topic)
+            finally:
+                with self._inflight_lock:
+                    self._inflight_topics.discard(topic)
+            responses.append(_metadata_topic(error, topic, is_internal(topic), None, []))
+        return responses
+
+    def _create_topic_in_zk(self, topic: str) -> Errors:
+        if topic == "__consumer_offsets":
+            partitions = int(getattr(self.config, "offsets_topic_num_partitions", 50))
+            replication_factor = int(getattr(self.config, "offsets_topic_replication_factor", 3))
+        elif topic == "__transaction_state":
+            partitions = int(getattr(self.config, "transaction_topic_partitions", 50))
+            replication_factor = int(getattr(self.config, "transaction_topic_replication_factor", 3))
+        else:
+            partitions = int(self.config.num_partitions)
+            replication_factor = int(self.config.default_replication_factor)
+        try:
+            self.admin_zk_client.create_topic(topic, partitions, replication_factor, {})
+            logger.info("%sAuto creation of topic %s with %d partitions and replication factor %d is successful",
+                        self._log_ident, topic, partitions, replication_factor)
+        except Exception as e:  # noqa: BLE001 - turned into the topic's error code
+            error = Errors.for_exception(e)
+            if error is Errors.TOPIC_ALREADY_EXISTS:
+                return Errors.LEADER_NOT_AVAILABLE
+            if error is Errors.UNKNOWN_SERVER_ERROR:
+                logger.warning("%sAuto creation of topic %s failed: %s", self._log_ident, topic, e)
+            return error
+        # Created, but the controller has yet to elect its leaders.
+        return Errors.LEADER_NOT_AVAILABLE
+
+    # ------------------------------------------------------------------ Produce
+
+    def handle_produce_request(self, request: Request) -> None:
+        body = request.body
+        version = request.api_version
+        acks = int(body.acks)
+        if _field(body, "transactional_id") is not None:
+            # Transactions arrive with the transaction coordinator; until then no transactional
+            # producer can have initialised, so its writes are refused as such.
+            self.send_error_response(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                     "Transactions are not supported by this broker yet")
+            return
+        early: dict[TopicPartition, dict[str, Any]] = {}
+        to_append: dict[TopicPartition, MemoryRecords] = {}
+        for topic in body.topic_data:
+            for partition in topic.partition_data:
+                tp = TopicPartition(topic.name, int(partition.index))
+                if not self.metadata_cache.contains(tp):
+                    early[tp] = _produce_partition(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                    continue
+                try:
+                    records = _validate_produce_records(version, partition.records)
+                except ApiException as e:
+                    early[tp] = _produce_partition(Errors.for_exception(e), message=str(e))
+                    continue
+                to_append[tp] = records
+
+        def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
+            merged: dict[TopicPartition, dict[str, Any]] = {
+                tp: _produce_partition(status.error, status.base_offset, status.log_append_time,
+                                       status.log_start_offset, status.record_errors, status.error_message)
+                for tp, status in response_status.items()}
+            merged.update(early)
+            errors = {tp: p["error_code"] for tp, p in merged.items() if p["error_code"] is not Errors.NONE}
+            if acks == 0:
+                if errors:
+                    # The producer reads no answer: closing the connection makes it refresh metadata.
+                    logger.info("%sClosing connection due to error during produce request with correlation id "
+                                "%d from client id %s with ack=0; topic and partition to exceptions: %s",
+                                self._log_ident, request.correlation_id, request.header.client_id,
+                                ", ".join(f"{tp} -> {e.exception_name}" for tp, e in errors.items()))
+                    self.request_channel.close_connection(request)
+                else:
+                    self.request_channel.no_operation(request)
+                return
+            for tp, error in errors.items():
+                logger.debug("%sProduce request with correlation id %d from client %s on partition %s failed due to "
+                             "%s", self._log_ident, request.correlation_id, request.header.client_id, tp,
+                             error.exception_name)
+            self.send_response(request, build_response(request, {"throttle_time": 0, "responses": [
+                {"name": topic, "partition_responses": [dict(p, index=index) for index, p in partitions]}
+                for topic, partitions in _topics_of(merged.items())]}))
+
+        if not to_append:
+            send_response_callback({})
+            return
+        self.replica_manager.append_records(
+            timeout_ms=_millis(body.timeout),
+            required_acks=acks,
+            internal_topics_allowed=request.header.client_id == ADMIN_CLIENT_ID,
+            origin=AppendOrigin.CLIENT,
+            entries_per_partition=to_append,
+            response_callback=self.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ Fetch
+
+    def handle_fetch_request(self, request: Request) -> None:
+        body = request.body
+        version = request.api_version
+        session_epoch = int(_field(body, "session_epoch", FETCH_FINAL_EPOCH))
+        session_id = int(_field(body, "session_id", INITIAL_SESSION_ID))
+        if session_epoch > FETCH_INITIAL_EPOCH or (session_id != INITIAL_SESSION_ID
+                                                  and session_epoch != FETCH_FINAL_EPOCH):
+            # This broker creates no fetch sessions (every answer says session id 0), so an
+            # incremental fetch names a session that cannot exist; the client starts a full one.
+            self.send_response(request, build_response(request, {
+                "throttle_time": 0, "error_code": Errors.FETCH_SESSION_ID_NOT_FOUND,
+                "session_id": INITIAL_SESSION_ID, "responses": ()}))
+            return
+        replica_id = int(_field(body, "replica_id", CONSUMER_REPLICA_ID))
+        erroneous: list[tuple[TopicPartition, dict[str, Any]]] = []
+        interesting: list[tuple[TopicPartition, PartitionData]] = []
+        for topic in body.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.topic, int(p.partition))
+                if not self.metadata_cache.contains(tp):
+                    erroneous.append((tp, _fetch_error_partition(tp.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)))
+                else:
+                    interesting.append((tp, PartitionData(
+                        int(p.fetch_offset), int(_field(p, "log_start_offset", -1)), int(p.partition_max_bytes),
+                        _optional_epoch(_field(p, "current_leader_epoch")),
+                        _optional_epoch(_field(p, "last_fetched_epoch")))))
+
+        def process_response_callback(response_partition_data: Sequence[tuple[TopicPartition, Any]]) -> None:
+            partitions: list[tuple[TopicPartition, dict[str, Any]]] = []
+            for tp, data in response_partition_data:
+                partitions.append((tp, self._fetch_partition(tp, data, version)))
+            partitions.extend(erroneous)
+            self.send_response(request, build_response(request, {
+                "throttle_time": 0, "error_code": Errors.NONE, "session_id": INITIAL_SESSION_ID,
+                "responses": [{"topic": topic, "partitions": [dict(p, partition_index=index) for index, p in parts]}
+                              for topic, parts in _topics_of(partitions)]}))
+
+        fetch_max_bytes = min(int(_field(body, "max_bytes", 2**31 - 1)), int(self.config.fetch_max_bytes))
+        fetch_min_bytes = min(int(body.min_bytes), fetch_max_bytes)
+        if not interesting:
+            process_response_callback([])
+            return
+        self.replica_manager.fetch_messages(
+            timeout_ms=_millis(body.max_wait),
+            replica_id=replica_id,
+            fetch_min_bytes=fetch_min_bytes,
+            fetch_max_bytes=fetch_max_bytes,
+            hard_max_bytes_limit=version <= 2,
+            fetch_infos=interesting,
+            quota=None,
+            response_callback=self.answering(request, process_response_callback),
+            isolation_level=int(_field(body, "isolation_level", 0)),
+            client_metadata=None)
+
+    def _fetch_partition(self, tp: TopicPartition, data: Any, version: int) -> dict[str, Any]:
+        error = data.error
+        # Fetch v5 and older clients do not know KAFKA_STORAGE_ERROR; they do retry this one.
+        if error is Errors.KAFKA_STORAGE_ERROR and version <= 5:
+            error = Errors.NOT_LEADER_OR_FOLLOWER
+        if version < 10 and error is Errors.NONE:
+            log_config = self.replica_manager.get_log_config(tp)
+            if log_config is not None and str(getattr(log_config, "compression_type", "")) == "zstd":
+                return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_COMPRESSION_TYPE)
+        records = data.records
+        if isinstance(records, MemoryRecords):
+            records = records.buffer
+        aborted = data.aborted_transactions
+        partition: dict[str, Any] = {
+            "error_code": error,
+            "high_watermark": data.high_watermark,
+            "last_stable_offset": (INVALID_LAST_STABLE_OFFSET if data.last_stable_offset is None
+                                   else data.last_stable_offset),
+            "log_start_offset": data.log_start_offset,
+            "aborted_transactions": None if aborted is None else [
+                {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in aborted],
+            "preferred_read_replica": -1 if data.preferred_read_replica is None else data.preferred_read_replica,
+            # The FileRecords slice itself: encode_response_chunks keeps it as a file region.
+            "records": records,
+        }
+        diverging = data.diverging_epoch
+        if diverging is not None:
+            partition["diverging_epoch"] = {"epoch": _field(diverging, "leader_epoch", -1),
+                                            "end_offset": _field(diverging, "end_offset", -1)}
+        return partition
+
+    # ------------------------------------------------------------------ ListOffsets
+
+    def handle_list_offset_request(self, request: Request) -> None:
+        body = request.body
+        version = request.api_version
+        replica_id = int(body.replica_id)
+        seen: set[TopicPartition] = set()
+        duplicates: set[TopicPartition] = set()
+        for topic in body.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, int(p.partition_index))
+                (duplicates if tp in seen else seen).add(tp)
+        fetch_only_from_leader = replica_id != DEBUGGING_REPLICA_ID
+        isolation_level = int(_field(body, "isolation_level", 0)) if replica_id == CONSUMER_REPLICA_ID else None
+
+        def error_partition(partition: int, error: Errors) -> dict[str, Any]:
+            return {"partition_index": partition, "error_code": error, "timestamp": UNKNOWN_TIMESTAMP,
+                    "offset": UNKNOWN_OFFSET}
+
+        topics = []
+        for topic in body.topics:
+            partitions = []
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, int(p.partition_index))
+                if tp in duplicates:
+                    logger.debug("%sOffsetRequest with correlation id %d from client %s on partition %s failed "
+                                 "because the partition is duplicated in the request.", self._log_ident,
+                                 request.correlation_id, request.header.client_id, tp)
+                    partitions.append(error_partition(tp.partition, Errors.INVALID_REQUEST))
+                    continue
+                try:
+                    found = self.replica_manager.fetch_offset_for_timestamp(
+                        tp, int(p.timestamp), isolation_level, _optional_epoch(_field(p, "current_leader_epoch")),
+                        fetch_only_from_leader)
+                except Exception as e:  # noqa: BLE001 - one partition's failure is its error code
+                    error = Errors.for_exception(e)
+                    if error is Errors.OFFSET_NOT_AVAILABLE and version < 5:
+                        error = Errors.LEADER_NOT_AVAILABLE
+                    if error is Errors.UNKNOWN_SERVER_ERROR:
+                        logger.error("%sError while responding to offset request", self._log_ident, exc_info=e)
+                    partitions.append(error_partition(tp.partition, error))
+                    continue
+                if found is None:
+                    partitions.append(error_partition(tp.partition, Errors.NONE))
+                else:
+                    answer = {"partition_index": tp.partition, "error_code": Errors.NONE,
+                              "timestamp": found.timestamp, "offset": found.offset}
+                    if found.leader_epoch is not None and version >= 4:
+                        answer["leader_epoch"] = found.leader_epoch
+                    partitions.append(answer)
+            topics.append({"name": topic.name, "partitions": partitions})
+        self.send_response(request, build_response(request, {"throttle_time": 0, "topics": topics}))
+
+    # ------------------------------------------------------------------ DeleteRecords
+
+    def handle_delete_records_request(self, request: Request) -> None:
+        body = request.body
+        early: dict[TopicPartition, dict[str, Any]] = {}
+        offsets: dict[TopicPartition, int] = {}
+        for topic in body.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, int(p.partition_index))
+                if not self.metadata_cache.contains(tp):
+                    early[tp] = {"low_watermark": -1, "error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                else:
+                    offsets[tp] = int(p.offset)
+
+        def send_response_callback(results: Mapping[TopicPartition, Any]) -> None:
+            merged = {tp: {"low_watermark": r.low_watermark, "error_code": r.error} for tp, r in results.items()}
+            merged.update(early)
+            self.send_response(request, build_response(request, {"throttle_time": 0, "topics": [
+                {"name": topic, "partitions": [dict(p, partition_index=index) for index, p in parts]}
+                for topic, parts in _topics_of(merged.items())]}))
+
+        if not offsets:
+            send_response_callback({})
+        else:
+            self.replica_manager.delete_records(_millis(body.timeout), offsets,
+                                                self.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ InitProducerId
+
+    def handle_init_producer_id_request(self, request: Request) -> None:
+        body = request.body
+        producer_id = int(_field(body, "producer_id", NO_PRODUCER_ID))
+        producer_epoch = int(_field(body, "producer_epoch", NO_PRODUCER_EPOCH))
+        if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
+            self.send_error_response(request, Errors.INVALID_REQUEST)
+            return
+        if body.transactional_id is not None:
+            # Transactional producers need the transaction coordinator (a later issue); this
+            # broker coordinates no transactional id, which clients treat as retriable.
+            self.send_response(request, build_response(request, {
+                "throttle_time": 0, "error_code": Errors.NOT_COORDINATOR, "producer_id": NO_PRODUCER_ID,
+                "producer_epoch": NO_PRODUCER_EPOCH}))
+            return
+        # An idempotent producer gets a fresh id with epoch 0, even when bumping (TransactionCoordinator).
+        new_id = self.producer_id_manager.generate_producer_id()
+        self.send_response(request, build_response(request, {
+            "throttle_time": 0, "error_code": Errors.NONE, "producer_id": new_id, "producer_epoch": 0}))
+
+    # ------------------------------------------------------------------ DescribeCluster
+
+    def handle_describe_cluster(self, request: Request) -> None:
+        listener = request.context.listener_name
+        controller_id = self.metadata_cache.get_controller_id()
+        self.send_response(request, build_response(request, {
+            "throttle_time": 0, "error_code": Errors.NONE, "cluster_id": self.cluster_id,
+            "controller_id": NO_CONTROLLER_ID if controller_id is None else controller_id,
+            "brokers": [{"broker_id": n.id, "host": n.host, "port": n.port, "rack": n.rack}
+                        for n in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)],
+        }))
+
+    # ------------------------------------------------------------------ from the controller
+
+    def _is_broker_epoch_stale(self, broker_epoch_in_request: int) -> bool:
+        # A controller older than KIP-380 sends no epoch. A newer epoch than ours is possible when
+        # the controller saw our re-registration before we did; only an older one is stale.
+        if broker_epoch_in_request == UNKNOWN_BROKER_EPOCH:
+            return False
+        return broker_epoch_in_request < self.controller.broker_epoch
+
+    def handle_leader_and_isr_request(self, request: Request) -> None:
+        body = request.body
+        broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        if self._is_broker_epoch_stale(broker_epoch):
+            logger.info("%sReceived LeaderAndIsr request with broker epoch %d smaller than the current broker "
+                        "epoch %d", self._log_ident, broker_epoch, self.controller.broker_epoch)
+            self.send_error_response(request, Errors.STALE_BROKER_EPOCH)
+            return
+        response = self.replica_manager.become_leader_or_follower(request.correlation_id, body,
+                                                                  self._on_leadership_change)
+        self.send_response(request, response)
+
+    def _on_leadership_change(self, updated_leaders: Iterable[Any], updated_followers: Iterable[Any]) -> None:
+        # RequestHandlerHelper.onLeadershipChange: the group and transaction coordinators load or
+        # unload their partitions here once they exist.
+        if self.group_coordinator is not None:
+            for partition in updated_leaders:
+                if partition.topic == "__consumer_offsets":
+                    self.group_coordinator.on_election(partition.partition_id, partition.get_leader_epoch())
+            for partition in updated_followers:
+                if partition.topic == "__consumer_offsets":
+                    self.group_coordinator.on_resignation(partition.partition_id, partition.get_leader_epoch())
+
+    def handle_stop_replica_request(self, request: Request) -> None:
+        body = request.body
+        broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        if self._is_broker_epoch_stale(broker_epoch):
+            logger.info("%sReceived StopReplica request with broker epoch %d smaller than the current broker "
+                        "epoch %d", self._log_ident, broker_epoch, self.controller.broker_epoch)
+            self.send_response(request, build_stop_replica_response(request.api_version,
+                                                                    Errors.STALE_BROKER_EPOCH, {}))
+            return
+        partition_states = stop_replica_partition_states(body)
+        result, error = self.replica_manager.stop_replicas(request.correlation_id, int(body.controller_id),
+                                                           int(body.controller_epoch), broker_epoch,
+                                                           partition_states)
+        self.send_response(request, build_stop_replica_response(request.api_version, error, result))
+        try:
+            self.replica_manager.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+        except Exception:  # noqa: BLE001 - housekeeping only
+            logger.exception("%sError shutting down idle fetcher threads", self._log_ident)
+
+    def handle_update_metadata_request(self, request: Request) -> None:
+        body = request.body
+        broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        if self._is_broker_epoch_stale(broker_epoch):
+            logger.info("%sReceived update metadata request with broker epoch %d smaller than the current broker "
+                        "epoch %d", self._log_ident, broker_epoch, self.controller.broker_epoch)
+            self.send_response(request, build_response(request, {"error_code": Errors.STALE_BROKER_EPOCH}))
+            return
+        deleted_partitions = self.replica_manager.maybe_update_metadata_cache(request.correlation_id, body)
+        if deleted_partitions and self.group_coordinator is not None:
+            self.group_coordinator.handle_deleted_partitions(deleted_partitions)
+        admin = self.admin_manager
+        if admin is not None and getattr(admin, "has_delayed_topic_operations", False):
+            # CreateTopics/DeleteTopics waiting for these topics' metadata may now complete.
+            for topic in {tp.topic for tp in _update_metadata_partitions(body)}:
+                admin.try_complete_delayed_topic_operations(topic)
+        self.send_response(request, build_response(request, {"error_code": Errors.NONE}))
+
+    def handle_controlled_shutdown_request(self, request: Request) -> None:
+        body = request.body
+
+        def controlled_shutdown_callback(result: Any) -> None:
+            if isinstance(result, BaseException):
+                self.send_error_response(request, Errors.for_exception(result), str(result) or None)
+                return
+            self.send_response(request, build_response(request, {
+                "error_code": Errors.NONE,
+                "remaining_partitions": [{"topic_name": tp.topic, "partition_index": tp.partition}
+                                         for tp in sorted(result, key=lambda t: (t.topic, t.partition))]}))
+
+        self.controller.controlled_shutdown(int(body.broker_id), int(_field(body, "broker_epoch",
+                                                                            UNKNOWN_BROKER_EPOCH)),
+                                            self.answering(request, controlled_shutdown_callback))
+
+    # ------------------------------------------------------------------ group coordinator (later issue)
+
+    def handle_group_coordinator_request(self, request: Request) -> None:
+        """Offsets and consumer groups need the group coordinator; until it exists no broker
+        coordinates any group, which clients hear as COORDINATOR_NOT_AVAILABLE and retry."""
+        self.send_error_response(request, Errors.COORDINATOR_NOT_AVAILABLE)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def _is_valid_topic(topic: str) -> bool:
+    from kafka_py.zk.admin_zk_client import Topic
+
+    try:
+        Topic.validate(topic)
+    except Exception:  # noqa: BLE001 - InvalidTopicException
+        return False
+    return True
+
+
+def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],
+                    partitions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"error_code": error, "name": topic, "topic_id": topic_id, "is_internal": internal,
+            "partitions": partitions}
+
+
+def _produce_partition(error: Errors, base_offset: int = -1, log_append_time: int = -1, log_start_offset: int = -1,
+                       record_errors: Sequence[Any] = (), message: Optional[str] = None) -> dict[str, Any]:
+    return {"error_code": error, "base_offset": base_offset, "log_append_time": log_append_time,
+            "log_start_offset": log_start_offset,
+            "record_errors": [{"batch_index": _field(r, "batch_index", 0),
+                               "batch_index_error_message": _field(r, "message", None)} for r in record_errors or ()],
+            "error_message": message}
+
+
+def _validate_produce_records(version: int, records: Any) -> MemoryRecords:
+    """ProduceRequest.validateRecords: v3+ carries exactly one magic-2 batch per partition, and
+    ZStandard only from v7. The records stay a view of the request buffer."""
+    if records is None:
+        raise InvalidRecordException(f"Produce requests with version {version} must have at least one record batch")
+    memory_records = MemoryRecords(records)
+    batches = memory_records.batches()
+    first = next(batches, None)
+    if first is None:
+        raise InvalidRecordException(f"Produce requests with version {version} must have at least one record batch")
+    if first.magic != CURRENT_MAGIC_VALUE:
+        raise InvalidRecordException(f"Produce requests with version {version} are only allowed to contain record "
+                                     "batches with magic version 2")
+    if version < 7 and first.compression_type is CompressionType.ZSTD:
+        raise UnsupportedCompressionTypeException(f"Produce requests with version {version} are not allowed to "
+                                                  "use ZStandard compression")
+    if next(batches, None) is not None:
+        raise InvalidRecordException(f"Produce requests with version {version} are only allowed to contain exactly "
+                                     "one record batch")
+    return memory_records
+
+
+def _update_metadata_partitions(body: Any) -> list[TopicPartition]:
+    from kafka_py.server.metadata_cache import update_metadata_partition_states
+
+    return [TopicPartition(s.topic_name, s.partition_index) for s in update_metadata_partition_states(body)]
+
+
+__all__ = ["KafkaApis", "build_entity", "build_response", "error_response"]

@@ -1,0 +1,152 @@
+"""Port of core/src/main/scala/kafka/server/KafkaRequestHandler.scala (Kafka 2.8.2).
+
+The request handler threads sit between the RequestChannel and KafkaApis: each of the
+``num.io.threads`` threads takes the next request off the shared request queue (waiting
+at most 300 ms, so a stop is noticed) and hands it to ``KafkaApis.handle``. KafkaApis
+answers every failure of its own with an error response; anything that still escapes
+is logged here and the request's connection is closed, so the client is not left
+waiting for an answer that will never come and the thread carries on with the next
+request.
+
+Shutdown puts one ShutdownRequest per thread on the queue and waits for each thread to
+take its own: requests queued before it are still handled.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Optional, Protocol
+
+from kafka_py.network.request_channel import Request, RequestChannel, ShutdownRequest
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+DATA_PLANE_THREAD_PREFIX = "data-plane"
+_RECEIVE_TIMEOUT_MS = 300
+
+
+class ApiRequestHandler(Protocol):
+    """What the handler threads call: KafkaApis."""
+
+    def handle(self, request: Request) -> None:
+        ...
+
+
+class KafkaRequestHandler:
+    """One handler thread's loop."""
+
+    def __init__(self, id: int, broker_id: int, total_handler_threads: list[int],
+                 request_channel: RequestChannel, apis: ApiRequestHandler, time: Time) -> None:
+        self.id = id
+        self.broker_id = broker_id
+        self._total_handler_threads = total_handler_threads
+        self._request_channel = request_channel
+        self._apis = apis
+        self._time = time
+        self._shutdown_complete = threading.Event()
+        self._stopped = False
+        self._log_ident = f"[Kafka Request Handler {id} on Broker {broker_id}], "
+        self.idle_time_ns = 0
+        self.thread: Optional[threading.Thread] = None
+
+    def run(self) -> None:
+        try:
+            while not self._stopped:
+                start = self._time.nanoseconds()
+                request = self._request_channel.receive_request(_RECEIVE_TIMEOUT_MS)
+                end = self._time.nanoseconds()
+                # Kafka's RequestHandlerAvgIdlePercent: idle time shared by the pool size.
+                self.idle_time_ns += (end - start) // max(1, self._total_handler_threads[0])
+                if request is None:
+                    continue
+                if request is ShutdownRequest:
+                    logger.debug("%sKafka request handler %d on broker %d received shut down command",
+                                 self._log_ident, self.id, self.broker_id)
+                    return
+                self._handle(request, end)
+        finally:
+            self._shutdown_complete.set()
+
+    def _handle(self, request: Request, dequeue_time_ns: int) -> None:
+        try:
+            request.request_dequeue_time_ns = dequeue_time_ns
+            self._apis.handle(request)
+        except Exception:  # noqa: BLE001 - one request must never stop a handler thread
+            logger.exception("%sException when handling request %r", self._log_ident, request)
+            try:
+                # The client gets no answer for this request, so it must not wait for one.
+                self._request_channel.close_connection(request)
+            except Exception:  # noqa: BLE001
+                logger.exception("%sCould not close the connection of %r", self._log_ident, request)
+
+    def stop(self) -> None:
+        """Stop after the current request (used when the pool shrinks)."""
+        self._stopped = True
+
+    def initiate_shutdown(self) -> None:
+        self._request_channel.send_shutdown_request()
+
+    def await_shutdown(self, timeout_s: Optional[float] = None) -> bool:
+        return self._shutdown_complete.wait(timeout_s)
+
+
+class KafkaRequestHandlerPool:
+    """``num_threads`` KafkaRequestHandler threads named ``<prefix>-kafka-request-handler-N``."""
+
+    def __init__(self, broker_id: int, request_channel: RequestChannel, apis: ApiRequestHandler,
+                 time: Time, num_threads: int, request_handler_avg_idle_metric_name: str = "",
+                 log_and_thread_name_prefix: str = DATA_PLANE_THREAD_PREFIX) -> None:
+        self.broker_id = broker_id
+        self.request_channel = request_channel
+        self.apis = apis
+        self.time = time
+        self.request_handler_avg_idle_metric_name = request_handler_avg_idle_metric_name
+        self._prefix = log_and_thread_name_prefix
+        self._log_ident = f"[{log_and_thread_name_prefix} Kafka Request Handler on Broker {broker_id}], "
+        # A one-element list shared with the handlers so a resize is seen by all of them.
+        self._thread_pool_size = [num_threads]
+        self._lock = threading.Lock()
+        self.runnables: list[KafkaRequestHandler] = []
+        for i in range(num_threads):
+            self.create_handler(i)
+
+    def create_handler(self, id: int) -> None:
+        with self._lock:
+            handler = KafkaRequestHandler(id, self.broker_id, self._thread_pool_size,
+                                          self.request_channel, self.apis, self.time)
+            self.runnables.append(handler)
+            handler.thread = threading.Thread(target=handler.run,
+                                              name=f"{self._prefix}-kafka-request-handler-{id}",
+                                              daemon=True)
+            handler.thread.start()
+
+    def resize_thread_pool(self, new_size: int) -> None:
+        current = self._thread_pool_size[0]
+        logger.info("%sResizing request handler thread pool size from %d to %d",
+                    self._log_ident, current, new_size)
+        if new_size > current:
+            for i in range(current, new_size):
+                self.create_handler(i)
+        elif new_size < current:
+            with self._lock:
+                for _ in range(current - new_size):
+                    self.runnables.pop().stop()
+        self._thread_pool_size[0] = new_size
+
+    @property
+    def thread_pool_size(self) -> int:
+        return self._thread_pool_size[0]
+
+    def shutdown(self) -> None:
+        logger.info("%sshutting down", self._log_ident)
+        with self._lock:
+            handlers = list(self.runnables)
+        for handler in handlers:
+            handler.initiate_shutdown()
+        for handler in handlers:
+            handler.await_shutdown()
+        logger.info("%sshut down completely", self._log_ident)
+
+
+__all__ = ["KafkaRequestHandler", "KafkaRequestHandlerPool", "ApiRequestHandler", "DATA_PLANE_THREAD_PREFIX"]

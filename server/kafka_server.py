@@ -1,0 +1,451 @@
+"""Port of core/src/main/scala/kafka/server/KafkaServer.scala (Kafka 2.8.2, ZooKeeper mode).
+
+``KafkaServer`` builds the broker and starts it in Kafka's order:
+
+1. the ZooKeeper client (creating the chroot and the top-level paths);
+2. the cluster id from /cluster/id (created on first start);
+3. meta.properties of every log dir: they must agree, and name this cluster (a broker
+   pointed at the wrong ZooKeeper refuses to start rather than mix two clusters' data);
+4. the broker id: configured, stored in meta.properties, or generated from /brokers/seqid;
+5. the dynamic broker configs stored in ZooKeeper, layered over server.properties;
+6. the scheduler, then the LogManager, which loads (and after a crash recovers) every log;
+7. the SocketServer, bound (so the real port is known for port 0) but not yet serving;
+8. the ReplicaManager;
+9. the registration /brokers/ids/<id> (ephemeral, Kafka's JSON) whose czxid is the broker
+   epoch, then meta.properties written to every log dir;
+10. the KafkaController (every broker runs one; the one that wins /controller leads);
+11. ZkAdminManager, the producer id manager, KafkaApis and the request handler threads;
+12. the DynamicConfigManager (topic and broker config changes from /config/changes);
+13. and only then the SocketServer starts serving requests.
+
+Shutdown undoes this in Kafka's order, starting with a controlled shutdown (the controller
+moves leadership off this broker first) and ending with the LogManager writing its
+checkpoints and the clean-shutdown marker, the controller, ZooKeeper and the sockets.
+
+A ZooKeeper session expiry is handled by the controller's state-change handler (as in Kafka
+2.8): it re-registers /brokers/ids/<id> under the new session, taking a new broker epoch,
+and re-runs the controller election.
+"""
+from __future__ import annotations
+
+import base64
+import enum
+import logging
+import os
+import socket
+import struct
+import threading
+import time as _time
+import uuid
+from typing import Any, Optional
+
+from kafka_py.cluster.broker import Broker, EndPoint
+from kafka_py.common.errors import KafkaException
+from kafka_py.controller.kafka_controller import KafkaController
+from kafka_py.log.log_config import LogConfig
+from kafka_py.log.log_manager import LogManager
+from kafka_py.network.socket_server import SocketServer
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.headers import RequestHeader
+from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.server.broker_metadata_checkpoint import (
+    META_PROPERTIES_FILE,
+    BrokerMetadataCheckpoint,
+    ZkMetaProperties,
+    check_cluster_id,
+    check_zk_meta_properties_version,
+    get_broker_metadata_and_offline_dirs,
+    get_or_generate_broker_id,
+)
+from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler
+from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLogConfig
+from kafka_py.server.dynamic_config_manager import DynamicConfigManager
+from kafka_py.server.kafka_apis import KafkaApis
+from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
+from kafka_py.server.metadata_cache import MetadataCache
+from kafka_py.server.producer_id_manager import ProducerIdManager
+from kafka_py.server.replica_manager import ReplicaManager
+from kafka_py.server.zk_admin_manager import ZkAdminManager
+from kafka_py.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.utils.time import Time
+from kafka_py.zk.admin_zk_client import AdminZkClient
+from kafka_py.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.zk.zk_data import BrokerInfo, ConfigType
+
+logger = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+
+
+class BrokerState(enum.IntEnum):
+    """metadata/BrokerState.java: what the broker is doing, as its metric reports it."""
+
+    NOT_RUNNING = 0
+    STARTING = 1
+    RECOVERY = 2
+    RUNNING = 3
+    PENDING_CONTROLLED_SHUTDOWN = 6
+    SHUTTING_DOWN = 7
+
+
+class GenerateBrokerIdException(KafkaException):
+    pass
+
+
+def generate_uuid_as_base64() -> str:
+    """CoreUtils.generateUuidAsBase64: a random UUID, URL-safe base64 without padding (22 chars)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
+class KafkaServer:
+    """One broker: start it with ``startup()``, stop it with ``shutdown()``."""
+
+    def __init__(self, config: Any, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None) -> None:
+        self.config = config
+        self.time = time
+        self.thread_name_prefix = thread_name_prefix
+        self.broker_state = BrokerState.NOT_RUNNING
+        self._startup_complete = threading.Event()
+        self._is_starting_up = False
+        self._is_shutting_down = threading.Event()
+        self._shutdown_latch = threading.Event()
+        self._shutdown_latch.set()
+        self._lock = threading.Lock()
+        self._log_ident = ""
+
+        self.zk_client: Optional[KafkaZkClient] = None
+        self.cluster_id: Optional[str] = None
+        self.dynamic_config: Optional[DynamicBrokerConfig] = None
+        self.kafka_scheduler: Optional[KafkaScheduler] = None
+        self.log_manager: Optional[LogManager] = None
+        self.metadata_cache: Optional[MetadataCache] = None
+        self.socket_server: Optional[SocketServer] = None
+        self.replica_manager: Optional[ReplicaManager] = None
+        self.broker_info: Optional[BrokerInfo] = None
+        self.kafka_controller: Optional[KafkaController] = None
+        self.admin_manager: Optional[ZkAdminManager] = None
+        self.producer_id_manager: Optional[ProducerIdManager] = None
+        self.data_plane_request_processor: Optional[KafkaApis] = None
+        self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
+        self.dynamic_config_manager: Optional[DynamicConfigManager] = None
+        self._broker_metadata_checkpoints: dict[str, BrokerMetadataCheckpoint] = {
+            d: BrokerMetadataCheckpoint(os.path.join(d, META_PROPERTIES_FILE)) for d in config.log_dirs}
+
+    # ------------------------------------------------------------------ startup
+
+    def startup(self) -> None:
+        """Start the broker; on any failure, shut down what was started and re-raise."""
+        try:
+            logger.info("%sstarting", self._log_ident)
+            if self._is_shutting_down.is_set():
+                raise KafkaException("Kafka server is still shutting down, cannot re-start!")
+            if self._startup_complete.is_set():
+                return
+            with self._lock:
+                if self._is_starting_up:
+                    return
+                self._is_starting_up = True
+            self.broker_state = BrokerState.STARTING
+            self._init_zk_client()
+
+            self.cluster_id = self.zk_client.get_cluster_id() or self.zk_client.create_or_get_cluster_id(
+                generate_uuid_as_base64())
+            logger.info("%sCluster ID = %s", self._log_ident, self.cluster_id)
+
+            preloaded, initial_offline_dirs = get_broker_metadata_and_offline_dirs(self.config.log_dirs,
+                                                                                   ignore_missing=True)
+            check_zk_meta_properties_version(preloaded)
+            check_cluster_id(preloaded, self.cluster_id)
+
+            self.config.broker_id = get_or_generate_broker_id(
+                preloaded, self.config.broker_id, self.config.broker_id_generation_enable, self._generate_broker_id)
+            self._log_ident = f"[KafkaServer id={self.config.broker_id}] "
+
+            # The dynamic layers in ZooKeeper apply from the start; later changes arrive through
+            # the DynamicConfigManager.
+            self.dynamic_config = DynamicBrokerConfig(self.config)
+            self.dynamic_config.initialize(self.zk_client)
+            self.config = self.dynamic_config.current_kafka_config
+            config = self.config
+
+            self.kafka_scheduler = KafkaScheduler(config.background_threads)
+            self.kafka_scheduler.startup()
+
+            self.log_manager = self._create_log_manager(initial_offline_dirs)
+            self.broker_state = BrokerState.RECOVERY
+            self.log_manager.startup(self._topic_config_overrides())
+
+            self.metadata_cache = MetadataCache.zk_metadata_cache(config.broker_id)
+
+            # Bound now so the registration can name the real port; requests are served only
+            # once everything behind the sockets is ready.
+            self.socket_server = SocketServer(config, self.time)
+            self.socket_server.startup(start_processing_requests=False)
+
+            self.replica_manager = ReplicaManager(config, self.time, self.zk_client, self.kafka_scheduler,
+                                                  self.log_manager, self.metadata_cache,
+                                                  is_shutting_down=self._is_shutting_down,
+                                                  thread_name_prefix=self.thread_name_prefix)
+            self.replica_manager.startup()
+
+            self.broker_info = self.create_broker_info()
+            broker_epoch = self.zk_client.register_broker(self.broker_info)
+            self._checkpoint_broker_metadata(ZkMetaProperties(self.cluster_id, config.broker_id))
+
+            self.kafka_controller = KafkaController(config, self.zk_client, self.time, self.broker_info,
+                                                    broker_epoch, self.thread_name_prefix)
+            self.kafka_controller.startup()
+
+            self.admin_manager = self._create_admin_manager()
+
+            # The transaction coordinator's producer id manager (InitProducerId for idempotent
+            # producers); it claims its first block of ids now, as Kafka's does at startup.
+            self.producer_id_manager = ProducerIdManager(config.broker_id, self.zk_client)
+
+            self.data_plane_request_processor = KafkaApis(
+                self.socket_server.data_plane_request_channel, self.replica_manager, self.admin_manager,
+                self.kafka_controller, self.zk_client, config.broker_id, config, self.metadata_cache,
+                self.cluster_id, self.time, producer_id_manager=self.producer_id_manager,
+                admin_zk_client=AdminZkClient(self.zk_client))
+            self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
+                config.broker_id, self.socket_server.data_plane_request_channel, self.data_plane_request_processor,
+                self.time, config.num_io_threads, "RequestHandlerAvgIdlePercent", DATA_PLANE_THREAD_PREFIX)
+
+            self.dynamic_config.add_broker_reconfigurable(
+                DynamicLogConfig(self.log_manager, self.kafka_controller.enable_default_unclean_leader_election))
+            config_handlers = {
+                ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, None, self.kafka_controller),
+                ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config),
+            }
+            self.dynamic_config_manager = DynamicConfigManager(self.zk_client, config_handlers, time=self.time)
+            self.dynamic_config_manager.startup()
+
+            self.socket_server.start_processing_requests()
+
+            self.broker_state = BrokerState.RUNNING
+            self._shutdown_latch.clear()
+            self._startup_complete.set()
+            self._is_starting_up = False
+            logger.info("%sstarted", self._log_ident)
+        except BaseException as e:
+            logger.critical("%sFatal error during KafkaServer startup. Prepare to shutdown", self._log_ident,
+                            exc_info=e)
+            self._is_starting_up = False
+            self._shutdown_started_components()
+            raise
+
+    def _init_zk_client(self) -> None:
+        config = self.config
+        logger.info("%sConnecting to zookeeper on %s", self._log_ident, config.zk_connect)
+        # KafkaZkClient creates the chroot itself (a short-lived client on the bare hosts).
+        self.zk_client = KafkaZkClient(config.zk_connect, False, config.zk_session_timeout_ms,
+                                       config.zk_connection_timeout_ms, config.zk_max_in_flight_requests,
+                                       self.time, name="Kafka server")
+        self.zk_client.create_top_level_paths()
+
+    def _generate_broker_id(self) -> int:
+        try:
+            return self.zk_client.generate_broker_sequence_id() + self.config.reserved_broker_max_id
+        except Exception as e:
+            logger.error("%sFailed to generate broker.id due to", self._log_ident, exc_info=e)
+            raise GenerateBrokerIdException("Failed to generate broker.id") from e
+
+    def _create_log_manager(self, initial_offline_dirs: list[str]) -> LogManager:
+        config = self.config
+        return LogManager(
+            config.log_dirs, config.default_log_config(),
+            initial_offline_dirs=initial_offline_dirs,
+            default_props=config.log_config_defaults(),
+            recovery_threads_per_data_dir=config.num_recovery_threads_per_data_dir,
+            flush_check_ms=config.log_flush_scheduler_interval_ms,
+            flush_recovery_offset_checkpoint_ms=config.log_flush_offset_checkpoint_interval_ms,
+            flush_start_offset_checkpoint_ms=config.log_flush_start_offset_checkpoint_interval_ms,
+            retention_check_ms=config.log_cleanup_interval_ms,
+            max_pid_expiration_ms=config.transactional_id_expiration_ms,
+            scheduler=self.kafka_scheduler, time=self.time)
+
+    def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
+        """Every topic's config overrides from ZooKeeper, for the logs loaded at startup."""
+        known = set(LogConfig.config_names())
+        overrides = AdminZkClient(self.zk_client).fetch_all_entity_configs(ConfigType.TOPIC)
+        topics = self.zk_client.get_all_topics_in_cluster()
+        return {topic: {k: v for k, v in config.items() if k in known}
+                for topic, config in overrides.items() if topic in topics and config}
+
+    def _create_admin_manager(self) -> ZkAdminManager:
+        return ZkAdminManager(self.config, self.metadata_cache, self.zk_client, AdminZkClient(self.zk_client),
+                              self.time, dynamic_config=self.dynamic_config)
+
+    def create_broker_info(self) -> BrokerInfo:
+        config = self.config
+        end_points = [f"{e.host}:{e.port}" for e in config.advertised_listeners]
+        for broker in self.zk_client.get_all_brokers_in_cluster():
+            if broker.id == config.broker_id:
+                continue
+            common = [f"{e.host}:{e.port}" for e in broker.end_points if f"{e.host}:{e.port}" in end_points
+                      and e.port != 0]
+            if common:
+                raise KafkaException(f"Configured end points {','.join(common)} in advertised listeners are "
+                                     f"already registered by broker {broker.id}")
+        listeners = []
+        for end_point in config.advertised_listeners:
+            if end_point.port == 0:
+                end_point = EndPoint(end_point.host, self.socket_server.bound_port(end_point.listener_name),
+                                     end_point.listener_name, end_point.security_protocol)
+            if end_point.host is None or not end_point.host.strip():
+                end_point = EndPoint(socket.getfqdn(), end_point.port, end_point.listener_name,
+                                     end_point.security_protocol)
+            listeners.append(end_point)
+        return BrokerInfo(Broker(config.broker_id, tuple(listeners), config.rack), BrokerInfo.CURRENT_VERSION,
+                          jmx_port=-1)
+
+    def _checkpoint_broker_metadata(self, broker_metadata: ZkMetaProperties) -> None:
+        for log_dir in self.config.log_dirs:
+            if self.log_manager.is_log_dir_online(os.path.abspath(log_dir)):
+                self._broker_metadata_checkpoints[log_dir].write(broker_metadata.to_properties())
+
+    # ------------------------------------------------------------------ controlled shutdown
+
+    def _controlled_shutdown(self) -> None:
+        """Ask the controller to move this broker's leaderships elsewhere before stopping, so
+        clients fail over at once instead of waiting for the session to expire."""
+        config = self.config
+        if not config.controlled_shutdown_enable:
+            return
+        logger.info("%sStarting controlled shutdown", self._log_ident)
+        self.broker_state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
+        if not self._do_controlled_shutdown(int(config.controlled_shutdown_max_retries)):
+            logger.warning("%sProceeding to do an unclean shutdown as all the controlled shutdown attempts "
+                           "failed", self._log_ident)
+
+    def _do_controlled_shutdown(self, retries: int) -> bool:
+        config = self.config
+        remaining_retries = retries
+        while remaining_retries > 0:
+            remaining_retries -= 1
+            try:
+                controller_id = self.zk_client.get_controller_id()
+                controller = None if controller_id is None else self.zk_client.get_broker(controller_id)
+                if controller is not None:
+                    node = controller.node(config.inter_broker_listener_name)
+                    response = self._send_controlled_shutdown(node.host, node.port)
+                    error = Errors.for_code(int(response.error_code))
+                    remaining = getattr(response, "remaining_partitions", ())
+                    if error is Errors.NONE and not remaining:
+                        logger.info("%sControlled shutdown succeeded", self._log_ident)
+                        return True
+                    if remaining:
+                        logger.info("%sRemaining partitions to move: %s", self._log_ident,
+                                    ", ".join(f"{p.topic_name}-{p.partition_index}" for p in remaining))
+                    logger.info("%sError from controller: %s", self._log_ident, error.name)
+            except Exception as e:  # noqa: BLE001 - retried below
+                logger.warning("%sError during controlled shutdown, possibly because leader movement took longer "
+                               "than the configured controller.socket.timeout.ms and/or request.timeout.ms: %s",
+                               self._log_ident, e)
+            if remaining_retries > 0:
+                _time.sleep(config.controlled_shutdown_retry_backoff_ms / 1000.0)
+                logger.info("%sRetrying controlled shutdown (%d retries remaining)", self._log_ident,
+                            remaining_retries)
+        return False
+
+    def _send_controlled_shutdown(self, host: str, port: int) -> Any:
+        """One ControlledShutdown request to the controller over a plain blocking connection."""
+        api = ApiKeys.CONTROLLED_SHUTDOWN
+        version = api.max_supported_version
+        request = request_schema(api, version)(broker_id=self.config.broker_id,
+                                               broker_epoch=self.kafka_controller.broker_epoch)
+        timeout_s = max(self.config.controller_socket_timeout_ms, self.config.request_timeout_ms) / 1000.0
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            header = RequestHeader.for_request(api, version, 0, f"broker-{self.config.broker_id}")
+            sock.sendall(encode_request(header, request))
+            (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
+            _, response = decode_response(_recv_exactly(sock, size), api, version)
+            return response
+
+    # ------------------------------------------------------------------ shutdown
+
+    def shutdown(self) -> None:
+        """Stop the broker in Kafka's order; safe to call more than once, and after a failed startup."""
+        logger.info("%sshutting down", self._log_ident)
+        if self._is_starting_up:
+            raise KafkaException("Kafka server is still starting up, cannot shut down!")
+        if self._shutdown_latch.is_set() or self._is_shutting_down.is_set():
+            return
+        self._is_shutting_down.set()
+        try:
+            self._swallow(self._controlled_shutdown)
+            self._shutdown_started_components()
+        finally:
+            self._is_shutting_down.clear()
+            self._startup_complete.clear()
+            self._shutdown_latch.set()
+        logger.info("%sshut down completed", self._log_ident)
+
+    def _shutdown_started_components(self) -> None:
+        self.broker_state = BrokerState.SHUTTING_DOWN
+        if self.dynamic_config_manager is not None:
+            self._swallow(self.dynamic_config_manager.shutdown)
+        # No new requests from here on; the sockets themselves close last.
+        if self.socket_server is not None:
+            self._swallow(self.socket_server.stop_processing_requests)
+        if self.data_plane_request_handler_pool is not None:
+            self._swallow(self.data_plane_request_handler_pool.shutdown)
+        if self.kafka_scheduler is not None:
+            self._swallow(self.kafka_scheduler.shutdown)
+        if self.data_plane_request_processor is not None:
+            self._swallow(self.data_plane_request_processor.close)
+        if self.admin_manager is not None:
+            self._swallow(self.admin_manager.shutdown)
+        if self.producer_id_manager is not None:
+            self._swallow(self.producer_id_manager.shutdown)
+        if self.replica_manager is not None:
+            self._swallow(self.replica_manager.shutdown)
+        # Last of the data path: flushes, checkpoints and the clean-shutdown marker.
+        if self.log_manager is not None:
+            self._swallow(self.log_manager.shutdown)
+        if self.kafka_controller is not None:
+            self._swallow(self.kafka_controller.shutdown)
+        if self.zk_client is not None:
+            self._swallow(self.zk_client.close)
+        # A controlled-shutdown answer may still be on its way out; sockets go last.
+        if self.socket_server is not None:
+            self._swallow(self.socket_server.shutdown)
+        if self.dynamic_config is not None:
+            self._swallow(self.dynamic_config.clear)
+        self.broker_state = BrokerState.NOT_RUNNING
+
+    def _swallow(self, action: Any) -> None:
+        try:
+            action()
+        except Exception:  # noqa: BLE001 - CoreUtils.swallow: one failure must not stop the rest
+            logger.exception("%sError while shutting down %s", self._log_ident, getattr(action, "__qualname__",
+                                                                                        action))
+
+    def await_shutdown(self, timeout_s: Optional[float] = None) -> bool:
+        """Wait until ``shutdown()`` has completed (Kafka's awaitShutdown)."""
+        return self._shutdown_latch.wait(timeout_s)
+
+    # ------------------------------------------------------------------ views
+
+    def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:
+        return self.socket_server.bound_port(listener_name)
+
+    @property
+    def startup_complete(self) -> bool:
+        return self._startup_complete.is_set()
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    received = 0
+    while received < size:
+        n = sock.recv_into(view[received:])
+        if n == 0:
+            raise ConnectionError("connection closed by the controller")
+        received += n
+    return bytes(buffer)
+
+
+__all__ = ["KafkaServer", "BrokerState", "generate_uuid_as_base64"]

@@ -1,0 +1,280 @@
+"""Real kafka-py broker processes for integration tests.
+
+Each ``BrokerProcess`` runs ``python -m kafka_py.kafka`` with its own server.properties,
+log dir and listener port, against the session's ZooKeeper under a chroot that is unique
+to its cluster (so clusters of different tests never see each other's topics). Readiness
+is a condition, never a fixed sleep: the process logged "[KafkaServer id=N] started", its
+/brokers/ids/N znode exists and its port accepts connections.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from typing import Callable, Optional
+
+from kazoo.client import KazooClient
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, message: str, interval: float = 0.05) -> None:
+    """Poll ``condition`` until it holds (for things that offer no event to wait on)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(message)
+        time.sleep(interval)
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class BrokerProcess:
+    """One broker process; start, stop (SIGTERM), kill (SIGKILL) and restart it."""
+
+    def __init__(self, workdir: pathlib.Path, zk_connect: str, chroot: str, broker_id: int = 0,
+                 port: Optional[int] = None, overrides: Optional[dict[str, str]] = None) -> None:
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.zk_hosts = zk_connect
+        self.chroot = chroot
+        self.broker_id = broker_id
+        self.port = port if port is not None else free_port()
+        self.log_dir = self.workdir / "kafka-logs"
+        self.config_path = self.workdir / "server.properties"
+        self.output_path = self.workdir / "broker.out"
+        self.overrides = dict(overrides or {})
+        self.process: Optional[subprocess.Popen] = None
+        self._output = None
+        self._run_offset = 0
+        self.write_config()
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def zk_connect(self) -> str:
+        return f"{self.zk_hosts}{self.chroot}"
+
+    def properties(self) -> dict[str, str]:
+        props = {
+            "broker.id": str(self.broker_id),
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": str(self.log_dir),
+            "zookeeper.connect": self.zk_connect,
+            # Short enough that a killed broker's registration goes away quickly.
+            "zookeeper.session.timeout.ms": "4000",
+            "num.network.threads": "2",
+            "num.io.threads": "4",
+            "num.partitions": "1",
+            "default.replication.factor": "1",
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            # Alone in its cluster: nothing to move at shutdown, so no retries to wait out.
+            "controlled.shutdown.retry.backoff.ms": "200",
+        }
+        props.update(self.overrides)
+        return props
+
+    def write_config(self) -> None:
+        self.config_path.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, timeout: float = 60.0, wait: bool = True) -> "BrokerProcess":
+        # Only this run's lines count: the output file is appended across restarts.
+        self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
+        self._output = open(self.output_path, "ab")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
+            cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env)
+        if wait:
+            self.wait_started(timeout)
+        return self
+
+    def wait_started(self, timeout: float = 60.0) -> None:
+        marker = f"[KafkaServer id={self.broker_id}] started".encode()
+        start_offset = self._run_offset
+
+        def ready() -> bool:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"broker exited with {self.process.returncode}:\n{self.tail()}")
+            with open(self.output_path, "rb") as f:
+                f.seek(start_offset)
+                return marker in f.read()
+
+        wait_until(ready, timeout, f"broker {self.broker_id} did not start:\n{self.tail()}")
+        wait_until(lambda: self.registration() is not None, timeout, "broker not registered in ZooKeeper")
+        wait_until(lambda: port_open(self.port), timeout, "broker port not open")
+        # Serving requests starts before the controller's first UpdateMetadata arrives; until
+        # then Metadata lists no brokers and admin requests see an empty cluster.
+        wait_until(self.knows_itself, timeout, "broker metadata never listed the broker")
+
+    def knows_itself(self) -> bool:
+        from kafka_py.protocol.api_keys import ApiKeys
+        from kafka_py.protocol.messages import request_schema
+
+        request = request_schema(ApiKeys.METADATA, 9)(
+            topics=(), allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False)
+        with RawClient(self.port, timeout=10) as client:
+            response = client.request(ApiKeys.METADATA, 9, request)
+        return any(int(b.node_id) == self.broker_id for b in response.brokers)
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM (a clean shutdown); returns the exit status."""
+        return self._signal_and_wait(signal.SIGTERM, timeout)
+
+    def kill(self) -> int:
+        """SIGKILL: no shutdown at all, as a crash."""
+        return self._signal_and_wait(signal.SIGKILL, 30.0)
+
+    def _signal_and_wait(self, sig: int, timeout: float) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+            raise RuntimeError(f"broker did not stop within {timeout}s:\n{self.tail()}")
+        finally:
+            self.process = None
+            if self._output is not None:
+                self._output.close()
+                self._output = None
+        return code
+
+    def restart(self, timeout: float = 60.0) -> "BrokerProcess":
+        # A killed broker's ephemeral registration lives until its session expires; a new
+        # process registering meanwhile would be refused, as Kafka refuses it.
+        wait_until(lambda: self.registration() is None, 30.0, "old broker registration did not expire")
+        return self.start(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    # ------------------------------------------------------------------ inspection
+
+    def zk(self) -> KazooClient:
+        client = KazooClient(hosts=self.zk_connect, timeout=10.0)
+        client.start(timeout=10.0)
+        return client
+
+    def registration(self) -> Optional[dict]:
+        # Through the bare hosts: the chroot may not exist yet.
+        client = KazooClient(hosts=self.zk_hosts, timeout=10.0)
+        client.start(timeout=10.0)
+        path = f"{self.chroot}/brokers/ids/{self.broker_id}"
+        try:
+            if not client.exists(path):
+                return None
+            data, _ = client.get(path)
+            return json.loads(data)
+        finally:
+            client.stop()
+            client.close()
+
+    def output(self) -> str:
+        return self.output_path.read_text(errors="replace") if self.output_path.exists() else ""
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.output().splitlines()[-lines:])
+
+
+def unique_chroot(prefix: str = "kafka-py-test") -> str:
+    return f"/{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+class RawClient:
+    """A blocking connection speaking the wire protocol through kafka_py.protocol, for tests
+    that send what no well-behaved client would."""
+
+    def __init__(self, port: int, timeout: float = 30.0, client_id: str = "raw-test-client") -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.client_id = client_id
+        self._correlation_id = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "RawClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send_bytes(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def send(self, api_key, version: int, request) -> int:
+        from kafka_py.protocol.headers import RequestHeader
+        from kafka_py.protocol.messages import encode_request
+
+        self._correlation_id += 1
+        header = RequestHeader.for_request(api_key, version, self._correlation_id, self.client_id)
+        self.sock.sendall(encode_request(header, request))
+        return self._correlation_id
+
+    def receive_frame(self) -> bytes:
+        size = int.from_bytes(self._recv_exactly(4), "big", signed=True)
+        return self._recv_exactly(size)
+
+    def receive(self, api_key, version: int):
+        from kafka_py.protocol.messages import decode_response
+
+        header, response = decode_response(self.receive_frame(), api_key, version)
+        assert header.correlation_id == self._correlation_id
+        return response
+
+    def request(self, api_key, version: int, request):
+        self.send(api_key, version, request)
+        return self.receive(api_key, version)
+
+    def _recv_exactly(self, size: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < size:
+            chunk = self.sock.recv(size - len(chunks))
+            if not chunk:
+                raise ConnectionError("connection closed by the broker")
+            chunks += chunk
+        return bytes(chunks)
+
+    def closed_by_broker(self) -> bool:
+        """True once the broker has closed this connection (EOF or reset within the timeout)."""
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False

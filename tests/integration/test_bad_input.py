@@ -1,0 +1,277 @@
+"""Bad input on raw sockets against a real broker: garbage, oversized and truncated frames,
+unknown APIs and versions, a produce with a corrupt CRC, unknown topics, and requests this
+broker cannot serve yet. Each gets Kafka's error code or a closed connection; other clients
+carry on, the broker keeps running and no log is damaged."""
+from __future__ import annotations
+
+import json
+import socket
+import struct
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import request_schema
+from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.server.kafka_apis import build_entity
+from tests.integration.broker_harness import RawClient
+
+TOPIC = "guarded"
+SOCKET_REQUEST_MAX_BYTES = 104857600  # the broker default
+
+
+def req(api: ApiKeys, version: int, **values):
+    """A request of ``api``/``version`` from field values (nested entities as dicts)."""
+    cls = request_schema(api, version)
+    unknown = set(values) - set(cls.__dataclass_fields__)
+    assert not unknown, f"{cls.__name__} v{version} has no fields {unknown}"
+    return build_entity(cls, values)
+
+
+def produce_request(records: bytes, topic: str = TOPIC, partition: int = 0, acks: int = -1,
+                    transactional_id: str | None = None):
+    return req(ApiKeys.PRODUCE, 8, transactional_id=transactional_id, acks=acks, timeout=30000,
+               topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": records}]}])
+
+
+def partition_response(response):
+    [topic] = response.responses
+    [partition] = topic.partition_responses
+    return partition
+
+
+@pytest.fixture(scope="module", autouse=True)
+def guarded_topic(broker):
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        admin.create_topics([NewTopic(TOPIC, 1, 1)])
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    try:
+        for i in range(10):
+            producer.send(TOPIC, value=f"good-{i}".encode())
+        producer.flush()
+    finally:
+        producer.close()
+
+
+@pytest.fixture(autouse=True)
+def broker_stays_healthy(broker):
+    """After every test: the broker runs, serves a new client, and its log is intact."""
+    yield
+    assert broker.running, broker.tail()
+    with RawClient(broker.port) as client:
+        response = client.request(ApiKeys.API_VERSIONS, 3, req(ApiKeys.API_VERSIONS, 3,
+                                                               client_software_name="after",
+                                                               client_software_version="1"))
+        assert response.error_code == Errors.NONE.error_code
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap)
+    tp = TopicPartition(TOPIC, 0)
+    try:
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        values = []
+        while len(values) < end:
+            batch = consumer.poll(timeout_ms=10000)
+            assert batch, "log unreadable"
+            values.extend(r.value for r in batch[tp])
+    finally:
+        consumer.close()
+    assert values[:10] == [f"good-{i}".encode() for i in range(10)]
+
+
+def api_versions_ok(broker) -> bool:
+    with RawClient(broker.port) as client:
+        response = client.request(ApiKeys.API_VERSIONS, 0, req(ApiKeys.API_VERSIONS, 0))
+        return response.error_code == Errors.NONE.error_code
+
+
+def test_garbage_bytes_close_only_that_connection(broker):
+    with RawClient(broker.port, timeout=10) as bystander, RawClient(broker.port, timeout=10) as bad:
+        bad.send_bytes(struct.pack(">i", 12) + b"\x7f\xff" + b"\xde\xad\xbe\xef" * 2 + b"\x00\x01")
+        assert bad.closed_by_broker()
+        # a connection opened before the garbage still works
+        response = bystander.request(ApiKeys.API_VERSIONS, 0, req(ApiKeys.API_VERSIONS, 0))
+        assert response.error_code == Errors.NONE.error_code
+
+
+@pytest.mark.parametrize("size", [SOCKET_REQUEST_MAX_BYTES + 1, 2**31 - 1, -1, 0])
+def test_size_prefix_out_of_range_closes_the_connection(broker, size):
+    with RawClient(broker.port, timeout=10) as bad:
+        bad.send_bytes(struct.pack(">i", size) + b"\x00" * 16)
+        assert bad.closed_by_broker()
+    assert api_versions_ok(broker)
+
+
+def test_truncated_frames(broker):
+    # the size says 100 bytes, 10 arrive, then the client stops sending
+    with RawClient(broker.port, timeout=10) as bad:
+        bad.send_bytes(struct.pack(">i", 100) + b"\x00\x03\x00\x09" + b"\x00" * 6)
+        bad.sock.shutdown(socket.SHUT_WR)
+        assert bad.closed_by_broker()
+    # a whole frame whose body stops half-way through a Metadata v9 request
+    header_and_body = b"\x00\x03\x00\x09\x00\x00\x00\x07\x00\x04test\x00" + b"\x05\x07ab"
+    with RawClient(broker.port, timeout=10) as bad:
+        bad.send_bytes(struct.pack(">i", len(header_and_body)) + header_and_body)
+        assert bad.closed_by_broker()
+    assert api_versions_ok(broker)
+
+
+def test_unknown_api_key_and_unsupported_version(broker):
+    with RawClient(broker.port, timeout=10) as bad:
+        # api key 999, version 0, correlation id 1, no client id
+        bad.send_bytes(struct.pack(">ihhih", 10, 999, 0, 1, -1))
+        assert bad.closed_by_broker()
+    with RawClient(broker.port, timeout=10) as bad:
+        # a well-formed header (v2: flexible versions end it with tagged fields) of a version
+        # that does not exist
+        bad.send_bytes(struct.pack(">ihhihb", 11, ApiKeys.METADATA.id, 99, 1, -1, 0))
+        assert bad.closed_by_broker()
+    # an API this broker does not serve at all (DescribeAcls)
+    with RawClient(broker.port, timeout=10) as bad:
+        bad.send_bytes(struct.pack(">ihhih", 10, ApiKeys.DESCRIBE_ACLS.id, 1, 1, -1))
+        assert bad.closed_by_broker()
+    # ApiVersions of an unknown version is answered (KIP-511) with the versions it supports
+    with RawClient(broker.port, timeout=10) as client:
+        # (a flexible version: request header v2, whose tagged fields end the header)
+        client.send_bytes(struct.pack(">ihhihb", 11, ApiKeys.API_VERSIONS.id, 99, 7, -1, 0))
+        from kafka_py.protocol.messages import decode_response
+
+        header, response = decode_response(client.receive_frame(), ApiKeys.API_VERSIONS, 0)
+        assert header.correlation_id == 7
+        assert response.error_code == Errors.UNSUPPORTED_VERSION.error_code
+        [entry] = response.api_keys
+        assert (int(entry.api_key), int(entry.min_version), int(entry.max_version)) == (18, 0, 3)
+
+
+def test_produce_with_corrupt_crc_is_refused_and_log_undamaged(broker):
+    batch = bytearray(build_batch([SimpleRecord(b"k", b"corrupt-me", 1_700_000_000_000)]))
+    batch[-3] ^= 0xFF  # inside the CRC-covered records
+    with RawClient(broker.port) as client:
+        before = _end_offset(client)
+        response = client.request(ApiKeys.PRODUCE, 8, produce_request(bytes(batch)))
+        assert partition_response(response).error_code == Errors.CORRUPT_MESSAGE.error_code
+        assert _end_offset(client) == before
+        # the same connection can go on producing good data, at the next offset
+        good = build_batch([SimpleRecord(None, b"fine", 1_700_000_000_000)])
+        response = client.request(ApiKeys.PRODUCE, 8, produce_request(good))
+        assert partition_response(response).error_code == Errors.NONE.error_code
+        assert int(partition_response(response).base_offset) == before
+
+
+def test_produce_with_garbage_records_or_two_batches(broker):
+    batch = build_batch([SimpleRecord(None, b"x", 1_700_000_000_000)])
+    with RawClient(broker.port) as client:
+        before = _end_offset(client)
+        for records, error in ((b"\x00" * 7, Errors.INVALID_RECORD),
+                               (batch + batch, Errors.INVALID_RECORD),
+                               (batch[:40], Errors.INVALID_RECORD)):
+            response = client.request(ApiKeys.PRODUCE, 8, produce_request(records))
+            assert partition_response(response).error_code in (error.error_code,
+                                                               Errors.CORRUPT_MESSAGE.error_code)
+        assert _end_offset(client) == before
+
+
+def test_unknown_topic_everywhere(broker):
+    with RawClient(broker.port) as client:
+        batch = build_batch([SimpleRecord(None, b"x", 1_700_000_000_000)])
+        response = client.request(ApiKeys.PRODUCE, 8, produce_request(batch, topic="no-such-topic"))
+        assert partition_response(response).error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION.error_code
+
+        response = client.request(ApiKeys.FETCH, 11, req(
+            ApiKeys.FETCH, 11, max_wait=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
+            session_epoch=-1, topics=[{"topic": "no-such-topic", "partitions": [
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}],
+            forgotten_topics_data=[], rack_id=""))
+        [topic] = response.responses
+        assert topic.partitions[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION.error_code
+
+        response = client.request(ApiKeys.LIST_OFFSETS, 5, req(
+            ApiKeys.LIST_OFFSETS, 5, replica_id=-1, isolation_level=0,
+            topics=[{"name": "no-such-topic", "partitions": [{"partition_index": 0, "timestamp": -1}]}]))
+        assert response.topics[0].partitions[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION.error_code
+
+        response = client.request(ApiKeys.METADATA, 9, req(
+            ApiKeys.METADATA, 9, topics=[{"name": "no-such-topic"}, {"name": "bad/name"}],
+            allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False))
+        errors = {t.name: t.error_code for t in response.topics}
+        assert errors == {"no-such-topic": Errors.UNKNOWN_TOPIC_OR_PARTITION.error_code,
+                          "bad/name": Errors.INVALID_TOPIC_EXCEPTION.error_code}
+
+
+def test_idempotent_produce_acknowledges_duplicates_and_rejects_gaps(broker):
+    with RawClient(broker.port) as client:
+        init = client.request(ApiKeys.INIT_PRODUCER_ID, 4, req(
+            ApiKeys.INIT_PRODUCER_ID, 4, transactional_id=None, transaction_timeout=60000))
+        assert init.error_code == Errors.NONE.error_code
+        producer_id, epoch = int(init.producer_id), int(init.producer_epoch)
+        assert producer_id >= 0 and epoch == 0
+
+        def batch(sequence: int) -> bytes:
+            return build_batch([SimpleRecord(None, f"idem-{sequence}".encode(), 1_700_000_000_000)],
+                               producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence)
+
+        first = partition_response(client.request(ApiKeys.PRODUCE, 8, produce_request(batch(0))))
+        assert first.error_code == Errors.NONE.error_code
+        end = _end_offset(client)
+        # a retry of the same batch: acknowledged with the original offset, not appended again
+        retry = partition_response(client.request(ApiKeys.PRODUCE, 8, produce_request(batch(0))))
+        assert retry.error_code == Errors.NONE.error_code
+        assert int(retry.base_offset) == int(first.base_offset)
+        assert _end_offset(client) == end
+        gap = partition_response(client.request(ApiKeys.PRODUCE, 8, produce_request(batch(5))))
+        assert gap.error_code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.error_code
+        assert _end_offset(client) == end
+
+
+def test_requests_for_later_features_answer_errors(broker):
+    with RawClient(broker.port) as client:
+        response = client.request(ApiKeys.FIND_COORDINATOR, 3, req(ApiKeys.FIND_COORDINATOR, 3, key="group",
+                                                                   key_type=0))
+        assert response.error_code == Errors.COORDINATOR_NOT_AVAILABLE.error_code
+        response = client.request(ApiKeys.JOIN_GROUP, 7, req(
+            ApiKeys.JOIN_GROUP, 7, group_id="g", session_timeout=10000, rebalance_timeout=10000, member_id="",
+            group_instance_id=None, protocol_type="consumer", protocols=[]))
+        assert response.error_code == Errors.COORDINATOR_NOT_AVAILABLE.error_code
+        response = client.request(ApiKeys.INIT_PRODUCER_ID, 4, req(
+            ApiKeys.INIT_PRODUCER_ID, 4, transactional_id="txn", transaction_timeout=60000))
+        assert response.error_code == Errors.NOT_COORDINATOR.error_code
+        batch = build_batch([SimpleRecord(None, b"t", 1_700_000_000_000)], producer_id=1, producer_epoch=0,
+                            base_sequence=0, is_transactional=True)
+        response = client.request(ApiKeys.PRODUCE, 8, produce_request(batch, transactional_id="txn"))
+        assert partition_response(response).error_code == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.error_code
+        # an incremental fetch names a session this broker never created
+        response = client.request(ApiKeys.FETCH, 11, req(
+            ApiKeys.FETCH, 11, max_wait=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=123,
+            session_epoch=4, topics=[], forgotten_topics_data=[], rack_id=""))
+        assert response.error_code == Errors.FETCH_SESSION_ID_NOT_FOUND.error_code
+
+
+def test_describe_cluster(broker):
+    with RawClient(broker.port) as client:
+        response = client.request(ApiKeys.DESCRIBE_CLUSTER, 0, req(
+            ApiKeys.DESCRIBE_CLUSTER, 0, include_cluster_authorized_operations=False))
+    assert response.error_code == Errors.NONE.error_code
+    assert int(response.controller_id) == 0
+    assert [(int(b.broker_id), b.host, int(b.port)) for b in response.brokers] == [(0, "127.0.0.1", broker.port)]
+    zk = broker.zk()
+    try:
+        assert response.cluster_id == json.loads(zk.get("/cluster/id")[0])["id"]
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def _end_offset(client: RawClient) -> int:
+    response = client.request(ApiKeys.LIST_OFFSETS, 5, req(
+        ApiKeys.LIST_OFFSETS, 5, replica_id=-1, isolation_level=0,
+        topics=[{"name": TOPIC, "partitions": [{"partition_index": 0, "timestamp": -1}]}]))
+    partition = response.topics[0].partitions[0]
+    assert partition.error_code == Errors.NONE.error_code
+    return int(partition.offset)

@@ -1,0 +1,110 @@
+"""Starting and stopping a real broker process: registration, cluster id, meta.properties,
+configuration errors, and the ApiVersions / Metadata answers of a fresh broker."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from kafka import KafkaAdminClient
+
+from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import request_schema
+from kafka_py.utils import properties
+from tests.integration.broker_harness import ROOT, RawClient, wait_until
+
+
+def test_registration_names_the_bound_port_and_metadata_is_consistent(broker_factory):
+    broker = broker_factory(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"})
+    broker.start(wait=False)
+    wait_until(lambda: broker.registration() is not None, 60, f"not registered:\n{broker.tail()}")
+    registration = broker.registration()
+    port = registration["port"]
+    assert port != 0
+    assert registration["endpoints"] == [f"PLAINTEXT://127.0.0.1:{port}"]
+    assert registration["host"] == "127.0.0.1"
+    assert registration["version"] == 5
+    assert registration["listener_security_protocol_map"]["PLAINTEXT"] == "PLAINTEXT"
+    broker.port = port
+    broker.wait_started()
+
+    zk = broker.zk()
+    try:
+        cluster_id = __import__("json").loads(zk.get("/cluster/id")[0])["id"]
+        assert zk.exists("/controller")
+    finally:
+        zk.stop()
+        zk.close()
+    meta = properties.load_file(broker.log_dir / "meta.properties")
+    assert meta == {"version": "0", "broker.id": "0", "cluster.id": cluster_id}
+
+    with RawClient(port) as client:
+        versions = client.request(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
+            client_software_name="kafka-py-test", client_software_version="1.0"))
+        assert versions.error_code == Errors.NONE.error_code
+        assert {int(k.api_key) for k in versions.api_keys} == {a.id for a in IMPLEMENTED_APIS}
+        metadata = client.request(ApiKeys.METADATA, 9, request_schema(ApiKeys.METADATA, 9)(
+            topics=None, allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False))
+    assert metadata.cluster_id == cluster_id
+    assert int(metadata.controller_id) == 0
+    assert [(int(b.node_id), b.host, int(b.port)) for b in metadata.brokers] == [(0, "127.0.0.1", port)]
+    assert "[KafkaServer id=0] started" in broker.output()
+
+    assert broker.stop() == 0
+    # A clean shutdown leaves the marker that lets the next start skip log recovery.
+    assert (broker.log_dir / ".kafka_cleanshutdown").exists()
+    assert "[KafkaServer id=0] shut down completed" in broker.output()
+
+
+def test_generated_broker_id_is_kept_across_restarts(broker_factory):
+    broker = broker_factory(broker_id=1001, overrides={"broker.id": "-1"})
+    broker.start()
+    # /brokers/seqid's first value plus reserved.broker.max.id (1000), as Kafka generates it
+    assert broker.registration()["port"] == broker.port
+    assert properties.load_file(broker.log_dir / "meta.properties")["broker.id"] == "1001"
+    assert broker.stop() == 0
+    broker.start()
+    assert broker.registration() is not None
+    assert broker.stop() == 0
+
+
+def test_refuses_to_join_another_cluster(broker_factory):
+    first = broker_factory()
+    first.start()
+    assert first.stop() == 0
+    # The same data directory pointed at another cluster (a fresh chroot) must not start.
+    other = broker_factory()
+    other.log_dir = first.log_dir
+    other.write_config()
+    other.start(wait=False)
+    code = other.process.wait(timeout=60)
+    other.process = None
+    assert code == 1
+    assert "doesn't match stored clusterId" in other.output()
+    assert other.registration() is None
+
+
+def test_invalid_config_exits_with_one_line_naming_the_key(tmp_path):
+    config = tmp_path / "server.properties"
+    config.write_text(f"zookeeper.connect=127.0.0.1:1\nlog.dirs={tmp_path / 'logs'}\nnum.io.threads=many\n")
+    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "num.io.threads" in lines[0] and "many" in lines[0]
+
+    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config), "--override",
+                             "num.io.threads=4", "--override", "socket.request.max.bytes=-3"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "socket.request.max.bytes" in result.stderr
+
+
+def test_admin_client_sees_the_fresh_broker(broker):
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        assert admin.list_topics() == []
+    finally:
+        admin.close()
