@@ -561,6 +561,12 @@ class ReplicaManager:
     def under_replicated_partition_count(self) -> int:
         return sum(1 for p in self._leader_partitions() if p.is_under_replicated)
 
+    def fetch_topic_config(self, topic: str) -> Optional[dict[str, str]]:
+        """The topic's config overrides in ZooKeeper (/config/topics/<topic>); None without ZooKeeper."""
+        if self.zk_client is None:
+            return None
+        return self.zk_client.get_entity_configs("topics", topic)
+
     def get_partition_or_error(self, topic_partition: TopicPartition) -> tuple[Errors, Optional[Partition]]:
         """(Errors.NONE, partition), or (error, None): KAFKA_STORAGE_ERROR when offline,
         NOT_LEADER_OR_FOLLOWER when the topic exists but is not hosted here (clients then

@@ -24,7 +24,7 @@ import enum
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr
 from kafka_py.common.errors import (
@@ -389,7 +389,8 @@ class Partition:
 
     def __init__(self, topic_partition: TopicPartition, replica_lag_time_max_ms: int, local_broker_id: int,
                  time, log_manager, metadata_cache=None, delayed_operations: Optional[DelayedOperations] = None,
-                 alter_isr_manager=None, isr_change_listener=None, inter_broker_protocol_version=None) -> None:
+                 alter_isr_manager=None, isr_change_listener=None, inter_broker_protocol_version=None,
+                 topic_config_fetcher: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> None:
         self.topic_partition = topic_partition
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.local_broker_id = local_broker_id
@@ -400,6 +401,10 @@ class Partition:
         self.alter_isr_manager = alter_isr_manager
         self.isr_change_listener = isr_change_listener
         self.inter_broker_protocol_version = inter_broker_protocol_version
+        # Kafka's PartitionStateStore.fetchTopicConfig: the topic's overrides as stored in
+        # ZooKeeper, read when the log is created. Creation writes /config/topics/<t> without
+        # a change notification, so the LogManager's cached overrides may not have them yet.
+        self.topic_config_fetcher = topic_config_fetcher
 
         self._remote_replicas: dict[int, Replica] = {}
         self._leader_isr_update_lock = _ReentrantReadWriteLock()
@@ -435,7 +440,8 @@ class Partition:
                    alter_isr_manager=replica_manager.alter_isr_manager,
                    isr_change_listener=replica_manager,
                    inter_broker_protocol_version=getattr(replica_manager.config,
-                                                         "inter_broker_protocol_version", None))
+                                                         "inter_broker_protocol_version", None),
+                   topic_config_fetcher=replica_manager.fetch_topic_config)
 
     # ------------------------------------------------------------------ simple views
 
@@ -554,6 +560,10 @@ class Partition:
             self.log = self._create_log(is_new, False, offset_checkpoints)
 
     def _create_log(self, is_new: bool, is_future_replica: bool, offset_checkpoints):
+        stored = self.topic_config_fetcher(self.topic) if self.topic_config_fetcher else None
+        if stored is not None:
+            # Refresh the topic's overrides from the store before creating the log.
+            self.log_manager.update_topic_config(self.topic, stored)
         config = self.log_manager.fetch_log_config(self.topic)
         log = self.log_manager.get_or_create_log(self.topic_partition, config=config, is_new=is_new,
                                                  is_future=is_future_replica)

@@ -155,3 +155,18 @@ def test_delete_records_moves_the_log_start_offset(broker, admin):
         assert [r.value for r in consumer.poll(timeout_ms=10000)[tp]] == [b"6", b"7", b"8", b"9"]
     finally:
         consumer.close()
+
+
+def test_configs_given_at_creation_apply_to_the_new_log(broker, admin):
+    # The overrides live in /config/topics/<t> with no change notification: the broker must
+    # read them when it creates the log (Kafka's Partition.createLog), not after a restart.
+    admin.create_topics([NewTopic("small-segments", 1, 1, topic_configs={"segment.bytes": "1024"})])
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1, linger_ms=0)
+    try:
+        for i in range(12):
+            producer.send("small-segments", value=bytes([i]) * 300).get(timeout=30)
+    finally:
+        producer.close()
+    segments = list((broker.log_dir / "small-segments-0").glob("*.log"))
+    # 12 batches of ~370 bytes cannot fit one 1 KiB segment
+    assert len(segments) >= 4, segments
