@@ -16,10 +16,14 @@ A clean shutdown flushes and closes every log, writes both checkpoints and
 then ``.kafka_cleanshutdown`` in each directory; startup deletes the marker as
 soon as it has read it, so a crash during loading still counts as unclean.
 
-There is no log cleaner yet, so ``cleanup_logs`` runs ``delete_old_segments``
-on every log: that applies time/size retention only where cleanup.policy
-includes ``delete`` and always removes segments below the log start offset,
-which is what Kafka's retention task and cleaner do together.
+With ``log.cleaner.enable`` (a CleanerConfig given to the constructor) the
+LogManager starts the LogCleaner after loading and stops it first at shutdown.
+As in Kafka, the retention task (``cleanup_logs``) then handles only logs
+without ``compact`` in their cleanup.policy; retention of compacted logs
+(``compact,delete``, and segments below the log start offset) runs in the
+cleaner threads, so it never races a clean of the same log. Without a
+cleaner, compacted logs get no retention at all, again as in Kafka.
+Truncation and deletion of a log stop any clean of it first.
 """
 from __future__ import annotations
 
@@ -34,7 +38,9 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional
 from kafka_py.common.errors import KafkaException, KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
+from kafka_py.log.cleaner_config import CleanerConfig
 from kafka_py.log.log import Log
+from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 
@@ -89,9 +95,12 @@ class LogManager:
                  retention_check_ms: int = 300000,
                  max_pid_expiration_ms: int = 604800000,
                  scheduler=None, time=None, log_dir_failure_channel=None, broker_topic_stats=None,
-                 initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS):
+                 initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
+                 cleaner_config: Optional[CleanerConfig] = None):
         """``default_props`` are the broker's log defaults as topic-config names (``segment.bytes`` ...),
         the base that per-topic overrides are applied to; ``topic_config_overrides`` maps topic -> overrides.
+        ``cleaner_config`` is the broker's LogCleaner.cleaner_config(KafkaConfig); without one there is
+        no cleaner.
         """
         from kafka_py.utils.time import Time
 
@@ -112,6 +121,8 @@ class LogManager:
         self.log_dir_failure_channel = log_dir_failure_channel
         self.broker_topic_stats = broker_topic_stats
         self.initial_task_delay_ms = initial_task_delay_ms
+        self.cleaner_config = cleaner_config if cleaner_config is not None else CleanerConfig(enable_cleaner=False)
+        self._cleaner: Optional[LogCleaner] = None
 
         self._log_creation_or_deletion_lock = threading.RLock()
         self._current_logs: Dict[TopicPartition, Log] = {}
@@ -207,6 +218,8 @@ class LogManager:
             if not self._live_log_dirs:
                 raise KafkaException(f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed")
             self._recovery_point_checkpoints.pop(dir, None)
+            if self._cleaner is not None:
+                self._cleaner.handle_log_dir_failure(dir)
             self._log_start_offset_checkpoints.pop(dir, None)
             offline = []
             for logs in (self._current_logs, self._future_logs):
@@ -383,11 +396,21 @@ class LogManager:
                 period_ms=self.flush_start_offset_checkpoint_ms))
             # one-shot: each run schedules the next at the time the next deletion is due
             self.scheduler.schedule("kafka-delete-logs", self._delete_logs, delay_ms=delay)
+        if self.cleaner_config.enable_cleaner:
+            self._cleaner = LogCleaner(self.cleaner_config, self._live_log_dirs, self._current_logs,
+                                       self.log_dir_failure_channel, time=self.time)
+            self._cleaner.startup()
 
     def shutdown(self) -> None:
         """Flush and close every log; in each directory where that worked, write checkpoints and the clean marker."""
         logger.info("Shutting down.")
         self._shut_down = True
+        # the cleaner first: it must not be rewriting segments of logs being closed
+        if self._cleaner is not None:
+            try:
+                self._cleaner.shutdown()
+            except Exception:  # noqa: BLE001 - closing the logs matters more
+                logger.warning("Error while shutting down the log cleaner", exc_info=True)
         for task in self._scheduled_tasks:
             try:
                 task.cancel()
@@ -445,11 +468,24 @@ class LogManager:
     # ------------------------------------------------------------------ truncation
 
     def truncate_to(self, partition_offsets: Mapping[TopicPartition, int], is_future: bool = False) -> None:
+        """Truncate each log to its offset; a clean of a log losing sealed segments is stopped first."""
         affected_dirs = set()
         for tp, offset in partition_offsets.items():
             log = (self._future_logs if is_future else self._current_logs).get(tp)
-            if log is not None and log.truncate_to(offset):
-                affected_dirs.add(log.parent_dir)
+            if log is None:
+                continue
+            # the cleaner may be rewriting segments this truncation removes
+            need_to_stop_cleaner = offset < log.active_segment.base_offset and not is_future
+            if need_to_stop_cleaner:
+                self.abort_and_pause_cleaning(tp)
+            try:
+                if log.truncate_to(offset):
+                    affected_dirs.add(log.parent_dir)
+                if need_to_stop_cleaner:
+                    self._maybe_truncate_cleaner_checkpoint_to_active_segment_base_offset(log, tp)
+            finally:
+                if need_to_stop_cleaner:
+                    self.resume_cleaning(tp)
         for dir in affected_dirs:
             self.checkpoint_recovery_offsets_in_dir(dir)
 
@@ -457,8 +493,37 @@ class LogManager:
                                     is_future: bool = False) -> None:
         log = (self._future_logs if is_future else self._current_logs).get(topic_partition)
         if log is not None:
-            log.truncate_fully_and_start_at(new_offset)
+            if not is_future:
+                self.abort_and_pause_cleaning(topic_partition)
+            try:
+                log.truncate_fully_and_start_at(new_offset)
+                if not is_future:
+                    self._maybe_truncate_cleaner_checkpoint_to_active_segment_base_offset(log, topic_partition)
+            finally:
+                if not is_future:
+                    self.resume_cleaning(topic_partition)
             self.checkpoint_recovery_offsets_in_dir(log.parent_dir)
+
+    # ------------------------------------------------------------------ the cleaner
+
+    @property
+    def cleaner(self) -> Optional[LogCleaner]:
+        return self._cleaner
+
+    def abort_and_pause_cleaning(self, topic_partition: TopicPartition) -> None:
+        """Stop any clean of the partition (waiting for it) and keep it from being cleaned until resumed."""
+        if self._cleaner is not None:
+            self._cleaner.abort_and_pause_cleaning(topic_partition)
+
+    def resume_cleaning(self, topic_partition: TopicPartition) -> None:
+        if self._cleaner is not None:
+            self._cleaner.resume_cleaning([topic_partition])
+
+    def _maybe_truncate_cleaner_checkpoint_to_active_segment_base_offset(self, log: Log,
+                                                                        topic_partition: TopicPartition) -> None:
+        # a checkpoint beyond the truncation point would make the cleaner skip rewritten data
+        if self._cleaner is not None:
+            self._cleaner.maybe_truncate_checkpoint(log.parent_dir, topic_partition, log.active_segment.base_offset)
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -625,6 +690,11 @@ class LogManager:
                     f"Failed to delete log for {'future ' if is_future else ''}{topic_partition} because it may be "
                     f"in one of the offline directories {','.join(self.offline_log_dirs)}")
             return None
+        # no clean may still be writing into the directory about to be renamed
+        if self._cleaner is not None and not is_future:
+            self._cleaner.abort_cleaning(topic_partition)
+            if checkpoint:
+                self._cleaner.update_checkpoints(removed.parent_dir, partition_to_remove=topic_partition)
         removed.rename_dir(log_files.log_delete_dir_name(topic_partition))
         if checkpoint:
             dir = removed.parent_dir
@@ -651,6 +721,9 @@ class LogManager:
                 error_handler(tp, e)
         by_dir = self._logs_by_dir()
         for dir in dirs:
+            if self._cleaner is not None:
+                # drops the checkpoint entries of the partitions just deleted
+                self._cleaner.update_checkpoints(dir)
             logs = by_dir.get(dir, {})
             self._checkpoint_recovery_offsets_in_dir(dir, logs)
             self._checkpoint_log_start_offsets_in_dir(dir, logs)
@@ -658,18 +731,27 @@ class LogManager:
     # ------------------------------------------------------------------ background work
 
     def cleanup_logs(self) -> int:
-        """Retention for every log (see the module docstring); returns the number of segments deleted."""
+        """Retention for every non-compacted log (see the module docstring); returns the segments deleted."""
         logger.debug("Beginning log cleanup...")
         total = 0
         start_ms = self.time.milliseconds()
-        for tp, log in list(self._current_logs.items()):
-            try:
-                total += log.delete_old_segments()
-                future = self._future_logs.get(tp)
-                if future is not None:
-                    total += future.delete_old_segments()
-            except KafkaStorageException:
-                logger.error("Error while cleaning up log %s", log.name, exc_info=True)
+        if self._cleaner is not None:
+            # paused, so that a switch of cleanup.policy to compact cannot start a clean under our feet
+            deletable_logs = self._cleaner.pause_cleaning_for_non_compacted_partitions()
+        else:
+            deletable_logs = [(tp, log) for tp, log in list(self._current_logs.items()) if not log.config.compact]
+        try:
+            for tp, log in deletable_logs:
+                try:
+                    total += log.delete_old_segments()
+                    future = self._future_logs.get(tp)
+                    if future is not None:
+                        total += future.delete_old_segments()
+                except KafkaStorageException:
+                    logger.error("Error while cleaning up log %s", log.name, exc_info=True)
+        finally:
+            if self._cleaner is not None:
+                self._cleaner.resume_cleaning([tp for tp, _ in deletable_logs])
         logger.debug("Log cleanup completed. %d files deleted in %d seconds", total,
                      (self.time.milliseconds() - start_ms) // 1000)
         return total
