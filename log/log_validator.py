@@ -45,9 +45,12 @@ of ``RecordError(batch_index, message)`` for the produce response.
 from __future__ import annotations
 
 import logging
+import struct
 import time as _time
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
+
+import crc32c as _crc32c
 
 from kafka_py.common.errors import (
     ApiException,
@@ -73,6 +76,15 @@ logger = logging.getLogger(__name__)
 
 # Kafka's default message.timestamp.difference.max.ms (Long.MaxValue): no range check.
 MAX_TIMESTAMP_DIFF_MS = (1 << 63) - 1
+
+# The v2 batch header (DefaultRecordBatch's layout), read in one call by the fast path.
+_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+_BASE_OFFSET = struct.Struct(">q")
+_PARTITION_LEADER_EPOCH = struct.Struct(">i")
+_CRC_START = 21  # attributes onwards
+_CODEC_MASK = 0x07
+_TIMESTAMP_TYPE_MASK = 0x08
+_CONTROL_MASK = 0x20
 
 
 class LongRef:
@@ -218,41 +230,122 @@ class LogValidator:
         if magic != CURRENT_MAGIC_VALUE:
             raise UnsupportedForMessageFormatException(
                 f"This broker writes message format v{CURRENT_MAGIC_VALUE} only, not v{magic}")
-        batch = _first_and_only_batch(records, topic_partition)
-        source = batch.compression_type if source_codec is None else _compression_type(source_codec)
-        if target_codec is None:
-            target = source
-        elif isinstance(target_codec, str) and target_codec.strip().lower() == "producer":
-            target = source
-        else:
-            target = _compression_type(target_codec)
-
-        client = _is_client(origin)
-        _validate_batch(topic_partition, batch, client, check_crc)
-        if isinstance(timestamp_type, str):  # message.timestamp.type as configured
-            timestamp_type = TimestampType.for_name(timestamp_type)
-        timestamp_type = TimestampType(timestamp_type)
-
-        # Control records are only compressed if they were written compressed.
-        in_place = batch.compression_type == target or (
-            batch.compression_type == CompressionType.NONE and batch.is_control_batch)
-        if in_place:
-            if records.buffer.readonly:
-                records = MemoryRecords(bytearray(records.buffer))
-                batch = next(iter(records.batches()))
-            result = _assign_offsets_in_place(
-                records, batch, topic_partition, offset_counter, now_ms, compacted_topic,
-                timestamp_type, timestamp_diff_max_ms, partition_leader_epoch)
-            if result is not None:
-                return result
-            # Some old clients number the records of a compressed batch wrongly;
-            # Kafka repairs that by rebuilding the batch, and so do we.
-        return _build_records_and_assign_offsets(
-            batch, topic_partition, offset_counter, time, now_ms, target, compacted_topic,
-            timestamp_type, timestamp_diff_max_ms, partition_leader_epoch)
+        fast = _assign_offsets_fast(records, offset_counter, source_codec, target_codec, compacted_topic,
+                                    timestamp_type, timestamp_diff_max_ms, partition_leader_epoch, origin,
+                                    check_crc)
+        if fast is not None:
+            return fast
+        return _validate_and_assign_offsets_general(
+            records, topic_partition, offset_counter, time, now_ms, source_codec, target_codec, compacted_topic,
+            timestamp_type, timestamp_diff_max_ms, partition_leader_epoch, origin, check_crc)
 
 
 validate_messages_and_assign_offsets = LogValidator.validate_messages_and_assign_offsets
+
+
+def _validate_and_assign_offsets_general(
+        records: MemoryRecords, topic_partition: Any, offset_counter: LongRef, time: Any, now_ms: int,
+        source_codec: Any, target_codec: Any, compacted_topic: bool, timestamp_type: Any,
+        timestamp_diff_max_ms: int, partition_leader_epoch: int, origin: Any,
+        check_crc: bool) -> ValidationAndOffsetAssignResult:
+    """Every case: the batch viewed through DefaultRecordBatch, records decoded when needed."""
+    batch = _first_and_only_batch(records, topic_partition)
+    source = batch.compression_type if source_codec is None else _compression_type(source_codec)
+    if target_codec is None:
+        target = source
+    elif isinstance(target_codec, str) and target_codec.strip().lower() == "producer":
+        target = source
+    else:
+        target = _compression_type(target_codec)
+
+    client = _is_client(origin)
+    _validate_batch(topic_partition, batch, client, check_crc)
+    if isinstance(timestamp_type, str):  # message.timestamp.type as configured
+        timestamp_type = TimestampType.for_name(timestamp_type)
+    timestamp_type = TimestampType(timestamp_type)
+
+    # Control records are only compressed if they were written compressed.
+    in_place = batch.compression_type == target or (
+        batch.compression_type == CompressionType.NONE and batch.is_control_batch)
+    if in_place:
+        if records.buffer.readonly:
+            records = MemoryRecords(bytearray(records.buffer))
+            batch = next(iter(records.batches()))
+        result = _assign_offsets_in_place(
+            records, batch, topic_partition, offset_counter, now_ms, compacted_topic,
+            timestamp_type, timestamp_diff_max_ms, partition_leader_epoch)
+        if result is not None:
+            return result
+        # Some old clients number the records of a compressed batch wrongly;
+        # Kafka repairs that by rebuilding the batch, and so do we.
+    return _build_records_and_assign_offsets(
+        batch, topic_partition, offset_counter, time, now_ms, target, compacted_topic,
+        timestamp_type, timestamp_diff_max_ms, partition_leader_epoch)
+
+
+def _codec_id(codec: Any) -> Optional[int]:
+    """The id of a CompressionType (or a plain int); None for anything the slow path must parse."""
+    if isinstance(codec, int):
+        return int(codec)
+    return None
+
+
+def _assign_offsets_fast(records: MemoryRecords, offset_counter: LongRef, source_codec: Any, target_codec: Any,
+                         compacted_topic: bool, timestamp_type: Any, timestamp_diff_max_ms: int,
+                         partition_leader_epoch: int, origin: Any,
+                         check_crc: bool) -> Optional[ValidationAndOffsetAssignResult]:
+    """The common produce, settled from the header alone: one writable magic-2 batch from a
+    client, kept in its codec, CreateTime, no timestamp range, not a compacted topic, and
+    every check of ``_validate_batch`` passing. Returns None for anything else (including
+    every batch with a problem), which the general path then handles and reports.
+
+    Kafka's assignOffsetsNonCompressed/in-place compressed path does the same work per
+    record; nothing here depends on the records themselves.
+    """
+    buf = records.buffer
+    if (compacted_topic or buf.readonly or timestamp_diff_max_ms < MAX_TIMESTAMP_DIFF_MS
+            or not (timestamp_type is TimestampType.CREATE_TIME or (type(timestamp_type) is int
+                                                                   and timestamp_type == 0))
+            or not (origin is None or getattr(origin, "name", None) == "CLIENT")):
+        return None
+    size = len(buf)
+    if size < RECORD_BATCH_OVERHEAD:
+        return None
+    (_base, length, _epoch, magic, stored_crc, attributes, last_offset_delta, _first_ts, max_timestamp,
+     producer_id, _producer_epoch, base_sequence, count) = _BATCH_HEADER.unpack_from(buf, 0)
+    if length + 12 != size or magic != CURRENT_MAGIC_VALUE:
+        return None
+    codec = attributes & _CODEC_MASK
+    source = codec if source_codec is None else _codec_id(source_codec)
+    if target_codec is None:
+        target = source
+    elif isinstance(target_codec, str):
+        if target_codec.strip().lower() != "producer":
+            return None
+        target = source
+    else:
+        target = _codec_id(target_codec)
+    if target is None or target != codec:
+        return None
+    if (attributes & (_TIMESTAMP_TYPE_MASK | _CONTROL_MASK) or last_offset_delta < 0 or count <= 0
+            or count != last_offset_delta + 1 or (producer_id >= 0 and base_sequence < 0)):
+        return None
+    if check_crc and _crc32c.crc32c(buf[_CRC_START:]) != stored_crc:
+        return None
+    first_offset = offset_counter.value
+    last_offset = first_offset + count - 1
+    offset_counter.value = last_offset + 1
+    # baseOffset and partitionLeaderEpoch lie before the CRC'd range: no re-checksum.
+    _BASE_OFFSET.pack_into(buf, 0, last_offset - last_offset_delta)
+    _PARTITION_LEADER_EPOCH.pack_into(buf, 12, partition_leader_epoch)
+    if codec:
+        offset_of_max = last_offset
+    elif max_timestamp == NO_TIMESTAMP:
+        offset_of_max = -1
+    else:
+        offset_of_max = last_offset
+    return ValidationAndOffsetAssignResult(records, max_timestamp, offset_of_max, False,
+                                           RecordConversionStats.EMPTY)
 
 
 def _first_and_only_batch(records: MemoryRecords, topic_partition: Any) -> DefaultRecordBatch:

@@ -139,6 +139,8 @@ class Processor(AbstractServerThread):
         self._inflight_responses: dict[str, Response] = {}
         self._response_queue: deque[Response] = deque()
         self._next_connection_index = 0
+        # True while this thread may be blocked in select; see enqueue_response.
+        self._polling = False
 
     # ---- called from other threads ------------------------------------------------
     def accept(self, sock: socket.socket, address: str, port: int, may_block: bool,
@@ -165,7 +167,12 @@ class Processor(AbstractServerThread):
 
     def enqueue_response(self, response: Response) -> None:
         self._response_queue.append(response)
-        self.wakeup()
+        # Only a thread that may be asleep in select needs the wake-up (an eventfd write
+        # and a spurious poll return otherwise, for every response). The flag is raised
+        # before poll() looks at this queue one last time: either that look sees the
+        # response, or this read sees the flag.
+        if self._polling:
+            self.wakeup()
 
     def wakeup(self) -> None:
         self._selector.wakeup()
@@ -203,6 +210,9 @@ class Processor(AbstractServerThread):
             self.close_all()
 
     def configure_new_connections(self) -> None:
+        # Checked first: this runs every loop iteration, and an empty get_nowait raises.
+        if self._new_connections.empty():
+            return
         configured = 0
         while configured < self._connection_queue_size:
             try:
@@ -259,10 +269,15 @@ class Processor(AbstractServerThread):
 
     def poll(self) -> None:
         timeout = 0 if not self._new_connections.empty() else POLL_TIMEOUT_MS
+        self._polling = True
+        if self._response_queue:
+            timeout = 0
         try:
             self._selector.poll(timeout)
         except Exception:  # noqa: BLE001 - what completed before the failure is still processed
             logger.exception("%sProcessor %d poll failed", self._log_prefix, self.id)
+        finally:
+            self._polling = False
 
     def process_completed_receives(self) -> None:
         for connection_id, frame in self._selector.drain_completed_receives():

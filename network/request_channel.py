@@ -28,7 +28,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import (
     decode_request,
-    encode_response_chunks,
+    encode_response_chunks_for,
     is_unsupported_api_versions_request,
 )
 from kafka_py.network.send import ByteBufferSend, MultiRecordsSend, Send
@@ -134,7 +134,7 @@ class Request:
         ApiVersions, so an unsupported-version answer is readable). Record regions in
         the response stay separate chunks, written with sendfile.
         """
-        chunks = encode_response_chunks(self.context.header.to_response_header(), response)
+        chunks = encode_response_chunks_for(self.context.header, response)
         if len(chunks) == 1:
             return ByteBufferSend(chunks[0])
         return MultiRecordsSend(chunks)
@@ -220,6 +220,61 @@ class ResponseProcessor(Protocol):
         ...
 
 
+class _BoundedRequestQueue:
+    """A FIFO of at most ``capacity`` requests (``queued.max.requests``).
+
+    Every request crosses it, so the common operations stay in C: ``queue.SimpleQueue``
+    holds the items, and a put that finds room or a get never touches a Python-level
+    lock or condition (``queue.Queue`` takes two per operation, and a blocked get
+    allocates a fresh lock each time). Only a producer facing a full queue takes the
+    slow path: it waits on ``_not_full``, which a consumer signals after a get whenever
+    someone is waiting. The waiter re-checks the size under the condition's lock before
+    sleeping and consumers notify under that lock, so no wake-up is lost. Several
+    Processors racing for the last slot may overshoot the bound by one each, which
+    back-pressure does not need to be exact about.
+    """
+
+    __slots__ = ("_items", "_capacity", "_not_full", "_waiting_producers")
+
+    def __init__(self, capacity: int) -> None:
+        self._items: queue.SimpleQueue = queue.SimpleQueue()
+        self._capacity = capacity
+        self._not_full = threading.Condition(threading.Lock())
+        self._waiting_producers = 0
+
+    def put(self, item: Any, timeout: Optional[float] = None) -> bool:
+        items = self._items
+        if items.qsize() >= self._capacity:
+            with self._not_full:
+                self._waiting_producers += 1
+                try:
+                    if not self._not_full.wait_for(lambda: items.qsize() < self._capacity, timeout):
+                        return False
+                finally:
+                    self._waiting_producers -= 1
+        items.put(item)
+        return True
+
+    def put_unbounded(self, item: Any) -> None:
+        self._items.put(item)
+
+    def get(self, timeout: Optional[float] = None) -> Any:
+        """The next item; raises queue.Empty after ``timeout`` seconds (0: do not wait)."""
+        if timeout is None:
+            item = self._items.get()
+        elif timeout <= 0:
+            item = self._items.get_nowait()
+        else:
+            item = self._items.get(timeout=timeout)
+        if self._waiting_producers:
+            with self._not_full:
+                self._not_full.notify()
+        return item
+
+    def qsize(self) -> int:
+        return self._items.qsize()
+
+
 class RequestChannel:
     """The request queue shared by all Processors, and the route back to each of them."""
 
@@ -230,7 +285,7 @@ class RequestChannel:
             raise ValueError(f"queued.max.requests must be at least 1, not {queue_size}")
         self.queue_size = queue_size
         self.metric_name_prefix = metric_name_prefix
-        self._request_queue: queue.Queue[BaseRequest] = queue.Queue(maxsize=queue_size)
+        self._request_queue = _BoundedRequestQueue(queue_size)
         self._processors: dict[int, ResponseProcessor] = {}
         self._lock = threading.Lock()
 
@@ -252,27 +307,18 @@ class RequestChannel:
         With ``timeout_ms`` gives up after that long and returns False, so that a
         Processor blocked by back-pressure can still notice it is being shut down.
         """
-        try:
-            self._request_queue.put(
-                request, timeout=None if timeout_ms is None else timeout_ms / 1000.0
-            )
-        except queue.Full:
-            return False
-        return True
+        return self._request_queue.put(request, None if timeout_ms is None else timeout_ms / 1000.0)
 
     def receive_request(self, timeout_ms: Optional[float] = None) -> Optional[BaseRequest]:
         """The next request (or ShutdownRequest); None if none came within ``timeout_ms``."""
         try:
-            if timeout_ms is None:
-                return self._request_queue.get()
-            if timeout_ms <= 0:
-                return self._request_queue.get_nowait()
-            return self._request_queue.get(timeout=timeout_ms / 1000.0)
+            return self._request_queue.get(None if timeout_ms is None else timeout_ms / 1000.0)
         except queue.Empty:
             return None
 
     def send_shutdown_request(self) -> None:
-        self._request_queue.put(ShutdownRequest)
+        # Past the bound: a full queue must not keep a handler from being told to stop.
+        self._request_queue.put_unbounded(ShutdownRequest)
 
     @property
     def request_queue_size(self) -> int:
@@ -315,7 +361,7 @@ class RequestChannel:
         """Drop every queued request (the Processors have stopped)."""
         while True:
             try:
-                self._request_queue.get_nowait()
+                self._request_queue.get(0)
             except queue.Empty:
                 return
 

@@ -272,6 +272,11 @@ class DelayedOperationPurgatory:
         """Give the operations watched under ``key`` a chance to complete; returns how many
         completed. Call it without holding locks an operation's ``try_complete`` may need."""
         wl = self._watcher_list(key)
+        # Every append checks three purgatories that mostly watch nothing. An empty shard
+        # read without its lock is as good as the locked lookup: an operation being added
+        # concurrently re-checks itself once it is watched (try_complete_else_watch).
+        if not wl.watchers_by_key:
+            return 0
         with wl.watchers_lock:
             watchers = wl.watchers_by_key.get(key)
         if watchers is None:

@@ -22,9 +22,10 @@ so the network thread sends them from the segment file with sendfile.
 The controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica) are refused with
 STALE_BROKER_EPOCH when they were meant for an earlier registration of this broker.
 The admin APIs (CreateTopics, DeleteTopics, CreatePartitions and the config APIs) are in
-server/kafka_apis_admin.py, delegating to ZkAdminManager. The group coordinator APIs
-belong to a later issue: until then they answer COORDINATOR_NOT_AVAILABLE (or the
-request's nearest equivalent), so clients back off and retry rather than hang.
+server/kafka_apis_admin.py, delegating to ZkAdminManager; the group coordinator APIs
+(FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
+OffsetDelete, DescribeGroups, ListGroups, DeleteGroups) in server/kafka_apis_group.py,
+delegating to the GroupCoordinator.
 """
 from __future__ import annotations
 
@@ -253,16 +254,19 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
             {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": e}
                                             for p in t.partitions]} for t in body.topics]})
     if api is ApiKeys.OFFSET_FETCH:
-        return build_response(request, {"error_code": e, "topics": [
+        # v2+ has a top-level error and then lists no partitions; v1 can only say it per partition
+        topics = [] if request.api_version >= 2 else [
             {"name": t.name, "partitions": [
                 {"partition_index": p, "committed_offset": -1, "metadata": "", "error_code": e}
-                for p in t.partition_indexes]} for t in (body.topics or ())]})
+                for p in t.partition_indexes]} for t in (body.topics or ())]
+        return build_response(request, {"error_code": e, "topics": topics})
     if api is ApiKeys.FIND_COORDINATOR:
         return build_response(request, {"error_code": e, "error_message": message, "node_id": -1, "host": "",
                                         "port": -1})
     if api is ApiKeys.JOIN_GROUP:
-        return build_response(request, {"error_code": e, "generation_id": -1, "protocol_name": "",
-                                        "leader": "", "member_id": _field(body, "member_id", "")})
+        return build_response(request, {"error_code": e, "generation_id": -1,
+                                        "protocol_name": None if request.api_version >= 7 else "",
+                                        "leader": "", "member_id": ""})
     if api is ApiKeys.DESCRIBE_GROUPS:
         return build_response(request, {"groups": [{"error_code": e, "group_id": g} for g in body.groups]})
     if api is ApiKeys.DELETE_GROUPS:
@@ -362,10 +366,22 @@ class KafkaApis:
             ApiKeys.ALTER_CONFIGS: self._admin.handle_alter_configs_request,
             ApiKeys.INCREMENTAL_ALTER_CONFIGS: self._admin.handle_incremental_alter_configs_request,
         }
-        for api in (ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP,
-                    ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.DESCRIBE_GROUPS,
-                    ApiKeys.LIST_GROUPS, ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE):
-            self._handlers.setdefault(api, self.handle_group_coordinator_request)
+        from kafka_py.server import kafka_apis_group  # the group coordinator half of this class
+
+        self._group = kafka_apis_group.GroupRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.FIND_COORDINATOR: self._group.handle_find_coordinator_request,
+            ApiKeys.JOIN_GROUP: self._group.handle_join_group_request,
+            ApiKeys.SYNC_GROUP: self._group.handle_sync_group_request,
+            ApiKeys.HEARTBEAT: self._group.handle_heartbeat_request,
+            ApiKeys.LEAVE_GROUP: self._group.handle_leave_group_request,
+            ApiKeys.OFFSET_COMMIT: self._group.handle_offset_commit_request,
+            ApiKeys.OFFSET_FETCH: self._group.handle_offset_fetch_request,
+            ApiKeys.OFFSET_DELETE: self._group.handle_offset_delete_request,
+            ApiKeys.DESCRIBE_GROUPS: self._group.handle_describe_groups_request,
+            ApiKeys.LIST_GROUPS: self._group.handle_list_groups_request,
+            ApiKeys.DELETE_GROUPS: self._group.handle_delete_groups_request,
+        })
 
     def close(self) -> None:
         logger.info("%sShutdown complete.", self._log_ident)
@@ -539,9 +555,13 @@ class KafkaApis:
         return responses
 
     def _create_topic_in_zk(self, topic: str) -> Errors:
+        configs: dict[str, str] = {}
         if topic == "__consumer_offsets":
-            partitions = int(getattr(self.config, "offsets_topic_num_partitions", 50))
+            from kafka_py.server.kafka_apis_group import offsets_topic_configs
+
+            partitions = int(getattr(self.config, "offsets_topic_partitions", 50))
             replication_factor = int(getattr(self.config, "offsets_topic_replication_factor", 3))
+            configs = offsets_topic_configs(self.group_coordinator)
         elif topic == "__transaction_state":
             partitions = int(getattr(self.config, "transaction_topic_partitions", 50))
             replication_factor = int(getattr(self.config, "transaction_topic_replication_factor", 3))
@@ -549,7 +569,7 @@ class KafkaApis:
             partitions = int(self.config.num_partitions)
             replication_factor = int(self.config.default_replication_factor)
         try:
-            self.admin_zk_client.create_topic(topic, partitions, replication_factor, {})
+            self.admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
             logger.info("%sAuto creation of topic %s with %d partitions and replication factor %d is successful",
                         self._log_ident, topic, partitions, replication_factor)
         except Exception as e:  # noqa: BLE001 - turned into the topic's error code
@@ -848,8 +868,8 @@ class KafkaApis:
         self.send_response(request, response)
 
     def _on_leadership_change(self, updated_leaders: Iterable[Any], updated_followers: Iterable[Any]) -> None:
-        # RequestHandlerHelper.onLeadershipChange: the group and transaction coordinators load or
-        # unload their partitions here once they exist.
+        # RequestHandlerHelper.onLeadershipChange: the group coordinator loads the groups of the
+        # __consumer_offsets partitions this broker now leads and drops those it no longer does.
         if self.group_coordinator is not None:
             for partition in updated_leaders:
                 if partition.topic == "__consumer_offsets":
@@ -871,6 +891,15 @@ class KafkaApis:
         result, error = self.replica_manager.stop_replicas(request.correlation_id, int(body.controller_id),
                                                            int(body.controller_epoch), broker_epoch,
                                                            partition_states)
+        # A reassignment away from this broker sends no LeaderAndIsr to it, only this: drop
+        # the groups of a deleted __consumer_offsets replica here.
+        if self.group_coordinator is not None:
+            for tp, partition_error in result.items():
+                state = partition_states.get(tp)
+                if (partition_error is Errors.NONE and tp.topic == "__consumer_offsets" and state is not None
+                        and state.delete_partition):
+                    self.group_coordinator.on_resignation(
+                        tp.partition, state.leader_epoch if state.leader_epoch >= 0 else None)
         self.send_response(request, build_stop_replica_response(request.api_version, error, result))
         try:
             self.replica_manager.replica_fetcher_manager.shutdown_idle_fetcher_threads()
@@ -910,13 +939,6 @@ class KafkaApis:
         self.controller.controlled_shutdown(int(body.broker_id), int(_field(body, "broker_epoch",
                                                                             UNKNOWN_BROKER_EPOCH)),
                                             self.answering(request, controlled_shutdown_callback))
-
-    # ------------------------------------------------------------------ group coordinator (later issue)
-
-    def handle_group_coordinator_request(self, request: Request) -> None:
-        """Offsets and consumer groups need the group coordinator; until it exists no broker
-        coordinates any group, which clients hear as COORDINATOR_NOT_AVAILABLE and retry."""
-        self.send_error_response(request, Errors.COORDINATOR_NOT_AVAILABLE)
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -14,7 +14,9 @@
 9. the registration /brokers/ids/<id> (ephemeral, Kafka's JSON) whose czxid is the broker
    epoch, then meta.properties written to every log dir;
 10. the KafkaController (every broker runs one; the one that wins /controller leads);
-11. ZkAdminManager, the producer id manager, KafkaApis and the request handler threads;
+11. ZkAdminManager, the GroupCoordinator (which starts serving the groups of a
+    __consumer_offsets partition once a LeaderAndIsr makes this broker its leader), the
+    producer id manager, KafkaApis and the request handler threads;
 12. the DynamicConfigManager (topic and broker config changes from /config/changes);
 13. and only then the SocketServer starts serving requests.
 
@@ -42,6 +44,9 @@ from typing import Any, Optional
 from kafka_py.cluster.broker import Broker, EndPoint
 from kafka_py.common.errors import KafkaException
 from kafka_py.controller.kafka_controller import KafkaController
+from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
+from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.network.socket_server import SocketServer
@@ -125,6 +130,7 @@ class KafkaServer:
         self.broker_info: Optional[BrokerInfo] = None
         self.kafka_controller: Optional[KafkaController] = None
         self.admin_manager: Optional[ZkAdminManager] = None
+        self.group_coordinator: Optional[GroupCoordinator] = None
         self.producer_id_manager: Optional[ProducerIdManager] = None
         self.data_plane_request_processor: Optional[KafkaApis] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
@@ -199,6 +205,11 @@ class KafkaServer:
 
             self.admin_manager = self._create_admin_manager()
 
+            # The partition count of an existing __consumer_offsets wins over the config: the
+            # group -> partition mapping must not change under existing groups.
+            self.group_coordinator = GroupCoordinator.create(config, self.replica_manager, self.time)
+            self.group_coordinator.startup(self._group_metadata_topic_partition_count)
+
             # The transaction coordinator's producer id manager (InitProducerId for idempotent
             # producers); it claims its first block of ids now, as Kafka's does at startup.
             self.producer_id_manager = ProducerIdManager(config.broker_id, self.zk_client)
@@ -207,13 +218,15 @@ class KafkaServer:
                 self.socket_server.data_plane_request_channel, self.replica_manager, self.admin_manager,
                 self.kafka_controller, self.zk_client, config.broker_id, config, self.metadata_cache,
                 self.cluster_id, self.time, producer_id_manager=self.producer_id_manager,
-                admin_zk_client=AdminZkClient(self.zk_client))
+                admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator)
             self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
                 config.broker_id, self.socket_server.data_plane_request_channel, self.data_plane_request_processor,
                 self.time, config.num_io_threads, "RequestHandlerAvgIdlePercent", DATA_PLANE_THREAD_PREFIX)
 
             self.dynamic_config.add_broker_reconfigurable(
                 DynamicLogConfig(self.log_manager, self.kafka_controller.enable_default_unclean_leader_election))
+            if self.log_manager.cleaner is not None:
+                self.dynamic_config.add_broker_reconfigurable(self.log_manager.cleaner)
             config_handlers = {
                 ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, None, self.kafka_controller),
                 ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config),
@@ -263,7 +276,8 @@ class KafkaServer:
             flush_start_offset_checkpoint_ms=config.log_flush_start_offset_checkpoint_interval_ms,
             retention_check_ms=config.log_cleanup_interval_ms,
             max_pid_expiration_ms=config.transactional_id_expiration_ms,
-            scheduler=self.kafka_scheduler, time=self.time)
+            scheduler=self.kafka_scheduler, time=self.time,
+            cleaner_config=LogCleaner.cleaner_config(config))
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every topic's config overrides from ZooKeeper, for the logs loaded at startup."""
@@ -272,6 +286,10 @@ class KafkaServer:
         topics = self.zk_client.get_all_topics_in_cluster()
         return {topic: {k: v for k, v in config.items() if k in known}
                 for topic, config in overrides.items() if topic in topics and config}
+
+    def _group_metadata_topic_partition_count(self) -> int:
+        count = self.zk_client.get_topic_partition_count(GROUP_METADATA_TOPIC_NAME)
+        return int(self.config.offsets_topic_partitions) if count is None else count
 
     def _create_admin_manager(self) -> ZkAdminManager:
         return ZkAdminManager(self.config, self.metadata_cache, self.zk_client, AdminZkClient(self.zk_client),
@@ -399,6 +417,8 @@ class KafkaServer:
             self._swallow(self.admin_manager.shutdown)
         if self.producer_id_manager is not None:
             self._swallow(self.producer_id_manager.shutdown)
+        if self.group_coordinator is not None:
+            self._swallow(self.group_coordinator.shutdown)
         if self.replica_manager is not None:
             self._swallow(self.replica_manager.shutdown)
         # Last of the data path: flushes, checkpoints and the clean-shutdown marker.

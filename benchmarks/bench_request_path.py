@@ -1,0 +1,209 @@
+"""CPU cost of one Produce or Fetch request through the broker's code, without its threads.
+
+A KafkaServer runs in this process (real ZooKeeper, started with
+``bin/zookeeper-server-start.sh``). The loop here plays the network thread and a
+request handler in one thread, for each request:
+
+    frame copy (as the Selector gives each frame its own buffer) -> decode_request ->
+    RequestContext/Request -> KafkaApis.handle (-> ReplicaManager -> Partition -> Log)
+    -> the response Send -> written to a socketpair that a drain thread empties.
+
+so that the CPU microseconds per request it prints (this thread's CPU time, user and
+system, so the writes and sendfile count) are the broker's own work for that request, without the thread hand-offs (request queue, response queue, selector wake-ups)
+that bench_broker.py includes. ``--profile`` prints a cProfile of the loop.
+
+    .venv/bin/python benchmarks/bench_request_path.py [--seconds 3] [--profile] [--only produce-16k]
+
+Workloads: ``produce-16k`` (one batch of 163 100-byte records, acks=1), ``produce-10k``
+(one 10,000-byte record, acks=1), ``produce-1``
+(one 100-byte record, acks=1), ``produce-1-all`` (acks=all), ``fetch-1m`` (a 1 MiB
+fetch of 10 KB records, the FileRecords slice sent with sendfile).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime
+import os
+import pstats
+import queue
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_broker import ZooKeeper, free_port, wait_until  # noqa: E402
+
+from kafka_py.network.request_channel import Request, RequestContext, SendResponse  # noqa: E402
+from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.protocol.headers import RequestHeader  # noqa: E402
+from kafka_py.protocol.messages import decode_request, decode_response, encode_request, request_schema  # noqa: E402
+from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+
+
+class CapturingProcessor:
+    """Stands where a network Processor would: keeps the responses handlers send."""
+
+    id = 10_000
+
+    def __init__(self) -> None:
+        self.responses: queue.SimpleQueue = queue.SimpleQueue()
+
+    def enqueue_response(self, response) -> None:
+        self.responses.put(response)
+
+
+def produce_frame(topic: str, records: int, size: int, acks: int, version: int = 8) -> bytes:
+    value = os.urandom(size)
+    batch = build_batch([SimpleRecord(None, value, timestamp=int(time.time() * 1000)) for _ in range(records)])
+    schema = request_schema(ApiKeys.PRODUCE, version)
+    module = sys.modules[schema.__module__]
+    body = schema(transactional_id=None, acks=acks, timeout=datetime.timedelta(seconds=30), topic_data=(
+        module.TopicProduceData(name=topic, partition_data=(module.PartitionProduceData(index=0, records=batch),)),))
+    return encode_request(RequestHeader.for_request(ApiKeys.PRODUCE, version, 7, "bench"), body)[4:]
+
+
+def fetch_frame(topic: str, offset: int, max_bytes: int, version: int = 11) -> bytes:
+    schema = request_schema(ApiKeys.FETCH, version)
+    module = sys.modules[schema.__module__]
+    body = schema(max_wait=datetime.timedelta(milliseconds=0), min_bytes=1, max_bytes=50 << 20,
+                  topics=(module.FetchTopic(topic=topic, partitions=(module.FetchPartition(
+                      partition=0, fetch_offset=offset, partition_max_bytes=max_bytes),)),),
+                  forgotten_topics_data=())
+    return encode_request(RequestHeader.for_request(ApiKeys.FETCH, version, 7, "bench"), body)[4:]
+
+
+class Loop:
+    def __init__(self, server, processor: CapturingProcessor) -> None:
+        self.apis = server.data_plane_request_processor
+        self.processor = processor
+        self.sender, receiver = socket.socketpair()
+        self.sender.setblocking(False)
+        self.drained = 0
+        self.sort = "tottime"
+        self.lines = 35
+        threading.Thread(target=self._drain, args=(receiver,), daemon=True).start()
+
+    def _drain(self, sock: socket.socket) -> None:
+        buf = bytearray(1 << 20)
+        while True:
+            n = sock.recv_into(buf)
+            if n == 0:
+                return
+            self.drained += n
+
+    def one(self, frame: bytes) -> None:
+        view = memoryview(bytearray(frame))
+        header, body = decode_request(view)
+        context = RequestContext(header, "127.0.0.1:1-127.0.0.1:2-0", "127.0.0.1", "PLAINTEXT", "PLAINTEXT")
+        request = Request(self.processor.id, context, time.monotonic_ns(), view, body)
+        self.apis.handle(request)
+        response = self.processor.responses.get(timeout=30)
+        if isinstance(response, SendResponse):
+            send = response.response_send
+            while not send.completed:
+                if send.write_to(self.sender) == 0:
+                    time.sleep(0)
+
+    def run(self, frame: bytes, seconds: float, profile: bool) -> tuple[int, float]:
+        for _ in range(50):
+            self.one(frame)
+        profiler = cProfile.Profile() if profile else None
+        count = 0
+        cpu0 = time.thread_time()
+        start = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        while time.perf_counter() - start < seconds:
+            for _ in range(20):
+                self.one(frame)
+            count += 20
+        if profiler:
+            profiler.disable()
+        elapsed = time.perf_counter() - start
+        self.cpu = time.thread_time() - cpu0
+        if profiler:
+            pstats.Stats(profiler, stream=sys.stdout).sort_stats(self.sort).print_stats(self.lines)
+        return count, elapsed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--sort", default="tottime", help="cProfile sort key (tottime, cumulative)")
+    parser.add_argument("--only", default="", help="comma-separated workloads")
+    args = parser.parse_args(argv)
+
+    import logging
+
+    logging.basicConfig(level=logging.WARNING)
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.server.kafka_server import KafkaServer
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-request-path-"))
+    zookeeper = ZooKeeper(workdir).start()
+    server = None
+    try:
+        config = KafkaConfig({
+            "broker.id": "0", "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}",
+            "log.dirs": str(workdir / "logs"), "zookeeper.connect": f"127.0.0.1:{zookeeper.port}/bench",
+            "num.network.threads": "1", "num.io.threads": "1", "controlled.shutdown.enable": "false",
+        }, do_log=False)
+        server = KafkaServer(config)
+        server.startup()
+        wait_until(lambda: server.metadata_cache.has_alive_broker(0), 30, "metadata from the controller")
+        processor = CapturingProcessor()
+        server.socket_server.data_plane_request_channel.add_processor(processor)
+        loop = Loop(server, processor)
+        loop.sort = args.sort
+        loop.lines = 60 if args.sort == "cumulative" else 35
+        from kafka_py.zk.admin_zk_client import AdminZkClient
+
+        admin = AdminZkClient(server.zk_client)
+        topics = {}
+        for name in ("p16k", "p10k", "p1", "p1all", "f"):
+            topic = f"bench-{name}"
+            admin.create_topic(topic, 1, 1, {})
+            topics[name] = topic
+        from kafka_py.common.topic_partition import TopicPartition
+
+        for topic in topics.values():
+            wait_until(lambda t=topic: server.replica_manager.online_partition(TopicPartition(t, 0)) is not None,
+                       30, f"{topic} leader")
+        # the fetch topic: 100 MB of 10 KB records
+        fill = produce_frame(topics["f"], 1, 10_000, 1)
+        for _ in range(10_000):
+            loop.one(fill)
+
+        workloads = {
+            "produce-16k": produce_frame(topics["p16k"], 163, 100, 1),
+            "produce-10k": produce_frame(topics["p10k"], 1, 10_000, 1),
+            "produce-1": produce_frame(topics["p1"], 1, 100, 1),
+            "produce-1-all": produce_frame(topics["p1all"], 1, 100, -1),
+            "fetch-1m": fetch_frame(topics["f"], 0, 1 << 20),
+        }
+        only = set(args.only.split(",")) if args.only else set(workloads)
+        for name, frame in workloads.items():
+            if name not in only:
+                continue
+            count, elapsed = loop.run(frame, args.seconds, args.profile)
+            print(f"{name:<14} {loop.cpu / count * 1e6:8.1f} us CPU/request ({elapsed / count * 1e6:8.1f} us wall; "
+                  f"{count / elapsed:7,.0f} requests/s on one thread)", flush=True)
+    finally:
+        if server is not None:
+            server.shutdown()
+        zookeeper.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Port of core/src/main/scala/kafka/coordinator: the group coordinator (``group``)."""

@@ -1,0 +1,450 @@
+"""Port of the read and write methods Kafka's generator emits for ProduceRequestData,
+ProduceResponseData and FetchResponseData (generator/.../MessageDataGenerator.java over
+clients/src/main/resources/common/message/Produce*.json and FetchResponse.json, Kafka
+2.8.2), written out by hand for the two APIs every record passes through.
+
+The generic codec (kafka_py.protocol.codec over kio) walks a message field by field,
+one function call and often one phantom-type check per value, which costs tens of
+microseconds for even a one-partition produce answer. Here each supported version is
+laid out once, with the fixed-size fields of a struct packed or unpacked in a single
+``struct`` call. The bytes are exactly what kio writes and the objects exactly what
+the generic reader builds (tests/protocol/test_fast_paths.py compares both ways, every
+version), so callers cannot tell which path ran.
+
+Anything unusual goes back to the generic path: a Fetch v12 partition with a tagged
+field set (diverging epoch, current leader, snapshot id), or a value the layouts below
+do not expect. ``encode_response_chunks`` returns None then, and ``read_produce_request``
+is only ever asked for ProduceRequest classes.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import struct
+import sys
+from typing import Any, Callable, Optional
+
+from kafka_py.protocol.codec import SchemaException
+
+logger = logging.getLogger(__name__)
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+_ACKS_TIMEOUT = struct.Struct(">hi")
+_INDEX_LENGTH = struct.Struct(">ii")
+
+# Produce partition answers by version: index, error code, base offset, log append time
+# (v2+), log start offset (v5+).
+_PRODUCE_PARTITION_V3 = struct.Struct(">ihqq")
+_PRODUCE_PARTITION_V5 = struct.Struct(">ihqqq")
+# Fetch partition heads by version: index, error, high watermark, last stable offset
+# (v4+), log start offset (v5+).
+_FETCH_PARTITION_V4 = struct.Struct(">ihqq")
+_FETCH_PARTITION_V5 = struct.Struct(">ihqqq")
+_ABORTED = struct.Struct(">qq")
+_THROTTLE_ERROR_SESSION = struct.Struct(">ihi")
+
+# Byte strings at least this long stay chunks of their own (codec.ChunkWriter's rule).
+_PASS_THROUGH_BYTES = 4096
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_TIMEDELTA_ZERO = datetime.timedelta(0)
+_BYTES_TYPES = (bytes, bytearray, memoryview)
+
+
+class _FallBack(Exception):
+    """The message holds something only the generic writer handles."""
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+# Compact lengths (n + 1) below 128 are one byte; precomputed for the common counts.
+_SMALL_UVARINTS = [bytes((n,)) for n in range(128)]
+
+
+def _compact_length(n: int) -> bytes:
+    """Compact array/string length of ``n`` elements (n + 1; -1 is null)."""
+    n += 1
+    return _SMALL_UVARINTS[n] if n < 128 else _uvarint(n)
+
+
+def _millis(value: Any) -> int:
+    """kio's timedelta writers: round(total_seconds * 1000)."""
+    return round(value.total_seconds() * 1000)
+
+
+def _datetime_millis(value: Optional[datetime.datetime]) -> int:
+    """kio's nullable datetime_i64 writer: None is -1."""
+    return -1 if value is None else round(value.timestamp() * 1000)
+
+
+def _legacy_string(out: bytearray, value: str) -> None:
+    data = value.encode()
+    if len(data) > 0x7FFF:
+        raise _FallBack()
+    out += _I16.pack(len(data))
+    out += data
+
+
+def _nullable_legacy_string(out: bytearray, value: Optional[str]) -> None:
+    if value is None:
+        out += b"\xff\xff"
+    else:
+        _legacy_string(out, value)
+
+
+def _compact_string(out: bytearray, value: Optional[str]) -> None:
+    if value is None:
+        out.append(0)
+        return
+    data = value.encode()
+    out += _compact_length(len(data))
+    out += data
+
+
+# ---------------------------------------------------------------------------- Produce response
+
+def _produce_response_writer(version: int) -> Callable[[Any, bytearray], None]:
+    flexible = version >= 9
+    partition_struct = _PRODUCE_PARTITION_V5 if version >= 5 else _PRODUCE_PARTITION_V3
+    with_log_start = version >= 5
+    with_record_errors = version >= 8
+
+    def write(response: Any, out: bytearray) -> None:
+        topics = response.responses
+        out += _compact_length(len(topics)) if flexible else _I32.pack(len(topics))
+        for topic in topics:
+            if flexible:
+                _compact_string(out, topic.name)
+            else:
+                _legacy_string(out, topic.name)
+            partitions = topic.partition_responses
+            out += _compact_length(len(partitions)) if flexible else _I32.pack(len(partitions))
+            for p in partitions:
+                if with_log_start:
+                    out += partition_struct.pack(p.index, p.error_code.value, p.base_offset,
+                                                 _datetime_millis(p.log_append_time), p.log_start_offset)
+                else:
+                    out += partition_struct.pack(p.index, p.error_code.value, p.base_offset,
+                                                 _datetime_millis(p.log_append_time))
+                if with_record_errors:
+                    errors = p.record_errors
+                    out += _compact_length(len(errors)) if flexible else _I32.pack(len(errors))
+                    for e in errors:
+                        out += _I32.pack(e.batch_index)
+                        if flexible:
+                            _compact_string(out, e.batch_index_error_message)
+                            out.append(0)
+                        else:
+                            _nullable_legacy_string(out, e.batch_index_error_message)
+                    if flexible:
+                        _compact_string(out, p.error_message)
+                    else:
+                        _nullable_legacy_string(out, p.error_message)
+                if flexible:
+                    out.append(0)
+            if flexible:
+                out.append(0)
+        out += _I32.pack(_millis(response.throttle_time))
+        if flexible:
+            out.append(0)
+
+    return write
+
+
+# ---------------------------------------------------------------------------- Fetch response
+
+def _fetch_response_writer(version: int, partition_type: type) -> Callable[[Any, bytearray, list], bytearray]:
+    flexible = version >= 12
+    head = _FETCH_PARTITION_V5 if version >= 5 else _FETCH_PARTITION_V4
+    with_log_start = version >= 5
+    with_session = version >= 7
+    with_preferred_replica = version >= 11
+    # v12's tagged partition fields, skipped by kio when equal to their defaults.
+    tagged_defaults = ()
+    if flexible:
+        from dataclasses import fields
+
+        tagged_defaults = tuple((f.name, f.default) for f in fields(partition_type)
+                                if f.name in ("diverging_epoch", "current_leader", "snapshot_id"))
+
+    def write(response: Any, out: bytearray, chunks: list) -> bytearray:
+        """Writes into ``out``; a records value that stays a chunk of its own closes ``out``
+        into ``chunks`` and the writing goes on in a new bytearray, which is returned."""
+        if with_session:
+            out += _THROTTLE_ERROR_SESSION.pack(_millis(response.throttle_time), response.error_code.value,
+                                                response.session_id)
+        else:
+            out += _I32.pack(_millis(response.throttle_time))
+        topics = response.responses
+        out += _compact_length(len(topics)) if flexible else _I32.pack(len(topics))
+        for topic in topics:
+            if flexible:
+                _compact_string(out, topic.topic)
+            else:
+                _legacy_string(out, topic.topic)
+            partitions = topic.partitions
+            out += _compact_length(len(partitions)) if flexible else _I32.pack(len(partitions))
+            for p in partitions:
+                for name, default in tagged_defaults:
+                    if getattr(p, name) != default:
+                        raise _FallBack()
+                if with_log_start:
+                    out += head.pack(p.partition_index, p.error_code.value, p.high_watermark,
+                                     p.last_stable_offset, p.log_start_offset)
+                else:
+                    out += head.pack(p.partition_index, p.error_code.value, p.high_watermark,
+                                     p.last_stable_offset)
+                aborted = p.aborted_transactions
+                if aborted is None:
+                    out += b"\x00" if flexible else b"\xff\xff\xff\xff"
+                else:
+                    out += _compact_length(len(aborted)) if flexible else _I32.pack(len(aborted))
+                    for a in aborted:
+                        out += _ABORTED.pack(a.producer_id, a.first_offset)
+                        if flexible:
+                            out.append(0)
+                if with_preferred_replica:
+                    out += _I32.pack(p.preferred_read_replica)
+                records = p.records
+                if records is None:
+                    out += b"\x00" if flexible else b"\xff\xff\xff\xff"
+                else:
+                    if isinstance(records, str):
+                        raise _FallBack()
+                    size = len(records)
+                    out += _compact_length(size) if flexible else _I32.pack(size)
+                    if isinstance(records, _BYTES_TYPES) and size < _PASS_THROUGH_BYTES:
+                        out += records
+                    elif size:
+                        # a file region (sendfile) or a large buffer: not copied
+                        chunks.append(out)
+                        chunks.append(records)
+                        out = bytearray()
+                if flexible:
+                    out.append(0)
+            if flexible:
+                out.append(0)
+        if flexible:
+            out.append(0)
+        return out
+
+    return write
+
+
+# ---------------------------------------------------------------------------- dispatch
+
+_WRITERS: dict[type, tuple[str, Callable]] = {}
+
+
+def _register_writers() -> None:
+    from kio.index import load_response_schema
+
+    from kafka_py.protocol.api_keys import ApiKeys
+
+    for version in ApiKeys.PRODUCE.schema_versions():
+        if version >= 3:
+            _WRITERS[load_response_schema(ApiKeys.PRODUCE.id, version)] = ("produce",
+                                                                           _produce_response_writer(version))
+    for version in ApiKeys.FETCH.schema_versions():
+        if version >= 4:
+            schema = load_response_schema(ApiKeys.FETCH.id, version)
+            partition_type = sys.modules[schema.__module__].PartitionData
+            _WRITERS[schema] = ("fetch", _fetch_response_writer(version, partition_type))
+
+
+_register_writers()
+
+
+def has_fast_writer(response_type: type) -> bool:
+    return response_type in _WRITERS
+
+
+def encode_response_chunks(header_bytes: bytes, response: Any) -> Optional[list[Any]]:
+    """The size-prefixed frame of a Produce or Fetch response as chunks (bytes and uncopied
+    records values), as ``messages.encode_response_chunks`` builds it; None when this
+    response needs the generic writer (see the module docstring)."""
+    entry = _WRITERS.get(type(response))
+    if entry is None:
+        return None
+    kind, write = entry
+    out = bytearray(b"\0\0\0\0")
+    out += header_bytes
+    chunks: list[Any] = []
+    try:
+        if kind == "produce":
+            write(response, out)
+        else:
+            out = write(response, out, chunks)
+    except (_FallBack, AttributeError, TypeError, ValueError, struct.error, OverflowError):
+        # Built by hand with unexpected types or out-of-range values: the generic writer
+        # gives the same bytes or the same error as before.
+        return None
+    if out or not chunks:
+        chunks.append(out)
+    size = -4
+    for chunk in chunks:
+        size += len(chunk)
+    _I32.pack_into(chunks[0], 0, size)
+    # Encoded parts (the even places: every records chunk closes one) go out as bytes, as
+    # the generic path hands them over; records values are passed on untouched.
+    for i in range(0, len(chunks), 2):
+        chunks[i] = bytes(chunks[i])
+    return chunks
+
+
+# ---------------------------------------------------------------------------- Produce request
+
+def _read_unsigned_varint(buf: memoryview, pos: int) -> tuple[int, int]:
+    value = 0
+    shift = 0
+    end = len(buf)
+    while True:
+        if pos >= end:
+            raise SchemaException("buffer ends inside a varint")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 28:
+            raise SchemaException("varint is longer than 5 bytes")
+
+
+def _skip_tagged_fields(buf: memoryview, pos: int) -> int:
+    count, pos = _read_unsigned_varint(buf, pos)
+    if count > len(buf) - pos:
+        raise SchemaException(f"{count} tagged fields cannot fit in the remaining bytes")
+    for _ in range(count):
+        _tag, pos = _read_unsigned_varint(buf, pos)
+        size, pos = _read_unsigned_varint(buf, pos)
+        pos += size
+        if pos > len(buf):
+            raise SchemaException("tagged field runs past the end of the buffer")
+    return pos
+
+
+def _read_string(buf: memoryview, pos: int, flexible: bool, nullable: bool, name: str) -> tuple[Optional[str], int]:
+    end = len(buf)
+    if flexible:
+        raw, pos = _read_unsigned_varint(buf, pos)
+        length = raw - 1
+    else:
+        if end - pos < 2:
+            raise SchemaException(f"buffer ends inside the length of {name}")
+        length = _I16.unpack_from(buf, pos)[0]
+        pos += 2
+        if length < -1:
+            raise SchemaException(f"negative length {length} for {name}")
+    if length == -1:
+        if not nullable:
+            raise SchemaException(f"non-nullable field {name} was serialized as null")
+        return None, pos
+    if end - pos < length:
+        raise SchemaException(f"buffer ends inside {name}")
+    try:
+        return str(buf[pos:pos + length], "utf-8"), pos + length
+    except UnicodeDecodeError as e:
+        raise SchemaException(f"UnicodeDecodeError: {e}") from e
+
+
+def _read_count(buf: memoryview, pos: int, flexible: bool, name: str) -> tuple[int, int]:
+    """A non-nullable array length; every element takes at least one byte."""
+    if flexible:
+        raw, pos = _read_unsigned_varint(buf, pos)
+        count = raw - 1
+    else:
+        if len(buf) - pos < 4:
+            raise SchemaException(f"buffer ends inside the length of {name}")
+        count = _I32.unpack_from(buf, pos)[0]
+        pos += 4
+        if count < -1:
+            raise SchemaException(f"negative length {count} for {name}")
+    if count == -1:
+        raise SchemaException(f"non-nullable field {name} was serialized as null")
+    if count > len(buf) - pos:
+        raise SchemaException(f"{name} claims {count} elements but only {len(buf) - pos} bytes remain")
+    return count, pos
+
+
+_PRODUCE_READERS: dict[type, Callable[[memoryview, memoryview, int], tuple[Any, int]]] = {}
+
+
+def _produce_request_reader(schema: type) -> Callable[[memoryview, memoryview, int], tuple[Any, int]]:
+    module = sys.modules[schema.__module__]
+    topic_type = module.TopicProduceData
+    partition_type = module.PartitionProduceData
+    flexible: bool = schema.__flexible__
+    acks_timeout = _ACKS_TIMEOUT
+    index_length = _INDEX_LENGTH
+    timedelta = datetime.timedelta
+
+    def read(ro: memoryview, rw: memoryview, offset: int) -> tuple[Any, int]:
+        end = len(ro)
+        transactional_id, pos = _read_string(ro, offset, flexible, True, "transactional_id")
+        if end - pos < 6:
+            raise SchemaException("buffer ends inside acks and timeout")
+        acks, timeout = acks_timeout.unpack_from(ro, pos)
+        pos += 6
+        topic_count, pos = _read_count(ro, pos, flexible, "topic_data")
+        topics = []
+        for _ in range(topic_count):
+            name, pos = _read_string(ro, pos, flexible, False, "name")
+            partition_count, pos = _read_count(ro, pos, flexible, "partition_data")
+            partitions = []
+            for _ in range(partition_count):
+                if flexible:
+                    if end - pos < 4:
+                        raise SchemaException("buffer ends inside a partition index")
+                    index = _I32.unpack_from(ro, pos)[0]
+                    raw, pos = _read_unsigned_varint(ro, pos + 4)
+                    length = raw - 1
+                else:
+                    if end - pos < 8:
+                        raise SchemaException("buffer ends inside a partition index")
+                    index, length = index_length.unpack_from(ro, pos)
+                    pos += 8
+                    if length < -1:
+                        raise SchemaException(f"negative length {length} for records")
+                if length == -1:
+                    records = None
+                else:
+                    if end - pos < length:
+                        raise SchemaException(f"records claims {length} elements but only {end - pos} bytes remain")
+                    records = rw[pos:pos + length]
+                    pos += length
+                if flexible:
+                    pos = _skip_tagged_fields(ro, pos)
+                partitions.append(partition_type(index=index, records=records))
+            if flexible:
+                pos = _skip_tagged_fields(ro, pos)
+            topics.append(topic_type(name=name, partition_data=tuple(partitions)))
+        if flexible:
+            pos = _skip_tagged_fields(ro, pos)
+        return schema(transactional_id=transactional_id, acks=acks, timeout=timedelta(milliseconds=timeout),
+                      topic_data=tuple(topics)), pos - offset
+
+    return read
+
+
+def produce_request_reader(schema: type) -> Optional[Callable[[memoryview, memoryview, int], tuple[Any, int]]]:
+    """The hand-written reader of a kio ProduceRequest class (v3+), or None for any other class.
+
+    The reader takes (read-only view, original view, offset), as codec's readers do, and
+    keeps ``records`` as views of the original buffer.
+    """
+    reader = _PRODUCE_READERS.get(schema)
+    if reader is None:
+        if schema.__name__ != "ProduceRequest" or int(schema.__version__) < 3:
+            return None
+        reader = _PRODUCE_READERS[schema] = _produce_request_reader(schema)
+    return reader

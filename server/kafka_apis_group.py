@@ -1,0 +1,367 @@
+"""Port of the group coordinator handlers of core/src/main/scala/kafka/server/KafkaApis.scala
+(Kafka 2.8.2, ZooKeeper mode, no authorizer): FindCoordinator, JoinGroup, SyncGroup,
+Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, ListGroups
+and DeleteGroups.
+
+Split from server/kafka_apis.py for size only; KafkaApis dispatches to
+``GroupRequestHandlers``. The handlers translate requests of any supported version into
+GroupCoordinator calls and its results back into the response of the request's version;
+the coordinator answers JoinGroup, SyncGroup, Heartbeat and LeaveGroup through callbacks
+that may run later on another thread (a parked join answered when the rebalance
+completes), so those callbacks are guarded with ``KafkaApis.answering``.
+
+FindCoordinator creates __consumer_offsets on first use (as Kafka's AutoTopicCreationManager
+does, with the coordinator's topic configs) and answers COORDINATOR_NOT_AVAILABLE until the
+partition of the group has a live leader. The transaction coordinator does not exist yet,
+so a FindCoordinator for a transactional id answers COORDINATOR_NOT_AVAILABLE.
+"""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Optional
+
+from kafka_py.common.errors import InvalidRequestException
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.coordinator.group.group_coordinator import LeaveGroupResult, MemberIdentity
+from kafka_py.coordinator.group.group_metadata import JoinGroupResult, SyncGroupResult
+from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
+from kafka_py.network.request_channel import Request
+from kafka_py.protocol.errors import Errors
+from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kafka_py.server.kafka_apis import KafkaApis
+
+logger = logging.getLogger(__name__)
+
+COORDINATOR_TYPE_GROUP = 0
+COORDINATOR_TYPE_TRANSACTION = 1
+NO_NODE_ID = -1
+DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
+NO_PARTITION_LEADER_EPOCH = -1
+# AclOperation codes READ (3), DELETE (6), DESCRIBE (8): what a group allows when no
+# authorizer is configured, as a bit field (KIP-430)
+_GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+
+
+class GroupRequestHandlers:
+    """The group coordinator API handlers of one KafkaApis."""
+
+    def __init__(self, apis: "KafkaApis") -> None:
+        self.apis = apis
+
+    @property
+    def _coordinator(self) -> Any:
+        return self.apis.group_coordinator
+
+    def _send(self, request: Request, values: dict[str, Any]) -> None:
+        self.apis.send_response(request, build_response(request, {"throttle_time": 0, **values}))
+
+    def _no_coordinator(self, request: Request) -> bool:
+        """Without a coordinator (a KafkaApis built without one) no broker coordinates anything."""
+        if self._coordinator is None:
+            self.apis.send_error_response(request, Errors.COORDINATOR_NOT_AVAILABLE)
+            return True
+        return False
+
+    # ------------------------------------------------------------------ FindCoordinator
+
+    def handle_find_coordinator_request(self, request: Request) -> None:
+        body = request.body
+        key_type = int(_field(body, "key_type", COORDINATOR_TYPE_GROUP))
+        key = body.key
+
+        def send(error: Errors, node: Any = None) -> None:
+            self._send(request, {"error_code": error, "error_message": error.message,
+                                 "node_id": NO_NODE_ID if node is None else node.id,
+                                 "host": "" if node is None else node.host,
+                                 "port": -1 if node is None else node.port})
+
+        if key_type == COORDINATOR_TYPE_GROUP:
+            if self._coordinator is None:
+                send(Errors.COORDINATOR_NOT_AVAILABLE)
+                return
+            partition = self._coordinator.partition_for(key)
+            internal_topic = GROUP_METADATA_TOPIC_NAME
+        elif key_type == COORDINATOR_TYPE_TRANSACTION:
+            # no transaction coordinator yet: no broker can coordinate a transactional id
+            send(Errors.COORDINATOR_NOT_AVAILABLE)
+            return
+        else:
+            raise InvalidRequestException(f"Unknown coordinator type received: {key_type}")
+
+        listener = request.context.listener_name
+        metadata_cache = self.apis.metadata_cache
+        topic_metadata = metadata_cache.get_topic_metadata([internal_topic], listener)
+        if not topic_metadata:
+            # first use: create the topic; the client asks again once its leaders are elected
+            self.apis._auto_create_topics([internal_topic])
+            send(Errors.COORDINATOR_NOT_AVAILABLE)
+            return
+        topic = topic_metadata[0]
+        if topic.error is not Errors.NONE:
+            send(Errors.COORDINATOR_NOT_AVAILABLE)
+            return
+        node = None
+        for p in topic.partitions:
+            if p.partition_index == partition and p.leader_id != NO_NODE_ID:
+                broker = metadata_cache.get_alive_broker(p.leader_id)
+                node = None if broker is None else broker.get_node(listener)
+                break
+        if node is None or not node.host:
+            send(Errors.COORDINATOR_NOT_AVAILABLE)
+        else:
+            send(Errors.NONE, node)
+
+    # ------------------------------------------------------------------ JoinGroup
+
+    def handle_join_group_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        version = request.api_version
+
+        def send_response_callback(result: JoinGroupResult) -> None:
+            protocol_name = result.protocol_name if version >= 7 else (result.protocol_name or "")
+            self._send(request, {
+                "error_code": result.error,
+                "generation_id": result.generation_id,
+                "protocol_type": result.protocol_type,
+                "protocol_name": protocol_name,
+                "leader": result.leader_id or "",
+                "member_id": result.member_id,
+                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                             "metadata": m.metadata} for m in result.members],
+            })
+
+        group_instance_id = _field(body, "group_instance_id")
+        # KIP-394: only v4+ clients understand MEMBER_ID_REQUIRED, and static members never
+        # need it (their instance id identifies them)
+        require_known_member_id = version >= 4 and group_instance_id is None
+        session_timeout_ms = _millis(body.session_timeout)
+        rebalance_timeout = _field(body, "rebalance_timeout")
+        # v0 has no rebalance timeout: the session timeout bounds the rebalance too
+        rebalance_timeout_ms = session_timeout_ms if version == 0 or rebalance_timeout is None else \
+            _millis(rebalance_timeout)
+        protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
+        self._coordinator.handle_join_group(
+            body.group_id, body.member_id, group_instance_id, require_known_member_id,
+            request.header.client_id or "", "/" + str(request.context.client_address), rebalance_timeout_ms,
+            session_timeout_ms, body.protocol_type, protocols, self.apis.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ SyncGroup
+
+    def handle_sync_group_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        version = request.api_version
+
+        def send_response_callback(result: SyncGroupResult) -> None:
+            self._send(request, {"error_code": result.error, "protocol_type": result.protocol_type,
+                                 "protocol_name": result.protocol_name, "assignment": result.member_assignment})
+
+        protocol_type = _field(body, "protocol_type")
+        protocol_name = _field(body, "protocol_name")
+        if version >= 5 and (protocol_type is None or protocol_name is None):
+            # mandatory from v5
+            send_response_callback(SyncGroupResult.error_result(Errors.INCONSISTENT_GROUP_PROTOCOL))
+            return
+        assignment = {a.member_id: bytes(a.assignment) for a in body.assignments}
+        self._coordinator.handle_sync_group(
+            body.group_id, int(body.generation_id), body.member_id, protocol_type, protocol_name,
+            _field(body, "group_instance_id"), assignment, self.apis.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ Heartbeat
+
+    def handle_heartbeat_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+
+        def send_response_callback(error: Errors) -> None:
+            self._send(request, {"error_code": error})
+
+        self._coordinator.handle_heartbeat(body.group_id, body.member_id, _field(body, "group_instance_id"),
+                                           int(body.generation_id), self.apis.answering(request,
+                                                                                        send_response_callback))
+
+    # ------------------------------------------------------------------ LeaveGroup
+
+    def handle_leave_group_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        version = request.api_version
+        if version <= 2:
+            members = [MemberIdentity(body.member_id)]
+        else:
+            members = [MemberIdentity(m.member_id, _field(m, "group_instance_id")) for m in body.members]
+
+        def send_response_callback(result: LeaveGroupResult) -> None:
+            if version <= 2:
+                # single-member versions carry the member's error at the top
+                error = result.top_level_error
+                if error is Errors.NONE:
+                    error = next((m.error for m in result.member_responses if m.error is not Errors.NONE),
+                                 Errors.NONE)
+                self._send(request, {"error_code": error})
+            else:
+                self._send(request, {"error_code": result.top_level_error, "members": [
+                    {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "error_code": m.error}
+                    for m in result.member_responses]})
+
+        self._coordinator.handle_leave_group(body.group_id, members,
+                                             self.apis.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ OffsetCommit
+
+    def handle_offset_commit_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        non_existing_topic_errors: dict[TopicPartition, Errors] = {}
+        to_commit: dict[TopicPartition, Any] = {}
+        for topic in body.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, int(p.partition_index))
+                if not self.apis.metadata_cache.contains(tp):
+                    non_existing_topic_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    to_commit[tp] = p
+
+        def send_response_callback(commit_status: dict[TopicPartition, Errors]) -> None:
+            combined = {**commit_status, **non_existing_topic_errors}
+            for tp, error in combined.items():
+                if error is not Errors.NONE:
+                    logger.debug("%sOffset commit request with correlation id %d from client %s on partition %s "
+                                 "failed due to %s", self.apis._log_ident, request.correlation_id,
+                                 request.header.client_id, tp, error.exception_name)
+            self._send(request, {"topics": [
+                {"name": topic, "partitions": [{"partition_index": index, "error_code": error}
+                                               for index, error in parts]}
+                for topic, parts in _topics_of(combined.items())]})
+
+        if not to_commit:
+            send_response_callback({})
+            return
+        current_timestamp = self.apis.time.milliseconds()
+        retention = _field(body, "retention_time")
+        retention_ms = DEFAULT_RETENTION_TIME if retention is None else _millis(retention)
+        # v1-v4 may set a retention: those commits expire at a fixed time (old semantics);
+        # otherwise retention follows the group (offsets.retention.minutes after it empties)
+        expire_timestamp = None if retention_ms == DEFAULT_RETENTION_TIME else current_timestamp + retention_ms
+        offsets = {}
+        for tp, p in to_commit.items():
+            leader_epoch = int(_field(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
+            metadata = p.committed_metadata
+            offsets[tp] = OffsetAndMetadata(
+                offset=int(p.committed_offset),
+                leader_epoch=None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch,
+                metadata=NO_METADATA if metadata is None else metadata,
+                commit_timestamp=current_timestamp,
+                expire_timestamp=expire_timestamp)
+        self._coordinator.handle_commit_offsets(
+            body.group_id, body.member_id, _field(body, "group_instance_id"),
+            int(_field(body, "generation_id_or_member_epoch", -1)), offsets,
+            self.apis.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ OffsetFetch
+
+    def handle_offset_fetch_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        # v7's require_stable waits for pending transactional commits; without transactions
+        # every commit settles with its append, so this is simply passed on
+        require_stable = bool(_field(body, "require_stable", False))
+        if body.topics is None:
+            error, partition_data = self._coordinator.handle_fetch_offsets(body.group_id, require_stable)
+        else:
+            partitions = [TopicPartition(t.name, int(i)) for t in body.topics for i in t.partition_indexes]
+            error, partition_data = self._coordinator.handle_fetch_offsets(body.group_id, require_stable,
+                                                                           partitions)
+        if error is not Errors.NONE:
+            self.apis.send_response(request, error_response(request, error))
+            return
+        self._send(request, {"error_code": Errors.NONE, "topics": [
+            {"name": topic, "partitions": [
+                {"partition_index": index, "committed_offset": offset,
+                 "committed_leader_epoch": NO_PARTITION_LEADER_EPOCH if epoch is None else epoch,
+                 "metadata": metadata, "error_code": partition_error}
+                for index, (offset, epoch, metadata, partition_error) in parts]}
+            for topic, parts in _topics_of(partition_data.items())]})
+
+    # ------------------------------------------------------------------ OffsetDelete
+
+    def handle_offset_delete_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        partition_errors: dict[TopicPartition, Errors] = {}
+        partitions: list[TopicPartition] = []
+        for topic in body.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, int(p.partition_index))
+                if not self.apis.metadata_cache.contains(tp):
+                    partition_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    partitions.append(tp)
+        group_error, errors = self._coordinator.handle_delete_offsets(body.group_id, partitions)
+        if group_error is not Errors.NONE:
+            self._send(request, {"error_code": group_error, "topics": []})
+            return
+        partition_errors.update(errors)
+        self._send(request, {"error_code": Errors.NONE, "topics": [
+            {"name": topic, "partitions": [{"partition_index": index, "error_code": error} for index, error in parts]}
+            for topic, parts in _topics_of(partition_errors.items())]})
+
+    # ------------------------------------------------------------------ DescribeGroups
+
+    def handle_describe_groups_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        body = request.body
+        include_authorized_operations = bool(_field(body, "include_authorized_operations", False))
+        groups = []
+        for group_id in body.groups:
+            error, summary = self._coordinator.handle_describe_group(group_id)
+            described: dict[str, Any] = {
+                "error_code": error, "group_id": group_id, "group_state": summary.state,
+                "protocol_type": summary.protocol_type, "protocol_data": summary.protocol,
+                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                             "client_id": m.client_id, "client_host": m.client_host,
+                             "member_metadata": m.metadata, "member_assignment": m.assignment}
+                            for m in summary.members]}
+            if request.api_version >= 3 and error is Errors.NONE and include_authorized_operations:
+                described["authorized_operations"] = _GROUP_AUTHORIZED_OPERATIONS
+            groups.append(described)
+        self._send(request, {"groups": groups})
+
+    # ------------------------------------------------------------------ ListGroups
+
+    def handle_list_groups_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        states = _field(request.body, "states_filter") or ()
+        error, groups = self._coordinator.handle_list_groups(states)
+        self._send(request, {"error_code": error, "groups": [
+            {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state} for g in groups]})
+
+    # ------------------------------------------------------------------ DeleteGroups
+
+    def handle_delete_groups_request(self, request: Request) -> None:
+        if self._no_coordinator(request):
+            return
+        groups = list(dict.fromkeys(request.body.groups_names))
+        results = self._coordinator.handle_delete_groups(groups)
+        self._send(request, {"results": [{"group_id": g, "error_code": results[g]} for g in groups]})
+
+
+def offsets_topic_configs(group_coordinator: Optional[Any]) -> dict[str, str]:
+    """The topic configs __consumer_offsets is created with (empty without a coordinator)."""
+    return {} if group_coordinator is None else dict(group_coordinator.offsets_topic_configs())
+
+
+__all__ = ["GroupRequestHandlers", "offsets_topic_configs"]
