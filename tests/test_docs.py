@@ -37,6 +37,8 @@ CHAPTERS = (
     "fetch-path.md",
     "controller.md",
     "operations.md",
+    "log-cleaner.md",
+    "group-coordinator.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 
