@@ -39,6 +39,7 @@ CHAPTERS = (
     "operations.md",
     "log-cleaner.md",
     "group-coordinator.md",
+    "spark.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Prints records, bytes, offsets, min/max timestamp and distinct keys per topic-partition of a
+# broker's log dirs, computed with Spark (kafka_py/spark/summary_job.py):
+#   bin/kafka-log-summary.sh --log-dir DIR [--topic T ... | --topic-pattern REGEX] \
+#       [--committed-only] [--master local[*] | spark://host:7077 | yarn] [--conf key=value] \
+#       [--progress bar|spark|none]
+# --master (default local[*]) goes to spark-submit, every other argument to the job. Extra
+# spark-submit arguments (e.g. "--executor-memory 4g") go in KAFKA_LOG_SPARK_SUBMIT_OPTS. The
+# driver and local workers run the project's virtualenv Python; set PYSPARK_PYTHON for a
+# cluster whose nodes have kafka-py installed elsewhere.
+set -euo pipefail
+source "$(dirname "$0")/kafka-env.sh"
+ensure_python_env
+
+master="local[*]"
+job_args=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --master) master="$2"; shift 2 ;;
+        --master=*) master="${1#--master=}"; shift ;;
+        *) job_args+=("$1"); shift ;;
+    esac
+done
+
+export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$KAFKA_PY_PYTHON}"
+export PYSPARK_DRIVER_PYTHON="${PYSPARK_DRIVER_PYTHON:-$KAFKA_PY_PYTHON}"
+# shellcheck disable=SC2086  # the extra options are meant to split into words
+exec "$KAFKA_PY_VENV/bin/spark-submit" --master "$master" --name kafka-log-summary \
+    ${KAFKA_LOG_SPARK_SUBMIT_OPTS:-} "$KAFKA_PY_HOME/kafka_py/spark/summary_job.py" ${job_args[@]+"${job_args[@]}"}

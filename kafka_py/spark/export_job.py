@@ -1,0 +1,188 @@
+"""Exports topics of Kafka log dirs to Parquet, partitioned by topic and partition, incrementally.
+
+No Kafka counterpart. The Spark job behind bin/kafka-log-to-parquet.sh::
+
+    bin/kafka-log-to-parquet.sh --log-dir /var/lib/kafka/data --output /data/kafka-parquet \\
+        [--topic orders --topic payments | --topic-pattern 'orders.*'] [--committed-only] \\
+        [--master spark://host:7077]
+
+Each run reads, per partition, from the offset the previous run stopped at (earliest the first
+time) to the offset that is the partition's end when the run is planned (its high watermark
+with ``--committed-only``), appends those records under
+``<output>/topic=<t>/partition=<p>/`` (columns key, value, offset, timestamp, timestampType,
+headers), and only then records the new offsets in the state file
+(``<output>/_kafka_log_export_state.json`` by default; Spark skips files named ``_*`` when it
+reads the Parquet back). The end offsets are fixed before the read and the state is replaced
+atomically after the write, so every record is exported once; a run that fails before its
+state is written leaves the state as it was, and the next run exports that range again
+(at-least-once, with the duplicates of the failed run's files, if any were committed).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import click
+
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.spark.job_support import (
+    build_session,
+    common_options,
+    default_master,
+    drop_script_dir_from_path,
+    parse_conf,
+    progress_context,
+    user_error,
+)
+from kafka_py.spark.log_dir_planner import LogDirPlanner
+from kafka_py.spark.options import EARLIEST_OFFSET, KafkaLogOptionsException, Subscription, offsets_json
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE_NAME = "_kafka_log_export_state.json"
+STATE_VERSION = 1
+
+
+@dataclass
+class ExportResult:
+    records: int
+    #: Per partition: the offsets exported by this run, [from, until).
+    ranges: dict[TopicPartition, tuple[int, int]] = field(default_factory=dict)
+    state_file: str = ""
+    seconds: float = 0.0
+
+
+def default_state_file(output: str) -> str:
+    if "://" in output and not output.startswith("file://"):
+        raise KafkaLogOptionsException(
+            f"--output {output} is not a local path: give --state-file, a local file for the exported offsets")
+    return os.path.join(output.removeprefix("file://"), STATE_FILE_NAME)
+
+
+def load_state(path: str) -> dict[TopicPartition, int]:
+    """Next offset to export per partition; {} before the first run."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        data = json.load(f)
+    if data.get("version") != STATE_VERSION:
+        raise KafkaLogOptionsException(f"{path} has state version {data.get('version')}, expected {STATE_VERSION}")
+    return {TopicPartition(t, int(p)): int(o) for t, parts in data["offsets"].items() for p, o in parts.items()}
+
+
+def save_state(path: str, offsets: dict[TopicPartition, int]) -> None:
+    """Replace the state file atomically (a crash leaves the old or the new one, whole)."""
+    nested: dict[str, dict[str, int]] = {}
+    for tp in sorted(offsets):
+        nested.setdefault(tp.topic, {})[str(tp.partition)] = offsets[tp]
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".export-state-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": STATE_VERSION, "offsets": nested}, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str] = (),
+               topic_pattern: Optional[str] = None, committed_only: bool = False,
+               fail_on_data_loss: bool = True, state_file: Optional[str] = None,
+               include_headers: bool = True, progress: str = "none") -> ExportResult:
+    """Export what is new since the last run; returns what was exported."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    started = time.monotonic()
+    state_path = state_file or default_state_file(output)
+    state = load_state(state_path)
+    subscription = Subscription.create(topics=topics or None, pattern=topic_pattern)
+    planner = LogDirPlanner(log_dirs)
+    logs = planner.partition_logs(subscription)
+    planner.describe(logs.values(), committed_only)
+    starting: dict[TopicPartition, int] = {}
+    ending: dict[TopicPartition, int] = {}
+    for tp, log in sorted(logs.items()):
+        end = log.high_watermark if committed_only else log.log_end_offset
+        start = state.get(tp, EARLIEST_OFFSET)
+        if start > end:
+            # The partition is shorter than what was exported: truncated after an unclean
+            # leader election, or the topic was deleted and made again.
+            logger.warning("%s ends at %d but offsets up to %d were exported already; nothing to "
+                           "export from it until it passes that offset", tp, end, start)
+            start = end
+        starting[tp] = start
+        ending[tp] = end
+    result = ExportResult(records=0, state_file=state_path)
+    if not logs:
+        logger.warning("No partition of %s matches %s", ", ".join(log_dirs), subscription.describe())
+        return result
+    df = (spark.read.format("kafka-log")
+          .option("paths", json.dumps(list(log_dirs)))
+          .option("startingOffsets", offsets_json(starting))
+          .option("endingOffsets", offsets_json(ending))
+          .option("includeHeaders", str(include_headers).lower())
+          .option("failOnDataLoss", str(fail_on_data_loss).lower())
+          .option("assign", json.dumps({t: sorted(p.partition for p in logs if p.topic == t)
+                                        for t in sorted({tp.topic for tp in logs})}))
+          .load())
+    observation = Observation("kafka-log-export")
+    df = df.observe(observation, F.count(F.lit(1)).alias("records"))
+    with progress_context(spark, "export", progress):
+        df.write.mode("append").partitionBy("topic", "partition").parquet(output)
+    result.records = int(observation.get["records"])
+    new_state = dict(state)
+    for tp in logs:
+        first = starting[tp] if starting[tp] != EARLIEST_OFFSET else logs[tp].log_start_offset
+        result.ranges[tp] = (first, ending[tp])
+        new_state[tp] = ending[tp]
+    save_state(state_path, new_state)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+@click.command(name="kafka-log-to-parquet")
+@common_options
+@click.option("--output", required=True, help="Parquet output directory (local, HDFS, S3...).")
+@click.option("--state-file", default=None,
+              help=f"Where exported offsets are kept (default: <output>/{STATE_FILE_NAME}).")
+@click.option("--include-headers/--no-include-headers", default=True, show_default=True)
+def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, master, conf, progress,
+         output, state_file, include_headers) -> None:
+    """Export topics of Kafka log dirs to Parquet, partitioned by topic and partition; each run
+    exports only what is new since the previous one."""
+    logging.basicConfig(level=logging.WARNING, format="[%(asctime)s] %(levelname)s %(message)s")
+    spark = build_session("kafka-log-to-parquet", default_master(master), parse_conf(conf), progress)
+    try:
+        result = run_export(spark, log_dirs, output, topics, topic_pattern, committed_only,
+                            fail_on_data_loss, state_file, include_headers, progress)
+    except Exception as e:  # noqa: BLE001 - a known problem becomes a one-line message
+        message = user_error(e)
+        if message is None:
+            raise
+        raise click.ClickException(message) from None
+    finally:
+        spark.stop()
+    exported = sum(1 for a, b in result.ranges.values() if b > a)
+    click.echo(f"Exported {result.records} records from {exported} of {len(result.ranges)} partitions "
+               f"to {output} in {result.seconds:.1f} s; offsets saved in {result.state_file}")
+    for tp in sorted(result.ranges):
+        a, b = result.ranges[tp]
+        if b > a:
+            click.echo(f"  {tp}: offsets {a} to {b - 1}")
+
+
+if __name__ == "__main__":
+    drop_script_dir_from_path(__file__)
+    sys.exit(main(prog_name="bin/kafka-log-to-parquet.sh"))
