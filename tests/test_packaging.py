@@ -34,8 +34,19 @@ def test_logging_config_is_valid_dictconfig():
     import yaml
 
     config = yaml.safe_load((ROOT / "config" / "logging.yaml").read_text())
-    logging.config.dictConfig(config)
-    handler = logging.getLogger().handlers[0]
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    named = {name: logging.getLogger(name).level for name in config.get("loggers", {})}
+    try:
+        logging.config.dictConfig(config)
+        handler = root.handlers[0]
+    finally:
+        # dictConfig binds a handler to the current (captured) stdout; leaving it on the root
+        # logger would make later log calls, even at interpreter exit, write to a closed file.
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        for name, level in named.items():
+            logging.getLogger(name).setLevel(level)
     record = logging.LogRecord("kafka_py.server.kafka_server", logging.INFO, "", 0,
                                "[KafkaServer id=0] started", None, None)
     line = handler.formatter.format(record)
