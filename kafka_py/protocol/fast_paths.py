@@ -301,6 +301,84 @@ def encode_response_chunks(header_bytes: bytes, response: Any) -> Optional[list[
     return chunks
 
 
+# ---------------------------------------------------------------------------- Produce response objects
+
+_ERROR_CODES: dict[int, Any] = {}
+
+
+def _error_code(code: Any) -> Any:
+    """kio's ErrorCode for an Errors member, an ErrorCode or an int (memoised enum lookup)."""
+    value = getattr(code, "error_code", code)
+    found = _ERROR_CODES.get(value)
+    if found is None:
+        from kio.schema.errors import ErrorCode
+
+        found = _ERROR_CODES[value] = ErrorCode(int(value))
+    return found
+
+
+def _millis_to_datetime(ms: int) -> Optional[datetime.datetime]:
+    return None if ms < 0 else _EPOCH + datetime.timedelta(milliseconds=ms)
+
+
+class _ProduceResponsePlan:
+    __slots__ = ("schema", "topic", "partition", "record_error", "with_log_start", "with_errors")
+
+    def __init__(self, version: int) -> None:
+        from kio.index import load_response_schema
+
+        self.schema = load_response_schema(0, version)
+        module = sys.modules[self.schema.__module__]
+        self.topic = module.TopicProduceResponse
+        self.partition = module.PartitionProduceResponse
+        self.record_error = getattr(module, "BatchIndexAndErrorMessage", None)
+        self.with_log_start = version >= 5
+        self.with_errors = version >= 8
+
+
+_PRODUCE_RESPONSE_PLANS: dict[int, _ProduceResponsePlan] = {}
+
+
+def build_produce_response(version: int, topics: Any, throttle_time_ms: int = 0) -> Any:
+    """The kio ProduceResponse of ``version`` (3+), built directly from plain values.
+
+    ``topics`` is a sequence of ``(topic name, partitions)``; each partition is a tuple
+    ``(index, error, base_offset, log_append_time_ms, log_start_offset, record_errors,
+    error_message)`` where ``error`` is an Errors member, an ErrorCode or an int,
+    ``log_append_time_ms`` is -1 for none, and ``record_errors`` a sequence of
+    ``(batch_index, message)``. Fields a version lacks are dropped. It equals what a
+    generic dict-to-entity conversion builds, for a fraction of the cost.
+    """
+    plan = _PRODUCE_RESPONSE_PLANS.get(version)
+    if plan is None:
+        plan = _PRODUCE_RESPONSE_PLANS[version] = _ProduceResponsePlan(version)
+    partition_type = plan.partition
+    with_log_start = plan.with_log_start
+    with_errors = plan.with_errors
+    answers = []
+    for name, partitions in topics:
+        built = []
+        for index, error, base_offset, log_append_time, log_start_offset, record_errors, message in partitions:
+            if with_errors:
+                built.append(partition_type(
+                    index=index, error_code=_error_code(error), base_offset=base_offset,
+                    log_append_time=_millis_to_datetime(log_append_time), log_start_offset=log_start_offset,
+                    record_errors=tuple(plan.record_error(batch_index=i, batch_index_error_message=m)
+                                        for i, m in record_errors or ()),
+                    error_message=message))
+            elif with_log_start:
+                built.append(partition_type(
+                    index=index, error_code=_error_code(error), base_offset=base_offset,
+                    log_append_time=_millis_to_datetime(log_append_time), log_start_offset=log_start_offset))
+            else:
+                built.append(partition_type(
+                    index=index, error_code=_error_code(error), base_offset=base_offset,
+                    log_append_time=_millis_to_datetime(log_append_time)))
+        answers.append(plan.topic(name=name, partition_responses=tuple(built)))
+    return plan.schema(responses=tuple(answers),
+                       throttle_time=datetime.timedelta(milliseconds=throttle_time_ms))
+
+
 # ---------------------------------------------------------------------------- Produce request
 
 def _read_unsigned_varint(buf: memoryview, pos: int) -> tuple[int, int]:

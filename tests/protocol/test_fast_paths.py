@@ -318,3 +318,31 @@ def test_response_chunks_for_a_request_header(api: ApiKeys, version: int) -> Non
         assert wire(encode_response_chunks_for(request_header, response)) == wire(expected)
 
     check()
+
+
+@pytest.mark.parametrize("version", PRODUCE_VERSIONS)
+def test_build_produce_response_equals_the_generic_builder(version: int) -> None:
+    from kafka_py.protocol.errors import Errors
+    from kafka_py.protocol.fast_paths import build_produce_response
+    from kafka_py.protocol.messages import response_schema
+    from kafka_py.server.kafka_apis import build_entity
+
+    partitions = st.tuples(int32s, st.sampled_from(list(Errors)[:8]), int64s,
+                           st.one_of(st.just(-1), st.integers(0, 2**41)), int64s,
+                           st.lists(st.tuples(int32s, st.one_of(st.none(), names)), max_size=2),
+                           st.one_of(st.none(), names))
+
+    @SETTINGS
+    @given(st.lists(st.tuples(names, st.lists(partitions, max_size=3)), max_size=3), st.integers(0, 2**31 - 1))
+    def check(topics, throttle) -> None:
+        generic = build_entity(response_schema(ApiKeys.PRODUCE, version), {
+            "throttle_time": throttle,
+            "responses": [{"name": name, "partition_responses": [
+                {"index": index, "error_code": error, "base_offset": base, "log_append_time": append_time,
+                 "log_start_offset": start, "error_message": message,
+                 "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in errors]}
+                for index, error, base, append_time, start, errors, message in parts]}
+                for name, parts in topics]})
+        assert build_produce_response(version, topics, throttle) == generic
+
+    check()
