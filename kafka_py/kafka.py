@@ -103,6 +103,9 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
               help="YAML logging configuration (default: config/logging.yaml)")
 def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
     configure_logging(logging_config)
+    import os as _os
+    if _os.environ.get("KPY_SWITCH"):
+        sys.setswitchinterval(float(_os.environ["KPY_SWITCH"]))
     sys.exit(run(config_file, overrides))
 
 

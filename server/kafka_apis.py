@@ -64,9 +64,11 @@ from kafka_py.protocol.messages import (
     response_schema,
     unsupported_api_versions_response,
 )
+from kafka_py.protocol.fast_paths import build_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
     PartitionData,
@@ -594,29 +596,26 @@ class KafkaApis:
             self.send_error_response(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                      "Transactions are not supported by this broker yet")
             return
-        early: dict[TopicPartition, dict[str, Any]] = {}
+        early: dict[TopicPartition, PartitionResponse] = {}
         to_append: dict[TopicPartition, MemoryRecords] = {}
         for topic in body.topic_data:
             for partition in topic.partition_data:
                 tp = TopicPartition(topic.name, int(partition.index))
                 if not self.metadata_cache.contains(tp):
-                    early[tp] = _produce_partition(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                    early[tp] = PartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                     continue
                 try:
                     records = _validate_produce_records(version, partition.records)
                 except ApiException as e:
-                    early[tp] = _produce_partition(Errors.for_exception(e), message=str(e))
+                    early[tp] = PartitionResponse(Errors.for_exception(e), error_message=str(e))
                     continue
                 to_append[tp] = records
 
         def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
-            merged: dict[TopicPartition, dict[str, Any]] = {
-                tp: _produce_partition(status.error, status.base_offset, status.log_append_time,
-                                       status.log_start_offset, status.record_errors, status.error_message)
-                for tp, status in response_status.items()}
+            merged: dict[TopicPartition, PartitionResponse] = dict(response_status)
             merged.update(early)
-            errors = {tp: p["error_code"] for tp, p in merged.items() if p["error_code"] is not Errors.NONE}
             if acks == 0:
+                errors = {tp: status.error for tp, status in merged.items() if status.error is not Errors.NONE}
                 if errors:
                     # The producer reads no answer: closing the connection makes it refresh metadata.
                     logger.info("%sClosing connection due to error during produce request with correlation id "
@@ -627,13 +626,12 @@ class KafkaApis:
                 else:
                     self.request_channel.no_operation(request)
                 return
-            for tp, error in errors.items():
-                logger.debug("%sProduce request with correlation id %d from client %s on partition %s failed due to "
-                             "%s", self._log_ident, request.correlation_id, request.header.client_id, tp,
-                             error.exception_name)
-            self.send_response(request, build_response(request, {"throttle_time": 0, "responses": [
-                {"name": topic, "partition_responses": [dict(p, index=index) for index, p in partitions]}
-                for topic, partitions in _topics_of(merged.items())]}))
+            for tp, status in merged.items():
+                if status.error is not Errors.NONE:
+                    logger.debug("%sProduce request with correlation id %d from client %s on partition %s failed "
+                                 "due to %s", self._log_ident, request.correlation_id, request.header.client_id, tp,
+                                 status.error.exception_name)
+            self.send_response(request, _produce_response(version, merged))
 
         if not to_append:
             send_response_callback({})
@@ -959,13 +957,26 @@ def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optiona
             "partitions": partitions}
 
 
-def _produce_partition(error: Errors, base_offset: int = -1, log_append_time: int = -1, log_start_offset: int = -1,
-                       record_errors: Sequence[Any] = (), message: Optional[str] = None) -> dict[str, Any]:
-    return {"error_code": error, "base_offset": base_offset, "log_append_time": log_append_time,
-            "log_start_offset": log_start_offset,
-            "record_errors": [{"batch_index": _field(r, "batch_index", 0),
-                               "batch_index_error_message": _field(r, "message", None)} for r in record_errors or ()],
-            "error_message": message}
+def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse]) -> Any:
+    """The ProduceResponse of ``version`` carrying one answer per partition, grouped by topic.
+
+    Built straight from the statuses (fast_paths.build_produce_response) for v3+, the
+    versions every current client speaks; older ones go through the generic builder.
+    """
+    topics = _topics_of(statuses.items())
+    if version >= 3:
+        return build_produce_response(version, [
+            (topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
+                      [(_field(r, "batch_index", 0), _field(r, "message", None)) for r in s.record_errors]
+                      if s.record_errors else (), s.error_message) for index, s in partitions])
+            for topic, partitions in topics])
+    schema = response_schema(ApiKeys.PRODUCE, version)
+    return build_entity(schema, {"throttle_time": 0, "responses": [
+        {"name": topic, "partition_responses": [
+            {"index": index, "error_code": s.error, "base_offset": s.base_offset,
+             "log_append_time": s.log_append_time, "log_start_offset": s.log_start_offset}
+            for index, s in partitions]}
+        for topic, partitions in topics]})
 
 
 def _validate_produce_records(version: int, records: Any) -> MemoryRecords:
