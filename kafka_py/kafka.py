@@ -8,6 +8,10 @@ starts it. SIGTERM or SIGINT shuts the broker down cleanly (controlled shutdown,
 flushed and closed, clean-shutdown marker written) and the process exits 0. An invalid
 configuration exits 1 with one line naming the key, before anything starts; a failed
 startup exits 1 after stopping what it had started.
+
+Before anything starts, the process is pinned to one CPU (kafka_py.utils.cpu_affinity:
+KAFKA_PY_CPU_AFFINITY=auto|none|<cpu list>), the Python counterpart of the JVM options
+Kafka's launcher sets.
 """
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from typing import Optional, Sequence
 import click
 
 from kafka_py.utils.config_def import ConfigException
+from kafka_py.utils.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR
+from kafka_py.utils.cpu_affinity import CpuAffinityError, apply_cpu_affinity
 from kafka_py.utils.logging_setup import configure_logging
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
@@ -103,9 +109,12 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
               help="YAML logging configuration (default: config/logging.yaml)")
 def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
     configure_logging(logging_config)
-    import os as _os
-    if _os.environ.get("KPY_SWITCH"):
-        sys.setswitchinterval(float(_os.environ["KPY_SWITCH"]))
+    try:
+        # before any thread exists, so that every thread of the broker inherits it
+        apply_cpu_affinity()
+    except CpuAffinityError as e:
+        click.echo(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}", err=True)
+        sys.exit(1)
     sys.exit(run(config_file, overrides))
 
 

@@ -53,7 +53,8 @@ class BrokerProcess:
     """One broker process; start, stop (SIGTERM), kill (SIGKILL) and restart it."""
 
     def __init__(self, workdir: pathlib.Path, zk_connect: str, chroot: str, broker_id: int = 0,
-                 port: Optional[int] = None, overrides: Optional[dict[str, str]] = None) -> None:
+                 port: Optional[int] = None, overrides: Optional[dict[str, str]] = None,
+                 env: Optional[dict[str, str]] = None) -> None:
         self.workdir = pathlib.Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.zk_hosts = zk_connect
@@ -64,6 +65,7 @@ class BrokerProcess:
         self.config_path = self.workdir / "server.properties"
         self.output_path = self.workdir / "broker.out"
         self.overrides = dict(overrides or {})
+        self.env = dict(env or {})
         self.process: Optional[subprocess.Popen] = None
         self._output = None
         self._run_offset = 0
@@ -108,7 +110,7 @@ class BrokerProcess:
         # Only this run's lines count: the output file is appended across restarts.
         self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
         self._output = open(self.output_path, "ab")
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
             cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env)

@@ -2,8 +2,12 @@
 configuration errors, and the ApiVersions / Metadata answers of a fresh broker."""
 from __future__ import annotations
 
+import os
+import pathlib
 import subprocess
 import sys
+
+import pytest
 
 from kafka import KafkaAdminClient
 
@@ -108,3 +112,43 @@ def test_admin_client_sees_the_fresh_broker(broker):
         assert admin.list_topics() == []
     finally:
         admin.close()
+
+
+def _thread_cpu_lists(pid: int) -> set[str]:
+    """Cpus_allowed_list of every thread of the process."""
+    lists = set()
+    for status in pathlib.Path(f"/proc/{pid}/task").glob("*/status"):
+        for line in status.read_text().splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                lists.add(line.split(":", 1)[1].strip())
+    return lists
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin to one of them")
+def test_broker_threads_are_pinned_to_one_cpu(broker_factory):
+    allowed = sorted(os.sched_getaffinity(0))
+    chosen = allowed[-1]
+    pinned = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": str(chosen)}).start()
+    # every thread, the network and request handler pools included, runs on that CPU
+    lists = _thread_cpu_lists(pinned.process.pid)
+    assert lists == {str(chosen)}
+    assert f"Running on CPU(s) {chosen} of" in pinned.output()
+
+    default = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": ""}).start()
+    lists = _thread_cpu_lists(default.process.pid)
+    assert len(lists) == 1 and int(lists.pop()) in allowed
+
+    unpinned = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": "none"}).start()
+    assert _thread_cpu_lists(unpinned.process.pid) == _thread_cpu_lists(os.getpid())
+
+
+@pytest.mark.parametrize("value, problem", [("fast", "not a CPU number"), ("4096", "not available")])
+def test_bad_cpu_affinity_stops_startup_naming_it(tmp_path, value, problem):
+    config = tmp_path / "server.properties"
+    config.write_text(f"zookeeper.connect=127.0.0.1:1\nlog.dirs={tmp_path / 'logs'}\n")
+    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, KAFKA_PY_CPU_AFFINITY=value))
+    assert result.returncode == 1
+    assert "KAFKA_PY_CPU_AFFINITY" in result.stderr and problem in result.stderr
+    assert not (tmp_path / "logs").exists()

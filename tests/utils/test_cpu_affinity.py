@@ -1,0 +1,43 @@
+"""KAFKA_PY_CPU_AFFINITY: parsing and the choice of CPUs (pure functions)."""
+from __future__ import annotations
+
+import pytest
+
+from kafka_py.utils.cpu_affinity import CpuAffinityError, choose_cpus, parse_cpu_list
+
+
+@pytest.mark.parametrize("text, cpus", [
+    ("0", {0}), ("3", {3}), ("0,2", {0, 2}), ("0-3", {0, 1, 2, 3}), ("1,4-5, 7", {1, 4, 5, 7}), ("2-2", {2}),
+])
+def test_parse_cpu_list(text, cpus):
+    assert parse_cpu_list(text) == frozenset(cpus)
+
+
+@pytest.mark.parametrize("text", ["", "a", "1,", "-1", "3-1", "1-x", "1.5", "0,,1"])
+def test_parse_cpu_list_rejects(text):
+    with pytest.raises(CpuAffinityError):
+        parse_cpu_list(text)
+
+
+def test_auto_picks_one_allowed_cpu_by_pid():
+    allowed = frozenset({0, 2, 5})
+    chosen = {pid: choose_cpus(None, allowed, pid) for pid in range(6)}
+    assert all(len(cpus) == 1 and cpus <= allowed for cpus in chosen.values())
+    # consecutive process ids land on different CPUs
+    assert {next(iter(c)) for c in chosen.values()} == allowed
+    assert choose_cpus("AUTO", allowed, 4) == choose_cpus(None, allowed, 4)
+
+
+def test_auto_on_one_cpu_and_none_change_nothing():
+    assert choose_cpus("auto", frozenset({1}), 123) is None
+    assert choose_cpus("none", frozenset({0, 1}), 123) is None
+    assert choose_cpus(" None ", frozenset({0, 1}), 123) is None
+
+
+def test_explicit_list_must_be_allowed():
+    assert choose_cpus("1", frozenset({0, 1}), 7) == frozenset({1})
+    assert choose_cpus("0-1", frozenset({0, 1}), 7) is None  # already so
+    with pytest.raises(CpuAffinityError, match="not available"):
+        choose_cpus("4", frozenset({0, 1}), 7)
+    with pytest.raises(CpuAffinityError):
+        choose_cpus("first", frozenset({0, 1}), 7)
