@@ -14,7 +14,9 @@ kafka-py and right after against tansu, so both see the same machine load (the o
 the brokers, and of acks=1 and acks=all, flips from one round to the next);
 ``--rounds`` repeats the whole set (default 3) and the table gives each figure's median
 and [min-max] with the ratio of each kafka-py median to tansu's. ``os.sync()`` runs before every
-measurement, so one workload's writeback does not land in the next. Every process
+measurement, so one workload's writeback does not land in the next, and before every
+workload that writes, the clean page cache is dropped (``--no-drop-caches`` keeps it),
+so its writes reuse memory instead of touching new memory (see ``drop_clean_page_cache``). Every process
 started is stopped at the end, also on Ctrl-C, SIGTERM or an error.
 
 Workloads, one partition per topic, replication factor 1, values of random bytes
@@ -143,6 +145,33 @@ def stop_process(process: Optional[subprocess.Popen], timeout: float = 30.0) -> 
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+_drop_refused = False
+
+
+def drop_clean_page_cache() -> None:
+    """Free the clean page cache (``echo 1 > /proc/sys/vm/drop_caches``, after ``os.sync()``).
+
+    On this VM a page of memory the guest has never touched costs a fault into the
+    hypervisor the first time it is used: a 16 KiB ``pwrite`` that needs new page-cache
+    pages took ~90 microseconds against ~8 when it reuses pages freed earlier
+    (docs/performance.md). Without this, each workload's writes land in memory never
+    touched before, more of it as the run goes on, and a produce figure depends on how
+    much the run has written so far. Freeing the (already written back) cache first puts
+    every workload in the steady state of a broker whose page cache is full: new pages
+    come from recycled memory. Needs root; without it a warning is printed once.
+    """
+    global _drop_refused
+    if _drop_refused:
+        return
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("1\n")
+    except OSError as e:
+        _drop_refused = True
+        print(f"(cannot drop the page cache: {e}; produce figures may include first-touch memory faults)",
+              flush=True)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -791,13 +820,16 @@ class Run:
                                             "results": {b.name: [] for b in self.brokers}})
 
     def measure(self, label: str, unit: str, key: str, fn: Callable[[Any], dict], extra: Optional[str] = None,
-                also: tuple[tuple[str, str], ...] = ()) -> None:
+                also: tuple[tuple[str, str], ...] = (), writes: bool = True) -> None:
         """Run ``fn`` against each broker in turn; ``also`` names further (label, key) figures
-        of the same result to tabulate."""
+        of the same result to tabulate. ``writes``: the workload writes records (see
+        ``drop_clean_page_cache``)."""
         rows = [self._row(label, unit, key, extra)] + [self._row(l, unit, k, None) for l, k in also]
         for broker in self._in_turn(self.brokers):
             # Writeback of an earlier workload's data must not land in this one's measurement.
             os.sync()
+            if writes and self.args.drop_caches:
+                drop_clean_page_cache()
             cpu_before = cpu_seconds(broker.process.pid)
             wall_before = time.perf_counter()
             try:
@@ -884,12 +916,13 @@ class Run:
                 return consume_raw(broker.port, topic_with_data(broker), a.consume_mb * MIB,
                                    max_records=a.consume_records, max_seconds=a.consume_seconds)
 
-            self.measure("consume 10,000 B records (raw fetch loop)", "MB/s", "mb_per_s", raw)
+            self.measure("consume 10,000 B records (raw fetch loop)", "MB/s", "mb_per_s", raw, writes=False)
 
             def client_consume(broker: Any) -> dict:
                 return consume_client(broker.port, topic_with_data(broker), a.consume_records)
 
-            self.measure("consume 10,000 B records (confluent-kafka consumer)", "MB/s", "mb_per_s", client_consume)
+            self.measure("consume 10,000 B records (confluent-kafka consumer)", "MB/s", "mb_per_s", client_consume,
+                         writes=False)
         if "requests" in only:
             def reqs(broker: Any) -> dict:
                 return produce_loop(broker.port, self.topic(broker, "reqs"), 100, 1, a.requests_seconds,
@@ -963,6 +996,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--latency-rate", type=int, default=1000)
     parser.add_argument("--latency-seconds", type=float, default=8.0)
     parser.add_argument("--tansu-storage", default="memory://tansu/")
+    parser.add_argument("--no-drop-caches", dest="drop_caches", action="store_false",
+                        help="do not free the clean page cache before workloads that write (see drop_clean_page_cache)")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="kafka-py broker config override (repeatable)")
     parser.add_argument("--dir", default=None, help="parent of the temp dir (ZooKeeper data, kafka-py logs)")

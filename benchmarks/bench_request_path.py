@@ -10,7 +10,10 @@ request handler in one thread, for each request:
 
 so that the CPU microseconds per request it prints (this thread's CPU time, user and
 system, so the writes and sendfile count) are the broker's own work for that request, without the thread hand-offs (request queue, response queue, selector wake-ups)
-that bench_broker.py includes. ``--profile`` prints a cProfile of the loop.
+that bench_broker.py includes. ``--profile`` prints a cProfile of the loop;
+``--layers`` times each layer of the produce path inclusively (KafkaApis.handle down to
+FileRecords.append, the response building and queueing), wrapping those methods with a
+clock read on entry and exit, which adds about a microsecond per layer.
 
     .venv/bin/python benchmarks/bench_request_path.py [--seconds 3] [--profile] [--only produce-16k]
 
@@ -80,6 +83,67 @@ def fetch_frame(topic: str, offset: int, max_bytes: int, version: int = 11) -> b
     return encode_request(RequestHeader.for_request(ApiKeys.FETCH, version, 7, "bench"), body)[4:]
 
 
+# (class path, method) of the produce path, outermost first, for --layers.
+PRODUCE_LAYERS = (
+    ("kafka_py.server.kafka_apis:KafkaApis", "handle"),
+    ("kafka_py.server.replica_manager:ReplicaManager", "append_records"),
+    ("kafka_py.server.replica_manager:ReplicaManager", "_append_to_local_log"),
+    ("kafka_py.cluster.partition:Partition", "append_records_to_leader"),
+    ("kafka_py.cluster.partition:Partition", "_maybe_increment_leader_hw"),
+    ("kafka_py.log.log:Log", "append_as_leader"),
+    ("kafka_py.log.log:Log", "_analyze_and_validate_records"),
+    ("kafka_py.log.log:Log", "_validate_and_assign_offsets"),
+    ("kafka_py.log.log:Log", "_maybe_roll"),
+    ("kafka_py.log.log_segment:LogSegment", "append"),
+    ("kafka_py.record.file_records:FileRecords", "append"),
+    ("kafka_py.server.kafka_apis", "_produce_response"),
+    ("kafka_py.network.request_channel:RequestChannel", "send_response"),
+    ("kafka_py.protocol.messages", "decode_request"),
+)
+
+
+class LayerClock:
+    """Inclusive nanoseconds spent in each of ``PRODUCE_LAYERS`` (methods wrapped in place)."""
+
+    def __init__(self) -> None:
+        import functools
+        import importlib
+
+        self.totals: dict[str, int] = {}
+        clock = time.perf_counter_ns
+        for path, name in PRODUCE_LAYERS:
+            module_name, _, class_name = path.partition(":")
+            owner = importlib.import_module(module_name)
+            if class_name:
+                owner = getattr(owner, class_name)
+            original = getattr(owner, name, None)
+            if original is None:
+                continue
+            label = f"{class_name or module_name.rsplit('.', 1)[-1]}.{name}"
+            self.totals[label] = 0
+
+            def timed(*args, _original=original, _label=label, **kwargs):
+                start = clock()
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    self.totals[_label] += clock() - start
+
+            setattr(owner, name, functools.wraps(original)(timed))
+            if not class_name:
+                # modules that imported the function by name call their own reference
+                for module in list(sys.modules.values()):
+                    if getattr(module, name, None) is original and module is not owner:
+                        setattr(module, name, timed)
+
+    def reset(self) -> None:
+        for label in self.totals:
+            self.totals[label] = 0
+
+    def report(self, count: int) -> str:
+        return "\n".join(f"    {label:<45} {total / count / 1000:7.1f} us" for label, total in self.totals.items())
+
+
 class Loop:
     def __init__(self, server, processor: CapturingProcessor) -> None:
         self.apis = server.data_plane_request_processor
@@ -89,6 +153,7 @@ class Loop:
         self.drained = 0
         self.sort = "tottime"
         self.lines = 35
+        self.on_start = None
         threading.Thread(target=self._drain, args=(receiver,), daemon=True).start()
 
     def _drain(self, sock: socket.socket) -> None:
@@ -115,6 +180,8 @@ class Loop:
     def run(self, frame: bytes, seconds: float, profile: bool) -> tuple[int, float]:
         for _ in range(50):
             self.one(frame)
+        if self.on_start is not None:
+            self.on_start()
         profiler = cProfile.Profile() if profile else None
         count = 0
         cpu0 = time.thread_time()
@@ -140,6 +207,7 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sort", default="tottime", help="cProfile sort key (tottime, cumulative)")
     parser.add_argument("--only", default="", help="comma-separated workloads")
+    parser.add_argument("--layers", action="store_true", help="time each layer of the produce path")
     args = parser.parse_args(argv)
 
     import logging
@@ -191,12 +259,17 @@ def main(argv=None) -> int:
             "fetch-1m": fetch_frame(topics["f"], 0, 1 << 20),
         }
         only = set(args.only.split(",")) if args.only else set(workloads)
+        clock = LayerClock() if args.layers else None
         for name, frame in workloads.items():
             if name not in only:
                 continue
+            if clock:
+                loop.on_start = clock.reset
             count, elapsed = loop.run(frame, args.seconds, args.profile)
             print(f"{name:<14} {loop.cpu / count * 1e6:8.1f} us CPU/request ({elapsed / count * 1e6:8.1f} us wall; "
                   f"{count / elapsed:7,.0f} requests/s on one thread)", flush=True)
+            if clock and name.startswith("produce"):
+                print(clock.report(count), flush=True)
     finally:
         if server is not None:
             server.shutdown()

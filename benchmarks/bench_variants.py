@@ -1,0 +1,138 @@
+"""Several kafka-py brokers side by side, differing in config or environment, measured in
+short alternating runs: requests/s and the broker's CPU per request (user and system).
+
+Each variant is ``NAME[:key=value,...[:ENV=value,...]]``: server.properties overrides,
+then environment variables for the broker process. All variants run at once against one
+ZooKeeper (each in its own chroot), and every round runs each workload against each
+variant in turn, so a slow phase of the machine (this VM's speed swings by 2x from one
+minute to the next) hits them all alike. Before each run the page cache is synced and,
+for workloads that write, dropped, as bench_broker.py does. ``--tansu`` adds tansu as
+one more column.
+
+    .venv/bin/python benchmarks/bench_variants.py pinned unpinned::KAFKA_PY_CPU_AFFINITY=none
+    .venv/bin/python benchmarks/bench_variants.py default small:num.io.threads=2,num.network.threads=1 \\
+        --work p16k,req16,cons --rounds 4 --seconds 3
+
+Workloads (bench_broker.py's generators):
+
+* ``p16k``: pre-built 16 KiB batches of 100-byte records, acks=1, 4 connections with
+  5 requests in flight each; ``p16kall`` the same at acks=all;
+* ``req16``: one-record (100-byte) produce requests from 16 connections, one in flight
+  each;
+* ``cons``: the raw fetch loop over 10,000-byte records (MB/s instead of requests/s);
+* ``lat``: one-record produces at 1,000/s, the p99 in ms instead of requests/s.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_broker as bb  # noqa: E402
+
+WORKLOADS = {
+    "p16k": dict(record_size=100, acks=1, connections=4, window=5, records_per_request=163),
+    "p16kall": dict(record_size=100, acks=-1, connections=4, window=5, records_per_request=163),
+    "req16": dict(record_size=100, acks=1, connections=16, window=1, records_per_request=1),
+}
+FILL = dict(record_size=10_000, acks=1, connections=4, window=5, records_per_request=1)
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    name, _, rest = text.partition(":")
+    overrides, _, env = rest.partition(":")
+
+    def pairs(part: str) -> dict[str, str]:
+        return dict(item.split("=", 1) for item in part.split(",") if item)
+
+    return name, pairs(overrides), pairs(env)
+
+
+def user_system_seconds(pid: int) -> tuple[float, float]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def run_one(broker, work: str, seconds: float) -> tuple[float, int]:
+    """(figure, requests) of one run: requests/s (MB/s for cons, p99 ms for lat)."""
+    if work == "cons":
+        out = bb.consume_raw(broker.port, "v-cons", 10**15, 10**9, seconds)
+        return out["mb_per_s"], out["fetches"]
+    if work == "lat":
+        out = bb.latency(broker.port, "v-lat", 1, 1000, seconds)
+        return out["p99_ms"], int(out["achieved_rate"] * out["wall_s"])
+    out = bb.produce_loop(broker.port, f"v-{work}", seconds=seconds, **WORKLOADS[work])
+    return out["requests_per_s"], int(out["requests_per_s"] * out["wall_s"])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("variants", nargs="+", help="NAME[:key=value,...[:ENV=value,...]]")
+    parser.add_argument("--work", default="p16k,req16", help=f"comma-separated: {', '.join([*WORKLOADS, 'cons', 'lat'])}")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--tansu", action="store_true", help="add tansu (memory engine) as a column")
+    args = parser.parse_args(argv)
+    works = args.work.split(",")
+    unknown = set(works) - set(WORKLOADS) - {"cons", "lat"}
+    if unknown:
+        parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-variants-"))
+    zookeeper = bb.ZooKeeper(workdir).start()
+    brokers = []
+    try:
+        for text in args.variants:
+            name, overrides, env = parse_variant(text)
+            brokers.append(bb.KafkaPyBroker(workdir, f"127.0.0.1:{zookeeper.port}", overrides, name=name,
+                                            env=env).start())
+        if args.tansu:
+            brokers.append(bb.TansuBroker(workdir, "memory://tansu/").start())
+        for broker in brokers:
+            print(f"{broker.name}: pid {broker.process.pid} - {broker.description}", flush=True)
+            for work in works:
+                bb.create_topic(broker.port, f"v-{work}")
+            if "cons" in works:
+                bb.produce_loop(broker.port, "v-cons", seconds=4, **FILL)
+        results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+        for round_number in range(args.rounds):
+            # alternate who goes first, so that neither side always follows the other's writes
+            order = brokers if round_number % 2 == 0 else list(reversed(brokers))
+            for work in works:
+                for broker in order:
+                    os.sync()
+                    if work != "cons":
+                        bb.drop_clean_page_cache()
+                    user0, system0 = user_system_seconds(broker.process.pid)
+                    figure, requests = run_one(broker, work, args.seconds)
+                    user1, system1 = user_system_seconds(broker.process.pid)
+                    per = 1e6 / max(requests, 1)
+                    row = (figure, (user1 - user0) * per, (system1 - system0) * per)
+                    results.setdefault((work, broker.name), []).append(row)
+                    print(f"round {round_number + 1} {work:8} {broker.name:14} {figure:10,.1f}   CPU/request: "
+                          f"user {row[1]:6.0f} us, system {row[2]:5.0f} us", flush=True)
+        unit = {"cons": "MB/s", "lat": "p99 ms"}
+        print(f"\nmedians of {args.rounds} rounds:")
+        print("| workload | broker | figure | CPU/request user + system (us) |\n|---|---|---|---|")
+        for (work, name), rows in results.items():
+            figure = statistics.median(r[0] for r in rows)
+            print(f"| {work} | {name} | {figure:,.1f} {unit.get(work, 'requests/s')} | "
+                  f"{statistics.median(r[1] for r in rows):.0f} + {statistics.median(r[2] for r in rows):.0f} |")
+    finally:
+        for broker in brokers:
+            try:
+                broker.stop()
+            except Exception as e:  # noqa: BLE001 - stop the others all the same
+                print(f"stopping {broker.name}: {e}", file=sys.stderr)
+        zookeeper.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
