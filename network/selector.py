@@ -285,6 +285,9 @@ class Selector:
         channel = self._channels.get(channel_id)
         if channel is not None:
             channel.muted = True
+            # Frames it still holds wait for unmute(), which marks it ready again; left in
+            # the ready set it would make the next poll return at once for nothing.
+            self._ready.discard(channel_id)
 
     def unmute(self, channel_id: str) -> None:
         channel = self._channels.get(channel_id)
