@@ -18,7 +18,7 @@ Workloads (bench_broker.py's generators):
 * ``p16k``: pre-built 16 KiB batches of 100-byte records, acks=1, 4 connections with
   5 requests in flight each; ``p16kall`` the same at acks=all;
 * ``req16``: one-record (100-byte) produce requests from 16 connections, one in flight
-  each;
+  each; ``p16k16``: 16 KiB batches the same way;
 * ``cons``: the raw fetch loop over 10,000-byte records (MB/s instead of requests/s);
 * ``lat``: one-record produces at 1,000/s, the p99 in ms instead of requests/s.
 """
@@ -39,6 +39,8 @@ WORKLOADS = {
     "p16k": dict(record_size=100, acks=1, connections=4, window=5, records_per_request=163),
     "p16kall": dict(record_size=100, acks=-1, connections=4, window=5, records_per_request=163),
     "req16": dict(record_size=100, acks=1, connections=16, window=1, records_per_request=1),
+    # 16 KiB batches without pipelining: one request in flight on each of 16 connections
+    "p16k16": dict(record_size=100, acks=1, connections=16, window=1, records_per_request=163),
 }
 FILL = dict(record_size=10_000, acks=1, connections=4, window=5, records_per_request=1)
 
