@@ -20,6 +20,8 @@ Workloads (bench_broker.py's generators):
 * ``req16``: one-record (100-byte) produce requests from 16 connections, one in flight
   each; ``p16k16``: 16 KiB batches the same way;
 * ``cons``: the raw fetch loop over 10,000-byte records (MB/s instead of requests/s);
+  ``ccons``: confluent-kafka's consumer over the first 20,000 of them (MB/s; the CPU
+  columns are then per run, not per request);
 * ``lat``: one-record produces at 1,000/s, the p99 in ms instead of requests/s.
 """
 from __future__ import annotations
@@ -66,6 +68,9 @@ def run_one(broker, work: str, seconds: float) -> tuple[float, int]:
     if work == "cons":
         out = bb.consume_raw(broker.port, "v-cons", 10**15, 10**9, seconds)
         return out["mb_per_s"], out["fetches"]
+    if work == "ccons":
+        out = bb.consume_client(broker.port, "v-cons", 20_000)
+        return out["mb_per_s"], 1
     if work == "lat":
         out = bb.latency(broker.port, "v-lat", 1, 1000, seconds)
         return out["p99_ms"], int(out["achieved_rate"] * out["wall_s"])
@@ -76,13 +81,13 @@ def run_one(broker, work: str, seconds: float) -> tuple[float, int]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("variants", nargs="+", help="NAME[:key=value,...[:ENV=value,...]]")
-    parser.add_argument("--work", default="p16k,req16", help=f"comma-separated: {', '.join([*WORKLOADS, 'cons', 'lat'])}")
+    parser.add_argument("--work", default="p16k,req16", help=f"comma-separated: {', '.join([*WORKLOADS, 'cons', 'ccons', 'lat'])}")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--tansu", action="store_true", help="add tansu (memory engine) as a column")
     args = parser.parse_args(argv)
     works = args.work.split(",")
-    unknown = set(works) - set(WORKLOADS) - {"cons", "lat"}
+    unknown = set(works) - set(WORKLOADS) - {"cons", "ccons", "lat"}
     if unknown:
         parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
 
@@ -100,7 +105,9 @@ def main(argv=None) -> int:
             print(f"{broker.name}: pid {broker.process.pid} - {broker.description}", flush=True)
             for work in works:
                 bb.create_topic(broker.port, f"v-{work}")
-            if "cons" in works:
+            if "cons" in works or "ccons" in works:
+                if "cons" not in works:
+                    bb.create_topic(broker.port, "v-cons")
                 bb.produce_loop(broker.port, "v-cons", seconds=4, **FILL)
         results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for round_number in range(args.rounds):
@@ -109,7 +116,7 @@ def main(argv=None) -> int:
             for work in works:
                 for broker in order:
                     os.sync()
-                    if work != "cons":
+                    if work not in ("cons", "ccons"):
                         bb.drop_clean_page_cache()
                     user0, system0 = user_system_seconds(broker.process.pid)
                     figure, requests = run_one(broker, work, args.seconds)
@@ -119,7 +126,7 @@ def main(argv=None) -> int:
                     results.setdefault((work, broker.name), []).append(row)
                     print(f"round {round_number + 1} {work:8} {broker.name:14} {figure:10,.1f}   CPU/request: "
                           f"user {row[1]:6.0f} us, system {row[2]:5.0f} us", flush=True)
-        unit = {"cons": "MB/s", "lat": "p99 ms"}
+        unit = {"cons": "MB/s", "ccons": "MB/s", "lat": "p99 ms"}
         print(f"\nmedians of {args.rounds} rounds:")
         print("| workload | broker | figure | CPU/request user + system (us) |\n|---|---|---|---|")
         for (work, name), rows in results.items():
