@@ -1016,6 +1016,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     wanted = args.brokers.split(",")
 
     def on_sigterm(signum: int, _frame: Any) -> None:
+        # One is enough: a second one (timeout(1) forwards the SIGTERM it got, pkill hits
+        # both) must not cut the cleanup below short and leave brokers running.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     # A plain SIGTERM (timeout, kill) would end Python without the cleanup below.

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -91,6 +92,13 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
 
+    def on_sigterm(signum: int, _frame: object) -> None:
+        # One is enough: timeout(1) forwards the SIGTERM it got, and pkill hits it too.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    # Without this a SIGTERM would end Python and leave the brokers and ZooKeeper running.
+    signal.signal(signal.SIGTERM, on_sigterm)
     workdir = Path(tempfile.mkdtemp(prefix="bench-variants-"))
     zookeeper = bb.ZooKeeper(workdir).start()
     brokers = []
@@ -133,6 +141,9 @@ def main(argv=None) -> int:
             figure = statistics.median(r[0] for r in rows)
             print(f"| {work} | {name} | {figure:,.1f} {unit.get(work, 'requests/s')} | "
                   f"{statistics.median(r[1] for r in rows):.0f} + {statistics.median(r[2] for r in rows):.0f} |")
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     finally:
         for broker in brokers:
             try:
