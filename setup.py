@@ -6,6 +6,8 @@ are installed *inside* the ``kafka_py`` namespace: ``kafka_py.log``,
 ``kafka_py.server`` ... so nothing called ``log`` or ``server`` ever lands at
 the top of site-packages.
 """
+import os
+
 from setuptools import find_packages, setup
 
 PORTED_PACKAGES = ("network", "log", "server", "controller")
@@ -18,5 +20,10 @@ for top in PORTED_PACKAGES:
     for sub in find_packages(where=top):
         packages.append(f"kafka_py.{top}.{sub}")
         package_dir[f"kafka_py.{top}.{sub}"] = f"{top}/{sub.replace('.', '/')}"
+
+# setuptools writes its egg-info metadata beside setup.py unless told otherwise
+# (setup.cfg: [egg_info] egg_base); it goes into .venv, the environment bin/kafka-env.sh
+# installs into, so the top of the tree keeps the layout of DESIGN.md.
+os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv"), exist_ok=True)
 
 setup(packages=packages, package_dir=package_dir)
