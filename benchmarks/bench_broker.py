@@ -175,13 +175,19 @@ def drop_clean_page_cache() -> None:
               flush=True)
 
 
+def user_system_seconds(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process (all its threads), from /proc."""
+    """User + system CPU seconds of a process; 0 once it is gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(user_system_seconds(pid))
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class ZooKeeper:

@@ -58,12 +58,6 @@ def parse_variant(text: str) -> tuple[str, dict[str, str], dict[str, str]]:
     return name, pairs(overrides), pairs(env)
 
 
-def user_system_seconds(pid: int) -> tuple[float, float]:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
-
-
 def run_one(broker, work: str, seconds: float) -> tuple[float, int]:
     """(figure, requests) of one run: requests/s (MB/s for cons, p99 ms for lat)."""
     if work == "cons":
@@ -126,9 +120,9 @@ def main(argv=None) -> int:
                     os.sync()
                     if work not in ("cons", "ccons"):
                         bb.drop_clean_page_cache()
-                    user0, system0 = user_system_seconds(broker.process.pid)
+                    user0, system0 = bb.user_system_seconds(broker.process.pid)
                     figure, requests = run_one(broker, work, args.seconds)
-                    user1, system1 = user_system_seconds(broker.process.pid)
+                    user1, system1 = bb.user_system_seconds(broker.process.pid)
                     per = 1e6 / max(requests, 1)
                     row = (figure, (user1 - user0) * per, (system1 - system0) * per)
                     results.setdefault((work, broker.name), []).append(row)

@@ -24,8 +24,7 @@ from typing import Optional, Sequence
 import click
 
 from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR
-from kafka_py.utils.cpu_affinity import CpuAffinityError, apply_cpu_affinity
+from kafka_py.utils.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
 from kafka_py.utils.logging_setup import configure_logging
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m

@@ -967,8 +967,8 @@ def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionR
     if version >= 3:
         return build_produce_response(version, [
             (topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
-                      [(_field(r, "batch_index", 0), _field(r, "message", None)) for r in s.record_errors]
-                      if s.record_errors else (), s.error_message) for index, s in partitions])
+                      [(_field(r, "batch_index", 0), _field(r, "message", None)) for r in s.record_errors],
+                      s.error_message) for index, s in partitions])
             for topic, partitions in topics])
     schema = response_schema(ApiKeys.PRODUCE, version)
     return build_entity(schema, {"throttle_time": 0, "responses": [
