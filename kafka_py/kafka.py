@@ -10,8 +10,9 @@ configuration exits 1 with one line naming the key, before anything starts; a fa
 startup exits 1 after stopping what it had started.
 
 Before anything starts, the process is pinned to one CPU (kafka_py.utils.cpu_affinity:
-KAFKA_PY_CPU_AFFINITY=auto|none|<cpu list>), the Python counterpart of the JVM options
-Kafka's launcher sets.
+KAFKA_PY_CPU_AFFINITY=auto|none|<cpu list>) and put under SCHED_BATCH
+(kafka_py.utils.sched_policy: KAFKA_PY_SCHED_POLICY=batch|none), the Python counterpart
+of the JVM options Kafka's launcher sets.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import click
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
 from kafka_py.utils.logging_setup import configure_logging
+from kafka_py.utils.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
 
@@ -113,6 +115,11 @@ def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[
         apply_cpu_affinity()
     except CpuAffinityError as e:
         click.echo(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}", err=True)
+        sys.exit(1)
+    try:
+        apply_sched_policy()
+    except SchedPolicyError as e:
+        click.echo(f"Invalid {SCHED_POLICY_ENV_VAR}: {e}", err=True)
         sys.exit(1)
     sys.exit(run(config_file, overrides))
 

@@ -142,13 +142,35 @@ def test_broker_threads_are_pinned_to_one_cpu(broker_factory):
     assert _thread_cpu_lists(unpinned.process.pid) == _thread_cpu_lists(os.getpid())
 
 
-@pytest.mark.parametrize("value, problem", [("fast", "not a CPU number"), ("4096", "not available")])
-def test_bad_cpu_affinity_stops_startup_naming_it(tmp_path, value, problem):
+def _thread_policies(pid: int) -> set[int]:
+    """The scheduling policy of every thread of the process."""
+    return {os.sched_getscheduler(int(task.name)) for task in pathlib.Path(f"/proc/{pid}/task").iterdir()}
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
+def test_broker_threads_run_under_sched_batch(broker_factory):
+    if os.sched_getscheduler(0) != os.SCHED_OTHER:
+        pytest.skip("the tests run under a policy the broker would keep")
+    default = broker_factory(env={"KAFKA_PY_SCHED_POLICY": ""}).start()
+    # every thread, the network and request handler pools included, inherited it
+    assert _thread_policies(default.process.pid) == {os.SCHED_BATCH}
+    assert "Scheduling policy SCHED_BATCH" in default.output()
+
+    untouched = broker_factory(env={"KAFKA_PY_SCHED_POLICY": "none"}).start()
+    assert _thread_policies(untouched.process.pid) == {os.SCHED_OTHER}
+
+
+@pytest.mark.parametrize("variable, value, problem", [
+    ("KAFKA_PY_CPU_AFFINITY", "fast", "not a CPU number"),
+    ("KAFKA_PY_CPU_AFFINITY", "4096", "not available"),
+    ("KAFKA_PY_SCHED_POLICY", "fifo", "is not one of"),
+])
+def test_bad_launcher_setting_stops_startup_naming_it(tmp_path, variable, value, problem):
     config = tmp_path / "server.properties"
     config.write_text(f"zookeeper.connect=127.0.0.1:1\nlog.dirs={tmp_path / 'logs'}\n")
     result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=60,
-                            env=dict(os.environ, KAFKA_PY_CPU_AFFINITY=value))
+                            env=dict(os.environ, **{variable: value}))
     assert result.returncode == 1
-    assert "KAFKA_PY_CPU_AFFINITY" in result.stderr and problem in result.stderr
+    assert f"Invalid {variable}" in result.stderr and problem in result.stderr
     assert not (tmp_path / "logs").exists()
