@@ -227,8 +227,10 @@ class KafkaPyBroker:
 
     def __init__(self, workdir: Path, zk_connect: str, overrides: dict[str, str],
                  wrapper: Optional[str] = None, name: str = "kafka-py",
-                 env: Optional[dict[str, str]] = None) -> None:
+                 env: Optional[dict[str, str]] = None, root: Optional[Path] = None) -> None:
         self.name = name
+        # The checkout the broker runs from (its code, config/server.properties, logging).
+        self.root = root or ROOT
         self.env = dict(env or {})
         self.wrapper = wrapper
         self.workdir = workdir / name
@@ -247,11 +249,12 @@ class KafkaPyBroker:
         return (f"kafka-py, config/server.properties"
                 f"{' with ' + ' '.join(f'{k}={v}' for k, v in self.overrides.items()) if self.overrides else ''}"
                 f"{''.join(f', {k}={v}' for k, v in self.env.items())}"
+                f"{'' if self.root == ROOT else f', code from {self.root}'}"
                 f", log dir in {self.workdir}")
 
     def start(self) -> "KafkaPyBroker":
         props = {}
-        for line in (ROOT / "config" / "server.properties").read_text().splitlines():
+        for line in (self.root / "config" / "server.properties").read_text().splitlines():
             line = line.strip()
             if line and not line.startswith("#") and "=" in line:
                 key, value = line.split("=", 1)
@@ -267,7 +270,7 @@ class KafkaPyBroker:
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         self.output = self.workdir / "broker.out"
         launcher = [self.wrapper] if self.wrapper else ["-m", "kafka_py.kafka"]
-        self.process = subprocess.Popen([sys.executable, *launcher, str(config)], cwd=ROOT,
+        self.process = subprocess.Popen([sys.executable, *launcher, str(config)], cwd=self.root,
                                         stdout=open(self.output, "wb"), stderr=subprocess.STDOUT,
                                         env=dict(os.environ, **self.env), start_new_session=True)
         wait_until(self._started, 90, "the kafka-py broker to start")

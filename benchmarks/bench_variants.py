@@ -12,6 +12,8 @@ one more column.
     .venv/bin/python benchmarks/bench_variants.py pinned unpinned::KAFKA_PY_CPU_AFFINITY=none
     .venv/bin/python benchmarks/bench_variants.py default small:num.io.threads=2,num.network.threads=1 \\
         --work p16k,req16,cons --rounds 4 --seconds 3
+    git worktree add /tmp/before HEAD~1
+    .venv/bin/python benchmarks/bench_variants.py before after --tree before=/tmp/before
 
 Workloads (bench_broker.py's generators):
 
@@ -80,6 +82,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--tansu", action="store_true", help="add tansu (memory engine) as a column")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
+                        help="run variant NAME from another checkout (e.g. a git worktree of the "
+                             "commit before a change); repeatable")
     args = parser.parse_args(argv)
     works = args.work.split(",")
     unknown = set(works) - set(WORKLOADS) - {"cons", "ccons", "lat"}
@@ -93,6 +98,12 @@ def main(argv=None) -> int:
 
     # Without this a SIGTERM would end Python and leave the brokers and ZooKeeper running.
     signal.signal(signal.SIGTERM, on_sigterm)
+    trees = {}
+    for item in args.tree:
+        name, _, path = item.partition("=")
+        if not (Path(path) / "kafka_py" / "kafka.py").is_file():
+            parser.error(f"--tree {item}: {path} is not a kafka-py checkout")
+        trees[name] = Path(path).resolve()
     workdir = Path(tempfile.mkdtemp(prefix="bench-variants-"))
     zookeeper = bb.ZooKeeper(workdir).start()
     brokers = []
@@ -100,7 +111,7 @@ def main(argv=None) -> int:
         for text in args.variants:
             name, overrides, env = parse_variant(text)
             brokers.append(bb.KafkaPyBroker(workdir, f"127.0.0.1:{zookeeper.port}", overrides, name=name,
-                                            env=env).start())
+                                            env=env, root=trees.get(name)).start())
         if args.tansu:
             brokers.append(bb.TansuBroker(workdir, "memory://tansu/").start())
         for broker in brokers:

@@ -141,6 +141,8 @@ class Processor(AbstractServerThread):
         self._next_connection_index = 0
         # True while this thread may be blocked in select; see enqueue_response.
         self._polling = False
+        # A wake-up has been sent during the current poll: later responses need none.
+        self._woken = False
 
     # ---- called from other threads ------------------------------------------------
     def accept(self, sock: socket.socket, address: str, port: int, may_block: bool,
@@ -168,10 +170,14 @@ class Processor(AbstractServerThread):
     def enqueue_response(self, response: Response) -> None:
         self._response_queue.append(response)
         # Only a thread that may be asleep in select needs the wake-up (an eventfd write
-        # and a spurious poll return otherwise, for every response). The flag is raised
-        # before poll() looks at this queue one last time: either that look sees the
-        # response, or this read sees the flag.
-        if self._polling:
+        # and a spurious poll return otherwise, for every response), and only once per
+        # poll: handlers answering a batch of requests while the Processor waits for the
+        # GIL would otherwise each make a system call that releases the GIL. poll() clears
+        # ``_woken`` before it raises ``_polling`` and looks at this queue one last time:
+        # either that look sees the response, or this read sees the flag and, if no one
+        # has yet, wakes it.
+        if self._polling and not self._woken:
+            self._woken = True
             self.wakeup()
 
     def wakeup(self) -> None:
@@ -271,6 +277,7 @@ class Processor(AbstractServerThread):
 
     def poll(self) -> None:
         timeout = 0 if self._new_connections.queue else POLL_TIMEOUT_MS
+        self._woken = False
         self._polling = True
         if self._response_queue:
             timeout = 0
