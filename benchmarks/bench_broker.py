@@ -222,6 +222,27 @@ class ZooKeeper:
         stop_process(self.process)
 
 
+# The broker from another checkout. The editable install maps kafka_py.network (log,
+# server, controller) to this checkout's top-level folders whatever the working
+# directory, so those four are loaded from the other tree's folders before anything
+# imports them; kafka_py itself comes from that tree as the first entry of sys.path.
+_RUN_FROM_TREE = """
+import importlib.util, pathlib, runpy, sys
+root = pathlib.Path(sys.argv.pop(1))
+sys.path.insert(0, str(root))
+import kafka_py
+assert pathlib.Path(kafka_py.__file__).parent == root / "kafka_py", kafka_py.__file__
+for top in ("network", "log", "server", "controller"):
+    spec = importlib.util.spec_from_file_location(f"kafka_py.{top}", root / top / "__init__.py",
+                                                  submodule_search_locations=[str(root / top)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+sys.argv[0] = "kafka"
+runpy.run_module("kafka_py.kafka", run_name="__main__", alter_sys=True)
+"""
+
+
 class KafkaPyBroker:
     """``python -m kafka_py.kafka`` with the shipped config/server.properties and a few overrides."""
 
@@ -269,7 +290,12 @@ class KafkaPyBroker:
         config = self.workdir / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         self.output = self.workdir / "broker.out"
-        launcher = [self.wrapper] if self.wrapper else ["-m", "kafka_py.kafka"]
+        if self.wrapper:
+            launcher = [self.wrapper]
+        elif self.root != ROOT:
+            launcher = ["-c", _RUN_FROM_TREE, str(self.root)]
+        else:
+            launcher = ["-m", "kafka_py.kafka"]
         self.process = subprocess.Popen([sys.executable, *launcher, str(config)], cwd=self.root,
                                         stdout=open(self.output, "wb"), stderr=subprocess.STDOUT,
                                         env=dict(os.environ, **self.env), start_new_session=True)

@@ -56,7 +56,8 @@ from kafka_py.common.errors import (
 )
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.network.request_channel import Request, RequestChannel
+from kafka_py.network.request_channel import Request, RequestChannel, SendResponse
+from kafka_py.network.send import ByteBufferSend
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import (
@@ -64,7 +65,7 @@ from kafka_py.protocol.messages import (
     response_schema,
     unsupported_api_versions_response,
 )
-from kafka_py.protocol.fast_paths import build_produce_response
+from kafka_py.protocol.fast_paths import build_produce_response, encode_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE
 from kafka_py.record.memory_records import MemoryRecords
@@ -631,7 +632,7 @@ class KafkaApis:
                     logger.debug("%sProduce request with correlation id %d from client %s on partition %s failed "
                                  "due to %s", self._log_ident, request.correlation_id, request.header.client_id, tp,
                                  status.error.exception_name)
-            self.send_response(request, _produce_response(version, merged))
+            self._send_produce_response(request, merged)
 
         if not to_append:
             send_response_callback({})
@@ -643,6 +644,20 @@ class KafkaApis:
             origin=AppendOrigin.CLIENT,
             entries_per_partition=to_append,
             response_callback=self.answering(request, send_response_callback))
+
+    def _send_produce_response(self, request: Request, statuses: Mapping[TopicPartition, PartitionResponse]) -> None:
+        """The answer to a produce; from v3 (every current client) its frame is written
+        straight from the statuses, without response objects (fast_paths.encode_produce_response)."""
+        version = request.api_version
+        if version < 3:
+            self.send_response(request, _produce_response(version, statuses))
+            return
+        try:
+            frame = encode_produce_response(version, request.correlation_id, _produce_answer_values(statuses))
+            self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
+        except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
+            logger.exception("%sCould not send the response to %r", self._log_ident, request)
+            self.request_channel.close_connection(request)
 
     # ------------------------------------------------------------------ Fetch
 
@@ -957,26 +972,26 @@ def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optiona
             "partitions": partitions}
 
 
-def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse]) -> Any:
-    """The ProduceResponse of ``version`` carrying one answer per partition, grouped by topic.
-
-    Built straight from the statuses (fast_paths.build_produce_response) for v3+, the
-    versions every current client speaks; older ones go through the generic builder.
-    """
-    topics = _topics_of(statuses.items())
-    if version >= 3:
-        return build_produce_response(version, [
-            (topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
+def _produce_answer_values(statuses: Mapping[TopicPartition, PartitionResponse]) -> list:
+    """The statuses grouped by topic as the plain values fast_paths' Produce writers take."""
+    return [(topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
                       [(_field(r, "batch_index", 0), _field(r, "message", None)) for r in s.record_errors],
                       s.error_message) for index, s in partitions])
-            for topic, partitions in topics])
+            for topic, partitions in _topics_of(statuses.items())]
+
+
+def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse]) -> Any:
+    """The ProduceResponse of ``version`` carrying one answer per partition, grouped by topic
+    (KafkaApis writes v3+ answers without it: ``_send_produce_response``)."""
+    if version >= 3:
+        return build_produce_response(version, _produce_answer_values(statuses))
     schema = response_schema(ApiKeys.PRODUCE, version)
     return build_entity(schema, {"throttle_time": 0, "responses": [
         {"name": topic, "partition_responses": [
             {"index": index, "error_code": s.error, "base_offset": s.base_offset,
              "log_append_time": s.log_append_time, "log_start_offset": s.log_start_offset}
             for index, s in partitions]}
-        for topic, partitions in topics]})
+        for topic, partitions in _topics_of(statuses.items())]})
 
 
 def _validate_produce_records(version: int, records: Any) -> MemoryRecords:

@@ -96,18 +96,25 @@ class _ReentrantReadWriteLock:
     stream of appends. Upgrading shared to exclusive would deadlock, as in Java, so it raises.
     """
 
-    __slots__ = ("_cond", "_readers", "_writer", "_writer_holds", "_waiting_writers")
+    __slots__ = ("_lock", "_cond", "_readers", "_writer", "_writer_holds", "_waiting_writers",
+                 "_read_held", "_write_held")
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # Entered as the plain lock (the Condition's __enter__/__exit__ are Python calls
+        # wrapping it) on every produce and fetch; waited on through the Condition.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._readers: dict[int, int] = {}
         self._writer: Optional[int] = None
         self._writer_holds = 0
         self._waiting_writers = 0
+        # The context managers hold no state of their own: one of each serves every caller.
+        self._read_held = _Held(self.acquire_read, self.release_read)
+        self._write_held = _Held(self.acquire_write, self.release_write)
 
     def acquire_read(self) -> None:
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             held = self._readers.get(me)
             if held is not None or self._writer == me:
                 self._readers[me] = (held or 0) + 1
@@ -118,7 +125,7 @@ class _ReentrantReadWriteLock:
 
     def release_read(self) -> None:
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             held = self._readers[me] - 1
             if held:
                 self._readers[me] = held
@@ -129,7 +136,7 @@ class _ReentrantReadWriteLock:
 
     def acquire_write(self) -> None:
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             if self._writer == me:
                 self._writer_holds += 1
                 return
@@ -145,17 +152,17 @@ class _ReentrantReadWriteLock:
             self._writer_holds = 1
 
     def release_write(self) -> None:
-        with self._cond:
+        with self._lock:
             self._writer_holds -= 1
             if self._writer_holds == 0:
                 self._writer = None
                 self._cond.notify_all()
 
     def read(self) -> "_Held":
-        return _Held(self.acquire_read, self.release_read)
+        return self._read_held
 
     def write(self) -> "_Held":
-        return _Held(self.acquire_write, self.release_write)
+        return self._write_held
 
 
 class _Held:

@@ -270,3 +270,33 @@ def test_build_produce_response_equals_the_generic_builder(version: int) -> None
         assert build_produce_response(version, topics, throttle) == generic
 
     check()
+
+
+@pytest.mark.parametrize("version", PRODUCE_VERSIONS)
+def test_produce_frame_from_values_equals_the_encoded_response(version: int) -> None:
+    from kafka_py.protocol.errors import Errors
+    from kafka_py.protocol.fast_paths import build_produce_response, encode_produce_response
+
+    partitions = st.tuples(int32s, st.sampled_from(list(Errors)[:8]), int64s,
+                           st.one_of(st.just(-1), st.integers(0, 2**41)), int64s,
+                           st.lists(st.tuples(int32s, st.one_of(st.none(), names)), max_size=2),
+                           st.one_of(st.none(), names))
+
+    @SETTINGS
+    @given(st.lists(st.tuples(names, st.lists(partitions, max_size=3)), max_size=3), st.integers(0, 2**31 - 1),
+           int32s)
+    def check(topics, throttle, correlation_id) -> None:
+        request_header = RequestHeader.for_request(ApiKeys.PRODUCE, version, correlation_id, "c")
+        response = build_produce_response(version, topics, throttle)
+        expected = encode_response(request_header.to_response_header(), response)
+        assert bytes(encode_produce_response(version, correlation_id, topics, throttle)) == expected
+
+    check()
+
+
+def test_produce_frame_refuses_a_topic_name_too_long_for_its_field() -> None:
+    from kafka_py.protocol.errors import Errors
+    from kafka_py.protocol.fast_paths import encode_produce_response
+
+    with pytest.raises(ValueError):
+        encode_produce_response(7, 1, [("t" * 40_000, [(0, Errors.NONE, 0, -1, 0, (), None)])])
