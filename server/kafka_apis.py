@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime
 import logging
 import re
+import struct
 import threading
 import uuid
 from dataclasses import MISSING, fields
@@ -67,7 +68,15 @@ from kafka_py.protocol.messages import (
 )
 from kafka_py.protocol.fast_paths import build_produce_response, encode_produce_response
 from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE
+from kafka_py.record.default_record_batch import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_CODEC_MASK,
+    CURRENT_MAGIC_VALUE,
+    LENGTH_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+)
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.metadata_cache import is_internal
@@ -994,9 +1003,23 @@ def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionR
         for topic, partitions in _topics_of(statuses.items())]})
 
 
+_BATCH_LENGTH = struct.Struct(">i")
+_BATCH_ATTRIBUTES = struct.Struct(">h")
+
+
 def _validate_produce_records(version: int, records: Any) -> MemoryRecords:
     """ProduceRequest.validateRecords: v3+ carries exactly one magic-2 batch per partition, and
-    ZStandard only from v7. The records stay a view of the request buffer."""
+    ZStandard only from v7. The records stay a view of the request buffer.
+
+    What every producer sends, one well-framed magic-2 batch, is recognised from three
+    header fields; anything else is walked batch by batch for the precise error. (The
+    batch's own integrity, CRC included, is Log's check, as in Kafka.)"""
+    if (records is not None and len(records) >= RECORD_BATCH_OVERHEAD
+            and _BATCH_LENGTH.unpack_from(records, LENGTH_OFFSET)[0] + LOG_OVERHEAD == len(records)
+            and records[MAGIC_OFFSET] == CURRENT_MAGIC_VALUE
+            and (version >= 7 or _BATCH_ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0]
+                 & COMPRESSION_CODEC_MASK != CompressionType.ZSTD.id)):
+        return MemoryRecords(records)
     if records is None:
         raise InvalidRecordException(f"Produce requests with version {version} must have at least one record batch")
     memory_records = MemoryRecords(records)

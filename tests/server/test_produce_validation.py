@@ -1,0 +1,73 @@
+"""KafkaApis' check of a produce request's records (ProduceRequest.validateRecords): the
+header-only acceptance of one magic-2 batch, and the walk that names what is wrong."""
+from __future__ import annotations
+
+import pytest
+
+from kafka_py.common.errors import (
+    CorruptRecordException,
+    InvalidRecordException,
+    UnsupportedCompressionTypeException,
+    UnsupportedForMessageFormatException,
+)
+from kafka_py.record.compression import CompressionType
+from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.server.kafka_apis import _validate_produce_records
+
+
+def batch(compression: CompressionType = CompressionType.NONE, count: int = 3) -> bytes:
+    return bytes(build_batch([SimpleRecord(b"k", b"v" * 50, 1_000 + i) for i in range(count)],
+                             compression=compression))
+
+
+def test_one_batch_is_accepted_as_a_view_of_the_request():
+    data = bytearray(batch())
+    records = _validate_produce_records(8, memoryview(data))
+    assert records.size_in_bytes == len(data)
+    # no copy: offsets are later assigned in place, in the request's buffer
+    records.buffer[0] = 0x7F
+    assert data[0] == 0x7F
+
+
+def test_missing_records_are_refused():
+    with pytest.raises(InvalidRecordException, match="at least one record batch"):
+        _validate_produce_records(8, None)
+    with pytest.raises(InvalidRecordException, match="at least one record batch"):
+        _validate_produce_records(8, b"")
+
+
+def test_two_batches_are_refused():
+    with pytest.raises(InvalidRecordException, match="exactly one record batch"):
+        _validate_produce_records(8, batch() + batch())
+
+
+def test_an_old_magic_is_refused():
+    data = bytearray(batch())
+    data[16] = 1
+    with pytest.raises(UnsupportedForMessageFormatException, match="magic v1"):
+        _validate_produce_records(8, data)
+
+
+def test_a_length_field_past_the_end_is_corrupt():
+    data = batch()
+    with pytest.raises(CorruptRecordException):
+        _validate_produce_records(8, data[:-5])
+
+
+def test_trailing_bytes_after_the_batch_are_refused():
+    with pytest.raises((InvalidRecordException, CorruptRecordException)):
+        _validate_produce_records(8, batch() + b"\0" * 20)
+
+
+@pytest.mark.parametrize("version", [3, 5, 6])
+def test_zstd_needs_version_7(version):
+    data = batch(CompressionType.ZSTD)
+    with pytest.raises(UnsupportedCompressionTypeException, match="ZStandard"):
+        _validate_produce_records(version, data)
+    assert _validate_produce_records(7, data).size_in_bytes == len(data)
+
+
+@pytest.mark.parametrize("compression", [CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4])
+def test_other_codecs_pass_on_any_version(compression):
+    data = batch(compression)
+    assert _validate_produce_records(3, data).size_in_bytes == len(data)
