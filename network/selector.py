@@ -288,6 +288,10 @@ class Selector:
             # Frames it still holds wait for unmute(), which marks it ready again; left in
             # the ready set it would make the next poll return at once for nothing.
             self._ready.discard(channel_id)
+            # As Kafka's mute() drops OP_READ: a client pipelining requests would otherwise
+            # make every poll return for bytes this channel may not read yet.
+            if channel.events & EVENT_READ:
+                self._set_events(channel, channel.events & ~EVENT_READ)
 
     def unmute(self, channel_id: str) -> None:
         channel = self._channels.get(channel_id)
