@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import sys
@@ -156,6 +157,8 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - stop the others all the same
                 print(f"stopping {broker.name}: {e}", file=sys.stderr)
         zookeeper.stop()
+        # The brokers' logs hold gigabytes after a few rounds: a run leaves nothing behind.
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
