@@ -638,7 +638,12 @@ def consume_raw(port: int, topic: str, min_bytes: int, max_records: int, max_sec
                 end_offset = min(int(partition.high_watermark), max_records)
                 used, next_offset = complete_batches(partition.records or memoryview(b""))
                 if next_offset < 0:
-                    raise RuntimeError(f"fetch at {offset} returned no complete batch")
+                    records = partition.records
+                    raise RuntimeError(
+                        f"fetch at {offset} from 127.0.0.1:{port} returned no complete batch "
+                        f"(high watermark {int(partition.high_watermark)}, "
+                        f"{0 if records is None else len(records)} bytes of records, "
+                        f"log start offset {int(getattr(partition, 'log_start_offset', -1))})")
                 total += used
                 offset = next_offset
         elapsed = time.perf_counter() - start
