@@ -244,20 +244,26 @@ def test_response_chunks_for_a_request_header(api: ApiKeys, version: int) -> Non
     check()
 
 
-@pytest.mark.parametrize("version", PRODUCE_VERSIONS)
-def test_build_produce_response_equals_the_generic_builder(version: int) -> None:
+def produce_answer_values():
+    """Topics as build_produce_response and encode_produce_response take them: (name,
+    [(index, error, base offset, log append time, log start offset, record errors, message)])."""
     from kafka_py.protocol.errors import Errors
-    from kafka_py.protocol.fast_paths import build_produce_response
-    from kafka_py.protocol.messages import response_schema
-    from kafka_py.server.kafka_apis import build_entity
 
     partitions = st.tuples(int32s, st.sampled_from(list(Errors)[:8]), int64s,
                            st.one_of(st.just(-1), st.integers(0, 2**41)), int64s,
                            st.lists(st.tuples(int32s, st.one_of(st.none(), names)), max_size=2),
                            st.one_of(st.none(), names))
+    return st.lists(st.tuples(names, st.lists(partitions, max_size=3)), max_size=3)
+
+
+@pytest.mark.parametrize("version", PRODUCE_VERSIONS)
+def test_build_produce_response_equals_the_generic_builder(version: int) -> None:
+    from kafka_py.protocol.fast_paths import build_produce_response
+    from kafka_py.protocol.messages import response_schema
+    from kafka_py.server.kafka_apis import build_entity
 
     @SETTINGS
-    @given(st.lists(st.tuples(names, st.lists(partitions, max_size=3)), max_size=3), st.integers(0, 2**31 - 1))
+    @given(produce_answer_values(), st.integers(0, 2**31 - 1))
     def check(topics, throttle) -> None:
         generic = build_entity(response_schema(ApiKeys.PRODUCE, version), {
             "throttle_time": throttle,
@@ -274,17 +280,10 @@ def test_build_produce_response_equals_the_generic_builder(version: int) -> None
 
 @pytest.mark.parametrize("version", PRODUCE_VERSIONS)
 def test_produce_frame_from_values_equals_the_encoded_response(version: int) -> None:
-    from kafka_py.protocol.errors import Errors
     from kafka_py.protocol.fast_paths import build_produce_response, encode_produce_response
 
-    partitions = st.tuples(int32s, st.sampled_from(list(Errors)[:8]), int64s,
-                           st.one_of(st.just(-1), st.integers(0, 2**41)), int64s,
-                           st.lists(st.tuples(int32s, st.one_of(st.none(), names)), max_size=2),
-                           st.one_of(st.none(), names))
-
     @SETTINGS
-    @given(st.lists(st.tuples(names, st.lists(partitions, max_size=3)), max_size=3), st.integers(0, 2**31 - 1),
-           int32s)
+    @given(produce_answer_values(), st.integers(0, 2**31 - 1), int32s)
     def check(topics, throttle, correlation_id) -> None:
         request_header = RequestHeader.for_request(ApiKeys.PRODUCE, version, correlation_id, "c")
         response = build_produce_response(version, topics, throttle)
