@@ -66,7 +66,7 @@ from kafka_py.protocol.messages import (
     response_schema,
     unsupported_api_versions_response,
 )
-from kafka_py.protocol.fast_paths import build_produce_response, encode_produce_response
+from kafka_py.protocol.fast_paths import encode_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
@@ -990,10 +990,8 @@ def _produce_answer_values(statuses: Mapping[TopicPartition, PartitionResponse])
 
 
 def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse]) -> Any:
-    """The ProduceResponse of ``version`` carrying one answer per partition, grouped by topic
-    (KafkaApis writes v3+ answers without it: ``_send_produce_response``)."""
-    if version >= 3:
-        return build_produce_response(version, _produce_answer_values(statuses))
+    """The ProduceResponse of ``version`` (0 to 2) carrying one answer per partition, grouped
+    by topic; later versions are written without objects (``_send_produce_response``)."""
     schema = response_schema(ApiKeys.PRODUCE, version)
     return build_entity(schema, {"throttle_time": 0, "responses": [
         {"name": topic, "partition_responses": [

@@ -15,8 +15,6 @@ returns None then.
 
 ``encode_produce_response`` writes a Produce answer's frame straight from plain values,
 for KafkaApis: no response objects at all on the path every produce takes.
-``build_produce_response`` builds the kio ProduceResponse from the same values, for
-callers that want the object (the generic dict-to-entity conversion costs more).
 
 Requests are still read by the generic reader of kafka_py.protocol.codec: a hand-written
 ProduceRequest reader was tried and measured no faster (about 5 microseconds either way).
@@ -49,7 +47,6 @@ _THROTTLE_ERROR_SESSION = struct.Struct(">ihi")
 # Byte strings at least this long stay chunks of their own (codec.ChunkWriter's rule).
 _PASS_THROUGH_BYTES = 4096
 
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _BYTES_TYPES = (bytes, bytearray, memoryview)
 
 
@@ -113,8 +110,12 @@ def _compact_string(out: bytearray, value: Optional[str]) -> None:
 # ---------------------------------------------------------------------------- Produce response
 
 def _produce_values_writer(version: int) -> Callable[[Any, int, bytearray], None]:
-    """Writes a ProduceResponse body of ``version`` from plain values: ``topics`` as
-    ``build_produce_response`` takes them, and the throttle time in milliseconds."""
+    """Writes a ProduceResponse body of ``version`` from plain values, and the throttle time
+    in milliseconds. ``topics`` is a sequence of ``(topic name, partitions)``; each
+    partition is ``(index, error, base_offset, log_append_time_ms, log_start_offset,
+    record_errors, error_message)``, ``error`` an Errors member, a kio ErrorCode or an
+    int, ``log_append_time_ms`` -1 for none, ``record_errors`` ``(batch_index, message)``
+    pairs. Fields a version lacks are dropped."""
     flexible = version >= 9
     partition_struct = _PRODUCE_PARTITION_V5 if version >= 5 else _PRODUCE_PARTITION_V3
     with_log_start = version >= 5
@@ -190,8 +191,8 @@ def _produce_response_writer(version: int) -> Callable[[Any, bytearray], None]:
 
 def encode_produce_response(version: int, correlation_id: int, topics: Any, throttle_time_ms: int = 0) -> bytearray:
     """The size-prefixed frame (header included) of a ProduceResponse of ``version`` (3+),
-    written straight from plain values: ``topics`` as ``build_produce_response`` takes
-    them. The same bytes as building that response and encoding it, without the objects.
+    written straight from plain values (``topics`` as ``_produce_values_writer`` takes
+    them): the same bytes as building that response and encoding it, without the objects.
     Raises ValueError for values the layout cannot hold (a topic name over 32,767 bytes)."""
     out = bytearray(b"\0\0\0\0")
     out += _I32.pack(correlation_id)
@@ -344,81 +345,3 @@ def encode_response_chunks(header_bytes: bytes, response: Any) -> Optional[list[
     for i in range(0, len(chunks), 2):
         chunks[i] = bytes(chunks[i])
     return chunks
-
-
-# ---------------------------------------------------------------------------- Produce response objects
-
-_ERROR_CODES: dict[int, Any] = {}
-
-
-def _error_code(code: Any) -> Any:
-    """kio's ErrorCode for an Errors member, an ErrorCode or an int (memoised enum lookup)."""
-    value = getattr(code, "error_code", code)
-    found = _ERROR_CODES.get(value)
-    if found is None:
-        from kio.schema.errors import ErrorCode
-
-        found = _ERROR_CODES[value] = ErrorCode(int(value))
-    return found
-
-
-def _millis_to_datetime(ms: int) -> Optional[datetime.datetime]:
-    return None if ms < 0 else _EPOCH + datetime.timedelta(milliseconds=ms)
-
-
-class _ProduceResponsePlan:
-    __slots__ = ("schema", "topic", "partition", "record_error", "with_log_start", "with_errors")
-
-    def __init__(self, version: int) -> None:
-        from kio.index import load_response_schema
-
-        self.schema = load_response_schema(0, version)
-        module = sys.modules[self.schema.__module__]
-        self.topic = module.TopicProduceResponse
-        self.partition = module.PartitionProduceResponse
-        self.record_error = getattr(module, "BatchIndexAndErrorMessage", None)
-        self.with_log_start = version >= 5
-        self.with_errors = version >= 8
-
-
-_PRODUCE_RESPONSE_PLANS: dict[int, _ProduceResponsePlan] = {}
-
-
-def build_produce_response(version: int, topics: Any, throttle_time_ms: int = 0) -> Any:
-    """The kio ProduceResponse of ``version`` (3+), built directly from plain values.
-
-    ``topics`` is a sequence of ``(topic name, partitions)``; each partition is a tuple
-    ``(index, error, base_offset, log_append_time_ms, log_start_offset, record_errors,
-    error_message)`` where ``error`` is an Errors member, an ErrorCode or an int,
-    ``log_append_time_ms`` is -1 for none, and ``record_errors`` a sequence of
-    ``(batch_index, message)``. Fields a version lacks are dropped. It equals what a
-    generic dict-to-entity conversion builds, for a fraction of the cost.
-    """
-    plan = _PRODUCE_RESPONSE_PLANS.get(version)
-    if plan is None:
-        plan = _PRODUCE_RESPONSE_PLANS[version] = _ProduceResponsePlan(version)
-    partition_type = plan.partition
-    with_log_start = plan.with_log_start
-    with_errors = plan.with_errors
-    answers = []
-    for name, partitions in topics:
-        built = []
-        for index, error, base_offset, log_append_time, log_start_offset, record_errors, message in partitions:
-            if with_errors:
-                built.append(partition_type(
-                    index=index, error_code=_error_code(error), base_offset=base_offset,
-                    log_append_time=_millis_to_datetime(log_append_time), log_start_offset=log_start_offset,
-                    record_errors=tuple(plan.record_error(batch_index=i, batch_index_error_message=m)
-                                        for i, m in record_errors or ()),
-                    error_message=message))
-            elif with_log_start:
-                built.append(partition_type(
-                    index=index, error_code=_error_code(error), base_offset=base_offset,
-                    log_append_time=_millis_to_datetime(log_append_time), log_start_offset=log_start_offset))
-            else:
-                built.append(partition_type(
-                    index=index, error_code=_error_code(error), base_offset=base_offset,
-                    log_append_time=_millis_to_datetime(log_append_time)))
-        answers.append(plan.topic(name=name, partition_responses=tuple(built)))
-    return plan.schema(responses=tuple(answers),
-                       throttle_time=datetime.timedelta(milliseconds=throttle_time_ms))
