@@ -42,6 +42,7 @@ from kafka_py.log.cleaner_config import CleanerConfig
 from kafka_py.log.log import Log
 from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
+from kafka_py.log.page_cache_prefaulter import PageCachePrefaulter
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 
 logger = logging.getLogger(__name__)
@@ -96,11 +97,13 @@ class LogManager:
                  max_pid_expiration_ms: int = 604800000,
                  scheduler=None, time=None, log_dir_failure_channel=None, broker_topic_stats=None,
                  initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
-                 cleaner_config: Optional[CleanerConfig] = None):
+                 cleaner_config: Optional[CleanerConfig] = None,
+                 prefault_bytes: int = 0):
         """``default_props`` are the broker's log defaults as topic-config names (``segment.bytes`` ...),
         the base that per-topic overrides are applied to; ``topic_config_overrides`` maps topic -> overrides.
         ``cleaner_config`` is the broker's LogCleaner.cleaner_config(KafkaConfig); without one there is
-        no cleaner.
+        no cleaner. ``prefault_bytes`` (``log.prefault.bytes``, kafka-py's own) is how far ahead of a
+        preallocated active segment's end the page cache may be filled; 0 turns that off.
         """
         from kafka_py.utils.time import Time
 
@@ -123,6 +126,8 @@ class LogManager:
         self.initial_task_delay_ms = initial_task_delay_ms
         self.cleaner_config = cleaner_config if cleaner_config is not None else CleanerConfig(enable_cleaner=False)
         self._cleaner: Optional[LogCleaner] = None
+        self.page_cache_prefaulter: Optional[PageCachePrefaulter] = (
+            PageCachePrefaulter(prefault_bytes, time=self.time) if prefault_bytes > 0 else None)
 
         self._log_creation_or_deletion_lock = threading.RLock()
         self._current_logs: Dict[TopicPartition, Log] = {}
@@ -284,7 +289,8 @@ class LogManager:
                   topic_partition=topic_partition,
                   log_dir_failure_channel=self.log_dir_failure_channel,
                   had_clean_shutdown=had_clean_shutdown,
-                  broker_topic_stats=self.broker_topic_stats)
+                  broker_topic_stats=self.broker_topic_stats,
+                  page_cache_prefaulter=self.page_cache_prefaulter)
         if log_dir.endswith(DELETE_DIR_SUFFIX):
             self._add_log_to_be_deleted(log)
         else:
@@ -379,6 +385,8 @@ class LogManager:
         if topic_config_overrides:
             for topic, overrides in topic_config_overrides.items():
                 self._topic_overrides[topic] = dict(overrides)
+        if self.page_cache_prefaulter is not None:
+            self.page_cache_prefaulter.startup()
         self.load_logs()
         if self.scheduler is not None:
             delay = self.initial_task_delay_ms
@@ -405,7 +413,9 @@ class LogManager:
         """Flush and close every log; in each directory where that worked, write checkpoints and the clean marker."""
         logger.info("Shutting down.")
         self._shut_down = True
-        # the cleaner first: it must not be rewriting segments of logs being closed
+        # the prefaulter and the cleaner first: neither may be working on segments being closed
+        if self.page_cache_prefaulter is not None:
+            self.page_cache_prefaulter.shutdown()
         if self._cleaner is not None:
             try:
                 self._cleaner.shutdown()
@@ -622,7 +632,8 @@ class LogManager:
                       time=self.time, max_producer_id_expiration_ms=self.max_pid_expiration_ms,
                       producer_id_expiration_check_interval_ms=PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
                       topic_partition=topic_partition, log_dir_failure_channel=self.log_dir_failure_channel,
-                      broker_topic_stats=self.broker_topic_stats)
+                      broker_topic_stats=self.broker_topic_stats,
+                      page_cache_prefaulter=self.page_cache_prefaulter)
             (self._future_logs if is_future else self._current_logs)[topic_partition] = log
             logger.info("Created log for partition %s in %s", topic_partition, log_dir)
             self._preferred_log_dirs.pop(topic_partition, None)

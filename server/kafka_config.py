@@ -145,6 +145,7 @@ class Defaults:
     LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = 60000
     LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = 60000
     LOG_PRE_ALLOCATE_ENABLE = False
+    LOG_PREFAULT_BYTES = 16 * 1024 * 1024
     LOG_MESSAGE_TIMESTAMP_TYPE = "CreateTime"
     LOG_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS = _LONG_MAX
     NUM_RECOVERY_THREADS_PER_DATA_DIR = 1
@@ -392,6 +393,11 @@ CONFIG_DEF: ConfigDef = (
             "How often log start offsets are checkpointed.")
     .define("log.preallocate", Type.BOOLEAN, Defaults.LOG_PRE_ALLOCATE_ENABLE, None, _M,
             "Preallocate new segment files at full size.")
+    # kafka-py's own key (no Kafka counterpart): log/page_cache_prefaulter.py
+    .define("log.prefault.bytes", Type.LONG, Defaults.LOG_PREFAULT_BYTES, at_least(0), _L,
+            "kafka-py only. With log.preallocate, how far ahead of each fast-written active segment's end "
+            "a background thread fills the page cache, so that appends do not pay for touching new "
+            "memory; 0 turns it off.")
     .define("num.recovery.threads.per.data.dir", Type.INT, Defaults.NUM_RECOVERY_THREADS_PER_DATA_DIR,
             at_least(1), _H, "Threads per data directory loading logs at startup and flushing at shutdown.")
     .define("auto.create.topics.enable", Type.BOOLEAN, Defaults.AUTO_CREATE_TOPICS_ENABLE, None, _H,
@@ -886,6 +892,7 @@ class KafkaConfig:
         self.log_retention_time_millis: int = self._log_retention_time_millis()
         self.min_insync_replicas: int = v["min.insync.replicas"]
         self.log_pre_allocate_enable: bool = v["log.preallocate"]
+        self.log_prefault_bytes: int = v["log.prefault.bytes"]
         # The string as given is kept: "0.10.0" and the ApiVersion it resolves to differ.
         self.log_message_format_version_string: str = v["log.message.format.version"]
         self.log_message_format_version: ApiVersion = api_version(self.log_message_format_version_string)

@@ -277,7 +277,8 @@ class KafkaServer:
             retention_check_ms=config.log_cleanup_interval_ms,
             max_pid_expiration_ms=config.transactional_id_expiration_ms,
             scheduler=self.kafka_scheduler, time=self.time,
-            cleaner_config=LogCleaner.cleaner_config(config))
+            cleaner_config=LogCleaner.cleaner_config(config),
+            prefault_bytes=config.log_prefault_bytes)
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every topic's config overrides from ZooKeeper, for the logs loaded at startup."""

@@ -19,7 +19,7 @@ import os
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, KafkaException
 from kafka_py.record.compression import CompressionType
@@ -47,6 +47,8 @@ from kafka_py.record.memory_records import MemoryRecords
 logger = logging.getLogger(__name__)
 
 INT32_MAX = 2**31 - 1
+# No append reaches it (segments stay under 2 GiB).
+_NO_PREFAULT_MARK = 2**63
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _unpack_i32 = struct.Struct(">i").unpack_from
 
@@ -286,6 +288,10 @@ class FileRecords:
             # the data stops (0 for a freshly preallocated file).
             limit = min(channel.size(), end)
             self._size = limit - start
+        # An append that takes the size to ``_prefault_mark`` or past it calls
+        # ``_prefault_listener`` (log/page_cache_prefaulter.py); no mark, no call.
+        self._prefault_mark = _NO_PREFAULT_MARK
+        self._prefault_listener: Optional[Callable[["FileRecords"], None]] = None
 
     # ---- construction ------------------------------------------------------------
     @classmethod
@@ -452,7 +458,30 @@ class FileRecords:
             self._channel.release()
         # Readers see the new bytes only once they are fully in the file.
         self._size = position + total
+        if self._size >= self._prefault_mark:
+            listener = self._prefault_listener
+            if listener is not None:
+                listener(self)
         return total
+
+    def set_prefault_mark(self, mark: Optional[int], listener: Optional[Callable[["FileRecords"], None]]) -> None:
+        """Have the first append that takes the size to ``mark`` or past it call ``listener``
+        (again on every append until the mark moves); None for ``mark`` stops the calls."""
+        if mark is None or listener is None:
+            # the mark first: an append between the two assignments sees no mark
+            self._prefault_mark = _NO_PREFAULT_MARK
+            self._prefault_listener = None
+        else:
+            # the listener first: an append seeing the new mark finds its listener
+            self._prefault_listener = listener
+            self._prefault_mark = mark
+
+    def acquire_channel(self) -> int:
+        """The descriptor, kept open until ``release_channel()`` (ClosedChannelException once closed)."""
+        return self._channel.acquire()
+
+    def release_channel(self) -> None:
+        self._channel.release()
 
     def flush(self) -> None:
         fd = self._channel.acquire()

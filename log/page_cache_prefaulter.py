@@ -1,0 +1,178 @@
+"""Page cache prefaulting for preallocated active segments: a kafka-py addition with no
+counterpart in Kafka's source.
+
+Why: appending a batch copies it into the page cache. When the pages that copy lands in
+are memory the machine has not used recently, the first write into each of them costs
+far more than the copy: on the VMs we measure on (the hypervisor takes free guest memory
+back and hands it out again on first touch) about 25 microseconds per 4 KiB page, so a
+16 KiB append took ~100 microseconds instead of ~6 (docs/performance.md, "Page cache
+prefaulting"). A JVM broker pays that cost in whichever request handler thread writes,
+on any core. kafka-py runs every thread on one core (kafka_py.utils.cpu_affinity), so
+the cost stopped the whole broker, Processor included, for the length of the copy.
+
+What: with ``log.preallocate=true`` a new segment file is created at its full size (a
+sparse file; LogSegment and FileRecords track where the data ends). Reading a stretch of
+that file beyond the data puts zero-filled pages for it in the page cache, and the later
+append only overwrites them. This thread does those reads ahead of each active segment's
+end, on the CPUs the broker's other threads are not pinned to, and without the GIL for
+the length of each read; the appends then find their pages in place.
+
+How far ahead: a segment is served once its appends pass ``log.prefault.bytes`` / 16
+(a partition written slowly costs nothing), and each request fills a window past the
+current end. The window doubles, up to ``log.prefault.bytes``, while the appends use up
+the previous one within a second, and halves when they are slower, so only partitions
+being written fast hold that much of the page cache ahead of their data, and what they
+hold is clean memory the kernel may take back at any time. Rolling or closing a segment
+trims the file to its data, which drops the pages past it.
+
+The appending thread only compares its new size with a mark and, past it, queues the
+segment (FileRecords.append); everything else happens here.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from typing import Optional
+
+from kafka_py.record.file_records import ClosedChannelException, FileRecords
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+# One read per chunk: long enough that the GIL is taken back rarely, short enough that a
+# stop request is seen promptly.
+CHUNK_BYTES = 1 << 20
+# A window consumed within this long was too small: it doubles.
+_FAST_CONSUMPTION_NS = 1_000_000_000
+
+
+class _SegmentState:
+    """What the prefaulter knows of one active segment."""
+
+    __slots__ = ("records", "filled_to", "window", "last_request_ns")
+
+    def __init__(self, records: FileRecords, window: int) -> None:
+        self.records = records
+        self.filled_to = 0
+        self.window = window
+        self.last_request_ns: Optional[int] = None
+
+
+class PageCachePrefaulter:
+    """One thread filling the page cache ahead of the active segments' ends."""
+
+    def __init__(self, max_window_bytes: int, time: Time = Time.SYSTEM,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
+        if max_window_bytes <= 0:
+            raise ValueError(f"max_window_bytes must be positive, not {max_window_bytes}")
+        self.max_window_bytes = max_window_bytes
+        self.chunk_bytes = min(chunk_bytes, max_window_bytes)
+        # A segment is first served once it holds this much: slow partitions never are.
+        self.min_window_bytes = max(self.chunk_bytes, max_window_bytes // 16)
+        self._time = time
+        self._cond = threading.Condition(threading.Lock())
+        self._pending: OrderedDict[int, _SegmentState] = OrderedDict()
+        self._stopped = False
+        self._thread: Optional[threading.Thread] = None
+        self.bytes_filled = 0
+
+    # ---- the appending side -------------------------------------------------------
+    def watch(self, records: FileRecords) -> None:
+        """Serve ``records`` (a new active segment) if it is preallocated past its data."""
+        try:
+            if records.channel_size() <= records.size_in_bytes():
+                return
+        except (OSError, ClosedChannelException):
+            return
+        state = _SegmentState(records, self.min_window_bytes)
+        records.set_prefault_mark(self.min_window_bytes, lambda _records: self._request(state))
+
+    def _request(self, state: _SegmentState) -> None:
+        # Called by FileRecords.append past the mark; the mark moves only once the fill
+        # is done, so appends until then call again, and the dict keeps one entry.
+        with self._cond:
+            if id(state) not in self._pending:
+                self._pending[id(state)] = state
+                self._cond.notify()
+
+    # ---- the thread ---------------------------------------------------------------
+    def startup(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="kafka-page-cache-prefaulter", daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._pending.clear()
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _run(self) -> None:
+        _run_beside_the_broker()
+        buffer = bytearray(self.chunk_bytes)
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                _, state = self._pending.popitem(last=False)
+            try:
+                self._fill(state, memoryview(buffer))
+            except ClosedChannelException:
+                pass  # rolled away or deleted meanwhile: nothing left to serve
+            except OSError as e:
+                # A read error here loses nothing (the append path reports its own); stop
+                # serving this segment rather than retrying on every append.
+                logger.warning("Could not prefault %s: %s", state.records.file, e)
+                state.records.set_prefault_mark(None, None)
+            except Exception:  # noqa: BLE001 - this thread must outlive any one segment
+                logger.exception("Error prefaulting %s", state.records.file)
+                state.records.set_prefault_mark(None, None)
+
+    def _fill(self, state: _SegmentState, buffer: memoryview) -> None:
+        records = state.records
+        now = self._time.nanoseconds()
+        if state.last_request_ns is not None:
+            if now - state.last_request_ns < _FAST_CONSUMPTION_NS:
+                state.window = min(state.window * 2, self.max_window_bytes)
+            else:
+                state.window = max(state.window // 2, self.min_window_bytes)
+        state.last_request_ns = now
+        fd = records.acquire_channel()
+        try:
+            capacity = os.fstat(fd).st_size
+            position = max(state.filled_to, records.size_in_bytes())
+            target = min(records.size_in_bytes() + state.window, capacity)
+            while position < target and not self._stopped:
+                length = min(len(buffer), target - position)
+                read = os.preadv(fd, [buffer[:length]], position)
+                if read <= 0:
+                    break  # trimmed under us: the segment is no longer active
+                position += read
+                self.bytes_filled += read
+        finally:
+            records.release_channel()
+        state.filled_to = position
+        if position >= capacity:
+            records.set_prefault_mark(None, None)
+        else:
+            records.set_prefault_mark(position - state.window // 2, lambda _records: self._request(state))
+
+
+def _run_beside_the_broker() -> None:
+    """Move the calling thread off the CPUs the broker is pinned to, when there are others."""
+    if not hasattr(os, "sched_setaffinity"):
+        return
+    try:
+        pinned = set(os.sched_getaffinity(0))
+        others = set(range(os.cpu_count() or 1)) - pinned
+        if others:
+            os.sched_setaffinity(0, others)
+            logger.info("Prefaulting the page cache on CPU(s) %s", ",".join(map(str, sorted(others))))
+    except OSError as e:
+        logger.info("Prefaulting the page cache on the broker's CPU(s): %s", e)
