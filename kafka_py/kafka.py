@@ -48,8 +48,11 @@ def get_props_from_args(config_file: str, overrides: Sequence[str]):
     return KafkaConfig.from_file(config_file, list(overrides))
 
 
-def run(config_file: str, overrides: Sequence[str]) -> int:
-    """Start a broker and block until a stop signal has shut it down; the exit status."""
+def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozenset[int]] = None) -> int:
+    """Start a broker and block until a stop signal has shut it down; the exit status.
+
+    ``spare_cpus``: those the launcher did not pin the broker to (KafkaServer passes them
+    on to the page cache prefaulter)."""
     try:
         config = get_props_from_args(config_file, overrides)
     except ConfigException as e:
@@ -61,7 +64,7 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
 
     from kafka_py.server.kafka_server import KafkaServer
 
-    server = KafkaServer(config)
+    server = KafkaServer(config, spare_cpus=spare_cpus)
     stop_requested = threading.Event()
     phase = ["starting"]
 
@@ -112,7 +115,7 @@ def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[
     configure_logging(logging_config)
     try:
         # before any thread exists, so that every thread of the broker inherits it
-        apply_cpu_affinity()
+        spare = apply_cpu_affinity()
     except CpuAffinityError as e:
         click.echo(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}", err=True)
         sys.exit(1)
@@ -121,7 +124,7 @@ def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[
     except SchedPolicyError as e:
         click.echo(f"Invalid {SCHED_POLICY_ENV_VAR}: {e}", err=True)
         sys.exit(1)
-    sys.exit(run(config_file, overrides))
+    sys.exit(run(config_file, overrides, spare))
 
 
 if __name__ == "__main__":

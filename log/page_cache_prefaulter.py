@@ -17,9 +17,9 @@ append only overwrites them. This thread does those reads ahead of each active s
 end, on the CPUs the broker's other threads are not pinned to, and without the GIL for
 the length of each read; the appends then find their pages in place.
 
-How far ahead: a segment is served once its appends pass ``log.prefault.bytes`` / 16
-(a partition written slowly costs nothing), and each request fills a window past the
-current end. The window doubles, up to ``log.prefault.bytes``, while the appends use up
+How far ahead: a segment is served once its appends pass ``min_window_bytes`` (a
+sixteenth of ``log.prefault.bytes``, but at least one read of 1 MiB), so a partition
+written slowly costs nothing, and each request fills a window past the current end. The window doubles, up to ``log.prefault.bytes``, while the appends use up
 the previous one within a second, and halves when they are slower, so only partitions
 being written fast hold that much of the page cache ahead of their data, and what they
 hold is clean memory the kernel may take back at any time. Rolling or closing a segment
@@ -51,12 +51,14 @@ _FAST_CONSUMPTION_NS = 1_000_000_000
 class _SegmentState:
     """What the prefaulter knows of one active segment."""
 
-    __slots__ = ("records", "filled_to", "window", "last_request_ns")
+    __slots__ = ("records", "filled_to", "window", "mark", "last_request_ns")
 
     def __init__(self, records: FileRecords, window: int) -> None:
         self.records = records
         self.filled_to = 0
         self.window = window
+        # The size at which the appends ask for the next fill (FileRecords' prefault mark).
+        self.mark = window
         self.last_request_ns: Optional[int] = None
 
 
@@ -64,9 +66,14 @@ class PageCachePrefaulter:
     """One thread filling the page cache ahead of the active segments' ends."""
 
     def __init__(self, max_window_bytes: int, time: Time = Time.SYSTEM,
-                 chunk_bytes: int = CHUNK_BYTES) -> None:
+                 chunk_bytes: int = CHUNK_BYTES, cpus: Optional[frozenset[int]] = None) -> None:
+        """``cpus``: where the thread runs (the launcher's spare CPUs); None leaves it where
+        it starts, on the broker's CPUs."""
         if max_window_bytes <= 0:
             raise ValueError(f"max_window_bytes must be positive, not {max_window_bytes}")
+        if chunk_bytes <= 0:
+            raise ValueError(f"chunk_bytes must be positive, not {chunk_bytes}")
+        self.cpus = cpus
         self.max_window_bytes = max_window_bytes
         self.chunk_bytes = min(chunk_bytes, max_window_bytes)
         # A segment is first served once it holds this much: slow partitions never are.
@@ -87,7 +94,7 @@ class PageCachePrefaulter:
         except (OSError, ClosedChannelException):
             return
         state = _SegmentState(records, self.min_window_bytes)
-        records.set_prefault_mark(self.min_window_bytes, lambda _records: self._request(state))
+        records.set_prefault_mark(state.mark, lambda _records: self._request(state))
 
     def _request(self, state: _SegmentState) -> None:
         # Called by FileRecords.append past the mark; the mark moves only once the fill
@@ -112,7 +119,8 @@ class PageCachePrefaulter:
             self._thread = None
 
     def _run(self) -> None:
-        _run_beside_the_broker()
+        if self.cpus:
+            _move_to(self.cpus)
         buffer = bytearray(self.chunk_bytes)
         while True:
             with self._cond:
@@ -136,6 +144,10 @@ class PageCachePrefaulter:
 
     def _fill(self, state: _SegmentState, buffer: memoryview) -> None:
         records = state.records
+        if records.size_in_bytes() < state.mark:
+            # Queued again by appends that passed the previous mark while that fill ran:
+            # the fill that just finished has served them.
+            return
         now = self._time.nanoseconds()
         if state.last_request_ns is not None:
             if now - state.last_request_ns < _FAST_CONSUMPTION_NS:
@@ -159,20 +171,17 @@ class PageCachePrefaulter:
             records.release_channel()
         state.filled_to = position
         if position >= capacity:
+            state.mark = capacity + 1
             records.set_prefault_mark(None, None)
         else:
-            records.set_prefault_mark(position - state.window // 2, lambda _records: self._request(state))
+            state.mark = position - state.window // 2
+            records.set_prefault_mark(state.mark, lambda _records: self._request(state))
 
 
-def _run_beside_the_broker() -> None:
-    """Move the calling thread off the CPUs the broker is pinned to, when there are others."""
-    if not hasattr(os, "sched_setaffinity"):
-        return
+def _move_to(cpus: frozenset[int]) -> None:
+    """Run the calling thread on ``cpus`` (the ones the broker is not pinned to)."""
     try:
-        pinned = set(os.sched_getaffinity(0))
-        others = set(range(os.cpu_count() or 1)) - pinned
-        if others:
-            os.sched_setaffinity(0, others)
-            logger.info("Prefaulting the page cache on CPU(s) %s", ",".join(map(str, sorted(others))))
+        os.sched_setaffinity(0, cpus)
+        logger.info("Prefaulting the page cache on CPU(s) %s", ",".join(map(str, sorted(cpus))))
     except OSError as e:
         logger.info("Prefaulting the page cache on the broker's CPU(s): %s", e)

@@ -14,6 +14,7 @@ returns. Without this a closed descriptor number could be reused by the next
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import struct
@@ -48,6 +49,9 @@ logger = logging.getLogger(__name__)
 
 INT32_MAX = 2**31 - 1
 # No append reaches it (segments stay under 2 GiB).
+# is_zero_filled_from reads data regions in chunks of this size.
+_ZERO_CHECK_CHUNK = 1 << 20
+_SEEK_DATA: Optional[int] = getattr(os, "SEEK_DATA", None)
 _NO_PREFAULT_MARK = 2**63
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _unpack_i32 = struct.Struct(">i").unpack_from
@@ -395,6 +399,37 @@ class FileRecords:
             raise ValueError(f"Invalid position {position} or size {size}")
         size = max(0, min(size, self._size - position))
         return self._pread(size, self._start + position)
+
+    def is_zero_filled_from(self, position: int) -> bool:
+        """Whether the file holds only zero bytes from ``position`` (of this view) to its end on
+        disk: the unused part of a preallocated segment (``log.preallocate``), which a
+        reader stops at rather than taking for damage. A crash can leave such a tail
+        too. Holes are skipped without reading them (SEEK_DATA where the OS has it)."""
+        fd = self._channel.acquire()
+        try:
+            end = os.fstat(fd).st_size
+            position += self._start
+            chunk = bytearray(_ZERO_CHECK_CHUNK)
+            view = memoryview(chunk)
+            while position < end:
+                if _SEEK_DATA is not None:
+                    try:
+                        position = os.lseek(fd, position, _SEEK_DATA)
+                    except OSError as e:
+                        if e.errno == errno.ENXIO:
+                            return True  # nothing but holes up to the end
+                        raise
+                    if position >= end:
+                        return True
+                got = os.preadv(fd, [view[:min(len(view), end - position)]], position)
+                if got <= 0:
+                    return True  # the file shrank under us
+                if chunk.count(0, 0, got) != got:
+                    return False
+                position += got
+            return True
+        finally:
+            self._channel.release()
 
     def read_into(self, buffer, position: int) -> MemoryRecords:
         """Fill ``buffer`` from ``position`` of this view (as far as the file goes); MemoryRecords over what was read."""

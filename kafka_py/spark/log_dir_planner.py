@@ -351,7 +351,7 @@ class LogDirPlanner:
                 # Nothing valid after the last index entry: the end is before it.
                 found = self._last_valid_batch_end(records, 0, size)
             end_position, next_offset = found if found is not None else (0, last.base_offset)
-            if end_position < size:
+            if end_position < size and not records.is_zero_filled_from(end_position):
                 logger.info("%s: ignoring %d bytes after position %d of %s (an incomplete append)",
                             log.topic_partition, size - end_position, end_position, last.log_file)
             log.end_position = end_position
@@ -386,6 +386,9 @@ class LogDirPlanner:
                 return complete
             except CorruptRecordException:
                 bad = complete[-1][0] + complete[-1][1] if complete else position
+                if records.is_zero_filled_from(bad):
+                    # A preallocated segment's unused space (log.preallocate): the data ends here.
+                    return complete
                 resume = find_next_valid_batch(records, bad, size)
                 if resume is None:
                     return complete

@@ -233,8 +233,14 @@ class DumpLogSegments:
                         self.out(self.record_line(loaded, record, valid_bytes))
                 valid_bytes += loaded.size_in_bytes
             trailing = file_records.size_in_bytes() - valid_bytes
+            # The active segment of a broker with log.preallocate is its full size, zeros
+            # after the data: room for the next appends, not damage.
+            preallocated = trailing > 0 and file_records.is_zero_filled_from(valid_bytes)
         finally:
             file_records.close_handlers()
+        if preallocated:
+            self.out(f"Found {trailing} bytes of preallocated space (zeros) after the data of {file.name}")
+            return
         if trailing > 0:
             self.out(f"Found {trailing} invalid bytes at the end of {file.name}")
         if corrupt is not None or trailing > 0:

@@ -77,9 +77,18 @@ def choose_cpus(value: Optional[str], allowed: frozenset[int], pid: int) -> Opti
     return None if cpus == allowed else cpus
 
 
+def spare_cpus(allowed: frozenset[int], pinned: Optional[frozenset[int]]) -> Optional[frozenset[int]]:
+    """The CPUs the process may use but was not pinned to: where work that runs outside
+    the GIL (log/page_cache_prefaulter.py) can go without taking the broker's CPU."""
+    if pinned is None:
+        return None
+    return (allowed - pinned) or None
+
+
 def apply_cpu_affinity(environ: Mapping[str, str] = os.environ) -> Optional[frozenset[int]]:
     """Pin the calling process (and the threads it starts afterwards) as ``environ`` says;
-    the CPUs chosen, or None when the affinity was left alone. Raises CpuAffinityError."""
+    the CPUs it was allowed but not pinned to (``spare_cpus``), or None when the affinity
+    was left alone or nothing is spare. Raises CpuAffinityError."""
     if not hasattr(os, "sched_setaffinity"):
         return None  # not Linux: nothing to tune
     allowed = frozenset(os.sched_getaffinity(0))
@@ -89,4 +98,4 @@ def apply_cpu_affinity(environ: Mapping[str, str] = os.environ) -> Optional[froz
     os.sched_setaffinity(0, cpus)
     logger.info("Running on CPU(s) %s of %s (%s=%s; 'none' turns this off)", ",".join(map(str, sorted(cpus))),
                 ",".join(map(str, sorted(allowed))), ENV_VAR, environ.get(ENV_VAR, AUTO))
-    return cpus
+    return spare_cpus(allowed, cpus)

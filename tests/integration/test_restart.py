@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
@@ -33,6 +34,21 @@ def read_partition(broker, tp: TopicPartition) -> list:
         consumer.close()
 
 
+# log.preallocate (as config/server.properties ships it): active segments are created at
+# full size, zeros after the data, and the page cache prefaulter reads ahead in them.
+SEGMENT_BYTES = 8 * 1024 * 1024
+PREALLOCATION = pytest.mark.parametrize("preallocate", [False, True], ids=["plain", "preallocated"])
+
+
+def broker_for(broker_factory, preallocate: bool):
+    return broker_factory(overrides={"log.preallocate": str(preallocate).lower(),
+                                     "log.segment.bytes": str(SEGMENT_BYTES)})
+
+
+def segment_sizes(broker, topic: str) -> list[int]:
+    return [p.stat().st_size for p in broker.log_dir.glob(f"{topic}-*/*.log")]
+
+
 def produce(broker, topic: str, values: list[bytes], partition: int = 0) -> list[int]:
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
     try:
@@ -43,15 +59,19 @@ def produce(broker, topic: str, values: list[bytes], partition: int = 0) -> list
         producer.close()
 
 
-def test_clean_restart_keeps_records_and_offsets_continue(broker_factory):
-    broker = broker_factory()
+@PREALLOCATION
+def test_clean_restart_keeps_records_and_offsets_continue(broker_factory, preallocate):
+    broker = broker_for(broker_factory, preallocate)
     broker.start()
     create_topic(broker, "durable", 2)
     first = [f"a-{i}".encode() for i in range(300)]
     assert produce(broker, "durable", first) == list(range(300))
     assert produce(broker, "durable", [b"p1"], partition=1) == [0]
+    assert (segment_sizes(broker, "durable") == [SEGMENT_BYTES] * 2) == preallocate
 
     assert broker.stop() == 0
+    # a clean shutdown trims preallocated segments to their data
+    assert all(0 < size < SEGMENT_BYTES for size in segment_sizes(broker, "durable"))
     assert (broker.log_dir / ".kafka_cleanshutdown").exists()
     broker.start()
     # The marker is consumed at startup: a crash from now on must recover.
@@ -64,8 +84,9 @@ def test_clean_restart_keeps_records_and_offsets_continue(broker_factory):
     assert broker.stop() == 0
 
 
-def test_kill_9_mid_stream_keeps_every_acknowledged_record(broker_factory):
-    broker = broker_factory()
+@PREALLOCATION
+def test_kill_9_mid_stream_keeps_every_acknowledged_record(broker_factory, preallocate):
+    broker = broker_for(broker_factory, preallocate)
     broker.start()
     create_topic(broker, "crashy", 1)
     tp = TopicPartition("crashy", 0)
@@ -106,6 +127,9 @@ def test_kill_9_mid_stream_keeps_every_acknowledged_record(broker_factory):
     stop.set()
     thread.join(60)
     assert not (broker.log_dir / ".kafka_cleanshutdown").exists()
+    # a preallocated active segment is left at full size, zeros after the data: recovery
+    # must stop at them
+    assert (SEGMENT_BYTES in segment_sizes(broker, "crashy")) == preallocate
 
     broker.restart()
     records = read_partition(broker, tp)

@@ -106,6 +106,34 @@ def test_torn_tails_of_the_active_segment_are_ignored(tmp_path):
             f.write(original)
 
 
+def test_a_preallocated_active_segment_ends_at_its_data_without_a_torn_tail_warning(tmp_path, caplog):
+    # A live broker with log.preallocate: the active segment is its full size, zeros (a hole)
+    # after the data.
+    w = write_partition(str(tmp_path), "t", 0, [5] * 50, segment_bytes=3000)
+    last = w.segments[-1]
+    data_end = os.path.getsize(last)
+    os.truncate(last, 64 * 1024 * 1024)
+    good = expected("t", 0, w)
+    with caplog.at_level("INFO", logger="kafka_py.spark.log_dir_planner"):
+        slices, _ = plan(tmp_path)
+        logs = LogDirPlanner([str(tmp_path)]).partition_logs()
+        LogDirPlanner([str(tmp_path)]).describe(logs.values())
+    assert logs[TopicPartition("t", 0)].log_end_offset == 250
+    assert logs[TopicPartition("t", 0)].end_position == data_end
+    assert read_all(slices) == good
+    assert "incomplete append" not in caplog.text
+
+    # a torn batch before the zeros is still an incomplete append, and says so
+    caplog.clear()
+    with open(last, "r+b") as f:
+        f.seek(data_end)
+        f.write(build_batch([SimpleRecord(b"k", b"v" * 50, 1)] * 3, base_offset=250)[:-7])
+    with caplog.at_level("INFO", logger="kafka_py.spark.log_dir_planner"):
+        slices, _ = plan(tmp_path)
+    assert read_all(slices) == good
+    assert "incomplete append" in caplog.text
+
+
 def test_torn_tail_seen_by_the_reader_is_ignored_only_at_the_end_of_the_partition(tmp_path):
     w = write_partition(str(tmp_path), "t", 0, [5] * 40, segment_bytes=10**6)
     slices, _ = plan(tmp_path)

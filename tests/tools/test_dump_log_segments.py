@@ -250,6 +250,32 @@ def test_valid_batches_then_garbage(tmp_path):
     assert f"Found 42 invalid bytes at the end of {seg['log'].name}" in result.stdout
 
 
+def test_preallocated_segment_tail_is_not_corruption(tmp_path):
+    # An active segment of a broker with log.preallocate: the data, then zeros to its full size.
+    raws = [batch(0, 2), batch(2, 1)]
+    path = tmp_path / f"{0:020d}.log"
+    records = FileRecords.open(path, preallocate=True, init_file_size=1 << 20)
+    for raw in raws:
+        records.append(raw)
+    records.close_handlers()  # as a live broker leaves it: not trimmed
+    assert path.stat().st_size == 1 << 20
+    result = run("--files", path, "--deep-iteration")
+    assert result.exit_code == 0, result.output
+    assert [line.startswith("baseOffset:") for line in result.stdout.splitlines()].count(True) == 2
+    data = len(raws[0]) + len(raws[1])
+    assert f"Found {(1 << 20) - data} bytes of preallocated space (zeros) after the data of {path.name}" \
+        in result.stdout
+    assert "invalid bytes" not in result.stdout
+
+    # one non-zero byte far into that space is not preallocated space any more
+    with open(path, "r+b") as f:
+        f.seek((1 << 20) - 10)
+        f.write(b"\x01")
+    result = run("--files", path)
+    assert result.exit_code == 1
+    assert f"corrupt log data at position {data}" in result.stderr
+
+
 def test_flipped_byte_shows_invalid_crc(tmp_path):
     raws = [batch(0, 2), batch(2, 2)]
     seg = write_segment(tmp_path, 0, raws, index=False, time_index=False)

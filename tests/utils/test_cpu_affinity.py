@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.utils.cpu_affinity import CpuAffinityError, choose_cpus, parse_cpu_list
+from kafka_py.utils.cpu_affinity import CpuAffinityError, choose_cpus, parse_cpu_list, spare_cpus
 
 
 @pytest.mark.parametrize("text, cpus", [
@@ -41,3 +41,13 @@ def test_explicit_list_must_be_allowed():
         choose_cpus("4", frozenset({0, 1}), 7)
     with pytest.raises(CpuAffinityError):
         choose_cpus("first", frozenset({0, 1}), 7)
+
+
+def test_spare_cpus_are_the_allowed_ones_the_broker_is_not_pinned_to():
+    allowed = frozenset({0, 1, 2, 3})
+    assert spare_cpus(allowed, frozenset({1})) == frozenset({0, 2, 3})
+    # an operator's taskset narrowed what is allowed: nothing outside it is spare
+    assert spare_cpus(frozenset({2, 3}), frozenset({3})) == frozenset({2})
+    # not pinned, or pinned to everything allowed: nothing to move to
+    assert spare_cpus(allowed, None) is None
+    assert spare_cpus(frozenset({5}), frozenset({5})) is None
