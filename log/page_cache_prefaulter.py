@@ -25,6 +25,14 @@ being written fast hold that much of the page cache ahead of their data, and wha
 hold is clean memory the kernel may take back at any time. Rolling or closing a segment
 trims the file to its data, which drops the pages past it.
 
+Only when the broker is busy: the reads cost CPU on the other CPUs (a page read ahead
+costs as much as the append's own first touch, and in some phases more), which only pays
+when the broker's own CPU is the bottleneck. When the broker's threads use less than
+``BUSY_CORES`` of CPU, its appends touch their pages themselves in time it would have
+spent idle, and the CPUs beside it are left to whatever else runs there (on the test VM,
+producer clients: with the prefaulter reading regardless, a confluent-kafka producer on
+the same machine lost a fifth of its throughput). ``BrokerCpuMonitor`` tells which.
+
 The appending thread only compares its new size with a mark and, past it, queues the
 segment (FileRecords.append); everything else happens here.
 """
@@ -33,8 +41,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time as _time
 from collections import OrderedDict
-from typing import Optional
+from typing import Callable, Optional
 
 from kafka_py.record.file_records import ClosedChannelException, FileRecords
 from kafka_py.utils.time import Time
@@ -46,6 +55,44 @@ logger = logging.getLogger(__name__)
 CHUNK_BYTES = 1 << 20
 # A window consumed within this long was too small: it doubles.
 _FAST_CONSUMPTION_NS = 1_000_000_000
+# The broker is busy (prefaulting pays) when its threads, the prefaulter's own use left
+# out, use this much CPU: most of the one core its Python can use at a time.
+BUSY_CORES = 0.8
+# BrokerCpuMonitor measures over at least this long.
+_CPU_SAMPLE_NS = 250_000_000
+
+
+class BrokerCpuMonitor:
+    """Whether the broker's threads, other than the calling one, have kept a core busy lately.
+
+    Called from the prefaulter's thread only: the process's CPU time less that thread's own,
+    over the last quarter of a second or more (re-measured when that much has passed)."""
+
+    def __init__(self, busy_cores: float = BUSY_CORES,
+                 process_cpu: Callable[[], float] = _time.process_time,
+                 thread_cpu: Callable[[], float] = _time.thread_time,
+                 wall_ns: Callable[[], int] = _time.monotonic_ns) -> None:
+        self.busy_cores = busy_cores
+        self._process_cpu = process_cpu
+        self._thread_cpu = thread_cpu
+        self._wall_ns = wall_ns
+        self._sampled_ns: Optional[int] = None
+        self._sampled_cpu = 0.0
+        self.cores = 0.0
+
+    def _others_cpu(self) -> float:
+        return self._process_cpu() - self._thread_cpu()
+
+    def __call__(self) -> bool:
+        now = self._wall_ns()
+        if self._sampled_ns is None:
+            self._sampled_ns, self._sampled_cpu = now, self._others_cpu()
+            return False  # nothing measured yet
+        if now - self._sampled_ns >= _CPU_SAMPLE_NS:
+            cpu = self._others_cpu()
+            self.cores = (cpu - self._sampled_cpu) / ((now - self._sampled_ns) / 1e9)
+            self._sampled_ns, self._sampled_cpu = now, cpu
+        return self.cores >= self.busy_cores
 
 
 class _SegmentState:
@@ -66,14 +113,17 @@ class PageCachePrefaulter:
     """One thread filling the page cache ahead of the active segments' ends."""
 
     def __init__(self, max_window_bytes: int, time: Time = Time.SYSTEM,
-                 chunk_bytes: int = CHUNK_BYTES, cpus: Optional[frozenset[int]] = None) -> None:
+                 chunk_bytes: int = CHUNK_BYTES, cpus: Optional[frozenset[int]] = None,
+                 broker_busy: Optional[Callable[[], bool]] = None) -> None:
         """``cpus``: where the thread runs (the launcher's spare CPUs); None leaves it where
-        it starts, on the broker's CPUs."""
+        it starts, on the broker's CPUs. ``broker_busy``: asked (on the prefaulter's thread)
+        before each fill; a BrokerCpuMonitor unless given."""
         if max_window_bytes <= 0:
             raise ValueError(f"max_window_bytes must be positive, not {max_window_bytes}")
         if chunk_bytes <= 0:
             raise ValueError(f"chunk_bytes must be positive, not {chunk_bytes}")
         self.cpus = cpus
+        self._broker_busy = broker_busy
         self.max_window_bytes = max_window_bytes
         self.chunk_bytes = min(chunk_bytes, max_window_bytes)
         # A segment is first served once it holds this much: slow partitions never are.
@@ -84,6 +134,8 @@ class PageCachePrefaulter:
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
         self.bytes_filled = 0
+        # Requests passed over because the broker had CPU to spare.
+        self.requests_skipped = 0
 
     # ---- the appending side -------------------------------------------------------
     def watch(self, records: FileRecords) -> None:
@@ -121,6 +173,10 @@ class PageCachePrefaulter:
     def _run(self) -> None:
         if self.cpus:
             _move_to(self.cpus)
+        if self._broker_busy is None:
+            # made here: it measures the other threads against this one's own CPU time
+            self._broker_busy = BrokerCpuMonitor()
+            self._broker_busy()
         buffer = bytearray(self.chunk_bytes)
         while True:
             with self._cond:
@@ -147,6 +203,13 @@ class PageCachePrefaulter:
         if records.size_in_bytes() < state.mark:
             # Queued again by appends that passed the previous mark while that fill ran:
             # the fill that just finished has served them.
+            return
+        if not self._broker_busy():
+            # The appends may touch their pages themselves: the broker has CPU to spare.
+            # Asked again when they have used half a window more.
+            self.requests_skipped += 1
+            state.mark = records.size_in_bytes() + state.window // 2
+            records.set_prefault_mark(state.mark, lambda _records: self._request(state))
             return
         now = self._time.nanoseconds()
         if state.last_request_ns is not None:

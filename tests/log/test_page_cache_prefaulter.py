@@ -17,7 +17,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
-from kafka_py.log.page_cache_prefaulter import PageCachePrefaulter
+from kafka_py.log.page_cache_prefaulter import BrokerCpuMonitor, PageCachePrefaulter
 from kafka_py.record.file_records import ClosedChannelException, FileRecords
 from kafka_py.utils.kafka_scheduler import MockScheduler
 from kafka_py.utils.time import MockTime
@@ -82,6 +82,9 @@ def prefaulters():
     made: list[PageCachePrefaulter] = []
 
     def make(*args, **kwargs) -> PageCachePrefaulter:
+        # The broker counts as busy unless a test says otherwise: a test process's own CPU
+        # use would decide each fill otherwise (BrokerCpuMonitor has tests of its own).
+        kwargs.setdefault("broker_busy", lambda: True)
         prefaulter = PageCachePrefaulter(*args, **kwargs)
         made.append(prefaulter)
         return prefaulter
@@ -311,6 +314,59 @@ def test_a_request_queued_during_a_fill_neither_fills_nor_grows_the_window(tmp_p
     assert len(fr.marks) == marks + 1 and fr.marks[-1] == state.mark > fr.size_in_bytes() - 64 * KiB
 
 
+def test_no_fill_while_the_broker_has_cpu_to_spare(tmp_path, prefaulters, files):
+    busy = [False]
+    fr = files(preallocated(tmp_path / "idle.log", 8 * MiB))
+    prefaulter = prefaulters(1 * MiB, chunk_bytes=64 * KiB, time=MockTime(), broker_busy=lambda: busy[0])
+    start(prefaulter)
+    prefaulter.watch(fr)
+    append_and_wait_for_fill(fr, bytes(64 * KiB))
+    # passed over: nothing read, and asked again half a window further on
+    assert prefaulter.bytes_filled == 0 and prefaulter.requests_skipped == 1
+    assert fr.marks[-1] == 64 * KiB + 32 * KiB
+    busy[0] = True
+    append_and_wait_for_fill(fr, bytes(32 * KiB))
+    assert prefaulter.bytes_filled == 64 * KiB  # busy now: the window past the new end
+    assert prefaulter.requests_skipped == 1
+
+
+class _Clocks:
+    """Process and thread CPU seconds and a monotonic clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.process = 10.0
+        self.thread = 1.0
+        self.wall_ns = 5_000_000_000
+
+    def monitor(self) -> BrokerCpuMonitor:
+        return BrokerCpuMonitor(process_cpu=lambda: self.process, thread_cpu=lambda: self.thread,
+                                wall_ns=lambda: self.wall_ns)
+
+
+def test_broker_cpu_monitor_counts_the_other_threads_over_a_quarter_second():
+    clocks = _Clocks()
+    busy = clocks.monitor()
+    assert busy() is False  # the first call only takes a sample
+    # 0.5 s: the other threads used 0.45 s of CPU (0.9 cores); this thread's own 0.3 s is left out
+    clocks.wall_ns += 500_000_000
+    clocks.process += 0.75
+    clocks.thread += 0.3
+    assert busy() is True and abs(busy.cores - 0.9) < 1e-9
+    # within a quarter second nothing is measured again, however the clocks moved
+    clocks.wall_ns += 100_000_000
+    clocks.process += 0.001
+    assert busy() is True
+    # the next quarter second and more: 0.05 s of the others' CPU in 0.35 s is idle
+    clocks.wall_ns += 250_000_000
+    clocks.process += 0.049
+    assert busy() is False and busy.cores < 0.2
+    # only this thread busy (the prefaulter itself): still idle
+    clocks.wall_ns += 1_000_000_000
+    clocks.process += 0.9
+    clocks.thread += 0.9
+    assert busy() is False
+
+
 def test_closed_or_trimmed_segment_does_not_stop_the_thread(tmp_path, prefaulters, files, caplog):
     caplog.set_level(logging.WARNING, logger="kafka_py.log.page_cache_prefaulter")
     closed = files(preallocated(tmp_path / "closed.log", 4 * MiB))
@@ -520,7 +576,10 @@ def test_log_manager_runs_its_prefaulter_between_startup_and_shutdown(manager_en
         values = [os.urandom(1000) for _ in range(100)]
         log.append_as_leader(make_records(values), leader_epoch=0)
         expected += values
-    wait_until(lambda: prefaulter.bytes_filled > 0, "the manager's prefaulter to fill ahead")
+    # Filled, or passed over because this test process leaves its CPU idle (BrokerCpuMonitor):
+    # either way the request reached the manager's prefaulter thread.
+    wait_until(lambda: prefaulter.bytes_filled + prefaulter.requests_skipped > 0,
+               "the manager's prefaulter to take the request")
 
     manager.shutdown()
     assert not thread.is_alive()

@@ -328,6 +328,8 @@ def test_malformed_file_names_the_file(tmp_path):
     ("inter.broker.protocol.version", "9.9", "is not a valid version"),
     ("fetch.max.bytes", "1000", "Value must be at least 1024"),
     ("offsets.topic.compression.codec", "7", "Value must be no more than 4"),
+    ("log.prefault.bytes", "-1", "Value must be at least 0"),
+    ("log.prefault.bytes", "16MB", "Not a number of type LONG"),
 ])
 def test_bad_values_name_key_value_and_what_is_allowed(key, value, allowed):
     assert_config_error({key: value}, key, value, allowed)
