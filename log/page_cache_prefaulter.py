@@ -19,8 +19,9 @@ the length of each read; the appends then find their pages in place.
 
 How far ahead: a segment is served once its appends pass ``min_window_bytes`` (a
 sixteenth of ``log.prefault.bytes``, but at least one read of 1 MiB), so a partition
-written slowly costs nothing, and each request fills a window past the current end. The window doubles, up to ``log.prefault.bytes``, while the appends use up
-the previous one within a second, and halves when they are slower, so only partitions
+written slowly costs nothing, and each request fills a window past the current end.
+The window doubles, up to ``log.prefault.bytes``, while the appends use up the
+previous one within a second, and halves when they are slower, so only partitions
 being written fast hold that much of the page cache ahead of their data, and what they
 hold is clean memory the kernel may take back at any time. Rolling or closing a segment
 trims the file to its data, which drops the pages past it.
@@ -98,15 +99,24 @@ class BrokerCpuMonitor:
 class _SegmentState:
     """What the prefaulter knows of one active segment."""
 
-    __slots__ = ("records", "filled_to", "window", "mark", "last_request_ns")
+    __slots__ = ("records", "filled_to", "window", "mark", "last_request_ns", "_request")
 
-    def __init__(self, records: FileRecords, window: int) -> None:
+    def __init__(self, records: FileRecords, window: int, request: Callable[["_SegmentState"], None]) -> None:
         self.records = records
         self.filled_to = 0
         self.window = window
-        # The size at which the appends ask for the next fill (FileRecords' prefault mark).
         self.mark = window
         self.last_request_ns: Optional[int] = None
+        self._request = request
+        records.set_prefault_mark(self.mark, self._on_mark)
+
+    def _on_mark(self, _records: FileRecords) -> None:
+        self._request(self)
+
+    def move_mark(self, mark: int) -> None:
+        """The size at which the appends ask for the next fill (FileRecords' prefault mark)."""
+        self.mark = mark
+        self.records.set_prefault_mark(mark, self._on_mark)
 
 
 class PageCachePrefaulter:
@@ -145,8 +155,8 @@ class PageCachePrefaulter:
                 return
         except (OSError, ClosedChannelException):
             return
-        state = _SegmentState(records, self.min_window_bytes)
-        records.set_prefault_mark(state.mark, lambda _records: self._request(state))
+        # Sets the first mark; the segment keeps the state alive through that mark's listener.
+        _SegmentState(records, self.min_window_bytes, self._request)
 
     def _request(self, state: _SegmentState) -> None:
         # Called by FileRecords.append past the mark; the mark moves only once the fill
@@ -208,8 +218,7 @@ class PageCachePrefaulter:
             # The appends may touch their pages themselves: the broker has CPU to spare.
             # Asked again when they have used half a window more.
             self.requests_skipped += 1
-            state.mark = records.size_in_bytes() + state.window // 2
-            records.set_prefault_mark(state.mark, lambda _records: self._request(state))
+            state.move_mark(records.size_in_bytes() + state.window // 2)
             return
         now = self._time.nanoseconds()
         if state.last_request_ns is not None:
@@ -234,11 +243,11 @@ class PageCachePrefaulter:
             records.release_channel()
         state.filled_to = position
         if position >= capacity:
+            # all of it is in the page cache: no more requests (a queued one finds size < mark)
             state.mark = capacity + 1
             records.set_prefault_mark(None, None)
         else:
-            state.mark = position - state.window // 2
-            records.set_prefault_mark(state.mark, lambda _records: self._request(state))
+            state.move_mark(position - state.window // 2)
 
 
 def _move_to(cpus: frozenset[int]) -> None:

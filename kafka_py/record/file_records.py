@@ -49,10 +49,10 @@ logger = logging.getLogger(__name__)
 
 INT32_MAX = 2**31 - 1
 # No append reaches it (segments stay under 2 GiB).
+_NO_PREFAULT_MARK = 2**63
 # is_zero_filled_from reads data regions in chunks of this size.
 _ZERO_CHECK_CHUNK = 1 << 20
 _SEEK_DATA: Optional[int] = getattr(os, "SEEK_DATA", None)
-_NO_PREFAULT_MARK = 2**63
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _unpack_i32 = struct.Struct(">i").unpack_from
 
