@@ -180,6 +180,56 @@ def drop_clean_page_cache() -> None:
               flush=True)
 
 
+# The probe's own loop: sleep 1 ms at a time (in select, so that a line on stdin asks for
+# the figures), note how late each wake-up came, and answer each line with the longest
+# delay and the sum of the delays beyond the 1 ms asked for, since the last answer.
+_WAKEUP_PROBE_SOURCE = """
+import select, sys, time
+clock = time.perf_counter
+longest = total = 0.0
+while True:
+    asked = clock()
+    if select.select([sys.stdin], [], [], 0.001)[0]:
+        if not sys.stdin.readline():
+            break
+        print(f"{longest * 1e3:.3f} {total * 1e3:.3f}", flush=True)
+        longest = total = 0.0
+        continue
+    late = clock() - asked - 0.001
+    if late > 0:
+        longest = max(longest, late)
+        total += late
+"""
+
+
+class WakeupProbe:
+    """A process that does nothing but sleep 1 ms at a time and note how late it wakes up.
+
+    On this VM the machine itself stops for tens to hundreds of milliseconds now and then:
+    an idle probe like this one, with no broker running, saw 10 to 128 ms late wake-ups
+    many times a minute (fifth session), some counted as steal time, most not (a halted
+    vCPU the host is slow to run again). Whatever answers a latency measurement during
+    such a stop is late by as much. Its figures beside each latency run tell a broker's
+    delays from the machine's.
+    """
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", _WAKEUP_PROBE_SOURCE], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, start_new_session=True)
+
+    def sample(self) -> dict:
+        """Longest wake-up delay and the summed delays (ms) since the last sample."""
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        longest, total = self.process.stdout.readline().split()
+        return {"probe_max_ms": float(longest), "probe_late_ms": float(total)}
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        stop_process(self.process, timeout=5)
+
+
 def user_system_seconds(pid: int) -> tuple[float, float]:
     """User and system CPU seconds of a process (all its threads), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -843,9 +893,10 @@ def latency(port: int, topic: str, acks: int, rate: int, seconds: float) -> dict
 class Run:
     """Every workload against every broker, ``--rounds`` times; a table of medians and ranges."""
 
-    def __init__(self, args: argparse.Namespace, brokers: list[Any]) -> None:
+    def __init__(self, args: argparse.Namespace, brokers: list[Any], probe: WakeupProbe) -> None:
         self.args = args
         self.brokers = brokers
+        self.probe = probe
         # label -> {"unit", "key", "extra", "results": {broker name: [result dict per round]}}
         self.rows: dict[str, dict] = {}
         self.round_number = 1
@@ -886,12 +937,14 @@ class Run:
             result["broker_cpu"] = (cpu_seconds(broker.process.pid) - cpu_before) / wall if wall else 0.0
             for row in rows:
                 row["results"][broker.name].append(result)
-            shown = ", ".join(f"{result[row['key']]:,.2f}" for row in rows if isinstance(result.get(row["key"]),
-                                                                                          (int, float)))
+            shown = ", ".join(f"{result[row['key']]:,.2f}" for row in rows
+                              if isinstance(result.get(row["key"]), (int, float)) and not _is_machine(row["key"]))
+            machine = (f"; machine: an idle probe woke up to {result['probe_max_ms']:.1f} ms late"
+                       if "probe_max_ms" in result else "")
             print(f"  {label:<58} {broker.name:<9} "
                   + (f"{shown} {unit}" if shown else str(result.get("error")))
-                  + f"   (CPU: broker {result['broker_cpu']:.2f}, generator {result.get('gen_cpu', 0):.2f} cores)",
-                  flush=True)
+                  + f"   (CPU: broker {result['broker_cpu']:.2f}, generator {result.get('gen_cpu', 0):.2f} cores"
+                  + f"{machine})", flush=True)
 
     def run(self) -> None:
         a = self.args
@@ -914,13 +967,18 @@ class Run:
             # First, on brokers that have written nothing yet in this round.
             for acks in (1, -1):
                 def lat(broker: Any, acks: int = acks) -> dict:
-                    return latency(broker.port, self.topic(broker, f"lat{acks}"), acks, a.latency_rate,
-                                   a.latency_seconds)
+                    topic = self.topic(broker, f"lat{acks}")
+                    self.probe.sample()
+                    result = latency(broker.port, topic, acks, a.latency_rate, a.latency_seconds)
+                    result.update(self.probe.sample())
+                    return result
 
                 name = "1" if acks == 1 else "all"
                 self.measure(f"produce latency p50 at {a.latency_rate:,} records/s, acks={name}", "ms", "p50_ms",
                              lat, also=((f"produce latency p99 at {a.latency_rate:,} records/s, acks={name}",
-                                         "p99_ms"),))
+                                         "p99_ms"),
+                                        (f"  machine: idle probe's longest wake-up delay meanwhile, acks={name}",
+                                         "probe_max_ms")))
         if "produce" in only:
             for size in (100, 10_000):
                 for acks in self._in_turn([1, -1]):
@@ -1012,9 +1070,15 @@ class Run:
             ratios = ""
             for name in compared:
                 ours, theirs = medians.get(name), medians.get(reference)
-                ratios += f" {ours / theirs:.2f} |" if ours and theirs else " |"
+                useful = ours and theirs and not _is_machine(row["key"])
+                ratios += f" {ours / theirs:.2f} |" if useful else " |"
             lines.append(f"| {row['label']} | {' | '.join(cells)} |" + ratios)
         return "\n".join(lines)
+
+
+def _is_machine(key: str) -> bool:
+    """A figure of the machine (the wake-up probe's), not of the broker: no ratio."""
+    return key.startswith("probe_")
 
 
 def _figure(value: float, unit: str = "") -> str:
@@ -1093,8 +1157,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             threading.Event().wait()
         print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
               flush=True)
-        run = Run(args, brokers)
-        run.run()
+        probe = WakeupProbe()
+        try:
+            run = Run(args, brokers, probe)
+            run.run()
+        finally:
+            probe.stop()
         print()
         print(run.table())
         print(f"\ntotal {time.perf_counter() - started:.0f} s; load average at the end "
