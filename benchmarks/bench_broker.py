@@ -28,7 +28,9 @@ without keys, uncompressed:
 * ``latency`` (run first in each round): one-record produce requests (100-byte value)
   on one connection, sent at a fixed 1,000 records/s for ``--latency-seconds``, open
   loop (a late answer does not delay the next send): p50 and p99 milliseconds from
-  send to answer, at acks=1 and acks=all.
+  send to answer, at acks=1 and acks=all. Beside each run, how late idle probe processes
+  (one pinned to each CPU, see ``WakeupProbe``) woke up meanwhile: the machine's own
+  stops, which delay any broker as much.
 * ``produce``: pre-built ProduceRequests of one 16 KiB batch (Kafka's default
   ``batch.size``; ``--batch-bytes``), over 4 connections with 5 requests in flight
   each, for ``--produce-seconds``; 100-byte and 10,000-byte records at acks=1 and
@@ -180,11 +182,12 @@ def drop_clean_page_cache() -> None:
               flush=True)
 
 
-# The probe's own loop: sleep 1 ms at a time (in select, so that a line on stdin asks for
-# the figures), note how late each wake-up came, and answer each line with the longest
-# delay and the sum of the delays beyond the 1 ms asked for, since the last answer.
+# The probe's own loop, pinned to one CPU: sleep 1 ms at a time (in select, so that a
+# line on stdin asks for the figures), note how late each wake-up came, and answer each
+# line with the longest delay and the sum of the delays over 1 ms, since the last answer.
 _WAKEUP_PROBE_SOURCE = """
-import select, sys, time
+import os, select, sys, time
+os.sched_setaffinity(0, {int(sys.argv[1])})
 clock = time.perf_counter
 longest = total = 0.0
 while True:
@@ -196,38 +199,57 @@ while True:
         longest = total = 0.0
         continue
     late = clock() - asked - 0.001
-    if late > 0:
-        longest = max(longest, late)
+    longest = max(longest, late)
+    if late > 0.001:
         total += late
 """
 
 
 class WakeupProbe:
-    """A process that does nothing but sleep 1 ms at a time and note how late it wakes up.
+    """One process per CPU that does nothing but sleep 1 ms at a time and note how late it
+    wakes up.
 
     On this VM the machine itself stops for tens to hundreds of milliseconds now and then:
-    an idle probe like this one, with no broker running, saw 10 to 128 ms late wake-ups
-    many times a minute (fifth session), some counted as steal time, most not (a halted
-    vCPU the host is slow to run again). Whatever answers a latency measurement during
-    such a stop is late by as much. Its figures beside each latency run tell a broker's
+    idle probes like these, with no broker running, saw 10 to 128 ms late wake-ups many
+    times a minute (fifth session), on both CPUs at once, some counted as steal time, most
+    not. Whatever answers a latency measurement during such a stop is late by as much.
+    A stop of one CPU only (kernel work that does not yield, on a kernel without
+    preemption) holds up a broker pinned to it, while an unpinned one moves to the other
+    CPU; so each CPU has its probe. Their figures beside each latency run tell a broker's
     delays from the machine's.
     """
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", _WAKEUP_PROBE_SOURCE], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, start_new_session=True)
+        self.cpus = sorted(os.sched_getaffinity(0))
+        self.processes = [subprocess.Popen([sys.executable, "-c", _WAKEUP_PROBE_SOURCE, str(cpu)],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                           start_new_session=True) for cpu in self.cpus]
 
     def sample(self) -> dict:
-        """Longest wake-up delay and the summed delays (ms) since the last sample."""
-        self.process.stdin.write("\n")
-        self.process.stdin.flush()
-        longest, total = self.process.stdout.readline().split()
-        return {"probe_max_ms": float(longest), "probe_late_ms": float(total)}
+        """Per CPU and over all CPUs, the longest wake-up delay and the summed delays over
+        1 ms (milliseconds), since the last sample."""
+        for process in self.processes:
+            process.stdin.write("\n")
+            process.stdin.flush()
+        per_cpu = {cpu: tuple(float(x) for x in process.stdout.readline().split())
+                   for cpu, process in zip(self.cpus, self.processes)}
+        return {"probe_max_ms": max(longest for longest, _ in per_cpu.values()),
+                "probe_late_ms": max(total for _, total in per_cpu.values()),
+                "probe_cpus": {cpu: {"max_ms": longest, "late_ms": total} for cpu, (longest, total) in per_cpu.items()}}
 
     def stop(self) -> None:
-        with contextlib.suppress(OSError):
-            self.process.stdin.close()
-        stop_process(self.process, timeout=5)
+        for process in self.processes:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            stop_process(process, timeout=5)
+
+
+def allowed_cpus(pid: int) -> str:
+    """The CPUs a process's main thread may run on (kafka-py's launcher pins it to one)."""
+    for line in Path(f"/proc/{pid}/task/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    return "?"
 
 
 def user_system_seconds(pid: int) -> tuple[float, float]:
@@ -939,8 +961,9 @@ class Run:
                 row["results"][broker.name].append(result)
             shown = ", ".join(f"{result[row['key']]:,.2f}" for row in rows
                               if isinstance(result.get(row["key"]), (int, float)) and not _is_machine(row["key"]))
-            machine = (f"; machine: an idle probe woke up to {result['probe_max_ms']:.1f} ms late"
-                       if "probe_max_ms" in result else "")
+            machine = ("; machine: idle probes woke up to "
+                       + ", ".join(f"{figures['max_ms']:.1f} (CPU {cpu})" for cpu, figures in result["probe_cpus"].items())
+                       + " ms late" if "probe_cpus" in result else "")
             print(f"  {label:<58} {broker.name:<9} "
                   + (f"{shown} {unit}" if shown else str(result.get("error")))
                   + f"   (CPU: broker {result['broker_cpu']:.2f}, generator {result.get('gen_cpu', 0):.2f} cores"
@@ -977,7 +1000,7 @@ class Run:
                 self.measure(f"produce latency p50 at {a.latency_rate:,} records/s, acks={name}", "ms", "p50_ms",
                              lat, also=((f"produce latency p99 at {a.latency_rate:,} records/s, acks={name}",
                                          "p99_ms"),
-                                        (f"  machine: idle probe's longest wake-up delay meanwhile, acks={name}",
+                                        (f"  machine: idle probes' longest wake-up delay meanwhile, acks={name}",
                                          "probe_max_ms")))
         if "produce" in only:
             for size in (100, 10_000):
@@ -1151,7 +1174,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             else:
                 raise SystemExit(f"unknown broker {name}")
         for broker in brokers:
-            print(f"{broker.name}: {broker.bootstrap} pid {broker.process.pid} - {broker.description}", flush=True)
+            print(f"{broker.name}: {broker.bootstrap} pid {broker.process.pid} on CPUs {allowed_cpus(broker.process.pid)}"
+                  f" - {broker.description}", flush=True)
         if args.serve:
             print("serving; Ctrl-C stops everything", flush=True)
             threading.Event().wait()
