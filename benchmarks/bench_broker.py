@@ -166,9 +166,13 @@ def drop_clean_page_cache() -> None:
     pages took ~90 microseconds against ~8 when it reuses pages freed earlier
     (docs/performance.md). Without this, each workload's writes land in memory never
     touched before, more of it as the run goes on, and a produce figure depends on how
-    much the run has written so far. Freeing the (already written back) cache first puts
-    every workload in the steady state of a broker whose page cache is full: new pages
-    come from recycled memory. Needs root; without it a warning is printed once.
+    much the run has written so far. Freeing the (already written back) cache first
+    starts every workload alike: its first writes reuse the freed pages, until the
+    guest hands them back to the host (free page reporting, seconds later). A broker
+    that runs for long on this VM is nearer the ``--no-drop-caches`` state: the guest's
+    DAMON reclaim takes page cache unread for a minute and that memory goes back to the
+    host too (docs/performance.md, "Fifth session"). Needs root; without it a warning is
+    printed once.
     """
     global _drop_refused
     if _drop_refused:
