@@ -263,12 +263,12 @@ def user_system_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process; 0 once it is gone."""
+def process_cpu(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process; zeros once it is gone."""
     try:
-        return sum(user_system_seconds(pid))
+        return user_system_seconds(pid)
     except OSError:
-        return 0.0
+        return 0.0, 0.0
 
 
 class ZooKeeper:
@@ -953,14 +953,17 @@ class Run:
             os.sync()
             if writes and self.args.drop_caches:
                 drop_clean_page_cache()
-            cpu_before = cpu_seconds(broker.process.pid)
+            user_before, system_before = process_cpu(broker.process.pid)
             wall_before = time.perf_counter()
             try:
                 result = fn(broker)
             except Exception as e:  # noqa: BLE001 - one failed workload does not end the run
                 result = {"error": f"{type(e).__name__}: {e}"}
             wall = time.perf_counter() - wall_before
-            result["broker_cpu"] = (cpu_seconds(broker.process.pid) - cpu_before) / wall if wall else 0.0
+            user_after, system_after = process_cpu(broker.process.pid)
+            result["broker_user"] = (user_after - user_before) / wall if wall else 0.0
+            result["broker_system"] = (system_after - system_before) / wall if wall else 0.0
+            result["broker_cpu"] = result["broker_user"] + result["broker_system"]
             for row in rows:
                 row["results"][broker.name].append(result)
             shown = ", ".join(f"{result[row['key']]:,.2f}" for row in rows
@@ -970,7 +973,8 @@ class Run:
                        + " ms late" if "probe_cpus" in result else "")
             print(f"  {label:<58} {broker.name:<9} "
                   + (f"{shown} {unit}" if shown else str(result.get("error")))
-                  + f"   (CPU: broker {result['broker_cpu']:.2f}, generator {result.get('gen_cpu', 0):.2f} cores"
+                  + f"   (CPU: broker {result['broker_cpu']:.2f} = {result['broker_user']:.2f} user + "
+                    f"{result['broker_system']:.2f} system, generator {result.get('gen_cpu', 0):.2f} cores"
                   + f"{machine})", flush=True)
 
     def run(self) -> None:
