@@ -84,7 +84,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -968,9 +968,11 @@ class Run:
                 row["results"][broker.name].append(result)
             shown = ", ".join(f"{result[row['key']]:,.2f}" for row in rows
                               if isinstance(result.get(row["key"]), (int, float)) and not _is_machine(row["key"]))
-            machine = ("; machine: idle probes woke up to "
-                       + ", ".join(f"{figures['max_ms']:.1f} (CPU {cpu})" for cpu, figures in result["probe_cpus"].items())
-                       + " ms late" if "probe_cpus" in result else "")
+            machine = ""
+            if "probe_cpus" in result:
+                delays = ", ".join(f"{figures['max_ms']:.1f} (CPU {cpu})"
+                                   for cpu, figures in result["probe_cpus"].items())
+                machine = f"; machine: idle probes woke up to {delays} ms late"
             print(f"  {label:<58} {broker.name:<9} "
                   + (f"{shown} {unit}" if shown else str(result.get("error")))
                   + f"   (CPU: broker {result['broker_cpu']:.2f} = {result['broker_user']:.2f} user + "
@@ -1182,8 +1184,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             else:
                 raise SystemExit(f"unknown broker {name}")
         for broker in brokers:
-            print(f"{broker.name}: {broker.bootstrap} pid {broker.process.pid} on CPUs {allowed_cpus(broker.process.pid)}"
-                  f" - {broker.description}", flush=True)
+            print(f"{broker.name}: {broker.bootstrap} pid {broker.process.pid} "
+                  f"on CPUs {allowed_cpus(broker.process.pid)} - {broker.description}", flush=True)
         if args.serve:
             print("serving; Ctrl-C stops everything", flush=True)
             threading.Event().wait()
