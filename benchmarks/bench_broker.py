@@ -28,7 +28,9 @@ without keys, uncompressed:
 * ``latency`` (run first in each round): one-record produce requests (100-byte value)
   on one connection, sent at a fixed 1,000 records/s for ``--latency-seconds``, open
   loop (a late answer does not delay the next send): p50 and p99 milliseconds from
-  send to answer, at acks=1 and acks=all. Beside each run, how late idle probe processes
+  send to answer, at acks=1 and acks=all. The client keeps off the CPU a pinned broker
+  is pinned to (``off_pinned_brokers_cpus``; ``--latency-client-anywhere`` lets it run
+  there too). Beside each run, how late idle probe processes
   (one pinned to each CPU, see ``WakeupProbe``) woke up meanwhile: the machine's own
   stops, which delay any broker as much.
 * ``produce``: pre-built ProduceRequests of one 16 KiB batch (Kafka's default
@@ -84,7 +86,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -93,6 +95,7 @@ from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
 from kafka_py.protocol.headers import RequestHeader  # noqa: E402
 from kafka_py.protocol.messages import decode_response, encode_request, request_schema  # noqa: E402
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+from kafka_py.utils.cpu_affinity import parse_cpu_list  # noqa: E402
 
 MIB = 1 << 20
 _INT32 = struct.Struct(">i")
@@ -272,6 +275,36 @@ def allowed_cpus(pid: int) -> str:
         if line.startswith("Cpus_allowed_list:"):
             return line.split(":", 1)[1].strip()
     return "?"
+
+
+@contextlib.contextmanager
+def off_pinned_brokers_cpus(brokers: list[Any]) -> Iterator[None]:
+    """Run this process's thread (the load generator) meanwhile on CPUs that no pinned broker
+    is pinned to, when there are any.
+
+    kafka-py is pinned to one CPU, with its threads under SCHED_BATCH, whose wake-ups do
+    not preempt the running task. A generator that the kernel happens to run on that CPU
+    keeps it for a whole time slice when it has work: a scheduler trace of a latency
+    run (docs/performance.md, "Fifth session") showed the generator, catching up on its
+    schedule after a stop of the machine, running 20 and 25 ms at a stretch on the
+    broker's CPU while the broker's woken threads waited. A client does not share a
+    broker's core in production; tansu, unpinned, moves to the other CPU anyway.
+    """
+    before = os.sched_getaffinity(0)
+    taken: set[int] = set()
+    for broker in brokers:
+        cpus = parse_cpu_list(allowed_cpus(broker.process.pid))
+        if cpus != before:
+            taken |= cpus
+    free = before - taken
+    if not taken or not free:
+        yield
+        return
+    os.sched_setaffinity(0, free)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def user_system_seconds(pid: int) -> tuple[float, float]:
@@ -1018,7 +1051,9 @@ class Run:
             for acks in (1, -1):
                 def lat(broker: Any, acks: int = acks) -> dict:
                     topic = self.topic(broker, f"lat{acks}")
-                    with WakeupProbe() as probe:
+                    place = (contextlib.nullcontext() if a.latency_client_anywhere
+                             else off_pinned_brokers_cpus(self.brokers))
+                    with place, WakeupProbe() as probe:
                         result = latency(broker.port, topic, acks, a.latency_rate, a.latency_seconds)
                         result.update(probe.sample())
                     return result
@@ -1161,6 +1196,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--latency-rate", type=int, default=1000)
     parser.add_argument("--latency-seconds", type=float, default=8.0)
     parser.add_argument("--tansu-storage", default="memory://tansu/")
+    parser.add_argument("--latency-client-anywhere", action="store_true",
+                        help="let the latency workload's client run on a pinned broker's CPU too "
+                             "(by default it keeps off it: see off_pinned_brokers_cpus)")
     parser.add_argument("--no-drop-caches", dest="drop_caches", action="store_false",
                         help="do not free the clean page cache before workloads that write (see drop_clean_page_cache)")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
