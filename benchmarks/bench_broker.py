@@ -223,7 +223,8 @@ class WakeupProbe:
     A stop of one CPU only (kernel work that does not yield, on a kernel without
     preemption) holds up a broker pinned to it, while an unpinned one moves to the other
     CPU; so each CPU has its probe. Their figures beside each latency run tell a broker's
-    delays from the machine's.
+    delays from the machine's, as long as nothing busy shares a probe's CPU: a load
+    generator running long on one delays that probe as well.
 
     Each probe costs about 6% of its CPU (a Python wake-up a millisecond), so they run
     only around a latency measurement: ``with WakeupProbe() as probe:`` starts them and
