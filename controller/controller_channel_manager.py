@@ -27,7 +27,7 @@ import itertools
 import logging
 import os
 import queue
-import select
+import selectors
 import socket
 import struct
 import threading
@@ -290,17 +290,8 @@ class RequestSendThread(ShutdownableThread):
                 code = sock.connect_ex(address)
                 if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
                     raise OSError(code, os.strerror(code))
-                while code != 0:
-                    if not self.is_running:
-                        raise OSError("shutting down")
-                    remaining = deadline - monotonic()
-                    if remaining <= 0:
-                        raise socket.timeout(f"Failed to connect within {self._socket_timeout_ms} ms")
-                    _, writable, _ = select.select([], [sock], [], min(remaining, 0.1))
-                    if writable:
-                        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                        if code != 0:
-                            raise OSError(code, os.strerror(code))
+                if code != 0:
+                    self._await_connected(sock, deadline)
                 sock.setblocking(True)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sock.settimeout(self._request_timeout_ms / 1000.0)
@@ -309,6 +300,24 @@ class RequestSendThread(ShutdownableThread):
                 sock.close()
                 last_error = e
         raise last_error
+
+    def _await_connected(self, sock: socket.socket, deadline: float) -> None:
+        """Wait for a non-blocking connect to finish, in slices of at most 100 ms so that a
+        shutdown is noticed. An epoll selector, not select(): a broker holding thousands of
+        segment files hands out descriptors far above select()'s limit of 1023."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(sock, selectors.EVENT_WRITE)
+            while True:
+                if not self.is_running:
+                    raise OSError("shutting down")
+                remaining = deadline - monotonic()
+                if remaining <= 0:
+                    raise socket.timeout(f"Failed to connect within {self._socket_timeout_ms} ms")
+                if selector.select(min(remaining, 0.1)):
+                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                    if code != 0:
+                        raise OSError(code, os.strerror(code))
+                    return
 
     def _send_and_receive(self, item: QueueItem) -> Any:
         sock = self._sock

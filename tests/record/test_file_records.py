@@ -1,7 +1,7 @@
 """FileRecords on real files: append, slices, searches, truncation, lifecycle,
 and sendfile transfers including partial writes on non-blocking sockets."""
 import os
-import select
+import selectors
 import socket
 import struct
 import threading
@@ -345,12 +345,13 @@ def test_partial_writes_resume_on_non_blocking_socket(tmp_path):
 
             reader = threading.Thread(target=slow_reader, daemon=True)
             reader.start()
-            while sent < want:
-                _, writable, _ = select.select([], [sender], [], 10)
-                assert writable, "socket never became writable"
-                n = view.write_to(sender, sent, want - sent)
-                calls.append(n)
-                sent += n
+            with selectors.DefaultSelector() as selector:
+                selector.register(sender, selectors.EVENT_WRITE)
+                while sent < want:
+                    assert selector.select(10), "socket never became writable"
+                    n = view.write_to(sender, sent, want - sent)
+                    calls.append(n)
+                    sent += n
             assert done.wait(10)
             reader.join(10)
         assert sent == want
