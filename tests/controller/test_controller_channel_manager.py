@@ -1,6 +1,8 @@
 """ControllerChannelManager and ControllerBrokerRequestBatch against real TCP peers."""
 from __future__ import annotations
 
+import os
+import resource
 import threading
 import uuid
 
@@ -204,3 +206,42 @@ def test_older_inter_broker_protocol_gets_older_request_versions():
         channel.shutdown()
         event_manager.close()
         broker.close()
+
+
+def test_requests_reach_a_broker_when_descriptors_are_above_select_limit():
+    # A broker that has loaded a thousand segment files hands its controller sockets whose
+    # descriptors lie above 1023, where select() refuses to work; the connect must not use it.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 1400
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.skip(f"hard descriptor limit {hard} is below {needed}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    config = KafkaConfig({"broker.id": "1", "zookeeper.connect": "127.0.0.1:1",
+                          "listeners": "PLAINTEXT://127.0.0.1:9092"}, do_log=False)
+    broker = FakeBroker(4, "unused")
+    held = []
+    channel = None
+    try:
+        # Fill every descriptor up to 1100, so the next socket is numbered above it.
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        ctx = ControllerContext()
+        ctx.set_live_brokers({broker.broker: 40})
+        channel = ControllerChannelManager(ctx, config)
+        channel.startup()
+        request = um_v7.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=40, topic_states=(),
+                                              live_brokers=())
+        done = threading.Event()
+        channel.send_request(4, ApiKeys.UPDATE_METADATA, 7, request, lambda r: done.set())
+        assert done.wait(10)
+        assert broker.wait_for(ApiKeys.UPDATE_METADATA).broker_epoch == 40
+        sock = channel.broker_state_info[4].request_send_thread._sock
+        assert sock is not None and sock.fileno() > 1023
+    finally:
+        if channel is not None:
+            channel.shutdown()
+        broker.close()
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
