@@ -9,48 +9,33 @@ This broker only writes record batches of magic 2, so Kafka's conversions from
 and to the v0/v1 message formats have no counterpart here; such input is refused
 with UnsupportedForMessageFormatException.
 
-Kafka decodes every record of every produced batch. Here, as in DESIGN.md section
-3, the common path stays at batch level: the header carries everything needed to
-check a batch (CRC, count against lastOffsetDelta, producer fields, the first
-and the largest timestamp) and to assign offsets, which are written in place
-into fields the CRC does not cover. Records are only decoded when something
-really depends on them:
+As in Kafka, every record of every batch is walked before the batch may be
+appended, whatever its codec: a batch no consumer could read must never reach the
+log. Kafka's two paths are kept:
 
-* a compacted topic (every record needs a key);
-* a codec conversion (the batch is rebuilt with the topic's codec);
-* a header timestamp outside ``message.timestamp.difference.max.ms`` or a batch
-  claiming LogAppendTime: the records are then decoded to report, per record,
-  which ones are at fault (``RecordError``), as Kafka's produce response does.
+* ``assign_offsets_non_compressed``: the records are walked in place (lengths,
+  deltas, headers; keys and values skipped, never copied), then the offsets and
+  leader epoch are written into the header, which the CRC does not cover;
+* ``validate_messages_and_assign_offsets_compressed``: the records are
+  decompressed and walked the same way; the batch is kept as it is when its codec
+  is the topic's and its inner offsets run 0..n-1, and rebuilt otherwise.
 
-Two consequences of not decoding the common path, both deliberate:
-
-* The timestamp range check reads the batch's first and maximum timestamps; a
-  record whose timestamp lies below the batch's first timestamp is not seen.
-  The check is off by default (``message.timestamp.difference.max.ms`` is
-  Long.MaxValue) and clients write non-decreasing timestamps.
-* For an uncompressed batch Kafka reports the offset of the record with the
-  largest timestamp as ``shallow_offset_of_max_timestamp``; without decoding we
-  report the batch's last offset, which is what Kafka's own LogSegment recovery
-  writes into the time index for the same batch. When the records were decoded
-  anyway, the exact record offset is reported.
-* A compressed batch kept in place is not decompressed, so the offset deltas
-  of its records are trusted (the CRC vouches for the bytes). Kafka rebuilds a
-  batch whose inner offsets are not 0..n-1; so does this port whenever it has
-  decoded the records for another reason.
-
-Per-record failures raise InvalidRecordException or InvalidTimestampException
-(Kafka's RecordValidationException) with a ``record_errors`` attribute: a list
-of ``RecordError(batch_index, message)`` for the produce response.
+The walk itself is ``kafka_py.record.partial_default_record.walk_records``,
+Kafka's skip-key-value iterator. A framing fault raises InvalidRecordException and
+undecodable compressed data CorruptRecordException (CORRUPT_MESSAGE). Per-record
+rule failures (a null key on a compacted topic, a timestamp outside
+``message.timestamp.difference.max.ms``, a producer claiming LogAppendTime, offset
+deltas out of order in an uncompressed batch) raise InvalidRecordException or
+InvalidTimestampException with a ``record_errors`` attribute: a list of
+``RecordError(batch_index, message)`` for the produce response (Kafka's
+RecordValidationException). Either way nothing is appended.
 """
 from __future__ import annotations
 
 import logging
-import struct
 import time as _time
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
-
-import crc32c as _crc32c
+from typing import Any, Optional
 
 from kafka_py.common.errors import (
     ApiException,
@@ -59,8 +44,9 @@ from kafka_py.common.errors import (
     InvalidTimestampException,
     UnsupportedForMessageFormatException,
 )
-from kafka_py.record.compression import CompressionType
+from kafka_py.record.compression import CompressionType, decompress
 from kafka_py.record.default_record_batch import (
+    COMPRESSION_CODEC_MASK,
     CURRENT_MAGIC_VALUE,
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,
@@ -71,20 +57,12 @@ from kafka_py.record.default_record_batch import (
     build_batch,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.record.partial_default_record import RecordsWalk, walk_records
 
 logger = logging.getLogger(__name__)
 
 # Kafka's default message.timestamp.difference.max.ms (Long.MaxValue): no range check.
 MAX_TIMESTAMP_DIFF_MS = (1 << 63) - 1
-
-# The v2 batch header (DefaultRecordBatch's layout), read in one call by the fast path.
-_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
-_BASE_OFFSET = struct.Struct(">q")
-_PARTITION_LEADER_EPOCH = struct.Struct(">i")
-_CRC_START = 21  # attributes onwards
-_CODEC_MASK = 0x07
-_TIMESTAMP_TYPE_MASK = 0x08
-_CONTROL_MASK = 0x20
 
 
 class LongRef:
@@ -183,19 +161,6 @@ def _nanoseconds(clock: Any) -> int:
     return _time.monotonic_ns()
 
 
-@dataclass(slots=True)
-class _RecordScan:
-    """What one pass over a batch's records found."""
-
-    records: list
-    errors: list
-    has_timestamp_error: bool
-    max_timestamp: int
-    index_of_max_timestamp: int
-    offsets_consecutive: bool
-    uncompressed_bytes: int
-
-
 class LogValidator:
     """Kafka's LogValidator object; its entry point is ``validate_messages_and_assign_offsets``."""
 
@@ -223,132 +188,37 @@ class LogValidator:
         ``source_codec`` defaults to the batch's own codec; ``target_codec`` is a
         CompressionType, a codec name, or ``"producer"`` (keep the source codec),
         and defaults to the source codec. ``origin`` is an AppendOrigin (or its
-        name); None means a client. When the codecs agree the batch is updated in
+        name); None means a client. When the batch can be kept it is updated in
         place and returned as ``validated_records`` (copied first if its buffer is
         read-only); otherwise a new batch is built.
         """
         if magic != CURRENT_MAGIC_VALUE:
             raise UnsupportedForMessageFormatException(
                 f"This broker writes message format v{CURRENT_MAGIC_VALUE} only, not v{magic}")
-        fast = _assign_offsets_fast(records, offset_counter, source_codec, target_codec, compacted_topic,
-                                    timestamp_type, timestamp_diff_max_ms, partition_leader_epoch, origin,
-                                    check_crc)
-        if fast is not None:
-            return fast
-        return _validate_and_assign_offsets_general(
-            records, topic_partition, offset_counter, time, now_ms, source_codec, target_codec, compacted_topic,
-            timestamp_type, timestamp_diff_max_ms, partition_leader_epoch, origin, check_crc)
+        batch = get_first_batch_and_maybe_validate_no_more_batches(records, topic_partition)
+        validate_batch(topic_partition, batch, _is_client(origin), check_crc)
+        source = batch.compression_type if source_codec is None else _compression_type(source_codec)
+        if target_codec is None:
+            target = source
+        elif isinstance(target_codec, str):
+            target = get_target_compression_codec(target_codec, source)
+        else:
+            target = _compression_type(target_codec)
+        if isinstance(timestamp_type, str):  # message.timestamp.type as configured
+            timestamp_type = TimestampType.for_name(timestamp_type)
+        rules = _RecordRules(topic_partition, now_ms, TimestampType(timestamp_type), timestamp_diff_max_ms,
+                             compacted_topic)
+        if source == CompressionType.NONE and target == CompressionType.NONE:
+            return assign_offsets_non_compressed(records, batch, offset_counter, rules, partition_leader_epoch)
+        return validate_messages_and_assign_offsets_compressed(
+            records, batch, offset_counter, time, source, target, rules, partition_leader_epoch)
 
 
 validate_messages_and_assign_offsets = LogValidator.validate_messages_and_assign_offsets
 
 
-def _validate_and_assign_offsets_general(
-        records: MemoryRecords, topic_partition: Any, offset_counter: LongRef, time: Any, now_ms: int,
-        source_codec: Any, target_codec: Any, compacted_topic: bool, timestamp_type: Any,
-        timestamp_diff_max_ms: int, partition_leader_epoch: int, origin: Any,
-        check_crc: bool) -> ValidationAndOffsetAssignResult:
-    """Every case: the batch viewed through DefaultRecordBatch, records decoded when needed."""
-    batch = _first_and_only_batch(records, topic_partition)
-    source = batch.compression_type if source_codec is None else _compression_type(source_codec)
-    if target_codec is None:
-        target = source
-    elif isinstance(target_codec, str) and target_codec.strip().lower() == "producer":
-        target = source
-    else:
-        target = _compression_type(target_codec)
-
-    client = _is_client(origin)
-    _validate_batch(topic_partition, batch, client, check_crc)
-    if isinstance(timestamp_type, str):  # message.timestamp.type as configured
-        timestamp_type = TimestampType.for_name(timestamp_type)
-    timestamp_type = TimestampType(timestamp_type)
-
-    # Control records are only compressed if they were written compressed.
-    in_place = batch.compression_type == target or (
-        batch.compression_type == CompressionType.NONE and batch.is_control_batch)
-    if in_place:
-        if records.buffer.readonly:
-            records = MemoryRecords(bytearray(records.buffer))
-            batch = next(iter(records.batches()))
-        result = _assign_offsets_in_place(
-            records, batch, topic_partition, offset_counter, now_ms, compacted_topic,
-            timestamp_type, timestamp_diff_max_ms, partition_leader_epoch)
-        if result is not None:
-            return result
-        # Some old clients number the records of a compressed batch wrongly;
-        # Kafka repairs that by rebuilding the batch, and so do we.
-    return _build_records_and_assign_offsets(
-        batch, topic_partition, offset_counter, time, now_ms, target, compacted_topic,
-        timestamp_type, timestamp_diff_max_ms, partition_leader_epoch)
-
-
-def _codec_id(codec: Any) -> Optional[int]:
-    """The id of a CompressionType (or a plain int); None for anything the slow path must parse."""
-    if isinstance(codec, int):
-        return int(codec)
-    return None
-
-
-def _assign_offsets_fast(records: MemoryRecords, offset_counter: LongRef, source_codec: Any, target_codec: Any,
-                         compacted_topic: bool, timestamp_type: Any, timestamp_diff_max_ms: int,
-                         partition_leader_epoch: int, origin: Any,
-                         check_crc: bool) -> Optional[ValidationAndOffsetAssignResult]:
-    """The common produce, settled from the header alone: one writable magic-2 batch from a
-    client, kept in its codec, CreateTime, no timestamp range, not a compacted topic, and
-    every check of ``_validate_batch`` passing. Returns None for anything else (including
-    every batch with a problem), which the general path then handles and reports.
-
-    Kafka's assignOffsetsNonCompressed/in-place compressed path does the same work per
-    record; nothing here depends on the records themselves.
-    """
-    buf = records.buffer
-    if (compacted_topic or buf.readonly or timestamp_diff_max_ms < MAX_TIMESTAMP_DIFF_MS
-            or not (timestamp_type is TimestampType.CREATE_TIME or (type(timestamp_type) is int
-                                                                   and timestamp_type == 0))
-            or not (origin is None or getattr(origin, "name", None) == "CLIENT")):
-        return None
-    size = len(buf)
-    if size < RECORD_BATCH_OVERHEAD:
-        return None
-    (_base, length, _epoch, magic, stored_crc, attributes, last_offset_delta, _first_ts, max_timestamp,
-     producer_id, _producer_epoch, base_sequence, count) = _BATCH_HEADER.unpack_from(buf, 0)
-    if length + 12 != size or magic != CURRENT_MAGIC_VALUE:
-        return None
-    codec = attributes & _CODEC_MASK
-    source = codec if source_codec is None else _codec_id(source_codec)
-    if target_codec is None:
-        target = source
-    elif isinstance(target_codec, str):
-        if target_codec.strip().lower() != "producer":
-            return None
-        target = source
-    else:
-        target = _codec_id(target_codec)
-    if target is None or target != codec:
-        return None
-    if (attributes & (_TIMESTAMP_TYPE_MASK | _CONTROL_MASK) or last_offset_delta < 0 or count <= 0
-            or count != last_offset_delta + 1 or (producer_id >= 0 and base_sequence < 0)):
-        return None
-    if check_crc and _crc32c.crc32c(buf[_CRC_START:]) != stored_crc:
-        return None
-    first_offset = offset_counter.value
-    last_offset = first_offset + count - 1
-    offset_counter.value = last_offset + 1
-    # baseOffset and partitionLeaderEpoch lie before the CRC'd range: no re-checksum.
-    _BASE_OFFSET.pack_into(buf, 0, last_offset - last_offset_delta)
-    _PARTITION_LEADER_EPOCH.pack_into(buf, 12, partition_leader_epoch)
-    if codec:
-        offset_of_max = last_offset
-    elif max_timestamp == NO_TIMESTAMP:
-        offset_of_max = -1
-    else:
-        offset_of_max = last_offset
-    return ValidationAndOffsetAssignResult(records, max_timestamp, offset_of_max, False,
-                                           RecordConversionStats.EMPTY)
-
-
-def _first_and_only_batch(records: MemoryRecords, topic_partition: Any) -> DefaultRecordBatch:
+def get_first_batch_and_maybe_validate_no_more_batches(records: MemoryRecords,
+                                                       topic_partition: Any) -> DefaultRecordBatch:
     batches = records.batches()
     batch = next(batches, None)
     if batch is None:
@@ -368,7 +238,7 @@ def _first_and_only_batch(records: MemoryRecords, topic_partition: Any) -> Defau
     return batch
 
 
-def _validate_batch(topic_partition: Any, batch: DefaultRecordBatch, client: bool, check_crc: bool) -> None:
+def validate_batch(topic_partition: Any, batch: DefaultRecordBatch, client: bool, check_crc: bool) -> None:
     if batch.size_in_bytes < RECORD_BATCH_OVERHEAD:
         raise CorruptRecordException(
             f"Record batch size {batch.size_in_bytes} is smaller than the minimum batch overhead "
@@ -377,13 +247,17 @@ def _validate_batch(topic_partition: Any, batch: DefaultRecordBatch, client: boo
         raise CorruptRecordException(
             f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {batch.compute_checksum()}) "
             f"in topic partition {topic_partition}.")
+    codec = batch.attributes & COMPRESSION_CODEC_MASK
+    if codec not in _KNOWN_CODECS:
+        raise CorruptRecordException(
+            f"Unknown compression codec id {codec} in the record batch in topic partition {topic_partition}.")
+    count = batch.record_count
     if client:
         last_offset_delta = batch.last_offset_delta
         if last_offset_delta < 0:
             raise InvalidRecordException(
                 f"Batch has an invalid offset range: [{batch.base_offset}, {batch.last_offset}] "
                 f"in topic partition {topic_partition}.")
-        count = batch.record_count
         if count <= 0:
             raise InvalidRecordException(
                 f"Invalid reported count for record batch: {count} in topic partition {topic_partition}.")
@@ -398,158 +272,175 @@ def _validate_batch(topic_partition: Any, batch: DefaultRecordBatch, client: boo
             raise InvalidRecordException(
                 f"Invalid sequence number {batch.base_sequence} in record batch with producerId "
                 f"{batch.producer_id} in topic partition {topic_partition}.")
-
-
-def _timestamp_out_of_range(ts: int, now_ms: int, diff_max_ms: int) -> bool:
-    return ts != NO_TIMESTAMP and abs(ts - now_ms) > diff_max_ms
-
-
-def _header_needs_record_scan(batch: DefaultRecordBatch, now_ms: int, timestamp_type: TimestampType,
-                              diff_max_ms: int) -> bool:
-    """Whether the header alone suggests a timestamp problem worth decoding the records for."""
-    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        return True
-    if timestamp_type != TimestampType.CREATE_TIME or diff_max_ms >= MAX_TIMESTAMP_DIFF_MS:
-        return False
-    return (_timestamp_out_of_range(batch.base_timestamp, now_ms, diff_max_ms)
-            or _timestamp_out_of_range(batch.max_timestamp, now_ms, diff_max_ms))
-
-
-def _scan_records(batch: DefaultRecordBatch, topic_partition: Any, now_ms: int, compacted_topic: bool,
-                  timestamp_type: TimestampType, diff_max_ms: int) -> _RecordScan:
-    """Decode every record once and collect Kafka's per-record verdicts (key first, then timestamp)."""
-    errors: list = []
-    has_timestamp_error = False
-    max_timestamp = NO_TIMESTAMP
-    index_of_max = -1
-    consecutive = True
-    uncompressed = 0
-    check_range = timestamp_type == TimestampType.CREATE_TIME
-    claims_log_append_time = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
-    base_offset = batch.base_offset
-    try:
-        decoded = list(batch.records())
-    except ApiException:
-        raise
-    except Exception as e:  # malformed varints, bad compressed framing, ...
-        raise CorruptRecordException(
-            f"Record batch in topic partition {topic_partition} cannot be decoded: {e}") from e
-    if len(decoded) != batch.record_count:
+    elif count < 0:
         raise InvalidRecordException(
-            f"Incorrect declared batch size: header says {batch.record_count} records, "
-            f"found {len(decoded)} in topic partition {topic_partition}.")
-    for index, record in enumerate(decoded):
-        ts = record.timestamp
-        if compacted_topic and record.key is None:
-            errors.append(RecordError(
-                index, f"Compacted topic cannot accept message without key in topic partition {topic_partition}."))
-        elif check_range and _timestamp_out_of_range(ts, now_ms, diff_max_ms):
-            has_timestamp_error = True
-            errors.append(RecordError(
-                index, f"Timestamp {ts} of message with offset {record.offset} is out of range. The timestamp "
-                       f"should be within [{now_ms - diff_max_ms}, {now_ms + diff_max_ms}]"))
-        elif claims_log_append_time:
-            has_timestamp_error = True
-            errors.append(RecordError(
-                index, f"Invalid timestamp type in message with offset {record.offset}. Producer should not "
-                       f"set timestamp type to LogAppendTime."))
-        if ts > max_timestamp:
-            max_timestamp = ts
-            index_of_max = index
-        if record.offset - base_offset != index:
-            consecutive = False
-        uncompressed += len(record.key or b"") + len(record.value or b"")
-    return _RecordScan(decoded, errors, has_timestamp_error, max_timestamp, index_of_max, consecutive,
-                       uncompressed)
+            f"Invalid reported count for record batch: {count} in topic partition {topic_partition}.")
 
 
-def _raise_record_errors(scan: _RecordScan) -> None:
-    """Kafka's processRecordErrors: one exception for the batch, listing each failed record."""
-    if not scan.errors:
-        return
-    if scan.has_timestamp_error:
-        exc: ApiException = InvalidTimestampException(
-            "One or more records have been rejected due to invalid timestamp")
-    else:
-        exc = InvalidRecordException("One or more records have been rejected")
-    exc.record_errors = list(scan.errors)  # type: ignore[attr-defined]
-    # The first reason is the useful one in a log line or a test failure.
-    exc.args = (f"{exc.args[0]}: {scan.errors[0].message}",)
-    raise exc
+_KNOWN_CODECS = frozenset(int(c) for c in CompressionType)
 
 
-def _assign_offsets_in_place(records: MemoryRecords, batch: DefaultRecordBatch, topic_partition: Any,
-                             offset_counter: LongRef, now_ms: int, compacted_topic: bool,
-                             timestamp_type: TimestampType, diff_max_ms: int,
-                             partition_leader_epoch: int) -> Optional[ValidationAndOffsetAssignResult]:
-    """Kafka's assignOffsetsNonCompressed and the in-place half of the compressed path.
+@dataclass(frozen=True, slots=True)
+class _RecordRules:
+    """The topic's rules every record is held to (the arguments of Kafka's validateRecord)."""
 
-    Returns None when the batch turned out to need rebuilding after all.
-    """
-    compressed = batch.compression_type != CompressionType.NONE
-    scan: Optional[_RecordScan] = None
-    if compacted_topic or _header_needs_record_scan(batch, now_ms, timestamp_type, diff_max_ms):
-        scan = _scan_records(batch, topic_partition, now_ms, compacted_topic, timestamp_type, diff_max_ms)
-        _raise_record_errors(scan)
-        if compressed and not scan.offsets_consecutive:
-            return None
+    topic_partition: Any
+    now_ms: int
+    timestamp_type: TimestampType
+    timestamp_diff_max_ms: int
+    compacted_topic: bool
 
-    count = batch.record_count
+    def walk(self, batch: DefaultRecordBatch, data) -> RecordsWalk:
+        """Walk the batch's records (``data``: its record bytes, uncompressed) under these rules."""
+        base_timestamp = batch.base_timestamp
+        delta_range = None
+        if self.timestamp_type == TimestampType.CREATE_TIME and self.timestamp_diff_max_ms < MAX_TIMESTAMP_DIFF_MS:
+            delta_range = (self.now_ms - self.timestamp_diff_max_ms - base_timestamp,
+                           self.now_ms + self.timestamp_diff_max_ms - base_timestamp)
+        try:
+            return walk_records(data, batch.record_count, check_keys=self.compacted_topic,
+                                timestamp_delta_range=delta_range,
+                                exempt_timestamp_delta=NO_TIMESTAMP - base_timestamp)
+        except InvalidRecordException as e:
+            raise InvalidRecordException(f"{e} in topic partition {self.topic_partition}.") from None
+
+    def raise_record_errors(self, batch: DefaultRecordBatch, walk: RecordsWalk, compressed: bool) -> None:
+        """Kafka's validateRecord for every record, then its processRecordErrors: one
+        exception for the batch listing each failed record, or nothing."""
+        tp = self.topic_partition
+        errors: dict[int, str] = {}
+        has_timestamp_error = False
+        for index in walk.null_key_indexes:
+            errors[index] = f"Compacted topic cannot accept message without key in topic partition {tp}."
+        base_offset = batch.base_offset
+        base_timestamp = batch.base_timestamp
+        for index, delta in walk.timestamps_out_of_range:
+            if index not in errors:
+                has_timestamp_error = True
+                errors[index] = (
+                    f"Timestamp {base_timestamp + delta} of message with offset {base_offset + index} is out of "
+                    f"range. The timestamp should be within [{self.now_ms - self.timestamp_diff_max_ms}, "
+                    f"{self.now_ms + self.timestamp_diff_max_ms}]")
+        if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            for index in range(walk.count):
+                if index not in errors:
+                    has_timestamp_error = True
+                    errors[index] = (f"Invalid timestamp type in message with offset {base_offset + index}. "
+                                     f"Producer should not set timestamp type to LogAppendTime.")
+        if not compressed and not walk.offsets_consecutive:
+            # Writers number a batch's records 0, 1, 2, ...; an uncompressed batch is
+            # kept byte for byte, so any other numbering would reach consumers.
+            for index in range(walk.count):
+                errors.setdefault(index, f"The records of an uncompressed batch in topic partition {tp} "
+                                         f"must have offset deltas 0 to {walk.count - 1} in order.")
+        if not errors:
+            return
+        if has_timestamp_error:
+            exc: ApiException = InvalidTimestampException(
+                "One or more records have been rejected due to invalid timestamp")
+        else:
+            exc = InvalidRecordException("One or more records have been rejected")
+        record_errors = [RecordError(index, errors[index]) for index in sorted(errors)]
+        exc.record_errors = record_errors  # type: ignore[attr-defined]
+        # The first reason is the useful one in a log line or a test failure.
+        exc.args = (f"{exc.args[0]}: {record_errors[0].message}",)
+        raise exc
+
+    def max_timestamp(self, batch: DefaultRecordBatch, walk: RecordsWalk) -> int:
+        """The batch's max timestamp as the log stores it."""
+        if self.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            return self.now_ms
+        if walk.max_timestamp_delta is None:
+            return NO_TIMESTAMP
+        return batch.base_timestamp + walk.max_timestamp_delta
+
+
+def _writable(records: MemoryRecords) -> tuple[MemoryRecords, DefaultRecordBatch]:
+    if records.buffer.readonly:
+        records = MemoryRecords(bytearray(records.buffer))
+    return records, next(iter(records.batches()))
+
+
+def assign_offsets_non_compressed(records: MemoryRecords, batch: DefaultRecordBatch, offset_counter: LongRef,
+                                  rules: _RecordRules,
+                                  partition_leader_epoch: int) -> ValidationAndOffsetAssignResult:
+    """Kafka's assignOffsetsNonCompressed: every record walked in place, offsets written into the header."""
+    walk = rules.walk(batch, batch.buffer[RECORD_BATCH_OVERHEAD:batch.size_in_bytes])
+    rules.raise_record_errors(batch, walk, compressed=False)
+    records, batch = _writable(records)
     first_offset = offset_counter.value
-    last_offset = offset_counter.add_and_get(count) - 1
+    last_offset = offset_counter.add_and_get(walk.count) - 1
     # baseOffset and partitionLeaderEpoch lie before the CRC'd range: no re-checksum.
     batch.set_last_offset(last_offset)
     batch.set_partition_leader_epoch(partition_leader_epoch)
-
-    if timestamp_type == TimestampType.LOG_APPEND_TIME:
-        batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, now_ms)
-        max_timestamp = now_ms
+    max_timestamp = rules.max_timestamp(batch, walk)
+    # A header that disagrees with its records is rewritten from them (with a new CRC).
+    batch.set_max_timestamp(rules.timestamp_type, max_timestamp)
+    if rules.timestamp_type == TimestampType.LOG_APPEND_TIME:
         offset_of_max = last_offset
+    elif max_timestamp == NO_TIMESTAMP:
+        offset_of_max = -1
     else:
-        if scan is not None:
-            max_timestamp = scan.max_timestamp
-            if max_timestamp != batch.max_timestamp:
-                # The header disagreed with its records; Kafka rewrites it from the records.
-                batch.set_max_timestamp(timestamp_type, max_timestamp)
-        else:
-            max_timestamp = batch.max_timestamp
-        if compressed:
-            offset_of_max = last_offset
-        elif max_timestamp == NO_TIMESTAMP:
-            offset_of_max = -1
-        elif scan is not None:
-            offset_of_max = first_offset + scan.index_of_max_timestamp
-        else:
-            offset_of_max = last_offset
-
-    stats = RecordConversionStats(scan.uncompressed_bytes, 0, 0) if (compressed and scan) \
-        else RecordConversionStats.EMPTY
-    return ValidationAndOffsetAssignResult(
-        validated_records=records,
-        max_timestamp=max_timestamp,
-        shallow_offset_of_max_timestamp=offset_of_max,
-        message_size_maybe_changed=False,
-        record_conversion_stats=stats,
-    )
+        offset_of_max = first_offset + walk.index_of_max_timestamp
+    return ValidationAndOffsetAssignResult(records, max_timestamp, offset_of_max, False,
+                                           RecordConversionStats.EMPTY)
 
 
-def _build_records_and_assign_offsets(batch: DefaultRecordBatch, topic_partition: Any,
-                                      offset_counter: LongRef, clock: Any, now_ms: int,
-                                      target: CompressionType, compacted_topic: bool,
-                                      timestamp_type: TimestampType, diff_max_ms: int,
-                                      partition_leader_epoch: int) -> ValidationAndOffsetAssignResult:
-    """Kafka's buildRecordsAndAssignOffsets: decode, validate and re-encode with the target codec."""
+def validate_messages_and_assign_offsets_compressed(
+        records: MemoryRecords, batch: DefaultRecordBatch, offset_counter: LongRef, clock: Any,
+        source: CompressionType, target: CompressionType, rules: _RecordRules,
+        partition_leader_epoch: int) -> ValidationAndOffsetAssignResult:
+    """Kafka's validateMessagesAndAssignOffsetsCompressed: the records are decompressed and
+    walked; the batch is kept when its codec is the target's and its inner offsets run
+    0..n-1, and rebuilt with the target codec otherwise."""
     start_nanos = _nanoseconds(clock)
-    scan = _scan_records(batch, topic_partition, now_ms, compacted_topic, timestamp_type, diff_max_ms)
-    _raise_record_errors(scan)
-    if not scan.records:
+    in_place = source == target
+    # Control records are only compressed if they were written compressed.
+    if source == CompressionType.NONE and batch.is_control_batch:
+        in_place = True
+    body = batch.buffer[RECORD_BATCH_OVERHEAD:batch.size_in_bytes]
+    codec = batch.compression_type
+    if codec == CompressionType.NONE:
+        data = body
+    else:
+        try:
+            data = decompress(codec, body)
+        except CorruptRecordException as e:
+            raise CorruptRecordException(
+                f"Record batch in topic partition {rules.topic_partition} cannot be decompressed: {e}") from None
+    walk = rules.walk(batch, data)
+    rules.raise_record_errors(batch, walk, compressed=True)
+    if not walk.offsets_consecutive:
+        # Some old clients number the records of a compressed batch wrongly;
+        # Kafka repairs that by rebuilding the batch, and so do we.
+        in_place = False
+    if not in_place:
+        return _build_records_and_assign_offsets(batch, data, walk, offset_counter, clock, start_nanos, target,
+                                                 rules, partition_leader_epoch)
+    records, batch = _writable(records)
+    last_offset = offset_counter.add_and_get(walk.count) - 1
+    batch.set_last_offset(last_offset)
+    max_timestamp = rules.max_timestamp(batch, walk)
+    batch.set_max_timestamp(rules.timestamp_type, max_timestamp)
+    batch.set_partition_leader_epoch(partition_leader_epoch)
+    # A compressed batch is "shallow": its last offset stands for all its records.
+    return ValidationAndOffsetAssignResult(records, max_timestamp, last_offset, False,
+                                           RecordConversionStats(walk.size, 0, 0))
+
+
+def _build_records_and_assign_offsets(batch: DefaultRecordBatch, data, walk: RecordsWalk,
+                                      offset_counter: LongRef, clock: Any, start_nanos: int,
+                                      target: CompressionType, rules: _RecordRules,
+                                      partition_leader_epoch: int) -> ValidationAndOffsetAssignResult:
+    """Kafka's buildRecordsAndAssignOffsets: the walked records decoded and re-encoded with the target codec."""
+    if walk.count == 0:
         return ValidationAndOffsetAssignResult(MemoryRecords.EMPTY, NO_TIMESTAMP, -1, True,
                                                RecordConversionStats.EMPTY)
-
-    base_offset = offset_counter.value
+    timestamp_type = rules.timestamp_type
     built = build_batch(
-        _simple_records(scan.records),
-        base_offset=base_offset,
+        [SimpleRecord(r.key, r.value, timestamp=r.timestamp, headers=tuple(r.headers or ()))
+         for r in batch.records_from(data)],
+        base_offset=offset_counter.value,
         compression=target,
         timestamp_type=timestamp_type,
         # Producer identity and sequence survive the rebuild, or idempotence and
@@ -563,34 +454,19 @@ def _build_records_and_assign_offsets(batch: DefaultRecordBatch, topic_partition
     )
     buffer = bytearray(built)
     new_batch = DefaultRecordBatch(buffer)
-    count = len(scan.records)
-    last_offset = offset_counter.add_and_get(count) - 1
+    last_offset = offset_counter.add_and_get(walk.count) - 1
     if new_batch.last_offset != last_offset:
         # The builder numbers records consecutively from base_offset; this cannot
         # differ unless it changed, and a wrong offset must never reach the log.
         raise CorruptRecordException(
             f"Rebuilt batch ends at offset {new_batch.last_offset}, expected {last_offset}")
-    if timestamp_type == TimestampType.LOG_APPEND_TIME:
-        if new_batch.timestamp_type != TimestampType.LOG_APPEND_TIME or new_batch.max_timestamp != now_ms:
-            new_batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, now_ms)
-        max_timestamp = now_ms
-    else:
-        max_timestamp = scan.max_timestamp
-        if new_batch.max_timestamp != max_timestamp:
-            new_batch.set_max_timestamp(timestamp_type, max_timestamp)
-
-    stats = RecordConversionStats(
-        scan.uncompressed_bytes + len(buffer), count, _nanoseconds(clock) - start_nanos)
+    max_timestamp = rules.max_timestamp(batch, walk)
+    new_batch.set_max_timestamp(timestamp_type, max_timestamp)
+    stats = RecordConversionStats(walk.size + len(buffer), walk.count, _nanoseconds(clock) - start_nanos)
     return ValidationAndOffsetAssignResult(
         validated_records=MemoryRecords(buffer),
         max_timestamp=max_timestamp,
-        # A magic-2 batch is "shallow": its last offset stands for all its records.
         shallow_offset_of_max_timestamp=last_offset,
         message_size_maybe_changed=True,
         record_conversion_stats=stats,
     )
-
-
-def _simple_records(decoded: Iterable[Any]) -> list:
-    return [SimpleRecord(r.key, r.value, timestamp=r.timestamp, headers=tuple(r.headers or ()))
-            for r in decoded]

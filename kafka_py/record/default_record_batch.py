@@ -442,7 +442,16 @@ class DefaultRecordBatch:
                 data = decompress(ctype, body, max_decompressed_size)
         else:
             data = bytes(body)
+        return self.records_from(data)
+
+    def records_from(self, data) -> Iterator[Record]:
+        """Decode this batch's records from ``data``, its record bytes already decompressed
+        (the validator decompresses once, to walk the records, and decodes from that)."""
+        (base_offset, _length, _ple, _magic, _crc, attributes, _lod, base_ts, max_ts,
+         _pid, _epoch, base_seq, count) = _HEADER.unpack_from(self._buffer, 0)
         log_append_time = max_ts if attributes & TIMESTAMP_TYPE_MASK else None
+        if not isinstance(data, bytes):
+            data = bytes(data)  # keys and values are handed out as bytes
         return _read_records(data, count, base_offset, base_ts, log_append_time, base_seq)
 
     def __eq__(self, other) -> bool:
