@@ -189,7 +189,8 @@ def walk_records(data, count: int, *, check_keys: bool = False,
                 raise _invalid(index, f"its fields take {size + pos - rec_end} bytes where its length "
                                       f"says {size}")
     except IndexError:
-        raise _invalid(index, "its fields run past the end of the record data") from None
+        raise InvalidRecordException(
+            f"Incorrect declared batch size: the record data ends inside record {index} of {count}") from None
     if pos != end:
         raise InvalidRecordException(
             f"Incorrect declared batch size: {end - pos} bytes remain after the last of {count} records")
