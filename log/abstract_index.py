@@ -12,11 +12,22 @@ Thread safety: mutations, remaps and lookups all hold one re-entrant lock. Kafka
 run without it because the JVM turns a read past a shrunken mapping into an exception; in
 CPython the same read is a SIGBUS that kills the process, so lookups pay for the lock.
 
-Python's ``mmap`` cannot map an empty file, so a zero-length index keeps no mapping at all and
-behaves as an index with zero capacity until it is resized.
+File descriptors: as in Kafka's AbstractIndex, the file is open only while it is created,
+mapped, resized or remapped; the mapping holds no descriptor, so a segment costs one descriptor
+(its ``.log``) however many indexes it has loaded. Python's ``mmap.mmap`` keeps a duplicate of
+the descriptor for the mapping's life (for its own ``resize`` and ``size``; 3.13's
+``trackfd=False`` drops it), which on a broker with tens of thousands of segments exhausts the
+descriptor limit. ``FileMapping`` therefore maps with the C library's ``mmap`` and exposes the
+pages as a ``memoryview``. A shared mapping stays valid after its descriptor is closed, ``msync``
+(``flush``) needs only the address, and a resize reopens the file, unmaps, truncates and maps
+again. Linux only, as the rest of the broker (epoll, sendfile, /proc).
+
+An empty file cannot be mapped (``mmap`` of length 0 fails), so a zero-length index keeps no
+mapping at all and behaves as an index with zero capacity until it is resized.
 """
 from __future__ import annotations
 
+import ctypes
 import enum
 import logging
 import mmap
@@ -85,6 +96,81 @@ def _round_down_to_exact_multiple(number: int, factor: int) -> int:
     return factor * (quotient if number >= 0 else -quotient)
 
 
+# The C library's mapping calls, for FileMapping. off_t is a C long on Linux (64 bits on 64-bit
+# systems); the offset passed is always 0.
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_libc.munmap.restype = ctypes.c_int
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_libc.msync.restype = ctypes.c_int
+_libc.msync.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_MAP_FAILED = ctypes.c_void_p(-1).value
+_MS_SYNC = 4  # <sys/mman.h> on Linux; Python's mmap.flush() uses the same flag
+
+# A memoryview straight over the mapped pages (CPython's stable API); it owns nothing, so
+# FileMapping releases it before unmapping and a late access raises instead of faulting.
+_memoryview_from_memory = ctypes.pythonapi.PyMemoryView_FromMemory
+_memoryview_from_memory.restype = ctypes.py_object
+_memoryview_from_memory.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int)
+_PYBUF_READ = 0x100
+_PYBUF_WRITE = 0x200
+
+
+def _raise_errno(call: str, path: str) -> None:
+    code = ctypes.get_errno()
+    raise OSError(code, f"{call} of {path} failed: {os.strerror(code)}")
+
+
+class FileMapping:
+    """A shared mapping of the first ``length`` bytes of a file that keeps no descriptor open.
+
+    ``view`` is a byte ``memoryview`` of the mapped pages (read-only unless ``writable``); the
+    caller may close the descriptor it mapped from as soon as the constructor returns. Not
+    thread safe: the owning index serialises every use under its lock.
+    """
+
+    __slots__ = ("_address", "_length", "_path", "view")
+
+    def __init__(self, fd: int, length: int, writable: bool, path: str = "") -> None:
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+        address = _libc.mmap(None, length, prot, mmap.MAP_SHARED, fd, 0)
+        if address is None or address == _MAP_FAILED:
+            _raise_errno("mmap", path)
+        self._address = address
+        self._length = length
+        self._path = path
+        self.view: memoryview | None = _memoryview_from_memory(
+            address, length, _PYBUF_WRITE if writable else _PYBUF_READ)
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    def flush(self) -> None:
+        """Write dirty pages back to the file (msync needs the address only, not a descriptor)."""
+        if self.view is not None and _libc.msync(self._address, self._length, _MS_SYNC) != 0:
+            _raise_errno("msync", self._path)
+
+    def close(self) -> None:
+        view = self.view
+        if view is None:
+            return
+        # release() refuses (BufferError) while a buffer taken from the view is still held;
+        # the pages then stay mapped: leaking them is safe, unmapping under a reader is not.
+        view.release()
+        self.view = None
+        if _libc.munmap(self._address, self._length) != 0:
+            _raise_errno("munmap", self._path)
+
+    def __del__(self) -> None:
+        # An index dropped without close() (a failed load, a test) must not leak its mapping.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing can be raised from a finaliser
+            pass
+
+
 class AbstractIndex:
     """Entry-format agnostic part of OffsetIndex and TimeIndex."""
 
@@ -113,11 +199,15 @@ class AbstractIndex:
             os.unlink(self._file)
             raise ValueError(f"Invalid max index size: {max_index_size}")
 
+        # The file is open only while it is sized and mapped (Kafka's AbstractIndex closes its
+        # RandomAccessFile in a finally block right after mapping); the mapping outlives it.
+        self._mapping: FileMapping | None = None
+        self._mmap: memoryview | None = None
         with open(self._file, "r+b" if (writable or newly_created) else "rb") as f:
             if newly_created:
                 f.truncate(_round_down_to_exact_multiple(max_index_size, self.entry_size))
             self._length = os.fstat(f.fileno()).st_size
-            self._mmap = self._map(f, self._length, writable)
+            self._map(f, self._length, writable)
         self._max_entries = self._length // self.entry_size
         self._entries = 0 if newly_created else self._length // self.entry_size
 
@@ -164,17 +254,20 @@ class AbstractIndex:
             if rounded < self._entries * self.entry_size:
                 raise ValueError(f"Cannot resize index {self._file} to {rounded} bytes: it holds "
                                  f"{self._entries} entries of {self.entry_size} bytes")
+            # Growing or shrinking the file needs a descriptor: reopen, unmap, resize, map again
+            # and close, so the index holds no descriptor between calls.
             with open(self._file, "r+b") as f:
                 self._close_mapping()
                 f.truncate(rounded)
                 self._length = rounded
-                self._mmap = self._map(f, rounded, True)
+                self._map(f, rounded, True)
             self._max_entries = rounded // self.entry_size
             logger.debug("Resized %s to %d, position is %d and limit is %d", self._file, rounded,
                          self._entries * self.entry_size, rounded)
             return True
 
     def rename_to(self, path: str | os.PathLike) -> None:
+        # A rename acts on the path; the mapping follows the inode and needs no descriptor.
         try:
             os.replace(self._file, path)
         finally:
@@ -182,8 +275,8 @@ class AbstractIndex:
 
     def flush(self) -> None:
         with self._lock:
-            if self._mmap is not None:
-                self._mmap.flush()
+            if self._mapping is not None:
+                self._mapping.flush()
 
     def delete_if_exists(self) -> bool:
         """Unmap and delete the file; False if there was no file."""
@@ -239,15 +332,15 @@ class AbstractIndex:
 
     # -- search ----------------------------------------------------------------------------
 
-    def _largest_lower_bound_slot_for(self, target: int, key_at: Callable[[mmap.mmap, int], int]) -> int:
+    def _largest_lower_bound_slot_for(self, target: int, key_at: Callable[[memoryview, int], int]) -> int:
         """Slot of the largest entry <= target, or -1 (empty index or every entry larger)."""
         return self._index_slot_range_for(target, key_at)[0]
 
-    def _smallest_upper_bound_slot_for(self, target: int, key_at: Callable[[mmap.mmap, int], int]) -> int:
+    def _smallest_upper_bound_slot_for(self, target: int, key_at: Callable[[memoryview, int], int]) -> int:
         """Slot of the smallest entry >= target, or -1 when there is none."""
         return self._index_slot_range_for(target, key_at)[1]
 
-    def _index_slot_range_for(self, target: int, key_at: Callable[[mmap.mmap, int], int]) -> tuple[int, int]:
+    def _index_slot_range_for(self, target: int, key_at: Callable[[memoryview, int], int]) -> tuple[int, int]:
         # Caller holds the lock; key_at reads the compared field (key or value) of slot n.
         entries = self._entries
         if entries == 0:
@@ -276,19 +369,20 @@ class AbstractIndex:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _map(f, length: int, writable: bool) -> mmap.mmap | None:
+    def _map(self, f, length: int, writable: bool) -> None:
+        # Caller holds the lock (or is the constructor) and closes ``f`` afterwards.
         if length == 0:
-            return None
-        access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
-        return mmap.mmap(f.fileno(), length, access=access)
+            return
+        self._mapping = FileMapping(f.fileno(), length, writable, self._file)
+        self._mmap = self._mapping.view
 
     def _close_mapping(self) -> None:
-        mm = self._mmap
+        mapping = self._mapping
+        self._mapping = None
         self._mmap = None
-        if mm is not None:
+        if mapping is not None:
             try:
-                mm.close()
+                mapping.close()
             except Exception:  # noqa: BLE001 - a failed unmap must not fail a close
                 logger.error("Error unmapping index %s", self._file, exc_info=True)
 
