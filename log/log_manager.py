@@ -31,6 +31,7 @@ import collections
 import fcntl
 import logging
 import os
+import resource
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Dict, Iterable, List, Mapping, Optional
@@ -53,6 +54,10 @@ LOCK_FILE = ".lock"
 INITIAL_TASK_DELAY_MS = 30 * 1000
 PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000
 METADATA_TOPIC = "__cluster_metadata"
+# Descriptors a serving broker needs besides its segments' .log files and what is already open
+# when the logs are loaded: client, replication and controller connections, the files opened
+# briefly to map an index or write a checkpoint.
+OPEN_FILE_HEADROOM = 256
 
 
 class FileLock:
@@ -314,6 +319,7 @@ class LogManager:
         """Load every log of every live directory, recovering them if the last shutdown was unclean."""
         logger.info("Loading logs from log dirs %s", self._live_log_dirs)
         start_ms = self.time.hi_res_milliseconds()
+        self._check_open_file_limit()
         pools: List[ThreadPoolExecutor] = []
         jobs = []
         offline: List[tuple] = []
@@ -380,6 +386,24 @@ class LogManager:
             for pool in pools:
                 pool.shutdown(wait=True)
         logger.info("Loaded %d logs in %dms.", total, self.time.hi_res_milliseconds() - start_ms)
+
+    def _check_open_file_limit(self) -> None:
+        """Say before loading, not after the first "Too many open files", when the segments
+        found cannot all be open within this process's descriptor limit: each segment keeps
+        its .log file open for as long as the broker runs."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        segments = sum(_count_segment_files(d) for d in self._live_log_dirs)
+        already_open = _open_descriptor_count()
+        needed = segments + already_open + OPEN_FILE_HEADROOM
+        logger.info("Found %d segment files in %d log dirs; open file descriptor limit %s.", segments,
+                    len(self._live_log_dirs), "unlimited" if soft == resource.RLIM_INFINITY else soft)
+        if soft != resource.RLIM_INFINITY and needed > soft:
+            logger.error("Open file descriptor limit too low: found %d segments, which need %d descriptors "
+                         "(one per segment, %d already open, %d for connections and other files), but the "
+                         "limit is %d (hard limit %s). Loading or serving will fail with 'Too many open files'; "
+                         "raise the limit (ulimit -n, or LimitNOFILE= in a systemd unit).", segments, needed,
+                         already_open, OPEN_FILE_HEADROOM, soft,
+                         "unlimited" if hard == resource.RLIM_INFINITY else hard)
 
     def startup(self, topic_config_overrides: Optional[Mapping[str, Mapping[str, object]]] = None) -> None:
         """Load all logs, then schedule the background tasks."""
@@ -795,6 +819,28 @@ class LogManager:
 
     def logs_in_dir(self, dir: str) -> Dict[TopicPartition, Log]:
         return self._logs_by_dir().get(os.path.abspath(dir), {})
+
+
+def _count_segment_files(log_dir: str) -> int:
+    """The .log files in the partition directories of ``log_dir`` that loading would open."""
+    count = 0
+    try:
+        with os.scandir(log_dir) as partitions:
+            for partition in partitions:
+                if not partition.is_dir() or partition.name.startswith(METADATA_TOPIC + "-"):
+                    continue
+                with os.scandir(partition.path) as files:
+                    count += sum(1 for f in files if f.name.endswith(log_files.LOG_FILE_SUFFIX))
+    except OSError:  # an unreadable dir fails (and is reported) when it is loaded
+        pass
+    return count
+
+
+def _open_descriptor_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # no /proc: count nothing rather than guess
+        return 0
 
 
 class _Counter:

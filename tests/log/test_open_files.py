@@ -6,7 +6,9 @@ its descriptor (Python's mmap.mmap duplicates it), the same log held 2N + 1.
 """
 from __future__ import annotations
 
+import logging
 import os
+import resource
 import struct
 
 import pytest
@@ -172,3 +174,49 @@ def test_log_manager_holds_one_descriptor_per_segment_and_its_dir_lock(tmp_path)
     finally:
         second.shutdown()
         scheduler.shutdown()
+
+
+def test_log_manager_says_when_its_segments_will_not_fit_the_descriptor_limit(tmp_path, caplog):
+    log_dir = tmp_path / "data"
+    time = MockTime()
+    scheduler = MockScheduler(time)
+    config = LogConfig(segment_size=1024, retention_ms=-1)
+
+    def manager() -> LogManager:
+        return LogManager([str(log_dir)], config, scheduler=scheduler, time=time,
+                          initial_task_delay_ms=1000, retention_check_ms=1000, flush_check_ms=1000)
+
+    first = manager()
+    first.startup()
+    for partition in range(2):
+        fill_log(first.get_or_create_log(TopicPartition("orders", partition), config), 20)
+    first.shutdown()
+
+    caplog.set_level(logging.INFO, logger="kafka_py.log.log_manager")
+    second = manager()
+    try:
+        second.startup()  # the limit as the test runs: room enough, no complaint
+    finally:
+        second.shutdown()
+    assert "Found 40 segment files in 1 log dirs" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+    # A soft limit with room for the 40 segments but not for the headroom a serving broker
+    # needs on top: loading works, and the shortfall is reported before it starts.
+    caplog.clear()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = len(os.listdir("/proc/self/fd")) + 100
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+    third = manager()
+    try:
+        third.startup()
+        assert sum(log.number_of_segments for log in third.all_logs()) == 40
+    finally:
+        third.shutdown()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        scheduler.shutdown()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1, errors
+    assert "found 40 segments" in errors[0] and f"the limit is {low} " in errors[0]
+    loading = next(i for i, r in enumerate(caplog.records) if r.getMessage().startswith("Completed load of"))
+    assert caplog.records.index(next(r for r in caplog.records if r.levelno == logging.ERROR)) < loading
