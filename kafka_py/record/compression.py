@@ -156,11 +156,15 @@ def _gzip_decompress(data, max_size: int) -> bytes:
             raise _too_large("gzip", max_size)
         if not d.eof:
             raise CorruptRecordException("Truncated gzip stream")
-        # GZIPInputStream reads concatenated members and ignores anything after
-        # the last one that does not start with the gzip magic.
-        rest = d.unused_data
-        if len(rest) < 2 or rest[:2] != b"\x1f\x8b":
+        # Concatenated members are read, as GZIPInputStream and Python's gzip both do,
+        # and zero padding after a member is skipped as Python's gzip does. Java ignores
+        # any other trailing bytes, but Python's gzip (kafka-python) refuses them, so a
+        # batch with them is refused: it would stop that consumer.
+        rest = d.unused_data.lstrip(b"\x00")
+        if not rest:
             return bytes(out)
+        if rest[:2] != b"\x1f\x8b":
+            raise CorruptRecordException(f"{len(rest)} bytes that are not a gzip member follow the gzip stream")
         pending = memoryview(rest)
 
 
@@ -222,7 +226,11 @@ def _lz4_decompress(data, max_size: int) -> bytes:
             raise _too_large("lz4", max_size)
         parts.append(out)
         if d.eof:
-            # As KafkaLZ4BlockInputStream, stop at the end mark and ignore what follows.
+            # Java's KafkaLZ4BlockInputStream stops at the end mark, but librdkafka refuses
+            # a batch with bytes after it; a batch only one client could read is refused.
+            if d.unused_data:
+                raise CorruptRecordException(
+                    f"{len(d.unused_data)} bytes follow the end of the lz4 frame")
             break
         if d.needs_input:
             raise CorruptRecordException("Truncated lz4 frame")

@@ -18,9 +18,10 @@ InvalidRecordException naming the record:
 * a record's length varint, its body running past the data, or a body shorter
   than the smallest record;
 * a varint longer than its type allows (5 bytes for an int, 10 for a long);
+* a record attributes byte that is not 0;
 * a key, value, header key or header value length below -1 (below 0 for a
   header key), or running past the record;
-* a negative header count;
+* a negative header count, or a header key that is not UTF-8;
 * a body whose fields do not add up to exactly its declared length;
 * fewer records than the batch header counts, or bytes left after the last.
 
@@ -131,8 +132,11 @@ def walk_records(data, count: int, *, check_keys: bool = False,
             rec_end = pos + size
             if size < MIN_RECORD_BODY_SIZE or rec_end > end:
                 raise _invalid(index, f"record size {size} with {end - pos} bytes of record data left")
-            # the attributes byte (no bits are defined for records in magic 2), then the
-            # timestamp delta, a varlong
+            # The attributes byte: magic 2 defines no bits for a record, and a reader that
+            # takes it for a varint (kafka-python does) loses its place on a high bit.
+            if data[pos]:
+                raise _invalid(index, f"record attributes {data[pos]} (no attribute bits are defined)")
+            # the timestamp delta, a varlong
             b = data[pos + 1]
             pos += 2
             if b < 0x80:
@@ -208,6 +212,12 @@ def _skip_headers(data, pos: int, rec_end: int, num_headers: int, index: int) ->
         key_len, pos = _read_varint(data, pos, index)
         if key_len < 0:
             raise _invalid(index, f"header key length {key_len}")
+        # Header keys are strings: Kafka's clients decode them as UTF-8 (kafka-python
+        # strictly), so a key that is not UTF-8 would stop a consumer at this record.
+        try:
+            str(data[pos:pos + key_len], "utf-8")
+        except UnicodeDecodeError:
+            raise _invalid(index, "a header key is not valid UTF-8") from None
         pos += key_len
         value_len, pos = _read_varint(data, pos, index)
         if value_len >= 0:
