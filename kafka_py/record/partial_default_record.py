@@ -1,6 +1,5 @@
-"""Port of DefaultRecord.readPartiallyFrom and PartialDefaultRecord.java
-(clients/src/main/java/org/apache/kafka/common/record/), the records behind
-DefaultRecordBatch.skipKeyValueIterator.
+"""Port of clients/src/main/java/org/apache/kafka/common/record/PartialDefaultRecord.java and
+DefaultRecord.readPartiallyFrom: the records behind DefaultRecordBatch.skipKeyValueIterator.
 
 Kafka's LogValidator walks every record of every produced batch before the batch
 may reach the log, compressed or not; when it can keep the batch as it is, it uses
