@@ -1,6 +1,8 @@
 """Port of core/src/main/scala/kafka/server/KafkaServer.scala (Kafka 2.8.2, ZooKeeper mode).
 
-``KafkaServer`` builds the broker and starts it in Kafka's order:
+``KafkaServer`` builds the broker and starts it in Kafka's order, after first raising the soft
+open file descriptor limit to the hard one (as the JVM does for a Kafka broker; every segment
+keeps its .log open):
 
 1. the ZooKeeper client (creating the chroot and the top-level paths);
 2. the cluster id from /cluster/id (created on first start);
@@ -34,6 +36,7 @@ import base64
 import enum
 import logging
 import os
+import resource
 import socket
 import struct
 import threading
@@ -98,6 +101,42 @@ class GenerateBrokerIdException(KafkaException):
     pass
 
 
+def raise_open_file_limit() -> tuple[int, int]:
+    """Raise this process's soft RLIMIT_NOFILE to its hard limit and log both; returns them.
+
+    A broker keeps one descriptor per segment open (its .log) besides its sockets, so a broker
+    with a few thousand segments needs far more than the 1024 a login shell usually allows. A
+    Kafka broker gets the hard limit without asking, because the JVM raises the soft limit when
+    it starts (HotSpot's MaxFDLimit, on by default); a Python process has to do it itself.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard
+    if hard == resource.RLIM_INFINITY:
+        # Linux refuses a soft limit above fs.nr_open even when the hard limit is unlimited.
+        try:
+            with open("/proc/sys/fs/nr_open") as f:
+                target = int(f.read())
+        except (OSError, ValueError):
+            target = soft
+    previous = soft
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError) as e:
+            logger.warning("Could not raise the open file descriptor limit from %d to %d: %s", soft, target, e)
+
+    def shown(limit: int) -> str:
+        return "unlimited" if limit == resource.RLIM_INFINITY else str(limit)
+
+    if soft != previous:
+        logger.info("Open file descriptor limit: soft %s, hard %s (soft limit raised from %s)", shown(soft),
+                    shown(hard), shown(previous))
+    else:
+        logger.info("Open file descriptor limit: soft %s, hard %s", shown(soft), shown(hard))
+    return soft, hard
+
+
 def generate_uuid_as_base64() -> str:
     """CoreUtils.generateUuidAsBase64: a random UUID, URL-safe base64 without padding (22 chars)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
@@ -157,6 +196,8 @@ class KafkaServer:
                     return
                 self._is_starting_up = True
             self.broker_state = BrokerState.STARTING
+            # Before anything holds descriptors: the logs loaded below keep one open per segment.
+            raise_open_file_limit()
             self._init_zk_client()
 
             self.cluster_id = self.zk_client.get_cluster_id() or self.zk_client.create_or_get_cluster_id(

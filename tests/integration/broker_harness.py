@@ -54,7 +54,8 @@ class BrokerProcess:
 
     def __init__(self, workdir: pathlib.Path, zk_connect: str, chroot: str, broker_id: int = 0,
                  port: Optional[int] = None, overrides: Optional[dict[str, str]] = None,
-                 env: Optional[dict[str, str]] = None) -> None:
+                 env: Optional[dict[str, str]] = None,
+                 preexec_fn: Optional[Callable[[], None]] = None) -> None:
         self.workdir = pathlib.Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.zk_hosts = zk_connect
@@ -66,6 +67,8 @@ class BrokerProcess:
         self.output_path = self.workdir / "broker.out"
         self.overrides = dict(overrides or {})
         self.env = dict(env or {})
+        # Run in the child before the broker starts (resource limits, say), on every start.
+        self.preexec_fn = preexec_fn
         self.process: Optional[subprocess.Popen] = None
         self._output = None
         self._run_offset = 0
@@ -113,7 +116,7 @@ class BrokerProcess:
         env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
-            cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env)
+            cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env, preexec_fn=self.preexec_fn)
         if wait:
             self.wait_started(timeout)
         return self

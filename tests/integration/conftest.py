@@ -31,3 +31,8 @@ def broker(zookeeper, tmp_path_factory):
     yield b
     if b.running:
         assert b.stop() == 0, b.tail()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "scale: restarts of brokers holding thousands of partitions or segments "
+                                       "(minutes each; select with -m scale)")
