@@ -17,7 +17,9 @@ clock read on entry and exit, which adds about a microsecond per layer.
 
     .venv/bin/python benchmarks/bench_request_path.py [--seconds 3] [--profile] [--only produce-16k]
 
-Workloads: ``produce-16k`` (one batch of 163 100-byte records, acks=1), ``produce-10k``
+Workloads: ``produce-16k`` (one batch of 163 100-byte records, acks=1),
+``produce-16k-lz4``/``-zstd``/``-gzip``/``-snappy`` (the same 16 KiB of log-line-like
+values, compressed by the producer), ``produce-10k``
 (one 10,000-byte record, acks=1), ``produce-1``
 (one 100-byte record, acks=1), ``produce-1-all`` (acks=all), ``fetch-1m`` (a 1 MiB
 fetch of 10 KB records, the FileRecords slice sent with sendfile).
@@ -30,6 +32,7 @@ import datetime
 import os
 import pstats
 import queue
+import random
 import shutil
 import socket
 import sys
@@ -48,6 +51,7 @@ from kafka_py.network.request_channel import Request, RequestContext, SendRespon
 from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
 from kafka_py.protocol.headers import RequestHeader  # noqa: E402
 from kafka_py.protocol.messages import decode_request, decode_response, encode_request, request_schema  # noqa: E402
+from kafka_py.record.compression import CompressionType  # noqa: E402
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
 
 
@@ -63,9 +67,25 @@ class CapturingProcessor:
         self.responses.put(response)
 
 
-def produce_frame(topic: str, records: int, size: int, acks: int, version: int = 8) -> bytes:
-    value = os.urandom(size)
-    batch = build_batch([SimpleRecord(None, value, timestamp=int(time.time() * 1000)) for _ in range(records)])
+def compressible_value(size: int, rng: random.Random) -> bytes:
+    """A log-line-like value: repeated field names, random numbers (compresses 2-4x)."""
+    text = b""
+    while len(text) < size:
+        text += b'{"user":%d,"event":"click","page":"/item/%d","ms":%d}' % (
+            rng.randrange(10**6), rng.randrange(10**4), rng.randrange(10**3))
+    return text[:size]
+
+
+def produce_frame(topic: str, records: int, size: int, acks: int, version: int = 8,
+                  compression: CompressionType = CompressionType.NONE) -> bytes:
+    now = int(time.time() * 1000)
+    if compression == CompressionType.NONE:
+        value = os.urandom(size)
+        simple = [SimpleRecord(None, value, timestamp=now) for _ in range(records)]
+    else:
+        rng = random.Random(7)
+        simple = [SimpleRecord(None, compressible_value(size, rng), timestamp=now) for _ in range(records)]
+    batch = build_batch(simple, compression=compression)
     schema = request_schema(ApiKeys.PRODUCE, version)
     module = sys.modules[schema.__module__]
     body = schema(transactional_id=None, acks=acks, timeout=datetime.timedelta(seconds=30), topic_data=(
@@ -239,7 +259,9 @@ def main(argv=None) -> int:
 
         admin = AdminZkClient(server.zk_client)
         topics = {}
-        for name in ("p16k", "p10k", "p1", "p1all", "f"):
+        codecs = {"lz4": CompressionType.LZ4, "zstd": CompressionType.ZSTD, "gzip": CompressionType.GZIP,
+                  "snappy": CompressionType.SNAPPY}
+        for name in ("p16k", "p10k", "p1", "p1all", "f", *(f"p16k{c}" for c in codecs)):
             topic = f"bench-{name}"
             admin.create_topic(topic, 1, 1, {})
             topics[name] = topic
@@ -255,6 +277,8 @@ def main(argv=None) -> int:
 
         workloads = {
             "produce-16k": produce_frame(topics["p16k"], 163, 100, 1),
+            **{f"produce-16k-{c}": produce_frame(topics[f"p16k{c}"], 163, 100, 1, compression=codec)
+               for c, codec in codecs.items()},
             "produce-10k": produce_frame(topics["p10k"], 1, 10_000, 1),
             "produce-1": produce_frame(topics["p1"], 1, 100, 1),
             "produce-1-all": produce_frame(topics["p1all"], 1, 100, -1),
