@@ -14,11 +14,27 @@ from __future__ import annotations
 FORMAT_NAME = "kafka-log"
 
 
-def register(spark) -> None:
-    """Register the ``kafka-log`` format with ``spark`` (a SparkSession)."""
-    from kafka_py.spark.kafka_log_data_source import KafkaLogDataSource
+def register(spark, check_workers: bool = True) -> None:
+    """Register the ``kafka-log`` format with ``spark`` (a SparkSession).
 
-    spark.dataSource.register(KafkaLogDataSource)
+    The source's Python workers run the interpreter ``worker_python.worker_python`` picks: the
+    driver's own on a local master when PYSPARK_PYTHON and spark.pyspark.python are unset,
+    else the configured one, checked to import kafka_py (``check_workers``); a failed check
+    raises ``KafkaLogSetupException`` naming what to set.
+    """
+    from kafka_py.spark.kafka_log_data_source import KafkaLogDataSource
+    from kafka_py.spark.worker_python import worker_python
+
+    python = worker_python(spark, check=check_workers)
+    sc = spark.sparkContext
+    # Spark stamps the interpreter into the registered source's function when it is
+    # registered; the session's own default (used by the caller's UDFs) is left as it was.
+    previous = sc.pythonExec
+    sc.pythonExec = python
+    try:
+        spark.dataSource.register(KafkaLogDataSource)
+    finally:
+        sc.pythonExec = previous
 
 
 __all__ = ["FORMAT_NAME", "register"]
