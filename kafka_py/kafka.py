@@ -9,6 +9,11 @@ flushed and closed, clean-shutdown marker written) and the process exits 0. An i
 configuration exits 1 with one line naming the key, before anything starts; a failed
 startup exits 1 after stopping what it had started.
 
+When the broker halts (Kafka's Exit.halt: all its log dirs have failed), the process stops the
+broker in order without a controlled shutdown, closing every connection, and exits with the
+halt's status (1); should that stop take longer than HALT_STOP_TIMEOUT_S, it ends the process
+there and then, as Kafka's halt would have at once.
+
 Before anything starts, the process is pinned to one CPU (kafka_py.utils.cpu_affinity:
 KAFKA_PY_CPU_AFFINITY=auto|none|<cpu list>) and put under SCHED_BATCH
 (kafka_py.utils.sched_policy: KAFKA_PY_SCHED_POLICY=batch|none), the Python counterpart
@@ -26,12 +31,51 @@ import click
 
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
+from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
 from kafka_py.utils.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
 
 USAGE = "USAGE: python -m kafka_py.kafka server.properties [--override property=value]*"
+
+
+# How long an orderly stop after a halt may take before the process just ends.
+HALT_STOP_TIMEOUT_S = 30.0
+
+
+class _HaltRequest:
+    """The first Exit.halt of the process, and the deadline that bounds the stop after it."""
+
+    def __init__(self, stop_requested: threading.Event) -> None:
+        self._stop_requested = stop_requested
+        self._lock = threading.Lock()
+        self.status: Optional[int] = None
+        self._deadline: Optional[threading.Timer] = None
+
+    def __call__(self, status_code: int, message: Optional[str]) -> None:
+        # Runs on whichever broker thread halts (the LogDirFailureHandler); the main thread
+        # does the stopping, so this returns and Exit.halt ends the calling thread.
+        with self._lock:
+            if self.status is not None:
+                return
+            self.status = status_code
+            self._deadline = threading.Timer(HALT_STOP_TIMEOUT_S, self._halt_now)
+            self._deadline.daemon = True
+            self._deadline.name = "halt-deadline"
+            self._deadline.start()
+        logger.critical("Halting Kafka (exit status %d)%s; stopping the broker first", status_code,
+                        f": {message}" if message else "")
+        self._stop_requested.set()
+
+    def _halt_now(self) -> None:
+        logger.critical("The broker did not stop within %.0f s of the halt; exiting now", HALT_STOP_TIMEOUT_S)
+        halt_process(self.status if self.status is not None else 1, None)
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._deadline is not None:
+                self._deadline.cancel()
 
 
 class _StartupInterrupted(BaseException):
@@ -67,6 +111,8 @@ def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozens
     server = KafkaServer(config, spare_cpus=spare_cpus)
     stop_requested = threading.Event()
     phase = ["starting"]
+    halt = _HaltRequest(stop_requested)
+    Exit.set_halt_procedure(halt)
 
     def on_signal(signum: int, _frame: object) -> None:
         name = signal.Signals(signum).name
@@ -93,16 +139,20 @@ def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozens
             phase[0] = "stopping"
         # Lock waits are interrupted by signals on POSIX, so the handler runs while we wait.
         stop_requested.wait()
+        phase[0] = "stopping"
         try:
-            server.shutdown()
+            server.shutdown(controlled_shutdown=halt.status is None)
         except Exception:  # noqa: BLE001
             logger.critical("Halting Kafka.", exc_info=True)
             return 1
         server.await_shutdown()
-        return 0
+        return 0 if halt.status is None else halt.status
     except Exception:  # noqa: BLE001
         logger.critical("Exiting Kafka due to fatal exception", exc_info=True)
         return 1
+    finally:
+        Exit.reset_halt_procedure()
+        halt.cancel()
 
 
 @click.command(context_settings={"help_option_names": ["--help", "-h"]}, help=USAGE)

@@ -435,7 +435,8 @@ class Log:
         from kafka_py.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
         with self._lock:
-            checkpoint = LeaderEpochCheckpointFile(os.path.join(self._dir, log_files.LEADER_EPOCH_CHECKPOINT_FILE))
+            checkpoint = LeaderEpochCheckpointFile(os.path.join(self._dir, log_files.LEADER_EPOCH_CHECKPOINT_FILE),
+                                                   self.log_dir_failure_channel)
             self.leader_epoch_cache = LeaderEpochFileCache(self.topic_partition, lambda: self.log_end_offset,
                                                            checkpoint)
 
@@ -1230,7 +1231,7 @@ class Log:
                 self._add_segment(segment)
                 # same end offset, new segment position
                 self._update_log_end_offset(self._next_offset_metadata.message_offset)
-                self._schedule_or_run("flush-log", lambda: self.flush(new_offset))
+                self._schedule_or_run("flush-log", lambda: self._flush_unless_offline(new_offset))
                 logger.info("%sRolled new log segment at offset %d in %d ms.", self._log_ident, new_offset,
                             self.time.milliseconds() - start)
                 return segment
@@ -1278,6 +1279,17 @@ class Log:
         except OSError as e:
             raise self._io_failed(f"Error while flushing log for {self.topic_partition} in dir {self._parent_dir} "
                                   f"with offset {offset}", e) from e
+
+    def _flush_unless_offline(self, offset: int) -> None:
+        """The post-roll flush-log task: a log whose dir has failed (or whose files the
+        LogManager closed when the dir went offline) has nothing left to sync, and saying so
+        with a KafkaStorageException traceback from the scheduler would only repeat the
+        error already logged when the dir failed."""
+        if self._log_dir_offline or self._is_memory_mapped_buffer_closed:
+            logger.debug("%sSkipping flush-log up to offset %d: the log dir %s is offline", self._log_ident,
+                         offset, self._parent_dir)
+            return
+        self.flush(offset)
 
     # ------------------------------------------------------------------ read
 

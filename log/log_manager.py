@@ -45,6 +45,7 @@ from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 from kafka_py.log.page_cache_prefaulter import PageCachePrefaulter
+from kafka_py.utils.exit import Exit
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +228,11 @@ class LogManager:
             if dir in self._live_log_dirs:
                 self._live_log_dirs.remove(dir)
             if not self._live_log_dirs:
-                raise KafkaException(f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed")
+                # nothing left to serve: Kafka halts here, and so does Exit's procedure (the
+                # entry point's stops the broker in order first); it raises if it returns
+                msg = f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed"
+                logger.critical(msg)
+                Exit.halt(1, msg)
             self._recovery_point_checkpoints.pop(dir, None)
             if self._cleaner is not None:
                 self._cleaner.handle_log_dir_failure(dir)

@@ -71,6 +71,7 @@ from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLo
 from kafka_py.server.dynamic_config_manager import DynamicConfigManager
 from kafka_py.server.kafka_apis import KafkaApis
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
+from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.server.producer_id_manager import ProducerIdManager
 from kafka_py.server.replica_manager import ReplicaManager
@@ -166,6 +167,7 @@ class KafkaServer:
         self.cluster_id: Optional[str] = None
         self.dynamic_config: Optional[DynamicBrokerConfig] = None
         self.kafka_scheduler: Optional[KafkaScheduler] = None
+        self.log_dir_failure_channel: Optional[LogDirFailureChannel] = None
         self.log_manager: Optional[LogManager] = None
         self.metadata_cache: Optional[MetadataCache] = None
         self.socket_server: Optional[SocketServer] = None
@@ -223,6 +225,9 @@ class KafkaServer:
             self.kafka_scheduler = KafkaScheduler(config.background_threads)
             self.kafka_scheduler.startup()
 
+            # One channel for every I/O failure under a log dir, from startup on (dirs that fail
+            # to load are reported there too); the ReplicaManager's handler thread drains it.
+            self.log_dir_failure_channel = LogDirFailureChannel(len(config.log_dirs))
             self.log_manager = self._create_log_manager(initial_offline_dirs)
             self.broker_state = BrokerState.RECOVERY
             self.log_manager.startup(self._topic_config_overrides())
@@ -236,6 +241,7 @@ class KafkaServer:
 
             self.replica_manager = ReplicaManager(config, self.time, self.zk_client, self.kafka_scheduler,
                                                   self.log_manager, self.metadata_cache,
+                                                  self.log_dir_failure_channel,
                                                   is_shutting_down=self._is_shutting_down,
                                                   thread_name_prefix=self.thread_name_prefix)
             self.replica_manager.startup()
@@ -322,6 +328,7 @@ class KafkaServer:
             retention_check_ms=config.log_cleanup_interval_ms,
             max_pid_expiration_ms=config.transactional_id_expiration_ms,
             scheduler=self.kafka_scheduler, time=self.time,
+            log_dir_failure_channel=self.log_dir_failure_channel,
             cleaner_config=LogCleaner.cleaner_config(config),
             prefault_bytes=config.log_prefault_bytes, prefault_cpus=self.spare_cpus)
 
@@ -429,8 +436,13 @@ class KafkaServer:
 
     # ------------------------------------------------------------------ shutdown
 
-    def shutdown(self) -> None:
-        """Stop the broker in Kafka's order; safe to call more than once, and after a failed startup."""
+    def shutdown(self, controlled_shutdown: bool = True) -> None:
+        """Stop the broker in Kafka's order; safe to call more than once, and after a failed startup.
+
+        ``controlled_shutdown=False`` skips asking the controller to move leaderships first:
+        for a broker stopping because all its log dirs failed, whose partitions are offline
+        already and which Kafka would halt without a word to the controller.
+        """
         logger.info("%sshutting down", self._log_ident)
         if self._is_starting_up:
             raise KafkaException("Kafka server is still starting up, cannot shut down!")
@@ -438,7 +450,8 @@ class KafkaServer:
             return
         self._is_shutting_down.set()
         try:
-            self._swallow(self._controlled_shutdown)
+            if controlled_shutdown:
+                self._swallow(self._controlled_shutdown)
             self._shutdown_started_components()
         finally:
             self._is_shutting_down.clear()

@@ -510,7 +510,7 @@ class ReplicaManager:
                 pass
         self._scheduled_tasks.clear()
         if self._log_dir_failure_handler is not None:
-            self._log_dir_failure_handler.initiate_shutdown()
+            self._log_dir_failure_handler.shutdown()
         self.replica_fetcher_manager.shutdown()
         self.delayed_fetch_purgatory.shutdown()
         self.delayed_produce_purgatory.shutdown()
@@ -1324,7 +1324,8 @@ class ReplicaManager:
                              log_dir, e)
 
     def handle_log_dir_failure(self, dir: str, send_zk_notification: bool = True) -> None:
-        """Take every partition with a log in ``dir`` offline, then tell the log manager (and ZooKeeper)."""
+        """Take every partition with a log in ``dir`` offline, answer what waits on them, then
+        tell the log manager (which halts the broker when no dir is left) and the controller."""
         dir = os.path.abspath(dir)
         if not self.log_manager.is_log_dir_online(dir):
             return
@@ -1343,16 +1344,30 @@ class ReplicaManager:
                            "because they are in the failed log directory %s.", self._log_ident, self.local_broker_id,
                            ",".join(sorted(map(str, new_offline))),
                            ",".join(str(p.topic_partition) for p in with_offline_future), dir)
+        # Produces and fetches parked on these partitions would otherwise wait out their
+        # timeouts (or, were the broker to halt, never be answered): now they find the
+        # partitions offline and complete with KAFKA_STORAGE_ERROR. Outside the state-change
+        # lock, as every other completion, since their callbacks send responses.
+        for tp in sorted(new_offline, key=str):
+            self._complete_delayed_fetch_or_produce_requests(tp)
+            self.delayed_delete_records_purgatory.check_and_complete(
+                TopicPartitionOperationKey.from_topic_partition(tp))
         self.log_manager.handle_log_dir_failure(dir)
         if send_zk_notification and self.zk_client is not None:
-            propagate = getattr(self.zk_client, "propagate_log_dir_event", None)
-            if propagate is not None:
-                propagate(self.local_broker_id)
+            try:
+                # /log_dir_event_notification: the controller asks this broker about each of
+                # its replicas and marks those answering KAFKA_STORAGE_ERROR offline
+                self.zk_client.propagate_log_dir_event(self.local_broker_id)
+            except Exception:  # noqa: BLE001 - the dir is offline here whatever ZooKeeper says
+                logger.error("%sError while telling the controller about the failed log dir %s", self._log_ident,
+                             dir, exc_info=True)
         logger.warning("%sStopped serving replicas in dir %s", self._log_ident, dir)
 
 
 class _LogDirFailureHandler:
-    """Takes failed log dirs off the LogDirFailureChannel and handles them, one at a time."""
+    """Kafka's LogDirFailureHandler thread: takes failed log dirs off the LogDirFailureChannel
+    and handles them, one at a time. When the last dir fails the log manager halts the broker
+    (Exit.halt), which ends this thread with FatalExitError."""
 
     def __init__(self, replica_manager: ReplicaManager, channel: Any) -> None:
         from kafka_py.utils.shutdownable_thread import ShutdownableThread
@@ -1361,9 +1376,15 @@ class _LogDirFailureHandler:
 
         class Handler(ShutdownableThread):
             def do_work(self) -> None:
+                # waits until a dir fails or initiate_shutdown wakes it
                 new_offline_log_dir = channel.take_next_offline_log_dir()
                 if new_offline_log_dir is not None:
                     manager.handle_log_dir_failure(new_offline_log_dir)
+
+            def initiate_shutdown(self) -> bool:
+                initiated = super().initiate_shutdown()
+                channel.wakeup()
+                return initiated
 
         self._thread = Handler("LogDirFailureHandler", is_interruptible=False, daemon=True)
 
@@ -1372,3 +1393,9 @@ class _LogDirFailureHandler:
 
     def initiate_shutdown(self) -> None:
         self._thread.initiate_shutdown()
+
+    def shutdown(self) -> None:
+        self._thread.initiate_shutdown()
+        # a halt procedure may stop the broker from this very thread; it cannot wait for itself
+        if threading.current_thread() is not self._thread:
+            self._thread.await_shutdown()
