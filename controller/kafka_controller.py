@@ -402,8 +402,8 @@ class KafkaController:
         self.log_ident = f"[Controller id={config.broker_id}] "
         self._broker_info = initial_broker_info
         self._broker_epoch = initial_broker_epoch
-        # Brokers of a 2.7-IV2+ cluster report ISR changes with AlterIsr; kafka-py's brokers do
-        # so only once the API is served, otherwise through /isr_change_notification.
+        # Brokers of a 2.7-IV2+ cluster report ISR changes with AlterIsr (server/alter_isr_manager.py);
+        # older ones write the state znode themselves and announce it in /isr_change_notification.
         self._is_alter_isr_enabled = (config.inter_broker_protocol_version >= api_version("2.7-IV2")
                                       and ApiKeys.ALTER_ISR.implemented)
         self.state_change_logger = StateChangeLogger(config.broker_id, in_controller_context=True)
@@ -1692,10 +1692,26 @@ class KafkaController:
                 info = ctx.partition_leadership_info(tp)
                 if info is None:
                     responses[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                elif new_leader_and_isr.leader_epoch < info.leader_and_isr.leader_epoch:
+                    continue
+                current = info.leader_and_isr
+                # Checks beyond 2.8.2's ZooKeeper controller come from its KRaft controller
+                # (ReplicationControlManager.alterIsr): only the current leader, in exactly the
+                # current epoch, may propose an ISR of distinct assigned replicas that keeps it;
+                # otherwise a request with the right zkVersion could write anything.
+                if new_leader_and_isr.leader_epoch != current.leader_epoch:
                     responses[tp] = Errors.FENCED_LEADER_EPOCH
-                elif new_leader_and_isr.equals_ignore_zk(info.leader_and_isr):
-                    responses[tp] = info.leader_and_isr
+                elif new_leader_and_isr.leader != current.leader:
+                    logger.info("%sRejecting AlterIsr from broker %d for partition %s led by %d", self.log_ident,
+                                broker_id, tp, current.leader)
+                    responses[tp] = Errors.INVALID_REQUEST
+                elif not _is_valid_isr(new_leader_and_isr, ctx.partition_replica_assignment(tp)):
+                    logger.info("%sRejecting AlterIsr from broker %d for partition %s: ISR %s is not a set of "
+                                "assigned replicas %s including the leader", self.log_ident, broker_id, tp,
+                                list(new_leader_and_isr.isr), list(ctx.partition_replica_assignment(tp)))
+                    responses[tp] = Errors.INVALID_REQUEST
+                elif new_leader_and_isr.equals_ignore_zk(current):
+                    # already the state: answer with it, so a retried request is idempotent
+                    responses[tp] = current
                 else:
                     adjusted[tp] = new_leader_and_isr
             update = self.zk_client.update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
@@ -1763,6 +1779,12 @@ class KafkaController:
 
     def preempt(self, event: ControllerEvent) -> None:
         event.preempt()
+
+
+def _is_valid_isr(leader_and_isr: LeaderAndIsr, assignment: Sequence[int]) -> bool:
+    isr = leader_and_isr.isr
+    return (len(set(isr)) == len(isr) and set(isr) <= set(assignment)
+            and leader_and_isr.leader in isr)
 
 
 def _tps(partitions: Iterable[TopicPartition]) -> str:

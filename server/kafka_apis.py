@@ -309,7 +309,7 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
              "resource_name": r.resource_name} for r in body.resources]})
     if api in (ApiKeys.UPDATE_METADATA, ApiKeys.CONTROLLED_SHUTDOWN, ApiKeys.INIT_PRODUCER_ID,
                ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.LIST_GROUPS,
-               ApiKeys.OFFSET_DELETE, ApiKeys.DESCRIBE_CLUSTER):
+               ApiKeys.OFFSET_DELETE, ApiKeys.DESCRIBE_CLUSTER, ApiKeys.ALTER_ISR):
         return build_response(request, {"error_code": e, "error_message": message, "producer_id": -1,
                                         "producer_epoch": -1})
     return None
@@ -367,6 +367,7 @@ class KafkaApis:
             ApiKeys.STOP_REPLICA: self.handle_stop_replica_request,
             ApiKeys.UPDATE_METADATA: self.handle_update_metadata_request,
             ApiKeys.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
+            ApiKeys.ALTER_ISR: self.handle_alter_isr_request,
             ApiKeys.API_VERSIONS: self.handle_api_versions_request,
             ApiKeys.DELETE_RECORDS: self.handle_delete_records_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
@@ -962,6 +963,19 @@ class KafkaApis:
                                                                             UNKNOWN_BROKER_EPOCH)),
                                             self.answering(request, controlled_shutdown_callback))
 
+    def handle_alter_isr_request(self, request: Request) -> None:
+        """A leader's ISR changes, for the controller. A cluster action: kafka-py has no
+        authorizer, so (as Kafka without one) any principal passes; the controller's broker
+        epoch check refuses a sender that is not a live broker's current registration."""
+        from kafka_py.server.alter_isr_manager import alter_isr_request_partitions, build_alter_isr_response
+
+        body = request.body
+        if not self.controller.is_active:
+            self.send_response(request, build_alter_isr_response(Errors.NOT_CONTROLLER))
+            return
+        self.controller.alter_isrs(int(body.broker_id), int(body.broker_epoch), alter_isr_request_partitions(body),
+                                   self.answering(request, lambda result: self.send_response(
+                                       request, build_alter_isr_response(result))))
 
 # ---------------------------------------------------------------------------- helpers
 

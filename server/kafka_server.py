@@ -12,7 +12,8 @@ keeps its .log open):
 5. the dynamic broker configs stored in ZooKeeper, layered over server.properties;
 6. the scheduler, then the LogManager, which loads (and after a crash recovers) every log;
 7. the SocketServer, bound (so the real port is known for port 0) but not yet serving;
-8. the ReplicaManager;
+8. the AlterIsrManager (AlterIsr requests to the controller, or ZooKeeper writes below
+   inter.broker.protocol.version 2.7-IV2), then the ReplicaManager;
 9. the registration /brokers/ids/<id> (ephemeral, Kafka's JSON) whose czxid is the broker
    epoch, then meta.properties written to every log dir;
 10. the KafkaController (every broker runs one; the one that wins /controller leads);
@@ -57,6 +58,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.server.alter_isr_manager import AlterIsrManager, create_alter_isr_manager
 from kafka_py.server.broker_metadata_checkpoint import (
     META_PROPERTIES_FILE,
     BrokerMetadataCheckpoint,
@@ -171,6 +173,7 @@ class KafkaServer:
         self.log_manager: Optional[LogManager] = None
         self.metadata_cache: Optional[MetadataCache] = None
         self.socket_server: Optional[SocketServer] = None
+        self.alter_isr_manager: Optional[AlterIsrManager] = None
         self.replica_manager: Optional[ReplicaManager] = None
         self.broker_info: Optional[BrokerInfo] = None
         self.kafka_controller: Optional[KafkaController] = None
@@ -239,10 +242,19 @@ class KafkaServer:
             self.socket_server = SocketServer(config, self.time)
             self.socket_server.startup(start_processing_requests=False)
 
+            # How leaders change their ISR: AlterIsr to the controller, or (IBP < 2.7-IV2) their own
+            # ZooKeeper writes. The broker epoch is the controller's, known once registered below.
+            self.alter_isr_manager = create_alter_isr_manager(
+                config, self.metadata_cache, self.kafka_scheduler, self.time, self.zk_client,
+                lambda: self.kafka_controller.broker_epoch if self.kafka_controller is not None else -1,
+                self.thread_name_prefix)
+            self.alter_isr_manager.start()
+
             self.replica_manager = ReplicaManager(config, self.time, self.zk_client, self.kafka_scheduler,
                                                   self.log_manager, self.metadata_cache,
                                                   self.log_dir_failure_channel,
                                                   is_shutting_down=self._is_shutting_down,
+                                                  alter_isr_manager=self.alter_isr_manager,
                                                   thread_name_prefix=self.thread_name_prefix)
             self.replica_manager.startup()
 
@@ -480,6 +492,8 @@ class KafkaServer:
             self._swallow(self.group_coordinator.shutdown)
         if self.replica_manager is not None:
             self._swallow(self.replica_manager.shutdown)
+        if self.alter_isr_manager is not None:
+            self._swallow(self.alter_isr_manager.shutdown)
         # Last of the data path: flushes, checkpoints and the clean-shutdown marker.
         if self.log_manager is not None:
             self._swallow(self.log_manager.shutdown)

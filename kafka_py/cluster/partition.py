@@ -50,6 +50,7 @@ from kafka_py.log.log_offset_metadata import (
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.alter_isr_manager import AlterIsrItem
 from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
 
 logger = logging.getLogger(__name__)
@@ -151,6 +152,10 @@ class _ReentrantReadWriteLock:
             self._writer = me
             self._writer_holds = 1
 
+    def is_write_locked_by_current_thread(self) -> bool:
+        with self._lock:
+            return self._writer == threading.get_ident()
+
     def release_write(self) -> None:
         with self._lock:
             self._writer_holds -= 1
@@ -225,16 +230,6 @@ class LogDeleteRecordsResult:
     @property
     def error(self) -> Errors:
         return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
-
-
-@dataclass(frozen=True, slots=True)
-class AlterIsrItem:
-    """What a leader asks the controller to change (core/.../server/AlterIsrManager.scala)."""
-
-    topic_partition: TopicPartition
-    leader_and_isr: LeaderAndIsr
-    callback: Callable[[Any], None]
-    controller_epoch: int
 
 
 # Assignment: SimpleAssignmentState / OngoingReassignmentState
@@ -926,7 +921,7 @@ class Partition:
         new_leader_and_isr = LeaderAndIsr(self.local_broker_id, self._leader_epoch, tuple(sorted(isr_to_send)),
                                           self._zk_version)
         item = AlterIsrItem(self.topic_partition, new_leader_and_isr,
-                            lambda result, proposed=proposed: self._handle_alter_isr_response(proposed, result),
+                            lambda result, proposed=proposed: self._on_alter_isr_response(proposed, result),
                             self._controller_epoch)
         old_state = self.isr_state
         self.isr_state = proposed
@@ -938,12 +933,22 @@ class Partition:
         logger.debug("%sEnqueued ISR change to state %s after transition to %s", self._log_ident,
                      new_leader_and_isr, proposed)
 
-    def _handle_alter_isr_response(self, proposed, result) -> None:
-        """``result`` is an Errors member (failure) or the LeaderAndIsr the controller stored."""
+    def _on_alter_isr_response(self, proposed, result) -> None:
+        """The AlterIsr manager's callback. A committed shrink may let the high watermark move
+        at once (later Kafka does the same, KAFKA-13091); waiting operations are then woken
+        here, unless this thread still holds the ISR lock: ZkIsrManager answers inside
+        ``submit``, and ``maybe_shrink_isr`` wakes them itself once it lets go."""
+        hw_incremented = self._handle_alter_isr_response(proposed, result)
+        if hw_incremented and not self._leader_isr_update_lock.is_write_locked_by_current_thread():
+            self._try_complete_delayed_requests()
+
+    def _handle_alter_isr_response(self, proposed, result) -> bool:
+        """``result`` is an Errors member (failure) or the LeaderAndIsr the controller stored;
+        True if committing it moved the high watermark."""
         with self._leader_isr_update_lock.write():
             if self.isr_state != proposed:
                 # leadership or ISR changed some other way meanwhile: this answer is stale
-                return
+                return False
             if isinstance(result, Errors):
                 self._mark_isr("mark_failed")
                 if result in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
@@ -954,15 +959,17 @@ class Partition:
                     logger.warning("%sFailed to update ISR to %s due to unexpected %s. Retrying.", self._log_ident,
                                    proposed, result.name)
                     self._send_alter_isr_request(proposed)
-                return
+                return False
             if result.leader_epoch != self._leader_epoch or result.zk_version < self._zk_version:
                 self._mark_isr("mark_failed")
-                return
+                return False
             self.isr_state = CommittedIsr(frozenset(result.isr))
             self._zk_version = result.zk_version
             logger.info("%sISR updated to %s and version updated to [%d]", self._log_ident,
                         ",".join(map(str, sorted(self.isr_state.isr))), self._zk_version)
             self._mark_isr("mark_expand" if isinstance(proposed, PendingExpandIsr) else "mark_shrink")
+            leader_log = self.leader_log_if_local
+            return leader_log is not None and self._maybe_increment_leader_hw(leader_log)
 
     def _mark_isr(self, what: str) -> None:
         fn = getattr(self.isr_change_listener, what, None)

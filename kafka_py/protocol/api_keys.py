@@ -220,6 +220,7 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
     ApiKeys.INCREMENTAL_ALTER_CONFIGS,
     ApiKeys.OFFSET_DELETE,
     ApiKeys.DESCRIBE_CLUSTER,
+    ApiKeys.ALTER_ISR,
 })
 
 

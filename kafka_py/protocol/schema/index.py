@@ -103,4 +103,32 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.controlled_shutdown.v3.response:ControlledShutdownResponse",
         ),
     },
+    23: {
+        0: (
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v0.request:OffsetForLeaderEpochRequest",
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v0.response:OffsetForLeaderEpochResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v1.request:OffsetForLeaderEpochRequest",
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v1.response:OffsetForLeaderEpochResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v2.request:OffsetForLeaderEpochRequest",
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v2.response:OffsetForLeaderEpochResponse",
+        ),
+        3: (
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v3.request:OffsetForLeaderEpochRequest",
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v3.response:OffsetForLeaderEpochResponse",
+        ),
+        4: (
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v4.request:OffsetForLeaderEpochRequest",
+            "kafka_py.protocol.schema.offset_for_leader_epoch.v4.response:OffsetForLeaderEpochResponse",
+        ),
+    },
+    56: {
+        0: (
+            "kafka_py.protocol.schema.alter_isr.v0.request:AlterIsrRequest",
+            "kafka_py.protocol.schema.alter_isr.v0.response:AlterIsrResponse",
+        ),
+    },
 }

@@ -1,0 +1,1 @@
+"""AlterIsr messages, one module per version (generated)."""

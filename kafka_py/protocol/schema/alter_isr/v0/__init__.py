@@ -1,0 +1,5 @@
+"""AlterIsr version 0 (generated)."""
+from .request import AlterIsrRequest
+from .response import AlterIsrResponse
+
+__all__ = ("AlterIsrRequest", "AlterIsrResponse")
