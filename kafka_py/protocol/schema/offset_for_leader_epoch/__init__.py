@@ -1,0 +1,1 @@
+"""OffsetForLeaderEpoch messages, one module per version (generated)."""

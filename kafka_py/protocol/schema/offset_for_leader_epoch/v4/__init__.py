@@ -1,0 +1,5 @@
+"""OffsetForLeaderEpoch version 4 (generated)."""
+from .request import OffsetForLeaderEpochRequest
+from .response import OffsetForLeaderEpochResponse
+
+__all__ = ("OffsetForLeaderEpochRequest", "OffsetForLeaderEpochResponse")
