@@ -21,6 +21,7 @@ import pytest
 
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.producer_state_manager import AppendOrigin
@@ -33,6 +34,7 @@ from kafka_py.utils.exit import Exit
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.time import Time
 from tests.integration.broker_harness import wait_until
+from tests.log.log_test_helpers import config as log_config, make_records
 from tests.server.test_replica_manager import WAIT, lai_request, partition_errors, records, um_request, values_of
 
 A = TopicPartition("a", 0)
@@ -216,6 +218,40 @@ def test_scheduled_tasks_skip_the_failed_dir(broker, caplog) -> None:
     # the healthy dir's checkpoints are written; nothing was written in the failed one
     assert "b 0 1" in open(os.path.join(healthy, "replication-offset-checkpoint")).read()
     assert os.path.isfile(failed_log)
+
+
+class HeldTasks:
+    """A scheduler that only collects its tasks, so a test decides when (and whether) they run."""
+
+    def __init__(self) -> None:
+        self.tasks: list[tuple[str, object]] = []
+
+    def schedule(self, name: str, fun, delay_ms: float = 0, period_ms: float = -1, unit_ms: bool = True):
+        self.tasks.append((name, fun))
+
+    def run(self, name: str) -> int:
+        due = [fun for task, fun in self.tasks if task == name]
+        for fun in due:
+            fun()
+        return len(due)
+
+
+def test_post_roll_flush_of_a_log_whose_dir_failed_is_skipped(tmp_path, caplog) -> None:
+    held = HeldTasks()
+    channel = LogDirFailureChannel(1)
+    log = Log(str(tmp_path / "d" / "t-0"), log_config(), scheduler=held, log_dir_failure_channel=channel)
+    log.append_as_leader(make_records([b"a"]), 0)
+    log.roll()
+    # the dir fails before the flush that roll scheduled gets to run
+    shutil.rmtree(log.dir)
+    with open(log.dir, "w") as f:
+        f.write("not a directory")
+    with pytest.raises(KafkaStorageException):
+        log.roll()
+    assert channel.has_offline_log_dir(str(tmp_path / "d"))
+    caplog.clear()
+    assert held.run("flush-log") == 1
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_halt_when_the_last_dir_fails(broker, halts, caplog) -> None:
