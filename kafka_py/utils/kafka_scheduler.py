@@ -34,7 +34,7 @@ _NANOS_PER_MS = 1_000_000
 class ScheduledTask:
     """What ``schedule`` returns: Kafka's ``ScheduledFuture`` reduced to what the broker uses."""
 
-    __slots__ = ("name", "fun", "period_ns", "next_run_ns", "_cancelled", "_done")
+    __slots__ = ("name", "fun", "period_ns", "next_run_ns", "_cancelled", "_done", "_on_cancel")
 
     def __init__(self, name: str, fun: Callable[[], object], next_run_ns: int, period_ns: int) -> None:
         self.name = name
@@ -43,6 +43,8 @@ class ScheduledTask:
         self.next_run_ns = next_run_ns
         self._cancelled = False
         self._done = threading.Event()
+        # Set by the scheduler holding the task: takes a cancelled task out of its queue.
+        self._on_cancel: Callable[["ScheduledTask"], None] | None = None
 
     @property
     def is_periodic(self) -> bool:
@@ -54,6 +56,9 @@ class ScheduledTask:
             return False
         self._cancelled = True
         self._done.set()
+        on_cancel = self._on_cancel
+        if on_cancel is not None:
+            on_cancel(self)
         return True
 
     def is_cancelled(self) -> bool:
@@ -83,6 +88,10 @@ class _NoOpScheduledTask(ScheduledTask):
 
     def cancel(self) -> bool:
         return True
+
+
+def _cancelled_task_fun() -> None:
+    """What a cancelled task runs instead of its function, should a worker already hold it."""
 
 
 def _to_ns(value: float, unit_ms: bool) -> int:
@@ -130,6 +139,12 @@ class KafkaScheduler(Scheduler):
         self._pool_size = threads
         self._workers: set[threading.Thread] = set()
         self._leader: threading.Thread | None = None
+        # Cancelled tasks still in _queue. Kafka's executor removes a task when it is cancelled
+        # (setRemoveOnCancelPolicy): a log's periodic task holds the log, and a broker that
+        # creates and deletes topics must not keep every deleted log until its task's next run
+        # time. Here the cancelled entry loses its function at once and the queue is rebuilt
+        # without such entries once they are half of it, so cancelling costs O(1) amortized.
+        self._cancelled_in_queue = 0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -154,6 +169,7 @@ class KafkaScheduler(Scheduler):
             for _, _, task in self._queue:
                 task._finish()
             self._queue.clear()
+            self._cancelled_in_queue = 0
             workers = list(self._workers)
             self._cond.notify_all()
         me = threading.current_thread()
@@ -187,6 +203,7 @@ class KafkaScheduler(Scheduler):
                             "The task is ignored.", name)
                 return _NoOpScheduledTask(name)
             task = ScheduledTask(name, fun, _time.monotonic_ns() + delay_ns, period_ns)
+            task._on_cancel = self._remove_on_cancel
             self._push(task)
             if len(self._workers) < self._pool_size:
                 self._start_worker()
@@ -211,6 +228,22 @@ class KafkaScheduler(Scheduler):
                 self._cond.notify_all()
 
     # -- internals (all called with self._cond held unless noted) ----------------------------
+
+    def _remove_on_cancel(self, task: ScheduledTask) -> None:
+        # Called by ScheduledTask.cancel, without the lock held.
+        with self._cond:
+            task.fun = _cancelled_task_fun
+            if not self._queue:
+                return
+            # (counts a task being run as well: that only brings the next rebuild forward)
+            self._cancelled_in_queue += 1
+            if self._cancelled_in_queue * 2 > len(self._queue):
+                self._queue = [entry for entry in self._queue if not entry[2].is_cancelled()]
+                heapq.heapify(self._queue)
+                self._cancelled_in_queue = 0
+                # The head may have changed under the leader's timed wait.
+                self._leader = None
+                self._cond.notify()
 
     def _push(self, task: ScheduledTask) -> None:
         heapq.heappush(self._queue, (task.next_run_ns, next(self._seq), task))
@@ -240,6 +273,7 @@ class KafkaScheduler(Scheduler):
                 run_at, _, task = self._queue[0]
                 if task.is_cancelled():
                     heapq.heappop(self._queue)
+                    self._cancelled_in_queue = max(0, self._cancelled_in_queue - 1)
                     continue
                 delay_ns = run_at - _time.monotonic_ns()
                 if delay_ns <= 0:

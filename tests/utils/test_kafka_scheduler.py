@@ -201,6 +201,34 @@ def test_task_may_schedule_more_tasks(scheduler):
     assert second.wait(TIMEOUT)
 
 
+def test_cancelled_tasks_release_what_they_hold(scheduler):
+    """Kafka's executor removes a task on cancel: a deleted log's periodic task must not keep
+    the log alive until its next run time (minutes away)."""
+    import gc
+    import weakref
+
+    class Held:
+        def work(self) -> None:
+            pass
+
+    refs = []
+    tasks = []
+    for i in range(100):
+        held = Held()
+        refs.append(weakref.ref(held))
+        tasks.append(scheduler.schedule(f"far-{i}", held.work, delay_ms=600_000, period_ms=600_000))
+        del held
+    for task in tasks:
+        assert task.cancel()
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    # and the queue itself does not keep their entries
+    assert len(scheduler._queue) < 100
+    ran = threading.Event()
+    scheduler.schedule_once("still-serving", ran.set)
+    assert ran.wait(TIMEOUT)
+
+
 # -- MockTime / MockScheduler --------------------------------------------------------------
 
 
