@@ -41,7 +41,13 @@ from kafka_py.spark.job_support import (
     user_error,
 )
 from kafka_py.spark.log_dir_planner import LogDirPlanner
-from kafka_py.spark.options import EARLIEST_OFFSET, KafkaLogOptionsException, Subscription, offsets_json
+from kafka_py.spark.options import (
+    EARLIEST_OFFSET,
+    KafkaLogOptions,
+    KafkaLogOptionsException,
+    Subscription,
+    offsets_json,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +115,9 @@ def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str
     state = load_state(state_path)
     subscription = Subscription.create(topics=topics or None, pattern=topic_pattern)
     planner = LogDirPlanner(log_dirs)
-    logs = planner.partition_logs(subscription)
-    planner.describe(logs.values(), committed_only)
+    logs = planner.chosen_logs(KafkaLogOptions(paths=tuple(log_dirs), subscription=subscription,
+                                               committed_only=committed_only,
+                                               fail_on_data_loss=fail_on_data_loss))
     starting: dict[TopicPartition, int] = {}
     ending: dict[TopicPartition, int] = {}
     for tp, log in sorted(logs.items()):

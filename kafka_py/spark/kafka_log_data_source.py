@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import Iterator
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -40,7 +40,7 @@ from pyspark.sql.types import (
 )
 
 from kafka_py.spark.log_dir_planner import LogDirPlanner
-from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException
+from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException, parse_bool
 from kafka_py.spark.segment_reader import SegmentSlice, read_slice
 
 logger = logging.getLogger(__name__)
@@ -81,16 +81,29 @@ class KafkaLogDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> StructType:
-        return kafka_schema(KafkaLogOptions.parse(self.options).include_headers)
+        # Called for batch and streaming reads alike: only the option that shapes the schema
+        # is read here; reader() and streamReader() check all of them.
+        return kafka_schema(parse_bool(self.options, "includeHeaders", False))
 
     def reader(self, schema: StructType) -> "KafkaLogDataSourceReader":
         options = KafkaLogOptions.parse(self.options)
-        expected = kafka_schema(options.include_headers)
-        if [f.name for f in schema.fields] != [f.name for f in expected.fields]:
-            raise KafkaLogOptionsException(
-                f"The kafka-log source has a fixed schema ({expected.simpleString()}); "
-                f"a different one was given: {schema.simpleString()}")
+        _check_schema(schema, options)
         return KafkaLogDataSourceReader(options)
+
+    def streamReader(self, schema: StructType) -> "DataSourceStreamReader":
+        from kafka_py.spark.stream_reader import KafkaLogStreamReader
+
+        options = KafkaLogOptions.parse(self.options, streaming=True)
+        _check_schema(schema, options)
+        return KafkaLogStreamReader(options)
+
+
+def _check_schema(schema: StructType, options: KafkaLogOptions) -> None:
+    expected = kafka_schema(options.include_headers)
+    if [f.name for f in schema.fields] != [f.name for f in expected.fields]:
+        raise KafkaLogOptionsException(
+            f"The kafka-log source has a fixed schema ({expected.simpleString()}); "
+            f"a different one was given: {schema.simpleString()}")
 
 
 class KafkaLogDataSourceReader(DataSourceReader):

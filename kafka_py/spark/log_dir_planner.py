@@ -57,6 +57,7 @@ from kafka_py.spark.options import (
     OffsetSpec,
     Subscription,
 )
+from kafka_py.spark.replicas import choose_replica, highest_checkpointed_high_watermark, read_broker_id
 from kafka_py.spark.segment_reader import KafkaLogDataLossException, SegmentSlice, find_next_valid_batch
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,12 @@ class PartitionLog:
     #: Where the last complete, valid batch of the last segment ends.
     end_position: int = 0
     high_watermark: Optional[int] = None
+    #: Which broker the log dir belongs to (its meta.properties), None when it does not say.
+    broker_id: Optional[int] = None
+    #: This replica's high watermark in its log dir's replication-offset-checkpoint.
+    checkpointed_high_watermark: Optional[int] = None
+    #: Its files disappeared while it was described (the topic was deleted meanwhile).
+    vanished: bool = False
     _tail_known: bool = field(default=False, repr=False)
 
 
@@ -235,18 +242,21 @@ class LogDirPlanner:
         for d in self.log_dirs:
             if not os.path.isdir(d):
                 raise KafkaLogOptionsException(f"Log dir {d} does not exist or is not a directory")
+        self.broker_ids: dict[str, Optional[int]] = {d: read_broker_id(d) for d in self.log_dirs}
 
     # ------------------------------------------------------------------ discovery
 
-    def partition_logs(self, subscription: Subscription = Subscription()) -> dict[TopicPartition, PartitionLog]:
-        """Every partition directory of the log dirs that ``subscription`` selects."""
-        found: dict[TopicPartition, PartitionLog] = {}
+    def replica_logs(self, subscription: Subscription = Subscription()) -> dict[TopicPartition, list[PartitionLog]]:
+        """Every partition directory of the log dirs that ``subscription`` selects, per
+        partition one per broker (its replicas, when the dirs of several brokers are given)."""
+        found: dict[TopicPartition, list[PartitionLog]] = {}
         for log_dir in self.log_dirs:
             looks_like_partition = any(n.endswith(log_files.LOG_FILE_SUFFIX) for n in os.listdir(log_dir))
             if looks_like_partition:
                 raise KafkaLogOptionsException(
                     f"{log_dir} holds segment files: it is a partition's directory; give the log dir "
                     f"that contains it ({os.path.dirname(log_dir)})")
+            broker_id = self.broker_ids[log_dir]
             for name in sorted(os.listdir(log_dir)):
                 path = os.path.join(log_dir, name)
                 if not os.path.isdir(path):
@@ -260,12 +270,29 @@ class LogDirPlanner:
                     continue
                 if not subscription.includes(tp):
                     continue
-                if tp in found:
-                    raise KafkaLogOptionsException(
-                        f"Partition {tp} is in both {found[tp].log_dir} and {log_dir}: give the log dirs "
-                        f"of one broker only (replicas of one partition on several brokers would be read twice)")
-                found[tp] = PartitionLog(tp, path, log_dir, self._segments(path))
+                replicas = found.setdefault(tp, [])
+                for other in replicas:
+                    if other.broker_id == broker_id:
+                        owner = (f"both of broker {broker_id}" if broker_id is not None
+                                 else "neither of which names its broker in meta.properties")
+                        raise KafkaLogOptionsException(
+                            f"Partition {tp} is in both {other.log_dir} and {log_dir}, {owner}: a broker "
+                            f"holds one copy of a partition, so give each broker's log dirs once (replicas "
+                            f"are told apart by the broker.id of each log dir's meta.properties)")
+                replicas.append(PartitionLog(tp, path, log_dir, self._segments(path), broker_id=broker_id))
         return found
+
+    def partition_logs(self, subscription: Subscription = Subscription(),
+                       fail_on_data_loss: bool = True) -> dict[TopicPartition, PartitionLog]:
+        """One described replica per partition that ``subscription`` selects: the only one, or
+        the one ``replicas.choose_replica`` prefers (highest checkpointed high watermark)."""
+        chosen: dict[TopicPartition, PartitionLog] = {}
+        for tp, replicas in self.replica_logs(subscription).items():
+            self.describe(replicas, fail_on_data_loss=fail_on_data_loss)
+            alive = [r for r in replicas if not r.vanished]
+            if alive:
+                chosen[tp] = choose_replica(alive)
+        return chosen
 
     @staticmethod
     def _segments(partition_dir: str) -> list[SegmentFile]:
@@ -289,8 +316,9 @@ class LogDirPlanner:
 
     def describe(self, logs: Iterable[PartitionLog], committed_only: bool = False,
                  fail_on_data_loss: bool = True) -> list[TopicPartition]:
-        """Fill in log start/end offsets (and high watermarks) of ``logs``; returns the
-        partitions whose files vanished meanwhile (only without ``fail_on_data_loss``)."""
+        """Fill in log start/end offsets and checkpointed high watermarks of ``logs`` (and, with
+        ``committed_only``, each one's own high watermark); returns the partitions whose files
+        vanished meanwhile (only without ``fail_on_data_loss``)."""
         logs = list(logs)
         vanished: list[TopicPartition] = []
         start_checkpoints: dict[str, dict[TopicPartition, int]] = {}
@@ -298,25 +326,21 @@ class LogDirPlanner:
         for log in logs:
             if log.log_dir not in start_checkpoints:
                 start_checkpoints[log.log_dir] = self._read_checkpoint(log.log_dir, LOG_START_OFFSET_CHECKPOINT)
+                hw_checkpoints[log.log_dir] = self._read_checkpoint(log.log_dir, REPLICATION_OFFSET_CHECKPOINT)
             try:
                 self._describe_tail(log)
             except FileNotFoundError as e:
                 # The topic was deleted (its directory renamed to -delete) since it was listed.
                 _vanished(log.topic_partition, e, fail_on_data_loss)
+                log.vanished = True
                 vanished.append(log.topic_partition)
                 continue
             first_base = log.segments[0].base_offset if log.segments else 0
             checkpointed_start = start_checkpoints[log.log_dir].get(log.topic_partition, first_base)
             log.log_start_offset = min(max(first_base, checkpointed_start), log.log_end_offset)
+            log.checkpointed_high_watermark = hw_checkpoints[log.log_dir].get(log.topic_partition)
             if committed_only:
-                if log.log_dir not in hw_checkpoints:
-                    hw_checkpoints[log.log_dir] = self._read_checkpoint(log.log_dir, REPLICATION_OFFSET_CHECKPOINT)
-                hw = hw_checkpoints[log.log_dir].get(log.topic_partition)
-                if hw is None:
-                    logger.warning("No high watermark for %s in %s: nothing of it counts as committed",
-                                   log.topic_partition, os.path.join(log.log_dir, REPLICATION_OFFSET_CHECKPOINT))
-                    hw = log.log_start_offset
-                log.high_watermark = max(log.log_start_offset, min(hw, log.log_end_offset))
+                set_committed_end(log, [log])
         return vanished
 
     @staticmethod
@@ -445,21 +469,43 @@ class LogDirPlanner:
             return latest
         return value
 
+    def chosen_logs(self, options: KafkaLogOptions) -> dict[TopicPartition, PartitionLog]:
+        """The replica of each selected partition that a read of ``options`` uses, described."""
+        replicas = self.replica_logs(options.subscription)
+        self.describe([r for rs in replicas.values() for r in rs], fail_on_data_loss=options.fail_on_data_loss)
+        chosen: dict[TopicPartition, PartitionLog] = {}
+        for tp, candidates in replicas.items():
+            alive = [r for r in candidates if not r.vanished]
+            if not alive:
+                continue
+            start = _explicit(options.starting_offsets, tp)
+            until = _explicit(options.ending_offsets, tp)
+            log = choose_replica(alive, from_offset=start, until_offset=until)
+            if options.committed_only:
+                set_committed_end(log, alive)
+            chosen[tp] = log
+        return chosen
+
     def plan(self, options: KafkaLogOptions) -> list[SegmentSlice]:
         """Slices covering exactly the records ``options`` asks for, ready to read in parallel."""
-        logs = self.partition_logs(options.subscription)
-        for tp in self.describe(logs.values(), options.committed_only, options.fail_on_data_loss):
-            del logs[tp]
+        logs = self.chosen_logs(options)
         ranges = self.resolve_ranges(logs, options)
+        return self.plan_ranges(logs, ranges, options.fail_on_data_loss, options.max_bytes_per_partition,
+                                options.min_partitions)
+
+    def plan_ranges(self, logs: dict[TopicPartition, PartitionLog], ranges: Sequence[OffsetRange],
+                    fail_on_data_loss: bool = True, max_bytes_per_partition: int = 128 * 1024 * 1024,
+                    min_partitions: Optional[int] = None) -> list[SegmentSlice]:
+        """Slices covering the offset ``ranges``, each read from ``logs[its partition]``."""
         pieces: list[tuple[PartitionLog, int, int, int, bool, OffsetRange]] = []
         for r in ranges:
             if r.size == 0:
                 continue
-            pieces.extend(self._segment_ranges(logs[r.topic_partition], r, options.fail_on_data_loss))
+            pieces.extend(self._segment_ranges(logs[r.topic_partition], r, fail_on_data_loss))
         total = sum(end - start for _, _, start, end, _, _ in pieces)
-        max_bytes = options.max_bytes_per_partition
-        if options.min_partitions and total:
-            max_bytes = max(1, min(max_bytes, -(-total // options.min_partitions)))
+        max_bytes = max_bytes_per_partition
+        if min_partitions and total:
+            max_bytes = max(1, min(max_bytes, -(-total // min_partitions)))
         slices: list[SegmentSlice] = []
         for log, seg_index, start, end, is_tail, r in pieces:
             slices.extend(self._split(log, seg_index, start, end, is_tail, r, max_bytes))
@@ -554,6 +600,26 @@ class LogDirPlanner:
             records.close()
         cuts.append(end)
         return [make(a, b, is_tail and b == end) for a, b in zip(cuts, cuts[1:])]
+
+
+def _explicit(spec: OffsetSpec, tp: TopicPartition) -> Optional[int]:
+    """The offset ``spec`` names for ``tp``, when it names a real one (not -2 / -1)."""
+    if isinstance(spec, dict):
+        value = spec.get(tp)
+        if value is not None and value >= 0:
+            return value
+    return None
+
+
+def set_committed_end(log: PartitionLog, replicas: Sequence[PartitionLog]) -> None:
+    """``log.high_watermark``: the highest high watermark any of ``replicas`` checkpointed,
+    cut to what ``log`` holds."""
+    hw = highest_checkpointed_high_watermark(replicas)
+    if hw is None:
+        logger.warning("No high watermark for %s in %s: nothing of it counts as committed",
+                       log.topic_partition, os.path.join(log.log_dir, REPLICATION_OFFSET_CHECKPOINT))
+        hw = log.log_start_offset
+    log.high_watermark = max(log.log_start_offset, min(hw, log.log_end_offset))
 
 
 def _vanished(tp: TopicPartition, error: OSError, fail_on_data_loss: bool) -> None:

@@ -23,9 +23,23 @@ minPartitions      at least this many Spark partitions, splitting large segments
 At most one of subscribe, subscribePattern and assign; with none every topic is read except
 the internal ones (``__consumer_offsets``, ``__transaction_state``), which are read only when
 named in subscribe or assign, as a consumer's pattern subscription leaves them out.
+
+A streaming read (``readStream``) takes the same options except endingOffsets, and those of
+Spark's Kafka source for micro-batches:
+
+======================== ================================================================
+maxOffsetsPerTrigger     at most this many offsets per micro-batch, shared over partitions
+minOffsetsPerTrigger     wait for at least this many new offsets before a micro-batch ...
+maxTriggerDelay          ... but no longer than this (default 15m)
+kafka.bootstrap.servers  ask the cluster for high watermarks and leaders (ListOffsets)
+kafka.*                  passed on to that admin client
+======================== ================================================================
+
+A name that is none of these is an error that names it, so a typo is not silently ignored.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -42,6 +56,35 @@ LATEST_OFFSET = -1
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 DEFAULT_MAX_BYTES_PER_PARTITION = 128 * 1024 * 1024
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
+
+#: The option name prefix of settings passed on to a Kafka client (Spark's "kafka." prefix).
+KAFKA_PREFIX = "kafka."
+BOOTSTRAP_SERVERS = KAFKA_PREFIX + "bootstrap.servers"
+
+_COMMON_OPTIONS = ("path", "paths", "subscribe", "subscribePattern", "assign", "startingOffsets",
+                   "includeHeaders", "failOnDataLoss", "maxBytesPerPartition", "minPartitions",
+                   "committedOnly")
+BATCH_OPTIONS = frozenset(_COMMON_OPTIONS + ("endingOffsets",))
+STREAM_OPTIONS = frozenset(_COMMON_OPTIONS + ("maxOffsetsPerTrigger", "minOffsetsPerTrigger",
+                                              "maxTriggerDelay"))
+_ONLY_FOR = {
+    **{name.lower(): "it is for streaming reads (readStream) only" for name in STREAM_OPTIONS - BATCH_OPTIONS},
+    **{name.lower(): "it is for batch reads only; a stream reads on until it is stopped"
+       for name in BATCH_OPTIONS - STREAM_OPTIONS},
+}
+#: Options of Spark's Kafka source that this source does not offer, and why.
+_NOT_OFFERED = {
+    "startingtimestamp": "offsets by timestamp are not supported; give startingOffsets",
+    "startingoffsetsbytimestamp": "offsets by timestamp are not supported; give startingOffsets",
+    "startingoffsetsbytimestampstrategy": "offsets by timestamp are not supported",
+    "endingtimestamp": "offsets by timestamp are not supported; give endingOffsets",
+    "endingoffsetsbytimestamp": "offsets by timestamp are not supported; give endingOffsets",
+    "kafkaconsumer.polltimeoutms": "the source reads files, not through a consumer",
+    "fetchoffset.numretries": "the source reads files, not through a consumer",
+    "fetchoffset.retryintervalms": "the source reads files, not through a consumer",
+    "groupidprefix": "the source reads files, not through a consumer group",
+}
 
 OffsetSpec = Union[str, dict]  # EARLIEST, LATEST, or {TopicPartition: offset}
 
@@ -50,7 +93,7 @@ class KafkaLogOptionsException(ValueError):
     """An option is missing, malformed or not allowed with another."""
 
 
-def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
+def parse_bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     raw = _get(options, name)
     if raw is None:
         return default
@@ -71,6 +114,47 @@ def _int(options: Mapping[str, str], name: str, default: Optional[int], minimum:
     if value < minimum:
         raise KafkaLogOptionsException(f"Option {name} must be at least {minimum}, not {value}")
     return value
+
+
+def check_option_names(options: Mapping[str, str], known: frozenset[str], what: str,
+                       allow_kafka_prefix: bool = True) -> None:
+    """Refuse every option name that is not in ``known`` (case-insensitively, as Spark's option
+    maps are) nor, when ``allow_kafka_prefix``, a ``kafka.`` client setting."""
+    lowered = {name.lower(): name for name in known}
+    for name in options:
+        key = str(name).lower()
+        if key in lowered or (allow_kafka_prefix and key.startswith(KAFKA_PREFIX) and len(key) > len(KAFKA_PREFIX)):
+            continue
+        if key in _ONLY_FOR:
+            raise KafkaLogOptionsException(f"Option {name} is not for {what}: {_ONLY_FOR[key]}")
+        if key in _NOT_OFFERED:
+            raise KafkaLogOptionsException(f"Option {name} is not supported by {what}: {_NOT_OFFERED[key]}")
+        close = difflib.get_close_matches(key, list(lowered), n=1, cutoff=0.75)
+        hint = f" (did you mean {lowered[close[0]]}?)" if close else ""
+        raise KafkaLogOptionsException(
+            f"Unknown option {name} for {what}{hint}; its options are {', '.join(sorted(known))}"
+            + (" and kafka.* client settings" if allow_kafka_prefix else ""))
+
+
+def kafka_params(options: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.``-prefixed options, without the prefix (Kafka client settings)."""
+    return {str(k)[len(KAFKA_PREFIX):]: str(v) for k, v in options.items()
+            if str(k).lower().startswith(KAFKA_PREFIX) and len(str(k)) > len(KAFKA_PREFIX)}
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|min|h|d)?\s*$", re.I)
+_DURATION_MS = {"us": 0.001, "ms": 1, None: 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
+                "d": 86_400_000}
+
+
+def parse_duration_ms(raw: str, name: str) -> int:
+    """A Spark time string (``500ms``, ``10s``, ``15m``, ``1h``; a bare number is ms) in ms."""
+    match = _DURATION.match(str(raw))
+    if match is None:
+        raise KafkaLogOptionsException(
+            f"Option {name} must be a duration such as 500ms, 10s, 15m or 1h, not {raw!r}")
+    unit = match.group(2).lower() if match.group(2) else None
+    return int(int(match.group(1)) * _DURATION_MS[unit])
 
 
 def _get(options: Mapping[str, str], name: str) -> Optional[str]:
@@ -207,9 +291,22 @@ class KafkaLogOptions:
     fail_on_data_loss: bool = True
     max_bytes_per_partition: int = DEFAULT_MAX_BYTES_PER_PARTITION
     min_partitions: Optional[int] = None
+    #: Streaming only: admission control of each micro-batch.
+    max_offsets_per_trigger: Optional[int] = None
+    min_offsets_per_trigger: Optional[int] = None
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
+    #: kafka.* settings without the prefix; ``bootstrap.servers`` among them makes the
+    #: planner ask the cluster for high watermarks and leaders.
+    kafka: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def bootstrap_servers(self) -> Optional[str]:
+        return dict(self.kafka).get("bootstrap.servers")
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "KafkaLogOptions":
+    def parse(cls, options: Mapping[str, str], streaming: bool = False) -> "KafkaLogOptions":
+        what = "the kafka-log streaming source" if streaming else "the kafka-log source"
+        check_option_names(options, STREAM_OPTIONS if streaming else BATCH_OPTIONS, what)
         paths = parse_paths(options)
         given = {name: _get(options, name) for name in ("subscribe", "subscribePattern", "assign")}
         given = {k: v for k, v in given.items() if v is not None and str(v).strip() != ""}
@@ -228,30 +325,57 @@ class KafkaLogOptions:
         else:
             subscription = Subscription.create()
         starting = parse_offsets(_get(options, "startingOffsets"), "startingOffsets", EARLIEST)
-        ending = parse_offsets(_get(options, "endingOffsets"), "endingOffsets", LATEST)
-        # A batch read needs both ends fixed before it starts, as in Spark's Kafka source.
-        if starting == LATEST:
-            raise KafkaLogOptionsException("startingOffsets can't be latest for a batch read")
-        if ending == EARLIEST:
-            raise KafkaLogOptionsException("endingOffsets can't be earliest for a batch read")
-        if isinstance(starting, dict):
-            for tp, offset in starting.items():
-                if offset == LATEST_OFFSET:
-                    raise KafkaLogOptionsException(f"startingOffsets for {tp} can't be latest (-1) for a batch read")
-        if isinstance(ending, dict):
-            for tp, offset in ending.items():
-                if offset == EARLIEST_OFFSET:
-                    raise KafkaLogOptionsException(f"endingOffsets for {tp} can't be earliest (-2) for a batch read")
+        committed_only = parse_bool(options, "committedOnly", streaming)
+        if streaming:
+            ending: OffsetSpec = LATEST
+            if not committed_only:
+                raise KafkaLogOptionsException(
+                    "Option committedOnly can't be false for a streaming read: a stream reads only "
+                    "records below the high watermark, which no leader change can truncate")
+        else:
+            ending = parse_offsets(_get(options, "endingOffsets"), "endingOffsets", LATEST)
+            # A batch read needs both ends fixed before it starts, as in Spark's Kafka source.
+            if starting == LATEST:
+                raise KafkaLogOptionsException("startingOffsets can't be latest for a batch read")
+            if ending == EARLIEST:
+                raise KafkaLogOptionsException("endingOffsets can't be earliest for a batch read")
+            if isinstance(starting, dict):
+                for tp, offset in starting.items():
+                    if offset == LATEST_OFFSET:
+                        raise KafkaLogOptionsException(
+                            f"startingOffsets for {tp} can't be latest (-1) for a batch read")
+            if isinstance(ending, dict):
+                for tp, offset in ending.items():
+                    if offset == EARLIEST_OFFSET:
+                        raise KafkaLogOptionsException(
+                            f"endingOffsets for {tp} can't be earliest (-2) for a batch read")
+        max_per_trigger = _int(options, "maxOffsetsPerTrigger", None, 1)
+        min_per_trigger = _int(options, "minOffsetsPerTrigger", None, 1)
+        if max_per_trigger is not None and min_per_trigger is not None and min_per_trigger > max_per_trigger:
+            raise KafkaLogOptionsException(
+                f"Option minOffsetsPerTrigger ({min_per_trigger}) can't be greater than "
+                f"maxOffsetsPerTrigger ({max_per_trigger})")
+        delay_raw = _get(options, "maxTriggerDelay")
+        if delay_raw is not None and min_per_trigger is None:
+            raise KafkaLogOptionsException("Option maxTriggerDelay goes with minOffsetsPerTrigger, which is not set")
+        delay_ms = DEFAULT_MAX_TRIGGER_DELAY_MS if delay_raw is None else parse_duration_ms(delay_raw, "maxTriggerDelay")
+        kafka = kafka_params(options)
+        if "bootstrap.servers" in kafka and not kafka["bootstrap.servers"].strip():
+            raise KafkaLogOptionsException(f"Option {BOOTSTRAP_SERVERS} is empty")
         return cls(
             paths=tuple(paths),
             subscription=subscription,
             starting_offsets=starting,
             ending_offsets=ending,
-            include_headers=_bool(options, "includeHeaders", False),
-            committed_only=_bool(options, "committedOnly", False),
-            fail_on_data_loss=_bool(options, "failOnDataLoss", True),
+            include_headers=parse_bool(options, "includeHeaders", False),
+            committed_only=committed_only,
+            fail_on_data_loss=parse_bool(options, "failOnDataLoss", True),
             max_bytes_per_partition=_int(options, "maxBytesPerPartition", DEFAULT_MAX_BYTES_PER_PARTITION, 1024),
             min_partitions=_int(options, "minPartitions", None, 1),
+            max_offsets_per_trigger=max_per_trigger,
+            min_offsets_per_trigger=min_per_trigger,
+            max_trigger_delay_ms=delay_ms,
+            kafka=tuple(sorted(kafka.items())),
         )
 
 
