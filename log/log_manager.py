@@ -24,6 +24,10 @@ without ``compact`` in their cleanup.policy; retention of compacted logs
 cleaner threads, so it never races a clean of the same log. Without a
 cleaner, compacted logs get no retention at all, again as in Kafka.
 Truncation and deletion of a log stop any clean of it first.
+
+A log dir whose disk failed (``handle_log_dir_failure``, called by the ReplicaManager's
+LogDirFailureHandler) loses its logs, checkpoints and lock, so that none of the tasks above
+touch it again; when it was the last live dir the broker halts (Exit.halt), as in Kafka.
 """
 from __future__ import annotations
 
@@ -231,7 +235,7 @@ class LogManager:
                 # nothing left to serve: Kafka halts here, and so does Exit's procedure (the
                 # entry point's stops the broker in order first); it raises if it returns
                 msg = f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed"
-                logger.critical(msg)
+                logger.critical("%s", msg)
                 Exit.halt(1, msg)
             self._recovery_point_checkpoints.pop(dir, None)
             if self._cleaner is not None:

@@ -14,7 +14,11 @@ clients ask of them:
   the segment files; the network layer sends them with sendfile), or park the fetch in the
   fetch purgatory until enough bytes arrive (long poll);
 * ListOffsets, DeleteRecords, OffsetsForLeaderEpoch;
-* the ``highwatermark-checkpoint`` task and the ``isr-expiration`` task.
+* the ``highwatermark-checkpoint`` task and the ``isr-expiration`` task;
+* failed log dirs (``handle_log_dir_failure``, run by the LogDirFailureHandler thread off the
+  LogDirFailureChannel): their partitions go offline and answer KAFKA_STORAGE_ERROR, waiting
+  produces and fetches on them complete at once, and the controller is told through
+  /log_dir_event_notification.
 
 Replication extension points (the follower side is not part of this port yet): followers
 get no fetcher threads here; ``replica_fetcher_manager`` is a null object with the methods
