@@ -72,11 +72,6 @@ class _HaltRequest:
         logger.critical("The broker did not stop within %.0f s of the halt; exiting now", HALT_STOP_TIMEOUT_S)
         halt_process(self.status if self.status is not None else 1, None)
 
-    def cancel(self) -> None:
-        with self._lock:
-            if self._deadline is not None:
-                self._deadline.cancel()
-
 
 class _StartupInterrupted(BaseException):
     """A stop signal arrived while the broker was still starting: abandon the startup."""
@@ -151,8 +146,9 @@ def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozens
         logger.critical("Exiting Kafka due to fatal exception", exc_info=True)
         return 1
     finally:
+        # The deadline, once a halt started it, is left running: should a thread the stop did
+        # not end keep the interpreter from exiting, it still ends the process.
         Exit.reset_halt_procedure()
-        halt.cancel()
 
 
 @click.command(context_settings={"help_option_names": ["--help", "-h"]}, help=USAGE)
