@@ -540,6 +540,11 @@ class KafkaController:
     def enable_default_unclean_leader_election(self) -> None:
         self.event_manager.put(UncleanLeaderElectionEnable())
 
+    def use_dynamic_config(self, current_config: Callable[[], Any]) -> None:
+        """Read dynamic broker defaults (unclean.leader.election.enable) through
+        ``current_config`` (DynamicBrokerConfig's current KafkaConfig) when electing leaders."""
+        self.partition_state_machine.current_config = current_config
+
     def enable_topic_unclean_leader_election(self, topic: str) -> None:
         if self.is_active:
             self.event_manager.put(TopicUncleanLeaderElectionEnable(topic))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.common.errors import KafkaException
@@ -137,6 +137,10 @@ class ZkPartitionStateMachine(PartitionStateMachine):
         self.zk_client = zk_client
         self.controller_broker_request_batch = controller_broker_request_batch
         self.controller_id: int = config.broker_id
+        # The broker config as it is now: unclean.leader.election.enable is a dynamic broker
+        # default, and Kafka's KafkaConfig always reads the current dynamic value. The
+        # controller points this at DynamicBrokerConfig when it has one.
+        self.current_config: Callable[[], Any] = lambda: self.config
 
     @property
     def _log_ident(self) -> str:
@@ -351,7 +355,7 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             result.extend((p, lai, True) for p, lai in without_live_isr)
         elif without_live_isr:
             topics = {p.topic for p, _ in without_live_isr}
-            log_configs, failures = self.zk_client.get_log_configs(topics, self.config.log_config_defaults())
+            log_configs, failures = self.zk_client.get_log_configs(topics, self.current_config().log_config_defaults())
             for p, lai in without_live_isr:
                 if p.topic in failures:
                     self._log_failed_state_change(p, ctx.partition_state(p), OnlinePartition, failures[p.topic])

@@ -265,21 +265,21 @@ def build_alter_isr_response(result: "dict[TopicPartition, AlterIsrResult] | Err
     response_cls = _alter_isr_response_class()
     module = __import__(response_cls.__module__, fromlist=["TopicData", "PartitionData"])
     if isinstance(result, Errors):
-        return response_cls(throttle_time_ms=0, error_code=result.code, topics=())
+        return response_cls(throttle_time_ms=0, error_code=result.error_code, topics=())
     by_topic: dict[str, list[Any]] = {}
     for tp, outcome in result.items():
         if isinstance(outcome, Errors):
             # the other fields keep the message's defaults, as Kafka's answer does
-            data = module.PartitionData(partition_index=tp.partition, error_code=outcome.code, leader_id=0,
+            data = module.PartitionData(partition_index=tp.partition, error_code=outcome.error_code, leader_id=0,
                                         leader_epoch=0, isr=(), current_isr_version=0)
         else:
-            data = module.PartitionData(partition_index=tp.partition, error_code=Errors.NONE.code,
+            data = module.PartitionData(partition_index=tp.partition, error_code=Errors.NONE.error_code,
                                         leader_id=outcome.leader, leader_epoch=outcome.leader_epoch,
                                         isr=tuple(outcome.isr), current_isr_version=outcome.zk_version)
         by_topic.setdefault(tp.topic, []).append(data)
     topics = tuple(module.TopicData(name=topic, partitions=tuple(partitions))
                    for topic, partitions in by_topic.items())
-    return response_cls(throttle_time_ms=0, error_code=Errors.NONE.code, topics=topics)
+    return response_cls(throttle_time_ms=0, error_code=Errors.NONE.error_code, topics=topics)
 
 
 def _alter_isr_response_class() -> type:

@@ -264,6 +264,8 @@ class KafkaServer:
 
             self.kafka_controller = KafkaController(config, self.zk_client, self.time, self.broker_info,
                                                     broker_epoch, self.thread_name_prefix)
+            # Elections read dynamic broker defaults (unclean.leader.election.enable) as they are now.
+            self.kafka_controller.use_dynamic_config(lambda: self.dynamic_config.current_kafka_config)
             self.kafka_controller.startup()
 
             self.admin_manager = self._create_admin_manager()
@@ -422,6 +424,11 @@ class KafkaServer:
                         logger.info("%sRemaining partitions to move: %s", self._log_ident,
                                     ", ".join(f"{p.topic_name}-{p.partition_index}" for p in remaining))
                     logger.info("%sError from controller: %s", self._log_ident, error.name)
+                    if error is Errors.NONE and self._is_last_live_broker():
+                        # No retry can find these partitions another leader: do not wait out the backoffs.
+                        logger.info("%sNo other broker is alive to lead the remaining partitions; shutting down "
+                                    "without further controlled shutdown attempts", self._log_ident)
+                        return True
             except Exception as e:  # noqa: BLE001 - retried below
                 logger.warning("%sError during controlled shutdown, possibly because leader movement took longer "
                                "than the configured controller.socket.timeout.ms and/or request.timeout.ms: %s",
@@ -431,6 +438,9 @@ class KafkaServer:
                 logger.info("%sRetrying controlled shutdown (%d retries remaining)", self._log_ident,
                             remaining_retries)
         return False
+
+    def _is_last_live_broker(self) -> bool:
+        return self.zk_client.get_sorted_broker_list() == [self.config.broker_id]
 
     def _send_controlled_shutdown(self, host: str, port: int) -> Any:
         """One ControlledShutdown request to the controller over a plain blocking connection."""
