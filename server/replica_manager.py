@@ -1374,7 +1374,7 @@ class _LogDirFailureHandler:
     (Exit.halt), which ends this thread with FatalExitError."""
 
     def __init__(self, replica_manager: ReplicaManager, channel: Any) -> None:
-        from kafka_py.utils.shutdownable_thread import ShutdownableThread
+        from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
 
         manager = replica_manager
 
@@ -1382,8 +1382,15 @@ class _LogDirFailureHandler:
             def do_work(self) -> None:
                 # waits until a dir fails or initiate_shutdown wakes it
                 new_offline_log_dir = channel.take_next_offline_log_dir()
-                if new_offline_log_dir is not None:
+                if new_offline_log_dir is None:
+                    return
+                try:
                     manager.handle_log_dir_failure(new_offline_log_dir)
+                except FatalExitError:
+                    raise  # the halt: this thread is done
+                except Exception:  # noqa: BLE001 - the thread must live on for the next failed dir
+                    logger.error("%sError while handling the failure of log dir %s", manager._log_ident,
+                                 new_offline_log_dir, exc_info=True)
 
             def initiate_shutdown(self) -> bool:
                 initiated = super().initiate_shutdown()
