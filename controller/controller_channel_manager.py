@@ -1,13 +1,16 @@
 """Port of core/src/main/scala/kafka/controller/ControllerChannelManager.scala.
 
 The controller talks to every live broker, itself included, through one RequestSendThread per
-broker. Each thread owns a plain blocking TCP connection to the broker's control-plane (or,
-when none is configured, inter-broker) listener and a FIFO queue of control requests
-(LeaderAndIsr, UpdateMetadata, StopReplica). It sends one request at a time and waits for its
-response, so a broker sees the controller's requests in exactly the order the controller made
-its decisions. A failed connect or send closes the connection, backs off 100 ms and retries
-the same request until it succeeds or the broker is removed (it died, or this controller
-resigned); its queue is then dropped.
+broker. Each thread owns a NetworkClient (kafka_py/clients/network_client.py, the broker's one
+blocking client) connected to the broker's control-plane (or, when none is configured,
+inter-broker) listener, and a FIFO queue of control requests (LeaderAndIsr, UpdateMetadata,
+StopReplica). It sends one request at a time through NetworkClientUtils' ``send_and_receive``
+and waits for its response, so a broker sees the controller's requests in exactly the order
+the controller made its decisions. Connecting waits at most controller.socket.timeout.ms, a
+response at most request.timeout.ms. A failed connect or send drops the connection, backs off
+100 ms and retries the same request until it succeeds or the broker is removed (it died, or
+this controller resigned); its queue is then dropped. Removing a broker wakes its thread at
+once, even in the middle of a connect.
 
 Responses are handed to a callback on the send thread; the callbacks the request batch
 installs only enqueue controller events, so all decisions stay on the event thread.
@@ -21,31 +24,24 @@ StopReplica v3 (per-partition leader epoch and delete flag). Protocol versions o
 """
 from __future__ import annotations
 
-import errno
 import importlib
-import itertools
 import logging
-import os
 import queue
-import selectors
-import socket
-import struct
 import threading
 import uuid
-from time import monotonic
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.cluster.broker import Broker, ListenerName
+from kafka_py.clients.network_client import NetworkClient
+from kafka_py.clients.network_client_utils import await_ready, is_ready, send_and_receive
+from kafka_py.cluster.broker import Broker, ListenerName, Node
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.log.log_config import api_version
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import ZERO_UUID, ReplicaAssignment
@@ -56,7 +52,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_SIZE = struct.Struct(">i")
 _BACKOFF_MS = 100
 
 ResponseCallback = Callable[[Any], None]
@@ -103,6 +98,7 @@ class ControllerBrokerStateInfo:
     broker_node_id: int
     host: str
     port: int
+    network_client: NetworkClient
     message_queue: "queue.Queue[QueueItem | None]"
     request_send_thread: "RequestSendThread"
 
@@ -170,14 +166,19 @@ class ControllerChannelManager:
             name = f"{self.thread_name_prefix}:{name}"
         # A bind-all listener registers no host; such a broker is reachable on this machine.
         host = node.host or "localhost"
-        thread = RequestSendThread(self.config.broker_id, self.controller_context, message_queue,
-                                   broker.id, host, node.port, self.config, self.time, name)
-        self.broker_state_info[broker.id] = ControllerBrokerStateInfo(broker.id, host, node.port,
+        network_client = NetworkClient(Node(broker.id, host, node.port),
+                                       f"controller-{self.config.broker_id}-to-broker-{broker.id}",
+                                       request_timeout_ms=self.config.request_timeout_ms, time=self.time)
+        thread = RequestSendThread(self.config.broker_id, self.controller_context, message_queue, network_client,
+                                   self.config, self.time, name)
+        self.broker_state_info[broker.id] = ControllerBrokerStateInfo(broker.id, host, node.port, network_client,
                                                                       message_queue, thread)
 
     def _remove_existing_broker(self, state: ControllerBrokerStateInfo) -> None:
         try:
+            # the thread is done with the client once it has stopped; only then is it closed
             state.request_send_thread.shutdown()
+            state.network_client.close()
             while True:
                 try:
                     state.message_queue.get_nowait()
@@ -194,38 +195,33 @@ class ControllerChannelManager:
 
 
 class RequestSendThread(ShutdownableThread):
-    """Sends one broker's queued control requests, one at a time, over a blocking socket."""
+    """Sends one broker's queued control requests, one at a time, over its NetworkClient."""
 
     def __init__(self, controller_id: int, controller_context: "ControllerContext",
-                 message_queue: "queue.Queue[QueueItem | None]", broker_id: int, host: str, port: int,
-                 config: Any, time: Time, name: str) -> None:
+                 message_queue: "queue.Queue[QueueItem | None]", network_client: NetworkClient, config: Any,
+                 time: Time, name: str) -> None:
         super().__init__(name=name, daemon=True)
         self.controller_id = controller_id
         self.controller_context = controller_context
         self.queue = message_queue
-        self.broker_id = broker_id
-        self.host = host
-        self.port = port
+        self.network_client = network_client
+        self.broker_id = network_client.node.id
         self.config = config
         self.time = time
         self.log_ident = f"[RequestSendThread controllerId={controller_id}] "
         self._socket_timeout_ms = config.controller_socket_timeout_ms
-        self._request_timeout_ms = getattr(config, "request_timeout_ms", 30000)
-        self._client_id = f"controller-{controller_id}-to-broker-{broker_id}"
-        self._correlation_ids = itertools.count()
-        self._sock: socket.socket | None = None
-        self._sock_lock = threading.Lock()
 
     @property
     def broker_node(self) -> str:
-        return f"{self.host}:{self.port} (id: {self.broker_id})"
+        node = self.network_client.node
+        return f"{node.host}:{node.port} (id: {node.id})"
 
     def initiate_shutdown(self) -> bool:
         if not super().initiate_shutdown():
             return False
-        # Wake the thread wherever it blocks: on the queue, or inside a connect/recv.
+        # Wake the thread wherever it blocks: on the queue, or inside a connect or a read.
         self.queue.put(None)
-        self._close_connection(shutdown=True)
+        self.network_client.initiate_close()
         return True
 
     def do_work(self) -> None:
@@ -242,7 +238,8 @@ class RequestSendThread(ShutdownableThread):
                     if not self._broker_ready():
                         self.pause(_BACKOFF_MS)
                         continue
-                    response = self._send_and_receive(item)
+                    response = send_and_receive(self.network_client, item.api_key, item.api_version,
+                                                item.request).response_body
                     sent = True
                 except Exception as e:  # noqa: BLE001 - any failure means reconnect and resend
                     if self.is_running:
@@ -250,118 +247,35 @@ class RequestSendThread(ShutdownableThread):
                                        "Reconnecting to broker.", self.log_ident, self.controller_id,
                                        self.controller_context.epoch, type(item.request).__name__,
                                        self.broker_node, exc_info=e)
-                    self._close_connection()
+                    self.network_client.disconnect()
                     self.pause(_BACKOFF_MS)
-            if response is not None and item.callback is not None:
-                item.callback(response)
+            if response is not None:
+                if logger.isEnabledFor(logging.DEBUG):
+                    logger.debug("%sReceived response %s for request %s sent to broker %s", self.log_ident,
+                                 response, item.api_key.api_name, self.broker_node)
+                if item.callback is not None:
+                    item.callback(response)
         except Exception:  # noqa: BLE001 - keep sending the next requests
             logger.exception("%sController %d fails to send a request to broker %s", self.log_ident,
                              self.controller_id, self.broker_node)
-            self._close_connection()
+            # a connection that failed mid-request cannot be trusted with the next one
+            self.network_client.disconnect()
 
     def _broker_ready(self) -> bool:
-        if self._sock is not None:
-            return True
+        """Connected, or connected now within controller.socket.timeout.ms."""
         try:
-            sock = self._connect()
-        except OSError as e:
+            if not is_ready(self.network_client):
+                if not await_ready(self.network_client, self._socket_timeout_ms):
+                    raise TimeoutError(f"Failed to connect within {self._socket_timeout_ms} ms")
+                logger.info("%sController %d connected to %s for sending state change requests",
+                            self.log_ident, self.controller_id, self.broker_node)
+            return True
+        except Exception as e:  # noqa: BLE001 - refused, timed out, or shutting down
             if self.is_running:
                 logger.warning("%sController %d's connection to broker %s was unsuccessful: %s",
                                self.log_ident, self.controller_id, self.broker_node, e)
+            self.network_client.disconnect()
             return False
-        with self._sock_lock:
-            if not self.is_running:
-                sock.close()
-                return False
-            self._sock = sock
-        logger.info("%sController %d connected to %s for sending state change requests",
-                    self.log_ident, self.controller_id, self.broker_node)
-        return True
-
-    def _connect(self) -> socket.socket:
-        """Connect within controller.socket.timeout.ms. The connect is non-blocking and waited
-        on in short slices, so removing the broker (shutdown) never waits out a slow connect."""
-        deadline = monotonic() + self._socket_timeout_ms / 1000.0
-        last_error: OSError = OSError(f"no address for {self.host}")
-        for family, kind, proto, _, address in socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM):
-            sock = socket.socket(family, kind, proto)
-            try:
-                sock.setblocking(False)
-                code = sock.connect_ex(address)
-                if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
-                    raise OSError(code, os.strerror(code))
-                if code != 0:
-                    self._await_connected(sock, deadline)
-                sock.setblocking(True)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.settimeout(self._request_timeout_ms / 1000.0)
-                return sock
-            except OSError as e:
-                sock.close()
-                last_error = e
-        raise last_error
-
-    def _await_connected(self, sock: socket.socket, deadline: float) -> None:
-        """Wait for a non-blocking connect to finish, in slices of at most 100 ms so that a
-        shutdown is noticed. An epoll selector, not select(): a broker holding thousands of
-        segment files hands out descriptors far above select()'s limit of 1023."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(sock, selectors.EVENT_WRITE)
-            while True:
-                if not self.is_running:
-                    raise OSError("shutting down")
-                remaining = deadline - monotonic()
-                if remaining <= 0:
-                    raise socket.timeout(f"Failed to connect within {self._socket_timeout_ms} ms")
-                if selector.select(min(remaining, 0.1)):
-                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    if code != 0:
-                        raise OSError(code, os.strerror(code))
-                    return
-
-    def _send_and_receive(self, item: QueueItem) -> Any:
-        sock = self._sock
-        if sock is None:
-            raise ConnectionError("not connected")
-        correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
-        header = RequestHeader.for_request(item.api_key, item.api_version, correlation_id, self._client_id)
-        sock.sendall(encode_request(header, item.request))
-        (size,) = _SIZE.unpack(self._recv_exactly(sock, 4))
-        if size < 0:
-            raise ConnectionError(f"invalid response size {size}")
-        frame = self._recv_exactly(sock, size)
-        response_header, response = decode_response(frame, item.api_key, item.api_version)
-        if response_header.correlation_id != correlation_id:
-            raise ConnectionError(f"correlation id {response_header.correlation_id} does not match "
-                                  f"request correlation id {correlation_id}")
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("%sReceived response %s for request %s with correlation id %d sent to broker %s",
-                         self.log_ident, response, item.api_key.api_name, correlation_id, self.broker_node)
-        return response
-
-    @staticmethod
-    def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        received = 0
-        while received < size:
-            n = sock.recv_into(view[received:])
-            if n == 0:
-                raise ConnectionError("connection closed by broker")
-            received += n
-        return bytes(buffer)
-
-    def _close_connection(self, shutdown: bool = False) -> None:
-        with self._sock_lock:
-            sock, self._sock = self._sock, None
-        if sock is None:
-            return
-        if shutdown:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        sock.close()
 
 
 # -- the request batch -----------------------------------------------------------------------

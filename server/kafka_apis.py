@@ -193,6 +193,10 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
         names = list(_field(body, "topic_names", None) or ()) or [t.name for t in _field(body, "topics", ())]
         return build_response(request, {"responses": [{"name": n, "error_code": e, "error_message": message}
                                                       for n in names]})
+    if api is ApiKeys.OFFSET_FOR_LEADER_EPOCH:
+        return build_response(request, {"throttle_time_ms": 0, "topics": [
+            {"topic": t.topic, "partitions": [{"error_code": e, "partition": p.partition, "leader_epoch": -1,
+                                               "end_offset": -1} for p in t.partitions]} for t in body.topics]})
     if api is ApiKeys.DELETE_RECORDS:
         return build_response(request, {"topics": [
             {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": -1,
@@ -263,6 +267,7 @@ class KafkaApis:
             ApiKeys.PRODUCE: self.handle_produce_request,
             ApiKeys.FETCH: self.handle_fetch_request,
             ApiKeys.LIST_OFFSETS: self.handle_list_offset_request,
+            ApiKeys.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
             ApiKeys.METADATA: self.handle_topic_metadata_request,
             ApiKeys.LEADER_AND_ISR: self.handle_leader_and_isr_request,
             ApiKeys.STOP_REPLICA: self.handle_stop_replica_request,
@@ -709,6 +714,34 @@ class KafkaApis:
                     partitions.append(answer)
             topics.append({"name": topic.name, "partitions": partitions})
         self.send_response(request, build_response(request, {"throttle_time": 0, "topics": topics}))
+
+    # ------------------------------------------------------------------ OffsetForLeaderEpoch
+
+    def handle_offset_for_leader_epoch_request(self, request: Request) -> None:
+        """Where each asked-for leader epoch ends in this leader's log (KIP-101): the end offset
+        of the largest epoch <= the one asked about, with that epoch (v1+).
+
+        As in Kafka 2.8, only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere), whoever
+        asks: followers truncating (v3+ carry their replica_id, which 2.8 does not look at)
+        and consumers checking for truncation after a leader change (KIP-320). A
+        ``current_leader_epoch`` (v2+) older than this broker's is FENCED_LEADER_EPOCH, a newer
+        one UNKNOWN_LEADER_EPOCH; a partition this broker does not host is NOT_LEADER_OR_FOLLOWER
+        if the cluster knows it and UNKNOWN_TOPIC_OR_PARTITION otherwise. An epoch older than
+        any the leader knows gets leader epoch and end offset -1.
+        """
+        body = request.body
+        requested = [(TopicPartition(t.topic, int(p.partition)), int(_field(p, "current_leader_epoch", -1)),
+                      int(p.leader_epoch)) for t in body.topics for p in t.partitions]
+        end_offsets = self.replica_manager.last_offset_for_leader_epoch(requested)
+        topics = []
+        for t in body.topics:
+            partitions = []
+            for p in t.partitions:
+                answer = end_offsets[TopicPartition(t.topic, int(p.partition))]
+                partitions.append({"error_code": answer.error, "partition": int(p.partition),
+                                   "leader_epoch": answer.leader_epoch, "end_offset": answer.end_offset})
+            topics.append({"topic": t.topic, "partitions": partitions})
+        self.send_response(request, build_response(request, {"throttle_time_ms": 0, "topics": topics}))
 
     # ------------------------------------------------------------------ DeleteRecords
 

@@ -39,25 +39,26 @@ import logging
 import os
 import resource
 import socket
-import struct
 import threading
 import time as _time
 import uuid
 from typing import Any, Optional
 
-from kafka_py.cluster.broker import Broker, EndPoint
+from kafka_py.clients.network_client import NetworkClient
+from kafka_py.clients.network_client_utils import await_ready, send_and_receive
+from kafka_py.cluster.broker import Broker, EndPoint, Node
 from kafka_py.common.errors import KafkaException
 from kafka_py.controller.kafka_controller import KafkaController
 from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
 from kafka_py.log.log_cleaner import LogCleaner
-from kafka_py.log.log_config import LogConfig
+from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.log_manager import LogManager
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.messages import request_schema
 from kafka_py.server.alter_isr_manager import AlterIsrManager, create_alter_isr_manager
 from kafka_py.server.broker_metadata_checkpoint import (
     META_PROPERTIES_FILE,
@@ -86,7 +87,6 @@ from kafka_py.zk.zk_data import BrokerInfo, ConfigType
 
 logger = logging.getLogger(__name__)
 
-_SIZE = struct.Struct(">i")
 
 
 class BrokerState(enum.IntEnum):
@@ -102,6 +102,17 @@ class BrokerState(enum.IntEnum):
 
 class GenerateBrokerIdException(KafkaException):
     pass
+
+
+def controlled_shutdown_request_version(inter_broker_protocol_version) -> int:
+    """The ControlledShutdown version Kafka 2.8's broker sends for its protocol version."""
+    if inter_broker_protocol_version < api_version("0.9.0"):
+        return 0
+    if inter_broker_protocol_version < api_version("2.2-IV0"):
+        return 1
+    if inter_broker_protocol_version < api_version("2.4-IV1"):
+        return 2
+    return 3
 
 
 def raise_open_file_limit() -> tuple[int, int]:
@@ -405,56 +416,83 @@ class KafkaServer:
                            "failed", self._log_ident)
 
     def _do_controlled_shutdown(self, retries: int) -> bool:
+        """Ask the controller, up to ``retries`` times, to move leadership off this broker.
+
+        One NetworkClient (the broker's blocking client) to the controller serves every
+        attempt; it is replaced when the controller moves or after a connection failure, as
+        in Kafka's controlledShutdown."""
         config = self.config
         remaining_retries = retries
-        while remaining_retries > 0:
-            remaining_retries -= 1
-            try:
-                controller_id = self.zk_client.get_controller_id()
-                controller = None if controller_id is None else self.zk_client.get_broker(controller_id)
-                if controller is not None:
-                    node = controller.node(config.inter_broker_listener_name)
-                    response = self._send_controlled_shutdown(node.host, node.port)
-                    error = Errors.for_code(int(response.error_code))
-                    remaining = getattr(response, "remaining_partitions", ())
-                    if error is Errors.NONE and not remaining:
-                        logger.info("%sControlled shutdown succeeded", self._log_ident)
-                        return True
-                    if remaining:
-                        logger.info("%sRemaining partitions to move: %s", self._log_ident,
-                                    ", ".join(f"{p.topic_name}-{p.partition_index}" for p in remaining))
-                    logger.info("%sError from controller: %s", self._log_ident, error.name)
-                    if error is Errors.NONE and self._is_last_live_broker():
-                        # No retry can find these partitions another leader: do not wait out the backoffs.
-                        logger.info("%sNo other broker is alive to lead the remaining partitions; shutting down "
-                                    "without further controlled shutdown attempts", self._log_ident)
-                        return True
-            except Exception as e:  # noqa: BLE001 - retried below
-                logger.warning("%sError during controlled shutdown, possibly because leader movement took longer "
-                               "than the configured controller.socket.timeout.ms and/or request.timeout.ms: %s",
-                               self._log_ident, e)
-            if remaining_retries > 0:
-                _time.sleep(config.controlled_shutdown_retry_backoff_ms / 1000.0)
-                logger.info("%sRetrying controlled shutdown (%d retries remaining)", self._log_ident,
-                            remaining_retries)
-        return False
+        network_client: Optional[NetworkClient] = None
+        prev_controller: Optional[Broker] = None
+        io_exception = False
+        try:
+            while remaining_retries > 0:
+                remaining_retries -= 1
+                try:
+                    controller_id = self.zk_client.get_controller_id()
+                    controller = None if controller_id is None else self.zk_client.get_broker(controller_id)
+                    if controller is None:
+                        logger.info("%sNo controller registered in ZooKeeper, or its registration is gone",
+                                    self._log_ident)
+                    elif network_client is None or io_exception or controller != prev_controller:
+                        io_exception = False
+                        if network_client is not None:
+                            network_client.close()
+                        prev_controller = controller
+                        node = controller.node(config.inter_broker_listener_name)
+                        # a bind-all listener registers no host; such a broker is on this machine
+                        network_client = NetworkClient(Node(node.id, node.host or "localhost", node.port),
+                                                       str(config.broker_id), config.request_timeout_ms,
+                                                       time=self.time)
+                    if controller is not None and network_client is not None:
+                        try:
+                            response = self._send_controlled_shutdown(network_client)
+                        except OSError:
+                            io_exception = True
+                            raise
+                        error = Errors.for_code(int(response.error_code))
+                        remaining = getattr(response, "remaining_partitions", ())
+                        if error is Errors.NONE and not remaining:
+                            logger.info("%sControlled shutdown succeeded", self._log_ident)
+                            return True
+                        if remaining:
+                            logger.info("%sRemaining partitions to move: %s", self._log_ident,
+                                        ", ".join(f"{p.topic_name}-{p.partition_index}" for p in remaining))
+                        logger.info("%sError from controller: %s", self._log_ident, error.name)
+                        if error is Errors.NONE and self._is_last_live_broker():
+                            # No retry can find these partitions another leader: do not wait out the backoffs.
+                            logger.info("%sNo other broker is alive to lead the remaining partitions; shutting "
+                                        "down without further controlled shutdown attempts", self._log_ident)
+                            return True
+                except Exception as e:  # noqa: BLE001 - retried below
+                    logger.warning("%sError during controlled shutdown, possibly because leader movement took "
+                                   "longer than the configured controller.socket.timeout.ms and/or "
+                                   "request.timeout.ms: %s", self._log_ident, e)
+                if remaining_retries > 0:
+                    _time.sleep(config.controlled_shutdown_retry_backoff_ms / 1000.0)
+                    logger.info("%sRetrying controlled shutdown (%d retries remaining)", self._log_ident,
+                                remaining_retries)
+            return False
+        finally:
+            if network_client is not None:
+                network_client.close()
 
     def _is_last_live_broker(self) -> bool:
         return self.zk_client.get_sorted_broker_list() == [self.config.broker_id]
 
-    def _send_controlled_shutdown(self, host: str, port: int) -> Any:
-        """One ControlledShutdown request to the controller over a plain blocking connection."""
+    def _send_controlled_shutdown(self, network_client: NetworkClient) -> Any:
+        """One ControlledShutdown request to the controller: connect within
+        controller.socket.timeout.ms, then wait for the answer within request.timeout.ms."""
+        config = self.config
+        socket_timeout_ms = config.controller_socket_timeout_ms
+        if not await_ready(network_client, socket_timeout_ms):
+            raise socket.timeout(f"Failed to connect within {socket_timeout_ms} ms")
         api = ApiKeys.CONTROLLED_SHUTDOWN
-        version = api.max_supported_version
-        request = request_schema(api, version)(broker_id=self.config.broker_id,
-                                               broker_epoch=self.kafka_controller.broker_epoch)
-        timeout_s = max(self.config.controller_socket_timeout_ms, self.config.request_timeout_ms) / 1000.0
-        with socket.create_connection((host, port), timeout=timeout_s) as sock:
-            header = RequestHeader.for_request(api, version, 0, f"broker-{self.config.broker_id}")
-            sock.sendall(encode_request(header, request))
-            (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
-            _, response = decode_response(_recv_exactly(sock, size), api, version)
-            return response
+        version = controlled_shutdown_request_version(config.inter_broker_protocol_version)
+        request = build_entity(request_schema(api, version), {
+            "broker_id": config.broker_id, "broker_epoch": self.kafka_controller.broker_epoch})
+        return send_and_receive(network_client, api, version, request).response_body
 
     # ------------------------------------------------------------------ shutdown
 
@@ -537,18 +575,6 @@ class KafkaServer:
     @property
     def startup_complete(self) -> bool:
         return self._startup_complete.is_set()
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    received = 0
-    while received < size:
-        n = sock.recv_into(view[received:])
-        if n == 0:
-            raise ConnectionError("connection closed by the controller")
-        received += n
-    return bytes(buffer)
 
 
 __all__ = ["KafkaServer", "BrokerState", "generate_uuid_as_base64"]

@@ -20,11 +20,11 @@ clients ask of them:
   produces and fetches on them complete at once, and the controller is told through
   /log_dir_event_notification.
 
-Replication extension points (the follower side is not part of this port yet): followers
-get no fetcher threads here; ``replica_fetcher_manager`` is a null object with the methods
-Kafka's ReplicaFetcherManager has, to be replaced by the real one, and ISR changes go
-through ``alter_isr_manager`` when one is given. A single broker is fully correct without
-either: a one-replica ISR commits every append at once.
+Followers replicate through ``replica_fetcher_manager`` (server/replica_fetcher_manager.py):
+becoming follower removes a partition from its fetcher and adds it again for the new leader
+and epoch (``_make_followers``); becoming leader or being stopped removes it; idle fetcher
+threads stop after each LeaderAndIsr. ISR changes go through ``alter_isr_manager`` when one is
+given.
 
 Fetch sessions are not kept: every fetch is sessionless (session id 0), as Kafka answers a
 fetch that asks for no session.
@@ -269,24 +269,6 @@ class ReplicaQuota:
 UNBOUNDED_QUOTA = ReplicaQuota()
 
 
-class _NoReplicaFetcherManager:
-    """Stands in for ReplicaFetcherManager until replication is ported: followers do not fetch."""
-
-    def add_fetcher_for_partitions(self, partition_and_offsets: Mapping[TopicPartition, InitialFetchState]) -> None:
-        if partition_and_offsets:
-            logger.warning("No replica fetcher: partitions %s will not replicate from their leaders",
-                           sorted(map(str, partition_and_offsets)))
-
-    def remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]) -> None:
-        pass
-
-    def shutdown_idle_fetcher_threads(self) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-
 class ActionQueue:
     """core/.../server/ActionQueue.scala: completions of delayed operations deferred until the
     caller no longer holds locks those operations might need (e.g. a group's lock)."""
@@ -479,8 +461,10 @@ class ReplicaManager:
         self.failed_isr_updates_count += 1
 
     def create_replica_fetcher_manager(self):
-        """Extension point: the replication work returns a real ReplicaFetcherManager here."""
-        return _NoReplicaFetcherManager()
+        # imported here: the fetcher modules import this one for its value types
+        from kafka_py.server.replica_fetcher_manager import ReplicaFetcherManager
+
+        return ReplicaFetcherManager(self.config, self, self.time, self.thread_name_prefix)
 
     # ------------------------------------------------------------------ lifecycle
 

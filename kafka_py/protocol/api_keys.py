@@ -220,6 +220,7 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
     ApiKeys.INCREMENTAL_ALTER_CONFIGS,
     ApiKeys.OFFSET_DELETE,
     ApiKeys.DESCRIBE_CLUSTER,
+    ApiKeys.OFFSET_FOR_LEADER_EPOCH,
     ApiKeys.ALTER_ISR,
 })
 

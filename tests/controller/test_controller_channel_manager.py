@@ -236,8 +236,7 @@ def test_requests_reach_a_broker_when_descriptors_are_above_select_limit():
         channel.send_request(4, ApiKeys.UPDATE_METADATA, 7, request, lambda r: done.set())
         assert done.wait(10)
         assert broker.wait_for(ApiKeys.UPDATE_METADATA).broker_epoch == 40
-        sock = channel.broker_state_info[4].request_send_thread._sock
-        assert sock is not None and sock.fileno() > 1023
+        assert channel.broker_state_info[4].network_client.fileno() > 1023
     finally:
         if channel is not None:
             channel.shutdown()

@@ -49,7 +49,7 @@ def test_cluster_actions() -> None:
 
 
 def test_implemented_apis_are_served_by_a_zk_broker() -> None:
-    assert len(IMPLEMENTED_APIS) == 30
+    assert len(IMPLEMENTED_APIS) == 31
     for api in IMPLEMENTED_APIS:
         assert api.implemented and api.zk_broker
         assert api.supported_versions(), api
@@ -73,6 +73,8 @@ def test_implemented_apis_are_served_by_a_zk_broker() -> None:
         (ApiKeys.DESCRIBE_CLUSTER, 0, 0),
         (ApiKeys.LEADER_AND_ISR, 0, 5),
         (ApiKeys.CONTROLLED_SHUTDOWN, 0, 3),
+        # all of 2.8.2's, generated here since kio has only 2-4
+        (ApiKeys.OFFSET_FOR_LEADER_EPOCH, 0, 4),
     ],
 )
 def test_supported_range_is_2_8_2_intersected_with_kio(api, low, high) -> None:

@@ -1,0 +1,360 @@
+"""Port of clients/src/main/java/org/apache/kafka/clients/NetworkClient.java (Kafka 2.8.2), cut
+down to what a broker's own senders use: one connection to one node, one request in flight.
+
+In Kafka every inter-broker sender (a replica fetcher's ReplicaFetcherBlockingSend, the
+controller's RequestSendThread, KafkaServer's controlled shutdown) drives a NetworkClient
+with a single destination and at most one request in flight, through the blocking helpers
+of NetworkClientUtils. kafka-py keeps that split: this class owns the connection and moves
+frames (``connect``, ``send``, ``poll``, ``disconnect``), and
+kafka_py/clients/network_client_utils.py has ``await_ready`` and ``send_and_receive``.
+
+Requests and responses are encoded and decoded with kafka_py.protocol (``encode_request``,
+``decode_response``); the response to a request is read as one frame into one buffer, so
+the ``records`` of a fetch response stay a view of it.
+
+Waiting. The socket is non-blocking and every wait (for a connect, for room to write, for
+bytes to read) is on an epoll selector: never ``select()``, which fails for descriptors
+above 1023, and a broker holding thousands of segment files hands out exactly those. The
+selector also watches a wake-up pipe, so ``initiate_close`` from another thread ends any
+wait at once: shutting a fetcher down never waits out a slow connect or a long poll. That
+is also the only thing another thread may do to a client; everything else happens on the
+thread that owns it, so the socket needs no lock.
+
+Timeouts: ``connect`` takes its own (Kafka passes replica.socket.timeout.ms or
+controller.socket.timeout.ms to awaitReady); a request must be answered within
+``request_timeout_ms`` of being sent, or the connection is dropped, as Kafka's
+NetworkClient drops a connection whose request timed out.
+"""
+from __future__ import annotations
+
+import errno
+import itertools
+import logging
+import os
+import selectors
+import socket
+import struct
+import threading
+import time as _time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from kafka_py.cluster.broker import Node
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.headers import RequestHeader
+from kafka_py.protocol.messages import decode_response, encode_request
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+USE_DEFAULT_BUFFER_SIZE = -1  # Selectable.USE_DEFAULT_BUFFER_SIZE: leave the kernel's default
+
+_SIZE = struct.Struct(">i")
+
+
+class DisconnectException(ConnectionError):
+    """The connection went away before the response was read: closed or reset by the peer,
+    or dropped because the request timed out (Kafka's DisconnectException)."""
+
+
+class ClientClosedException(ConnectionError):
+    """The client was closed (``initiate_close``) while the caller waited on it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """One request to send (clients/.../ClientRequest.java)."""
+
+    destination: str
+    api_key: ApiKeys
+    api_version: int
+    body: Any
+    correlation_id: int
+    client_id: str
+    created_time_ms: int
+
+    def make_header(self) -> RequestHeader:
+        return RequestHeader.for_request(self.api_key, self.api_version, self.correlation_id, self.client_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientResponse:
+    """The answer to a ClientRequest (clients/.../ClientResponse.java), always a whole response:
+    a disconnection is raised instead of being returned."""
+
+    request_header: RequestHeader
+    destination: str
+    request_latency_ms: int
+    response_body: Any
+
+
+class _Waker:
+    """A pipe whose read end becomes readable, for good, once ``wake`` is called: it only ever
+    signals that the client is closing, so it never needs draining."""
+
+    def __init__(self) -> None:
+        self.read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self._write_fd, False)
+
+    def wake(self) -> None:
+        try:
+            os.write(self._write_fd, b"\x01")
+        except (BlockingIOError, OSError):
+            pass  # already readable, or closed: either way nobody is left to wake
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self._write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class NetworkClient:
+    """A blocking-capable client of one node over one connection (see the module docstring)."""
+
+    def __init__(self, node: Node, client_id: str, request_timeout_ms: int, *,
+                 socket_send_buffer: int = USE_DEFAULT_BUFFER_SIZE,
+                 socket_receive_buffer: int = USE_DEFAULT_BUFFER_SIZE,
+                 time: Time = Time.SYSTEM) -> None:
+        self.node = node
+        self.client_id = client_id
+        self.request_timeout_ms = request_timeout_ms
+        self.socket_send_buffer = socket_send_buffer
+        self.socket_receive_buffer = socket_receive_buffer
+        self.time = time
+        self._closing = threading.Event()
+        self._waker = _Waker()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._waker.read_fd, selectors.EVENT_READ)
+        self._sock: Optional[socket.socket] = None
+        self._in_flight: Optional[ClientRequest] = None
+        self._correlation_ids = itertools.count()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"NetworkClient(node={self.node.host}:{self.node.port} (id: {self.node.id}), client_id={self.client_id})"
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def active(self) -> bool:
+        """False once ``initiate_close`` has been called (Kafka's NetworkClient.active)."""
+        return not self._closing.is_set()
+
+    def is_ready(self) -> bool:
+        """Connected, and no request waiting for its answer."""
+        return self.active and self._sock is not None and self._in_flight is None
+
+    def fileno(self) -> int:
+        """The connection's descriptor, or -1 when not connected."""
+        sock = self._sock
+        return -1 if sock is None else sock.fileno()
+
+    # ------------------------------------------------------------------ connecting
+
+    def connect(self, timeout_ms: int) -> bool:
+        """Connect unless connected: True once connected, False if ``timeout_ms`` passed first.
+
+        A refused or failed connection raises OSError (Kafka's awaitReady throws IOException
+        when the connection fails); ``initiate_close`` raises ClientClosedException.
+        """
+        self._ensure_active()
+        if self._sock is not None:
+            return True
+        deadline = _time.monotonic() + timeout_ms / 1000.0
+        last_error: OSError = OSError(f"No address found for {self.node.host}")
+        for family, kind, proto, _, address in socket.getaddrinfo(self.node.host or "localhost", self.node.port,
+                                                                  type=socket.SOCK_STREAM):
+            sock = socket.socket(family, kind, proto)
+            try:
+                self._configure(sock)
+                code = sock.connect_ex(address)
+                if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
+                    raise OSError(code, f"Connection to {self.node.host}:{self.node.port} failed: "
+                                        f"{os.strerror(code)}")
+                if code != 0:
+                    if not self._wait(sock, selectors.EVENT_WRITE, deadline):
+                        self._close_socket(sock)
+                        return False
+                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                    if code != 0:
+                        raise OSError(code, f"Connection to {self.node.host}:{self.node.port} failed: "
+                                            f"{os.strerror(code)}")
+            except BaseException as e:
+                self._close_socket(sock)
+                if not isinstance(e, OSError) or isinstance(e, ClientClosedException):
+                    raise
+                last_error = e
+                continue
+            self._sock = sock
+            logger.debug("Connected to node %s for %s", self.node.id, self.client_id)
+            return True
+        raise last_error
+
+    def _configure(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        # buffer sizes must be set before the connect to take effect on the TCP window
+        if self.socket_send_buffer != USE_DEFAULT_BUFFER_SIZE:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.socket_send_buffer)
+        if self.socket_receive_buffer != USE_DEFAULT_BUFFER_SIZE:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.socket_receive_buffer)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    # ------------------------------------------------------------------ requests
+
+    def new_client_request(self, api_key: ApiKeys, api_version: int, body: Any) -> ClientRequest:
+        correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
+        return ClientRequest(self.node.id_string, api_key, api_version, body, correlation_id, self.client_id,
+                             self.time.milliseconds())
+
+    def send(self, request: ClientRequest) -> None:
+        """Write the whole request; the connection must be ready (one request in flight)."""
+        self._ensure_active()
+        sock = self._sock
+        if sock is None:
+            raise DisconnectException(f"Attempt to send a request to node {self.node.id} which is not connected")
+        if self._in_flight is not None:
+            raise RuntimeError(f"Attempt to send a request to node {self.node.id} with a request in flight")
+        frame = encode_request(request.make_header(), request.body)
+        self._in_flight = request
+        deadline = self._request_deadline(request)
+        view = memoryview(frame)
+        while view:
+            try:
+                sent = sock.send(view)
+            except BlockingIOError:
+                sent = 0
+            except OSError as e:
+                self.disconnect()
+                raise DisconnectException(f"Connection to node {self.node.id} failed while sending: {e}") from e
+            if sent:
+                view = view[sent:]
+            elif not self._wait(sock, selectors.EVENT_WRITE, deadline):
+                self._request_timed_out(request)
+
+    def poll(self) -> ClientResponse:
+        """Read the response to the request in flight; raises DisconnectException if the
+        connection drops or the request times out first."""
+        self._ensure_active()
+        request = self._in_flight
+        sock = self._sock
+        if request is None or sock is None:
+            raise RuntimeError(f"No request in flight to node {self.node.id}")
+        deadline = self._request_deadline(request)
+        size = _SIZE.unpack(self._receive_exactly(sock, 4, deadline, request))[0]
+        if size < 0:
+            self.disconnect()
+            raise DisconnectException(f"Invalid response size {size} from node {self.node.id}")
+        frame = self._receive_exactly(sock, size, deadline, request)
+        self._in_flight = None
+        try:
+            response_header, body = decode_response(frame, request.api_key, request.api_version)
+        except Exception:
+            self.disconnect()
+            raise
+        if response_header.correlation_id != request.correlation_id:
+            # the stream is out of step with our requests: nothing read from it can be trusted
+            self.disconnect()
+            raise DisconnectException(f"Correlation id for response ({response_header.correlation_id}) does not "
+                                      f"match request ({request.correlation_id}), request header: "
+                                      f"{request.make_header()}")
+        return ClientResponse(request.make_header(), request.destination,
+                              self.time.milliseconds() - request.created_time_ms, body)
+
+    def _request_deadline(self, request: ClientRequest) -> float:
+        elapsed_ms = max(0, self.time.milliseconds() - request.created_time_ms)
+        return _time.monotonic() + max(0, self.request_timeout_ms - elapsed_ms) / 1000.0
+
+    def _request_timed_out(self, request: ClientRequest) -> None:
+        self.disconnect()
+        raise DisconnectException(f"Disconnecting from node {self.node.id} due to request timeout: no response to "
+                                  f"{request.api_key.api_name} (correlation id {request.correlation_id}) within "
+                                  f"{self.request_timeout_ms} ms")
+
+    def _receive_exactly(self, sock: socket.socket, size: int, deadline: float, request: ClientRequest) -> bytearray:
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        received = 0
+        while received < size:
+            try:
+                n = sock.recv_into(view[received:])
+            except BlockingIOError:
+                if not self._wait(sock, selectors.EVENT_READ, deadline):
+                    self._request_timed_out(request)
+                continue
+            except OSError as e:
+                self.disconnect()
+                raise DisconnectException(f"Connection to node {self.node.id} failed while reading: {e}") from e
+            if n == 0:
+                self.disconnect()
+                raise DisconnectException(f"Connection to node {self.node.id} was closed by the peer")
+            received += n
+        return buffer
+
+    # ------------------------------------------------------------------ waiting
+
+    def _wait(self, sock: socket.socket, events: int, deadline: float) -> bool:
+        """Wait until ``sock`` is ready for ``events``: False at ``deadline``, and
+        ClientClosedException as soon as ``initiate_close`` wakes the selector."""
+        selector = self._selector
+        try:
+            key = selector.get_key(sock)
+        except KeyError:
+            selector.register(sock, events)
+        else:
+            if key.events != events:
+                selector.modify(sock, events)
+        while True:
+            self._ensure_active()
+            remaining = deadline - _time.monotonic()
+            if remaining <= 0:
+                return False
+            ready = selector.select(remaining)
+            self._ensure_active()
+            if any(key.fileobj is sock for key, _ in ready):
+                return True
+
+    def _ensure_active(self) -> None:
+        if self._closing.is_set():
+            raise ClientClosedException(f"Client {self.client_id} was closed")
+
+    # ------------------------------------------------------------------ closing
+
+    def disconnect(self) -> None:
+        """Drop the connection (Kafka's ``close(nodeId)``); the next ``connect`` opens a new one."""
+        sock, self._sock = self._sock, None
+        self._in_flight = None
+        if sock is not None:
+            self._close_socket(sock)
+
+    def _close_socket(self, sock: socket.socket) -> None:
+        # Out of the selector first: epoll forgets a closed descriptor by itself, but the
+        # selector's own map would not, and the next socket given that number would be
+        # taken for this one and never reported ready.
+        try:
+            self._selector.unregister(sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        sock.close()
+
+    def initiate_close(self) -> None:
+        """From any thread: end the owner's current and future waits (Kafka's initiateClose)."""
+        self._closing.set()
+        self._waker.wake()
+
+    def close(self) -> None:
+        """Release the socket, selector and pipe; only once the owning thread is done with them."""
+        self.initiate_close()
+        if self._closed:
+            return
+        self._closed = True
+        self.disconnect()
+        self._selector.close()
+        self._waker.close()
+
+
+__all__ = ["NetworkClient", "ClientRequest", "ClientResponse", "DisconnectException", "ClientClosedException",
+           "USE_DEFAULT_BUFFER_SIZE"]

@@ -1,0 +1,180 @@
+"""Port of core/src/main/scala/kafka/server/AbstractFetcherManager.scala (Kafka 2.8.2).
+
+The manager owns the fetcher threads, one per (source broker, fetcher id). A partition's
+fetcher id is ``abs(31 * hash(topic) + partition) % num_fetchers`` with Java's
+String.hashCode, exactly as Kafka computes it, so partitions spread over the
+``num.replica.fetchers`` threads per leader the same way on every broker.
+
+* ``add_fetcher_for_partitions`` groups the partitions by (leader, fetcher id), reuses the
+  thread for that key when it still talks to the same end point (a broker that moved to
+  another address gets a new thread), starts one otherwise, and adds the partitions to it;
+* ``remove_fetcher_for_partitions`` takes partitions off every thread and returns the states
+  they had;
+* ``shutdown_idle_fetcher_threads`` stops the threads left without partitions (after each
+  LeaderAndIsr and StopReplica);
+* ``resize_thread_pool`` moves every partition to the thread its new fetcher id names;
+* ``close_all_fetchers`` stops them all, asking every one to stop before waiting for any.
+
+One lock (``_lock``, Kafka's ``lock synchronized``) serialises these; each thread guards
+its own partitions with its partition_map_lock.
+"""
+from __future__ import annotations
+
+import abc
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Generic, Iterable, Mapping, Optional, TypeVar
+
+from kafka_py.cluster.broker import BrokerEndPoint
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code, utils_abs
+from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
+from kafka_py.server.replica_manager import InitialFetchState
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=AbstractFetcherThread)
+
+_INT32_MASK = 0xFFFFFFFF
+
+
+def _to_int32(value: int) -> int:
+    value &= _INT32_MASK
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerAndFetcherId:
+    broker: BrokerEndPoint
+    fetcher_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerIdAndFetcherId:
+    broker_id: int
+    fetcher_id: int
+
+
+def fetcher_id_for(topic_partition: TopicPartition, num_fetchers: int) -> int:
+    """Kafka's ``getFetcherId``: ``Utils.abs(31 * topic.hashCode() + partition) % numFetchers``,
+    in Java's 32-bit arithmetic."""
+    return utils_abs(_to_int32(31 * java_string_hash_code(topic_partition.topic) + topic_partition.partition)) \
+        % num_fetchers
+
+
+class AbstractFetcherManager(Generic[T], abc.ABC):
+    def __init__(self, name: str, client_id: str, num_fetchers: int) -> None:
+        self.name = name
+        self.client_id = client_id
+        # (source broker id, fetcher id) -> thread
+        self.fetcher_thread_map: dict[BrokerIdAndFetcherId, T] = {}
+        self._lock = threading.RLock()
+        self._num_fetchers_per_broker = num_fetchers
+        self.failed_partitions = FailedPartitions()
+        self._log_ident = f"[{name}] "
+
+    @abc.abstractmethod
+    def create_fetcher_thread(self, fetcher_id: int, source_broker: BrokerEndPoint) -> T: ...
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def dead_thread_count(self) -> int:
+        with self._lock:
+            return sum(1 for t in self.fetcher_thread_map.values() if t.is_thread_failed)
+
+    def get_fetcher(self, topic_partition: TopicPartition) -> Optional[T]:
+        with self._lock:
+            for thread in self.fetcher_thread_map.values():
+                if thread.fetch_state(topic_partition) is not None:
+                    return thread
+            return None
+
+    def get_fetcher_id(self, topic_partition: TopicPartition) -> int:
+        with self._lock:
+            return fetcher_id_for(topic_partition, self._num_fetchers_per_broker)
+
+    # ------------------------------------------------------------------ changes
+
+    def resize_thread_pool(self, new_size: int) -> None:
+        with self._lock:
+            current_size = self._num_fetchers_per_broker
+            logger.info("%sResizing fetcher thread pool size from %d to %d", self._log_ident, current_size, new_size)
+            self._num_fetchers_per_broker = new_size
+            if new_size != current_size:
+                # every partition is placed again by its hash, as new ones will be
+                for key, thread in list(self.fetcher_thread_map.items()):
+                    partition_states = self.remove_fetcher_for_partitions(thread.partitions)
+                    if key.fetcher_id >= new_size:
+                        thread.shutdown()
+                    self.add_fetcher_for_partitions({
+                        tp: InitialFetchState(thread.source_broker, state.current_leader_epoch, state.fetch_offset)
+                        for tp, state in partition_states.items()})
+            self.shutdown_idle_fetcher_threads()
+
+    def add_fetcher_for_partitions(self, partition_and_offsets: Mapping[TopicPartition, InitialFetchState]) -> None:
+        with self._lock:
+            partitions_per_fetcher: dict[BrokerAndFetcherId, dict[TopicPartition, InitialFetchState]] = {}
+            for tp, initial in partition_and_offsets.items():
+                if initial.leader is None:
+                    logger.warning("%sNo end point for the leader of %s; it will not be fetched", self._log_ident, tp)
+                    continue
+                key = BrokerAndFetcherId(initial.leader, self.get_fetcher_id(tp))
+                partitions_per_fetcher.setdefault(key, {})[tp] = initial
+
+            for broker_and_fetcher_id, initial_fetch_offsets in partitions_per_fetcher.items():
+                broker = broker_and_fetcher_id.broker
+                key = BrokerIdAndFetcherId(broker.id, broker_and_fetcher_id.fetcher_id)
+                fetcher_thread = self.fetcher_thread_map.get(key)
+                if fetcher_thread is not None and fetcher_thread.source_broker != broker:
+                    # same broker id at a new address: its thread cannot follow it there
+                    fetcher_thread.shutdown()
+                    fetcher_thread = None
+                if fetcher_thread is None or fetcher_thread.is_shutdown_initiated:
+                    fetcher_thread = self._add_and_start_fetcher_thread(broker_and_fetcher_id, key)
+                self._add_partitions_to_fetcher_thread(fetcher_thread, initial_fetch_offsets)
+
+    def _add_and_start_fetcher_thread(self, broker_and_fetcher_id: BrokerAndFetcherId,
+                                      key: BrokerIdAndFetcherId) -> T:
+        thread = self.create_fetcher_thread(broker_and_fetcher_id.fetcher_id, broker_and_fetcher_id.broker)
+        self.fetcher_thread_map[key] = thread
+        thread.start()
+        return thread
+
+    def _add_partitions_to_fetcher_thread(self, fetcher_thread: T,
+                                          initial_offset_and_epochs: Mapping[TopicPartition, InitialFetchState]) -> None:
+        fetcher_thread.add_partitions(initial_offset_and_epochs)
+        logger.info("%sAdded fetcher to broker %d for partitions %s", self._log_ident, fetcher_thread.source_broker.id,
+                    {str(tp): (s.current_leader_epoch, s.init_offset) for tp, s in initial_offset_and_epochs.items()})
+
+    def remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]
+                                      ) -> dict[TopicPartition, PartitionFetchState]:
+        partitions = set(partitions)
+        fetch_states: dict[TopicPartition, PartitionFetchState] = {}
+        with self._lock:
+            for fetcher in self.fetcher_thread_map.values():
+                fetch_states.update(fetcher.remove_partitions(partitions))
+            self.failed_partitions.remove_all(partitions)
+        if partitions:
+            logger.info("%sRemoved fetcher for partitions %s", self._log_ident, ",".join(sorted(map(str, partitions))))
+        return fetch_states
+
+    def shutdown_idle_fetcher_threads(self) -> None:
+        with self._lock:
+            for key, fetcher in list(self.fetcher_thread_map.items()):
+                if fetcher.partition_count <= 0:
+                    fetcher.shutdown()
+                    del self.fetcher_thread_map[key]
+
+    def close_all_fetchers(self) -> None:
+        with self._lock:
+            # ask all to stop first, so they wind down together rather than one after another
+            for fetcher in self.fetcher_thread_map.values():
+                fetcher.initiate_shutdown()
+            for fetcher in self.fetcher_thread_map.values():
+                fetcher.shutdown()
+            self.fetcher_thread_map.clear()
+
+
+__all__ = ["AbstractFetcherManager", "BrokerAndFetcherId", "BrokerIdAndFetcherId", "fetcher_id_for"]

@@ -1,0 +1,43 @@
+"""Port of core/src/main/scala/kafka/server/ReplicaFetcherManager.scala (Kafka 2.8.2).
+
+The ReplicaManager's fetcher manager: ``num.replica.fetchers`` ReplicaFetcherThreads per
+leader broker, named ``ReplicaFetcherThread-<fetcher id>-<leader id>`` as in Kafka.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from kafka_py.cluster.broker import BrokerEndPoint
+from kafka_py.server.abstract_fetcher_manager import AbstractFetcherManager
+from kafka_py.server.replica_fetcher_thread import ReplicaFetcherThread
+from kafka_py.server.replica_manager import UNBOUNDED_QUOTA, ReplicaQuota
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+
+class ReplicaFetcherManager(AbstractFetcherManager[ReplicaFetcherThread]):
+    def __init__(self, broker_config: Any, replica_manager: Any, time: Time = Time.SYSTEM,
+                 thread_name_prefix: Optional[str] = None, quota_manager: ReplicaQuota = UNBOUNDED_QUOTA) -> None:
+        super().__init__(f"ReplicaFetcherManager on broker {broker_config.broker_id}", "Replica",
+                         broker_config.num_replica_fetchers)
+        self.broker_config = broker_config
+        self.replica_manager = replica_manager
+        self.time = time
+        self.thread_name_prefix = thread_name_prefix
+        self.quota_manager = quota_manager
+
+    def create_fetcher_thread(self, fetcher_id: int, source_broker: BrokerEndPoint) -> ReplicaFetcherThread:
+        prefix = f"{self.thread_name_prefix}:" if self.thread_name_prefix else ""
+        thread_name = f"{prefix}ReplicaFetcherThread-{fetcher_id}-{source_broker.id}"
+        return ReplicaFetcherThread(thread_name, fetcher_id, source_broker, self.broker_config,
+                                    self.failed_partitions, self.replica_manager, self.time, self.quota_manager)
+
+    def shutdown(self) -> None:
+        logger.info("%sshutting down", self._log_ident)
+        self.close_all_fetchers()
+        logger.info("%sshutdown completed", self._log_ident)
+
+
+__all__ = ["ReplicaFetcherManager"]

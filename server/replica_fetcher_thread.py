@@ -1,0 +1,367 @@
+"""Port of core/src/main/scala/kafka/server/ReplicaFetcherThread.scala (Kafka 2.8.2).
+
+The follower side of replication: an AbstractFetcherThread (server/abstract_fetcher_thread.py)
+whose source broker is the leader of the partitions it holds, and whose local side is the
+ReplicaManager's logs.
+
+* requests go through a ReplicaFetcherBlockingSend (one connection to the leader), with
+  replica_id = this broker, so the leader reads up to its log end and records this
+  follower's position (which moves its high watermark);
+* request versions follow inter.broker.protocol.version as in Kafka: Fetch 12 from 2.7-IV1
+  (it carries ``last_fetched_epoch``, and truncation happens on fetch), 11 from 2.3-IV1,
+  ...; OffsetForLeaderEpoch 4 from 2.8-IV0, 3 from 2.3-IV1, ...; ListOffsets 6 / 5 / ...;
+* fetches are sessionless (session id 0, epoch -1): kafka-py brokers keep no fetch
+  sessions, and a full fetch is what a session would start with anyway;
+* ``process_partition_data`` appends the leader's batches as they are
+  (``Partition.append_records_to_follower_or_future_replica`` → ``Log.append_as_follower``:
+  offsets and epochs kept, CRCs checked), then takes the leader's high watermark, bounded by
+  its own log end, and the leader's log start offset;
+* truncation goes through ``Partition.truncate_to`` / ``truncate_fully_and_start_at``.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping, Optional
+
+from kafka_py.cluster.broker import BrokerEndPoint
+from kafka_py.cluster.partition import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset
+from kafka_py.common.errors import KafkaStorageException
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
+from kafka_py.log.log_config import ApiVersion, api_version
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import request_schema
+from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.abstract_fetcher_thread import (
+    AbstractFetcherThread,
+    EpochData,
+    FailedPartitions,
+    OffsetAndEpoch,
+    OffsetTruncationState,
+    PartitionFetchState,
+    ReplicaFetch,
+    ResultWithPartitions,
+)
+from kafka_py.server.replica_fetcher_blocking_send import BlockingSend, ReplicaFetcherBlockingSend
+from kafka_py.server.replica_manager import UNBOUNDED_QUOTA, FetchPartitionData, PartitionData, ReplicaQuota
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+EARLIEST_TIMESTAMP = -2  # ListOffsetsRequest.EARLIEST_TIMESTAMP
+LATEST_TIMESTAMP = -1  # ListOffsetsRequest.LATEST_TIMESTAMP
+INVALID_SESSION_ID = 0  # FetchMetadata: no session
+FINAL_EPOCH = -1  # FetchMetadata.FINAL_EPOCH: a sessionless full fetch
+NO_EPOCH = -1
+
+
+def _first_version(ibp: ApiVersion, table: tuple[tuple[str, int], ...]) -> int:
+    for since, version in table:
+        if ibp >= api_version(since):
+            return version
+    return 0
+
+
+_FETCH_VERSIONS = (("2.7-IV1", 12), ("2.3-IV1", 11), ("2.1-IV2", 10), ("2.0-IV1", 8), ("1.1-IV0", 7),
+                   ("0.11.0-IV1", 5), ("0.11.0-IV0", 4), ("0.10.1-IV1", 3), ("0.10.0-IV0", 2), ("0.9.0", 1))
+_OFFSET_FOR_LEADER_EPOCH_VERSIONS = (("2.8-IV0", 4), ("2.3-IV1", 3), ("2.1-IV1", 2), ("2.0-IV0", 1))
+_LIST_OFFSETS_VERSIONS = (("2.8-IV0", 6), ("2.2-IV1", 5), ("2.1-IV1", 4), ("2.0-IV1", 3), ("0.11.0-IV0", 2),
+                          ("0.10.1-IV2", 1))
+
+
+def fetch_request_version(ibp: ApiVersion) -> int:
+    return _first_version(ibp, _FETCH_VERSIONS)
+
+
+def offset_for_leader_epoch_request_version(ibp: ApiVersion) -> int:
+    return _first_version(ibp, _OFFSET_FOR_LEADER_EPOCH_VERSIONS)
+
+
+def list_offset_request_version(ibp: ApiVersion) -> int:
+    return _first_version(ibp, _LIST_OFFSETS_VERSIONS)
+
+
+def is_truncation_on_fetch_supported(ibp: ApiVersion) -> bool:
+    """ApiVersion.isTruncationOnFetchSupported: the leader answers diverging epochs (KIP-595's fetch)."""
+    return ibp >= api_version("2.7-IV1")
+
+
+class FetchRequestSpec:
+    """A built Fetch request and its version (Kafka's FetchRequest.Builder, already built)."""
+
+    __slots__ = ("version", "body")
+
+    def __init__(self, version: int, body: Any) -> None:
+        self.version = version
+        self.body = body
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{t.topic}-{p.partition}@{int(p.fetch_offset)}" for t in self.body.topics
+                          for p in t.partitions)
+        return f"Fetch(v{self.version}, replica_id={int(self.body.replica_id)}, [{parts}])"
+
+
+class ReplicaFetcherThread(AbstractFetcherThread):
+    def __init__(self, name: str, fetcher_id: int, source_broker: BrokerEndPoint, broker_config: Any,
+                 failed_partitions: FailedPartitions, replica_mgr: Any, time: Time = Time.SYSTEM,
+                 quota: ReplicaQuota = UNBOUNDED_QUOTA,
+                 leader_endpoint_blocking_send: Optional[BlockingSend] = None) -> None:
+        super().__init__(name, name, source_broker, failed_partitions,
+                         fetch_back_off_ms=broker_config.replica_fetch_backoff_ms, is_interruptible=False, time=time)
+        self.fetcher_id = fetcher_id
+        self.broker_config = broker_config
+        self.replica_mgr = replica_mgr
+        self.quota = quota
+        self.replica_id: int = broker_config.broker_id
+        self.log_ident = (f"[ReplicaFetcher replicaId={self.replica_id}, leaderId={source_broker.id}, "
+                          f"fetcherId={fetcher_id}] ")
+        self.leader_endpoint: BlockingSend = leader_endpoint_blocking_send or ReplicaFetcherBlockingSend(
+            source_broker, broker_config, time, fetcher_id, f"broker-{self.replica_id}-fetcher-{fetcher_id}",
+            self.log_ident)
+        ibp = broker_config.inter_broker_protocol_version
+        self.fetch_request_version = fetch_request_version(ibp)
+        self.offset_for_leader_epoch_request_version = offset_for_leader_epoch_request_version(ibp)
+        self.list_offset_request_version = list_offset_request_version(ibp)
+        self._max_wait = broker_config.replica_fetch_wait_max_ms
+        self._min_bytes = broker_config.replica_fetch_min_bytes
+        self._max_bytes = broker_config.replica_fetch_response_max_bytes
+        self._fetch_size = broker_config.replica_fetch_max_bytes
+        self._is_offset_for_leader_epoch_supported = ibp >= api_version("0.11.0-IV2")
+        self._is_truncation_on_fetch_supported = is_truncation_on_fetch_supported(ibp)
+
+    @property
+    def is_offset_for_leader_epoch_supported(self) -> bool:
+        return self._is_offset_for_leader_epoch_supported
+
+    @property
+    def is_truncation_on_fetch_supported(self) -> bool:
+        return self._is_truncation_on_fetch_supported
+
+    # ------------------------------------------------------------------ the local log
+
+    def _local_log(self, topic_partition: TopicPartition):
+        return self.replica_mgr.local_log_or_exception(topic_partition)
+
+    def latest_epoch(self, topic_partition: TopicPartition) -> Optional[int]:
+        return self._local_log(topic_partition).latest_epoch
+
+    def log_start_offset(self, topic_partition: TopicPartition) -> int:
+        return self._local_log(topic_partition).log_start_offset
+
+    def log_end_offset(self, topic_partition: TopicPartition) -> int:
+        return self._local_log(topic_partition).log_end_offset
+
+    def end_offset_for_epoch(self, topic_partition: TopicPartition, epoch: int) -> Optional[OffsetAndEpoch]:
+        found = self._local_log(topic_partition).end_offset_for_epoch(epoch)
+        return None if found is None else OffsetAndEpoch(found[0], found[1])
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def initiate_shutdown(self) -> bool:
+        just_shutdown = super().initiate_shutdown()
+        if just_shutdown:
+            # wakes a connect or a long poll to the leader at once; the connection itself is
+            # closed once the thread has stopped using it (await_shutdown)
+            try:
+                self.leader_endpoint.initiate_close()
+            except Exception:  # noqa: BLE001 - must not fail the caller's shutdown
+                logger.exception("%sFailed to initiate shutdown of leader endpoint %s after initiating replica "
+                                 "fetcher thread shutdown", self.log_ident, self.leader_endpoint)
+        return just_shutdown
+
+    def await_shutdown(self) -> None:
+        super().await_shutdown()
+        try:
+            self.leader_endpoint.close()
+        except Exception:  # noqa: BLE001
+            logger.exception("%sFailed to close leader endpoint %s after shutting down replica fetcher thread",
+                             self.log_ident, self.leader_endpoint)
+
+    # ------------------------------------------------------------------ appending
+
+    def process_partition_data(self, topic_partition: TopicPartition, fetch_offset: int,
+                               partition_data: FetchPartitionData) -> Optional[LogAppendInfo]:
+        partition = self.replica_mgr.get_partition_or_exception(topic_partition)
+        log = partition.local_log_or_exception()
+        records = _to_memory_records(partition_data.records)
+        self._maybe_warn_if_oversized_records(records, topic_partition)
+        if fetch_offset != log.log_end_offset:
+            raise RuntimeError(f"Offset mismatch for partition {topic_partition}: fetched offset = {fetch_offset}, "
+                               f"log end offset = {log.log_end_offset}.")
+        log_append_info = partition.append_records_to_follower_or_future_replica(records, is_future=False)
+        # a follower's HW is the leader's, but never past what it holds itself
+        log.update_high_watermark(partition_data.high_watermark)
+        log.maybe_increment_log_start_offset(partition_data.log_start_offset,
+                                             LogStartOffsetIncrementReason.LEADER_OFFSET_INCREMENTED)
+        if self.quota.is_throttled(topic_partition):
+            self.quota.record(records.size_in_bytes)
+        return log_append_info
+
+    def _maybe_warn_if_oversized_records(self, records: MemoryRecords, topic_partition: TopicPartition) -> None:
+        # from Fetch v3 on (KIP-74) the leader always sends at least one whole batch
+        if self.fetch_request_version <= 2 and records.size_in_bytes > 0 and records.valid_bytes() <= 0:
+            logger.error("%sReplication is failing due to a message that is greater than replica.fetch.max.bytes for "
+                         "partition %s. This generally occurs when the max.message.bytes has been overridden to "
+                         "exceed this value and a suitably large message has also been sent. To fix this problem "
+                         "increase replica.fetch.max.bytes in your broker config to be equal or larger than your "
+                         "settings for max.message.bytes, both at a broker and topic level.", self.log_ident,
+                         topic_partition)
+
+    def truncate(self, topic_partition: TopicPartition, truncation_state: OffsetTruncationState) -> None:
+        partition = self.replica_mgr.get_partition_or_exception(topic_partition)
+        log = partition.local_log_or_exception()
+        partition.truncate_to(truncation_state.offset, is_future=False)
+        if truncation_state.offset < log.high_watermark:
+            logger.warning("%sTruncating %s to offset %d below high watermark %d", self.log_ident, topic_partition,
+                           truncation_state.offset, log.high_watermark)
+
+    def truncate_fully_and_start_at(self, topic_partition: TopicPartition, offset: int) -> None:
+        partition = self.replica_mgr.get_partition_or_exception(topic_partition)
+        partition.truncate_fully_and_start_at(offset, is_future=False)
+
+    # ------------------------------------------------------------------ Fetch
+
+    def build_fetch(self, partition_map: Mapping[TopicPartition, PartitionFetchState]) -> ResultWithPartitions:
+        partitions_with_error: set[TopicPartition] = set()
+        partition_data: dict[TopicPartition, PartitionData] = {}
+        for tp, fetch_state in partition_map.items():
+            # a replica is left out of the fetch while it must be throttled
+            if not fetch_state.is_ready_for_fetch or self._should_follower_throttle(fetch_state, tp):
+                continue
+            try:
+                log_start_offset = self.log_start_offset(tp)
+            except KafkaStorageException:
+                # the log dir failed; the ReplicaManager removes the partition from this thread soon
+                partitions_with_error.add(tp)
+                continue
+            except Exception as e:  # noqa: BLE001 - the partition is going away; back it off
+                logger.debug("%sLeaving %s out of the fetch: %s", self.log_ident, tp, e)
+                partitions_with_error.add(tp)
+                continue
+            last_fetched_epoch = fetch_state.last_fetched_epoch if self._is_truncation_on_fetch_supported else None
+            partition_data[tp] = PartitionData(fetch_state.fetch_offset, log_start_offset, self._fetch_size,
+                                               fetch_state.current_leader_epoch, last_fetched_epoch)
+        if not partition_data:
+            return ResultWithPartitions(None, frozenset(partitions_with_error))
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for tp, data in partition_data.items():
+            topics.setdefault(tp.topic, []).append({
+                "partition": tp.partition, "current_leader_epoch": data.current_leader_epoch,
+                "fetch_offset": data.fetch_offset,
+                "last_fetched_epoch": NO_EPOCH if data.last_fetched_epoch is None else data.last_fetched_epoch,
+                "log_start_offset": data.log_start_offset, "partition_max_bytes": data.max_bytes})
+        body = build_entity(request_schema(ApiKeys.FETCH, self.fetch_request_version), {
+            "replica_id": self.replica_id, "max_wait": self._max_wait, "min_bytes": self._min_bytes,
+            "max_bytes": self._max_bytes, "isolation_level": 0, "session_id": INVALID_SESSION_ID,
+            "session_epoch": FINAL_EPOCH, "forgotten_topics_data": (), "rack_id": "",
+            "topics": [{"topic": topic, "partitions": parts} for topic, parts in topics.items()]})
+        fetch = ReplicaFetch(partition_data, FetchRequestSpec(self.fetch_request_version, body))
+        return ResultWithPartitions(fetch, frozenset(partitions_with_error))
+
+    def fetch_from_leader(self, fetch_request: FetchRequestSpec) -> dict[TopicPartition, FetchPartitionData]:
+        response = self.leader_endpoint.send_request(ApiKeys.FETCH, fetch_request.version,
+                                                     fetch_request.body).response_body
+        error = Errors.for_code(int(getattr(response, "error_code", 0)))
+        if error is not Errors.NONE:
+            # Kafka's session handler drops such an answer; raising backs the partitions off
+            # instead of asking again at once
+            raise error.exception(f"Fetch from broker {self.source_broker.id} failed: {error.name}")
+        result: dict[TopicPartition, FetchPartitionData] = {}
+        for topic in response.responses:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.topic, int(p.partition_index))
+                diverging = getattr(p, "diverging_epoch", None)
+                diverging_epoch = None
+                if diverging is not None and int(diverging.epoch) >= 0:
+                    diverging_epoch = EpochEndOffset(Errors.NONE, tp.partition, int(diverging.epoch),
+                                                     int(diverging.end_offset))
+                result[tp] = FetchPartitionData(
+                    Errors.for_code(int(p.error_code)), int(p.high_watermark), int(p.log_start_offset),
+                    p.records if p.records is not None else MemoryRecords.EMPTY.buffer, diverging_epoch,
+                    int(p.last_stable_offset))
+        return result
+
+    def _should_follower_throttle(self, fetch_state: PartitionFetchState, topic_partition: TopicPartition) -> bool:
+        """Throttle only a replica out of sync, so throttling never keeps one from rejoining the ISR."""
+        return (not fetch_state.is_replica_in_sync and self.quota.is_throttled(topic_partition)
+                and self.quota.is_quota_exceeded())
+
+    # ------------------------------------------------------------------ ListOffsets
+
+    def fetch_earliest_offset_from_leader(self, topic_partition: TopicPartition, current_leader_epoch: int) -> int:
+        return self._fetch_offset_from_leader(topic_partition, current_leader_epoch, EARLIEST_TIMESTAMP)
+
+    def fetch_latest_offset_from_leader(self, topic_partition: TopicPartition, current_leader_epoch: int) -> int:
+        return self._fetch_offset_from_leader(topic_partition, current_leader_epoch, LATEST_TIMESTAMP)
+
+    def _fetch_offset_from_leader(self, topic_partition: TopicPartition, current_leader_epoch: int,
+                                  earliest_or_latest: int) -> int:
+        version = self.list_offset_request_version
+        body = build_entity(request_schema(ApiKeys.LIST_OFFSETS, version), {
+            "replica_id": self.replica_id, "isolation_level": 0,
+            "topics": [{"name": topic_partition.topic, "partitions": [{
+                "partition_index": topic_partition.partition, "current_leader_epoch": current_leader_epoch,
+                "timestamp": earliest_or_latest, "max_num_offsets": 1}]}]})
+        response = self.leader_endpoint.send_request(ApiKeys.LIST_OFFSETS, version, body).response_body
+        for topic in response.topics:
+            if topic.name != topic_partition.topic:
+                continue
+            for p in topic.partitions:
+                if int(p.partition_index) != topic_partition.partition:
+                    continue
+                error = Errors.for_code(int(p.error_code))
+                if error is not Errors.NONE:
+                    raise error.exception()
+                if version >= 1:
+                    return int(p.offset)
+                return int(p.old_style_offsets[0])
+        raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
+            f"ListOffsets response from broker {self.source_broker.id} lacks {topic_partition}")
+
+    # ------------------------------------------------------------------ OffsetsForLeaderEpoch
+
+    def fetch_epoch_end_offsets(self, partitions: Mapping[TopicPartition, EpochData]
+                                ) -> dict[TopicPartition, EpochEndOffset]:
+        if not partitions:
+            logger.debug("%sSkipping leaderEpoch request since all partitions do not have an epoch", self.log_ident)
+            return {}
+        topics: dict[str, list[dict[str, int]]] = {}
+        for tp, epoch_data in partitions.items():
+            topics.setdefault(tp.topic, []).append({"partition": epoch_data.partition,
+                                                    "current_leader_epoch": epoch_data.current_leader_epoch,
+                                                    "leader_epoch": epoch_data.leader_epoch})
+        version = self.offset_for_leader_epoch_request_version
+        body = build_entity(request_schema(ApiKeys.OFFSET_FOR_LEADER_EPOCH, version), {
+            "replica_id": self.replica_id,
+            "topics": [{"topic": topic, "partitions": parts} for topic, parts in topics.items()]})
+        logger.debug("%sSending offset for leader epoch request %s", self.log_ident, body)
+        try:
+            response = self.leader_endpoint.send_request(ApiKeys.OFFSET_FOR_LEADER_EPOCH, version,
+                                                         body).response_body
+        except Exception as e:  # noqa: BLE001 - every partition then retries after a back-off
+            logger.warning("%sError when sending leader epoch request for %s: %s", self.log_ident,
+                           sorted(map(str, partitions)), e)
+            error = Errors.for_exception(e)
+            return {tp: EpochEndOffset(error, tp.partition) for tp in partitions}
+        result: dict[TopicPartition, EpochEndOffset] = {}
+        for topic in response.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.topic, int(p.partition))
+                result[tp] = EpochEndOffset(Errors.for_code(int(p.error_code)), tp.partition,
+                                            int(getattr(p, "leader_epoch", UNDEFINED_EPOCH)),
+                                            int(getattr(p, "end_offset", UNDEFINED_EPOCH_OFFSET)))
+        return result
+
+
+def _to_memory_records(records: Any) -> MemoryRecords:
+    # a fetch response's records are a view of the response frame: appended without a copy
+    if isinstance(records, MemoryRecords):
+        return records
+    return MemoryRecords(records)
+
+
+__all__ = ["ReplicaFetcherThread", "FetchRequestSpec", "fetch_request_version",
+           "offset_for_leader_epoch_request_version", "list_offset_request_version",
+           "is_truncation_on_fetch_supported"]
