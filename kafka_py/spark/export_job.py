@@ -111,6 +111,11 @@ def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str
     from pyspark.sql import functions as F
 
     started = time.monotonic()
+    local_output = output.removeprefix("file://")
+    if "://" not in local_output and os.path.isdir(os.path.join(local_output, "_spark_metadata")):
+        raise KafkaLogOptionsException(
+            f"{output} is the output of a streaming export (_spark_metadata): the batch export needs an "
+            f"output of its own")
     state_path = state_file or default_state_file(output)
     state = load_state(state_path)
     subscription = Subscription.create(topics=topics or None, pattern=topic_pattern)
@@ -165,15 +170,49 @@ def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str
 @click.option("--state-file", default=None,
               help=f"Where exported offsets are kept (default: <output>/{STATE_FILE_NAME}).")
 @click.option("--include-headers/--no-include-headers", default=True, show_default=True)
+@click.option("--stream", is_flag=True, default=False,
+              help="Run as a Structured Streaming query (Spark's checkpoint and file sink, no state file).")
+@click.option("--checkpoint", default=None, help="The streaming query's checkpoint directory (with --stream).")
+@click.option("--trigger", default=None,
+              help="Micro-batch interval of a stream, e.g. 10s (default 10s; with --stream).")
+@click.option("--available-now", is_flag=True, default=False,
+              help="Read what is there now and stop (Trigger.AvailableNow; with --stream).")
+@click.option("--max-offsets-per-trigger", type=click.IntRange(min=1), default=None,
+              help="At most this many offsets per micro-batch (with --stream).")
+@click.option("--bootstrap-server", default=None,
+              help="Ask this cluster for high watermarks and leaders (with --stream).")
 def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, master, conf, progress,
-         output, state_file, include_headers) -> None:
+         output, state_file, include_headers, stream, checkpoint, trigger, available_now,
+         max_offsets_per_trigger, bootstrap_server) -> None:
     """Export topics of Kafka log dirs to Parquet, partitioned by topic and partition; each run
-    exports only what is new since the previous one."""
+    exports only what is new since the previous one, or with --stream a streaming query does."""
     logging.basicConfig(level=logging.WARNING, format="[%(asctime)s] %(levelname)s %(message)s")
-    spark = build_session("kafka-log-to-parquet", default_master(master), parse_conf(conf), progress)
+    stream_only = {"--checkpoint": checkpoint, "--trigger": trigger, "--available-now": available_now,
+                   "--max-offsets-per-trigger": max_offsets_per_trigger, "--bootstrap-server": bootstrap_server}
+    if not stream:
+        given = [name for name, value in stream_only.items() if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} go with --stream")
+    else:
+        if not checkpoint:
+            raise click.UsageError("--stream needs --checkpoint DIR, where the query keeps its offsets")
+        if state_file:
+            raise click.UsageError("--state-file is for the batch export; a stream keeps its offsets in --checkpoint")
+        if trigger and available_now:
+            raise click.UsageError("Give --trigger or --available-now, not both")
+    spark = build_session("kafka-log-to-parquet", default_master(master), parse_conf(conf),
+                          "none" if stream else progress)
     try:
-        result = run_export(spark, log_dirs, output, topics, topic_pattern, committed_only,
-                            fail_on_data_loss, state_file, include_headers, progress)
+        if stream:
+            from kafka_py.spark.stream_export import StreamExport
+
+            export = StreamExport(spark, log_dirs, output, checkpoint, topics, topic_pattern, fail_on_data_loss,
+                                  include_headers, _spark_interval(trigger), available_now,
+                                  max_offsets_per_trigger, bootstrap_server)
+            streamed = export.run()
+        else:
+            result = run_export(spark, log_dirs, output, topics, topic_pattern, committed_only,
+                                fail_on_data_loss, state_file, include_headers, progress)
     except Exception as e:  # noqa: BLE001 - a known problem becomes a one-line message
         message = user_error(e)
         if message is None:
@@ -181,6 +220,11 @@ def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, mas
         raise click.ClickException(message) from None
     finally:
         spark.stop()
+    if stream:
+        how = "stopped" if streamed.stopped_by_signal else "done"
+        click.echo(f"Streaming export {how}: {streamed.records} records in {streamed.micro_batches} "
+                   f"micro-batches to {output}; offsets in {checkpoint} (run again with it to resume)")
+        return
     exported = sum(1 for a, b in result.ranges.values() if b > a)
     click.echo(f"Exported {result.records} records from {exported} of {len(result.ranges)} partitions "
                f"to {output} in {result.seconds:.1f} s; offsets saved in {result.state_file}")
@@ -188,6 +232,19 @@ def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, mas
         a, b = result.ranges[tp]
         if b > a:
             click.echo(f"  {tp}: offsets {a} to {b - 1}")
+
+
+def _spark_interval(trigger: Optional[str]) -> Optional[str]:
+    """``10s`` / ``500ms`` / ``2m`` as Spark's interval text, checked."""
+    if trigger is None:
+        return None
+    from kafka_py.spark.options import parse_duration_ms
+
+    try:
+        ms = parse_duration_ms(trigger, "--trigger")
+    except KafkaLogOptionsException as e:
+        raise click.BadParameter(str(e)) from None
+    return f"{ms} milliseconds"
 
 
 if __name__ == "__main__":

@@ -223,6 +223,12 @@ class _SegmentIndex:
         return None if lo >= self.valid else self._entry(lo).position
 
 
+def _open_read_only(path: str) -> FileRecords:
+    """A segment opened for reading; close it with ``close_handlers``: ``close`` would also
+    fsync and trim it to the size seen at open, while the broker may be appending."""
+    return FileRecords.open(path, file_already_exists=True, mutable=False)
+
+
 def _batch_header_at(records: FileRecords, position: int) -> Optional[tuple]:
     """The header at ``position`` if it can start a v2 batch there, else None."""
     head = records.read_bytes(position, RECORD_BATCH_OVERHEAD)
@@ -363,7 +369,7 @@ class LogDirPlanner:
             log.end_position = 0
             return
         last = log.segments[-1]
-        records = FileRecords.open(last.log_file, file_already_exists=True, mutable=False)
+        records = _open_read_only(last.log_file)
         index = _SegmentIndex(last, records.size_in_bytes())
         try:
             size = records.size_in_bytes()
@@ -382,7 +388,7 @@ class LogDirPlanner:
             log.log_end_offset = max(next_offset, last.base_offset)
         finally:
             index.close()
-            records.close()
+            records.close_handlers()
 
     def _last_valid_batch_end(self, records: FileRecords, start: int, size: int) -> Optional[tuple[int, int]]:
         """(end position, next offset) of the last complete, CRC-valid batch from ``start``."""
@@ -541,7 +547,7 @@ class LogDirPlanner:
         size = log.end_position if is_last else os.path.getsize(seg.log_file)
         if size == 0:
             return
-        records = FileRecords.open(seg.log_file, file_already_exists=True, mutable=False)
+        records = _open_read_only(seg.log_file)
         index = _SegmentIndex(seg, size)
         try:
             start = 0
@@ -567,7 +573,7 @@ class LogDirPlanner:
                 out.append((log, i, start, end, is_last and end == size, r))
         finally:
             index.close()
-            records.close()
+            records.close_handlers()
 
     def _split(self, log: PartitionLog, seg_index: int, start: int, end: int, is_tail: bool,
                r: OffsetRange, max_bytes: int) -> list[SegmentSlice]:
@@ -580,7 +586,7 @@ class LogDirPlanner:
         if end - start <= max_bytes:
             return [make(start, end, is_tail)]
         cuts = [start]
-        records = FileRecords.open(seg.log_file, file_already_exists=True, mutable=False)
+        records = _open_read_only(seg.log_file)
         index = _SegmentIndex(seg, end)
         try:
             if index.valid == 0:
@@ -597,7 +603,7 @@ class LogDirPlanner:
                 cuts.append(cut)
         finally:
             index.close()
-            records.close()
+            records.close_handlers()
         cuts.append(end)
         return [make(a, b, is_tail and b == end) for a, b in zip(cuts, cuts[1:])]
 

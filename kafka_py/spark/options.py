@@ -85,6 +85,10 @@ _NOT_OFFERED = {
     "fetchoffset.retryintervalms": "the source reads files, not through a consumer",
     "groupidprefix": "the source reads files, not through a consumer group",
 }
+_CANONICAL = {name.lower(): name for name in BATCH_OPTIONS | STREAM_OPTIONS | {
+    "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "endingTimestamp",
+    "endingOffsetsByTimestamp", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs", "groupIdPrefix"}}
 
 OffsetSpec = Union[str, dict]  # EARLIEST, LATEST, or {TopicPartition: offset}
 
@@ -125,10 +129,12 @@ def check_option_names(options: Mapping[str, str], known: frozenset[str], what: 
         key = str(name).lower()
         if key in lowered or (allow_kafka_prefix and key.startswith(KAFKA_PREFIX) and len(key) > len(KAFKA_PREFIX)):
             continue
+        # Spark lower-cases the names it hands a data source: name the option as documented.
+        shown = _CANONICAL.get(key, name)
         if key in _ONLY_FOR:
-            raise KafkaLogOptionsException(f"Option {name} is not for {what}: {_ONLY_FOR[key]}")
+            raise KafkaLogOptionsException(f"Option {shown} is not for {what}: {_ONLY_FOR[key]}")
         if key in _NOT_OFFERED:
-            raise KafkaLogOptionsException(f"Option {name} is not supported by {what}: {_NOT_OFFERED[key]}")
+            raise KafkaLogOptionsException(f"Option {shown} is not supported by {what}: {_NOT_OFFERED[key]}")
         close = difflib.get_close_matches(key, list(lowered), n=1, cutoff=0.75)
         hint = f" (did you mean {lowered[close[0]]}?)" if close else ""
         raise KafkaLogOptionsException(

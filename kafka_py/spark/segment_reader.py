@@ -163,7 +163,8 @@ class _SliceReader:
         try:
             yield from self._read(records)
         finally:
-            records.close()
+            # Not close(): that would fsync and trim a segment the broker may be appending to.
+            records.close_handlers()
 
     def _data_loss(self, message: str, skip_what: str) -> None:
         if self.fail_on_data_loss:
