@@ -25,7 +25,10 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
 
-from tests.integration.broker_harness import ROOT, BrokerProcess, unique_chroot, wait_until
+from kio.schema.metadata.v9.request import MetadataRequest, MetadataRequestTopic
+
+from kafka_py.protocol.api_keys import ApiKeys
+from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
 
 needs_fetchers = pytest.mark.skipif(
     importlib.util.find_spec("kafka_py.server.replica_fetcher_manager") is None,
@@ -129,6 +132,18 @@ class Cluster:
     def topics_tool(self, *args: str) -> list[str]:
         return self.tool("kafka-topics.sh", *args)
 
+    def metadata_isr(self, topic: str, partition: int, via: int) -> list[int]:
+        """The ISR broker ``via`` answers in Metadata: what its cache got from the controller.
+        (Asked directly: admin clients may pick a paused broker and wait on it.)"""
+        request = MetadataRequest(topics=(MetadataRequestTopic(name=topic),), allow_auto_topic_creation=False,
+                                  include_cluster_authorized_operations=False,
+                                  include_topic_authorized_operations=False)
+        with RawClient(self.brokers[via].port, timeout=10) as client:
+            response = client.request(ApiKeys.METADATA, 9, request)
+        [found] = [t for t in response.topics if t.name == topic]
+        [p] = [x for x in found.partitions if x.partition_index == partition]
+        return sorted(int(i) for i in p.isr_nodes)
+
 
 @pytest.fixture
 def make_cluster(broker_factory):
@@ -184,23 +199,43 @@ def test_a_follower_that_stops_fetching_leaves_the_isr_through_alter_isr(make_cl
         assert after["zk_version"] > before["zk_version"]
         assert "ISR updated to" in broker(cluster, leader).output()
 
-        # The controller told every broker: the topic tool (Metadata) shows the ISR of the znode.
-        def described_isr() -> list[int] | None:
-            lines = [line for line in cluster.topics_tool("--describe", "--topic", topic) if "Partition: 0" in line]
-            isr = lines[0].split("Isr: ")[1].split("\t")[0] if lines else ""
-            return sorted(int(i) for i in isr.split(",") if i)
+        # The controller told every broker: their metadata shows the ISR of the znode.
+        shown = sorted(cluster.state(topic, 0)["isr"])
+        for via in (leader, follower):
+            wait_until(lambda: cluster.metadata_isr(topic, 0, via) == shown, 30,
+                       f"broker {via}'s metadata shows ISR {shown}", interval=0.5)
+    finally:
+        producer.close()
+        cluster.resume(silenced)
 
-        shown = cluster.state(topic, 0)
-        wait_until(lambda: described_isr() == sorted(shown["isr"]), 30,
-                   f"--describe shows ISR {sorted(shown['isr'])}", interval=0.5)
-        under = cluster.topics_tool("--describe", "--under-replicated-partitions")
-        assert [line for line in under if f"Topic: {topic}\t" in line and "Partition: 0" in line]
-        # min.insync.replicas=2: where the ISR now stands against it decides which report lists it
-        at_min = [line for line in cluster.topics_tool("--describe", "--at-min-isr-partitions") if topic in line]
-        under_min = [line for line in cluster.topics_tool("--describe", "--under-min-isr-partitions")
-                     if topic in line]
-        assert (bool(at_min), bool(under_min)) == (len(shown["isr"]) == 2, len(shown["isr"]) < 2)
-        assert not [line for line in cluster.topics_tool("--describe", "--unavailable-partitions") if topic in line]
+
+def test_below_ibp_2_7_iv2_the_leader_writes_the_isr_to_zookeeper_and_the_controller_announces_it(make_cluster):
+    # ZkIsrManager: no AlterIsr; the leader's conditional write, then an ISR change notification.
+    cluster = make_cluster(**{"zookeeper.session.timeout.ms": "30000", "inter.broker.protocol.version": "2.7-IV1",
+                              "log.message.format.version": "2.7-IV1"})
+    leader, follower, silenced = cluster.roles_avoiding_the_controller()
+    topic = topic_name("isr-zk")
+    cluster.create_topic(topic, assignment={0: [leader, follower, silenced]})
+    before = cluster.state(topic, 0)
+    cluster.pause(silenced)
+    producer = KafkaProducer(bootstrap_servers=broker(cluster, leader).bootstrap, acks=1)
+    try:
+        for i in range(5):
+            producer.send(topic, b"r%d" % i).get(timeout=30)
+        after = cluster.wait_state(topic, 0, lambda s: silenced not in s["isr"], "the paused follower leaves the ISR")
+        # Written by the leader: its leadership's controller epoch and leader epoch, one version on.
+        assert (after["leader"], after["leader_epoch"], after["controller_epoch"]) == (
+            leader, before["leader_epoch"], before["controller_epoch"])
+        assert after["zk_version"] > before["zk_version"]
+        assert "AlterIsr" not in broker(cluster, leader).output()
+
+        # Announced after the linger: the brokers' metadata shows the new ISR.
+        shown = sorted(cluster.state(topic, 0)["isr"])
+        for via in (leader, follower):
+            wait_until(lambda: cluster.metadata_isr(topic, 0, via) == shown, 60,
+                       f"broker {via}'s metadata shows ISR {shown}", interval=0.5)
+        # the controller consumed the notification
+        wait_until(lambda: not cluster.zk.get_children("/isr_change_notification"), 30, "notifications consumed")
     finally:
         producer.close()
         cluster.resume(silenced)
@@ -242,6 +277,15 @@ def test_a_killed_follower_leaves_the_isr_and_acks_all_goes_on(make_cluster):
         cluster.wait_state(topic, 0, lambda s: sorted(s["isr"]) == [0, 1], "killed follower 2 leaves the ISR")
         for i in range(10):
             acked.append(producer.send(topic, b"after-%d" % i).get(timeout=30).offset)
+        # The reports of kafka-topics.sh, from the ISR the brokers were told (min.insync.replicas=2).
+        expected = f"\tTopic: {topic}\tPartition: 0\tLeader: 0\tReplicas: 0,1,2\tIsr: 0,1"
+        wait_until(lambda: expected in cluster.topics_tool("--describe", "--topic", topic), 30,
+                   f"--describe shows Isr: 0,1; it shows {cluster.topics_tool('--describe', '--topic', topic)}",
+                   interval=0.5)
+        for flag, listed in (("--under-replicated-partitions", True), ("--at-min-isr-partitions", True),
+                             ("--under-min-isr-partitions", False), ("--unavailable-partitions", False)):
+            lines = [line for line in cluster.topics_tool("--describe", flag) if f"Topic: {topic}\t" in line]
+            assert bool(lines) == listed, (flag, lines)
     finally:
         producer.close()
     consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, auto_offset_reset="earliest",
