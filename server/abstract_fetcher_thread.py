@@ -463,6 +463,15 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         error = partition_data.error
         if error is Errors.NONE:
             try:
+                diverging = partition_data.diverging_epoch
+                if self.is_truncation_on_fetch_supported and diverging is not None:
+                    # The log diverges from the leader's: truncate first. The answer carries no
+                    # records, and its high watermark is not taken either, since this replica's
+                    # log end may still lie among the records about to go (Kafka 2.8 still
+                    # processed such an answer; later releases skip it, and so does this port).
+                    diverging_end_offsets[tp] = EpochEndOffset(Errors.NONE, tp.partition, diverging.leader_epoch,
+                                                               diverging.end_offset)
+                    return
                 info = self.process_partition_data(tp, current.fetch_offset, partition_data)
                 if info is not None:
                     valid_bytes = info.valid_bytes
@@ -472,11 +481,6 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                         self._partition_states.update_and_move_to_end(tp, PartitionFetchState.of(
                             next_offset, lag, current.current_leader_epoch, ReplicaState.FETCHING,
                             info.last_leader_epoch))
-                diverging = partition_data.diverging_epoch
-                if (self.is_truncation_on_fetch_supported and diverging is not None
-                        and diverging.end_offset != UNDEFINED_EPOCH_OFFSET):
-                    diverging_end_offsets[tp] = EpochEndOffset(Errors.NONE, tp.partition, diverging.leader_epoch,
-                                                               diverging.end_offset)
             except (CorruptRecordException, InvalidRecordException) as e:
                 # one corrupt partition must not hold the others back; it may well be a
                 # transient state of the leader's log, so it is fetched again after a back-off
@@ -616,6 +620,10 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                     logger.warning("%sCould not work out the truncation offset of %s: %s", self.log_ident, tp, e)
                     partitions_with_error.add(tp)
                     continue
+                logger.info("%sTruncating partition %s to offset %d (%s) due to leader epoch %d ending at offset %d",
+                            self.log_ident, tp, truncation_state.offset,
+                            "final" if truncation_state.truncation_completed else "another epoch to ask about",
+                            leader_epoch_offset.leader_epoch, leader_epoch_offset.end_offset)
                 if self._do_truncate(tp, truncation_state):
                     fetch_offsets[tp] = truncation_state
             elif error is Errors.FENCED_LEADER_EPOCH:
