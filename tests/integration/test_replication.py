@@ -204,6 +204,24 @@ def offset_for_leader_epoch(broker: BrokerProcess, topic: str, leader_epoch: int
     return Errors.for_code(int(answer.error_code)), int(getattr(answer, "leader_epoch", -1)), int(answer.end_offset)
 
 
+def fetch_and_list_offsets_errors(broker: BrokerProcess, topic: str, current_leader_epoch: int
+                                  ) -> tuple[Errors, Errors]:
+    """The errors a consumer's Fetch (v12) and ListOffsets (v6) carrying ``current_leader_epoch`` get."""
+    fetch = build_entity(request_schema(ApiKeys.FETCH, 12), {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20, "session_id": 0,
+        "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
+            {"partition": 0, "current_leader_epoch": current_leader_epoch, "fetch_offset": 0,
+             "last_fetched_epoch": -1, "log_start_offset": -1, "partition_max_bytes": 1 << 20}]}]})
+    list_offsets = build_entity(request_schema(ApiKeys.LIST_OFFSETS, 6), {
+        "replica_id": -1, "topics": [{"name": topic, "partitions": [
+            {"partition_index": 0, "current_leader_epoch": current_leader_epoch, "timestamp": -1}]}]})
+    with RawClient(broker.port) as client:
+        fetched = client.request(ApiKeys.FETCH, 12, fetch)
+        listed = client.request(ApiKeys.LIST_OFFSETS, 6, list_offsets)
+    return (Errors.for_code(int(fetched.responses[0].partitions[0].error_code)),
+            Errors.for_code(int(listed.topics[0].partitions[0].error_code)))
+
+
 # -- tests -------------------------------------------------------------------------------------
 
 
@@ -345,3 +363,7 @@ def test_a_follower_holding_records_of_a_lost_epoch_truncates_them(make_cluster,
     assert (error, end) == (Errors.NONE, len(committed)) and epoch < leader_epoch
     assert offset_for_leader_epoch(new_leader, topic, 0, 0)[0] is Errors.FENCED_LEADER_EPOCH
     assert offset_for_leader_epoch(new_leader, topic, 0, leader_epoch + 1)[0] is Errors.UNKNOWN_LEADER_EPOCH
+    # so do Fetch and ListOffsets
+    assert fetch_and_list_offsets_errors(new_leader, topic, 0) == (Errors.FENCED_LEADER_EPOCH,
+                                                                   Errors.FENCED_LEADER_EPOCH)
+    assert fetch_and_list_offsets_errors(new_leader, topic, leader_epoch) == (Errors.NONE, Errors.NONE)
