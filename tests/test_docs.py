@@ -40,6 +40,7 @@ CHAPTERS = (
     "log-cleaner.md",
     "group-coordinator.md",
     "spark.md",
+    "replication.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 
