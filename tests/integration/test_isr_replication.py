@@ -197,7 +197,8 @@ def test_a_follower_that_stops_fetching_leaves_the_isr_through_alter_isr(make_cl
         assert after["leader"] == leader and leader in after["isr"]
         assert after["leader_epoch"] == before["leader_epoch"], "the ISR change was not the leader's AlterIsr"
         assert after["zk_version"] > before["zk_version"]
-        assert "ISR updated to" in broker(cluster, leader).output()
+        # the znode is written before the controller answers: the leader commits a moment later
+        wait_until(lambda: "ISR updated to" in broker(cluster, leader).output(), 30, "the leader commits the ISR")
 
         # The controller told every broker: their metadata shows the ISR of the znode.
         shown = sorted(cluster.state(topic, 0)["isr"])
