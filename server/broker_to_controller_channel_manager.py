@@ -12,36 +12,29 @@ ZooKeeper mode: how a broker sends its own requests (AlterIsr) to the active con
   between lookups, as Kafka's does (nothing signals a controller change to it).
 * ``BrokerToControllerChannelManager`` starts and stops the thread and queues requests.
 
-Kafka sends through a NetworkClient; here the thread holds one blocking connection
-(``BlockingControllerConnection``) behind the small ``ControllerConnection`` interface, so a
-shared blocking inter-broker client can replace it without touching the thread.
+Kafka sends through a NetworkClient; here the thread sends through the broker's blocking
+client (kafka_py/clients), behind the small ``ControllerConnection`` interface
+(``NetworkClientControllerConnection``), which tests can replace.
 """
 from __future__ import annotations
 
-import errno
-import itertools
 import logging
-import os
-import selectors
 import socket
-import struct
 import threading
 from collections import deque
 from dataclasses import dataclass
-from time import monotonic
 from typing import Any, Callable, Optional, Protocol
 
+from kafka_py.clients.network_client import NetworkClient
+from kafka_py.clients.network_client_utils import await_ready, send_and_receive
 from kafka_py.cluster.broker import ListenerName, Node
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
-_SIZE = struct.Struct(">i")
 # Kafka's doWork polls for 100 ms when the metadata cache names no controller.
 NO_CONTROLLER_BACKOFF_MS = 100
 # The reconnect backoff of the NetworkClient Kafka builds for this channel.
@@ -86,132 +79,79 @@ class ControllerConnection(Protocol):
 
     def send_and_receive(self, node: Node, api_key: ApiKeys, api_version: int, request: Any) -> Any:
         """Send ``request`` to ``node`` and return the decoded response body; raises OSError
-        (or ConnectionError) when the connection fails or closes, after dropping it."""
+        (ConnectionError included) when the connection fails or closes, after dropping it."""
         ...
 
     def disconnect(self) -> None:
         ...
 
     def abort(self) -> None:
-        """From another thread: make a blocked ``send_and_receive`` fail at once."""
+        """From another thread: make a blocked ``send_and_receive`` fail at once, and every
+        later one too (the channel is shutting down)."""
+        ...
+
+    def close(self) -> None:
         ...
 
 
-class BlockingControllerConnection:
-    """One plain TCP connection, reconnected when the node changes or the connection failed.
+class NetworkClientControllerConnection:
+    """A ControllerConnection over the broker's blocking inter-broker client
+    (kafka_py/clients/network_client.py): one NetworkClient for the controller node, replaced
+    when the controller moves, connected within controller.socket.timeout.ms and answered
+    within request.timeout.ms."""
 
-    The connect is non-blocking and waited on in 100 ms slices on an epoll selector, so an
-    ``abort`` (shutdown) never waits out a slow connect, and descriptors above 1023 work.
-    """
-
-    def __init__(self, client_id: str, connect_timeout_ms: int, request_timeout_ms: int) -> None:
+    def __init__(self, client_id: str, connect_timeout_ms: int, request_timeout_ms: int,
+                 time: Time = Time.SYSTEM) -> None:
         self.client_id = client_id
         self.connect_timeout_ms = connect_timeout_ms
         self.request_timeout_ms = request_timeout_ms
-        self._correlation_ids = itertools.count()
-        self._lock = threading.Lock()  # guards _sock, _node and _aborted against abort()
-        self._sock: Optional[socket.socket] = None
-        self._node: Optional[Node] = None
+        self.time = time
+        self._lock = threading.Lock()  # guards _client and _aborted against abort() from another thread
+        self._client: Optional[NetworkClient] = None
         self._aborted = False
 
     def send_and_receive(self, node: Node, api_key: ApiKeys, api_version: int, request: Any) -> Any:
-        sock = self._ready(node)
+        client = self._client_for(node)
         try:
-            correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
-            header = RequestHeader.for_request(api_key, api_version, correlation_id, self.client_id)
-            sock.sendall(encode_request(header, request))
-            (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
-            if size < 0:
-                raise ConnectionError(f"invalid response size {size}")
-            response_header, response = decode_response(_recv_exactly(sock, size), api_key, api_version)
-            if response_header.correlation_id != correlation_id:
-                raise ConnectionError(f"correlation id {response_header.correlation_id} does not match "
-                                      f"request correlation id {correlation_id}")
-            return response
+            if not await_ready(client, self.connect_timeout_ms):
+                raise socket.timeout(f"Failed to connect to {node} within {self.connect_timeout_ms} ms")
+            return send_and_receive(client, api_key, api_version, request).response_body
         except Exception:
-            self.disconnect()
+            client.disconnect()
             raise
 
-    def _ready(self, node: Node) -> socket.socket:
+    def _client_for(self, node: Node) -> NetworkClient:
         with self._lock:
             if self._aborted:
-                raise ConnectionError("connection aborted")
-            if self._sock is not None and self._node == node:
-                return self._sock
-        self.disconnect()
-        sock = self._connect(node)
-        with self._lock:
-            if self._aborted:
-                sock.close()
-                raise ConnectionError("connection aborted")
-            self._sock, self._node = sock, node
-        return sock
-
-    def _connect(self, node: Node) -> socket.socket:
-        deadline = monotonic() + self.connect_timeout_ms / 1000.0
-        last_error: OSError = OSError(f"no address for {node.host}")
-        for family, kind, proto, _, address in socket.getaddrinfo(node.host, node.port, type=socket.SOCK_STREAM):
-            sock = socket.socket(family, kind, proto)
-            try:
-                sock.setblocking(False)
-                code = sock.connect_ex(address)
-                if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
-                    raise OSError(code, os.strerror(code))
-                if code != 0:
-                    self._await_connected(sock, deadline)
-                sock.setblocking(True)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.settimeout(self.request_timeout_ms / 1000.0)
-                return sock
-            except OSError as e:
-                sock.close()
-                last_error = e
-        raise last_error
-
-    def _await_connected(self, sock: socket.socket, deadline: float) -> None:
-        with selectors.DefaultSelector() as selector:
-            selector.register(sock, selectors.EVENT_WRITE)
-            while True:
-                with self._lock:
-                    if self._aborted:
-                        raise OSError("connection aborted")
-                remaining = deadline - monotonic()
-                if remaining <= 0:
-                    raise socket.timeout(f"Failed to connect within {self.connect_timeout_ms} ms")
-                if selector.select(min(remaining, 0.1)):
-                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    if code != 0:
-                        raise OSError(code, os.strerror(code))
-                    return
+                raise ConnectionError("the channel to the controller is closed")
+            client = self._client
+            if client is not None and client.node == node:
+                return client
+            self._client = NetworkClient(node, self.client_id, self.request_timeout_ms, time=self.time)
+            new_client = self._client
+        if client is not None:
+            client.close()
+        return new_client
 
     def disconnect(self) -> None:
         with self._lock:
-            sock, self._sock, self._node = self._sock, None, None
-        if sock is not None:
-            sock.close()
+            client = self._client
+        if client is not None:
+            client.disconnect()
 
     def abort(self) -> None:
         with self._lock:
             self._aborted = True
-            sock = self._sock
-        if sock is not None:
-            try:
-                # wakes a recv blocked on another thread; close() alone would not
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            client = self._client
+        if client is not None:
+            client.initiate_close()
 
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    received = 0
-    while received < size:
-        n = sock.recv_into(view[received:])
-        if n == 0:
-            raise ConnectionError("connection closed by the controller")
-        received += n
-    return bytes(buffer)
+    def close(self) -> None:
+        with self._lock:
+            self._aborted = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
 
 # -- requests and their completion -----------------------------------------------------------
@@ -392,9 +332,9 @@ class BrokerToControllerChannelManager:
         self.channel_name = channel_name
         broker_id = config.broker_id
         if connection is None:
-            connection = BlockingControllerConnection(f"broker-{broker_id}-{channel_name}",
-                                                      config.controller_socket_timeout_ms,
-                                                      config.request_timeout_ms)
+            connection = NetworkClientControllerConnection(f"broker-{broker_id}-{channel_name}",
+                                                           config.controller_socket_timeout_ms,
+                                                           config.request_timeout_ms, time)
         name = f"broker-{broker_id}-to-controller-send-thread"
         if thread_name_prefix:
             name = f"{thread_name_prefix}:{name}"
@@ -406,7 +346,7 @@ class BrokerToControllerChannelManager:
 
     def shutdown(self) -> None:
         self.request_thread.shutdown()
-        self.request_thread.connection.disconnect()
+        self.request_thread.connection.close()
         logger.info("Broker to controller channel manager for %s shutdown", self.channel_name)
 
     def send_request(self, api_key: ApiKeys, request: Any, callback: ControllerRequestCompletionHandler) -> None:
@@ -416,6 +356,6 @@ class BrokerToControllerChannelManager:
 
 __all__ = [
     "ControllerNodeProvider", "MetadataCacheControllerNodeProvider", "ControllerConnection",
-    "BlockingControllerConnection", "ClientResponse", "ControllerRequestCompletionHandler",
+    "NetworkClientControllerConnection", "ClientResponse", "ControllerRequestCompletionHandler",
     "BrokerToControllerQueueItem", "BrokerToControllerRequestThread", "BrokerToControllerChannelManager",
 ]

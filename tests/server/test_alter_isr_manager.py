@@ -106,6 +106,9 @@ class InProcessControllers:
         self._aborted.set()
         self._released.set()
 
+    def close(self) -> None:
+        self.abort()
+
 
 class SwitchableNodeProvider:
     def __init__(self, node: Node | None) -> None:
