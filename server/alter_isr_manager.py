@@ -156,8 +156,15 @@ class DefaultAlterIsrManager(AlterIsrManager):
             logger.debug("%sNot retrying AlterIsr: the scheduler is stopped", self._log_ident, exc_info=True)
 
     def _send_request(self, inflight: list[AlterIsrItem]) -> None:
-        broker_epoch = self.broker_epoch_supplier()
-        request = self.build_request(inflight, broker_epoch)
+        try:
+            broker_epoch = self.broker_epoch_supplier()
+            request = self.build_request(inflight, broker_epoch)
+        except Exception:  # noqa: BLE001 - the in-flight flag must not stay set with nothing in flight
+            logger.exception("%sCould not build the AlterIsr request for %s", self._log_ident,
+                             [item.topic_partition for item in inflight])
+            self._clear_in_flight_request()
+            self.schedule_retry()
+            return
         logger.debug("%sSending AlterIsr to controller %s", self._log_ident, request)
         manager = self
 

@@ -12,11 +12,14 @@ the Log takes its own lock (order: partition, then log). Delayed operations are 
 only after the lock is released (``_try_complete_delayed_requests``), because completing a
 delayed fetch reads this very partition.
 
-Replication hooks, kept for the replication work: ``update_follower_fetch_state`` (called
-for follower fetches), ISR expansion and shrinking through an ``alter_isr_manager`` (absent
-here: a partition whose ISR is only the leader never needs one), and follower appends and
-truncation. With a single replica (or no followers fetching) the high watermark equals the
-log end offset right after each append.
+As leader, a partition tracks its followers (``update_follower_fetch_state``, called for
+their fetches) and keeps the ISR: followers that stop catching up leave it
+(``maybe_shrink_isr``), caught-up ones join it again (``_maybe_expand_isr``), each change
+proposed to the controller through the broker's AlterIsr manager
+(server/alter_isr_manager.py) and committed only when its answer comes. The high watermark
+is the smallest log end offset of the ISR; with a single replica it equals the log end
+offset right after each append. As follower, it appends what its fetcher brings and
+truncates when told to.
 """
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def state(leader: int = 0, epoch: int = 1, replicas=(0,), isr=None) -> LeaderAnd
 
 
 class RecordingAlterIsrManager:
-    """Stands in for the AlterIsr channel to the controller, which is not part of this port yet."""
+    """Stands in for the AlterIsr manager: records the items, answers none by itself."""
 
     def __init__(self) -> None:
         self.items = []

@@ -4,20 +4,14 @@ Brokers 0, 1 and 2 share one ZooKeeper chroot. What the tests look at is what an
 would: the partition state znodes (/brokers/topics/<t>/partitions/<p>/state), the brokers'
 logs, kafka-python clients and bin/kafka-topics.sh. Every wait is bounded; no timing is
 asserted.
-
-Tests marked ``needs_fetchers`` depend on followers replicating from their leaders (replica
-fetcher threads); they are skipped while kafka_py.server.replica_fetcher_manager does not
-exist, because without fetchers no follower ever catches up, so an ISR only ever shrinks.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
 import subprocess
 import threading
-import time
 import uuid
 
 import pytest
@@ -29,10 +23,6 @@ from kio.schema.metadata.v9.request import MetadataRequest, MetadataRequestTopic
 
 from kafka_py.protocol.api_keys import ApiKeys
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
-
-needs_fetchers = pytest.mark.skipif(
-    importlib.util.find_spec("kafka_py.server.replica_fetcher_manager") is None,
-    reason="needs replica fetchers (followers replicating), not ported yet")
 
 LAG_MS = 3000  # replica.lag.time.max.ms for these clusters: a silent follower leaves the ISR soon
 
@@ -242,7 +232,6 @@ def test_below_ibp_2_7_iv2_the_leader_writes_the_isr_to_zookeeper_and_the_contro
         cluster.resume(silenced)
 
 
-@needs_fetchers
 def test_a_resumed_follower_catches_up_and_rejoins_the_isr(make_cluster):
     cluster = make_cluster(**{"zookeeper.session.timeout.ms": "30000"})
     leader, follower, silenced = cluster.roles_avoiding_the_controller()
@@ -264,7 +253,6 @@ def test_a_resumed_follower_catches_up_and_rejoins_the_isr(make_cluster):
         producer.close()
 
 
-@needs_fetchers
 def test_a_killed_follower_leaves_the_isr_and_acks_all_goes_on(make_cluster):
     cluster = make_cluster()
     topic = topic_name("isr-kill")
@@ -319,7 +307,6 @@ def test_sigterm_moves_every_leadership_away_before_the_broker_stops(make_cluste
         assert len(cluster.state(topic, p)["isr"]) == 2  # the rest of the ISR stayed
 
 
-@needs_fetchers
 def test_sigterm_of_a_leader_under_acks_all_load_costs_only_retriable_errors(make_cluster):
     cluster = make_cluster()
     topic = topic_name("cs-load")
