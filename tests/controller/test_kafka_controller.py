@@ -353,12 +353,12 @@ def test_api_reassignment_adds_then_removes_replicas_once_in_sync(cluster):
     controller.list_partition_reassignments(None, listed.put)
     assert set(listed.get(timeout=10)) == {tp}
 
-    # The leader reports the new replica in sync; the controller finishes the move.
+    # The leader reports the new replica in sync (AlterIsr); the controller finishes the move.
     current = cluster.state(tp)
-    in_sync = LeaderIsrAndControllerEpoch(
-        LeaderAndIsr(1, current.leader_and_isr.leader_epoch, (1, 2, 3), current.leader_and_isr.zk_version),
-        current.controller_epoch)
-    assert cluster.admin.set_topic_partition_states({tp: in_sync})[tp][0]
+    answers: queue.Queue = queue.Queue()
+    controller.alter_isrs(1, cluster.brokers[1].broker_epoch, {tp: LeaderAndIsr(
+        1, current.leader_and_isr.leader_epoch, (1, 2, 3), current.leader_and_isr.zk_version)}, answers.put)
+    assert answers.get(timeout=10)[tp].isr == (1, 2, 3)
     wait_until(lambda: cluster.admin.get_full_replica_assignment_for_topics(["move"])[tp] == ReplicaAssignment((2, 3)),
                message="final assignment written")
     final = cluster.wait_state(tp, 2, (2, 3))
@@ -372,7 +372,10 @@ def test_api_reassignment_adds_then_removes_replicas_once_in_sync(cluster):
 
 
 def test_zookeeper_reassignment_is_picked_up_and_cleared(cluster):
-    controller = cluster.start_controller(1)
+    # Below IBP 2.7-IV2 leaders write ISR changes to the state znode, which the controller
+    # watches for partitions being reassigned.
+    controller = cluster.start_controller(1, **{"inter.broker.protocol.version": "2.7-IV1",
+                                                "log.message.format.version": "2.7-IV1"})
     cluster.active_controller()
     tp = TopicPartition("zkmove", 0)
     cluster.create_topic("zkmove", {0: [2]})
