@@ -367,3 +367,27 @@ def test_a_follower_holding_records_of_a_lost_epoch_truncates_them(make_cluster,
     assert fetch_and_list_offsets_errors(new_leader, topic, 0) == (Errors.FENCED_LEADER_EPOCH,
                                                                    Errors.FENCED_LEADER_EPOCH)
     assert fetch_and_list_offsets_errors(new_leader, topic, leader_epoch) == (Errors.NONE, Errors.NONE)
+
+
+def test_a_reassignment_to_new_replicas_completes_once_they_have_caught_up(make_cluster):
+    """Reassignment (KIP-455, written to /admin/reassign_partitions as kafka-reassign-partitions
+    does) moves a partition from broker 0 to brokers 1 and 2: the new replicas fetch from the
+    leader, join the ISR, one of them takes over, and broker 0's replica is deleted."""
+    cluster = make_cluster().start()
+    topic = topic_name("moved")
+    cluster.create_topic(topic, {0: [0]})
+    values = [f"moving-{i}".encode() for i in range(100)]
+    produce(cluster.bootstrap(), topic, values, "all")
+
+    cluster.zk.create("/admin/reassign_partitions", json.dumps(
+        {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 2]}]}).encode())
+    wait_until(lambda: not cluster.zk.exists("/admin/reassign_partitions"), WAIT, "reassignment never completed")
+    assignment = json.loads(cluster.zk.get(f"/brokers/topics/{topic}")[0])
+    assert assignment["partitions"]["0"] == [1, 2]
+    cluster.wait_state(topic, lambda s: s["leader"] in (1, 2) and sorted(s["isr"]) == [1, 2],
+                       "the new replicas lead and are in sync")
+    batches = wait_replicas_identical(cluster, topic, ids=(1, 2))
+    assert [r.value for raw in batches for r in MemoryRecords(raw).records()] == values
+    wait_until(lambda: not partition_dir(cluster.brokers[0], topic).exists(), WAIT,
+               "the old replica's log was not deleted")
+    assert consume_all(cluster.bootstrap(), topic, len(values)) == values
