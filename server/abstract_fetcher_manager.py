@@ -127,11 +127,13 @@ class AbstractFetcherManager(Generic[T], abc.ABC):
                 broker = broker_and_fetcher_id.broker
                 key = BrokerIdAndFetcherId(broker.id, broker_and_fetcher_id.fetcher_id)
                 fetcher_thread = self.fetcher_thread_map.get(key)
-                if fetcher_thread is not None and fetcher_thread.source_broker != broker:
-                    # same broker id at a new address: its thread cannot follow it there
+                if fetcher_thread is not None and (fetcher_thread.source_broker != broker
+                                                   or fetcher_thread.is_shutdown_initiated):
+                    # same broker id at a new address (its thread cannot follow it there), or a
+                    # thread that stopped on a fatal error: replace it
                     fetcher_thread.shutdown()
                     fetcher_thread = None
-                if fetcher_thread is None or fetcher_thread.is_shutdown_initiated:
+                if fetcher_thread is None:
                     fetcher_thread = self._add_and_start_fetcher_thread(broker_and_fetcher_id, key)
                 self._add_partitions_to_fetcher_thread(fetcher_thread, initial_fetch_offsets)
 
