@@ -90,6 +90,26 @@ class KafkaLogDataSource(DataSource):
         _check_schema(schema, options)
         return KafkaLogDataSourceReader(options)
 
+    def writer(self, schema: StructType, overwrite: bool):
+        from kafka_py.spark.kafka_sink import KafkaLogBatchWriter
+
+        return KafkaLogBatchWriter(self._sink_options(schema, overwrite, streaming=False))
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        from kafka_py.spark.kafka_sink import KafkaLogStreamWriter
+
+        return KafkaLogStreamWriter(self._sink_options(schema, overwrite, streaming=True))
+
+    def _sink_options(self, schema: StructType, overwrite: bool, streaming: bool):
+        from kafka_py.spark.kafka_sink import KafkaSinkOptions, check_sink_schema
+
+        if overwrite:
+            raise KafkaLogOptionsException(
+                "The kafka-log sink only appends to topics: use mode('append') (or the default for streams)")
+        options = KafkaSinkOptions.parse(self.options, streaming)
+        check_sink_schema(schema, options)
+        return options
+
     def streamReader(self, schema: StructType) -> "DataSourceStreamReader":
         from kafka_py.spark.stream_reader import KafkaLogStreamReader
 
