@@ -36,14 +36,15 @@ def topic(broker):
     return TOPIC
 
 
-def ask(broker, version: int, partitions: list[tuple[str, int, int, int]]) -> list[tuple[str, int, Errors, int, int]]:
+def ask(broker, version: int, partitions: list[tuple[str, int, int, int]],
+        replica_id: int = -1) -> list[tuple[str, int, Errors, int, int]]:
     """(topic, partition, error, leader epoch, end offset) for each (topic, partition, current
     leader epoch, leader epoch) asked about."""
     by_topic: dict[str, list] = {}
     for t, p, current, epoch in partitions:
         by_topic.setdefault(t, []).append({"partition": p, "current_leader_epoch": current, "leader_epoch": epoch})
     request = build_entity(request_schema(ApiKeys.OFFSET_FOR_LEADER_EPOCH, version), {
-        "replica_id": -1, "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]})
+        "replica_id": replica_id, "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]})
     with RawClient(broker.port) as client:
         response = client.request(ApiKeys.OFFSET_FOR_LEADER_EPOCH, version, request)
     return [(t.topic, int(p.partition), Errors.for_code(int(p.error_code)), int(getattr(p, "leader_epoch", -1)),
@@ -55,6 +56,12 @@ def test_every_version_answers_where_the_epoch_ends(broker, topic, version):
     [answer] = ask(broker, version, [(topic, 0, 0, 0)])
     # v0 has no leader epoch in its answer
     assert answer == (topic, 0, Errors.NONE, 0 if version >= 1 else -1, RECORDS)
+
+
+def test_the_replica_id_changes_nothing(broker, topic):
+    # v3+ carry it; Kafka 2.8 answers a broker that holds no replica, and a consumer, alike
+    for replica_id in (-1, 99):
+        assert ask(broker, 3, [(topic, 0, 0, 0)], replica_id) == [(topic, 0, Errors.NONE, 0, RECORDS)]
 
 
 def test_an_epoch_newer_than_any_the_leader_knows(broker, topic):
