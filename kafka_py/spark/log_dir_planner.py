@@ -486,6 +486,12 @@ class LogDirPlanner:
                 continue
             start = _explicit(options.starting_offsets, tp)
             until = _explicit(options.ending_offsets, tp)
+            if until is None:
+                # "latest": the end of the partition, so that no replica behind it is chosen.
+                until = max(r.log_end_offset for r in alive)
+                hw = highest_checkpointed_high_watermark(alive)
+                if options.committed_only and hw is not None:
+                    until = min(until, hw)
             log = choose_replica(alive, from_offset=start, until_offset=until)
             if options.committed_only:
                 set_committed_end(log, alive)

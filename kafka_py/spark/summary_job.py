@@ -6,7 +6,10 @@ No Kafka counterpart. The Spark job behind bin/kafka-log-summary.sh::
 
 For each topic-partition: the records, their bytes (key plus value, headers not counted),
 the first and last offsets, the smallest and largest timestamp, and the number of distinct
-non-null keys (exact: a shuffle of the keys, cheap next to reading the records).
+non-null keys (exact: a shuffle of the keys, cheap next to reading the records). Given the log
+dirs of several brokers, each partition is counted once (from the replica the source reads),
+and a second table puts each partition's replicas side by side: per broker, the log end
+offset in its files and the high watermark in its replication-offset-checkpoint.
 """
 from __future__ import annotations
 
@@ -78,6 +81,60 @@ def run_summary(spark, log_dirs: Sequence[str], topics: Sequence[str] = (), topi
                              r["last_offset"], r["min_ts"], r["max_ts"], r["distinct_keys"]) for r in rows]
 
 
+@dataclass(frozen=True)
+class ReplicaState:
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: Optional[int]
+
+
+@dataclass(frozen=True)
+class PartitionReplicas:
+    topic: str
+    partition: int
+    #: Per broker id (None: a log dir whose meta.properties names no broker).
+    replicas: dict
+
+
+def describe_replicas(log_dirs: Sequence[str], topics: Sequence[str] = (),
+                      topic_pattern: Optional[str] = None) -> list[PartitionReplicas]:
+    """Each partition's replicas in ``log_dirs``, read from the files (no Spark job)."""
+    from kafka_py.spark.log_dir_planner import LogDirPlanner
+    from kafka_py.spark.options import Subscription
+
+    planner = LogDirPlanner(log_dirs)
+    found = planner.replica_logs(Subscription.create(topics=topics or None, pattern=topic_pattern))
+    planner.describe([r for rs in found.values() for r in rs], fail_on_data_loss=False)
+    return [PartitionReplicas(tp.topic, tp.partition,
+                              {r.broker_id: ReplicaState(r.log_start_offset, r.log_end_offset,
+                                                         r.checkpointed_high_watermark)
+                               for r in found[tp] if not r.vanished})
+            for tp in sorted(found)]
+
+
+def format_replica_table(partitions: Sequence[PartitionReplicas]) -> str:
+    """Partitions down, brokers across: ``end/hw`` of each replica, ``-`` where a broker has none."""
+    brokers = sorted({b for p in partitions for b in p.replicas}, key=lambda b: (b is None, b if b is not None else 0))
+    header = ["topic", "partition"] + [f"broker {b} end/hw" if b is not None else "unnamed end/hw" for b in brokers]
+    rows = []
+    for p in partitions:
+        cells = [p.topic, str(p.partition)]
+        for b in brokers:
+            state = p.replicas.get(b)
+            if state is None:
+                cells.append("-")
+            else:
+                hw = "?" if state.high_watermark is None else str(state.high_watermark)
+                cells.append(f"{state.log_end_offset}/{hw}")
+        rows.append(cells)
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i]) for i in range(len(header))]
+
+    def line(cells) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
 def _timestamp(ms: Optional[int]) -> str:
     if ms is None:
         return "-"
@@ -125,6 +182,11 @@ def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, mas
     finally:
         spark.stop()
     click.echo(format_table(summaries))
+    replicas = describe_replicas(log_dirs, topics, topic_pattern)
+    if len({b for p in replicas for b in p.replicas}) > 1:
+        click.echo("")
+        click.echo("replicas (log end offset / checkpointed high watermark):")
+        click.echo(format_replica_table(replicas))
 
 
 if __name__ == "__main__":
