@@ -298,8 +298,8 @@ def test_sigterm_moves_every_leadership_away_before_the_broker_stops(make_cluste
     stopping = broker(cluster, 0)
     assert stopping.stop() == 0, stopping.tail()
     out = stopping.output()
-    assert "Controlled shutdown succeeded" in out
-    assert "Retrying controlled shutdown" not in out
+    assert "Controlled shutdown succeeded" in out, stopping.tail(80)
+    assert "Retrying controlled shutdown" not in out, stopping.tail(80)
     for p in range(3):
         s = cluster.state(topic, p)
         assert s["leader"] in (1, 2) and 0 not in s["isr"], s
@@ -358,8 +358,8 @@ def test_the_last_broker_stops_without_waiting_through_controlled_shutdown_retri
     last = broker(cluster, 0)
     assert last.stop() == 0, last.tail()
     out = last.output()
-    assert "No other broker is alive to lead the remaining partitions" in out
-    assert "Retrying controlled shutdown" not in out
+    assert "No other broker is alive to lead the remaining partitions" in out, last.tail(80)
+    assert "Retrying controlled shutdown" not in out, last.tail(80)
 
 
 # -- elections ---------------------------------------------------------------------------------
