@@ -111,6 +111,12 @@ class KafkaLogDataSource(DataSource):
         return options
 
     def streamReader(self, schema: StructType) -> "DataSourceStreamReader":
+        import pyspark
+
+        # latestOffset(start, limit), ReadLimit and Trigger.AvailableNow came with PySpark 4.2.
+        if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) < (4, 2):
+            raise KafkaLogOptionsException(
+                f"readStream.format('kafka-log') needs PySpark 4.2 or later; this is {pyspark.__version__}")
         from kafka_py.spark.stream_reader import KafkaLogStreamReader
 
         options = KafkaLogOptions.parse(self.options, streaming=True)
