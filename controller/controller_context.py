@@ -133,7 +133,12 @@ class ControllerContext:
         assignments = self.partition_assignments.pop(topic, None)
         if assignments is not None:
             for partition in assignments:
-                self._partition_leadership_info.pop(TopicPartition(topic, partition), None)
+                tp = TopicPartition(topic, partition)
+                self._partition_leadership_info.pop(tp, None)
+                # Kafka 2.8 keeps NonExistentPartition entries of deleted topics for the
+                # controller's life; a controller that sees topics created and deleted for
+                # months must not.
+                self.partition_states.pop(tp, None)
 
     # -- assignments -----------------------------------------------------------------------
 

@@ -14,9 +14,12 @@ acks=all, a fetch waiting for min bytes, a join waiting for the rest of the grou
 Completion is exactly-once whichever path gets there first: ``force_complete`` flips a flag
 under a lock and only the caller that flipped it runs ``on_complete``.
 
-Completed operations are dropped from the timer at once (``cancel``) but may linger in the
-watcher lists of keys nobody checks; the reaper purges those when the estimated number of
-completed-but-watched operations passes ``purge_interval``.
+Completed operations are dropped from the timer at once (``cancel``) and from the watcher
+lists of every key they were watched under (Kafka leaves them in the lists of keys nobody
+checks until a purge; an expired join of a group nobody uses any more, or a produce to a
+deleted partition, would keep its group or records alive until then). The reaper still
+purges by the estimated number of completed-but-watched operations (``purge_interval``), for
+an operation completed while it was being put on its lists.
 """
 from __future__ import annotations
 
@@ -43,6 +46,8 @@ class DelayedOperation(TimerTask):
         super().__init__(delay_ms)
         self._completed = False
         self._completed_lock = threading.Lock()
+        # (purgatory, keys) once watched: completion takes the operation off those lists.
+        self._watched_in: tuple[Any, list] | None = None
         # Reentrant by default: try_complete -> force_complete -> on_complete may well come
         # back into code that takes the same lock.
         self.lock = lock if lock is not None else threading.RLock()
@@ -57,8 +62,12 @@ class DelayedOperation(TimerTask):
             if self._completed:
                 return False
             self._completed = True
-        # Completed operations have no business in the timer any more.
+        # Completed operations have no business in the timer or the watcher lists any more.
         self.cancel()
+        watched = self._watched_in
+        if watched is not None:
+            self._watched_in = None
+            watched[0]._unwatch(self, watched[1])
         self.on_complete()
         return True
 
@@ -253,11 +262,13 @@ class DelayedOperationPurgatory:
             raise ValueError("The watch key list can't be empty")
 
         def watch_all() -> None:
+            operation._watched_in = (self, keys)
             for key in keys:
                 self._watch_for_operation(key, operation)
             self._estimated_total_operations.increment_and_get()
 
         if operation.safe_try_complete_or_else(watch_all):
+            # (completed by the second check, after watching: force_complete unwatched it)
             return True
 
         if not operation.is_completed:
@@ -311,6 +322,18 @@ class DelayedOperationPurgatory:
                 watchers = Watchers(key, self._remove_key_if_empty)
                 wl.watchers_by_key[key] = watchers
             watchers.watch(operation)
+
+    def _unwatch(self, operation: DelayedOperation, keys: Iterable[Hashable]) -> None:
+        """Take a completed operation off the watcher list of each key, dropping lists left empty."""
+        for key in keys:
+            wl = self._watcher_list(key)
+            with wl.watchers_lock:
+                watchers = wl.watchers_by_key.get(key)
+                if watchers is None:
+                    continue
+                watchers._discard((operation,))
+                if watchers.is_empty:
+                    del wl.watchers_by_key[key]
 
     def _remove_key_if_empty(self, key: Hashable, watchers: Watchers) -> None:
         wl = self._watcher_list(key)

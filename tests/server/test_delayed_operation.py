@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
+import time
 
 import pytest
 
@@ -212,29 +213,38 @@ def test_completed_operation_does_not_expire_later(mock_clock_purgatory):
 
 # -- purge and cancel ------------------------------------------------------------------------
 
-def test_purge_removes_completed_operations_once_past_the_interval():
+def test_completed_operations_leave_every_watch_list_at_once():
+    """Unlike Kafka, which leaves them on the lists of keys nobody checks until a purge: an
+    operation keeps what it answers for (a group, records) alive for as long as it is listed."""
     timer = SystemTimer(f"purge-{next(_names)}")
     purgatory = DelayedOperationPurgatory("purge", timeout_timer=timer, purge_interval=10, reaper_enabled=False)
     try:
-        few = [MockDelayedOperation(100_000) for _ in range(5)]
-        for op in few:
-            assert not purgatory.try_complete_else_watch(op, ["a", "b-few"])
+        ops = [MockDelayedOperation(100_000) for _ in range(25)]
+        for op in ops:
+            assert not purgatory.try_complete_else_watch(op, ["a", f"b-{id(op)}"])
             op.completable = True
-        assert purgatory.check_and_complete("a") == 5
-        # Completed but still on "b-few"'s list; 5 is under the interval, so no purge yet.
-        purgatory.advance_clock(0)
-        assert purgatory.watched() == 5
+        assert purgatory.watched() == 50
+        assert purgatory.check_and_complete("a") == 25
+        # off "a" and off each "b-..." list, which nobody checked, and those lists are gone
+        assert purgatory.watched() == 0 and purgatory.num_delayed() == 0
+        assert sum(len(wl.watchers_by_key) for wl in purgatory._watcher_lists) == 0
+        assert all(op.completions == 1 for op in ops)
+    finally:
+        purgatory.shutdown()
 
-        many = [MockDelayedOperation(100_000) for _ in range(20)]
-        for op in many:
-            assert not purgatory.try_complete_else_watch(op, ["a", "b-many"])
-            op.completable = True
-        assert purgatory.check_and_complete("a") == 20
-        assert purgatory.watched() == 25 and purgatory.num_delayed() == 0
 
-        purgatory.advance_clock(0)
+def test_expired_operations_leave_their_watch_lists():
+    timer = SystemTimer(f"expire-unwatch-{next(_names)}")
+    purgatory = DelayedOperationPurgatory("expire-unwatch", timeout_timer=timer, reaper_enabled=False)
+    try:
+        op = MockDelayedOperation(1)
+        assert not purgatory.try_complete_else_watch(op, ["group-1"])
+        deadline = time.monotonic() + 10
+        while not op.is_completed and time.monotonic() < deadline:
+            purgatory.advance_clock(50)
+        assert op.is_completed
         assert purgatory.watched() == 0
-        assert all(op.completions == 1 for op in few + many)
+        assert sum(len(wl.watchers_by_key) for wl in purgatory._watcher_lists) == 0
     finally:
         purgatory.shutdown()
 
@@ -249,11 +259,12 @@ def test_purge_keeps_pending_operations():
             op = MockDelayedOperation(100_000)
             assert not purgatory.try_complete_else_watch(op, ["y"])
             assert op.force_complete()
-        assert purgatory.watched() == 8
+        assert purgatory.watched() == 2
         purgatory.advance_clock(0)
         assert purgatory.watched() == 2
         pending.completable = True
         assert purgatory.check_and_complete("y") == 1
+        assert purgatory.watched() == 0
     finally:
         purgatory.shutdown()
 
