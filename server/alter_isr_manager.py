@@ -166,33 +166,34 @@ class DefaultAlterIsrManager(AlterIsrManager):
             self.schedule_retry()
             return
         logger.debug("%sSending AlterIsr to controller %s", self._log_ident, request)
-        manager = self
+        self.controller_channel_manager.send_request(ApiKeys.ALTER_ISR, request,
+                                                     _AlterIsrCompletionHandler(self, broker_epoch, inflight))
 
-        class Handler:
-            # No timeout: the channel retries until the controller answers; a LeaderAndIsr in
-            # the meantime makes the answer stale, and Partition ignores it then.
-            def on_complete(self, response: "ClientResponse") -> None:
-                try:
-                    if response.version_mismatch is not None:
-                        error = Errors.UNSUPPORTED_VERSION
-                    else:
-                        error = manager.handle_alter_isr_response(response.response_body, broker_epoch, inflight)
-                except Exception:  # noqa: BLE001 - a malformed answer is retried like an error
-                    logger.exception("%sError handling the AlterIsr response %s", manager._log_ident, response)
-                    error = Errors.UNKNOWN_SERVER_ERROR
-                finally:
-                    manager._clear_in_flight_request()
-                if error is Errors.NONE:
-                    # answers often free room for items that arrived meanwhile: send them now
-                    manager.maybe_propagate_isr_changes()
-                else:
-                    manager.schedule_retry()
+    def on_response(self, response: "ClientResponse", sent_broker_epoch: int, inflight: list[AlterIsrItem]) -> None:
+        """The channel's answer to a request: settle the items, then send what waits (at once
+        after a good answer, 50 ms later after a top-level error)."""
+        try:
+            if response.version_mismatch is not None:
+                error = Errors.UNSUPPORTED_VERSION
+            else:
+                error = self.handle_alter_isr_response(response.response_body, sent_broker_epoch, inflight)
+        except Exception:  # noqa: BLE001 - a malformed answer is retried like an error
+            logger.exception("%sError handling the AlterIsr response %s", self._log_ident, response)
+            error = Errors.UNKNOWN_SERVER_ERROR
+        finally:
+            self._clear_in_flight_request()
+        if error is Errors.NONE:
+            # answers often free room for items that arrived meanwhile: send them now
+            self.maybe_propagate_isr_changes()
+        else:
+            self.schedule_retry()
 
-            def on_timeout(self) -> None:
-                manager._clear_in_flight_request()
-                logger.error("%sUnexpected timeout of an AlterIsr request to the controller", manager._log_ident)
-
-        self.controller_channel_manager.send_request(ApiKeys.ALTER_ISR, request, Handler())
+    def on_timeout(self) -> None:
+        # The channel never times AlterIsr out (its retry timeout is infinite); should it, the
+        # items stay waiting and go again.
+        self._clear_in_flight_request()
+        logger.error("%sUnexpected timeout of an AlterIsr request to the controller", self._log_ident)
+        self.schedule_retry()
 
     def build_request(self, items: list[AlterIsrItem], broker_epoch: int) -> Any:
         """One AlterIsr request with the items grouped by topic."""
@@ -251,6 +252,22 @@ class DefaultAlterIsrManager(AlterIsrManager):
                     logger.exception("%sError handling the AlterIsr answer %s for partition %s", self._log_ident,
                                      result, item.topic_partition)
         return error
+
+
+class _AlterIsrCompletionHandler:
+    """The completion handler of one AlterIsr request (Kafka's anonymous
+    ControllerRequestCompletionHandler): remembers what was sent, for the manager."""
+
+    def __init__(self, manager: DefaultAlterIsrManager, sent_broker_epoch: int, inflight: list[AlterIsrItem]) -> None:
+        self.manager = manager
+        self.sent_broker_epoch = sent_broker_epoch
+        self.inflight = inflight
+
+    def on_complete(self, response: "ClientResponse") -> None:
+        self.manager.on_response(response, self.sent_broker_epoch, self.inflight)
+
+    def on_timeout(self) -> None:
+        self.manager.on_timeout()
 
 
 # -- the controller's side of the message (KafkaController.alterIsrs) --------------------------
