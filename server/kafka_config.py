@@ -58,6 +58,7 @@ from kafka_py.utils.config_def import (
     Type,
     at_least,
     between,
+    case_insensitive_in_list,
     in_list,
     valid_list,
 )
@@ -223,10 +224,8 @@ class Defaults:
     KAFKA_METRICS_POLLING_INTERVAL_SECONDS = 10
 
 
-#: Security protocols kafka-py's SocketServer can serve. Kafka also has SSL, SASL_PLAINTEXT
-#: and SASL_SSL; a listener mapped to one of those is refused at startup instead of
-#: accepting connections it cannot handshake.
-SUPPORTED_SECURITY_PROTOCOLS: frozenset[SecurityProtocol] = frozenset({SecurityProtocol.PLAINTEXT})
+#: Security protocols kafka-py's SocketServer can serve: all four of Kafka's.
+SUPPORTED_SECURITY_PROTOCOLS: frozenset[SecurityProtocol] = frozenset(SecurityProtocol)
 
 # Plug-in class keys whose Kafka counterparts change what the broker allows; a Python broker
 # cannot load the Java class, and ignoring it would drop an operator's policy silently.
@@ -236,6 +235,7 @@ _UNSUPPORTED_PLUGIN_KEYS = (
     "alter.config.policy.class.name",
     "client.quota.callback.class",
     "replica.selector.class",
+    "ssl.engine.factory.class",
 )
 
 _H, _M, _L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
@@ -321,7 +321,7 @@ CONFIG_DEF: ConfigDef = (
     .define("connections.max.idle.ms", Type.LONG, Defaults.CONNECTIONS_MAX_IDLE_MS, None, _M,
             "Idle connections are closed after this long.")
     .define("connection.failed.authentication.delay.ms", Type.INT, Defaults.FAILED_AUTHENTICATION_DELAY_MS,
-            at_least(0), _L, _IGNORED)
+            at_least(0), _L, "How long a connection that failed to authenticate is held before it is closed.")
     .define("broker.rack", Type.STRING, None, None, _M, "Rack of this broker, published in ZooKeeper.")
     # Log
     .define("num.partitions", Type.INT, Defaults.NUM_PARTITIONS, at_least(1), _M,
@@ -466,6 +466,48 @@ CONFIG_DEF: ConfigDef = (
             "Listener brokers use with each other; exclusive with security.inter.broker.protocol.")
     .define("replica.selector.class", Type.STRING, None, None, _M,
             "Kafka's ReplicaSelector plug-in; refused by kafka-py.")
+    # Security (BrokerSecurityConfigs, SslConfigs, SaslConfigs); each may be given per listener
+    # as listener.name.<listener>.<key>, and sasl.jaas.config also per listener and mechanism
+    # (listener.name.<listener>.<mechanism>.sasl.jaas.config). kafka_py/security reads them.
+    .define("ssl.protocol", Type.STRING, "TLSv1.3", None, _M, "TLS protocol family; informational.")
+    .define("ssl.provider", Type.STRING, None, None, _M, _IGNORED)
+    .define("ssl.enabled.protocols", Type.LIST, "TLSv1.2,TLSv1.3", None, _M,
+            "TLS versions a listener accepts (TLSv1.2, TLSv1.3).")
+    .define("ssl.cipher.suites", Type.LIST, "", None, _L,
+            "TLS 1.2 cipher suites (OpenSSL names); empty means the library's defaults.")
+    .define("ssl.keystore.type", Type.STRING, "JKS", None, _M, "Key store format; kafka-py reads PEM only.")
+    .define("ssl.keystore.location", Type.STRING, None, None, _H,
+            "PEM file holding the listener's private key and certificate chain.")
+    .define("ssl.keystore.password", Type.PASSWORD, None, None, _H, "Key store password (unused for PEM).")
+    .define("ssl.key.password", Type.PASSWORD, None, None, _H, "Password of an encrypted private key.")
+    .define("ssl.keystore.certificate.chain", Type.PASSWORD, None, None, _H,
+            "Certificate chain in PEM, inline (instead of ssl.keystore.location).")
+    .define("ssl.keystore.key", Type.PASSWORD, None, None, _H, "Private key in PEM, inline.")
+    .define("ssl.truststore.type", Type.STRING, "JKS", None, _M, "Trust store format; kafka-py reads PEM only.")
+    .define("ssl.truststore.location", Type.STRING, None, None, _H, "PEM file of trusted CA certificates.")
+    .define("ssl.truststore.password", Type.PASSWORD, None, None, _H, "Trust store password (unused for PEM).")
+    .define("ssl.truststore.certificates", Type.PASSWORD, None, None, _H, "Trusted certificates in PEM, inline.")
+    .define("ssl.client.auth", Type.STRING, "none", case_insensitive_in_list("required", "requested", "none"), _M,
+            "Whether clients must (required), may (requested) or do not (none) present a certificate.")
+    .define("ssl.endpoint.identification.algorithm", Type.STRING, "https", None, _L,
+            "Host name verification of the server certificate by inter-broker clients (https or empty).")
+    .define("ssl.principal.mapping.rules", Type.STRING, "DEFAULT", None, _L,
+            "Rules mapping a client certificate's distinguished name to a user name.")
+    .define("ssl.keymanager.algorithm", Type.STRING, "SunX509", None, _L, _IGNORED)
+    .define("ssl.trustmanager.algorithm", Type.STRING, "PKIX", None, _L, _IGNORED)
+    .define("ssl.secure.random.implementation", Type.STRING, None, None, _L, _IGNORED)
+    .define("ssl.engine.factory.class", Type.CLASS, None, None, _L, "Refused by kafka-py.")
+    .define("sasl.enabled.mechanisms", Type.LIST, "GSSAPI", None, _M,
+            "SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).")
+    .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "GSSAPI", None, _M,
+            "SASL mechanism brokers use with each other over a SASL inter-broker listener.")
+    .define("sasl.jaas.config", Type.PASSWORD, None, None, _M,
+            "JAAS login context: PlainLoginModule users (user_<name>=\"<password>\") and the "
+            "broker's own username/password for inter-broker connections.")
+    .define("sasl.server.max.receive.size", Type.INT, 524288, at_least(1), _L,
+            "Largest frame accepted from a client before it has authenticated.")
+    .define("connections.max.reauth.ms", Type.LONG, 0, None, _M,
+            "Longest an authenticated SASL session lasts before the client must re-authenticate; 0 means forever.")
     # Controlled shutdown
     .define("controlled.shutdown.max.retries", Type.INT, Defaults.CONTROLLED_SHUTDOWN_MAX_RETRIES, None, _M,
             "Attempts at a controlled shutdown before shutting down uncleanly.")
@@ -682,7 +724,8 @@ def _unknown_keys(props: Mapping[str, Any]) -> list[str]:
         if key in CONFIG_DEF.config_keys:
             continue
         match = _LISTENER_CONFIG.match(key)
-        if match and match.group(1) in CONFIG_DEF.config_keys:
+        if match and (match.group(1) in CONFIG_DEF.config_keys
+                      or match.group(1).endswith(".sasl.jaas.config")):
             continue
         unknown.append(key)
     return unknown

@@ -222,6 +222,8 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
     ApiKeys.DESCRIBE_CLUSTER,
     ApiKeys.OFFSET_FOR_LEADER_EPOCH,
     ApiKeys.ALTER_ISR,
+    ApiKeys.SASL_HANDSHAKE,
+    ApiKeys.SASL_AUTHENTICATE,
 })
 
 

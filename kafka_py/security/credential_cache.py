@@ -1,0 +1,51 @@
+"""Port of clients/src/main/java/org/apache/kafka/common/security/authenticator/CredentialCache.java
+(Kafka 2.8.2): the SCRAM credentials of every user, per mechanism, as the broker last
+read them from ZooKeeper (``/config/users/<user>``).
+
+Network threads read it during authentication; the config-change thread writes it when
+a user's znode changes. A lock guards the maps: readers are brief and never block on I/O.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Mapping, Optional
+
+from kafka_py.security.scram import ScramCredential, ScramMechanism, credential_from_string
+
+logger = logging.getLogger(__name__)
+
+
+class CredentialCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._credentials: dict[str, dict[str, ScramCredential]] = {m.mechanism_name: {} for m in ScramMechanism}
+
+    def get(self, mechanism: str, username: str) -> Optional[ScramCredential]:
+        with self._lock:
+            return self._credentials.get(mechanism, {}).get(username)
+
+    def update_user(self, username: str, config: Mapping[str, str]) -> None:
+        """Replace ``username``'s credentials with those in its user config (ScramCredentialUtils
+        .updateCache): a mechanism absent from the config is removed."""
+        parsed: dict[str, Optional[ScramCredential]] = {}
+        for mechanism in ScramMechanism.mechanism_names():
+            text = config.get(mechanism)
+            if text is None:
+                parsed[mechanism] = None
+                continue
+            try:
+                parsed[mechanism] = credential_from_string(str(text))
+            except ValueError as e:
+                logger.error("Invalid %s credential of user %s in ZooKeeper: %s", mechanism, username, e)
+                parsed[mechanism] = None
+        with self._lock:
+            for mechanism, credential in parsed.items():
+                if credential is None:
+                    self._credentials[mechanism].pop(username, None)
+                else:
+                    self._credentials[mechanism][username] = credential
+
+    def users(self, mechanism: str) -> list[str]:
+        with self._lock:
+            return sorted(self._credentials.get(mechanism, {}))
