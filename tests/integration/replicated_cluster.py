@@ -1,0 +1,216 @@
+"""A three-broker cluster under load, for the durability tests of replication.
+
+Built on test_replication's ``Cluster`` (brokers 0, 1 and 2 in one ZooKeeper chroot, partition
+state znodes, on-disk batches). It adds what the failure tests need: the controller's id,
+waits for every partition to have a live leader and a full ISR, a continuous idempotent
+acks=all producer whose every value is unique, and a read-back that checks what the producer
+was told against what any consumer finds. Every wait is bounded in time; nothing is timed.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KafkaTopicPartition
+from kafka.errors import KafkaError
+
+from tests.integration.broker_harness import BrokerProcess, wait_until
+from tests.integration.test_replication import Cluster, log_end_offset, wait_replicas_identical
+
+WAIT = 90.0
+
+# Broker settings of these clusters: a dead broker's registration goes within 4 s
+# (zookeeper.session.timeout.ms of the harness), no automatic leader rebalance to move
+# leaderships behind a test's back.
+CLUSTER_PROPS = {
+    "auto.leader.rebalance.enable": "false",
+    "controlled.shutdown.retry.backoff.ms": "500",
+    "default.replication.factor": "3",
+    "offsets.topic.replication.factor": "3",
+    "replica.fetch.backoff.ms": "200",
+    "replica.lag.time.max.ms": "10000",
+}
+
+
+class ReplicatedCluster(Cluster):
+    def controller_id(self) -> int | None:
+        if not self.zk.exists("/controller"):
+            return None
+        return int(json.loads(self.zk.get("/controller")[0])["brokerid"])
+
+    def live_ids(self) -> set[int]:
+        return {b.broker_id for b in self.brokers if b.running}
+
+    def wait_controller(self, exclude: int | None = None) -> int:
+        """Until a live broker other than ``exclude`` is the controller; its id."""
+        found: list[int] = []
+
+        def elected() -> bool:
+            c = self.controller_id()
+            if c is not None and c != exclude and c in self.live_ids():
+                found.append(c)
+                return True
+            return False
+
+        wait_until(elected, WAIT, f"no live controller (other than {exclude})", interval=0.2)
+        return found[0]
+
+    def leaders(self, topic: str, partitions: int) -> dict[int, int]:
+        return {p: (self.state(topic, p) or {}).get("leader", -1) for p in range(partitions)}
+
+    def all_fully_replicated(self, topic: str, partitions: int) -> bool:
+        live = self.live_ids()
+        for p in range(partitions):
+            s = self.state(topic, p)
+            if s is None or s["leader"] not in live or sorted(s["isr"]) != [0, 1, 2]:
+                return False
+        return True
+
+    def wait_fully_replicated(self, topic: str, partitions: int, timeout: float = WAIT) -> None:
+        wait_until(lambda: self.all_fully_replicated(topic, partitions), timeout,
+                   f"{topic}: not every partition has a live leader and ISR [0, 1, 2]: "
+                   f"{[self.state(topic, p) for p in range(partitions)]}", interval=0.2)
+
+    def wait_led_by_live_brokers(self, topic: str, partitions: int, timeout: float = WAIT) -> None:
+        live = self.live_ids()
+        wait_until(lambda: all(leader in live for leader in self.leaders(topic, partitions).values()), timeout,
+                   f"{topic}: a partition has no live leader: {self.leaders(topic, partitions)}", interval=0.2)
+
+    def broker(self, broker_id: int) -> BrokerProcess:
+        return self.brokers[broker_id]
+
+
+def make_replicated_cluster(broker_factory, chroot: str, **overrides: str) -> ReplicatedCluster:
+    props = dict(CLUSTER_PROPS, **overrides)
+    return ReplicatedCluster([broker_factory(i, chroot=chroot, overrides=props) for i in range(3)])
+
+
+# -- the producer --------------------------------------------------------------------------------
+
+
+@dataclass
+class ProduceLoad:
+    """An idempotent acks=all producer sending unique values round-robin over the partitions, in
+    rounds of ``window`` sends whose results it collects before the next round. ``acked`` maps
+    each acknowledged value to its (partition, offset); ``failed`` holds what the client gave up
+    on (those values may or may not be in the log, but never twice)."""
+
+    bootstrap: list[str]
+    topic: str
+    partitions: int
+    max_records: int = 200_000
+    window: int = 50
+    producer_config: dict = field(default_factory=dict)
+    acked: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    failed: dict[bytes, BaseException] = field(default_factory=dict)
+    sent: int = 0
+
+    def __post_init__(self) -> None:
+        self.tag = uuid.uuid4().hex[:8]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="produce-load", daemon=True)
+        self._lock = threading.Lock()
+        self.crashed: BaseException | None = None
+        config = dict(bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=True,
+                      max_in_flight_requests_per_connection=5, retries=2**31 - 1, retry_backoff_ms=100,
+                      request_timeout_ms=15000, delivery_timeout_ms=120000, linger_ms=5,
+                      metadata_max_age_ms=5000)
+        config.update(self.producer_config)
+        self.producer = KafkaProducer(**config)
+
+    def start(self) -> "ProduceLoad":
+        self._thread.start()
+        return self
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.acked)
+
+    def wait_acked(self, more: int, timeout: float = WAIT) -> None:
+        """Until ``more`` values beyond those acknowledged now are acknowledged."""
+        target = self.count() + more
+        wait_until(lambda: self.count() >= target or self.crashed is not None, timeout,
+                   f"the producer stalled at {self.count()} acknowledged (wanted {target}); "
+                   f"{len(self.failed)} failed, last failures {list(self.failed.values())[-3:]}", interval=0.1)
+        assert self.crashed is None, self.crashed
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(WAIT + 60)
+        assert not self._thread.is_alive(), "the producer thread did not finish its last round"
+        self.producer.close(timeout=30)
+        assert self.crashed is None, self.crashed
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set() and self.sent < self.max_records:
+                futures = []
+                for _ in range(self.window):
+                    value = b"%s-%09d" % (self.tag.encode(), self.sent)
+                    futures.append((value, self.producer.send(self.topic, value,
+                                                              partition=self.sent % self.partitions)))
+                    self.sent += 1
+                for value, future in futures:
+                    try:
+                        # bounded by delivery_timeout_ms inside the client; this is a backstop
+                        metadata = future.get(timeout=180)
+                    except KafkaError as e:
+                        with self._lock:
+                            self.failed[value] = e
+                    else:
+                        with self._lock:
+                            self.acked[value] = (metadata.partition, metadata.offset)
+        except BaseException as e:  # noqa: BLE001 - reported by stop() and wait_acked()
+            self.crashed = e
+
+
+# -- reading it back -----------------------------------------------------------------------------
+
+
+def read_everything(cluster: ReplicatedCluster, topic: str, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
+    """Every record of every partition, read from offset 0 by a kafka-python consumer up to the
+    replicas' log end offset (which the replicas agree on: wait for that first)."""
+    ends = {p: log_end_offset(cluster.brokers[0], topic, p) for p in range(partitions)}
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), auto_offset_reset="earliest",
+                             enable_auto_commit=False, fetch_max_wait_ms=200)
+    records: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
+    try:
+        tps = [KafkaTopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        deadline = time.monotonic() + WAIT
+        while any(consumer.position(KafkaTopicPartition(topic, p)) < ends[p] for p in range(partitions)):
+            assert time.monotonic() < deadline, (f"reading stopped at "
+                                                 f"{[consumer.position(tp) for tp in tps]} of {ends}")
+            for tp, messages in consumer.poll(timeout_ms=1000).items():
+                records[tp.partition].extend((m.offset, m.value) for m in messages)
+    finally:
+        consumer.close()
+    return records
+
+
+def check_nothing_lost(cluster: ReplicatedCluster, load: ProduceLoad, topic: str, partitions: int) -> int:
+    """Once every replica agrees: every acknowledged value is read back at the offset its
+    acknowledgement named, no value is in the log twice, and each partition's offsets run from 0
+    without a hole. Returns how many records the partitions hold."""
+    for p in range(partitions):
+        wait_replicas_identical(cluster, topic, partition=p)
+    records = read_everything(cluster, topic, partitions)
+    where: dict[bytes, tuple[int, int]] = {}
+    for p, found in records.items():
+        offsets = [o for o, _ in found]
+        assert offsets == list(range(len(offsets))), f"partition {p}: offsets with holes or repeats"
+        for offset, value in found:
+            assert value not in where, f"{value!r} written twice: at {where[value]} and {(p, offset)}"
+            where[value] = (p, offset)
+    lost = {v: at for v, at in load.acked.items() if v not in where}
+    assert not lost, f"{len(lost)} acknowledged values lost, e.g. {list(lost.items())[:5]}"
+    moved = {v: (at, where[v]) for v, at in load.acked.items() if where[v] != at}
+    assert not moved, f"acknowledged at one offset, found at another: {list(moved.items())[:5]}"
+    foreign = [v for v in where if not v.startswith(load.tag.encode())]
+    assert not foreign, foreign[:5]
+    return len(where)
