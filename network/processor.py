@@ -122,6 +122,7 @@ class Processor(AbstractServerThread):
         config: Any = None,
         log_prefix: str = "",
         connection_queue_size: int = CONNECTION_QUEUE_SIZE,
+        channel_builder: Any = None,
     ) -> None:
         super().__init__(connection_quotas)
         self.id = id
@@ -131,7 +132,13 @@ class Processor(AbstractServerThread):
         self.security_protocol = protocol_name(security_protocol)
         self._config = config
         self._log_prefix = log_prefix
-        self._selector = Selector(max_request_size, connections_max_idle_ms, time, log_prefix)
+        if channel_builder is None:
+            self._selector = Selector(max_request_size, connections_max_idle_ms, time, log_prefix)
+        else:
+            # TLS and SASL listeners: channels authenticate before their frames become requests.
+            from kafka_py.network.secure_selector import SecureSelector
+            self._selector = SecureSelector(max_request_size, connections_max_idle_ms, time, log_prefix,
+                                            channel_builder)
         self._new_connections: queue.Queue[tuple[socket.socket, str, int]] = queue.Queue(
             connection_queue_size
         )
@@ -296,7 +303,8 @@ class Processor(AbstractServerThread):
             try:
                 header, body = decode_request(frame)
                 context = RequestContext(header, connection_id, channel.socket_address,
-                                         self.listener_name, self.security_protocol)
+                                         self.listener_name, self.security_protocol,
+                                         principal=channel.principal)
                 request = Request(self.id, context, self._time.nanoseconds(), frame, body)
             except Exception as e:  # noqa: BLE001
                 self._process_channel_exception(

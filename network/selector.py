@@ -108,6 +108,10 @@ class Waker:
 class KafkaChannel:
     """One client connection: its socket, receive state and the send in progress."""
 
+    # Who is on the other end; a PLAINTEXT connection is always anonymous (the secure
+    # channel of network/secure_selector.py sets its own per connection).
+    principal = "User:ANONYMOUS"
+
     __slots__ = (
         "id", "sock", "fd", "socket_address", "remote_port", "send", "muted",
         "peer_closed", "events", "frames", "_pending", "_payload", "_filled",

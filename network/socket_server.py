@@ -308,8 +308,13 @@ class SocketServer:
     """The broker's network front end: an Acceptor and Processors per listener."""
 
     def __init__(self, config: Any, time: Time = Time.SYSTEM,
-                 request_channel: Optional[RequestChannel] = None) -> None:
+                 request_channel: Optional[RequestChannel] = None,
+                 credential_provider: Any = None) -> None:
         self.config = config
+        # SCRAM credentials SASL listeners check logins against (kafka_py/security/credential_cache.py).
+        self.credential_provider = credential_provider
+        # Per listener, how its connections authenticate; none for PLAINTEXT listeners.
+        self._channel_builders: dict[str, Any] = {}
         self.time = time
         self._broker_id = getattr(config, "broker_id", 0)
         self._log_prefix = f"[SocketServer brokerId={self._broker_id}] "
@@ -332,6 +337,7 @@ class SocketServer:
         """Bind every listener; accept and serve only if ``start_processing_requests``."""
         with self._lock:
             self.connection_quotas = ConnectionQuotas(self.config, self.time)
+            self._create_channel_builders(listener_end_points(self.config))
             self._create_data_plane_acceptors_and_processors(
                 int(self.config.num_network_threads), listener_end_points(self.config))
             if start_processing_requests:
@@ -362,6 +368,19 @@ class SocketServer:
         acceptor.await_startup()
         logger.info("%sStarted data-plane acceptor and processor(s) for endpoint : ListenerName(%s)",
                     self._log_prefix, acceptor.listener_name)
+
+    def _create_channel_builders(self, end_points: list[EndPoint]) -> None:
+        """Every TLS/SASL listener's channel builder, before anything binds: a bad key store
+        or mechanism stops startup with a ConfigException naming the key."""
+        from kafka_py.network.channel_builders import create_channel_builder
+        from kafka_py.security.credential_cache import CredentialCache
+        if self.credential_provider is None:
+            self.credential_provider = CredentialCache()
+        for end_point in end_points:
+            builder = create_channel_builder(self.config, listener_value(end_point.listener_name),
+                                             end_point.security_protocol, self.credential_provider)
+            if builder is not None:
+                self._channel_builders[listener_value(end_point.listener_name)] = builder
 
     def _create_data_plane_acceptors_and_processors(
         self, processors_per_listener: int, end_points: list[EndPoint]
@@ -409,6 +428,7 @@ class SocketServer:
             security_protocol,
             self.config,
             self._log_prefix,
+            channel_builder=self._channel_builders.get(listener_value(listener_name)),
         )
 
     def stop_processing_requests(self) -> None:

@@ -10,8 +10,12 @@ hands it to the handler of that entity type:
   brokers/<this broker's id> the per-broker one; both go to ``DynamicBrokerConfig``. Other
   brokers' ids are not ours to apply.
 
-Client, user and IP quota handlers are not ported (kafka-py enforces no quotas), nor are
-replication throttles, which only a quota manager would act on.
+* ``UserConfigHandler``: users/<sanitized user> holds the user's SCRAM credentials; they go to
+  the broker's CredentialCache, so a user added or changed with kafka-configs.sh can log in
+  (or is refused) without a restart.
+
+Client and IP quota handlers and the quota half of the user handler are not ported (kafka-py
+enforces no quotas), nor are replication throttles, which only a quota manager would act on.
 """
 from __future__ import annotations
 
@@ -109,3 +113,18 @@ class BrokerConfigHandler:
             return
         if entity_id == self.broker_config.broker_id:
             self.broker_config.update_broker_config(entity_id, properties)
+
+
+class UserConfigHandler:
+    """users/<user> (and users/<user>/clients/<client>, quota-only, ignored): SCRAM credentials."""
+
+    def __init__(self, credential_provider: Any) -> None:
+        self.credential_provider = credential_provider
+
+    def process_config_changes(self, sanitized_entity: str, properties: Mapping[str, str]) -> None:
+        from kafka_py.security.sanitizer import desanitize
+
+        parts = sanitized_entity.split("/")
+        if len(parts) != 1 or parts[0] == ConfigEntityName.DEFAULT:
+            return  # quota entities (user/client pairs, defaults): no credentials there
+        self.credential_provider.update_user(desanitize(parts[0]), properties)

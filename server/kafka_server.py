@@ -55,6 +55,7 @@ from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.log_manager import LogManager
 from kafka_py.network.socket_server import SocketServer
+from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.entities import build_entity
@@ -69,7 +70,7 @@ from kafka_py.server.broker_metadata_checkpoint import (
     get_broker_metadata_and_offline_dirs,
     get_or_generate_broker_id,
 )
-from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler
+from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler, UserConfigHandler
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLogConfig
 from kafka_py.server.dynamic_config_manager import DynamicConfigManager
 from kafka_py.server.kafka_apis import KafkaApis
@@ -250,7 +251,8 @@ class KafkaServer:
 
             # Bound now so the registration can name the real port; requests are served only
             # once everything behind the sockets is ready.
-            self.socket_server = SocketServer(config, self.time)
+            self.credential_provider = CredentialCache()
+            self.socket_server = SocketServer(config, self.time, credential_provider=self.credential_provider)
             self.socket_server.startup(start_processing_requests=False)
 
             # How leaders change their ISR: AlterIsr to the controller, or (IBP < 2.7-IV2) their own
@@ -306,6 +308,7 @@ class KafkaServer:
             config_handlers = {
                 ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, None, self.kafka_controller),
                 ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config),
+                ConfigType.USER: UserConfigHandler(self.credential_provider),
             }
             self.dynamic_config_manager = DynamicConfigManager(self.zk_client, config_handlers, time=self.time)
             self.dynamic_config_manager.startup()

@@ -441,7 +441,15 @@ class FileRecords:
     def _sendfile(self, sock, position: int, count: int) -> int:
         if count <= 0:
             return 0
-        out_fd = sock if isinstance(sock, int) else sock.fileno()
+        if isinstance(sock, int):
+            out_fd = sock
+        else:
+            try:
+                out_fd = sock.fileno()
+            except AttributeError:
+                # A TLS transport (network/ssl_transport_layer.py) has no descriptor to
+                # sendfile to: it reads the region and encrypts it itself.
+                return sock.transfer_from(self, position, count)
         fd = self._channel.acquire()
         try:
             sent = os.sendfile(out_fd, fd, position, count)

@@ -1,0 +1,250 @@
+"""Port of the authentication half of clients/src/main/java/org/apache/kafka/common/network/
+KafkaChannel.java (``prepare``, ``ready``, the principal) and of Selector.java's handling
+of channels that are not ready yet (Kafka 2.8.2).
+
+The Processors of SSL, SASL_PLAINTEXT and SASL_SSL listeners use ``SecureSelector``;
+PLAINTEXT listeners keep the plain Selector, whose per-request path is untouched.
+
+A ``SecureKafkaChannel`` goes through up to two stages before its frames reach the
+Processor as requests:
+
+1. TLS handshake (SSL, SASL_SSL): each readiness event runs one non-blocking step of
+   ``SslTransportLayer.handshake``; the events the channel waits for follow what
+   OpenSSL asked for. When it completes, an SSL channel's principal is the mapped
+   distinguished name of the client's certificate (User:ANONYMOUS without one).
+2. SASL (SASL_PLAINTEXT, SASL_SSL): frames go to the channel's SaslServerAuthenticator
+   inside this network thread, as in Kafka; its answers are written here and never
+   seen by the Processor. Frames are capped at ``sasl.server.max.receive.size`` until
+   authentication completes.
+
+A failed SASL exchange sends its error response, stops reading, and closes the
+connection ``connection.failed.authentication.delay.ms`` later (reported to the
+Processor as a disconnection, so the connection quota is given back). A failed TLS
+handshake, a frame over the limit or a request SASL does not allow closes the
+connection at once. Nothing of an unauthenticated connection reaches the handlers.
+"""
+from __future__ import annotations
+
+import enum
+import logging
+import socket
+import ssl
+from typing import Optional
+
+from kafka_py.network.channel_builders import ChannelBuilder
+from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
+from kafka_py.network.selector import EVENT_READ, EVENT_WRITE, KafkaChannel, Selector
+from kafka_py.network.send import ByteBufferSend
+from kafka_py.network.ssl_transport_layer import SslTransportLayer
+from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+
+class ChannelState(enum.Enum):
+    HANDSHAKE = 1
+    AUTHENTICATE = 2
+    READY = 3
+    FAILED = 4
+
+
+class SecureKafkaChannel(KafkaChannel):
+    __slots__ = ("transport", "authenticator", "principal", "state")
+
+    def __init__(self, channel_id: str, sock: socket.socket, address: str, port: int,
+                 transport: Optional[SslTransportLayer], authenticator: Optional[SaslServerAuthenticator]) -> None:
+        super().__init__(channel_id, sock, address, port)
+        self.transport = transport
+        self.authenticator = authenticator
+        self.principal = ANONYMOUS_PRINCIPAL
+        if transport is not None:
+            # Reads and writes go through TLS from now on; the descriptor stays the same.
+            self.sock = transport
+            self.fd = transport.fd
+            self.state = ChannelState.HANDSHAKE
+        elif authenticator is not None:
+            self.state = ChannelState.AUTHENTICATE
+        else:
+            self.state = ChannelState.READY
+
+
+class SecureSelector(Selector):
+    def __init__(self, max_receive_size: int, connection_max_idle_ms: int, time: Time,
+                 log_prefix: str, channel_builder: ChannelBuilder) -> None:
+        super().__init__(max_receive_size, connection_max_idle_ms, time, log_prefix)
+        self._builder = channel_builder
+        self._failed_delay_ns = channel_builder.failed_authentication_delay_ms * 1_000_000
+        # TLS channels with decrypted bytes waiting inside OpenSSL: read without readiness.
+        self._buffered: set[str] = set()
+        # Channels that failed authentication, closed at these times (ns).
+        self._delayed_closes: dict[str, int] = {}
+
+    # ---- connections ------------------------------------------------------------------
+    def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
+        if channel_id in self._channels:
+            raise ValueError(f"There is already a connection for id {channel_id}")
+        transport = self._builder.build_transport(sock)
+        channel = SecureKafkaChannel(channel_id, transport._sock if transport is not None else sock, address, port, transport,
+                                     self._builder.build_authenticator(channel_id))
+        self._channels[channel_id] = channel
+        self._set_events(channel, EVENT_READ)
+        self._lru[channel_id] = self._time.nanoseconds()
+        return channel
+
+    def _close_channel(self, channel: KafkaChannel) -> None:
+        self._buffered.discard(channel.id)
+        self._delayed_closes.pop(channel.id, None)
+        super()._close_channel(channel)
+
+    def unmute(self, channel_id: str) -> None:
+        super().unmute(channel_id)
+        channel = self._channels.get(channel_id)
+        if channel is not None and channel.transport is not None and channel.transport.pending():
+            self._buffered.add(channel_id)
+
+    # ---- poll -------------------------------------------------------------------------
+    def poll(self, timeout_ms: int) -> None:
+        if self._ready or self.completed_sends or self.disconnected or self._buffered:
+            timeout_ms = 0
+        elif self._delayed_closes:
+            soonest = (min(self._delayed_closes.values()) - self._time.nanoseconds()) // 1_000_000
+            timeout_ms = max(0, min(timeout_ms, soonest + 1))
+        ready = self._nio.select(timeout_ms / 1000.0 if timeout_ms > 0 else 0)
+        now = self._time.nanoseconds()
+        for key, mask in ready:
+            channel: Optional[SecureKafkaChannel] = key.data
+            if channel is None:
+                self._waker.drain()
+                continue
+            if self._channels.get(channel.id) is not channel:
+                continue
+            self._handle_event(channel, mask, now)
+        if self._buffered:
+            for channel_id in list(self._buffered):
+                self._buffered.discard(channel_id)
+                channel = self._channels.get(channel_id)
+                if channel is not None and channel.state is not ChannelState.FAILED:
+                    self._handle_event(channel, EVENT_READ, now)
+        if self._ready:
+            self._deliver_ready_frames()
+        if self._delayed_closes:
+            self._close_delayed(now)
+        if self._idle_ns >= 0:
+            self._close_idle_connections(now)
+
+    def _handle_event(self, channel: SecureKafkaChannel, mask: int, now: int) -> None:
+        try:
+            state = channel.state
+            if state is ChannelState.READY:
+                if mask & EVENT_WRITE and channel.send is not None:
+                    self._write(channel)
+                if mask & EVENT_READ:
+                    if self._wanted_read(channel):
+                        self._read(channel, self._max_receive_size)
+                    else:
+                        self._set_events(channel, channel.events & ~EVENT_READ)
+            elif state is ChannelState.HANDSHAKE:
+                self._handshake(channel)
+            elif state is ChannelState.AUTHENTICATE:
+                if mask & EVENT_WRITE and channel.send is not None:
+                    self._write_authentication(channel, now)
+                if mask & EVENT_READ and channel.send is None and self._wanted_read(channel):
+                    self._read(channel, self._builder.max_authentication_receive_size)
+                    self._authenticate(channel, now)
+            elif channel.send is not None:  # FAILED: finish writing the error response
+                self._write_authentication(channel, now)
+            self._lru[channel.id] = now
+            self._lru.move_to_end(channel.id)
+        except BlockingIOError:
+            pass
+        except Exception as e:  # noqa: BLE001 - any failure ends this connection only
+            if channel.id in self._channels:
+                self._fail(channel, e)
+
+    def _read(self, channel: SecureKafkaChannel, max_size: int) -> None:
+        if channel.read(self._scratch, max_size):
+            if channel.transport is not None and channel.transport.pending():
+                self._buffered.add(channel.id)
+            if channel.frames and channel.state is ChannelState.READY:
+                self._ready.add(channel.id)
+        else:
+            self._on_peer_closed(channel)
+
+    # ---- TLS handshake ----------------------------------------------------------------
+    def _handshake(self, channel: SecureKafkaChannel) -> None:
+        try:
+            channel.transport.handshake()
+        except ssl.SSLWantReadError:
+            self._set_events(channel, EVENT_READ)
+            return
+        except ssl.SSLWantWriteError:
+            self._set_events(channel, EVENT_WRITE)
+            return
+        channel.principal = self._builder.ssl_principal(channel.transport.peer_certificate)
+        channel.state = ChannelState.AUTHENTICATE if channel.authenticator is not None else ChannelState.READY
+        logger.debug("%sTLS handshake with %s complete (%s, principal %s)", self._log_prefix,
+                     channel.socket_address, channel.transport.protocol_version, channel.principal)
+        self._set_events(channel, EVENT_READ)
+        # A client may send its first request with its last handshake message: it can
+        # already be decrypted and waiting in OpenSSL.
+        if channel.transport.pending():
+            self._buffered.add(channel.id)
+
+    # ---- SASL -------------------------------------------------------------------------
+    def _authenticate(self, channel: SecureKafkaChannel, now: int) -> None:
+        authenticator = channel.authenticator
+        while channel.frames and channel.send is None and channel.state is ChannelState.AUTHENTICATE:
+            step = authenticator.handle_frame(channel.frames.popleft())
+            if step.complete:
+                channel.principal = authenticator.principal
+                channel.state = ChannelState.READY
+                logger.debug("%sAuthenticated %s as %s with %s", self._log_prefix, channel.socket_address,
+                             channel.principal, authenticator.mechanism)
+            if step.failure is not None:
+                channel.state = ChannelState.FAILED
+                logger.info("%sFailed authentication with %s (channelId=%s) (%s)", self._log_prefix,
+                            channel.socket_address, channel.id, step.failure)
+                channel.frames.clear()
+            if step.response is not None:
+                channel.send = ByteBufferSend(step.response)
+                self._write_authentication(channel, now)
+            elif step.failure is not None:
+                self._schedule_close(channel, now)
+        if channel.state is ChannelState.READY and channel.frames and not channel.muted:
+            self._ready.add(channel.id)
+
+    def _write_authentication(self, channel: SecureKafkaChannel, now: int) -> None:
+        send = channel.send
+        send.write_to(channel.sock)
+        if not send.completed:
+            if not channel.events & EVENT_WRITE:
+                self._set_events(channel, channel.events | EVENT_WRITE)
+            return
+        channel.send = None
+        if channel.state is ChannelState.FAILED:
+            self._schedule_close(channel, now)
+            return
+        self._set_events(channel, EVENT_READ)
+        if channel.frames:
+            if channel.state is ChannelState.AUTHENTICATE:
+                self._authenticate(channel, now)
+            elif channel.state is ChannelState.READY and not channel.muted:
+                self._ready.add(channel.id)
+
+    def _schedule_close(self, channel: SecureKafkaChannel, now: int) -> None:
+        # Nothing more is read from it; it is closed once the delay has passed, which
+        # slows down a client guessing passwords.
+        self._set_events(channel, 0)
+        if self._failed_delay_ns <= 0:
+            self._disconnect(channel)
+        else:
+            self._delayed_closes[channel.id] = now + self._failed_delay_ns
+
+    def _close_delayed(self, now: int) -> None:
+        for channel_id, deadline in list(self._delayed_closes.items()):
+            if deadline <= now:
+                channel = self._channels.get(channel_id)
+                self._delayed_closes.pop(channel_id, None)
+                if channel is not None:
+                    self._disconnect(channel)
