@@ -183,6 +183,11 @@ class FakeBroker:
         self._closed = True
         self.kill_session()
         if self._server is not None:
+            # close() alone does not wake a thread blocked in accept(); shutdown() does (EINVAL)
+            try:
+                self._server.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             self._server.close()
         for conn in self._connections:
             try:

@@ -205,14 +205,19 @@ def test_log_manager_says_when_its_segments_will_not_fit_the_descriptor_limit(tm
     # needs on top: loading works, and the shortfall is reported before it starts.
     caplog.clear()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    low = len(os.listdir("/proc/self/fd")) + 100
+    # Headroom for descriptors other threads of the test process may open meanwhile, still
+    # well short of the 40 segments plus the serving headroom the manager asks for.
+    low = len(os.listdir("/proc/self/fd")) + 150
     resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
-    third = manager()
     try:
-        third.startup()
-        assert sum(log.number_of_segments for log in third.all_logs()) == 40
+        third = manager()
+        try:
+            third.startup()
+            assert sum(log.number_of_segments for log in third.all_logs()) == 40
+        finally:
+            third.shutdown()
     finally:
-        third.shutdown()
+        # restored whatever happened above: a lowered limit would fail the tests that follow
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         scheduler.shutdown()
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
