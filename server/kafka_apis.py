@@ -301,6 +301,15 @@ class KafkaApis:
             ApiKeys.LIST_GROUPS: self._group.handle_list_groups_request,
             ApiKeys.DELETE_GROUPS: self._group.handle_delete_groups_request,
         })
+        from kafka_py.server import kafka_apis_security  # SASL state errors and SCRAM credentials
+
+        self._security = kafka_apis_security.SecurityRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.SASL_HANDSHAKE: self._security.handle_sasl_handshake_request,
+            ApiKeys.SASL_AUTHENTICATE: self._security.handle_sasl_authenticate_request,
+            ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS: self._security.handle_describe_user_scram_credentials_request,
+            ApiKeys.ALTER_USER_SCRAM_CREDENTIALS: self._security.handle_alter_user_scram_credentials_request,
+        })
 
     def close(self) -> None:
         logger.info("%sShutdown complete.", self._log_ident)

@@ -224,6 +224,8 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
     ApiKeys.ALTER_ISR,
     ApiKeys.SASL_HANDSHAKE,
     ApiKeys.SASL_AUTHENTICATE,
+    ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
 })
 
 

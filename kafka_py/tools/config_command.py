@@ -15,8 +15,13 @@ the dynamic ones.
 
 Differences from Kafka's tool, on purpose:
 
-- entity types clients, users, ips and broker-loggers are refused: this broker keeps no
-  quotas, SCRAM credentials or logger levels; ``--zookeeper`` is refused too;
+- ``--entity-type users`` manages SCRAM credentials only (``--add-config
+  'SCRAM-SHA-256=[iterations=8192,password=alice-secret]'``, ``--delete-config
+  SCRAM-SHA-256``), with ``--zookeeper`` (written to /config/users/<user> and announced
+  through /config/changes, as Kafka 2.8's tool does) or ``--bootstrap-server``
+  (AlterUserScramCredentials / DescribeUserScramCredentials); quota keys are refused;
+- entity types clients, ips and broker-loggers are refused: this broker keeps no quotas
+  or logger levels; ``--zookeeper`` serves users only;
 - broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
   whole dynamic config with the older AlterConfigs); the end state is the same, and
   there is no window in which a concurrent change is overwritten;
@@ -54,6 +59,7 @@ logger = logging.getLogger(__name__)
 TOPICS = "topics"
 BROKERS = "brokers"
 BROKER_DEFAULT_ENTITY_NAME = ""
+USERS = "users"
 SUPPORTED_ENTITY_TYPES = (TOPICS, BROKERS)
 ALL_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
 DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
@@ -160,14 +166,15 @@ class ConfigCommandOptions:
         if self.describe and (self.add_config is not None or self.delete_config or self.add_config_file):
             raise click.UsageError("Option \"--describe\" can't be used with options \"--add-config\", "
                                    "\"--delete-config\"")
-        if self.zookeeper is not None:
-            raise CommandError("--zookeeper is not supported by this tool; use --bootstrap-server")
         types = self.entity_types
+        if self.zookeeper is not None and any(t != USERS for t in types):
+            raise CommandError("--zookeeper is only supported for --entity-type users (SCRAM credentials) by this "
+                               "tool; use --bootstrap-server")
         duplicates = sorted({t for t in types if types.count(t) > 1})
         if duplicates:
             raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
         for entity_type in types:
-            if entity_type not in SUPPORTED_ENTITY_TYPES:
+            if entity_type not in SUPPORTED_ENTITY_TYPES and entity_type != USERS:
                 raise CommandError(
                     f"Invalid entity type {entity_type}, the entity type must be one of "
                     f"{','.join(SUPPORTED_ENTITY_TYPES)} with the --bootstrap-server argument")
@@ -179,8 +186,10 @@ class ConfigCommandOptions:
                 self._entity_flags() or self._default_flags()):
             raise CommandError("--entity-{type,name,default} should not be used in conjunction with specific "
                                "entity flags")
-        if self.bootstrap_server is None:
+        if self.bootstrap_server is None and self.zookeeper is None:
             raise CommandError("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+        if self.bootstrap_server is not None and self.zookeeper is not None:
+            raise CommandError("Only one of --bootstrap-server or --zookeeper must be specified")
         names = self.entity_names
         has_entity_name = any(names)
         has_entity_default = any(n == "" for n in names)
@@ -290,14 +299,16 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
               help="The Kafka server to connect to. REQUIRED.")
 @click.option("--command-config", metavar="<command config property file>",
               help="Property file containing configs to be passed to the admin client.")
-@click.option("--zookeeper", hidden=True, help="Not supported: use --bootstrap-server.")
+@click.option("--zookeeper", metavar="<urls>",
+              help="ZooKeeper connection string host:port[/chroot]; for --entity-type users (SCRAM) only.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--all", "all_", is_flag=True,
               help="List all configs for the given topic or broker entity (includes static configuration "
                    "when the entity type is brokers)")
-@click.option("--entity-type", multiple=True, metavar="<topics|brokers>", help="Type of entity (topics/brokers)")
-@click.option("--entity-name", multiple=True, metavar="<name>", help="Name of entity (topic name/broker id)")
+@click.option("--entity-type", multiple=True, metavar="<topics|brokers|users>",
+              help="Type of entity (topics/brokers/users)")
+@click.option("--entity-name", multiple=True, metavar="<name>", help="Name of entity (topic name/broker id/user)")
 @click.option("--entity-default", is_flag=True, help="Default entity name for brokers")
 @click.option("--add-config", metavar="<k1=v1,k2=[v1,v2],k3=v3>",
               help="Key Value pairs of configs to add. Square brackets can be used to group values which "
@@ -312,7 +323,7 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
 @click.option("--broker-logger", hidden=True)
 @click.option("--client", hidden=True)
 @click.option("--client-defaults", is_flag=True, hidden=True)
-@click.option("--user", hidden=True)
+@click.option("--user", metavar="<user-principal>", help="The user's principal name (SCRAM credentials).")
 @click.option("--user-defaults", is_flag=True, hidden=True)
 @click.option("--ip", hidden=True)
 @click.option("--ip-defaults", is_flag=True, hidden=True)
@@ -320,14 +331,18 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
 def main(all_: bool, **kwargs: Any) -> None:
     opts = ConfigCommandOptions(all=all_, **kwargs)
     opts.check_args()
-    assert opts.bootstrap_server is not None
-    validate_bootstrap_servers(opts.bootstrap_server)
     to_add: dict[str, str] = {}
     to_delete: list[str] = []
     if opts.alter:
         to_add = parse_configs_to_be_added(opts.add_config, opts.add_config_file, click.echo)
         to_delete = parse_configs_to_be_deleted(opts.delete_config)
     command_config = load_props(opts.command_config) if opts.command_config else {}
+    if opts.entity_types[0] == USERS:
+        from kafka_py.tools import user_scram_command
+        user_scram_command.run(opts, to_add, to_delete, command_config, click.echo)
+        return
+    assert opts.bootstrap_server is not None
+    validate_bootstrap_servers(opts.bootstrap_server)
     admin = connect_admin(opts.bootstrap_server, command_config)
     try:
         command = ConfigCommand(admin)

@@ -1,0 +1,157 @@
+"""Port of the security handlers of core/src/main/scala/kafka/server/KafkaApis.scala and the
+SCRAM half of ZkAdminManager.scala (Kafka 2.8.2): SaslHandshake and SaslAuthenticate on
+a connection that is already past authentication, DescribeUserScramCredentials and
+AlterUserScramCredentials.
+
+SASL exchanges themselves never reach the handlers (network/secure_selector.py runs them
+in the network thread); a SaslHandshake or SaslAuthenticate that does arrive here came
+on a PLAINTEXT or SSL listener, or after authentication, and is answered with
+ILLEGAL_SASL_STATE, as Kafka does.
+
+SCRAM credentials live in ZooKeeper at /config/users/<sanitized user>, one key per
+mechanism, in ScramCredentialUtils' text form; a change is announced through
+/config/changes so every broker's credential cache picks it up. Unlike Kafka 2.8, any
+broker (not only the controller) applies AlterUserScramCredentials: each alteration is
+one znode write guarded by ZooKeeper itself.
+"""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from kafka_py.protocol.errors import Errors
+from kafka_py.security.sanitizer import desanitize, sanitize
+from kafka_py.security.scram import (
+    MAX_ITERATIONS,
+    ScramCredential,
+    ScramFormatter,
+    ScramMechanism,
+    credential_from_string,
+    credential_to_string,
+)
+from kafka_py.zk.zk_data import ConfigType
+
+# The mechanism bytes of the admin API (org.apache.kafka.clients.admin.ScramMechanism).
+MECHANISM_TYPES = {1: ScramMechanism.SCRAM_SHA_256, 2: ScramMechanism.SCRAM_SHA_512}
+MECHANISM_IDS = {m: i for i, m in MECHANISM_TYPES.items()}
+
+
+class SecurityRequestHandlers:
+    def __init__(self, apis: Any) -> None:
+        self.apis = apis
+
+    # ---- SASL on a connection past authentication ----------------------------------------
+    def handle_sasl_handshake_request(self, request: Any) -> None:
+        from kafka_py.server.kafka_apis import build_response
+        self.apis.send_response(request, build_response(request, {
+            "error_code": Errors.ILLEGAL_SASL_STATE.error_code, "mechanisms": []}))
+
+    def handle_sasl_authenticate_request(self, request: Any) -> None:
+        from kafka_py.server.kafka_apis import build_response
+        values = {"error_code": Errors.ILLEGAL_SASL_STATE.error_code,
+                  "error_message": "SaslAuthenticate request received after successful authentication",
+                  "auth_bytes": b""}
+        if request.api_version >= 1:
+            values["session_lifetime"] = datetime.timedelta(0)
+        self.apis.send_response(request, build_response(request, values))
+
+    # ---- SCRAM credentials ---------------------------------------------------------------
+    def _user_config(self, user: str) -> dict[str, str]:
+        return dict(self.apis.zk_client.get_entity_configs(ConfigType.USER, sanitize(user)))
+
+    def handle_describe_user_scram_credentials_request(self, request: Any) -> None:
+        from kafka_py.server.kafka_apis import build_response
+        requested = request.body.users
+        if requested is None or len(requested) == 0:
+            names = [desanitize(u) for u in self.apis.zk_client.get_all_entities_with_config(ConfigType.USER)]
+            explicit = False
+        else:
+            names = [u.name for u in requested]
+            explicit = True
+        results = []
+        seen: set[str] = set()
+        duplicates = {n for n in names if names.count(n) > 1}
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in duplicates:
+                results.append({"user": name, "error_code": Errors.DUPLICATE_RESOURCE.error_code,
+                                "error_message": f"Cannot describe SCRAM credentials for the same user twice "
+                                                 f"in a single request: {name}", "credential_infos": []})
+                continue
+            infos = []
+            config = self._user_config(name)
+            for mechanism_id, mechanism in MECHANISM_TYPES.items():
+                text = config.get(mechanism.mechanism_name)
+                if text is None:
+                    continue
+                try:
+                    infos.append({"mechanism": mechanism_id, "iterations": credential_from_string(text).iterations})
+                except ValueError:
+                    continue
+            if infos:
+                results.append({"user": name, "error_code": Errors.NONE.error_code, "error_message": None,
+                                "credential_infos": infos})
+            elif explicit:
+                results.append({"user": name, "error_code": Errors.RESOURCE_NOT_FOUND.error_code,
+                                "error_message": f"Attempt to describe a user credential that does not exist: "
+                                                 f"{name}", "credential_infos": []})
+        self.apis.send_response(request, build_response(request, {
+            "throttle_time": 0, "error_code": Errors.NONE.error_code, "error_message": None, "results": results}))
+
+    def handle_alter_user_scram_credentials_request(self, request: Any) -> None:
+        from kafka_py.server.kafka_apis import build_response
+        body = request.body
+        operations = [(d.name, "delete", d) for d in body.deletions] + [(u.name, "upsert", u) for u in body.upsertions]
+        users = [name for name, _, _ in operations]
+        errors: dict[str, tuple[Errors, str]] = {}
+        for name, kind, op in operations:
+            if name in errors:
+                continue
+            if not name:
+                errors[name] = (Errors.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
+            elif int(op.mechanism) not in MECHANISM_TYPES:
+                errors[name] = (Errors.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
+            elif sum(1 for n, _, o in operations if n == name and int(o.mechanism) == int(op.mechanism)) > 1:
+                errors[name] = (Errors.DUPLICATE_RESOURCE,
+                                "A user credential cannot be altered twice in the same request")
+            elif kind == "upsert":
+                mechanism = MECHANISM_TYPES[int(op.mechanism)]
+                if int(op.iterations) < mechanism.min_iterations:
+                    errors[name] = (Errors.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+                elif int(op.iterations) > MAX_ITERATIONS:
+                    errors[name] = (Errors.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
+                elif not op.salt or not op.salted_password:
+                    errors[name] = (Errors.UNACCEPTABLE_CREDENTIAL, "Salt and salted password must not be empty")
+        # Per user: read its config once, apply its operations, write it once.
+        for user in dict.fromkeys(users):
+            if user in errors:
+                continue
+            config = self._user_config(user)
+            failed = None
+            for name, kind, op in operations:
+                if name != user:
+                    continue
+                mechanism = MECHANISM_TYPES[int(op.mechanism)]
+                if kind == "delete":
+                    if mechanism.mechanism_name not in config:
+                        failed = (Errors.RESOURCE_NOT_FOUND,
+                                  "Attempt to delete a user credential that does not exist")
+                        break
+                    del config[mechanism.mechanism_name]
+                else:
+                    formatter = ScramFormatter(mechanism)
+                    salted = bytes(op.salted_password)
+                    credential = ScramCredential(bytes(op.salt), formatter.stored_key(formatter.client_key(salted)),
+                                                 formatter.server_key(salted), int(op.iterations))
+                    config[mechanism.mechanism_name] = credential_to_string(credential)
+            if failed is not None:
+                errors[user] = failed
+                continue
+            self.apis.admin_zk_client.change_configs(ConfigType.USER, sanitize(user), config)
+        results = []
+        for user in dict.fromkeys(users):
+            error, message = errors.get(user, (Errors.NONE, None))
+            results.append({"user": user, "error_code": error.error_code, "error_message": message})
+        self.apis.send_response(request, build_response(request, {"throttle_time": 0, "results": results}))

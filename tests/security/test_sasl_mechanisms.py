@@ -1,0 +1,204 @@
+"""Pure tests of the SASL code: SCRAM (RFC 7677's example exchange), PLAIN, JAAS parsing,
+principal mapping and the SaslServerAuthenticator state machine, all without sockets."""
+from __future__ import annotations
+
+import base64
+
+import pytest
+from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.headers import RequestHeader
+from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.security import scram
+from kafka_py.security.credential_cache import CredentialCache
+from kafka_py.security.errors import SaslAuthenticationException
+from kafka_py.security.jaas_config import client_credentials, parse_jaas_config, plain_users
+from kafka_py.security.plain import PlainSaslServer, parse_plain_token
+from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator, SaslState
+from kafka_py.security.scram import (
+    ClientFirstMessage,
+    ScramFormatter,
+    ScramMechanism,
+    ScramSaslClient,
+    ScramSaslServer,
+    credential_from_string,
+    credential_to_string,
+)
+from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name, parse_rules
+
+
+# ---- SCRAM ------------------------------------------------------------------------------
+
+def test_rfc7677_example_exchange(monkeypatch) -> None:
+    mechanism = ScramMechanism.SCRAM_SHA_256
+    salt = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
+    credential = ScramFormatter(mechanism).generate_credential("pencil", 4096, salt)
+    monkeypatch.setattr(scram, "secure_random_nonce", lambda: "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0")
+    server = ScramSaslServer(mechanism, {"user": credential}.get)
+    first = server.evaluate_response(b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO")
+    assert first == b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+    final = server.evaluate_response(b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                                     b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+    assert final == b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+    assert server.complete and server.authorization_id == "user"
+
+
+@pytest.mark.parametrize("mechanism", list(ScramMechanism))
+def test_client_and_server_agree_and_wrong_password_fails(mechanism) -> None:
+    credential = ScramFormatter(mechanism).generate_credential("secret", 4096)
+    server = ScramSaslServer(mechanism, {"a,b=c": credential}.get)
+    client = ScramSaslClient(mechanism, "a,b=c", "secret")
+    client.verify_server_final(server.evaluate_response(client.final_message(
+        server.evaluate_response(client.first_message()))))
+    assert server.authorization_id == "a,b=c" and client.complete
+
+    server = ScramSaslServer(mechanism, {"u": credential}.get)
+    client = ScramSaslClient(mechanism, "u", "wrong")
+    challenge = server.evaluate_response(client.first_message())
+    with pytest.raises(SaslAuthenticationException, match="invalid credentials"):
+        server.evaluate_response(client.final_message(challenge))
+
+
+@pytest.mark.parametrize("message", [
+    b"", b"garbage", b"y,,n=u,r=abc", b"n,,n=u", b"n,,r=abc,n=u", b"\xff\xfe", b"n,,n=u,r=a,b", b"n" * 100000,
+])
+def test_malformed_client_first_messages_fail_cleanly(message) -> None:
+    server = ScramSaslServer(ScramMechanism.SCRAM_SHA_512, lambda user: None)
+    with pytest.raises(SaslAuthenticationException):
+        server.evaluate_response(message)
+
+
+def test_unknown_user_and_tokenauth_refused() -> None:
+    server = ScramSaslServer(ScramMechanism.SCRAM_SHA_512, lambda user: None)
+    with pytest.raises(SaslAuthenticationException, match="invalid credentials"):
+        server.evaluate_response(b"n,,n=nobody,r=abc")
+    server = ScramSaslServer(ScramMechanism.SCRAM_SHA_512, lambda user: None)
+    with pytest.raises(SaslAuthenticationException, match="delegation"):
+        server.evaluate_response(b"n,,n=u,r=abc,tokenauth=true")
+
+
+def test_credential_text_round_trip_and_cache() -> None:
+    credential = ScramFormatter(ScramMechanism.SCRAM_SHA_512).generate_credential("pw", 8192)
+    text = credential_to_string(credential)
+    assert text.startswith("salt=") and text.endswith(",iterations=8192")
+    assert credential_from_string(text) == credential
+    with pytest.raises(ValueError):
+        credential_from_string("salt=!!,stored_key=a,server_key=b,iterations=1")
+    cache = CredentialCache()
+    cache.update_user("alice", {"SCRAM-SHA-512": text})
+    assert cache.get("SCRAM-SHA-512", "alice") == credential
+    cache.update_user("alice", {})
+    assert cache.get("SCRAM-SHA-512", "alice") is None
+
+
+def test_client_first_message_parse() -> None:
+    first = ClientFirstMessage.parse(b"n,a=alice,n=alice,r=nonce,ext=1")
+    assert (first.sasl_name, first.authorization_id, first.nonce, first.extensions) == \
+        ("alice", "alice", "nonce", {"ext": "1"})
+
+
+# ---- PLAIN, JAAS --------------------------------------------------------------------------
+
+def test_plain() -> None:
+    assert parse_plain_token(b"\0alice\0pw") == ("", "alice", "pw")
+    for token, message in [(b"alicepw", "expected 3 tokens, got 1"), (b"\0\0pw", "username not specified"),
+                           (b"\0alice\0", "password not specified"), (b"a\0b\0c\0d", "got 4")]:
+        with pytest.raises(SaslAuthenticationException, match=message):
+            parse_plain_token(token)
+    server = PlainSaslServer({"alice": "pw"})
+    assert server.evaluate_response(b"\0alice\0pw") == b"" and server.authorization_id == "alice"
+    for token in (b"\0alice\0bad", b"\0bob\0pw", b"bob\0alice\0pw"):
+        with pytest.raises(SaslAuthenticationException):
+            PlainSaslServer({"alice": "pw"}).evaluate_response(token)
+
+
+def test_jaas_config() -> None:
+    entries = parse_jaas_config(
+        'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+        'password="admin-secret" user_admin="admin-secret" user_alice="a\\"lice";')
+    assert plain_users(entries) == {"admin": "admin-secret", "alice": 'a"lice'}
+    assert client_credentials(entries) == ("admin", "admin-secret")
+    for bad in ("", "X required a=b", "X a=b;", 'X required a="b;', "X required a=;"):
+        with pytest.raises(ValueError):
+            parse_jaas_config(bad)
+
+
+# ---- principal mapping ----------------------------------------------------------------------
+
+def test_distinguished_name_and_rules() -> None:
+    subject = ((("countryName", "US"),), (("organizationName", "kafka-py"),),
+               (("organizationalUnitName", "eng"),), (("commonName", "alice, jr"),))
+    dn = distinguished_name(subject)
+    assert dn == "CN=alice\\, jr,OU=eng,O=kafka-py,C=US"
+    assert SslPrincipalMapper("DEFAULT").get_name(dn) == dn
+    mapper = SslPrincipalMapper("RULE:^CN=([a-z]*).*,OU=(.*?),.*$/$1@$2/U,DEFAULT")
+    assert mapper.get_name("CN=bob,OU=ops,O=x") == "BOB@OPS"
+    assert mapper.get_name("O=x") == "O=x"
+    with pytest.raises(Exception):
+        SslPrincipalMapper("RULE:^CN=(.*)$/$1/").get_name("O=x")
+    with pytest.raises(ValueError):
+        parse_rules("RULE:bad")
+
+
+# ---- the authenticator ----------------------------------------------------------------------
+
+def _frame(api: ApiKeys, version: int, body, correlation_id: int = 7) -> bytes:
+    header = RequestHeader(api, version, correlation_id, "c", api.request_header_version(version))
+    return encode_request(header, body)[4:]
+
+
+def _response(step_response: bytes, api: ApiKeys, version: int):
+    return decode_response(step_response[4:], api, version)[1]
+
+
+def _authenticator(mechanisms=("PLAIN",)) -> SaslServerAuthenticator:
+    return SaslServerAuthenticator(list(mechanisms), lambda m: PlainSaslServer({"alice": "pw"}))
+
+
+def test_authenticator_plain_v1_and_v0() -> None:
+    auth = _authenticator()
+    versions = auth.handle_frame(_frame(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
+        client_software_name="t", client_software_version="1")))
+    assert versions.failure is None and auth.state is SaslState.HANDSHAKE_REQUEST
+    step = auth.handle_frame(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN")))
+    assert _response(step.response, ApiKeys.SASL_HANDSHAKE, 1).mechanisms == ("PLAIN",)
+    step = auth.handle_frame(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"\0alice\0pw")))
+    assert step.complete and auth.principal == "User:alice"
+
+    auth = _authenticator()
+    auth.handle_frame(_frame(ApiKeys.SASL_HANDSHAKE, 0, request_schema(ApiKeys.SASL_HANDSHAKE, 0)(mechanism="PLAIN")))
+    step = auth.handle_frame(b"\0alice\0pw")  # v0: a raw token
+    assert step.complete and step.response == b"\0\0\0\0"
+
+
+def test_authenticator_failures() -> None:
+    auth = _authenticator()
+    step = auth.handle_frame(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="GSSAPI")))
+    assert Errors.for_code(int(_response(step.response, ApiKeys.SASL_HANDSHAKE, 1).error_code)) \
+        is Errors.UNSUPPORTED_SASL_MECHANISM
+    assert step.failure is not None and auth.state is SaslState.FAILED
+
+    auth = _authenticator()
+    step = auth.handle_frame(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"x")))
+    assert Errors.for_code(int(_response(step.response, ApiKeys.SASL_AUTHENTICATE, 2).error_code)) \
+        is Errors.ILLEGAL_SASL_STATE
+
+    auth = _authenticator()
+    step = auth.handle_frame(_frame(ApiKeys.METADATA, 9, request_schema(ApiKeys.METADATA, 9)(
+        topics=(), allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+        include_topic_authorized_operations=False)))
+    assert step.response is None and step.failure is not None
+
+    for garbage in (b"", b"\x00", b"\xff\xff\xff\xff\xff\xff\xff\xff"):
+        step = _authenticator().handle_frame(garbage)
+        assert step.response is None and step.failure is not None
+
+    auth = _authenticator()
+    auth.handle_frame(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN")))
+    step = auth.handle_frame(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"alicepw")))
+    response = _response(step.response, ApiKeys.SASL_AUTHENTICATE, 2)
+    assert Errors.for_code(int(response.error_code)) is Errors.SASL_AUTHENTICATION_FAILED
+    assert "expected 3 tokens" in response.error_message and auth.principal is None
