@@ -30,7 +30,6 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
-    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 
@@ -42,6 +41,9 @@ from kafka_py.spark.segment_reader import SegmentSlice, read_slice
 from kafka_py.spark.stream_planner import StreamPlanner, offsets_from_json, offsets_to_json
 
 logger = logging.getLogger(__name__)
+
+#: A ReadMaxRows that limits nothing.
+_NO_MAXIMUM = 2**62
 
 
 class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -66,7 +68,10 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.options.max_offsets_per_trigger:
             return ReadMaxRows(self.options.max_offsets_per_trigger)
         if self.options.min_offsets_per_trigger:
-            return ReadMinRows(self.options.min_offsets_per_trigger)
+            # The hold-back is done here (TriggerDelay, with maxTriggerDelay, which a Python
+            # ReadMinRows cannot carry); any limit but ReadAllAvailable serves to tell a
+            # micro-batch trigger from Trigger.Once, which must not be held back.
+            return ReadMaxRows(_NO_MAXIMUM)
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
