@@ -202,7 +202,7 @@ def bench_sink(spark, cluster: Cluster, rows: int) -> dict:
         if line:
             kbench = json.loads(line[-1])
             result["kbench"] = kbench
-            produce_rate = next((v for k, v in kbench.items() if "produce" in k and "rec" in k), None)
+            produce_rate = kbench.get("produce_rps")
             if produce_rate:
                 result["kbench_produce_records_per_s"] = produce_rate
                 result["sink_over_kbench"] = result["sink_records_per_s"] / produce_rate

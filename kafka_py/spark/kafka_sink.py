@@ -95,6 +95,9 @@ class KafkaSinkOptions:
             # As Kafka's producer: idempotent by default, unless acks says not to wait for all.
             config["enable.idempotence"] = "true" if acks in ("all", "-1") else "false"
         config.setdefault("acks", "all")
+        # librdkafka's default (100,000 messages) fills within a few ms at Spark's rates, and a
+        # full queue means waiting on delivery reports; a deeper one lets batches build up.
+        config.setdefault("queue.buffering.max.messages", "1000000")
         return cls(topic, tuple(sorted(config.items())))
 
 
@@ -224,38 +227,44 @@ class KafkaWriteTask:
         names = {name.lower(): i for i, name in enumerate(batch.schema.names)}
         n = batch.num_rows
         values = batch.column(names["value"]).to_pylist()
-        keys = batch.column(names["key"]).to_pylist() if "key" in names else None
+        keys = batch.column(names["key"]).to_pylist() if "key" in names else [None] * n
         if self.options.topic is not None:
-            topics = None
+            topics = [self.options.topic] * n
         else:
             topics = batch.column(names["topic"]).to_pylist()
-        partitions = batch.column(names["partition"]).to_pylist() if "partition" in names else None
-        headers = batch.column(names["headers"]).to_pylist() if "headers" in names else None
-        produce = producer.produce
-        fixed_topic = self.options.topic
-        for i in range(n):
-            topic = fixed_topic if topics is None else topics[i]
-            if topic is None:
+            if None in topics:
                 raise KafkaSinkException(
                     "Null topic present in the data: set the option topic, or give every row a topic")
-            kwargs = {}
-            if keys is not None and keys[i] is not None:
-                kwargs["key"] = keys[i]
-            if partitions is not None and partitions[i] is not None:
-                kwargs["partition"] = partitions[i]
-            if headers is not None and headers[i]:
-                kwargs["headers"] = [(h["key"], h["value"]) for h in headers[i]]
-            while True:
-                try:
-                    produce(topic, values[i], **kwargs)
-                    break
-                except BufferError:
-                    # The producer's queue is full: let deliveries drain it.
-                    producer.poll(0.05)
-                    if errors.count:
-                        self._fail(i, errors)
-            if i % 10_000 == 9_999:
-                producer.poll(0)
+        # -1 is librdkafka's "no partition given": the partitioner picks one by key.
+        partitions = ([-1 if p is None else p for p in batch.column(names["partition"]).to_pylist()]
+                      if "partition" in names else [-1] * n)
+        headers = batch.column(names["headers"]).to_pylist() if "headers" in names else None
+        produce = producer.produce
+        i = 0
+        # The loops are written out per case because they run once per row: a keyword
+        # argument dict per record would cost more than the produce call itself.
+        while i < n:
+            try:
+                if headers is None:
+                    while i < n:
+                        produce(topics[i], values[i], keys[i], partitions[i])
+                        i += 1
+                else:
+                    while i < n:
+                        h = headers[i]
+                        if h:
+                            produce(topics[i], values[i], keys[i], partitions[i],
+                                    headers=[(e["key"], e["value"]) for e in h])
+                        else:
+                            produce(topics[i], values[i], keys[i], partitions[i])
+                        i += 1
+            except BufferError:
+                # The producer's queue is full: let deliveries drain it. A short wait: with
+                # only errors reported, poll has nothing to return early for.
+                producer.poll(0.002)
+                if errors.count:
+                    self._fail(i, errors)
+        producer.poll(0)
         return n
 
     @staticmethod
