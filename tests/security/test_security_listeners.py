@@ -1,0 +1,290 @@
+"""TLS and SASL listeners of a real broker, driven by kafka-python and confluent-kafka
+clients and by raw sockets sending bad input. No timing is asserted; every wait is bounded."""
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.errors import KafkaError
+from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.headers import RequestHeader
+from kafka_py.protocol.messages import decode_response, encode_request
+from tests.integration.broker_harness import ROOT, wait_until
+
+RECORDS = [f"record-{i}".encode() * 50 for i in range(200)]
+
+
+def _topic() -> str:
+    return f"sec-{uuid.uuid4().hex[:8]}"
+
+
+def _produce_consume(topic: str, **client_configs) -> list[bytes]:
+    producer = KafkaProducer(request_timeout_ms=20000, **client_configs)
+    try:
+        for value in RECORDS:
+            producer.send(topic, value)
+        producer.flush(timeout=30)
+    finally:
+        producer.close(timeout=10)
+    return _consume(topic, len(RECORDS), **client_configs)
+
+
+def _consume(topic: str, expected: int, **client_configs) -> list[bytes]:
+    """Records of ``topic`` from the start: until ``expected`` arrived, then one more poll
+    to catch any beyond them."""
+    consumer = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=10000,
+                             fetch_max_bytes=4096, max_partition_fetch_bytes=4096, **client_configs)
+    try:
+        got = []
+        deadline = time.monotonic() + 60
+        while len(got) < expected and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=1000).values():
+                got.extend(r.value for r in batch)
+        for batch in consumer.poll(timeout_ms=500).values():
+            got.extend(r.value for r in batch)
+        return got
+    finally:
+        consumer.close()
+
+
+def _ssl_configs(secure_broker, listener="SSL", cert=False) -> dict:
+    configs = {"bootstrap_servers": secure_broker.bootstrap(listener), "security_protocol": "SSL",
+               "ssl_cafile": str(secure_broker.pki.ca_cert)}
+    if cert:
+        configs.update(ssl_certfile=str(secure_broker.pki.client_cert), ssl_keyfile=str(secure_broker.pki.client_key))
+    return configs
+
+
+# ---- TLS ----------------------------------------------------------------------------------
+
+def test_produce_and_consume_over_ssl(secure_broker) -> None:
+    # Small fetches so the file regions go out through TLS in many pieces.
+    assert _produce_consume(_topic(), **_ssl_configs(secure_broker)) == RECORDS
+
+
+def test_confluent_kafka_over_ssl_with_client_certificate(secure_broker) -> None:
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    topic = _topic()
+    common = {"bootstrap.servers": secure_broker.bootstrap("MTLS"), "security.protocol": "SSL",
+              "ssl.ca.location": str(secure_broker.pki.ca_cert),
+              "ssl.certificate.location": str(secure_broker.pki.client_cert),
+              "ssl.key.location": str(secure_broker.pki.client_key)}
+    producer = confluent_kafka.Producer(common)
+    for value in RECORDS[:50]:
+        producer.produce(topic, value)
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer({**common, "group.id": "g-" + topic, "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(got) < 50 and time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+    finally:
+        consumer.close()
+    assert got == RECORDS[:50]
+
+
+def test_client_auth_required_refuses_a_client_without_certificate(secure_broker) -> None:
+    context = ssl.create_default_context(cafile=str(secure_broker.pki.ca_cert))
+    with socket.create_connection(("127.0.0.1", secure_broker.ports["MTLS"]), timeout=15) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                # TLS 1.3: the refusal arrives after the client's side of the handshake.
+                tls.sendall(_api_versions_frame())
+                if not tls.recv(4):
+                    raise ConnectionError("closed")
+    # With a certificate the same listener serves.
+    assert _produce_consume(_topic(), **_ssl_configs(secure_broker, "MTLS", cert=True)) == RECORDS
+
+
+# ---- SASL -------------------------------------------------------------------------------------
+
+def _sasl_configs(secure_broker, listener, mechanism, user, password) -> dict:
+    configs = {"bootstrap_servers": secure_broker.bootstrap(listener), "security_protocol": listener,
+               "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+    if listener == "SASL_SSL":
+        configs["ssl_cafile"] = str(secure_broker.pki.ca_cert)
+    return configs
+
+
+def _fails_to_authenticate(configs: dict, topic: str | None = None) -> bool:
+    try:
+        producer = KafkaProducer(request_timeout_ms=5000, max_block_ms=8000, **configs)
+    except KafkaError:
+        return True
+    try:
+        producer.send(topic or _topic(), b"must not arrive").get(timeout=10)
+    except KafkaError:
+        return True
+    finally:
+        producer.close(timeout=5)
+    return False
+
+
+def test_sasl_plain_over_sasl_plaintext(secure_broker) -> None:
+    topic = _topic()
+    good = _sasl_configs(secure_broker, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")
+    assert _produce_consume(topic, **good) == RECORDS
+    refused = _sasl_configs(secure_broker, "SASL_PLAINTEXT", "PLAIN", "alice", "wrong")
+    assert _fails_to_authenticate({**refused, "bootstrap_servers": refused["bootstrap_servers"]}, topic)
+    # The refused client wrote nothing.
+    assert _consume(topic, len(RECORDS), **good) == RECORDS
+
+
+def _kafka_configs(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-configs.sh"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_scram_user_added_and_deleted_with_kafka_configs(secure_broker) -> None:
+    zk = secure_broker.process.zk_connect
+    user = f"carol-{uuid.uuid4().hex[:6]}"
+    good = _sasl_configs(secure_broker, "SASL_SSL", "SCRAM-SHA-512", user, "carol-secret")
+    assert _fails_to_authenticate(good)  # not yet a user
+    result = _kafka_configs("--zookeeper", zk, "--alter", "--add-config",
+                            "SCRAM-SHA-512=[iterations=4096,password=carol-secret]",
+                            "--entity-type", "users", "--entity-name", user)
+    assert result.returncode == 0, result.stderr
+    # Picked up through /config/changes, without a restart.
+    wait_until(lambda: not _fails_to_authenticate(good), 60, "new SCRAM user could not log in")
+    topic = _topic()
+    assert _produce_consume(topic, **good) == RECORDS
+    assert _fails_to_authenticate(_sasl_configs(secure_broker, "SASL_SSL", "SCRAM-SHA-512", user, "wrong"))
+
+    # Through the broker (AlterUserScramCredentials): SCRAM-SHA-256 for the same user.
+    bootstrap = f"127.0.0.1:{secure_broker.process.port}"
+    result = _kafka_configs("--bootstrap-server", bootstrap, "--alter", "--add-config",
+                            "SCRAM-SHA-256=[iterations=8192,password=carol-256]", "--entity-type", "users",
+                            "--entity-name", user)
+    assert result.returncode == 0, result.stderr
+    described = _kafka_configs("--bootstrap-server", bootstrap, "--describe", "--entity-type", "users",
+                               "--entity-name", user)
+    assert "SCRAM-SHA-256=iterations=8192" in described.stdout and "SCRAM-SHA-512=iterations=4096" in described.stdout
+    sha256 = _sasl_configs(secure_broker, "SASL_PLAINTEXT", "SCRAM-SHA-256", user, "carol-256")
+    wait_until(lambda: not _fails_to_authenticate(sha256), 60, "SCRAM-SHA-256 credential not picked up")
+
+    result = _kafka_configs("--zookeeper", zk, "--alter", "--delete-config", "SCRAM-SHA-512",
+                            "--entity-type", "users", "--entity-name", user)
+    assert result.returncode == 0, result.stderr
+    wait_until(lambda: _fails_to_authenticate(good), 60, "deleted SCRAM user could still log in")
+    assert not _fails_to_authenticate(sha256)
+
+
+# ---- bad input: each closes only its own connection ------------------------------------------------
+
+def _api_versions_frame() -> bytes:
+    from tests.network.conftest import api_versions_frame
+    return api_versions_frame(1)
+
+
+def _frame(api: ApiKeys, version: int, body) -> bytes:
+    return encode_request(RequestHeader(api, version, 5, "raw", api.request_header_version(version)), body)
+
+
+def _read_frame(sock) -> bytes | None:
+    def exactly(n: int) -> bytes | None:
+        data = b""
+        while len(data) < n:
+            try:
+                chunk = sock.recv(n - len(data))
+            except ConnectionResetError:  # closed with unread input: a reset
+                return None
+            if not chunk:
+                return None
+            data += chunk
+        return data
+    size = exactly(4)
+    return None if size is None else exactly(struct.unpack(">i", size)[0])
+
+
+def _closed(sock) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, ssl.SSLError):
+        return True
+
+
+def _error_of(frame: bytes, api: ApiKeys, version: int) -> Errors:
+    return Errors.for_code(int(decode_response(frame, api, version)[1].error_code))
+
+
+def _still_serving(secure_broker) -> None:
+    assert _produce_consume(_topic(), **_sasl_configs(secure_broker, "SASL_PLAINTEXT", "PLAIN", "bob",
+                                                      "bob-secret"))[:1] == RECORDS[:1]
+
+
+def test_bad_input_closes_only_that_connection(secure_broker) -> None:
+    bystander = KafkaProducer(request_timeout_ms=20000, **_ssl_configs(secure_broker))
+    topic = _topic()
+    bystander.send(topic, b"before").get(timeout=30)
+
+    def connect(listener: str) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", secure_broker.ports[listener]), timeout=15)
+
+    # Garbage in place of a TLS ClientHello.
+    with connect("SSL") as s:
+        s.sendall(b"\x00\x00\x00\x10" + b"this is not tls!" * 20)
+        assert _closed(s)
+    # A truncated ClientHello, then the client goes away.
+    with connect("SASL_SSL") as s:
+        s.sendall(bytes.fromhex("160301020001"))
+    # SaslAuthenticate before SaslHandshake: ILLEGAL_SASL_STATE, then closed.
+    with connect("SASL_PLAINTEXT") as s:
+        s.sendall(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"\0alice\0alice-secret")))
+        assert _error_of(_read_frame(s), ApiKeys.SASL_AUTHENTICATE, 2) is Errors.ILLEGAL_SASL_STATE
+        assert _closed(s)
+    # A Metadata request before authentication: closed without an answer.
+    with connect("SASL_PLAINTEXT") as s:
+        s.sendall(_api_versions_frame())
+        assert _read_frame(s) is not None  # ApiVersions is allowed
+        from kafka_py.protocol.messages import request_schema
+        s.sendall(_frame(ApiKeys.METADATA, 9, request_schema(ApiKeys.METADATA, 9)(
+            topics=None, allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False)))
+        assert _read_frame(s) is None
+    # An unknown mechanism.
+    with connect("SASL_PLAINTEXT") as s:
+        s.sendall(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="GSSAPI")))
+        assert _error_of(_read_frame(s), ApiKeys.SASL_HANDSHAKE, 1) is Errors.UNSUPPORTED_SASL_MECHANISM
+        assert _closed(s)
+    # A PLAIN token without separators.
+    with connect("SASL_PLAINTEXT") as s:
+        s.sendall(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN")))
+        assert _error_of(_read_frame(s), ApiKeys.SASL_HANDSHAKE, 1) is Errors.NONE
+        s.sendall(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"alicealice-secret")))
+        frame = _read_frame(s)
+        assert _error_of(frame, ApiKeys.SASL_AUTHENTICATE, 2) is Errors.SASL_AUTHENTICATION_FAILED
+        assert _closed(s)
+    # An over-long SCRAM message (beyond sasl.server.max.receive.size): closed.
+    with connect("SASL_PLAINTEXT") as s:
+        s.sendall(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="SCRAM-SHA-512")))
+        assert _error_of(_read_frame(s), ApiKeys.SASL_HANDSHAKE, 1) is Errors.NONE
+        s.sendall(_frame(ApiKeys.SASL_AUTHENTICATE, 2,
+                         SaslAuthenticateRequest(auth_bytes=b"n,,n=alice,r=" + b"x" * 100000)))
+        assert _read_frame(s) is None
+    # A malformed SCRAM client-first message within the limit: an authentication error.
+    with connect("SASL_PLAINTEXT") as s:
+        s.sendall(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="SCRAM-SHA-256")))
+        _read_frame(s)
+        s.sendall(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"n,,garbage")))
+        assert _error_of(_read_frame(s), ApiKeys.SASL_AUTHENTICATE, 2) is Errors.SASL_AUTHENTICATION_FAILED
+
+    # The broker and the other client carry on.
+    bystander.send(topic, b"after").get(timeout=30)
+    bystander.close(timeout=10)
+    _still_serving(secure_broker)
+    assert secure_broker.process.running
