@@ -1393,6 +1393,14 @@ class KafkaConfig:
                                       "control.plane.listener.name, when defined, should have a different value "
                                       "from the inter broker listener name. Currently they both have the value "
                                       f"{self.control_plane_listener_name.value}")
+        if self.inter_broker_security_protocol is not SecurityProtocol.PLAINTEXT:
+            # The controller's channel, the replica fetchers and controlled shutdown share one
+            # blocking client (kafka_py/clients), which does not speak TLS or SASL yet.
+            key = ("inter.broker.listener.name" if self._values["inter.broker.listener.name"] is not None
+                   else "security.inter.broker.protocol")
+            raise ConfigException(key, self._values[key],
+                                  f"the inter-broker listener uses {self.inter_broker_security_protocol.name}; "
+                                  "kafka-py brokers talk to each other over PLAINTEXT only")
         for end_point in self.listeners:
             if end_point.security_protocol not in SUPPORTED_SECURITY_PROTOCOLS:
                 raise ConfigException("listeners", ",".join(e.connection_string for e in self.listeners),
