@@ -49,13 +49,13 @@ def test_cluster_actions() -> None:
 
 
 def test_implemented_apis_are_served_by_a_zk_broker() -> None:
-    assert len(IMPLEMENTED_APIS) == 31
+    assert len(IMPLEMENTED_APIS) == 35
     for api in IMPLEMENTED_APIS:
         assert api.implemented and api.zk_broker
         assert api.supported_versions(), api
-    assert not ApiKeys.SASL_HANDSHAKE.implemented
-    assert not ApiKeys.SASL_HANDSHAKE.supported_versions()
-    assert not ApiKeys.SASL_HANDSHAKE.is_version_supported(0)
+    assert not ApiKeys.DESCRIBE_ACLS.implemented
+    assert not ApiKeys.DESCRIBE_ACLS.supported_versions()
+    assert not ApiKeys.DESCRIBE_ACLS.is_version_supported(0)
 
 
 @pytest.mark.parametrize(
@@ -122,5 +122,5 @@ def test_api_versions_response_keys() -> None:
     assert by_key[18] == (0, 3)
     assert by_key[4] == (0, 5)
     assert type(keys[0]).__module__ == "kio.schema.api_versions.v3.response"
-    only = api_versions_response_keys(0, [ApiKeys.API_VERSIONS, ApiKeys.SASL_HANDSHAKE])
+    only = api_versions_response_keys(0, [ApiKeys.API_VERSIONS, ApiKeys.DESCRIBE_ACLS])
     assert [(k.api_key, k.min_version, k.max_version) for k in only] == [(18, 0, 3)]

@@ -405,8 +405,9 @@ def test_listener_cross_checks():
 
 
 def test_unsupported_features_are_refused():
-    assert_config_error({"listeners": "SSL://:9093,PLAINTEXT://:9092"}, "listeners", "SSL://:9093",
-                        "kafka-py does not support; supported: PLAINTEXT")
+    # SSL and SASL listeners are served (tests/security); brokers talk to each other over PLAINTEXT only.
+    assert_config_error({"listeners": "SSL://:9093,PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
+                        "security.inter.broker.protocol", "SSL", "talk to each other over PLAINTEXT only")
     assert_config_error({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"},
                         "authorizer.class.name", "AclAuthorizer", "must be unset")
     assert_config_error({"zookeeper.set.acl": "true"}, "zookeeper.set.acl", "true", "allowed value: false")

@@ -62,7 +62,7 @@ def test_entity_flags_and_defaults() -> None:
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"entity_type": ("users",), "entity_name": ("u",)}, "Invalid entity type users"),
+    ({"entity_type": ("clients",), "entity_name": ("u",)}, "Invalid entity type clients"),
     ({"entity_type": ("topics", "topics")}, "Duplicate entity type"),
     ({}, "At least one entity type"),
     ({"entity_name": ("x",), "topic": "t"}, "should not be used in conjunction"),
