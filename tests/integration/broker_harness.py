@@ -20,6 +20,7 @@ import uuid
 from typing import Callable, Optional
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -199,9 +200,10 @@ class BrokerProcess:
         client.start(timeout=10.0)
         path = f"{self.chroot}/brokers/ids/{self.broker_id}"
         try:
-            if not client.exists(path):
+            try:
+                data, _ = client.get(path)
+            except NoNodeError:  # never there, or its session expired this very moment
                 return None
-            data, _ = client.get(path)
             return json.loads(data)
         finally:
             client.stop()

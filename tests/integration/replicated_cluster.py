@@ -83,6 +83,15 @@ class ReplicatedCluster(Cluster):
     def broker(self, broker_id: int) -> BrokerProcess:
         return self.brokers[broker_id]
 
+    def describe(self, topic: str, partitions: int, lines: int = 30) -> str:
+        """The controller, the partitions' states and each broker's last log lines: what a failed
+        wait shows."""
+        text = [f"controller {self.controller_id()}, live {sorted(self.live_ids())}"]
+        text += [f"{topic}-{p}: {self.state(topic, p)}" for p in range(partitions)]
+        for b in self.brokers:
+            text.append(f"--- broker {b.broker_id} ({'running' if b.running else 'down'}):\n{b.tail(lines)}")
+        return "\n".join(text)
+
 
 def make_replicated_cluster(broker_factory, chroot: str, **overrides: str) -> ReplicatedCluster:
     props = dict(CLUSTER_PROPS, **overrides)
@@ -108,6 +117,7 @@ class ProduceLoad:
     acked: dict[bytes, tuple[int, int]] = field(default_factory=dict)
     failed: dict[bytes, BaseException] = field(default_factory=dict)
     sent: int = 0
+    describe: object = None  # a callable whose text a stall report adds (the cluster's state)
 
     def __post_init__(self) -> None:
         self.tag = uuid.uuid4().hex[:8]
@@ -133,9 +143,12 @@ class ProduceLoad:
     def wait_acked(self, more: int, timeout: float = WAIT) -> None:
         """Until ``more`` values beyond those acknowledged now are acknowledged."""
         target = self.count() + more
-        wait_until(lambda: self.count() >= target or self.crashed is not None, timeout,
-                   f"the producer stalled at {self.count()} acknowledged (wanted {target}); "
-                   f"{len(self.failed)} failed, last failures {list(self.failed.values())[-3:]}", interval=0.1)
+        try:
+            wait_until(lambda: self.count() >= target or self.crashed is not None, timeout, "", interval=0.1)
+        except TimeoutError:
+            raise TimeoutError(f"the producer stalled at {self.count()} acknowledged (wanted {target}); "
+                               f"{len(self.failed)} failed, last failures {list(self.failed.values())[-3:]}"
+                               + (f"\n{self.describe()}" if self.describe else "")) from None
         assert self.crashed is None, self.crashed
 
     def stop(self) -> None:

@@ -133,7 +133,8 @@ def test_random_kill_9_of_leaders_and_controllers_loses_nothing(cluster):
     topic = topic_name("chaos")
     cluster.create_topic(topic, spread(partitions, [0, 1, 2]), min_insync_replicas="2")
     cluster.wait_fully_replicated(topic, partitions)
-    load = ProduceLoad(cluster.bootstrap(), topic, partitions).start()
+    load = ProduceLoad(cluster.bootstrap(), topic, partitions,
+                       describe=lambda: cluster.describe(topic, partitions)).start()
     actions: list[str] = []
     try:
         load.wait_acked(200)
