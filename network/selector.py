@@ -1,5 +1,6 @@
 """Port of clients/src/main/java/org/apache/kafka/common/network/Selector.java,
-KafkaChannel.java and NetworkReceive.java (Kafka 2.8.2), server side, PLAINTEXT only.
+KafkaChannel.java and NetworkReceive.java (Kafka 2.8.2), server side: the PLAINTEXT
+channel; TLS and SASL channels extend it in network/secure_selector.py.
 
 One Selector belongs to one Processor thread and is only touched by it, except for
 ``wakeup()``, which any thread may call. It wraps a ``selectors.DefaultSelector``
