@@ -1,5 +1,6 @@
-"""Port of the authentication half of clients/src/main/java/org/apache/kafka/common/network/
-KafkaChannel.java (``prepare``, ``ready``, the principal) and of Selector.java's handling
+"""Port of the authentication half of
+clients/src/main/java/org/apache/kafka/common/network/KafkaChannel.java (``prepare``,
+``ready``, the principal) and of Selector.java's handling
 of channels that are not ready yet (Kafka 2.8.2).
 
 The Processors of SSL, SASL_PLAINTEXT and SASL_SSL listeners use ``SecureSelector``;

@@ -1,4 +1,4 @@
-"""The authentication failures of clients/src/main/java/org/apache/kafka/common/errors
+"""Port of the authentication exceptions of clients/src/main/java/org/apache/kafka/common/errors
 (SaslAuthenticationException, IllegalSaslStateException, UnsupportedSaslMechanismException,
 SslAuthenticationException; Kafka 2.8.2), each tied to the error code the client gets."""
 from __future__ import annotations
