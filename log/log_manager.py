@@ -276,16 +276,35 @@ class LogManager:
         defaults = self._default_props or self._current_default_config.values()
         return LogConfig.from_props(defaults, overrides)
 
-    def update_topic_config(self, topic: str, overrides: Mapping[str, object]) -> None:
-        """Per-topic config changed (ConfigHandler): remember the overrides and reconfigure its logs."""
+    def update_topic_config(self, topic: str, overrides: Mapping[str, object], only_if_hosted: bool = False) -> None:
+        """Per-topic config changed: remember the overrides and reconfigure its logs.
+
+        Overrides are kept only for topics with logs here (they are dropped with the topic's
+        last log): ``only_if_hosted`` (a config change notification, which reaches every
+        broker) forgets the overrides of a topic this broker has no log of, where a log
+        about to be created (Partition) remembers them first.
+        """
         with self._log_creation_or_deletion_lock:
-            if overrides:
+            logs = self.logs_by_topic(topic)
+            if overrides and (logs or not only_if_hosted):
                 self._topic_overrides[topic] = dict(overrides)
             else:
                 self._topic_overrides.pop(topic, None)
             config = self.fetch_log_config(topic)
-            for log in self.logs_by_topic(topic):
+            for log in logs:
                 log.update_config(config)
+
+    def _forget_topics_without_logs(self, topics: Iterable[str]) -> None:
+        """Drop the overrides of those of ``topics`` that have no log here any more."""
+        with self._log_creation_or_deletion_lock:
+            candidates = {t for t in topics if t in self._topic_overrides}
+            if not candidates:
+                return
+            for logs in (self._current_logs, self._future_logs):
+                for tp in logs:
+                    candidates.discard(tp.topic)
+            for topic in candidates:
+                del self._topic_overrides[topic]
 
     topic_config_updated = update_topic_config
 
@@ -422,6 +441,9 @@ class LogManager:
         if self.page_cache_prefaulter is not None:
             self.page_cache_prefaulter.startup()
         self.load_logs()
+        # The overrides given are every topic's of the cluster; only those of topics with logs
+        # here are of use (a log created later reads its topic's from ZooKeeper).
+        self._forget_topics_without_logs(list(topic_config_overrides or ()))
         if self.scheduler is not None:
             delay = self.initial_task_delay_ms
             logger.info("Starting log cleanup with a period of %d ms.", self.retention_check_ms)
@@ -749,11 +771,14 @@ class LogManager:
         self._add_log_to_be_deleted(removed)
         logger.info("Log for partition %s is renamed to %s and is scheduled for deletion", removed.topic_partition,
                     removed.dir)
+        if checkpoint:
+            self._forget_topics_without_logs((topic_partition.topic,))
         return removed
 
     def async_delete_partitions(self, topic_partitions: Iterable[TopicPartition],
                                 error_handler: Callable[[TopicPartition, BaseException], None]) -> None:
         """Kafka's asyncDelete(Set[TopicPartition], errorHandler): delete many, checkpoint each dir once."""
+        topic_partitions = list(topic_partitions)
         dirs = set()
         for tp in topic_partitions:
             try:
@@ -764,6 +789,7 @@ class LogManager:
                         self.async_delete(tp, is_future=is_future, checkpoint=False)
             except Exception as e:  # noqa: BLE001 - reported per partition
                 error_handler(tp, e)
+        self._forget_topics_without_logs({tp.topic for tp in topic_partitions})
         by_dir = self._logs_by_dir()
         for dir in dirs:
             if self._cleaner is not None:

@@ -75,7 +75,8 @@ class TopicConfigHandler:
         unknown = sorted(k for k in topic_config if k not in known)
         if unknown:
             logger.warning("Ignoring unknown configs %s of topic %s", unknown, topic)
-        self.log_manager.update_topic_config(topic, overrides)
+        # Every broker hears of every topic's change; only one hosting the topic keeps it.
+        self.log_manager.update_topic_config(topic, overrides, only_if_hosted=True)
 
     def excluded_configs(self, topic: str, topic_config: Mapping[str, str]) -> set[str]:
         """message.format.version newer than the inter-broker protocol is not applied."""

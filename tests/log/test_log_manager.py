@@ -210,6 +210,27 @@ def test_topic_config_overrides(env):
     assert small.config.retention_ms == manager.current_default_config.retention_ms == -1
 
 
+def test_topic_overrides_are_kept_only_while_the_topic_has_logs_here(env):
+    """A broker that sees topics created and deleted for months keeps no config of them."""
+    manager = env.manager()
+    manager.startup({"hosted": {"retention.ms": "1000"}, "elsewhere": {"retention.ms": "2000"}})
+    # loaded at startup for every topic of the cluster; only topics with logs here keep them
+    assert "elsewhere" not in manager._topic_overrides
+    tps = [TopicPartition("hosted", p) for p in range(2)]
+    for tp in tps:
+        manager.update_topic_config(tp.topic, {"retention.ms": "1000"})
+        assert manager.get_or_create_log(tp).config.retention_ms == 1000
+    # a change notification of a topic this broker hosts nothing of is not remembered
+    manager.update_topic_config("elsewhere", {"retention.ms": "3000"}, only_if_hosted=True)
+    assert "elsewhere" not in manager._topic_overrides
+    manager.update_topic_config("hosted", {"retention.ms": "4000"}, only_if_hosted=True)
+    assert all(manager.get_log(tp).config.retention_ms == 4000 for tp in tps)
+    manager.async_delete(tps[0])
+    assert "hosted" in manager._topic_overrides
+    manager.async_delete_partitions([tps[1]], lambda tp, e: None)
+    assert "hosted" not in manager._topic_overrides
+
+
 def test_truncate_through_manager_checkpoints_recovery_point(env):
     manager = env.manager()
     manager.startup()

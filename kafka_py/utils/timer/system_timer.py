@@ -87,6 +87,9 @@ class _TaskExecutor:
                 task.run()
             except BaseException:  # noqa: BLE001 - one failing task must not kill the executor
                 logger.error("Error running timer task %r on %s", task, self._thread_name, exc_info=True)
+            # Not held while waiting for the next one: an expired operation keeps what it
+            # answers for (a group, a request's records) alive.
+            del task
 
     def shutdown(self) -> None:
         with self._lock:
