@@ -18,7 +18,8 @@ No Kafka counterpart. Three measurements, each against its baseline in the same 
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_spark_streaming.py [--records 10000000] [--runs 3] \\
-        [--latency-seconds 60] [--latency-rate 200] [--sink-rows 1000000] [--only read,latency,sink]
+        [--latency-seconds 60] [--latency-rate 200] [--sink-rows 1000000] [--only read,latency,sink] \\
+        [--sink-option kafka.linger.ms=20]
 """
 from __future__ import annotations
 
@@ -182,18 +183,21 @@ def bench_latency(spark, cluster: Cluster, seconds: float, rate: int) -> dict:
 
 # ---------------------------------------------------------------------------- sink
 
-def bench_sink(spark, cluster: Cluster, rows: int) -> dict:
+def bench_sink(spark, cluster: Cluster, rows: int, options: dict) -> dict:
     from pyspark.sql import functions as F
 
     topic = "sink-100b"
     cluster.create_topic(topic, 1)
     df = spark.range(rows).select(F.expr("unhex(repeat('ab', 100))").alias("value")).cache()
     df.count()
+    writer = (df.write.format("kafka-log").option("kafka.bootstrap.servers", cluster.broker.bootstrap)
+              .option("topic", topic).mode("append"))
+    for key, value in options.items():
+        writer = writer.option(key, value)
     start = time.perf_counter()
-    (df.write.format("kafka-log").option("kafka.bootstrap.servers", cluster.broker.bootstrap)
-     .option("topic", topic).mode("append").save())
+    writer.save()
     sink_s = time.perf_counter() - start
-    result = {"rows": rows, "sink_s": sink_s, "sink_records_per_s": rows / sink_s}
+    result = {"rows": rows, "options": options, "sink_s": sink_s, "sink_records_per_s": rows / sink_s}
     if KBENCH.exists():
         done = subprocess.run([sys.executable, str(KBENCH), cluster.broker.bootstrap, "--client", "confluent",
                                "--n", str(rows), "--size", "100", "--acks", "all", "--lat-n", "10"],
@@ -221,6 +225,8 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--dir", default="/tmp/bench-spark-streaming")
     parser.add_argument("--only", default="read,latency,sink")
+    parser.add_argument("--sink-option", action="append", default=[],
+                        help="An extra sink option key=value (e.g. kafka.linger.ms=20); repeat for several.")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     workdir = pathlib.Path(args.dir)
@@ -240,7 +246,8 @@ def main() -> int:
                     results["latency"] = bench_latency(spark, cluster, args.latency_seconds, args.latency_rate)
                     print(json.dumps({"latency": results["latency"]}), flush=True)
                 if "sink" in parts:
-                    results["sink"] = bench_sink(spark, cluster, args.sink_rows)
+                    results["sink"] = bench_sink(spark, cluster, args.sink_rows,
+                                                 dict(o.split("=", 1) for o in args.sink_option))
                     print(json.dumps({"sink": results["sink"]}), flush=True)
             finally:
                 cluster.stop()
