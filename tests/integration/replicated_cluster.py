@@ -87,7 +87,16 @@ class ReplicatedCluster(Cluster):
         """The controller, the partitions' states and each broker's last log lines: what a failed
         wait shows."""
         text = [f"controller {self.controller_id()}, live {sorted(self.live_ids())}"]
-        text += [f"{topic}-{p}: {self.state(topic, p)}" for p in range(partitions)]
+        for p in range(partitions):
+            s = self.state(topic, p)
+            ends = {b.broker_id: log_end_offset(b, topic, p) for b in self.brokers}
+            hw = None
+            if s and s["leader"] in self.live_ids():
+                try:
+                    hw = consumer_fetch_high_watermark(self.broker(s["leader"]).port, topic, p)
+                except Exception as e:  # noqa: BLE001 - a description, whatever the broker does
+                    hw = repr(e)
+            text.append(f"{topic}-{p}: {s}; log end offsets on disk {ends}; leader's high watermark {hw}")
         for b in self.brokers:
             text.append(f"--- broker {b.broker_id} ({'running' if b.running else 'down'}):\n{b.tail(lines)}")
         return "\n".join(text)
@@ -96,6 +105,24 @@ class ReplicatedCluster(Cluster):
 def make_replicated_cluster(broker_factory, chroot: str, **overrides: str) -> ReplicatedCluster:
     props = dict(CLUSTER_PROPS, **overrides)
     return ReplicatedCluster([broker_factory(i, chroot=chroot, overrides=props) for i in range(3)])
+
+
+def consumer_fetch_high_watermark(port: int, topic: str, partition: int):
+    """(error, high watermark) of a consumer's Fetch at offset 0 to the broker on ``port``."""
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.entities import build_entity
+    from kafka_py.protocol.errors import Errors
+    from kafka_py.protocol.messages import request_schema
+    from tests.integration.broker_harness import RawClient
+
+    request = build_entity(request_schema(ApiKeys.FETCH, 12), {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1024, "session_id": 0,
+        "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
+            {"partition": partition, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+             "log_start_offset": -1, "partition_max_bytes": 1024}]}]})
+    with RawClient(port, timeout=5) as client:
+        answer = client.request(ApiKeys.FETCH, 12, request).responses[0].partitions[0]
+    return Errors.for_code(int(answer.error_code)).name, int(answer.high_watermark)
 
 
 # -- the producer --------------------------------------------------------------------------------
