@@ -32,6 +32,9 @@ META_PROPERTIES = "meta.properties"
 def read_broker_id(log_dir: str) -> Optional[int]:
     """The ``broker.id`` of a log dir's meta.properties, or None when it has none."""
     path = os.path.join(log_dir, META_PROPERTIES)
+    if not os.path.exists(path):
+        # A copy of a log dir, or one a test wrote: nothing to say (and nothing to warn about).
+        return None
     try:
         props = BrokerMetadataCheckpoint(path).read()
     except Exception as e:  # noqa: BLE001 - an unreadable file only loses the broker's name
