@@ -1,0 +1,262 @@
+"""Replication benchmark: three kafka-py brokers and one ZooKeeper on this machine.
+
+    .venv/bin/python benchmarks/bench_replication.py [--rounds 3] [--catchup-mb 1024] [--only NAME ...]
+
+Brokers are the test harness's (``tests/integration/broker_harness.py``: ``python -m
+kafka_py.kafka``, temp log dirs, zookeeper.session.timeout.ms=4000) with automatic leader
+rebalancing off; the client is confluent-kafka, in this process. Figures, each the median of
+``--rounds`` rounds run in one go (pairs alternate their order from round to round):
+
+* ``throughput``: records/s and MB/s of values for 100-byte and 10,000-byte values, RF=3
+  acks=all (min.insync.replicas=2) against RF=1 acks=1, both topics led by broker 0, same
+  producer settings (linger.ms=5, idempotence off); the ratio is taken per round.
+* ``catchup``: a follower stopped while ``--catchup-mb`` MB go to its partition (acks=1),
+  then started: MB/s from its "started" line to its log end offset reaching the leader's
+  (bytes of segment files).
+* ``failover``: kill -9 of a partition's leader (not the controller) while an acks=all
+  producer sends one record at a time: seconds to the first acknowledged record, against
+  zookeeper.session.timeout.ms.
+* ``shutdown``: SIGTERM of the broker leading the most of 100 partitions (RF=3): seconds to
+  every leadership of it moved (read in ZooKeeper).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from confluent_kafka import Producer  # noqa: E402
+from kafka.admin import KafkaAdminClient, NewTopic  # noqa: E402
+
+from tests.integration.broker_harness import BrokerProcess, unique_chroot, wait_until  # noqa: E402
+from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
+
+SESSION_MS = 4000
+PROPS = {"auto.leader.rebalance.enable": "false", "controlled.shutdown.retry.backoff.ms": "500",
+         "replica.lag.time.max.ms": "30000", "zookeeper.session.timeout.ms": str(SESSION_MS),
+         "log.segment.bytes": str(256 << 20)}
+
+
+class Bench:
+    def __init__(self, workdir: pathlib.Path) -> None:
+        (workdir / "zk").mkdir()
+        self.zookeeper = ZooKeeperServer(workdir / "zk").start()
+        chroot = unique_chroot("bench-replication")
+        self.brokers = [BrokerProcess(workdir / f"broker{i}", self.zookeeper.connect_string, chroot, i,
+                                      overrides=PROPS) for i in range(3)]
+        for b in self.brokers:
+            b.start(wait=False)
+        for b in self.brokers:
+            b.wait_started()
+        self.zk = self.brokers[0].zk()
+
+    def close(self) -> None:
+        self.zk.stop()
+        for b in self.brokers:
+            if b.running:
+                b.kill()
+        self.zookeeper.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers if b.running)
+
+    def state(self, topic: str, p: int) -> dict:
+        return json.loads(self.zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
+
+    def controller(self) -> int:
+        return int(json.loads(self.zk.get("/controller")[0])["brokerid"])
+
+    def create(self, topic: str, assignment: dict[int, list[int]], **configs: str) -> None:
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=60000)
+        try:
+            admin.create_topics([NewTopic(topic, replica_assignments=assignment, topic_configs=configs)],
+                                timeout_ms=60000)
+        finally:
+            admin.close()
+        for p in assignment:
+            wait_until(lambda: self.zk.exists(f"/brokers/topics/{topic}/partitions/{p}/state") is not None
+                       and self.state(topic, p)["leader"] >= 0
+                       and len(self.state(topic, p)["isr"]) == len(assignment[p]), 60, f"{topic}-{p} ready", 0.1)
+
+    def full_isr(self, topics: dict[str, int]) -> bool:
+        return all(sorted(self.state(t, p)["isr"]) == [0, 1, 2] for t, n in topics.items() for p in range(n))
+
+
+def produce_rate(bootstrap: str, topic: str, acks: str, size: int, count: int) -> float:
+    payload = os.urandom(size)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
+                         "enable.idempotence": False, "queue.buffering.max.messages": 2000000})
+    errors = []
+    producer.produce(topic, payload, partition=0)  # connections and metadata before the clock
+    producer.flush(60)
+    start = time.perf_counter()
+    for _ in range(count):
+        while True:
+            try:
+                producer.produce(topic, payload, partition=0,
+                                 on_delivery=lambda err, msg: errors.append(err) if err else None)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    producer.flush(300)
+    elapsed = time.perf_counter() - start
+    assert not errors, errors[:3]
+    return count / elapsed
+
+
+def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
+    rows = []
+    for size, count in ((100, 200_000), (10_000, 6_000)):
+        rf1, rf3, ratios = [], [], []
+        for r in range(rounds):
+            pair = {}
+            order = ["rf1", "rf3"] if r % 2 == 0 else ["rf3", "rf1"]
+            for kind in order:
+                topic = f"tp-{kind}-{size}-{uuid.uuid4().hex[:6]}"
+                if kind == "rf1":
+                    bench.create(topic, {0: [0]})
+                    pair[kind] = produce_rate(bench.bootstrap, topic, "1", size, count)
+                else:
+                    bench.create(topic, {0: [0, 1, 2]}, **{"min.insync.replicas": "2"})
+                    pair[kind] = produce_rate(bench.bootstrap, topic, "all", size, count)
+            rf1.append(pair["rf1"])
+            rf3.append(pair["rf3"])
+            ratios.append(pair["rf3"] / pair["rf1"])
+            print(f"throughput {size} B round {r}: RF=1 acks=1 {pair['rf1']:.0f}/s, RF=3 acks=all "
+                  f"{pair['rf3']:.0f}/s, ratio {ratios[-1]:.2f}", flush=True)
+        rows.append({"size": size, "rf1_records_s": statistics.median(rf1), "rf3_records_s": statistics.median(rf3),
+                     "rf1_mb_s": statistics.median(rf1) * size / 1e6, "rf3_mb_s": statistics.median(rf3) * size / 1e6,
+                     "ratio": statistics.median(ratios), "ratios": ratios})
+    return rows
+
+
+def segment_bytes(broker: BrokerProcess, topic: str) -> int:
+    d = broker.log_dir / f"{topic}-0"
+    return sum(f.stat().st_size for f in d.glob("*.log")) if d.exists() else 0
+
+
+def bench_catchup(bench: Bench, rounds: int, megabytes: int) -> list[float]:
+    rates = []
+    for r in range(rounds):
+        topic = f"catchup-{uuid.uuid4().hex[:6]}"
+        bench.create(topic, {0: [0, 1, 2]})
+        follower = bench.brokers[2 if bench.controller() != 2 else 1]
+        assert follower.stop() == 0
+        size = 100_000
+        produce_rate(bench.bootstrap, topic, "1", size, megabytes * 1_000_000 // size)
+        leader = bench.brokers[bench.state(topic, 0)["leader"]]
+        wait_until(lambda: segment_bytes(leader, topic) >= megabytes * 1_000_000, 120, "leader has it all", 0.1)
+        target = segment_bytes(leader, topic)
+        behind = target - segment_bytes(follower, topic)
+        follower.start(wait=False)
+        follower.wait_started()
+        marker_seen = time.perf_counter()
+        # the broker was started (its log lines say when); count from the "started" line being seen
+        wait_until(lambda: segment_bytes(follower, topic) >= target, 600, "follower caught up", 0.02)
+        elapsed = time.perf_counter() - marker_seen
+        rates.append(behind / elapsed / 1e6)
+        print(f"catch-up round {r}: {behind / 1e6:.0f} MB behind, {elapsed:.2f} s, {rates[-1]:.0f} MB/s", flush=True)
+        admin = KafkaAdminClient(bootstrap_servers=bench.bootstrap, request_timeout_ms=60000)
+        admin.delete_topics([topic], timeout_ms=60000)
+        admin.close()
+    return rates
+
+
+def bench_failover(bench: Bench, rounds: int) -> list[float]:
+    times = []
+    for r in range(rounds):
+        topic = f"failover-{uuid.uuid4().hex[:6]}"
+        controller = bench.controller()
+        victim = next(b for b in (2, 1, 0) if b != controller)
+        others = [b for b in (0, 1, 2) if b != victim]
+        bench.create(topic, {0: [victim] + others}, **{"min.insync.replicas": "2"})
+        producer = Producer({"bootstrap.servers": bench.bootstrap, "acks": "all", "linger.ms": 0,
+                             "message.timeout.ms": 120000, "retry.backoff.ms": 50,
+                             "topic.metadata.refresh.interval.ms": 1000})
+        acked = []
+        for i in range(20):
+            producer.produce(topic, b"x", partition=0, on_delivery=lambda e, m: acked.append(e))
+            producer.flush(30)
+        assert acked and all(e is None for e in acked), acked
+        killed = time.perf_counter()
+        bench.brokers[victim].kill()
+        ok: list[float] = []
+        deadline = time.monotonic() + 120
+        while not ok and time.monotonic() < deadline:
+            producer.produce(topic, b"y", partition=0,
+                             on_delivery=lambda e, m: ok.append(time.perf_counter()) if e is None else None)
+            producer.flush(120)
+        times.append(ok[0] - killed)
+        print(f"failover round {r}: first acks=all record acknowledged {times[-1]:.2f} s after kill -9 "
+              f"(zookeeper.session.timeout.ms={SESSION_MS})", flush=True)
+        bench.brokers[victim].restart()
+        wait_until(lambda: bench.full_isr({topic: 1}), 120, "ISR full again", 0.2)
+    return times
+
+
+def bench_shutdown(bench: Bench, rounds: int, partitions: int = 100) -> list[tuple[float, int]]:
+    topic = f"shutdown-{uuid.uuid4().hex[:6]}"
+    bench.create(topic, {p: [(p + k) % 3 for k in range(3)] for p in range(partitions)})
+    results = []
+    for r in range(rounds):
+        wait_until(lambda: bench.full_isr({topic: partitions}), 120, "ISR full", 0.2)
+        leaders = [bench.state(topic, p)["leader"] for p in range(partitions)]
+        stopping = max((0, 1, 2), key=leaders.count)
+        moved = leaders.count(stopping)
+        broker = bench.brokers[stopping]
+        start = time.perf_counter()
+        broker.process.send_signal(15)
+
+        def gone() -> bool:
+            results = [bench.zk.get_async(f"/brokers/topics/{topic}/partitions/{p}/state") for p in range(partitions)]
+            return all(json.loads(x.get()[0])["leader"] != stopping for x in results)
+
+        wait_until(gone, 120, "leaderships moved", 0.01)
+        elapsed = time.perf_counter() - start
+        assert broker.stop() == 0
+        results.append((elapsed, moved))
+        print(f"shutdown round {r}: {moved} leaderships off broker {stopping} in {elapsed:.2f} s", flush=True)
+        broker.start()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--catchup-mb", type=int, default=1024)
+    parser.add_argument("--only", nargs="*", default=["throughput", "catchup", "failover", "shutdown"])
+    args = parser.parse_args()
+    print(f"{datetime.datetime.now().isoformat(timespec='seconds')}, {os.cpu_count()} CPUs", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-replication-") as tmp:
+        bench = Bench(pathlib.Path(tmp))
+        summary: dict = {}
+        try:
+            if "throughput" in args.only:
+                summary["throughput"] = bench_throughput(bench, args.rounds)
+            if "catchup" in args.only:
+                summary["catchup_mb_s"] = statistics.median(bench_catchup(bench, args.rounds, args.catchup_mb))
+            if "failover" in args.only:
+                summary["failover_s"] = statistics.median(bench_failover(bench, args.rounds))
+                summary["session_timeout_s"] = SESSION_MS / 1000
+            if "shutdown" in args.only:
+                res = bench_shutdown(bench, args.rounds)
+                summary["shutdown_s"] = statistics.median(t for t, _ in res)
+                summary["shutdown_moved"] = [m for _, m in res]
+        finally:
+            bench.close()
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
