@@ -8,7 +8,9 @@ was told against what any consumer finds. Every wait is bounded in time; nothing
 """
 from __future__ import annotations
 
+import collections
 import json
+import logging
 import threading
 import time
 import uuid
@@ -125,6 +127,15 @@ def consumer_fetch_high_watermark(port: int, topic: str, partition: int):
     return Errors.for_code(int(answer.error_code)).name, int(answer.high_watermark)
 
 
+class _RingHandler(logging.Handler):
+    def __init__(self, lines: collections.deque) -> None:
+        super().__init__(logging.WARNING)
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.created:.3f} {record.name}: {record.getMessage()}"[:300])
+
+
 # -- the producer --------------------------------------------------------------------------------
 
 
@@ -158,6 +169,10 @@ class ProduceLoad:
                       metadata_max_age_ms=5000)
         config.update(self.producer_config)
         self.producer = KafkaProducer(**config)
+        # the client's own warnings (retries and their errors), the last few, for a stall report
+        self.client_log: collections.deque[str] = collections.deque(maxlen=20)
+        self._handler = _RingHandler(self.client_log)
+        logging.getLogger("kafka.producer").addHandler(self._handler)
 
     def start(self) -> "ProduceLoad":
         self._thread.start()
@@ -174,7 +189,8 @@ class ProduceLoad:
             wait_until(lambda: self.count() >= target or self.crashed is not None, timeout, "", interval=0.1)
         except TimeoutError:
             raise TimeoutError(f"the producer stalled at {self.count()} acknowledged (wanted {target}); "
-                               f"{len(self.failed)} failed, last failures {list(self.failed.values())[-3:]}"
+                               f"{len(self.failed)} failed, last failures {list(self.failed.values())[-3:]}; "
+                               "the producer's last warnings:\n" + "\n".join(self.client_log)
                                + (f"\n{self.describe()}" if self.describe else "")) from None
         assert self.crashed is None, self.crashed
 
@@ -183,6 +199,7 @@ class ProduceLoad:
         self._thread.join(WAIT + 60)
         assert not self._thread.is_alive(), "the producer thread did not finish its last round"
         self.producer.close(timeout=30)
+        logging.getLogger("kafka.producer").removeHandler(self._handler)
         assert self.crashed is None, self.crashed
 
     def _run(self) -> None:
