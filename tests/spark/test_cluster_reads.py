@@ -212,3 +212,24 @@ def test_a_replica_that_disappears_mid_read_is_data_loss_never_a_wrong_row(repli
                 assert [b for p in slices for b in reader.read(p)] == []
         finally:
             shutil.move(str(moved), str(b0 / "t-0"))
+
+
+def test_the_summary_script_shows_replicas_side_by_side(replicas):
+    import subprocess
+
+    (b0, b1, b2), _, _ = replicas
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run(
+        [os.path.join(root, "bin", "kafka-log-summary.sh"), "--log-dir", str(b0), "--log-dir", str(b1),
+         "--log-dir", str(b2), "--master", "local[1]", "--progress", "none",
+         "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1"],
+        cwd=root, env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[2].split()[:3] == ["t", "0", "120"]
+    assert lines[3].split()[:3] == ["u", "0", "50"]
+    at = lines.index("replicas (log end offset / checkpointed high watermark):")
+    assert lines[at + 1].split() == ["topic", "partition", "broker", "0", "end/hw", "broker", "1", "end/hw",
+                                     "broker", "2", "end/hw"]
+    assert lines[at + 3].split() == ["t", "0", "120/120", "80/80", "-"]
+    assert lines[at + 4].split() == ["u", "0", "-", "50/50", "20/20"]
