@@ -27,7 +27,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 import uuid
 
 import pytest
