@@ -154,6 +154,23 @@ class StreamPlanner:
                            "stop reading it")
         return gone
 
+    def went_back(self, begins: Mapping[TopicPartition, int], snapshot: StreamSnapshot) -> dict[TopicPartition, int]:
+        """Partitions whose logs now end before where the stream got to (truncated, or the
+        topic deleted and created again): data loss; without failOnDataLoss the stream reads
+        such a partition again from its start, returned here."""
+        restart: dict[TopicPartition, int] = {}
+        for tp, begin in begins.items():
+            replicas = snapshot.replicas.get(tp)
+            if not replicas:
+                continue
+            longest = max(r.log_end_offset for r in replicas)
+            if longest < begin:
+                self.data_loss(f"The log of {tp} now ends at offset {longest}, before offset {begin} that the "
+                               f"stream had reached: it was truncated, or its topic deleted and created again",
+                               "to its log start offset")
+                restart[tp] = snapshot.earliest(tp)
+        return restart
+
     # ------------------------------------------------------------------ one micro-batch
 
     def plan(self, begins: Mapping[TopicPartition, int], ends: Mapping[TopicPartition, int]) -> list[SegmentSlice]:

@@ -84,6 +84,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         snapshot = self.planner.snapshot()
         for tp in self.planner.vanished(begins, snapshot):
             del begins[tp]
+        restart = self.planner.went_back(begins, snapshot)
         available = self.planner.available(snapshot)
         if self.available_now_ends is not None:
             available = {tp: min(end, self.available_now_ends[tp])
@@ -106,6 +107,9 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         merged = dict(begins)
         for tp, end in ends.items():
             merged[tp] = max(end, begins.get(tp, end))
+        # A partition read again from its start: this micro-batch ends where the next one
+        # begins, at that start (Spark takes each micro-batch's start from the previous end).
+        merged.update(restart)
         return offsets_to_json(merged)
 
     def reportLatestOffset(self) -> Optional[dict]:
