@@ -6,8 +6,7 @@ partition in the dirs of two brokers) are made by copying a partition directory 
 broker's log dir, one copy cut short: the read takes each partition from the replica with the
 highest checkpointed high watermark, and never takes the tail from one that is behind.
 
-Not here yet: an RF=3 topic with its leader killed mid-stream (replication is being built);
-the planner's side of it (leader first with kafka.bootstrap.servers) is covered with copies.
+An RF=3 topic whose leader is killed mid-stream: tests/spark/test_cluster_failover.py.
 """
 from __future__ import annotations
 
