@@ -24,9 +24,12 @@ InvalidRecordException naming the record:
 * a body whose fields do not add up to exactly its declared length;
 * fewer records than the batch header counts, or bytes left after the last.
 
-The loop decodes one-byte varints inline (the common case: small deltas and
-lengths under 64) and calls ``_read_varint_tail`` only for longer ones, because
-this walk runs once per record on the produce path.
+The walk runs once per record on the produce path, so it also exists in C
+(``_partial_default_record.c``, built by setup.py): walked in Python, 163 records of a
+16 KiB batch cost about 120 microseconds. The C walk returns the same summary or
+says the batch is malformed; the Python walk then runs to name the fault, so the
+messages live in one place. The Python loop decodes one-byte varints inline (small
+deltas and lengths under 64) and calls ``_read_varint_tail`` only for longer ones.
 """
 from __future__ import annotations
 
@@ -34,6 +37,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from kafka_py.common.errors import InvalidRecordException
+
+try:  # the same walk in C (_partial_default_record.c), built by setup.py
+    from kafka_py.record import _partial_default_record as _compiled
+except ImportError:  # pragma: no cover - a checkout whose extension was not built
+    _compiled = None
 
 # The fewest body bytes a record can have: attributes, timestamp delta, offset
 # delta, key length, value length and header count, one byte each.
@@ -84,6 +92,9 @@ def _read_varint_tail(data, pos: int, first: int, max_bytes: int, index: int) ->
         pos += 1
         raw |= (b & 0x7F) << shift
         if b < 0x80:
+            if raw >> (32 if max_bytes == _INT_VARINT_BYTES else 64):
+                # Java would silently cut it to the type's width; refuse it instead
+                raise _invalid(index, "a varint's value is wider than its type")
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
 
@@ -91,6 +102,33 @@ def _read_varint_tail(data, pos: int, first: int, max_bytes: int, index: int) ->
 def walk_records(data, count: int, *, check_keys: bool = False,
                  timestamp_delta_range: Optional[tuple[int, int]] = None,
                  exempt_timestamp_delta: Optional[int] = None) -> RecordsWalk:
+    """Walk ``count`` records in ``data``; the compiled walk when it is built, else the Python one.
+
+    The compiled walk only says whether the records are well formed; for a batch that is
+    not, the Python walk runs again to raise the exception that names the fault.
+    """
+    if _compiled is not None and 0 <= count:
+        check_range = timestamp_delta_range is not None
+        low, high = (_clamp(timestamp_delta_range[0]), _clamp(timestamp_delta_range[1])) if check_range \
+            else (0, 0)
+        # An exempt delta equal to ``low`` changes nothing: ``low`` is inside the range.
+        exempt = low if exempt_timestamp_delta is None else _clamp(exempt_timestamp_delta)
+        summary = _compiled.walk(data, count, check_keys, low, high, check_range, exempt)
+        if summary is not None:
+            max_delta, index_of_max, consecutive, null_keys, out_of_range = summary
+            return RecordsWalk(count, len(data), max_delta, index_of_max, consecutive, null_keys, out_of_range)
+    return walk_records_python(data, count, check_keys=check_keys, timestamp_delta_range=timestamp_delta_range,
+                               exempt_timestamp_delta=exempt_timestamp_delta)
+
+
+def _clamp(value: int) -> int:
+    """A range bound as a 64-bit value: every timestamp delta a record can hold is one."""
+    return max(-(1 << 63), min((1 << 63) - 1, value))
+
+
+def walk_records_python(data, count: int, *, check_keys: bool = False,
+                        timestamp_delta_range: Optional[tuple[int, int]] = None,
+                        exempt_timestamp_delta: Optional[int] = None) -> RecordsWalk:
     """Walk ``count`` records in ``data`` (bytes, bytearray or a byte memoryview) without copying.
 
     ``check_keys`` collects the indexes of records with a null key (a compacted

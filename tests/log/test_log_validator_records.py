@@ -209,3 +209,81 @@ def test_walk_of_arbitrary_bytes_either_parses_or_says_invalid(data, count):
     except InvalidRecordException:
         return
     assert walk.count == count and walk.size == len(data)
+
+
+# --- the compiled walk against the Python walk ----------------------------------------------
+
+from kafka_py.record import partial_default_record  # noqa: E402
+
+
+def _python_walk(data, count, **kwargs):
+    try:
+        return partial_default_record.walk_records_python(data, count, **kwargs)
+    except InvalidRecordException:
+        return None
+
+
+def test_the_compiled_walk_is_built():
+    # setup.py builds it; without it every produce of small records costs several times more
+    assert partial_default_record._compiled is not None
+
+
+_walk_options = st.fixed_dictionaries({
+    "check_keys": st.booleans(),
+    "timestamp_delta_range": st.one_of(st.none(), st.tuples(st.integers(-100, 0), st.integers(0, 100))),
+    "exempt_timestamp_delta": st.one_of(st.none(), st.integers(-200, 200)),
+})
+
+
+@st.composite
+def _record_bytes(draw):
+    """Record data as a producer writes it, then maybe damaged."""
+    body = bytearray()
+    n = draw(st.integers(0, 6))
+    for i in range(n):
+        write_record(body, draw(st.sampled_from([i, i, i, i + 1])), draw(st.integers(-300, 300)),
+                     draw(st.one_of(st.none(), st.binary(max_size=70))), draw(st.one_of(st.none(), st.binary(max_size=140))),
+                     tuple(draw(st.lists(st.tuples(st.text(max_size=3), st.one_of(st.none(), st.binary(max_size=4))),
+                                         max_size=2))))
+    if body and draw(st.booleans()):
+        body[draw(st.integers(0, len(body) - 1))] = draw(st.integers(0, 255))
+    return bytes(body), n + draw(st.sampled_from([0, 0, 0, -1, 1]))
+
+
+def _assert_walks_agree(data: bytes, count: int, options: dict) -> None:
+    low, high = options["timestamp_delta_range"] or (0, 0)
+    exempt = options["exempt_timestamp_delta"]
+    summary = partial_default_record._compiled.walk(
+        data, count, options["check_keys"], low, high, options["timestamp_delta_range"] is not None,
+        low if exempt is None else exempt)
+    python = _python_walk(data, count, **options)
+    if python is None:
+        assert summary is None
+    else:
+        assert summary == (python.max_timestamp_delta, python.index_of_max_timestamp, python.offsets_consecutive,
+                           python.null_key_indexes, python.timestamps_out_of_range)
+        assert partial_default_record.walk_records(data, count, **options) == python
+
+
+@settings(max_examples=400, deadline=None)
+@given(_record_bytes(), _walk_options)
+def test_compiled_and_python_walks_agree_on_producer_records(case, options):
+    data, count = case
+    _assert_walks_agree(data, count, options)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=120), st.integers(0, 12), _walk_options)
+def test_compiled_and_python_walks_agree_on_arbitrary_bytes(data, count, options):
+    _assert_walks_agree(data, count, options)
+
+
+def test_varints_wider_than_their_type_are_refused_by_both():
+    # a 5-byte length whose value needs 33 bits, and a 10-byte timestamp delta needing 65
+    wide_int = b"\xff\xff\xff\xff\x1f"
+    assert partial_default_record._compiled.walk(wide_int + b"\x00" * 10, 1, False, 0, 0, False, 0) is None
+    assert _python_walk(wide_int + b"\x00" * 10, 1) is None
+    body = bytearray([0]) + b"\xff" * 9 + b"\x02" + bytes([0, 1, 1, 0])
+    record = bytes([len(body) * 2]) + body
+    assert partial_default_record._compiled.walk(record, 1, False, 0, 0, False, 0) is None
+    assert _python_walk(record, 1) is None
