@@ -83,7 +83,7 @@ from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import AdminZkClient
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.zk.kafka_zk_client import KafkaZkClient, ZooKeeperClientTimeoutException
 from kafka_py.zk.zk_data import BrokerInfo, ConfigType
 
 logger = logging.getLogger(__name__)
@@ -176,6 +176,8 @@ class KafkaServer:
         self._shutdown_latch.set()
         self._lock = threading.Lock()
         self._log_ident = ""
+        # Controlled shutdown attempts that gave up waiting for ZooKeeper (for the final log line).
+        self._zookeeper_unreachable_attempts = 0
 
         self.zk_client: Optional[KafkaZkClient] = None
         self.cluster_id: Optional[str] = None
@@ -414,9 +416,28 @@ class KafkaServer:
             return
         logger.info("%sStarting controlled shutdown", self._log_ident)
         self.broker_state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
-        if not self._do_controlled_shutdown(int(config.controlled_shutdown_max_retries)):
-            logger.warning("%sProceeding to do an unclean shutdown as all the controlled shutdown attempts "
-                           "failed", self._log_ident)
+        self._zookeeper_unreachable_attempts = 0
+        retries = int(config.controlled_shutdown_max_retries)
+        if not self._do_controlled_shutdown(retries):
+            if self._zookeeper_unreachable_attempts == retries:
+                # Without ZooKeeper there is no controller to ask: every attempt gave up after
+                # zookeeper.connection.timeout.ms, so this broker stops still leading its partitions.
+                logger.warning("%sProceeding to do an unclean shutdown as all the controlled shutdown attempts "
+                               "failed: ZooKeeper was not reachable within zookeeper.connection.timeout.ms "
+                               "(%d ms) in any of %d attempts, so the controller could not be found and no "
+                               "leadership was moved off this broker", self._log_ident,
+                               config.zk_connection_timeout_ms, retries)
+            else:
+                logger.warning("%sProceeding to do an unclean shutdown as all the controlled shutdown attempts "
+                               "failed", self._log_ident)
+
+    def _controller_from_zookeeper(self) -> Optional[Broker]:
+        """The controller's registration, or None. Each lookup waits at most
+        zookeeper.connection.timeout.ms for ZooKeeper (ZooKeeperClientTimeoutException past it):
+        a stopping broker must not wait for a ZooKeeper that may never come back."""
+        with self.zk_client.requests_bounded_by(self.config.zk_connection_timeout_ms):
+            controller_id = self.zk_client.get_controller_id()
+            return None if controller_id is None else self.zk_client.get_broker(controller_id)
 
     def _do_controlled_shutdown(self, retries: int) -> bool:
         """Ask the controller, up to ``retries`` times, to move leadership off this broker.
@@ -433,8 +454,7 @@ class KafkaServer:
             while remaining_retries > 0:
                 remaining_retries -= 1
                 try:
-                    controller_id = self.zk_client.get_controller_id()
-                    controller = None if controller_id is None else self.zk_client.get_broker(controller_id)
+                    controller = self._controller_from_zookeeper()
                     if controller is None:
                         logger.info("%sNo controller registered in ZooKeeper, or its registration is gone",
                                     self._log_ident)
@@ -468,6 +488,11 @@ class KafkaServer:
                             logger.info("%sNo other broker is alive to lead the remaining partitions; shutting "
                                         "down without further controlled shutdown attempts", self._log_ident)
                             return True
+                except ZooKeeperClientTimeoutException as e:
+                    self._zookeeper_unreachable_attempts += 1
+                    logger.warning("%sController lookup for controlled shutdown gave up after "
+                                   "zookeeper.connection.timeout.ms (%d ms): %s", self._log_ident,
+                                   config.zk_connection_timeout_ms, e)
                 except Exception as e:  # noqa: BLE001 - retried below
                     logger.warning("%sError during controlled shutdown, possibly because leader movement took "
                                    "longer than the configured controller.socket.timeout.ms and/or "
@@ -482,7 +507,8 @@ class KafkaServer:
                 network_client.close()
 
     def _is_last_live_broker(self) -> bool:
-        return self.zk_client.get_sorted_broker_list() == [self.config.broker_id]
+        with self.zk_client.requests_bounded_by(self.config.zk_connection_timeout_ms):
+            return self.zk_client.get_sorted_broker_list() == [self.config.broker_id]
 
     def _send_controlled_shutdown(self, network_client: NetworkClient) -> Any:
         """One ControlledShutdown request to the controller: connect within

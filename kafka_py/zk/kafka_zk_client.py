@@ -33,13 +33,14 @@ events): like Kafka's, they should hand work to their own queue and return.
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 import logging
 import queue
 import threading
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -49,6 +50,7 @@ from kazoo.exceptions import (
     RuntimeInconsistency,
     ZookeeperError,
 )
+from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, KazooState, KeeperState, ZnodeStat
 from kazoo.retry import KazooRetry
 
@@ -442,6 +444,8 @@ class ZooKeeperClient:
         self._session_id: int | None = None
         self._before_init_called = False
         self._session_events: queue.SimpleQueue = queue.SimpleQueue()
+        # Per thread: the monotonic deadline (ms) of a requests_bounded_by block, else absent.
+        self._deadlines = threading.local()
 
         logger.info("%sInitializing a new session to %s.", self._log_prefix, connect_string)
         # Reconnect forever with short backoff: the broker must come back as soon as ZooKeeper does.
@@ -477,7 +481,33 @@ class ZooKeeperClient:
         """The kazoo client (tests use it to reach the session id and password)."""
         return self._zk
 
+    @contextlib.contextmanager
+    def requests_bounded_by(self, timeout_ms: int) -> Iterator[None]:
+        """Within this block, this thread waits at most ``timeout_ms`` in all for the connection
+        and for replies; past that a request raises ZooKeeperClientTimeoutException.
+
+        Every other wait of this client is unbounded, as Kafka's is: a broker keeps retrying
+        until ZooKeeper is back. A broker that is stopping must not (its controlled shutdown
+        looks up the controller in ZooKeeper). A request given up on stays queued in the
+        session; it is answered or dropped when the connection comes back or the client closes.
+        """
+        previous = getattr(self._deadlines, "deadline_ms", None)
+        deadline = self._time.hi_res_milliseconds() + timeout_ms
+        self._deadlines.deadline_ms = deadline if previous is None else min(previous, deadline)
+        try:
+            yield
+        finally:
+            self._deadlines.deadline_ms = previous
+
+    def _remaining_ms(self) -> float | None:
+        """Time left in this thread's requests_bounded_by block (None: unbounded)."""
+        deadline = getattr(self._deadlines, "deadline_ms", None)
+        return None if deadline is None else deadline - self._time.hi_res_milliseconds()
+
     def wait_until_connected(self, timeout_ms: int | None = None) -> None:
+        bounded = self._remaining_ms()
+        if bounded is not None:
+            timeout_ms = bounded if timeout_ms is None else min(timeout_ms, bounded)
         deadline = None if timeout_ms is None else self._time.hi_res_milliseconds() + timeout_ms
         with self._state:
             while not self._connected:
@@ -751,10 +781,18 @@ class ZooKeeperClient:
     def _complete(self, request: AsyncRequest, async_result: Any, watched: bool) -> AsyncResponse:
         value: Any = None
         error: ZookeeperError | None = None
+        remaining_ms = self._remaining_ms()
         try:
-            value = async_result.get()
+            if remaining_ms is None:
+                value = async_result.get()
+            else:
+                # kazoo queues a request while disconnected and answers it only once connected
+                value = async_result.get(timeout=max(0.0, remaining_ms) / 1000.0)
         except ZookeeperError as e:
             error = e
+        except KazooTimeoutError as e:
+            raise ZooKeeperClientTimeoutException(
+                f"No reply to a request on {request.path} in time, in state: {self._zk.client_state}") from e
         code = Code.OK if error is None else _code_of(error)
         path, ctx = request.path, request.ctx
         if isinstance(request, ExistsRequest):
@@ -864,6 +902,10 @@ class KafkaZkClient:
     @property
     def zookeeper_client(self) -> ZooKeeperClient:
         return self._zk_client
+
+    def requests_bounded_by(self, timeout_ms: int):
+        """ZooKeeperClient.requests_bounded_by: bound this thread's waits in a ``with`` block."""
+        return self._zk_client.requests_bounded_by(timeout_ms)
 
     @property
     def current_zookeeper(self) -> KazooClient:
