@@ -1,0 +1,199 @@
+"""Partitions per broker: what 1,000, 4,000 and 10,000 partitions cost one kafka-py broker.
+
+For each count, a fresh broker process (``python -m kafka_py.kafka``, real ZooKeeper started
+with ``bin/zookeeper-server-start.sh``, replication factor 1) and, in order:
+
+* ``create_s``: CreateTopics for all the partitions in topics of ``--per-topic`` (default
+  100) partitions, ``--topics-per-request`` topics per request, until every partition is
+  served by its leader (a ListOffsets of every partition answers without error);
+* ``metadata_ms``: a full Metadata request (all topics) on an open connection, median of
+  ``--metadata-rounds`` (default 5), and the response's size;
+* ``rss_anon_mb``, ``rss_file_mb``, ``fds``, ``threads`` of the broker after creation;
+* ``stop_s``: SIGTERM until the process exits (a clean shutdown);
+* ``clean_restart_s``: from the start of a new process to every partition served again,
+  and the "Loaded N logs in M ms" line the LogManager wrote meanwhile;
+* ``kill9_restart_s``: the same after SIGKILL (recovery of what lies past each recovery
+  point), timed from the new process's start; waiting for the old registration to expire
+  is not counted.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_partitions.py [--counts 1000,4000,10000] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from typing import Optional
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.protocol.entities import build_entity  # noqa: E402
+from kafka_py.protocol.messages import request_schema  # noqa: E402
+from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until  # noqa: E402
+from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
+
+
+def req(api: ApiKeys, version: int, **values):
+    return build_entity(request_schema(api, version), values)
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile", "Threads", "VmRSS"):
+                out[key] = int(value.split()[0])
+    out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    return out
+
+
+def create_topics(port: int, topics: list[str], per_topic: int, per_request: int) -> None:
+    with RawClient(port, timeout=300) as client:
+        for i in range(0, len(topics), per_request):
+            batch = topics[i:i + per_request]
+            response = client.request(ApiKeys.CREATE_TOPICS, 5, req(
+                ApiKeys.CREATE_TOPICS, 5, timeout_ms=300_000, validate_only=False,
+                topics=[{"name": t, "num_partitions": per_topic, "replication_factor": 1, "assignments": [],
+                         "configs": []} for t in batch]))
+            errors = [(t.name, t.error_code) for t in response.topics if t.error_code]
+            if errors:
+                raise RuntimeError(f"CreateTopics failed: {errors[:5]}")
+
+
+def unserved_partitions(port: int, topics: list[str], per_topic: int) -> int:
+    """Partitions whose ListOffsets (latest) does not answer without error."""
+    try:
+        with RawClient(port, timeout=120) as client:
+            response = client.request(ApiKeys.LIST_OFFSETS, 5, req(
+                ApiKeys.LIST_OFFSETS, 5, replica_id=-1, isolation_level=0,
+                topics=[{"name": t, "partitions": [{"partition_index": p, "timestamp": -1, "current_leader_epoch": -1}
+                                                   for p in range(per_topic)]} for t in topics]))
+    except OSError:
+        return len(topics) * per_topic
+    return sum(1 for t in response.topics for p in t.partitions if p.error_code)
+
+
+def wait_served(port: int, topics: list[str], per_topic: int, timeout: float) -> None:
+    wait_until(lambda: unserved_partitions(port, topics, per_topic) == 0, timeout, "partitions not served",
+               interval=0.2)
+
+
+def metadata_ms(port: int, rounds: int) -> tuple[float, int, int]:
+    times = []
+    with RawClient(port, timeout=120) as client:
+        for _ in range(rounds):
+            request = req(ApiKeys.METADATA, 9, topics=None, allow_auto_topic_creation=False,
+                          include_cluster_authorized_operations=False, include_topic_authorized_operations=False)
+            start = time.perf_counter()
+            client.send(ApiKeys.METADATA, 9, request)
+            frame = client.receive_frame()
+            times.append((time.perf_counter() - start) * 1000)
+        from kafka_py.protocol.messages import decode_response
+        _, response = decode_response(frame, ApiKeys.METADATA, 9)
+    partitions = sum(len(t.partitions) for t in response.topics)
+    return statistics.median(times), len(frame), partitions
+
+
+def loaded_line(output: str) -> Optional[str]:
+    lines = re.findall(r"Loaded \d+ logs in \d+ms\.", output)
+    return lines[-1] if lines else None
+
+
+def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> dict:
+    per_topic = args.per_topic
+    topics = [f"p{count}-t{i:04d}" for i in range(count // per_topic)]
+    broker = BrokerProcess(workdir / f"broker-{count}", zk.connect_string, unique_chroot("bench-partitions"),
+                           overrides={"num.partitions": "1", "log.segment.bytes": str(1 << 20),
+                                      "num.recovery.threads.per.data.dir": str(args.recovery_threads)})
+    result: dict = {"partitions": count}
+    broker.start(timeout=120)
+    try:
+        start = time.monotonic()
+        create_topics(broker.port, topics, per_topic, args.topics_per_request)
+        result["create_requests_s"] = round(time.monotonic() - start, 2)
+        wait_served(broker.port, topics, per_topic, 600)
+        result["create_s"] = round(time.monotonic() - start, 2)
+        print(f"  {count}: created in {result['create_s']} s", flush=True)
+        time.sleep(args.settle)
+        ms, size, partitions = metadata_ms(broker.port, args.metadata_rounds)
+        assert partitions >= count, partitions
+        result.update(metadata_ms=round(ms, 1), metadata_bytes=size)
+        status = proc_status(broker.process.pid)
+        result.update(rss_anon_mb=round(status["RssAnon"] / 1024, 1), rss_file_mb=round(status["RssFile"] / 1024, 1),
+                      fds=status["fds"], threads=status["Threads"])
+        print(f"  {count}: {result}", flush=True)
+
+        start = time.monotonic()
+        code = broker.stop(timeout=600)
+        result["stop_s"] = round(time.monotonic() - start, 2)
+        assert code == 0, broker.tail()
+        wait_until(lambda: broker.registration() is None, 60, "registration still there")
+        start = time.monotonic()
+        broker.start(timeout=600, wait=False)
+        wait_served(broker.port, topics, per_topic, 600)
+        result["clean_restart_s"] = round(time.monotonic() - start, 2)
+        result["clean_restart_loaded"] = loaded_line(broker.output()[-2_000_000:])
+        print(f"  {count}: clean restart {result['clean_restart_s']} s ({result['clean_restart_loaded']})", flush=True)
+
+        broker.kill()
+        wait_until(lambda: broker.registration() is None, 60, "registration did not expire")
+        start = time.monotonic()
+        broker.start(timeout=600, wait=False)
+        wait_served(broker.port, topics, per_topic, 600)
+        result["kill9_restart_s"] = round(time.monotonic() - start, 2)
+        result["kill9_restart_loaded"] = loaded_line(broker.output()[-2_000_000:])
+        print(f"  {count}: kill -9 restart {result['kill9_restart_s']} s ({result['kill9_restart_loaded']})",
+              flush=True)
+    finally:
+        if broker.running:
+            broker.stop(timeout=600)
+        if not args.keep:
+            shutil.rmtree(broker.workdir, ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--counts", default="1000,4000,10000")
+    parser.add_argument("--per-topic", type=int, default=100)
+    parser.add_argument("--topics-per-request", type=int, default=10)
+    parser.add_argument("--metadata-rounds", type=int, default=5)
+    parser.add_argument("--recovery-threads", type=int, default=1,
+                        help="num.recovery.threads.per.data.dir (Kafka's default is 1)")
+    parser.add_argument("--settle", type=float, default=5.0, help="seconds between creation and the measures")
+    parser.add_argument("--dir", default=None)
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    workdir = pathlib.Path(args.dir or tempfile.mkdtemp(prefix="bench-partitions-"))
+    (workdir / "zookeeper").mkdir(parents=True, exist_ok=True)
+    zk = ZooKeeperServer(workdir / "zookeeper").start()
+    results = []
+    try:
+        for count in (int(c) for c in args.counts.split(",")):
+            results.append(run_count(count, args, zk, workdir))
+    finally:
+        zk.stop()
+    print(json.dumps({"date": datetime.datetime.now().isoformat(timespec="minutes"), "cpus": os.cpu_count(),
+                      "results": results}, indent=1))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    main()
