@@ -1271,6 +1271,10 @@ class Log:
                         # Any other closed file is a real failure.
                         if segment in self._segments.segments and not self._closed:
                             raise
+                # an epoch change deferred by a LeaderAndIsr being handled is durable before the
+                # recovery point moves past its data (recovery would not assign it again)
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.flush_pending()
                 with self._lock:
                     self._check_if_memory_mapped_buffer_closed()
                     if offset > self.recovery_point:

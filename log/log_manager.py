@@ -276,15 +276,20 @@ class LogManager:
         defaults = self._default_props or self._current_default_config.values()
         return LogConfig.from_props(defaults, overrides)
 
-    def update_topic_config(self, topic: str, overrides: Mapping[str, object], only_if_hosted: bool = False) -> None:
+    def update_topic_config(self, topic: str, overrides: Mapping[str, object], only_if_hosted: bool = False,
+                            force: bool = False) -> None:
         """Per-topic config changed: remember the overrides and reconfigure its logs.
 
         Overrides are kept only for topics with logs here (they are dropped with the topic's
         last log): ``only_if_hosted`` (a config change notification, which reaches every
         broker) forgets the overrides of a topic this broker has no log of, where a log
-        about to be created (Partition) remembers them first.
+        about to be created (Partition) remembers them first. Unchanged overrides change
+        nothing (every partition created calls this), unless ``force``: the broker defaults
+        under them changed.
         """
         with self._log_creation_or_deletion_lock:
+            if not force and dict(overrides) == self._topic_overrides.get(topic, {}):
+                return
             logs = self.logs_by_topic(topic)
             if overrides and (logs or not only_if_hosted):
                 self._topic_overrides[topic] = dict(overrides)

@@ -291,4 +291,4 @@ class DynamicLogConfig:
             overrides_by_topic.setdefault(log.topic_partition.topic,
                                           {k: values[k] for k in config.overridden_configs if k in values})
         for topic, overrides in overrides_by_topic.items():
-            self.log_manager.update_topic_config(topic, overrides)
+            self.log_manager.update_topic_config(topic, overrides, force=True)

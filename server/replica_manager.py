@@ -71,6 +71,7 @@ from kafka_py.server.delayed_delete_records import (
 )
 from kafka_py.server.delayed_fetch import DelayedFetch, FetchMetadata, FetchPartitionStatus
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
+from kafka_py.server.epoch.leader_epoch_file_cache import deferred_flushes
 from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
 from kafka_py.server.delayed_produce import (
     DelayedProduce,
@@ -441,6 +442,8 @@ class ReplicaManager:
             for d in log_manager.live_log_dirs}
         self._action_queue = ActionQueue()
         self._log_dir_failure_handler = None
+        # topic -> config overrides read ahead for the LeaderAndIsr being handled
+        self._prefetched_topic_configs: dict[str, dict[str, str]] = {}
         self._scheduled_tasks: list = []
         self._log_ident = f"[ReplicaManager broker={self.local_broker_id}] "
         self._state_change_ident = f"[Broker id={self.local_broker_id}] "
@@ -553,7 +556,23 @@ class ReplicaManager:
         """The topic's config overrides in ZooKeeper (/config/topics/<topic>); None without ZooKeeper."""
         if self.zk_client is None:
             return None
+        prefetched = self._prefetched_topic_configs.get(topic)
+        if prefetched is not None:
+            return prefetched
         return self.zk_client.get_entity_configs("topics", topic)
+
+    def _prefetch_topic_configs(self, topics: set[str]) -> None:
+        """Read the configs of ``topics`` from ZooKeeper at once, pipelined, for the logs a
+        LeaderAndIsr is about to create: Kafka's Partition reads them one partition at a time,
+        which for a request creating thousands of partitions is thousands of round trips.
+        Called under the replica state change lock; what it read serves that request only."""
+        if self.zk_client is None or not topics:
+            return
+        try:
+            self._prefetched_topic_configs = self.zk_client.get_entities_configs("topics", sorted(topics))
+        except Exception:  # noqa: BLE001 - each log then reads its topic's config itself
+            logger.warning("%sCould not read the configs of %d topics at once", self._log_ident, len(topics),
+                           exc_info=True)
 
     def get_partition_or_error(self, topic_partition: TopicPartition) -> tuple[Errors, Optional[Partition]]:
         """(Errors.NONE, partition), or (error, None): KAFKA_STORAGE_ERROR when offline,
@@ -1080,11 +1099,18 @@ class ReplicaManager:
             to_be_leader = {p: s for p, s in partition_states.items() if s.leader == self.local_broker_id}
             to_be_follower = {p: s for p, s in partition_states.items() if p not in to_be_leader}
             hw_checkpoints = LazyOffsetCheckpoints(self.high_watermark_checkpoints)
-            become_leader = (self._make_leaders(controller_id, self.controller_epoch, to_be_leader, correlation_id,
-                                                response_map, hw_checkpoints) if to_be_leader else set())
-            become_follower = (self._make_followers(controller_id, self.controller_epoch, to_be_follower,
-                                                    correlation_id, response_map, hw_checkpoints)
-                               if to_be_follower else set())
+            self._prefetch_topic_configs({p.topic for p in partition_states if p.log is None})
+            try:
+                # the leader epoch checkpoints this request changes are written together at the end
+                with deferred_flushes():
+                    become_leader = (self._make_leaders(controller_id, self.controller_epoch, to_be_leader,
+                                                        correlation_id, response_map, hw_checkpoints)
+                                     if to_be_leader else set())
+                    become_follower = (self._make_followers(controller_id, self.controller_epoch, to_be_follower,
+                                                            correlation_id, response_map, hw_checkpoints)
+                                       if to_be_follower else set())
+            finally:
+                self._prefetched_topic_configs = {}
 
             for state in request_partition_states:
                 tp = TopicPartition(state.topic_name, state.partition_index)

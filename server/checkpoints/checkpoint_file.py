@@ -212,11 +212,18 @@ class CheckpointFile(Generic[T]):
         except FileExistsError:
             pass
 
-    def write(self, entries: Iterable[T]) -> None:
+    def encode(self, entries: Iterable[T]) -> bytes:
+        """The file's bytes for ``entries``."""
         entries = list(entries)
         lines = [str(self.version), str(len(entries))]
         lines.extend(self._formatter.to_line(entry) for entry in entries)
-        data = ("\n".join(lines) + "\n").encode("utf-8")
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+    def write(self, entries: Iterable[T]) -> None:
+        self.write_bytes(self.encode(entries))
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write ``encode``d entries atomically and durably."""
         with self._lock:
             try:
                 atomic_write_bytes(self._path, data)
@@ -251,3 +258,91 @@ class CheckpointFile(Generic[T]):
 
     def __repr__(self) -> str:
         return f"CheckpointFile({self._path!r}, version={self.version})"
+
+
+# Below this many files, write_checkpoints_together writes each on its own (fsync per file).
+SYNCFS_MIN_FILES = 32
+_libc = None
+
+
+def _syncfs(directory: str) -> None:
+    """syncfs(2) of the file system holding ``directory``: every dirty page of that file
+    system is written and the call returns once it is durable."""
+    global _libc
+    if _libc is None:
+        import ctypes
+        import ctypes.util
+
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        if _libc.syncfs(fd) != 0:
+            import ctypes
+
+            code = ctypes.get_errno()
+            raise OSError(code, f"syncfs of {directory} failed: {os.strerror(code)}")
+    finally:
+        os.close(fd)
+
+
+def write_checkpoints_together(writes: list[tuple[CheckpointFile, bytes]]) -> None:
+    """Write many checkpoint files, each atomically, and make them durable together.
+
+    Each file on its own costs two fsyncs (the file, then its directory after the rename):
+    for the leader epoch checkpoints of thousands of partitions becoming leaders at once
+    that is most of the time a LeaderAndIsr takes. Together: every temporary file is
+    written, one syncfs per file system makes them durable, all are renamed over their
+    files, and a second syncfs makes the renames durable. A crash at any point leaves each
+    file whole, old or new, as the one-by-one write does. The price is that syncfs also
+    writes out whatever else is dirty on those file systems, which is why small batches
+    (fewer than SYNCFS_MIN_FILES) are written one by one, as is everything should a step of
+    the batch fail (so that errors reach each file's log dir failure channel).
+    """
+    if len(writes) < SYNCFS_MIN_FILES or not hasattr(os, "O_DIRECTORY"):
+        for checkpoint, data in writes:
+            checkpoint.write_bytes(data)
+        return
+    # Each file's lock, in list order, for the whole batch: no other writer of these files
+    # can slip in between its temporary file and its rename. Other threads take one at a time.
+    locks = [checkpoint._lock for checkpoint, _ in writes]
+    acquired = []
+    written: list[str] = []
+    try:
+        for lock in locks:
+            lock.acquire()
+            acquired.append(lock)
+        try:
+            file_systems: dict[int, str] = {}
+            for checkpoint, data in writes:
+                fd = os.open(checkpoint._temp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                written.append(checkpoint._temp_path)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    file_systems.setdefault(os.fstat(fd).st_dev, os.path.dirname(checkpoint._path))
+                finally:
+                    os.close(fd)
+            for directory in file_systems.values():
+                _syncfs(directory)
+            for checkpoint, _ in writes:
+                os.replace(checkpoint._temp_path, checkpoint._path)
+            written.clear()
+            for directory in file_systems.values():
+                _syncfs(directory)
+            return
+        except OSError as e:
+            logger.warning("Writing %d checkpoint files together failed (%s); writing them one by one", len(writes), e)
+            for path in written:
+                _remove_quietly(path)
+    finally:
+        for lock in acquired:
+            lock.release()
+    first_error = None
+    for checkpoint, data in writes:
+        try:
+            checkpoint.write_bytes(data)
+        except KafkaStorageException as e:  # reported to its log dir; the others are still written
+            first_error = first_error or e
+    if first_error is not None:
+        raise first_error

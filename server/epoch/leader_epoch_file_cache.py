@@ -9,6 +9,7 @@ through to the partition's leader-epoch-checkpoint file.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import logging
 import threading
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import LeaderEpochCheckpoint
 
 logger = logging.getLogger(__name__)
+
+# Per thread: the caches whose checkpoint a deferred_flushes() block still has to write.
+_deferred = threading.local()
 
 # OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET.
 UNDEFINED_EPOCH = -1
@@ -57,6 +61,8 @@ class LeaderEpochFileCache:
         self._lock = threading.RLock()
         # Sorted by epoch; because start offsets are kept monotonic too, also by offset.
         self._entries: list[EpochEntry] = []
+        # A change not yet in the checkpoint file (see deferred_flushes)
+        self._flush_pending = False
         self._log_prefix = f"[LeaderEpochCache {topic_partition}] "
         with self._lock:
             for entry in checkpoint.read():
@@ -157,7 +163,24 @@ class LeaderEpochFileCache:
             self._entries.clear()
 
     def _flush(self) -> None:
+        caches = getattr(_deferred, "caches", None)
+        if caches is not None:
+            # inside deferred_flushes() on this thread: written with the others at its end
+            self._flush_pending = True
+            caches[id(self)] = self
+            return
         self._checkpoint.write(list(self._entries))
+        self._flush_pending = False
+
+    def flush_pending(self) -> None:
+        """Write a change still waiting in a deferred_flushes() block of another thread now.
+        Log.flush calls it before advancing the recovery point: a recovery point is never
+        durable past data whose epoch is not (recovery would not assign it again)."""
+        if self._flush_pending:
+            with self._lock:
+                if self._flush_pending:
+                    self._checkpoint.write(list(self._entries))
+                    self._flush_pending = False
 
     # -- queries ---------------------------------------------------------------
 
@@ -230,3 +253,59 @@ class LeaderEpochFileCache:
 
     def __repr__(self) -> str:
         return f"LeaderEpochFileCache({self.topic_partition}, {self.epoch_entries})"
+
+
+@contextlib.contextmanager
+def deferred_flushes():
+    """Within the block, checkpoint writes of the caches this thread changes wait for its end,
+    where they are written together (write_checkpoints_together) before it returns.
+
+    A LeaderAndIsr making thousands of partitions leaders changes as many caches, each of
+    which Kafka writes and fsyncs on the spot. Here the request's changes become durable
+    together at the end of its handling, before it is answered; until then
+    LeaderEpochFileCache.flush_pending (Log.flush) writes a cache's change itself, so no
+    recovery point passes data whose epoch is not durable. Nested blocks join the outer one.
+    """
+    if getattr(_deferred, "caches", None) is not None:
+        yield
+        return
+    _deferred.caches = {}
+    try:
+        yield
+    finally:
+        caches = list(_deferred.caches.values())
+        _deferred.caches = None
+        try:
+            _flush_together(caches)
+        except Exception:  # noqa: BLE001 - as a failed flush in Kafka's makeLeaders: the log dir
+            # failure channel has taken the directory offline; caches left pending retry on Log.flush
+            logger.error("Error while writing %d leader epoch checkpoints", len(caches), exc_info=True)
+
+
+def _flush_together(caches: list["LeaderEpochFileCache"]) -> None:
+    from kafka_py.server.checkpoints.checkpoint_file import CheckpointFile, write_checkpoints_together
+
+    if not caches:
+        return
+    # Every cache's lock for the write: no change can come between a snapshot and its file.
+    held = []
+    try:
+        for cache in caches:
+            cache._lock.acquire()
+            held.append(cache)
+        together = []
+        for cache in caches:
+            if not cache._flush_pending:
+                continue
+            file = getattr(cache._checkpoint, "checkpoint", None)
+            if isinstance(file, CheckpointFile):
+                together.append((cache, file, file.encode(cache._entries)))
+            else:
+                cache._checkpoint.write(list(cache._entries))
+                cache._flush_pending = False
+        write_checkpoints_together([(file, data) for _, file, data in together])
+        for cache, _, _ in together:
+            cache._flush_pending = False
+    finally:
+        for cache in held:
+            cache._lock.release()

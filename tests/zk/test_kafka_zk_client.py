@@ -19,6 +19,7 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoc
 from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.zk.kafka_zk_client import (
+    Code,
     ControllerMovedException,
     KafkaZkClient,
     StateChangeHandler,
@@ -520,3 +521,23 @@ def test_requests_fail_fast_after_close(new_client):
     client.close()
     with pytest.raises(Exception):
         client.get_cluster_id()
+
+
+def test_partition_states_of_many_partitions_are_created_in_multis(zk_client):
+    """A topic's partitions go in multis; a multi that fails (one partition's state znode is
+    already there) is redone partition by partition, each answered on its own."""
+    epoch, epoch_zk_version = zk_client.register_controller_and_increment_controller_epoch(1)
+    tps = [TopicPartition("many-a", p) for p in range(300)] + [TopicPartition("many-b", p) for p in range(5)]
+    for topic in ("many-a", "many-b"):
+        zk_client.create_topic_assignment(topic, None, {tp: [1] for tp in tps if tp.topic == topic})
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr.of(1, [1]), epoch)
+    # made earlier (a controller that failed halfway): its multi of 250 fails as a whole
+    assert zk_client.create_topic_partition_states({tps[3]: state}, epoch_zk_version) == {tps[3]: (True, 0)}
+    result = zk_client.create_topic_partition_states({tp: state for tp in tps}, epoch_zk_version)
+    assert result == {tp: ((False, ZkVersion.UNKNOWN_VERSION) if tp == tps[3] else (True, 0)) for tp in tps}
+    assert [r.result_code for r in zk_client.get_topic_partition_states_raw(tps)] == [Code.OK] * len(tps)
+
+    zk_client.set_controller_epoch_raw(epoch + 1, epoch_zk_version).maybe_throw()
+    with pytest.raises(ControllerMovedException):
+        zk_client.create_topic_partition_states({TopicPartition("many-b", p): state for p in range(5, 300)},
+                                                epoch_zk_version)
