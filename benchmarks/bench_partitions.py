@@ -66,7 +66,7 @@ def create_topics(port: int, topics: list[str], per_topic: int, per_request: int
         for i in range(0, len(topics), per_request):
             batch = topics[i:i + per_request]
             response = client.request(ApiKeys.CREATE_TOPICS, 5, req(
-                ApiKeys.CREATE_TOPICS, 5, timeout_ms=300_000, validate_only=False,
+                ApiKeys.CREATE_TOPICS, 5, timeout=300_000, validate_only=False,
                 topics=[{"name": t, "num_partitions": per_topic, "replication_factor": 1, "assignments": [],
                          "configs": []} for t in batch]))
             errors = [(t.name, t.error_code) for t in response.topics if t.error_code]

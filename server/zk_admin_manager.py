@@ -533,11 +533,37 @@ class ZkAdminManager:
                 return include_configs_and_metadata
             return topic_name in include_configs_and_metadata
 
-        metadata: list[CreatePartitionsMetadata] = []
+        # One entry per requested topic, in request order: its metadata, or None while its
+        # ZooKeeper writes are pending.
+        entries: dict[str, CreatePartitionsMetadata | None] = {}
         populated: dict[str, tuple[int, int, tuple[CreatableTopicConfigs, ...]]] = {}
         topic_ids: dict[str, Any] = {}
+        to_write: list[tuple[str, dict[str, Any], dict[int, list[int]]]] = []
+        # Existence and name collisions are checked against one read of the cluster's topics
+        # (with the request's own topics added as they pass): a check per topic in ZooKeeper
+        # is a round trip each. A topic created meanwhile still fails on its znode's create.
+        all_topics = set(self.zk_client.get_all_topics_in_cluster())
+
+        def failed(topic: Any, e: Exception) -> None:
+            if isinstance(e, TopicExistsException):
+                logger.debug("%sTopic creation failed since topic '%s' already exists.", self._log_ident, topic.name)
+                entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
+            elif isinstance(e, ApiException):
+                logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
+                entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
+            elif isinstance(e, InvalidConfigException):
+                # Bad topic configs (unknown name, bad value): INVALID_CONFIG with the reason.
+                logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
+                entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name,
+                                                                        ApiError(Errors.INVALID_CONFIG, str(e)))
+            else:
+                logger.error("%sError processing create topic request %s", self._log_ident, topic, exc_info=e)
+                entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
+
+        topics_by_name: dict[str, Any] = {}
         for key, raw in to_create.items():
             topic = CreatableTopic.of(raw, key)
+            topics_by_name[topic.name] = topic
             try:
                 if self.metadata_cache.contains_topic(topic.name):
                     raise TopicExistsException(f"Topic '{topic.name}' already exists.")
@@ -562,30 +588,32 @@ class ZkAdminManager:
                     assignments = AdminUtils.assign_replicas_to_brokers(brokers, num_partitions, replication_factor)
                 logger.debug("%sAssignments for topic %s are %s", self._log_ident, topic.name, assignments)
                 configs = dict(topic.configs)
-                self.admin_zk_client.validate_topic_create(topic.name, assignments, configs)
+                self.admin_zk_client.validate_topic_create(topic.name, assignments, configs, all_topics=all_topics)
                 # Safe before creation: a failure below discards it.
                 if wants_metadata(topic.name):
                     populated[topic.name] = self._metadata_and_configs(configs, assignments)
-                if not validate_only:
-                    self.admin_zk_client.create_topic_with_assignment(topic.name, configs, assignments,
-                                                                      validate=False,
-                                                                      uses_topic_id=config.uses_topic_id)
-                    if wants_metadata(topic.name):
-                        topic_ids.update(self.zk_client.get_topic_ids_for_topics([topic.name]))
-                metadata.append(CreatePartitionsMetadata(topic.name, frozenset(assignments)))
-            except TopicExistsException as e:
-                logger.debug("%sTopic creation failed since topic '%s' already exists.", self._log_ident, topic.name)
-                metadata.append(CreatePartitionsMetadata.of_error(topic.name, e))
-            except ApiException as e:
-                logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
-                metadata.append(CreatePartitionsMetadata.of_error(topic.name, e))
-            except InvalidConfigException as e:
-                # Bad topic configs (unknown name, bad value): INVALID_CONFIG with the reason.
-                logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
-                metadata.append(CreatePartitionsMetadata.of_error(topic.name, ApiError(Errors.INVALID_CONFIG, str(e))))
-            except Exception as e:  # noqa: BLE001
-                logger.error("%sError processing create topic request %s", self._log_ident, topic, exc_info=True)
-                metadata.append(CreatePartitionsMetadata.of_error(topic.name, e))
+                if validate_only:
+                    entries[topic.name] = CreatePartitionsMetadata(topic.name, frozenset(assignments))
+                else:
+                    all_topics.add(topic.name)
+                    to_write.append((topic.name, configs, assignments))
+                    entries[topic.name] = None
+            except Exception as e:  # noqa: BLE001 - reported per topic
+                failed(topic, e)
+
+        if to_write:
+            errors = self.admin_zk_client.create_topics_with_assignments(to_write, uses_topic_id=config.uses_topic_id)
+            for name, _, assignments in to_write:
+                error = errors.get(name)
+                if error is None:
+                    entries[name] = CreatePartitionsMetadata(name, frozenset(assignments))
+                else:
+                    populated.pop(name, None)
+                    failed(topics_by_name[name], error)
+            wanted = [name for name, _, _ in to_write if errors.get(name) is None and wants_metadata(name)]
+            if wanted:
+                topic_ids.update(self.zk_client.get_topic_ids_for_topics(wanted))
+        metadata: list[CreatePartitionsMetadata] = [m for m in entries.values() if m is not None]
 
         def complete(errors: dict[str, ApiError]) -> None:
             results = {}

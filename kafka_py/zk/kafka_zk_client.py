@@ -1292,6 +1292,33 @@ class KafkaZkClient:
         persisted = {tp: ReplicaAssignment(tuple(replicas)) for tp, replicas in assignment.items()}
         self.create_recursive(TopicZNode.path(topic), TopicZNode.encode(topic_id, persisted))
 
+    def create_topic_assignments(self, assignments: Mapping[str, tuple[uuid.UUID | None,
+                                                                    Mapping[TopicPartition, Iterable[int]]]],
+                                 ) -> dict[str, Exception | None]:
+        """create_topic_assignment for many topics, pipelined. Per topic None, or the error
+        (NodeExistsError if the topic exists)."""
+        requests = []
+        for topic, (topic_id, assignment) in assignments.items():
+            persisted = {tp: ReplicaAssignment(tuple(replicas)) for tp, replicas in assignment.items()}
+            path = TopicZNode.path(topic)
+            requests.append(CreateRequest(path, TopicZNode.encode(topic_id, persisted), self._default_acls(path),
+                                          CreateMode.PERSISTENT, ctx=topic))
+        errors: dict[str, Exception | None] = {}
+        for response in self._retry_requests_until_connected(requests):
+            topic = response.ctx
+            if response.result_code == Code.OK:
+                errors[topic] = None
+            elif response.result_code == Code.NONODE:
+                # /brokers/topics itself is missing: the one-topic way creates the parents
+                try:
+                    self.create_topic_assignment(topic, *assignments[topic])
+                    errors[topic] = None
+                except Exception as e:  # noqa: BLE001 - reported per topic
+                    errors[topic] = e
+            else:
+                errors[topic] = response.result_exception
+        return errors
+
     def set_topic_assignment_raw(self, topic: str, topic_id: uuid.UUID | None,
                                  assignment: Mapping[TopicPartition, ReplicaAssignment],
                                  expected_controller_epoch_zk_version: int = ZkVersion.MATCH_ANY_VERSION,
@@ -1640,6 +1667,37 @@ class KafkaZkClient:
                 SetDataRequest(path, data, ZkVersion.MATCH_ANY_VERSION)).maybe_throw()
 
     set_or_create_entity_config = set_or_create_entity_configs
+
+    def set_or_create_entities_configs(self, root_entity_type: str, configs: Mapping[str, Mapping[str, Any]]
+                                       ) -> dict[str, Exception | None]:
+        """set_or_create_entity_configs for many entities, pipelined: every set at once, then
+        every create the sets found missing at once. Per entity None, or the error."""
+        data = {name: ConfigEntityZNode.encode(config) for name, config in configs.items()}
+        path = {name: ConfigEntityZNode.path(root_entity_type, name) for name in configs}
+        errors: dict[str, Exception | None] = {}
+        missing = []
+        for response in self._retry_requests_until_connected(
+                [SetDataRequest(path[n], data[n], ZkVersion.MATCH_ANY_VERSION, ctx=n) for n in configs]):
+            if response.result_code == Code.NONODE:
+                missing.append(response.ctx)
+            else:
+                errors[response.ctx] = response.result_exception if response.result_code != Code.OK else None
+        one_by_one = []
+        for response in self._retry_requests_until_connected(
+                [CreateRequest(path[n], data[n], self._default_acls(path[n]), CreateMode.PERSISTENT, ctx=n)
+                 for n in missing]):
+            if response.result_code == Code.OK:
+                errors[response.ctx] = None
+            else:
+                # a missing parent, or created by someone else meanwhile: the one-entity way
+                one_by_one.append(response.ctx)
+        for name in one_by_one:
+            try:
+                self.set_or_create_entity_configs(root_entity_type, name, configs[name])
+                errors[name] = None
+            except Exception as e:  # noqa: BLE001 - reported per entity
+                errors[name] = e
+        return errors
 
     def get_all_entities_with_config(self, entity_type: str) -> list[str]:
         return self.get_children(ConfigEntityTypeZNode.path(entity_type))

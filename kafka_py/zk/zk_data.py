@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import functools
 import json
 import logging
 import time as _time
@@ -73,6 +74,7 @@ def _to_int32(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
+@functools.lru_cache(maxsize=65536)
 def _java_string_hash(s: str) -> int:
     """java.lang.String.hashCode (over UTF-16 code units), as a signed 32-bit int."""
     h = 0
@@ -131,7 +133,14 @@ def _scala_immutable_map(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     pairs = dict(items)
     if len(pairs) <= 4:
         return pairs
-    hashes = {key: _scala_improve(_java_string_hash(key)) & 0xFFFFFFFF for key in pairs}
+    return {key: pairs[key] for key in _scala_immutable_map_order(tuple(pairs))}
+
+
+@functools.lru_cache(maxsize=256)
+def _scala_immutable_map_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    # Depends on the keys alone, and the same few key sets (a partition state's, a broker
+    # registration's) are encoded thousands of times.
+    hashes = {key: _scala_improve(_java_string_hash(key)) & 0xFFFFFFFF for key in keys}
 
     def order(keys: list[str], shift: int) -> list[str]:
         if shift >= 32:
@@ -143,7 +152,7 @@ def _scala_immutable_map(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
         nested = [k for _, ks in sorted(buckets.items()) if len(ks) > 1 for k in order(ks, shift + 5)]
         return payload + nested
 
-    return {key: pairs[key] for key in order(list(pairs), 0)}
+    return tuple(order(list(keys), 0))
 
 
 def _java_hash_map(items: Iterable[tuple[str, Any]], concurrent: bool = False) -> dict[str, Any]:
