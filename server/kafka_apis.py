@@ -55,7 +55,7 @@ from kafka_py.protocol.messages import (
     response_schema,
     unsupported_api_versions_response,
 )
-from kafka_py.protocol.fast_paths import encode_produce_response
+from kafka_py.protocol.fast_paths import encode_metadata_response, encode_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
@@ -426,16 +426,19 @@ class KafkaApis:
         topic_metadata = self._get_topic_metadata(is_all_topics, allow_auto_creation, topics, listener,
                                                   error_unavailable_endpoints=version == 0,
                                                   error_unavailable_listeners=version >= 6)
-        brokers = [{"node_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
+        brokers = [(node.id, node.host, node.port, node.rack)
                    for node in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]
         controller_id = self.metadata_cache.get_controller_id()
-        self.send_response(request, build_response(request, {
-            "throttle_time": 0,
-            "brokers": brokers,
-            "cluster_id": self.cluster_id,
-            "controller_id": NO_CONTROLLER_ID if controller_id is None else controller_id,
-            "topics": topic_metadata,
-        }))
+        # Written straight from the values (fast_paths): a full Metadata of a broker with
+        # thousands of partitions took most of its time building and encoding response objects.
+        try:
+            frame = encode_metadata_response(version, request.correlation_id, brokers, self.cluster_id,
+                                             NO_CONTROLLER_ID if controller_id is None else controller_id,
+                                             topic_metadata)
+            self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
+        except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
+            logger.exception("%sCould not send the response to %r", self._log_ident, request)
+            self.request_channel.close_connection(request)
 
     def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
                             listener_name: str, error_unavailable_endpoints: bool,
@@ -443,9 +446,8 @@ class KafkaApis:
         found = self.metadata_cache.get_topic_metadata(topics, listener_name, error_unavailable_endpoints,
                                                        error_unavailable_listeners)
         responses = [_metadata_topic(t.error, t.name, t.is_internal, t.topic_id, [
-            {"error_code": p.error, "partition_index": p.partition_index, "leader_id": p.leader_id,
-             "leader_epoch": p.leader_epoch, "replica_nodes": p.replica_nodes, "isr_nodes": p.isr_nodes,
-             "offline_replicas": p.offline_replicas} for p in sorted(t.partitions, key=lambda p: p.partition_index)])
+            (p.error, p.partition_index, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes,
+             p.offline_replicas) for p in sorted(t.partitions, key=_partition_index)])
             for t in found]
         if not topics or len(found) == len(topics) or fetch_all_topics:
             return responses
@@ -933,9 +935,18 @@ def _is_valid_topic(topic: str) -> bool:
 
 
 def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],
-                    partitions: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"error_code": error, "name": topic, "topic_id": topic_id, "is_internal": internal,
-            "partitions": partitions}
+                    partitions: list[tuple]) -> tuple:
+    """A Metadata answer's topic as fast_paths.encode_metadata_response takes it: (error,
+    name, topic id, is internal, partitions, authorized operations), each partition (error,
+    index, leader, leader epoch, replicas, ISR, offline replicas)."""
+    return (error, topic, topic_id, internal, partitions, _NO_AUTHORIZED_OPERATIONS)
+
+
+_NO_AUTHORIZED_OPERATIONS = -(2**31)
+
+
+def _partition_index(partition: Any) -> int:
+    return partition.partition_index
 
 
 def _produce_answer_values(statuses: Mapping[TopicPartition, PartitionResponse]) -> list:

@@ -286,6 +286,137 @@ def _fetch_response_writer(version: int, partition_type: type) -> Callable[[Any,
     return write
 
 
+# ---------------------------------------------------------------------------- Metadata response
+
+_INT32_MIN = -(2**31)
+_ZERO_UUID_BYTES = bytes(16)
+# Partition heads: error, index, leader (v0-6), and the leader epoch (v7+).
+_METADATA_PARTITION_V0 = struct.Struct(">hii")
+_METADATA_PARTITION_V7 = struct.Struct(">hiii")
+_INT32_ARRAYS: dict[int, struct.Struct] = {}
+
+
+def _int32_array(out: bytearray, values: Any, flexible: bool) -> None:
+    n = len(values)
+    packer = _INT32_ARRAYS.get(n)
+    if packer is None:
+        packer = _INT32_ARRAYS[n] = struct.Struct(f">{n}i")
+    out += _compact_length(n) if flexible else _I32.pack(n)
+    out += packer.pack(*values)
+
+
+def _metadata_values_writer(version: int) -> Callable[..., None]:
+    """Writes a MetadataResponse body of ``version`` (Kafka 2.8.2's MetadataResponse.json,
+    versions 0 to 11) from plain values: ``brokers`` as (node id, host, port, rack),
+    ``topics`` as (error, name, topic id or None, is internal, partitions, topic authorized
+    operations), each partition (error, index, leader, leader epoch, replicas, ISR, offline
+    replicas); errors as Errors members, kio ErrorCodes or ints. Fields a version lacks are
+    dropped. A full Metadata of a broker with thousands of partitions is most of the
+    partitions' arrays: each is one struct call here, against a writer call and a type
+    check per value in the generic path."""
+    flexible = version >= 9
+    head = _METADATA_PARTITION_V7 if version >= 7 else _METADATA_PARTITION_V0
+    with_epoch = version >= 7
+
+    def string(out: bytearray, value: str) -> None:
+        if flexible:
+            _compact_string(out, value)
+        else:
+            _legacy_string(out, value)
+
+    def nullable_string(out: bytearray, value: Optional[str]) -> None:
+        if flexible:
+            _compact_string(out, value)
+        else:
+            _nullable_legacy_string(out, value)
+
+    def write(out: bytearray, throttle_time_ms: int, brokers: Any, cluster_id: Optional[str], controller_id: int,
+              topics: Any, cluster_authorized_operations: int) -> None:
+        if version >= 3:
+            out += _I32.pack(throttle_time_ms)
+        out += _compact_length(len(brokers)) if flexible else _I32.pack(len(brokers))
+        for node_id, host, port, rack in brokers:
+            out += _I32.pack(node_id)
+            string(out, host)
+            out += _I32.pack(port)
+            if version >= 1:
+                nullable_string(out, rack)
+            if flexible:
+                out.append(0)
+        if version >= 2:
+            nullable_string(out, cluster_id)
+        if version >= 1:
+            out += _I32.pack(controller_id)
+        out += _compact_length(len(topics)) if flexible else _I32.pack(len(topics))
+        for error, name, topic_id, is_internal, partitions, topic_authorized_operations in topics:
+            out += _I16.pack(getattr(error, "code", error))
+            string(out, name)
+            if version >= 10:
+                out += _ZERO_UUID_BYTES if topic_id is None else topic_id.bytes
+            if version >= 1:
+                out.append(1 if is_internal else 0)
+            out += _compact_length(len(partitions)) if flexible else _I32.pack(len(partitions))
+            for p_error, index, leader, leader_epoch, replicas, isr, offline in partitions:
+                code = getattr(p_error, "code", p_error)
+                out += head.pack(code, index, leader, leader_epoch) if with_epoch else head.pack(code, index, leader)
+                _int32_array(out, replicas, flexible)
+                _int32_array(out, isr, flexible)
+                if version >= 5:
+                    _int32_array(out, offline, flexible)
+                if flexible:
+                    out.append(0)
+            if version >= 8:
+                out += _I32.pack(topic_authorized_operations)
+            if flexible:
+                out.append(0)
+        if 8 <= version <= 10:
+            out += _I32.pack(cluster_authorized_operations)
+        if flexible:
+            out.append(0)
+
+    return write
+
+
+_METADATA_VALUES_WRITERS = {version: _metadata_values_writer(version) for version in range(12)}
+
+
+def _metadata_response_writer(version: int) -> Callable[[Any, bytearray], None]:
+    """The writer of a kio MetadataResponse: its values taken out, then written as plain ones."""
+    write_values = _METADATA_VALUES_WRITERS[version]
+
+    def write(response: Any, out: bytearray) -> None:
+        brokers = [(b.node_id, b.host, b.port, getattr(b, "rack", None)) for b in response.brokers]
+        topics = [(t.error_code, t.name, getattr(t, "topic_id", None), getattr(t, "is_internal", False),
+                   [(p.error_code, p.partition_index, p.leader_id, getattr(p, "leader_epoch", -1), p.replica_nodes,
+                     p.isr_nodes, getattr(p, "offline_replicas", ())) for p in t.partitions],
+                   getattr(t, "topic_authorized_operations", _INT32_MIN)) for t in response.topics]
+        write_values(out, _millis(response.throttle_time) if version >= 3 else 0, brokers,
+                     getattr(response, "cluster_id", None), getattr(response, "controller_id", -1), topics,
+                     getattr(response, "cluster_authorized_operations", _INT32_MIN))
+
+    return write
+
+
+def encode_metadata_response(version: int, correlation_id: int, brokers: Any, cluster_id: Optional[str],
+                             controller_id: int, topics: Any, throttle_time_ms: int = 0,
+                             cluster_authorized_operations: int = _INT32_MIN) -> bytearray:
+    """The size-prefixed frame (header included) of a MetadataResponse of ``version``,
+    written straight from plain values (as ``_metadata_values_writer`` takes them): the same
+    bytes as building that response and encoding it. Raises ValueError for a value the
+    layout cannot hold."""
+    out = bytearray(b"\0\0\0\0")
+    out += _I32.pack(correlation_id)
+    if version >= 9:
+        out.append(0)  # response header v1: no tagged fields
+    try:
+        _METADATA_VALUES_WRITERS[version](out, throttle_time_ms, brokers, cluster_id, controller_id, topics,
+                                          cluster_authorized_operations)
+    except (_FallBack, struct.error) as e:
+        raise ValueError(f"a MetadataResponse value does not fit its field: {e}") from None
+    _I32.pack_into(out, 0, len(out) - 4)
+    return out
+
+
 # ---------------------------------------------------------------------------- dispatch
 
 _WRITERS: dict[type, tuple[str, Callable]] = {}
@@ -300,6 +431,9 @@ def _register_writers() -> None:
         if version >= 3:
             _WRITERS[load_response_schema(ApiKeys.PRODUCE.id, version)] = ("produce",
                                                                            _produce_response_writer(version))
+    for version in ApiKeys.METADATA.schema_versions():
+        _WRITERS[load_response_schema(ApiKeys.METADATA.id, version)] = ("metadata",
+                                                                        _metadata_response_writer(version))
     for version in ApiKeys.FETCH.schema_versions():
         if version >= 4:
             schema = load_response_schema(ApiKeys.FETCH.id, version)
@@ -326,7 +460,7 @@ def encode_response_chunks(header_bytes: bytes, response: Any) -> Optional[list[
     out += header_bytes
     chunks: list[Any] = []
     try:
-        if kind == "produce":
+        if kind in ("produce", "metadata"):
             write(response, out)
         else:
             out = write(response, out, chunks)
