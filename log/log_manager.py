@@ -63,6 +63,8 @@ METADATA_TOPIC = "__cluster_metadata"
 # when the logs are loaded: client, replication and controller connections, the files opened
 # briefly to map an index or write a checkpoint.
 OPEN_FILE_HEADROOM = 256
+# Logs one loading job of a directory's thread pool loads in a row (see load_logs).
+LOAD_CHUNK_LOGS = 256
 
 
 class FileLock:
@@ -350,6 +352,9 @@ class LogManager:
 
     def load_logs(self) -> None:
         """Load every log of every live directory, recovering them if the last shutdown was unclean."""
+        # imported here: kafka_py.server depends on kafka_py.log, not the other way round at import time
+        from kafka_py.server.epoch.leader_epoch_file_cache import deferred_flushes
+
         logger.info("Loading logs from log dirs %s", self._live_log_dirs)
         start_ms = self.time.hi_res_milliseconds()
         self._check_open_file_limit()
@@ -407,7 +412,16 @@ class LogManager:
                             offline.append((dir, e))
                             logger.error("Error while loading log dir %s", dir, exc_info=True)
 
-                    jobs.extend(pool.submit(load_one, p) for p in logs_to_load)
+                    def load_chunk(log_dirs: List[str]) -> None:
+                        # Loading rewrites the leader epoch checkpoint of every log whose last
+                        # epoch starts at its end (an empty log's, say): written per chunk
+                        # together, not one fsync pair each, before loading returns.
+                        with deferred_flushes():
+                            for log_dir in log_dirs:
+                                load_one(log_dir)
+
+                    jobs.extend(pool.submit(load_chunk, logs_to_load[i:i + LOAD_CHUNK_LOGS])
+                                for i in range(0, len(logs_to_load), LOAD_CHUNK_LOGS))
                 except OSError as e:
                     offline.append((dir, e))
                     logger.error("Error while loading log dir %s", dir, exc_info=True)
