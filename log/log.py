@@ -293,6 +293,8 @@ class Log:
         self._segments = _SegmentView()
         self.leader_epoch_cache = None
         self._producer_expire_check = None
+        # Segments past the recovery point that loading recovered (after an unclean shutdown).
+        self.recovered_segments = 0
 
         os.makedirs(dir, exist_ok=True)
         self._initialize_leader_epoch_cache()
@@ -585,6 +587,7 @@ class Log:
             unflushed = list(self._segments.range(self.recovery_point, _LONG_MAX))
             for i, segment in enumerate(unflushed):
                 logger.info("%sRecovering unflushed segment %d", self._log_ident, segment.base_offset)
+                self.recovered_segments += 1
                 try:
                     truncated_bytes = self._recover_segment(segment, self.leader_epoch_cache)
                 except InvalidOffsetException:

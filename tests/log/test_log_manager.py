@@ -261,3 +261,47 @@ def test_load_uses_several_recovery_threads(tmp_path):
         assert [v for _, _, v in read_all(restarted.get_log(tp))] == [b"%d" % tp.partition]
     restarted.shutdown()
     env.scheduler.shutdown()
+
+
+def test_restart_recovers_only_what_lies_past_each_recovery_point(env, caplog):
+    """A clean restart recovers nothing; after a crash, only the segments past each log's
+    recovery point are recovered; the loading lines say how many logs, in how long."""
+    import logging
+
+    config = LogConfig(retention_ms=-1, segment_size=1024)
+    manager = env.manager(config, recovery_threads_per_data_dir=2)
+    manager.startup()
+    tps = [TopicPartition("orders", p) for p in range(6)]
+    for tp in tps:
+        log = manager.get_or_create_log(tp)
+        for i in range(30):
+            append(log, b"value-%d" % i * 8)
+    flushed = tps[:3]
+    for tp in flushed:
+        manager.get_log(tp).flush()
+    manager.checkpoint_log_recovery_offsets()
+    checkpointed = OffsetCheckpointFile(os.path.join(env.dirs[0], RECOVERY_POINT_CHECKPOINT_FILE)).read()
+    # what recovery must redo: the segments holding offsets at or past the recovery point
+    past_recovery_point = {tp: len(list(manager.get_log(tp)._segments.range(checkpointed.get(tp, 0), 2**63 - 1)))
+                           for tp in tps}
+    segments = {tp: manager.get_log(tp).number_of_segments for tp in tps}
+    assert all(n > 3 for n in segments.values())
+    assert all(past_recovery_point[tp] < segments[tp] for tp in flushed)
+    crash(manager)
+
+    with caplog.at_level(logging.INFO, logger="kafka_py.log"):
+        restarted = env.manager(config, recovery_threads_per_data_dir=2)
+        restarted.startup()
+    recovered = {tp: restarted.get_log(tp).recovered_segments for tp in tps}
+    assert recovered == past_recovery_point
+    assert all(read_all(restarted.get_log(tp)) for tp in tps)
+    assert "Logs loading complete in" in caplog.text and "Loaded 6 logs in" in caplog.text
+    assert f"(unclean shutdown): recovered {sum(recovered.values())} segments of" in caplog.text
+    restarted.shutdown()
+
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="kafka_py.log"):
+        clean = env.manager(config, recovery_threads_per_data_dir=2)
+        clean.startup()
+    assert all(clean.get_log(tp).recovered_segments == 0 for tp in tps)
+    assert "(clean shutdown): recovered 0 segments of 0 logs" in caplog.text
