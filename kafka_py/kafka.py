@@ -21,6 +21,7 @@ of the JVM options Kafka's launcher sets.
 """
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 import sys
@@ -42,6 +43,10 @@ USAGE = "USAGE: python -m kafka_py.kafka server.properties [--override property=
 
 # How long an orderly stop after a halt may take before the process just ends.
 HALT_STOP_TIMEOUT_S = 30.0
+
+
+# How often the main thread wakes to run a stop signal's handler that another thread received.
+STOP_POLL_INTERVAL_S = 0.5
 
 
 class _HaltRequest:
@@ -132,8 +137,11 @@ def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozens
         phase[0] = "running"
         if stop_requested.is_set():
             phase[0] = "stopping"
-        # Lock waits are interrupted by signals on POSIX, so the handler runs while we wait.
-        stop_requested.wait()
+        # Python runs signal handlers on the main thread between bytecodes. A wait without a
+        # timeout only returns to bytecode if the kernel happened to interrupt this very
+        # thread; a signal taken by any other thread would wait for the next wake-up.
+        while not stop_requested.wait(STOP_POLL_INTERVAL_S):
+            pass
         phase[0] = "stopping"
         try:
             server.shutdown(controlled_shutdown=halt.status is None)
@@ -159,6 +167,8 @@ def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozens
               help="YAML logging configuration (default: config/logging.yaml)")
 def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
     configure_logging(logging_config)
+    # kill -3 prints every thread's stack, as it does for the JVM running Kafka.
+    faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True, chain=False)
     try:
         # before any thread exists, so that every thread of the broker inherits it
         spare = apply_cpu_affinity()

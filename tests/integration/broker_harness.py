@@ -167,9 +167,15 @@ class BrokerProcess:
         try:
             code = self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # kill -3 first: the broker prints every thread's stack, which says where it hung.
+            self.process.send_signal(signal.SIGQUIT)
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
             self.process.kill()
             code = self.process.wait()
-            raise RuntimeError(f"broker did not stop within {timeout}s:\n{self.tail()}")
+            raise RuntimeError(f"broker did not stop within {timeout}s:\n{self.tail(400)}")
         finally:
             self.process = None
             if self._output is not None:

@@ -196,3 +196,45 @@ def test_bad_launcher_setting_stops_startup_naming_it(tmp_path, variable, value,
     assert result.returncode == 1
     assert f"Invalid {variable}" in result.stderr and problem in result.stderr
     assert not (tmp_path / "logs").exists()
+
+
+def _tgkill(pid: int, tid: int, sig: int) -> None:
+    """Signal one thread of another process (what the kernel does when it picks a thread
+    other than the main one for a process-directed signal)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    sys_tgkill = 234  # x86-64
+    if libc.syscall(sys_tgkill, pid, tid, sig) != 0:
+        raise OSError(ctypes.get_errno(), "tgkill")
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the tgkill syscall number is x86-64's")
+def test_sigterm_taken_by_a_thread_other_than_the_main_one_still_stops_the_broker(broker_factory):
+    import signal
+
+    broker = broker_factory()
+    broker.start()
+    pid = broker.process.pid
+    others = sorted(int(t.name) for t in pathlib.Path(f"/proc/{pid}/task").iterdir() if int(t.name) != pid)
+    assert others
+    _tgkill(pid, others[len(others) // 2], signal.SIGTERM)
+    assert broker.process.wait(timeout=60) == 0
+    out = broker.output()
+    assert "Received SIGTERM; shutting down" in out and "shut down completed" in out
+
+
+def test_kill_minus_3_prints_every_threads_stack_and_the_broker_serves_on(broker_factory):
+    import signal
+
+    broker = broker_factory()
+    broker.start()
+    broker.process.send_signal(signal.SIGQUIT)
+    wait_until(lambda: broker.output().count("(most recent call first)") >= 2, 30,
+               f"no thread dump:\n{broker.tail()}")
+    assert "stop_requested.wait" in broker.output() or "in run" in broker.output()
+    with RawClient(broker.port) as client:
+        versions = client.request(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
+            client_software_name="kafka-py-test", client_software_version="1.0"))
+    assert versions.error_code == Errors.NONE.error_code
+    assert broker.stop() == 0
