@@ -43,7 +43,7 @@ from kafka_py.common.errors import (
 )
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
-from kafka_py.log.abstract_index import CorruptIndexException
+from kafka_py.log.abstract_index import CorruptIndexException, OffsetPosition
 from kafka_py.log.log_append_info import (
     LeaderHwChange,
     LogAppendInfo,
@@ -967,7 +967,8 @@ class Log:
                     for info in updated_producers.values():
                         psm.update(info)
                     for txn in completed_txns:
-                        # no transaction index: the last stable offset is kept by producer state alone
+                        # an abort goes into the segment's transaction index with the LSO it leaves
+                        segment.update_txn_index(txn, psm.last_stable_offset(txn))
                         psm.complete_txn(txn)
                 psm.update_map_end_offset(last_offset + 1)
                 if has_producer_ids or self._first_unstable_offset_metadata is not None:
@@ -1342,8 +1343,7 @@ class Log:
                 fetch_data_info = segment.read(start_offset, max_length, max_position, min_one_message)
                 if fetch_data_info is not None:
                     if include_aborted_txns:
-                        # no transaction index yet: nothing aborted to report
-                        fetch_data_info = replace(fetch_data_info, aborted_transactions=[])
+                        fetch_data_info = self._add_aborted_transactions(start_offset, view, index, fetch_data_info)
                     return fetch_data_info
                 index += 1
             # In range, but everything above start_offset is gone (e.g. deleted segments).
@@ -1358,7 +1358,45 @@ class Log:
                              [] if include_aborted_txns else None)
 
     def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list:
-        return []
+        """The aborted transactions (AbortedTxn) of the transaction indexes from the segment holding
+        ``start_offset`` on that overlap [log start offset, ``upper_bound_offset``) (the cleaner's
+        question: as Kafka, the range starts at the log start offset)."""
+        view = self._segments
+        index = view.floor_index(start_offset)
+        if index < 0:
+            return []
+        aborted: list = []
+        self._collect_aborted_transactions(self.log_start_offset, upper_bound_offset, view, index, aborted)
+        return aborted
+
+    def _add_aborted_transactions(self, start_offset: int, view: "_SegmentView", index: int,
+                                  fetch_info: FetchDataInfo) -> FetchDataInfo:
+        """``fetch_info`` with the aborted transactions overlapping what it returns."""
+        segment = view.segments[index]
+        fetch_size = _records_size(fetch_info.records)
+        start_metadata = fetch_info.fetch_offset_metadata
+        upper_bound_offset = segment.fetch_upper_bound_offset(
+            OffsetPosition(start_metadata.message_offset, start_metadata.relative_position_in_segment), fetch_size)
+        if upper_bound_offset is not None:
+            pass
+        elif index + 1 < len(view.segments):
+            upper_bound_offset = view.segments[index + 1].base_offset
+        else:
+            upper_bound_offset = self.log_end_offset
+        aborted: list = []
+        self._collect_aborted_transactions(start_offset, upper_bound_offset, view, index, aborted)
+        return replace(fetch_info, aborted_transactions=aborted)
+
+    @staticmethod
+    def _collect_aborted_transactions(start_offset: int, upper_bound_offset: int, view: "_SegmentView",
+                                      index: int, into: list) -> None:
+        segments = view.segments
+        while index < len(segments):
+            result = segments[index].collect_aborted_txns(start_offset, upper_bound_offset)
+            into.extend(result.aborted_transactions)
+            if result.is_complete:
+                return
+            index += 1
 
     def _convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
         return self.read(offset, 1, FetchIsolation.LOG_END, False).fetch_offset_metadata
@@ -1696,3 +1734,8 @@ class Log:
 
 def _empty_records():
     return MemoryRecords.EMPTY
+
+
+def _records_size(records) -> int:
+    size = records.size_in_bytes
+    return size() if callable(size) else size

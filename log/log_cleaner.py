@@ -226,7 +226,7 @@ class CleanedTransactionMetadata:
         self._ongoing_aborted_txns: Dict[int, _AbortedTransactionMetadata] = {}
         self._aborted_transactions: list = []
         self._seq = 0
-        # where retained aborted transactions would be recorded; no transaction index is kept yet
+        # the transaction index of the segment being written, for the aborts whose markers stay
         self.cleaned_index = None
 
     def add_aborted_transactions(self, aborted_transactions: Iterable) -> None:
@@ -383,7 +383,8 @@ class Cleaner:
                        stats: CleanerStats, transaction_metadata: CleanedTransactionMetadata) -> None:
         """Copy the retained records of ``segments`` into one new segment and swap it in for them."""
         cleaned = LogCleaner.create_new_cleaned_segment(log, segments[0].base_offset)
-        transaction_metadata.cleaned_index = None
+        # aborted transactions whose markers survive are listed in the cleaned segment's index
+        transaction_metadata.cleaned_index = cleaned.txn_index
         try:
             last_records_of_active_producers = _last_records_of_active_producers(log)
             for i, current_segment in enumerate(segments):

@@ -2,7 +2,8 @@
 
 A segment is one ``.log`` file of record batches (a FileRecords) plus its two
 sparse indexes: ``.index`` (offset -> file position) and ``.timeindex``
-(timestamp -> offset). Every offset in the segment is >= its base offset and
+(timestamp -> offset), and the ``.txnindex`` of the transactions aborted in it
+(log/transaction_index.py; the file exists only once there is one). Every offset in the segment is >= its base offset and
 < the base offset of the next segment, and fits the indexes' 4-byte relative
 offsets.
 
@@ -28,6 +29,7 @@ from kafka_py.log.log_offset_metadata import FetchDataInfo, LogOffsetMetadata
 from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.time_index import TimeIndex
+from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
 
@@ -122,10 +124,16 @@ class LogSegment:
     """One segment of a partition's log: records plus offset and time indexes."""
 
     def __init__(self, log, lazy_offset_index: LazyIndex, lazy_time_index: LazyIndex, base_offset: int,
-                 index_interval_bytes: int, roll_jitter_ms: int, time):
+                 index_interval_bytes: int, roll_jitter_ms: int, time,
+                 txn_index: Optional[TransactionIndex] = None):
         self.log = log
         self.lazy_offset_index = lazy_offset_index
         self.lazy_time_index = lazy_time_index
+        if txn_index is None:
+            # beside the .log file, with the same suffix (.cleaned, .swap)
+            head, _, suffix = log.file.rpartition(log_files.LOG_FILE_SUFFIX)
+            txn_index = TransactionIndex(base_offset, head + log_files.TXN_INDEX_FILE_SUFFIX + suffix)
+        self.txn_index = txn_index
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.roll_jitter_ms = roll_jitter_ms
@@ -153,6 +161,7 @@ class LogSegment:
             index_interval_bytes=config.index_interval,
             roll_jitter_ms=config.random_segment_jitter(),
             time=time,
+            txn_index=TransactionIndex(base_offset, log_files.transaction_index_file(dir, base_offset, file_suffix)),
         )
 
     @staticmethod
@@ -196,6 +205,7 @@ class LogSegment:
                     f"Time index file {os.path.abspath(self.lazy_time_index.file)} does not exist")
         self.offset_index.sanity_check()
         self.time_index.sanity_check()
+        self.txn_index.sanity_check()
 
     # -- timestamps -------------------------------------------------------------------
 
@@ -305,6 +315,16 @@ class LogSegment:
             self._bytes_since_last_index_entry = 0
         self._bytes_since_last_index_entry += size
 
+    def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
+        """Record ``completed_txn`` in the transaction index if it was aborted. The caller holds the Log lock."""
+        if completed_txn.is_aborted:
+            logger.debug("Writing aborted transaction %s to transaction index, last stable offset is %d",
+                         completed_txn, last_stable_offset)
+            self.txn_index.append(AbortedTxn.of(completed_txn, last_stable_offset))
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
+
     def append_from_file(self, records, start: int) -> int:
         """Copy whole batches from another FileRecords starting at ``start`` until one would overflow.
 
@@ -386,6 +406,7 @@ class LogSegment:
         time_index = self.time_index
         offset_index.reset()
         time_index.reset()
+        self.txn_index.reset()
         valid_bytes = 0
         last_index_entry = 0
         self._max_timestamp_so_far = NO_TIMESTAMP
@@ -411,7 +432,7 @@ class LogSegment:
                         latest = leader_epoch_cache.latest_epoch
                         if latest is None or epoch > latest:
                             leader_epoch_cache.assign(epoch, batch.base_offset)
-                self._update_producer_state(producer_state_manager, batch)
+                self._update_producer_state(producer_state_manager, batch, self)
         except (CorruptRecordException, InvalidRecordException) as e:
             logger.warning("Found invalid messages in log segment %s at byte offset %d: %s.",
                            os.path.abspath(self.log.file), valid_bytes, e)
@@ -430,12 +451,14 @@ class LogSegment:
         return truncated
 
     @staticmethod
-    def _update_producer_state(producer_state_manager, batch) -> None:
+    def _update_producer_state(producer_state_manager, batch, segment: Optional["LogSegment"] = None) -> None:
         if batch.producer_id >= 0:
             append_info = producer_state_manager.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
             completed_txn = append_info.append(batch, None)
             producer_state_manager.update(append_info)
             if completed_txn is not None:
+                if segment is not None:
+                    segment.update_txn_index(completed_txn, producer_state_manager.last_stable_offset(completed_txn))
                 producer_state_manager.complete_txn(completed_txn)
         producer_state_manager.update_map_end_offset(batch.last_offset + 1)
 
@@ -462,6 +485,7 @@ class LogSegment:
         time_index = self.time_index
         offset_index.truncate_to(offset)
         time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         # the segment may become the active one again; give its indexes room to grow
         offset_index.resize(offset_index.max_index_size)
         time_index.resize(time_index.max_index_size)
@@ -491,16 +515,19 @@ class LogSegment:
         self.log.flush()
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def update_parent_dir(self, dir: str) -> None:
         self.log.update_parent_dir(dir)
         self.lazy_offset_index.update_parent_dir(dir)
         self.lazy_time_index.update_parent_dir(dir)
+        self.txn_index.update_parent_dir(dir)
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         self.log.rename_to(log_files.replace_suffix(self.log.file, old_suffix, new_suffix))
         self.lazy_offset_index.rename_to(log_files.replace_suffix(self.lazy_offset_index.file, old_suffix, new_suffix))
         self.lazy_time_index.rename_to(log_files.replace_suffix(self.lazy_time_index.file, old_suffix, new_suffix))
+        self.txn_index.rename_to(log_files.replace_suffix(self.txn_index.file, old_suffix, new_suffix))
 
     def on_becoming_inactive_segment(self) -> None:
         """Seal the segment: record its largest timestamp in the time index and trim files to their content."""
@@ -527,6 +554,7 @@ class LogSegment:
                                                           self.offset_of_max_timestamp_so_far, True))
         _swallow(self.lazy_offset_index.close)
         _swallow(self.lazy_time_index.close)
+        _swallow(self.txn_index.flush)
         _swallow(self.log.close)
 
     def close_handlers(self) -> None:
@@ -538,11 +566,12 @@ class LogSegment:
         errors = []
         for kind, fn, file in (("log", self.log.delete_if_exists, self.log.file),
                                ("offset index", self.lazy_offset_index.delete_if_exists, self.lazy_offset_index.file),
-                               ("time index", self.lazy_time_index.delete_if_exists, self.lazy_time_index.file)):
+                               ("time index", self.lazy_time_index.delete_if_exists, self.lazy_time_index.file),
+                               ("transaction index", self.txn_index.delete_if_exists, self.txn_index.file)):
             try:
                 if fn():
                     logger.info("Deleted %s %s.", kind, os.path.abspath(file))
-                else:
+                elif kind != "transaction index":  # most segments never had one
                     logger.info("Failed to delete %s %s because it does not exist.", kind, os.path.abspath(file))
             except OSError as e:
                 errors.append(OSError(f"Delete of {kind} {os.path.abspath(file)} failed: {e}"))
