@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from kafka_py.spark.options import (
     Subscription,
     offsets_json,
 )
+from kafka_py.tools.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 
@@ -249,4 +249,4 @@ def _spark_interval(trigger: Optional[str]) -> Optional[str]:
 
 if __name__ == "__main__":
     drop_script_dir_from_path(__file__)
-    sys.exit(main(prog_name="bin/kafka-log-to-parquet.sh"))
+    run_tool(main, "bin/kafka-log-to-parquet.sh", tool_logging=False)

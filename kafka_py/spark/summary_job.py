@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional, Sequence
@@ -31,6 +30,7 @@ from kafka_py.spark.job_support import (
     progress_context,
     user_error,
 )
+from kafka_py.tools.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 
@@ -191,4 +191,4 @@ def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, mas
 
 if __name__ == "__main__":
     drop_script_dir_from_path(__file__)
-    sys.exit(main(prog_name="bin/kafka-log-summary.sh"))
+    run_tool(main, "bin/kafka-log-summary.sh", tool_logging=False)

@@ -8,6 +8,9 @@ what the command-line tools share.
 - Failures end a tool with one line on stderr and a non-zero exit status
   (``CommandError``, ``handle_errors``), never a traceback: a broker that cannot be
   reached, a topic that does not exist, a broker error code with its message.
+- Every tool starts through ``run_tool``; a reader of its output that goes away
+  (``kafka-dump-log.sh ... | head``) ends it quietly with status 0, as a Kafka tool,
+  whose PrintStream swallows the write error, finishes without a word.
 - kafka-python's own logging is silenced unless ``KAFKA_PY_TOOLS_LOG_LEVEL`` asks for it
   (Kafka's tools log WARN and above to stderr through config/tools-log4j.properties;
   kafka-python's reconnect warnings would bury the one line that matters).
@@ -18,10 +21,12 @@ what the command-line tools share.
 """
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
 import re
+import select
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -92,6 +97,74 @@ def configure_tool_logging() -> None:
     logging.getLogger("kafka").setLevel(level if level_name else logging.CRITICAL + 1)
 
 
+def stdout_closed() -> bool:
+    """True when nobody reads our stdout any more: the pipe's reader has exited (the end
+    of ``| head``), which poll reports as an error condition on the writing end."""
+    try:
+        fd = sys.__stdout__.fileno()
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR and POLLHUP are reported whatever the mask
+        return any(events & (select.POLLERR | select.POLLNVAL) for _, events in poller.poll(0))
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def is_closed_stdout_error(e: BaseException) -> bool:
+    """``e`` is the failed write to a stdout (or stderr) whose reader has gone."""
+    return isinstance(e, OSError) and e.errno == errno.EPIPE and stdout_closed()
+
+
+def _discard_stdout() -> None:
+    # What is still buffered goes nowhere instead of failing again when the
+    # interpreter flushes stdout at exit ("Exception ignored ... BrokenPipeError").
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (AttributeError, ValueError, OSError):
+        pass
+
+
+def run_tool(command: Callable[..., Any], prog_name: str | None = None, *,
+             tool_logging: bool = True, **kwargs: Any) -> None:
+    """The entry point of every tool (``python -m kafka_py.tools.<tool>``).
+
+    Sets up the tools' logging, runs the click ``command`` (or any callable taking
+    ``prog_name``) and exits with its status. When stdout's reader has gone
+    (``| head``), the tool has nobody to write for: it ends with status 0 and no
+    traceback, whichever write noticed it first (click itself turns a broken pipe into
+    status 1; the tools' own error handling lets it through, see ``handle_errors``).
+    """
+    if tool_logging:
+        configure_tool_logging()
+    status: Any = 0
+    try:
+        if prog_name is not None:
+            kwargs["prog_name"] = prog_name
+        result = command(**kwargs)
+        status = result if isinstance(result, int) else 0
+    except SystemExit as e:
+        status = e.code
+    except KeyboardInterrupt:
+        status = 130
+    except OSError as e:
+        if not is_closed_stdout_error(e):
+            raise
+    if stdout_closed():
+        _discard_stdout()
+        if status in (None, 0, 1):  # 1: click's own answer to a broken pipe
+            status = 0
+    else:
+        try:
+            sys.stdout.flush()
+        except OSError as e:
+            if not is_closed_stdout_error(e):
+                raise
+            _discard_stdout()
+            status = 0
+    sys.exit(status)
+
+
 def handle_errors(prefix: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turn CommandError, kafka-python errors and OS errors into one stderr line and exit 1."""
 
@@ -104,6 +177,12 @@ def handle_errors(prefix: str = "") -> Callable[[Callable[..., Any]], Callable[.
                 raise
             except KeyboardInterrupt:
                 raise click.exceptions.Exit(130)
+            except OSError as e:
+                if is_closed_stdout_error(e):
+                    raise  # not a failure: the reader of our output has gone (run_tool)
+                logger.debug("command failed", exc_info=True)
+                click.echo(f"{prefix}{describe_exception(e)}", err=True)
+                raise click.exceptions.Exit(1)
             except Exception as e:  # the whole point: no traceback reaches the user
                 logger.debug("command failed", exc_info=True)
                 click.echo(f"{prefix}{describe_exception(e)}", err=True)

@@ -45,12 +45,12 @@ from kafka_py.tools.command_line_utils import (
     ConfigEntry,
     client_configs,
     cluster_brokers,
-    configure_tool_logging,
     connect,
     describe_configs,
     handle_errors,
     incremental_alter_configs,
     load_props,
+    run_tool,
     validate_bootstrap_servers,
 )
 
@@ -357,5 +357,4 @@ def main(all_: bool, **kwargs: Any) -> None:
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main(prog_name="kafka-configs.sh")
+    run_tool(main, "kafka-configs.sh")

@@ -38,12 +38,12 @@ import click
 from kafka_py.tools.command_line_utils import (
     CommandError,
     client_configs,
-    configure_tool_logging,
     connect,
     handle_errors,
     load_props,
     parse_key_value_args,
     progress_bar,
+    run_tool,
     validate_bootstrap_servers,
     want_progress_bar,
 )
@@ -480,5 +480,4 @@ def main(topic: str | None, whitelist: str | None, partition: int | None, offset
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main(prog_name="kafka-console-consumer.sh")
+    run_tool(main, "kafka-console-consumer.sh")

@@ -48,13 +48,13 @@ import click
 from kafka_py.tools.command_line_utils import (
     CommandError,
     client_configs,
-    configure_tool_logging,
     connect,
     describe_exception,
     handle_errors,
     load_props,
     parse_key_value_args,
     progress_bar,
+    run_tool,
     validate_bootstrap_servers,
     want_progress_bar,
 )
@@ -391,5 +391,4 @@ def main(topic: str | None, bootstrap_server: str | None, broker_list: str | Non
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main(prog_name="kafka-console-producer.sh")
+    run_tool(main, "kafka-console-producer.sh")

@@ -54,10 +54,10 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
     CommandError,
     client_configs,
-    configure_tool_logging,
     connect,
     handle_errors,
     load_props,
+    run_tool,
     validate_bootstrap_servers,
 )
 
@@ -1287,5 +1287,4 @@ def main(list_: bool, **kwargs: Any) -> None:
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main(prog_name="kafka-consumer-groups.sh")
+    run_tool(main, "kafka-consumer-groups.sh")

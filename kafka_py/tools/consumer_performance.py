@@ -31,13 +31,13 @@ import click
 
 from kafka_py.tools.command_line_utils import (
     client_configs,
-    configure_tool_logging,
     connect,
     format_metrics,
     handle_errors,
     load_props,
     merged_metric_names,
     progress_bar,
+    run_tool,
     validate_bootstrap_servers,
     want_progress_bar,
 )
@@ -371,5 +371,4 @@ def main(bootstrap_server: str | None, broker_list: str | None, topic: str | Non
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main(prog_name="kafka-consumer-perf-test.sh")
+    run_tool(main, "kafka-consumer-perf-test.sh")

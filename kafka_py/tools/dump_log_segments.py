@@ -40,6 +40,7 @@ from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.time_index import TimeIndex
 from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE, NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import FileRecords
+from kafka_py.tools.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,8 @@ class DumpLogSegments:
                 self.dump_file(path)
             except DumpFailure as e:
                 self._fail(str(e))
+            except BrokenPipeError:
+                raise  # nobody reads the output any more (run_tool ends the tool quietly)
             except Exception as e:  # an unreadable file must not hide the others' output
                 logger.debug("dumping %s failed", path, exc_info=True)
                 self._fail(f"{path}: cannot be dumped: {type(e).__name__}: {e}")
@@ -502,4 +505,4 @@ def main(files: str, print_data_log: bool, deep_iteration: bool, index_sanity_ch
 
 
 if __name__ == "__main__":
-    main(prog_name="kafka-dump-log.sh")
+    run_tool(main, "kafka-dump-log.sh", tool_logging=False)

@@ -54,7 +54,6 @@ from kafka_py.tools.command_line_utils import (
     CommandError,
     client_configs,
     cluster_brokers,
-    configure_tool_logging,
     connect,
     error_message,
     error_name,
@@ -64,6 +63,7 @@ from kafka_py.tools.command_line_utils import (
     load_props,
     merged_metric_names,
     progress_bar,
+    run_tool,
     want_progress_bar,
 )
 
@@ -878,5 +878,4 @@ def main(args: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main()
+    run_tool(main)

@@ -15,6 +15,8 @@ import pathlib
 import re
 import sys
 
+from kafka_py.tools.command_line_utils import run_tool
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 BEGIN, END = "<!-- module-table -->", "<!-- /module-table -->"
@@ -64,4 +66,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_tool(main, tool_logging=False)

@@ -34,12 +34,12 @@ from kafka_py.tools.command_line_utils import (
     ConfigEntry,
     client_configs,
     cluster_brokers,
-    configure_tool_logging,
     connect,
     describe_configs,
     error_message,
     handle_errors,
     load_props,
+    run_tool,
     validate_bootstrap_servers,
 )
 
@@ -565,5 +565,4 @@ def main(list_: bool, **kwargs: Any) -> None:
 
 
 if __name__ == "__main__":
-    configure_tool_logging()
-    main(prog_name="kafka-topics.sh")
+    run_tool(main, "kafka-topics.sh")

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
 
 import click
 import kafka.errors as kafka_errors
@@ -21,6 +26,8 @@ from kafka_py.tools.command_line_utils import (
     validate_bootstrap_servers,
     want_progress_bar,
 )
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_java_producer_properties_become_kafka_python_keywords() -> None:
@@ -170,3 +177,62 @@ class _Stream(io.StringIO):
     (False, True, True), (True, True, False), (False, False, False), (True, False, False)])
 def test_progress_bar_only_when_stdout_is_redirected(stdout_tty: bool, stderr_tty: bool, expected: bool) -> None:
     assert want_progress_bar(_Stream(stdout_tty), _Stream(stderr_tty)) is expected
+
+
+# -- run_tool: a reader of the output that goes away -----------------------------------------
+
+_TOOL = """
+import sys
+import click
+from kafka_py.tools.command_line_utils import CommandError, handle_errors, run_tool
+
+@click.command()
+@click.option("--lines", type=int, default=100000)
+@click.option("--fail", is_flag=True)
+@handle_errors()
+def main(lines, fail):
+    if fail:
+        raise CommandError("it went wrong")
+    for i in range(lines):
+        click.echo(f"line {i} " + "x" * 60)
+
+run_tool(main, "tool")
+"""
+
+
+def _run_tool_with_stdout(stdout_reader_closed: bool, *args: str) -> subprocess.CompletedProcess:
+    read_end, write_end = os.pipe()
+    if stdout_reader_closed:
+        os.close(read_end)  # as `| head` does once it has its lines
+    try:
+        return subprocess.run([sys.executable, "-c", _TOOL, *args], stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, timeout=60, cwd=ROOT)
+    finally:
+        os.close(write_end)
+        if not stdout_reader_closed:
+            os.close(read_end)
+
+
+def test_a_tool_whose_stdout_reader_has_gone_exits_quietly_with_status_0() -> None:
+    result = _run_tool_with_stdout(True)
+    assert result.returncode == 0
+    assert result.stderr == ""
+
+
+def test_a_closed_stdout_does_not_hide_a_failure_before_any_output() -> None:
+    result = _run_tool_with_stdout(False, "--fail")
+    assert result.returncode == 1
+    assert result.stderr == "it went wrong\n"
+
+
+def test_a_tool_exits_with_its_status_when_stdout_is_read() -> None:
+    result = _run_tool_with_stdout(False, "--lines", "3")
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_shell_pipeline_into_head_keeps_the_first_lines_and_no_traceback() -> None:
+    script = f"set -o pipefail; {shlex.quote(sys.executable)} -c {shlex.quote(_TOOL)} | head -n 2"
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["line 0 " + "x" * 60, "line 1 " + "x" * 60]
+    assert result.stderr == ""

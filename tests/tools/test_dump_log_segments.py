@@ -327,3 +327,15 @@ def test_bash_wrapper(tmp_path):
     bad = subprocess.run([str(script), "--files", str(tmp_path / "x.bin")], capture_output=True, text=True,
                          timeout=60, cwd=tmp_path)
     assert bad.returncode == 1 and "x.bin" in bad.stderr
+
+
+def test_piped_into_head_exits_quietly(tmp_path):
+    # More output than a pipe holds, so the tool is still writing when head leaves.
+    seg = write_segment(tmp_path, 0, [batch(i * 50, 50) for i in range(40)])
+    script = ROOT / "bin" / "kafka-dump-log.sh"
+    piped = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; '{script}' --files '{seg['log']}' --print-data-log | head -n 3"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.splitlines()[:2] == [f"Dumping {seg['log']}", "Starting offset: 0"]
+    assert piped.stderr == ""

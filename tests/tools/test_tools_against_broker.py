@@ -5,6 +5,7 @@ their output formats and exit statuses, and checks what they did through the bro
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -128,6 +129,40 @@ def test_configs_describe_and_alter(broker):
     assert configs(broker, *brokers, "--alter", "--delete-config", "log.retention.ms").returncode == 0
     assert configs(broker, "--broker", "0", "--describe", "--all").stdout.startswith("All configs for broker 0 are:\n")
 
+
+def run_into_closed_pipe(script: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Runs a tool whose stdout reader has already gone, as after ``| head``: its every
+    write to stdout fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([str(BIN / script), *args], stdin=subprocess.DEVNULL, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=timeout, cwd=ROOT)
+    finally:
+        os.close(write_end)
+
+
+def test_tools_piped_into_a_reader_that_left_exit_quietly(broker):
+    assert topics(broker, "--create", "--topic", "tools-piped").returncode == 0
+    produced = run("kafka-console-producer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-piped",
+                   stdin="".join(f"{i}\n" for i in range(20)))
+    assert produced.returncode == 0, produced.stderr
+    bootstrap = ["--bootstrap-server", broker.bootstrap]
+    for command in [
+        ("kafka-configs.sh", *bootstrap, "--entity-type", "topics", "--entity-name", "tools-piped",
+         "--describe", "--all"),
+        ("kafka-topics.sh", *bootstrap, "--describe", "--topic", "tools-piped"),
+        ("kafka-consumer-groups.sh", *bootstrap, "--list"),
+        ("kafka-consumer-perf-test.sh", *bootstrap, "--topic", "tools-piped", "--messages", "20"),
+    ]:
+        result = run_into_closed_pipe(*command)
+        assert (result.returncode, result.stderr) == (0, ""), command
+    # Kafka's console consumer says why it stops, then reports its count as usual.
+    consumed = run_into_closed_pipe("kafka-console-consumer.sh", *bootstrap, "--topic", "tools-piped",
+                                    "--from-beginning", "--max-messages", "20", "--timeout-ms", "20000")
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stderr.splitlines() == ["Unable to write to standard out, closing consumer.",
+                                            "Processed a total of 1 messages"]
 
 def test_console_producer_to_console_consumer_with_keys_and_headers(broker):
     assert topics(broker, "--create", "--topic", "tools-console", "--partitions", "1").returncode == 0
