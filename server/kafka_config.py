@@ -11,7 +11,8 @@ key, the value and what is allowed, before the broker starts anything.
 
 Keys kafka-py accepts but does not act on (metrics reporters, quotas, ZooKeeper ACLs) are
 declared too, so a Kafka server.properties parses unchanged; plug-in classes that would
-change behaviour (authorizer, topic policies) are refused rather than silently ignored,
+change behaviour (topic policies, quota callbacks) are refused rather than silently ignored
+(``authorizer.class.name`` takes the Kafka names of the authorizers kafka-py ports),
 and so are listeners whose security protocol kafka-py does not speak. Keys that are not
 declared at all are logged as Kafka logs them: "The configuration 'x' was supplied but
 isn't a known config."
@@ -36,6 +37,7 @@ from kafka_py.cluster.broker import (
     SecurityProtocol,
 )
 from kafka_py.common.errors import InvalidConfigException
+from kafka_py.security.authorizer import AUTHORIZER_CLASSES, AUTHORIZER_CONFIG_KEYS
 from kafka_py.log.log_config import (
     ALL_API_VERSIONS,
     ALL_TOPIC_CONFIG_SYNONYMS,
@@ -230,7 +232,6 @@ SUPPORTED_SECURITY_PROTOCOLS: frozenset[SecurityProtocol] = frozenset(SecurityPr
 # Plug-in class keys whose Kafka counterparts change what the broker allows; a Python broker
 # cannot load the Java class, and ignoring it would drop an operator's policy silently.
 _UNSUPPORTED_PLUGIN_KEYS = (
-    "authorizer.class.name",
     "create.topic.policy.class.name",
     "alter.config.policy.class.name",
     "client.quota.callback.class",
@@ -285,7 +286,8 @@ CONFIG_DEF: ConfigDef = (
     .define("socket.connection.setup.timeout.max.ms", Type.LONG, Defaults.CONNECTION_SETUP_TIMEOUT_MAX_MS, None,
             _M, "Upper bound of the exponentially growing connection setup timeout.")
     .define("authorizer.class.name", Type.STRING, Defaults.AUTHORIZER_CLASS_NAME, None, _L,
-            "Kafka's authorizer plug-in; kafka-py has no authorizer and refuses a non-empty value.")
+            "The authorizer: empty for none, or kafka.security.authorizer.AclAuthorizer (ACLs in "
+            "ZooKeeper, configured by super.users and allow.everyone.if.no.acl.found).")
     # Socket server
     .define("port", Type.INT, Defaults.PORT, None, _H,
             "Deprecated: port of the PLAINTEXT listener when listeners is not set.")
@@ -721,7 +723,7 @@ def _java_double(value: float) -> str:
 def _unknown_keys(props: Mapping[str, Any]) -> list[str]:
     unknown = []
     for key in props:
-        if key in CONFIG_DEF.config_keys:
+        if key in CONFIG_DEF.config_keys or key in AUTHORIZER_CONFIG_KEYS:
             continue
         match = _LISTENER_CONFIG.match(key)
         if match and (match.group(1) in CONFIG_DEF.config_keys
@@ -1413,6 +1415,11 @@ class KafkaConfig:
             value = self._values[name]
             if value:
                 raise ConfigException(name, value, f"kafka-py cannot load plug-in classes; {name} must be unset")
+        authorizer = self._values["authorizer.class.name"]
+        if authorizer and authorizer.strip() not in AUTHORIZER_CLASSES:
+            raise ConfigException("authorizer.class.name", authorizer,
+                                  "kafka-py cannot load plug-in classes; the authorizers it has are "
+                                  + ", ".join(sorted(AUTHORIZER_CLASSES)))
         if self.zk_enable_secure_acls:
             raise ConfigException("zookeeper.set.acl", True,
                                   "kafka-py does not create secure ZooKeeper ACLs; allowed value: false")

@@ -83,12 +83,15 @@ from kafka_py.zk.zk_data import (
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     ReplicaAssignment,
+    ResourceZNode,
     TopicIdReplicaAssignment,
     TopicPartitionStateZNode,
     TopicPartitionsZNode,
     TopicPartitionZNode,
     TopicsZNode,
     TopicZNode,
+    ZkAclChangeStore,
+    ZkAclStore,
     ZkData,
     ZkVersion,
     random_uuid,
@@ -1905,6 +1908,96 @@ class KafkaZkClient:
         return (None if data is None else FeatureZNode.decode(data)), version
 
     # -- old consumer offsets -----------------------------------------------------------------
+
+    # -- ACLs (kafka.security.authorizer.AclAuthorizer) --------------------------------------
+
+    def create_acl_paths(self) -> None:
+        """The ACL roots, one child per resource type under each, and the change roots."""
+        from kafka_py.security.authorizer.acl_entry import RESOURCE_TYPES
+
+        for store in ZkAclStore.stores():
+            self.create_recursive(store.acl_path, throw_if_path_exists=False)
+            for resource_type in sorted(RESOURCE_TYPES, key=lambda t: t.code):
+                self.create_recursive(store.path(resource_type), throw_if_path_exists=False)
+        for change_store in ZkAclChangeStore.stores():
+            self.create_recursive(change_store.acl_change_path, throw_if_path_exists=False)
+
+    def get_versioned_acls_for_resource(self, resource: Any) -> Any:
+        """The entries of a resource pattern and its znode version (NO_ACLS when absent)."""
+        from kafka_py.security.authorizer.acl_authorizer import NO_ACLS
+
+        response = self._retry_request_until_connected(GetDataRequest(ResourceZNode.path(resource)))
+        if response.result_code == Code.OK:
+            return ResourceZNode.decode(response.data, response.stat.version)
+        if response.result_code == Code.NONODE:
+            return NO_ACLS
+        raise response.result_exception
+
+    def conditional_set_acls_for_resource(self, resource: Any, acls: Iterable[Any],
+                                          expected_version: int) -> tuple[bool, int]:
+        """Overwrite the resource's entries if its znode is still at ``expected_version``."""
+        if expected_version < 0:
+            raise ValueError(f"Invalid version {expected_version} provided for conditional update")
+        response = self._retry_request_until_connected(
+            SetDataRequest(ResourceZNode.path(resource), ResourceZNode.encode(acls), expected_version))
+        if response.result_code == Code.OK:
+            return True, response.stat.version
+        if response.result_code in (Code.NONODE, Code.BADVERSION):
+            return False, ZkVersion.UNKNOWN_VERSION
+        raise response.result_exception
+
+    def create_acls_for_resource_if_not_exists(self, resource: Any, acls: Iterable[Any]) -> tuple[bool, int]:
+        path = ResourceZNode.path(resource)
+        response = self._retry_request_until_connected(
+            CreateRequest(path, ResourceZNode.encode(acls), self._default_acls(path), CreateMode.PERSISTENT))
+        if response.result_code == Code.OK:
+            return True, 0
+        if response.result_code == Code.NODEEXISTS:
+            return False, ZkVersion.UNKNOWN_VERSION
+        raise response.result_exception
+
+    def conditional_delete(self, resource: Any, expected_version: int) -> bool:
+        """Delete the resource's znode if still at ``expected_version`` (or already gone)."""
+        response = self._retry_request_until_connected(DeleteRequest(ResourceZNode.path(resource), expected_version))
+        if response.result_code in (Code.OK, Code.NONODE):
+            return True
+        if response.result_code == Code.BADVERSION:
+            return False
+        raise response.result_exception
+
+    def create_acl_change_notification(self, resource: Any) -> None:
+        change_store = ZkAclStore.of(resource.pattern_type).change_store
+        path = change_store.create_path
+        response = self._retry_request_until_connected(
+            CreateRequest(path, change_store.encode(resource), self._default_acls(path),
+                          CreateMode.PERSISTENT_SEQUENTIAL))
+        response.maybe_throw()
+
+    def delete_acl_change_notifications(self) -> None:
+        for change_store in ZkAclChangeStore.stores():
+            response = self._retry_request_until_connected(
+                GetChildrenRequest(change_store.acl_change_path, register_watch=True))
+            if response.result_code == Code.OK:
+                deletes = self._retry_requests_until_connected(
+                    [DeleteRequest(f"{change_store.acl_change_path}/{child}", ZkVersion.MATCH_ANY_VERSION)
+                     for child in response.children])
+                for delete in deletes:
+                    if delete.result_code != Code.NONODE:
+                        delete.maybe_throw()
+            elif response.result_code != Code.NONODE:
+                response.maybe_throw()
+
+    def get_resource_types(self, pattern_type: Any) -> list[str]:
+        return self.get_children(ZkAclStore.of(pattern_type).acl_path)
+
+    def get_resource_names(self, pattern_type: Any, resource_type: Any) -> list[str]:
+        return self.get_children(ZkAclStore.of(pattern_type).path(resource_type))
+
+    def delete_resource(self, resource: Any) -> bool:
+        return self.delete_recursive(ResourceZNode.path(resource))
+
+    def resource_exists(self, resource: Any) -> bool:
+        return self.path_exists(ResourceZNode.path(resource))
 
     def get_consumer_offset(self, group: str, topic_partition: TopicPartition) -> int | None:
         response = self._retry_request_until_connected(

@@ -39,6 +39,7 @@ from kafka_py.cluster.broker import (
 )
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.security.authorizer.acl import PatternType, ResourcePattern, ResourceType
 
 logger = logging.getLogger(__name__)
 
@@ -765,12 +766,60 @@ class StateChangeHandlers:
         return f"change-notification-{seq_node_root}"
 
 
-class LiteralAclStore:
+# ---------------------------------------------------------------------------------------------
+# ACLs (kafka.security.authorizer.AclAuthorizer)
+#
+# LITERAL patterns live under /kafka-acl/<ResourceType>/<name>, every other specific pattern
+# type under /kafka-acl-extended/<pattern type in lower case>/<ResourceType>/<name>; each znode
+# holds all the entries of its pattern as JSON (kafka_py.security.authorizer.acl_entry). A change
+# to one is announced by a sequential acl_changes_<seq> under /kafka-acl-changes (LITERAL:
+# "<ResourceType>:<name>", the pre-2.0 text form) or /kafka-acl-extended-changes (JSON naming the
+# pattern), which every broker's authorizer watches.
+# ---------------------------------------------------------------------------------------------
+
+class ZkAclStore:
+    """Where the ACLs of one pattern type live (``ZkAclStore(pattern_type)`` picks the store)."""
+
+    pattern_type: PatternType = PatternType.UNKNOWN
+    acl_path: str = ""
+
+    def path(self, resource_type: ResourceType, resource_name: str | None = None) -> str:
+        base = f"{self.acl_path}/{resource_type.pascal_name}"
+        return base if resource_name is None else f"{base}/{resource_name}"
+
+    @property
+    def change_store(self) -> "ZkAclChangeStore":
+        raise NotImplementedError
+
+    @staticmethod
+    def stores() -> tuple["ZkAclStore", ...]:
+        return (LITERAL_ACL_STORE, PREFIXED_ACL_STORE)
+
+    @staticmethod
+    def of(pattern_type: PatternType) -> "ZkAclStore":
+        for store in ZkAclStore.stores():
+            if store.pattern_type is pattern_type:
+                return store
+        raise KafkaException(f"Invalid pattern type: {pattern_type}")
+
+    @staticmethod
+    def secure_paths() -> tuple[str, ...]:
+        paths: list[str] = []
+        for store in ZkAclStore.stores():
+            paths += [store.acl_path, store.change_store.acl_change_path]
+        return tuple(dict.fromkeys(paths))
+
+
+class LiteralAclStore(ZkAclStore):
     ACL_PATH = "/kafka-acl"
 
+    def __init__(self) -> None:
+        self.pattern_type = PatternType.LITERAL
+        self.acl_path = self.ACL_PATH
 
-class LiteralAclChangeStore:
-    ACL_CHANGE_PATH = "/kafka-acl-changes"
+    @property
+    def change_store(self) -> "ZkAclChangeStore":
+        return LITERAL_ACL_CHANGE_STORE
 
 
 class ExtendedAclZNode:
@@ -779,8 +828,108 @@ class ExtendedAclZNode:
         return "/kafka-acl-extended"
 
 
-class ExtendedAclChangeStore:
+class ExtendedAclStore(ZkAclStore):
+    def __init__(self, pattern_type: PatternType) -> None:
+        if pattern_type is PatternType.LITERAL:
+            raise ValueError("Literal pattern types are not supported")
+        self.pattern_type = pattern_type
+        self.acl_path = f"{ExtendedAclZNode.path()}/{pattern_type.name.lower()}"
+
+    @property
+    def change_store(self) -> "ZkAclChangeStore":
+        return EXTENDED_ACL_CHANGE_STORE
+
+
+class ZkAclChangeStore:
+    SEQUENCE_NUMBER_PREFIX = "acl_changes_"
+    acl_change_path: str = ""
+
+    @property
+    def create_path(self) -> str:
+        return f"{self.acl_change_path}/{self.SEQUENCE_NUMBER_PREFIX}"
+
+    def encode(self, resource: ResourcePattern) -> bytes:
+        raise NotImplementedError
+
+    def decode(self, data: bytes) -> ResourcePattern:
+        raise NotImplementedError
+
+    @staticmethod
+    def stores() -> tuple["ZkAclChangeStore", ...]:
+        return (LITERAL_ACL_CHANGE_STORE, EXTENDED_ACL_CHANGE_STORE)
+
+
+class LiteralAclChangeStore(ZkAclChangeStore):
+    ACL_CHANGE_PATH = "/kafka-acl-changes"
+    acl_change_path = ACL_CHANGE_PATH
+
+    def encode(self, resource: ResourcePattern) -> bytes:
+        if resource.pattern_type is not PatternType.LITERAL:
+            raise ValueError("Only literal resource patterns can be encoded")
+        # The constant's name (TOPIC), as ResourceType.toString writes it.
+        return f"{resource.resource_type.name}:{resource.name}".encode("utf-8")
+
+    def decode(self, data: bytes) -> ResourcePattern:
+        text = bytes(data).decode("utf-8")
+        resource_type, sep, name = text.partition(":")
+        if not sep:
+            raise ValueError(f"expected a string in format ResourceType:ResourceName but got {text}")
+        return ResourcePattern(ResourceType.from_string(resource_type), name, PatternType.LITERAL)
+
+
+class ExtendedAclChangeStore(ZkAclChangeStore):
     ACL_CHANGE_PATH = "/kafka-acl-extended-changes"
+    acl_change_path = ACL_CHANGE_PATH
+    CURRENT_VERSION = 1  # ExtendedAclChangeEvent.currentVersion
+
+    def encode(self, resource: ResourcePattern) -> bytes:
+        if resource.pattern_type is PatternType.LITERAL:
+            raise ValueError("Literal pattern types are not supported")
+        # ExtendedAclChangeEvent, as Jackson writes the bean: its properties in declaration order.
+        return encode_as_bytes({"version": self.CURRENT_VERSION, "resourceType": resource.resource_type.name,
+                                "name": resource.name, "patternType": resource.pattern_type.name})
+
+    def decode(self, data: bytes) -> ResourcePattern:
+        try:
+            event = try_parse_bytes(data)
+        except ValueError as e:
+            raise ValueError(f"Failed to parse ACL change event: {e}") from e
+        if not isinstance(event, dict):
+            raise ValueError("Failed to parse ACL change event")
+        if int(event.get("version", 0)) > self.CURRENT_VERSION:
+            raise ValueError(f"Acl change event received for unsupported version: {event.get('version')}")
+        resource_type = ResourceType.from_string(str(event.get("resourceType")))
+        pattern_type = PatternType.from_string(str(event.get("patternType")))
+        if resource_type.is_unknown or pattern_type.is_unknown or not isinstance(event.get("name"), str):
+            raise ValueError(f"Failed to convert ACL change event to resource: {event}")
+        return ResourcePattern(resource_type, event["name"], pattern_type)
+
+
+class ResourceZNode:
+    """The znode of one resource pattern and its JSON (AclEntry's)."""
+
+    @staticmethod
+    def path(resource: ResourcePattern) -> str:
+        return ZkAclStore.of(resource.pattern_type).path(resource.resource_type, resource.name)
+
+    @staticmethod
+    def encode(acls: Iterable[Any]) -> bytes:
+        from kafka_py.security.authorizer import acl_entry
+
+        return acl_entry.to_bytes(acls)
+
+    @staticmethod
+    def decode(data: bytes | None, version: int) -> Any:
+        from kafka_py.security.authorizer import acl_entry
+        from kafka_py.security.authorizer.acl_authorizer import VersionedAcls
+
+        return VersionedAcls(acl_entry.from_bytes(data), version)
+
+
+LITERAL_ACL_CHANGE_STORE = LiteralAclChangeStore()
+EXTENDED_ACL_CHANGE_STORE = ExtendedAclChangeStore()
+LITERAL_ACL_STORE: ZkAclStore = LiteralAclStore()
+PREFIXED_ACL_STORE: ZkAclStore = ExtendedAclStore(PatternType.PREFIXED)
 
 
 class ClusterZNode:

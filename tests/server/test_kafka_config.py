@@ -408,8 +408,9 @@ def test_unsupported_features_are_refused():
     # SSL and SASL listeners are served (tests/security); brokers talk to each other over PLAINTEXT only.
     assert_config_error({"listeners": "SSL://:9093,PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
                         "security.inter.broker.protocol", "SSL", "talk to each other over PLAINTEXT only")
-    assert_config_error({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"},
-                        "authorizer.class.name", "AclAuthorizer", "must be unset")
+    # The Kafka names of the authorizers kafka-py ports are taken; any other class is refused.
+    assert_config_error({"authorizer.class.name": "com.example.MyAuthorizer"},
+                        "authorizer.class.name", "com.example.MyAuthorizer", "kafka.security.authorizer.AclAuthorizer")
     assert_config_error({"zookeeper.set.acl": "true"}, "zookeeper.set.acl", "true", "allowed value: false")
 
 
