@@ -9,6 +9,11 @@ waiting), turn complete frames into requests for the RequestChannel, unmute the
 connections whose responses are written, uncount the connections that went away, and
 close connections beyond the broker's limit.
 
+A connection a client quota throttles (KIP-219) gets its response at once but stays muted
+until the throttle ends: between a StartThrottlingResponse and the matching
+EndThrottlingResponse, a written response does not unmute it (Kafka's ChannelMuteState
+MUTED_AND_THROTTLED), so the Processor reads nothing more from that client meanwhile.
+
 Every failure tied to one connection (an unparseable request, a send that fails)
 closes that connection and is logged; the loop itself catches everything else, so no
 client can stop a Processor.
@@ -27,12 +32,14 @@ from kafka_py.utils.time import Time
 from kafka_py.network.connection_quotas import ConnectionQuotas, listener_value, normalize_address, protocol_name
 from kafka_py.network.request_channel import (
     CloseConnectionResponse,
+    EndThrottlingResponse,
     NoOpResponse,
     Request,
     RequestChannel,
     RequestContext,
     Response,
     SendResponse,
+    StartThrottlingResponse,
 )
 from kafka_py.network.selector import KafkaChannel, Selector
 from kafka_py.network.send import Send
@@ -145,6 +152,9 @@ class Processor(AbstractServerThread):
         self._connection_queue_size = connection_queue_size
         self._inflight_responses: dict[str, Response] = {}
         self._response_queue: deque[Response] = deque()
+        # Connections under a quota throttle -> whether their response has been written
+        # (then the end of the throttle unmutes them).
+        self._throttled: dict[str, bool] = {}
         self._next_connection_index = 0
         # True while this thread may be blocked in select; see enqueue_response.
         self._polling = False
@@ -263,9 +273,16 @@ class Processor(AbstractServerThread):
                     self.send_response(response, response.response_send)
                 elif isinstance(response, NoOpResponse):
                     # Nothing to write: read the next request, which may already be buffered.
-                    self._selector.unmute(connection_id)
+                    self._response_sent(connection_id)
                 elif isinstance(response, CloseConnectionResponse):
                     self.close(connection_id)
+                elif isinstance(response, StartThrottlingResponse):
+                    if self._selector.channel(connection_id) is not None:
+                        self._throttled[connection_id] = False
+                elif isinstance(response, EndThrottlingResponse):
+                    # Unmuted now only if the response is already written; otherwise when it is.
+                    if self._throttled.pop(connection_id, False):
+                        self._selector.unmute(connection_id)
                 else:
                     raise ValueError(f"Unknown response type: {type(response).__name__}")
             except Exception as e:  # noqa: BLE001
@@ -329,14 +346,23 @@ class Processor(AbstractServerThread):
             try:
                 response.request.response_complete_time_ns = self._time.nanoseconds()
                 response.on_complete(send)
-                self._selector.unmute(connection_id)
+                self._response_sent(connection_id)
             except Exception as e:  # noqa: BLE001
                 self._process_channel_exception(
                     connection_id, f"Exception while processing completed send to {connection_id}", e)
 
+    def _response_sent(self, connection_id: str) -> None:
+        """The response of the connection's request is out: read its next request, unless a
+        quota throttle is still running (its end unmutes the connection then)."""
+        if self._throttled and connection_id in self._throttled:
+            self._throttled[connection_id] = True
+        else:
+            self._selector.unmute(connection_id)
+
     def process_disconnected(self) -> None:
         for connection_id, address in self._selector.drain_disconnected():
             self._inflight_responses.pop(connection_id, None)
+            self._throttled.pop(connection_id, None)
             self._connection_quotas.dec(self.listener_name, address)
 
     def close_excess_connections(self) -> None:
@@ -354,6 +380,7 @@ class Processor(AbstractServerThread):
         self._connection_quotas.dec(self.listener_name, channel.socket_address)
         self._selector.close(connection_id)
         self._inflight_responses.pop(connection_id, None)
+        self._throttled.pop(connection_id, None)
 
     def _process_channel_exception(self, connection_id: str, message: str, error: Exception) -> None:
         if self._selector.channel(connection_id) is not None:

@@ -15,12 +15,16 @@ A response is one of:
 * ``NoOpResponse``: nothing to write (a produce with acks=0); unmute only.
 * ``CloseConnectionResponse``: close the connection (a produce with acks=0 that
   failed: the client learns of it by the disconnect).
+* ``StartThrottlingResponse`` / ``EndThrottlingResponse``: a client quota throttles the
+  connection (KIP-219); between the two the Processor does not unmute it, so nothing more is
+  read from it, even once its response is written (server/client_quota_manager.py).
 """
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Union
 
@@ -127,6 +131,14 @@ class Request:
     def size_in_bytes(self) -> int:
         return len(self.buffer)
 
+    @property
+    def request_thread_time_ns(self) -> int:
+        """Time a handler thread spent on this request (what ``request_percentage`` quotas count):
+        from being taken off the queue to the end of local handling, or to now while still in it."""
+        if self.api_local_complete_time_ns == -1:
+            self.api_local_complete_time_ns = time.monotonic_ns()
+        return max(self.api_local_complete_time_ns - self.request_dequeue_time_ns, 0)
+
     def build_response_send(self, response: Any) -> Send:
         """The Send of ``response`` (a kio message) with this request's correlation id.
 
@@ -208,6 +220,18 @@ class NoOpResponse(Response):
 
 
 class CloseConnectionResponse(Response):
+    __slots__ = ()
+
+
+class StartThrottlingResponse(Response):
+    """The connection is throttled from now on: keep it muted after its response is written."""
+
+    __slots__ = ()
+
+
+class EndThrottlingResponse(Response):
+    """The throttle is over: unmute the connection if its response has been written."""
+
     __slots__ = ()
 
 

@@ -1,0 +1,66 @@
+"""Port of core/src/main/scala/kafka/server/QuotaFactory.scala (Kafka 2.8.2), client quotas:
+the three quota managers a broker keeps, built from its config.
+
+* ``fetch``: ``consumer_byte_rate`` (ClientQuotaManager of QuotaType.FETCH);
+* ``produce``: ``producer_byte_rate`` (QuotaType.PRODUCE);
+* ``request``: ``request_percentage`` (ClientRequestQuotaManager).
+
+All three sample ``quota.window.num`` windows of ``quota.window.size.seconds``. The static
+per-client-id defaults ``quota.producer.default`` / ``quota.consumer.default`` (deprecated
+in Kafka since 0.11) still apply when set.
+
+Not ported: the ControllerMutationQuotaManager (``controller_mutation_rate``, KIP-599) and the
+replication quota managers (``leader.replication.throttled.rate`` and friends).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_py.server.client_quota_manager import LONG_MAX, ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
+from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
+from kafka_py.utils.time import Time
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class QuotaManagers:
+    fetch: ClientQuotaManager
+    produce: ClientQuotaManager
+    request: ClientRequestQuotaManager
+
+    def shutdown(self) -> None:
+        self.fetch.shutdown()
+        self.produce.shutdown()
+        self.request.shutdown()
+
+
+def client_produce_config(cfg: Any) -> ClientQuotaManagerConfig:
+    if cfg.producer_quota_bytes_per_second_default != LONG_MAX:
+        logger.warning("quota.producer.default has been deprecated in 0.11.0.0 and will be removed in a future "
+                       "release. Use dynamic quota defaults instead.")
+    return ClientQuotaManagerConfig(cfg.producer_quota_bytes_per_second_default, cfg.num_quota_samples,
+                                    cfg.quota_window_size_seconds)
+
+
+def client_fetch_config(cfg: Any) -> ClientQuotaManagerConfig:
+    if cfg.consumer_quota_bytes_per_second_default != LONG_MAX:
+        logger.warning("quota.consumer.default has been deprecated in 0.11.0.0 and will be removed in a future "
+                       "release. Use dynamic quota defaults instead.")
+    return ClientQuotaManagerConfig(cfg.consumer_quota_bytes_per_second_default, cfg.num_quota_samples,
+                                    cfg.quota_window_size_seconds)
+
+
+def client_request_config(cfg: Any) -> ClientQuotaManagerConfig:
+    return ClientQuotaManagerConfig(num_quota_samples=cfg.num_quota_samples,
+                                    quota_window_size_seconds=cfg.quota_window_size_seconds)
+
+
+def instantiate(cfg: Any, time: Time = Time.SYSTEM, thread_name_prefix: str = "") -> QuotaManagers:
+    return QuotaManagers(
+        fetch=ClientQuotaManager(client_fetch_config(cfg), QuotaType.FETCH, time, thread_name_prefix),
+        produce=ClientQuotaManager(client_produce_config(cfg), QuotaType.PRODUCE, time, thread_name_prefix),
+        request=ClientRequestQuotaManager(client_request_config(cfg), time, thread_name_prefix),
+    )
