@@ -77,7 +77,7 @@ from kafka_py.server.kafka_apis import KafkaApis
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata_cache import MetadataCache
-from kafka_py.server.producer_id_manager import ProducerIdManager
+from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler

@@ -1,1 +1,2 @@
-"""Port of core/src/main/scala/kafka/coordinator: the group coordinator (``group``)."""
+"""Port of core/src/main/scala/kafka/coordinator: the group coordinator (``group``) and the
+transaction coordinator (``transaction``)."""

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kafka_py.server.producer_id_manager import PID_BLOCK_SIZE, ProducerIdManager
+from kafka_py.coordinator.transaction.producer_id_manager import PID_BLOCK_SIZE, ProducerIdManager
 from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from tests.integration.broker_harness import unique_chroot
 

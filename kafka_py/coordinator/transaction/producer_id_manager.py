@@ -8,8 +8,9 @@ conditional on the znode version it read. When two brokers race, one write fails
 the version and that broker reads again and claims the block after the winner's.
 Within a block ids are handed out from memory.
 
-Kept in server/ because only InitProducerId needs it until the transaction
-coordinator lands; the class keeps Kafka's name and behaviour.
+The TransactionCoordinator owns it: InitProducerId hands out ids from it, to idempotent
+producers and to transactional ids (a new id, or a new producer id once an id's epochs are
+exhausted).
 """
 from __future__ import annotations
 
