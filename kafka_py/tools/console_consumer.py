@@ -13,25 +13,24 @@ numbers). At the end it reports ``Processed a total of N messages`` on stderr.
 ``--isolation-level``, ``--consumer-property`` / ``--consumer.config`` with Kafka's
 client property names, ``--skip-message-on-error``.
 
-Difference from Kafka's tool, on purpose: without ``--group`` (or a group.id
-property) Kafka joins a throw-away group ``console-consumer-<random>`` with
-auto-commit off; here the topic's partitions are assigned to the consumer directly.
-The records printed are the same and nothing is committed in either case, but no
-group coordinator is involved. A topic that does not exist yet is waited for (up to
-``--timeout-ms`` when given). With ``--group`` the consumer subscribes through the
-group coordinator, as Kafka's does.
+The consumer always has a group, as Kafka's: ``--group`` (or a group.id property), else
+a throw-away ``console-consumer-<random number below 100000>`` whose offsets are not
+committed unless ``enable.auto.commit`` is set. With ``--topic`` or ``--whitelist`` it
+subscribes through the group coordinator (a topic that does not exist yet is picked up
+once it does); with ``--partition`` it is assigned that partition and seeks to
+``--offset``.
 """
 from __future__ import annotations
 
 import logging
-import re
+import random
 import signal
 import struct
 import sys
 import time
 import uuid
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterable, Mapping
+from typing import IO, Any, Callable, Mapping
 
 import click
 
@@ -54,7 +53,6 @@ EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 DEFAULT_FORMATTER = "kafka.tools.DefaultMessageFormatter"
 NO_OP_FORMATTER = "kafka.tools.NoOpMessageFormatter"
-TOPIC_WAIT_INTERVAL_S = 0.5
 _TIMESTAMP_TYPE_NAMES = {0: "CreateTime", 1: "LogAppendTime"}
 
 
@@ -241,9 +239,16 @@ def parse_offset(text: str) -> int:
     return offset
 
 
+def random_group_id() -> str:
+    """The throw-away group of a console consumer started without one."""
+    return f"console-consumer-{random.randrange(100000)}"
+
+
 def consumer_props(consumer_config: Mapping[str, str], extra: Mapping[str, str], bootstrap_server: str,
                    from_beginning: bool, isolation_level: str, group: str | None) -> dict[str, str]:
-    """ConsoleConsumer.consumerProps, with the auto.offset.reset rules of setAutoOffsetResetValue."""
+    """ConsoleConsumer.consumerProps, with the auto.offset.reset rules of setAutoOffsetResetValue
+    and the group id rules of ConsumerConfig: without a group a random one, whose offsets
+    are not committed unless enable.auto.commit asks for it."""
     props = dict(consumer_config)
     props.update(extra)
     if "auto.offset.reset" in props:
@@ -257,7 +262,8 @@ def consumer_props(consumer_config: Mapping[str, str], extra: Mapping[str, str],
     if group is not None:
         props["group.id"] = group
     else:
-        props.pop("group.id", None)
+        props["group.id"] = random_group_id()
+        props.setdefault("enable.auto.commit", "false")  # the group is not meant to be used again
     return props
 
 
@@ -315,20 +321,6 @@ class ConsoleConsumer:
 
     def _deadline(self) -> float | None:
         return None if self.timeout_ms < 0 else time.monotonic() + self.timeout_ms / 1000
-
-
-def wait_for_partitions(consumer: Any, topics: Callable[[], Iterable[str]], timeout_ms: int) -> list[Any]:
-    """The TopicPartitions of the topics once metadata knows at least one of them."""
-    from kafka import TopicPartition
-
-    deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
-    while True:
-        partitions = [TopicPartition(t, p) for t in sorted(topics()) for p in sorted(consumer.partitions_for_topic(t))]
-        if partitions:
-            return partitions
-        if deadline is not None and time.monotonic() >= deadline:
-            return []
-        time.sleep(TOPIC_WAIT_INTERVAL_S)  # polling metadata: nothing pushes topic creation to a client
 
 
 def _raise_stop(signum: int, frame: Any) -> None:
@@ -424,8 +416,6 @@ def main(topic: str | None, whitelist: str | None, partition: int | None, offset
     from kafka import KafkaConsumer, TopicPartition
 
     configs = client_configs(props, KafkaConsumer)
-    if group_id is None:
-        configs["enable_auto_commit"] = False
     consumer = connect(KafkaConsumer, configs)
     tool = ConsoleConsumer(consumer, message_formatter, sys.stdout.buffer,
                            max_messages if max_messages is not None else -1,
@@ -443,23 +433,10 @@ def main(topic: str | None, whitelist: str | None, partition: int | None, offset
                 consumer.seek_to_end(tp)
             else:
                 consumer.seek(tp, offset_arg)
-        elif group_id is not None:
-            if topic is not None:
-                consumer.subscribe(topics=[topic])
-            else:
-                consumer.subscribe(pattern=whitelist)
+        elif topic is not None:
+            consumer.subscribe(topics=[topic])
         else:
-            if topic is not None:
-                names: Callable[[], Iterable[str]] = lambda: [topic]
-            else:
-                pattern = re.compile(str(whitelist))
-                names = lambda: [t for t in consumer.topics() if pattern.fullmatch(t)]
-            partitions = wait_for_partitions(consumer, names, tool.timeout_ms)
-            if not partitions:
-                logger.error("Error processing message, terminating consumer process: "
-                             "org.apache.kafka.common.errors.TimeoutException")
-                return
-            consumer.assign(partitions)
+            consumer.subscribe(pattern=whitelist)
         if enable_systest_events:
             click.echo("startup_complete")
         with progress_bar(tool.max_messages, "Consuming",

@@ -12,16 +12,16 @@ or, with ``--show-detailed-stats``, one line every ``--reporting-interval`` ms
 record arrived for ``--timeout`` ms (with Kafka's WARNING line). ``--date-format`` takes
 java.text.SimpleDateFormat patterns.
 
-Difference from Kafka's tool, on purpose: Kafka always joins a consumer group (a random
-``perf-consumer-NNNNN`` unless ``--group`` is given) and reports the time spent joining
-it as rebalance.time.ms. Here the group is joined only with an explicit ``--group``;
-otherwise the topic's partitions are assigned directly, nothing is committed, and
-rebalance.time.ms is 0.
+The consumer subscribes to the topic in a group, ``--group`` or else a random
+``perf-consumer-NNNNN`` (commits as the consumer config says: auto-commit, on by
+default), and rebalance.time.ms is the time spent joining it: from the subscription, or
+from the last revocation, to each assignment, as Kafka's rebalance listener measures it.
 """
 from __future__ import annotations
 
 import logging
 import math
+import random
 import re
 import time
 from dataclasses import dataclass
@@ -257,12 +257,16 @@ class _JoinTimer:
         return value
 
 
+def random_group_id() -> str:
+    """--group's default: a new group for every run."""
+    return f"perf-consumer-{random.randrange(100000)}"
+
+
 def consumer_props(consumer_config: Mapping[str, str], bootstrap_server: str, group: str | None,
                    socket_buffer_size: int, fetch_size: int, from_latest: bool) -> dict[str, str]:
     props = dict(consumer_config)
     props["bootstrap.servers"] = bootstrap_server
-    if group is not None:
-        props["group.id"] = group
+    props["group.id"] = group if group is not None else random_group_id()
     props["receive.buffer.bytes"] = str(socket_buffer_size)
     props["max.partition.fetch.bytes"] = str(fetch_size)
     props["auto.offset.reset"] = "latest" if from_latest else "earliest"
@@ -278,7 +282,7 @@ def consumer_props(consumer_config: Mapping[str, str], bootstrap_server: str, gr
               help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.")
 @click.option("--topic", metavar="<topic>", help="REQUIRED: The topic to consume from.")
 @click.option("--group", metavar="<gid>",
-              help="The group id to consume on. Without it the partitions are assigned directly.")
+              help="The group id to consume on.  [default: perf-consumer-<random number below 100000>]")
 @click.option("--fetch-size", type=int, default=1024 * 1024, show_default=True, metavar="<size>",
               help="The amount of data to fetch in a single request.")
 @click.option("--from-latest", is_flag=True,
@@ -328,12 +332,7 @@ def main(bootstrap_server: str | None, broker_list: str | None, topic: str | Non
                            socket_buffer_size, fetch_size, from_latest)
     from kafka import KafkaConsumer
 
-    from kafka_py.tools.console_consumer import wait_for_partitions
-
     configs = client_configs(props, KafkaConsumer)
-    if group is None:
-        configs.pop("group_id", None)
-        configs["enable_auto_commit"] = False
     if not hide_header:
         click.echo(header_line(show_detailed_stats))
     consumer = connect(KafkaConsumer, configs)
@@ -341,27 +340,16 @@ def main(bootstrap_server: str | None, broker_list: str | None, topic: str | Non
     try:
         start_ms = now_ms()
         joins = _JoinTimer()
-        if group is not None:
-            consumer.subscribe(topics=[topic], listener=joins.listener())
-        else:
-            partitions = wait_for_partitions(consumer, lambda: [topic], record_fetch_timeout_ms)
-            if partitions:
-                consumer.assign(partitions)
+        consumer.subscribe(topics=[topic], listener=joins.listener())
         with progress_bar(messages, "Consuming", enabled=want_progress_bar()) as bar:
-            if consumer.assignment() or group is not None:
-                result = consume(consumer, messages, record_fetch_timeout_ms, reporting_interval,
-                                 show_detailed_stats, date_format, click.echo, bar.update,
-                                 join_time=lambda: joins.total, take_periodic_join_time=joins.take_periodic)
-            else:
-                click.echo(f"WARNING: Exiting before consuming the expected number of messages: timeout "
-                           f"({record_fetch_timeout_ms} ms) exceeded. You can use the --timeout option to "
-                           "increase the timeout.")
-                result = ConsumeResult()
+            result = consume(consumer, messages, record_fetch_timeout_ms, reporting_interval,
+                             show_detailed_stats, date_format, click.echo, bar.update,
+                             join_time=lambda: joins.total, take_periodic_join_time=joins.take_periodic)
         end_ms = now_ms()
         if print_metrics:
             metrics = merged_metric_names(consumer.metrics(raw=True))
     finally:
-        consumer.close(autocommit=group is not None)
+        consumer.close()
     if not show_detailed_stats:
         click.echo(summary_line(date_format, start_ms, end_ms, result.bytes_read, result.messages_read,
                                 result.join_time_ms))

@@ -1,6 +1,7 @@
 """kafka-console-consumer.sh without a broker: the formatter and the option rules."""
 from __future__ import annotations
 
+import re
 import struct
 
 import click
@@ -96,6 +97,19 @@ def test_auto_offset_reset_rules() -> None:
     assert props["isolation.level"] == "read_committed" and props["group.id"] == "g"
     with pytest.raises(click.UsageError, match="Can't simultaneously specify --from-beginning"):
         consumer_props({}, {"auto.offset.reset": "latest"}, "h:1", True, "read_uncommitted", None)
+
+
+def test_without_a_group_a_random_throw_away_group_that_commits_nothing() -> None:
+    props = consumer_props({}, {}, "h:1", False, "read_uncommitted", None)
+    assert re.fullmatch(r"console-consumer-\d{1,5}", props["group.id"])
+    assert props["enable.auto.commit"] == "false"
+    assert len({consumer_props({}, {}, "h:1", False, "read_uncommitted", None)["group.id"]
+                for _ in range(20)}) > 1
+    # an explicit enable.auto.commit is kept, as Kafka keeps it
+    assert consumer_props({}, {"enable.auto.commit": "true"}, "h:1", False, "read_uncommitted",
+                          None)["enable.auto.commit"] == "true"
+    # a group of the user's commits as the consumer is configured to
+    assert "enable.auto.commit" not in consumer_props({}, {}, "h:1", False, "read_uncommitted", "g")
 
 
 @pytest.mark.parametrize("args, message", [

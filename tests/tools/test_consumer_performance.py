@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import namedtuple
 
@@ -117,6 +118,8 @@ def test_consume_warns_after_the_timeout() -> None:
 
 def test_consumer_props_override_the_file() -> None:
     props = consumer_props({"auto.offset.reset": "none", "fetch.min.bytes": "5"}, "h:1", None, 100, 200, False)
+    group = props.pop("group.id")
+    assert re.fullmatch(r"perf-consumer-\d{1,5}", group)  # Kafka's default group: a new one each run
     assert props == {"auto.offset.reset": "earliest", "fetch.min.bytes": "5", "bootstrap.servers": "h:1",
                      "receive.buffer.bytes": "100", "max.partition.fetch.bytes": "200", "check.crcs": "false"}
     assert consumer_props({}, "h:1", "g", 1, 1, True)["auto.offset.reset"] == "latest"

@@ -23,7 +23,7 @@ PRODUCER_WINDOW = re.compile(r"^\d+ records sent, \d+\.\d records/sec \(\d+\.\d\
 CONSUMER_HEADER = ("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
                    "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec")
 CONSUMER_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}, "
-                           r"\d+\.\d{4}, \d+\.\d{4}, (\d+), \d+\.\d{4}, 0, \d+, \d+\.\d{4}, \d+\.\d{4}$")
+                           r"\d+\.\d{4}, \d+\.\d{4}, (\d+), \d+\.\d{4}, (\d+), (\d+), \d+\.\d{4}, \d+\.\d{4}$")
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +164,7 @@ def test_tools_piped_into_a_reader_that_left_exit_quietly(broker):
     assert consumed.stderr.splitlines() == ["Unable to write to standard out, closing consumer.",
                                             "Processed a total of 1 messages"]
 
+
 def test_console_producer_to_console_consumer_with_keys_and_headers(broker):
     assert topics(broker, "--create", "--topic", "tools-console", "--partitions", "1").returncode == 0
     lines = "".join(f"trace:{i},app:tools\tkey-{i}\tvalue {i}\n" for i in range(5))
@@ -198,6 +199,40 @@ def test_console_producer_to_console_consumer_with_keys_and_headers(broker):
     assert matched.returncode == 0, matched.stderr
     assert matched.stdout.splitlines() == [f"value {i}" for i in range(5)] + ["the end"]
 
+
+def console_consumer_groups(broker: BrokerProcess) -> set[str]:
+    listed = run("kafka-consumer-groups.sh", "--bootstrap-server", broker.bootstrap, "--list")
+    assert listed.returncode == 0, listed.stderr
+    return {g for g in listed.stdout.split() if re.fullmatch(r"console-consumer-\d{1,5}", g)}
+
+
+def test_console_consumer_without_a_group_joins_a_throw_away_one(broker):
+    assert topics(broker, "--create", "--topic", "tools-groupless").returncode == 0
+    before = console_consumer_groups(broker)
+    consumer = subprocess.Popen(
+        [str(BIN / "kafka-console-consumer.sh"), "--bootstrap-server", broker.bootstrap, "--topic", "tools-groupless",
+         "--max-messages", "1", "--timeout-ms", "60000"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        wait_until(lambda: console_consumer_groups(broker) - before, 60, "no console-consumer-N group appeared")
+        (group,) = console_consumer_groups(broker) - before
+        wait_until(lambda: "tools-groupless" in run(
+            "kafka-consumer-groups.sh", "--bootstrap-server", broker.bootstrap, "--describe", "--group", group,
+            "--members", "--verbose").stdout, 60, "the consumer was given no partition")
+        produced = run("kafka-console-producer.sh", "--bootstrap-server", broker.bootstrap, "--topic",
+                       "tools-groupless", stdin="hello\n")
+        assert produced.returncode == 0, produced.stderr
+        out, err = consumer.communicate(timeout=60)
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+            consumer.communicate()
+    assert consumer.returncode == 0, err
+    assert out == "hello\n"
+    # its offsets were not committed: the throw-away group is not meant to be used again
+    offsets = run("kafka-consumer-groups.sh", "--bootstrap-server", broker.bootstrap, "--describe", "--group", group)
+    assert "tools-groupless" not in offsets.stdout, offsets.stdout
+
     idle = run("kafka-console-consumer.sh", "--bootstrap-server", broker.bootstrap, "--topic", "tools-console",
                "--partition", "0", "--offset", "latest", "--timeout-ms", "1000")
     assert (idle.returncode, idle.stdout) == (0, "")
@@ -209,6 +244,12 @@ def test_console_producer_refuses_a_line_without_key(broker):
                  "--property", "parse.key=true", stdin="no separator here\n")
     assert result.returncode == 1
     assert result.stderr == "No key separator found on line number 1: 'no separator here'\n"
+
+
+def perf_consumer_groups(broker: BrokerProcess) -> set[str]:
+    listed = run("kafka-consumer-groups.sh", "--bootstrap-server", broker.bootstrap, "--list")
+    assert listed.returncode == 0, listed.stderr
+    return {g for g in listed.stdout.split() if re.fullmatch(r"perf-consumer-\d{1,5}", g)}
 
 
 @pytest.mark.parametrize("name, mode, acks", [
@@ -229,6 +270,7 @@ def test_producer_perf_test_then_consumer_perf_test(broker, name, mode, acks):
     assert match, lines[-1]
     assert int(match.group(1)) == 2000
 
+    groups_before = perf_consumer_groups(broker)
     consumed = run("kafka-consumer-perf-test.sh", "--bootstrap-server", broker.bootstrap, "--topic", topic,
                    "--messages", "2000", "--timeout", "5000")
     assert consumed.returncode == 0, consumed.stderr
@@ -238,6 +280,11 @@ def test_producer_perf_test_then_consumer_perf_test(broker, name, mode, acks):
     assert match, line
     assert int(match.group(1)) == 2000
     assert line.split(", ")[2] == f"{2000 * 100 / 1024 / 1024:.4f}"
+    # It consumed in a group of its own, perf-consumer-N as Kafka's, which committed on close.
+    (group,) = perf_consumer_groups(broker) - groups_before
+    described = run("kafka-consumer-groups.sh", "--bootstrap-server", broker.bootstrap, "--describe", "--group", group)
+    rows = [line.split() for line in described.stdout.splitlines() if f" {topic} " in f" {line} "]
+    assert sum(int(row[3]) for row in rows) == 2000, described.stdout
 
 
 def test_producer_perf_test_prints_windows_while_running(broker):
