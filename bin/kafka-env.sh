@@ -8,6 +8,21 @@ ZOOKEEPER_JAR=/usr/share/java/zookeeper.jar
 
 kafka_py_log() { echo "[$(date '+%Y-%m-%d %H:%M:%S')] $*" >&2; }
 
+# The process ids of the servers the stop scripts stop: every process with the argument
+# $1 (the broker's module kafka_py.kafka, ZooKeeper's main class); with $2, a config file,
+# only those also given that file, compared by absolute path (the start scripts pass it so).
+kafka_py_server_pids() {
+    local marker="$1" config="" pid args
+    if [ -n "${2:-}" ]; then config="$(realpath -m -- "$2")"; fi
+    for pid in $(pgrep -f -- "$marker"); do
+        args="$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null)" || continue
+        grep -qxF -- "$marker" <<< "$args" || continue
+        if [ -z "$config" ] || grep -qxF -- "$config" <<< "$args"; then
+            echo "$pid"
+        fi
+    done
+}
+
 # A .venv with a current pip/setuptools and the project installed editable, with the
 # test extras. Re-installs only when setup.py, setup.cfg or the C source of the compiled
 # record walk changed since the last time.

@@ -16,7 +16,10 @@ if [ $# -lt 1 ]; then
 fi
 ensure_python_env
 
-cmd=("$KAFKA_PY_PYTHON" -m kafka_py.kafka "$@")
+# The config file by its absolute path, which bin/kafka-server-stop.sh CONFIG looks for.
+config="$1"; shift
+if [ -f "$config" ]; then config="$(realpath -- "$config")"; fi
+cmd=("$KAFKA_PY_PYTHON" -m kafka_py.kafka "$config" "$@")
 if [ "$daemon" = 1 ]; then
     # Kafka keeps these under $base_dir/logs; outside the tree here so it stays clean.
     log_dir="${LOG_DIR:-/tmp/kafka-py-logs}"

@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Stops kafka-py brokers started by bin/kafka-server-start.sh with SIGTERM (a clean, controlled
-# shutdown), as Kafka's bin/kafka-server-stop.sh. With a config file argument, only the brokers
-# started with that file are stopped.
-# Usage: bin/kafka-server-stop.sh [server.properties]
+# Stops kafka-py brokers, as Kafka 2.8's bin/kafka-server-stop.sh: sends SIGTERM (or the signal
+# named by $SIGNAL) to every broker on this machine started by bin/kafka-server-start.sh
+# (python -m kafka_py.kafka), and says "No kafka server to stop" with status 1 if there is none.
+# With a config file, only the brokers started with that file are stopped (the same file by its
+# absolute path, however each path was written).
+# Usage: [SIGNAL=TERM] bin/kafka-server-stop.sh [server.properties]
 set -uo pipefail
-pattern='python[0-9.]* -m kafka_py\.kafka( |$)'
-if [ $# -ge 1 ]; then
-    config="$(cd "$(dirname "$1")" 2>/dev/null && pwd)/$(basename "$1")"
-    # the start script passes the path as given; match either form
-    pids=$( { pgrep -f "kafka_py\.kafka $config( |\$)"; pgrep -f "kafka_py\.kafka $1( |\$)"; } | sort -u)
-else
-    pids=$(pgrep -f "$pattern" || true)
-fi
+source "$(dirname "$0")/kafka-env.sh"
+SIGNAL=${SIGNAL:-TERM}
+
+pids=$(kafka_py_server_pids kafka_py.kafka "${1:-}")
 if [ -z "$pids" ]; then
     echo "No kafka server to stop"
     exit 1
 fi
-kill -s TERM $pids
+kill -s "$SIGNAL" $pids

@@ -10,7 +10,8 @@ if [ $# -lt 1 ]; then
     echo "USAGE: $0 [-daemon] zookeeper.properties" >&2
     exit 1
 fi
-config="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+# by its absolute path, which bin/zookeeper-server-stop.sh CONFIG looks for
+config="$(realpath -m -- "$1")"
 [ -f "$config" ] || { echo "zookeeper config not found: $1" >&2; exit 1; }
 ensure_zookeeper
 
