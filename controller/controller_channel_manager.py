@@ -40,6 +40,7 @@ from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.log.log_config import api_version
+from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
@@ -166,9 +167,12 @@ class ControllerChannelManager:
             name = f"{self.thread_name_prefix}:{name}"
         # A bind-all listener registers no host; such a broker is reachable on this machine.
         host = node.host or "localhost"
+        # the control-plane listener's security protocol, else the inter-broker one's
         network_client = NetworkClient(Node(broker.id, host, node.port),
                                        f"controller-{self.config.broker_id}-to-broker-{broker.id}",
-                                       request_timeout_ms=self.config.request_timeout_ms, time=self.time)
+                                       request_timeout_ms=self.config.request_timeout_ms, time=self.time,
+                                       channel_builder=inter_broker_client_channel_builder(self.config,
+                                                                                           control_plane=True))
         thread = RequestSendThread(self.config.broker_id, self.controller_context, message_queue, network_client,
                                    self.config, self.time, name)
         self.broker_state_info[broker.id] = ControllerBrokerStateInfo(broker.id, host, node.port, network_client,

@@ -1,6 +1,8 @@
 """Port of clients/src/main/java/org/apache/kafka/common/network/ChannelBuilders.java,
-SslChannelBuilder.java and SaslChannelBuilder.java (Kafka 2.8.2), server side: what a
-listener needs to turn an accepted socket into an authenticated channel.
+SslChannelBuilder.java and SaslChannelBuilder.java (Kafka 2.8.2): on the server side, what a
+listener needs to turn an accepted socket into an authenticated channel; on the client side
+(``create_client_channel_builder``), what a broker's own connections to another broker's
+listener need (ChannelBuilders.clientChannelBuilder): the TLS context and the SASL login.
 
 PLAINTEXT listeners get no builder at all (their Processors keep the plain Selector).
 For SSL, SASL_PLAINTEXT and SASL_SSL the builder is made once per listener when the
@@ -20,12 +22,13 @@ from kafka_py.cluster.broker import SecurityProtocol
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
 from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.security.jaas_config import parse_jaas_config, plain_users
+from kafka_py.security.jaas_config import client_credentials, parse_jaas_config, plain_users
 from kafka_py.security.listener_config import ListenerSecurityConfig
 from kafka_py.security.plain import PLAIN_MECHANISM, PlainSaslServer
+from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
 from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
 from kafka_py.security.scram import ScramMechanism, ScramSaslServer
-from kafka_py.security.ssl_factory import create_server_context
+from kafka_py.security.ssl_factory import create_client_context, create_server_context
 from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 from kafka_py.utils.config_def import ConfigException
 
@@ -129,3 +132,95 @@ def create_channel_builder(config: Any, listener_name: str, security_protocol: S
     return ChannelBuilder(listener_name, security_protocol, ssl_context, mapper, sasl,
                           int(view.get("connection.failed.authentication.delay.ms") or 0),
                           int(view.get("sasl.server.max.receive.size") or 524288))
+
+
+# ---- the client side: a broker connecting to another broker's listener --------------------
+
+class ClientChannelBuilder:
+    """How a broker's blocking client (kafka_py/clients/network_client.py) secures a connection
+    to one listener: TLS with ``ssl_context`` (the listener's key store as the client
+    certificate, its trust store to verify the server, the host name checked when
+    ``ssl.endpoint.identification.algorithm`` is https), then SASL with the broker's own
+    user name and password. None of either for PLAINTEXT (no builder at all)."""
+
+    def __init__(self, listener_name: str, security_protocol: SecurityProtocol,
+                 ssl_context: Optional[ssl.SSLContext], sasl_mechanism: Optional[str],
+                 username: Optional[str] = None, password: Optional[str] = None) -> None:
+        self.listener_name = listener_name
+        self.security_protocol = security_protocol
+        self.ssl_context = ssl_context
+        self.sasl_mechanism = sasl_mechanism
+        self._username = username
+        self._password = password
+
+    def wrap(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
+        """The connected, non-blocking ``sock`` under TLS; the handshake is the caller's to drive."""
+        return self.ssl_context.wrap_socket(sock, server_side=False, server_hostname=host or None,
+                                            do_handshake_on_connect=False)
+
+    def new_authenticator(self) -> Optional[SaslClientAuthenticator]:
+        if self.sasl_mechanism is None:
+            return None
+        return SaslClientAuthenticator(self.sasl_mechanism, self._username, self._password)
+
+    def __repr__(self) -> str:
+        return (f"ClientChannelBuilder(listener={self.listener_name}, protocol={self.security_protocol.name}, "
+                f"mechanism={self.sasl_mechanism})")
+
+
+def create_client_channel_builder(config: Any, listener_name: str, security_protocol: SecurityProtocol,
+                                  sasl_mechanism: Optional[str]) -> Optional[ClientChannelBuilder]:
+    """The client side of ``listener_name`` as the broker's own connections use it; None for
+    PLAINTEXT. ConfigException naming the key when the listener's settings cannot make one:
+    the mechanism not enabled on the listener, no user name and password in its JAAS text,
+    an unreadable key or trust store."""
+    if security_protocol is SecurityProtocol.PLAINTEXT:
+        return None
+    view = ListenerSecurityConfig.for_listener(config, listener_name)
+    ssl_context = None
+    if security_protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL):
+        ssl_context = create_client_context(view)
+    mechanism = username = password = None
+    if security_protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
+        mechanism = sasl_mechanism
+        enabled = [m for m in (view.get("sasl.enabled.mechanisms") or []) if m]
+        if mechanism not in enabled:
+            raise ConfigException("sasl.mechanism.inter.broker.protocol", mechanism,
+                                  "sasl.mechanism.inter.broker.protocol must be included in "
+                                  f"{view.key_name('sasl.enabled.mechanisms')} when SASL is used for "
+                                  f"inter-broker communication (listener {listener_name} enables {enabled})")
+        if mechanism not in SUPPORTED_SASL_MECHANISMS:
+            raise ConfigException("sasl.mechanism.inter.broker.protocol", mechanism,
+                                  f"kafka-py supports {', '.join(SUPPORTED_SASL_MECHANISMS)}")
+        found = view.jaas_config(mechanism)
+        if found is None:
+            raise ConfigException(f"{view.prefix}{mechanism.lower()}.sasl.jaas.config", None,
+                                  f"listener {listener_name}: inter-broker SASL/{mechanism} needs a JAAS config "
+                                  "with the broker's own username=\"...\" password=\"...\"")
+        key, text = found
+        try:
+            credentials = client_credentials(parse_jaas_config(text))
+        except ValueError as e:
+            raise ConfigException(key, "[hidden]", f"invalid JAAS config: {e}") from None
+        if credentials is None:
+            raise ConfigException(key, "[hidden]", f"listener {listener_name}: inter-broker SASL/{mechanism} "
+                                  "needs the broker's own username and password options in the JAAS config")
+        username, password = credentials
+    return ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism, username, password)
+
+
+def inter_broker_client_channel_builder(config: Any, control_plane: bool = False) -> Optional[ClientChannelBuilder]:
+    """The client channel builder of the inter-broker listener (``inter.broker.listener.name`` or
+    ``security.inter.broker.protocol``) with ``sasl.mechanism.inter.broker.protocol``: what the
+    replica fetchers and controlled shutdown connect with. ``control_plane``: the
+    control-plane listener when one is configured (the controller's channel and the
+    broker-to-controller channel), as Kafka picks it."""
+    listener = getattr(config, "inter_broker_listener_name", None)
+    protocol = getattr(config, "inter_broker_security_protocol", None)
+    if control_plane and getattr(config, "control_plane_listener_name", None) is not None:
+        listener = config.control_plane_listener_name
+        protocol = config.control_plane_security_protocol
+    if protocol is None or protocol is SecurityProtocol.PLAINTEXT:
+        return None
+    name = listener.value if hasattr(listener, "value") else str(listener)
+    return create_client_channel_builder(config, name, protocol, config.sasl_mechanism_inter_broker_protocol)

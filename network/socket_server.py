@@ -381,6 +381,11 @@ class SocketServer:
                                              end_point.security_protocol, self.credential_provider)
             if builder is not None:
                 self._channel_builders[listener_value(end_point.listener_name)] = builder
+        # The broker's own client side of the inter-broker (and control-plane) listener: its
+        # credentials and stores are checked now too, not first by a replica fetcher.
+        from kafka_py.network.channel_builders import inter_broker_client_channel_builder
+        inter_broker_client_channel_builder(self.config)
+        inter_broker_client_channel_builder(self.config, control_plane=True)
 
     def _create_data_plane_acceptors_and_processors(
         self, processors_per_listener: int, end_points: list[EndPoint]

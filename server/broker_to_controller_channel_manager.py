@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional, Protocol
 from kafka_py.clients.network_client import NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
 from kafka_py.cluster.broker import ListenerName, Node
+from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
@@ -101,8 +102,10 @@ class NetworkClientControllerConnection:
     within request.timeout.ms."""
 
     def __init__(self, client_id: str, connect_timeout_ms: int, request_timeout_ms: int,
-                 time: Time = Time.SYSTEM) -> None:
+                 time: Time = Time.SYSTEM, channel_builder: Any = None) -> None:
         self.client_id = client_id
+        # TLS/SASL of the controller's listener (network/channel_builders.py); None for PLAINTEXT
+        self.channel_builder = channel_builder
         self.connect_timeout_ms = connect_timeout_ms
         self.request_timeout_ms = request_timeout_ms
         self.time = time
@@ -127,7 +130,8 @@ class NetworkClientControllerConnection:
             client = self._client
             if client is not None and client.node == node:
                 return client
-            self._client = NetworkClient(node, self.client_id, self.request_timeout_ms, time=self.time)
+            self._client = NetworkClient(node, self.client_id, self.request_timeout_ms, time=self.time,
+                                         channel_builder=self.channel_builder)
             new_client = self._client
         if client is not None:
             client.close()
@@ -332,9 +336,11 @@ class BrokerToControllerChannelManager:
         self.channel_name = channel_name
         broker_id = config.broker_id
         if connection is None:
-            connection = NetworkClientControllerConnection(f"broker-{broker_id}-{channel_name}",
-                                                           config.controller_socket_timeout_ms,
-                                                           config.request_timeout_ms, time)
+            # the control-plane listener when configured, else the inter-broker one, with its
+            # security protocol and sasl.mechanism.inter.broker.protocol, as Kafka's provider picks
+            connection = NetworkClientControllerConnection(
+                f"broker-{broker_id}-{channel_name}", config.controller_socket_timeout_ms, config.request_timeout_ms,
+                time, inter_broker_client_channel_builder(config, control_plane=True))
         name = f"broker-{broker_id}-to-controller-send-thread"
         if thread_name_prefix:
             name = f"{thread_name_prefix}:{name}"

@@ -897,6 +897,7 @@ class KafkaConfig:
             self._inter_broker_listener_name_and_security_protocol()
         self.control_plane_listener_name, self.control_plane_security_protocol = \
             self._control_plane_listener_name_and_security_protocol()
+        self.sasl_mechanism_inter_broker_protocol: str = v["sasl.mechanism.inter.broker.protocol"]
 
         # Log
         self.auto_create_topics_enable: bool = v["auto.create.topics.enable"]
@@ -1395,14 +1396,9 @@ class KafkaConfig:
                                       "control.plane.listener.name, when defined, should have a different value "
                                       "from the inter broker listener name. Currently they both have the value "
                                       f"{self.control_plane_listener_name.value}")
-        if self.inter_broker_security_protocol is not SecurityProtocol.PLAINTEXT:
-            # The controller's channel, the replica fetchers and controlled shutdown share one
-            # blocking client (kafka_py/clients), which does not speak TLS or SASL yet.
-            key = ("inter.broker.listener.name" if self._values["inter.broker.listener.name"] is not None
-                   else "security.inter.broker.protocol")
-            raise ConfigException(key, self._values[key],
-                                  f"the inter-broker listener uses {self.inter_broker_security_protocol.name}; "
-                                  "kafka-py brokers talk to each other over PLAINTEXT only")
+        # A SASL inter-broker listener: its mechanism must be one the listener enables, and the
+        # broker needs its own credentials; network/channel_builders.py checks both
+        # (create_client_channel_builder) when the SocketServer starts, naming the key.
         for end_point in self.listeners:
             if end_point.security_protocol not in SUPPORTED_SECURITY_PROTOCOLS:
                 raise ConfigException("listeners", ",".join(e.connection_string for e in self.listeners),

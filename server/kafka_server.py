@@ -54,6 +54,7 @@ from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOP
 from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.log_manager import LogManager
+from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.protocol.api_keys import ApiKeys
@@ -467,7 +468,8 @@ class KafkaServer:
                         # a bind-all listener registers no host; such a broker is on this machine
                         network_client = NetworkClient(Node(node.id, node.host or "localhost", node.port),
                                                        str(config.broker_id), config.request_timeout_ms,
-                                                       time=self.time)
+                                                       time=self.time,
+                                                       channel_builder=inter_broker_client_channel_builder(config))
                     if controller is not None and network_client is not None:
                         try:
                             response = self._send_controlled_shutdown(network_client)

@@ -7,6 +7,9 @@ NetworkClientUtils' blocking ``await_ready`` and ``send_and_receive``.
 
 * connecting waits at most ``replica.socket.timeout.ms``; not connected by then is a
   SocketTimeoutException (``socket.timeout`` here), as in Kafka;
+* the connection speaks the inter-broker listener's security protocol: TLS with the
+  listener's key and trust stores, SASL with ``sasl.mechanism.inter.broker.protocol`` and
+  the broker's own credentials (network/channel_builders.py, ``inter_broker_client_channel_builder``);
 * the socket's receive buffer is ``replica.socket.receive.buffer.bytes`` (-1: the kernel's);
 * a request must be answered within ``request.timeout.ms``;
 * after any failure the connection is dropped, and the next request connects again;
@@ -23,6 +26,7 @@ from typing import Any
 from kafka_py.clients.network_client import ClientResponse, NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
 from kafka_py.cluster.broker import BrokerEndPoint, Node
+from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.utils.time import Time
 
@@ -55,7 +59,8 @@ class ReplicaFetcherBlockingSend(BlockingSend):
         self.network_client = NetworkClient(
             Node(source_broker.id, source_broker.host, source_broker.port), client_id,
             request_timeout_ms=broker_config.request_timeout_ms,
-            socket_receive_buffer=broker_config.replica_socket_receive_buffer_bytes, time=time)
+            socket_receive_buffer=broker_config.replica_socket_receive_buffer_bytes, time=time,
+            channel_builder=inter_broker_client_channel_builder(broker_config))
 
     def send_request(self, api_key: ApiKeys, api_version: int, body: Any) -> ClientResponse:
         client = self.network_client

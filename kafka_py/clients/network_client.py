@@ -24,6 +24,18 @@ Timeouts: ``connect`` takes its own (Kafka passes replica.socket.timeout.ms or
 controller.socket.timeout.ms to awaitReady); a request must be answered within
 ``request_timeout_ms`` of being sent, or the connection is dropped, as Kafka's
 NetworkClient drops a connection whose request timed out.
+
+Security. Given a ClientChannelBuilder (network/channel_builders.py, the inter-broker
+listener's), a connection is made ready as Kafka's KafkaChannel.prepare makes it: the TLS
+handshake is driven step by step over the non-blocking socket (each SSLWantRead/WantWrite
+a wait on the selector), then the SASL exchange of a SaslClientAuthenticator
+(kafka_py/security/sasl_client_authenticator.py) runs as ordinary requests on the
+connection, all within the connect timeout. A refused login raises the
+AuthenticationException (logged as Kafka's NetworkClient logs it: "failed authentication
+due to: ..."), a failed TLS handshake an SslAuthenticationException; both drop the
+connection. When the broker grants a session lifetime (``connections.max.reauth.ms``,
+KIP-368), the client re-authenticates on the same connection before sending the first
+request past 85-95 % of it, as Kafka's clients do.
 """
 from __future__ import annotations
 
@@ -33,6 +45,7 @@ import logging
 import os
 import selectors
 import socket
+import ssl
 import struct
 import threading
 import time as _time
@@ -43,6 +56,7 @@ from kafka_py.cluster.broker import Node
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import decode_response, encode_request
+from kafka_py.security.errors import AuthenticationException, SslAuthenticationException
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -59,6 +73,10 @@ class DisconnectException(ConnectionError):
 
 class ClientClosedException(ConnectionError):
     """The client was closed (``initiate_close``) while the caller waited on it."""
+
+
+class _ConnectDeadline(Exception):
+    """Authentication of a new connection ran past the connect timeout (connect returns False)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +135,7 @@ class NetworkClient:
     def __init__(self, node: Node, client_id: str, request_timeout_ms: int, *,
                  socket_send_buffer: int = USE_DEFAULT_BUFFER_SIZE,
                  socket_receive_buffer: int = USE_DEFAULT_BUFFER_SIZE,
-                 time: Time = Time.SYSTEM) -> None:
+                 time: Time = Time.SYSTEM, channel_builder: Any = None) -> None:
         self.node = node
         self.client_id = client_id
         self.request_timeout_ms = request_timeout_ms
@@ -129,6 +147,11 @@ class NetworkClient:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._waker.read_fd, selectors.EVENT_READ)
         self._sock: Optional[socket.socket] = None
+        # TLS and SASL of the listener connected to (None: PLAINTEXT).
+        self.channel_builder = channel_builder
+        self._authenticator: Any = None
+        # monotonic time after which the next request first re-authenticates (KIP-368)
+        self._reauthenticate_at: Optional[float] = None
         self._in_flight: Optional[ClientRequest] = None
         self._correlation_ids = itertools.count()
         self._closed = False
@@ -188,10 +211,108 @@ class NetworkClient:
                     raise
                 last_error = e
                 continue
-            self._sock = sock
+            if self.channel_builder is None:
+                self._sock = sock
+            elif not self._prepare(sock, deadline):
+                return False
             logger.debug("Connected to node %s for %s", self.node.id, self.client_id)
             return True
         raise last_error
+
+    # ------------------------------------------------------------------ TLS and SASL
+
+    def _prepare(self, sock: socket.socket, deadline: float) -> bool:
+        """TLS handshake and SASL authentication of a fresh connection (Kafka's
+        KafkaChannel.prepare): True when ready, False when ``deadline`` passed first."""
+        builder = self.channel_builder
+        try:
+            if builder.ssl_context is not None:
+                # out of the selector under its old identity: the TLS socket takes the descriptor
+                try:
+                    self._selector.unregister(sock)
+                except (KeyError, ValueError):
+                    pass
+                sock = builder.wrap(sock, self.node.host)
+                if not self._tls_handshake(sock, deadline):
+                    self._close_socket(sock)
+                    return False
+            self._sock = sock
+            self._reauthenticate_at = None
+            self._authenticator = builder.new_authenticator()
+            if self._authenticator is not None and not self._authenticate(deadline, reauthenticating=False):
+                self.disconnect()
+                return False
+        except AuthenticationException as e:
+            logger.error("Connection to node %s (%s:%s) failed authentication due to: %s", self.node.id,
+                         self.node.host, self.node.port, e)
+            if self._sock is sock:
+                self.disconnect()
+            else:
+                self._close_socket(sock)
+            raise
+        except BaseException:
+            if self._sock is sock:
+                self.disconnect()
+            else:
+                self._close_socket(sock)
+            raise
+        return True
+
+    def _tls_handshake(self, sock: ssl.SSLSocket, deadline: float) -> bool:
+        while True:
+            try:
+                sock.do_handshake()
+                return True
+            except ssl.SSLWantReadError:
+                events = selectors.EVENT_READ
+            except ssl.SSLWantWriteError:
+                events = selectors.EVENT_WRITE
+            except ssl.SSLError as e:
+                raise SslAuthenticationException(f"SSL handshake failed: {e}") from e
+            if not self._wait(sock, events, deadline):
+                return False
+
+    def _authenticate(self, deadline: float, reauthenticating: bool) -> bool:
+        """One SASL exchange over the connection; False if ``deadline`` passed first."""
+
+        def exchange(api_key: ApiKeys, api_version: int, body: Any) -> Any:
+            request = self.new_client_request(api_key, api_version, body)
+            request_deadline = min(deadline, self._request_deadline(request))
+            self._send(request, request_deadline, deadline_is_connect=True)
+            return self._poll(request_deadline, deadline_is_connect=True).response_body
+
+        try:
+            lifetime_ms = self._authenticator.authenticate(exchange, reauthenticating)
+        except _ConnectDeadline:
+            return False
+        if lifetime_ms > 0:
+            delay_ms = self._authenticator.reauthentication_delay_ms(lifetime_ms)
+            self._reauthenticate_at = _time.monotonic() + delay_ms / 1000.0
+            logger.debug("%s to node %s: session lifetime %d ms, re-authenticating in %.0f ms",
+                         "Re-authenticated" if reauthenticating else "Authenticated", self.node.id, lifetime_ms,
+                         delay_ms)
+        else:
+            self._reauthenticate_at = None
+        return True
+
+    def _maybe_reauthenticate(self) -> None:
+        """Before a request: re-authenticate when the session is due (KIP-368). A refusal (the
+        user was deleted, its password changed) drops the connection and raises."""
+        due = self._reauthenticate_at
+        if due is None or _time.monotonic() < due:
+            return
+        deadline = _time.monotonic() + self.request_timeout_ms / 1000.0
+        try:
+            ok = self._authenticate(deadline, reauthenticating=True)
+        except AuthenticationException as e:
+            logger.error("Connection to node %s (%s:%s) failed re-authentication due to: %s", self.node.id,
+                         self.node.host, self.node.port, e)
+            self.disconnect()
+            raise
+        if not ok:
+            self.disconnect()
+            raise DisconnectException(f"Re-authentication with node {self.node.id} timed out after "
+                                      f"{self.request_timeout_ms} ms")
 
     def _configure(self, sock: socket.socket) -> None:
         sock.setblocking(False)
@@ -213,6 +334,11 @@ class NetworkClient:
     def send(self, request: ClientRequest) -> None:
         """Write the whole request; the connection must be ready (one request in flight)."""
         self._ensure_active()
+        if self._sock is not None and self._in_flight is None and self._reauthenticate_at is not None:
+            self._maybe_reauthenticate()
+        self._send(request, self._request_deadline(request))
+
+    def _send(self, request: ClientRequest, deadline: float, deadline_is_connect: bool = False) -> None:
         sock = self._sock
         if sock is None:
             raise DisconnectException(f"Attempt to send a request to node {self.node.id} which is not connected")
@@ -220,35 +346,41 @@ class NetworkClient:
             raise RuntimeError(f"Attempt to send a request to node {self.node.id} with a request in flight")
         frame = encode_request(request.make_header(), request.body)
         self._in_flight = request
-        deadline = self._request_deadline(request)
         view = memoryview(frame)
         while view:
+            events = selectors.EVENT_WRITE
             try:
                 sent = sock.send(view)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantWriteError):
                 sent = 0
+            except ssl.SSLWantReadError:
+                sent = 0
+                events = selectors.EVENT_READ
             except OSError as e:
                 self.disconnect()
                 raise DisconnectException(f"Connection to node {self.node.id} failed while sending: {e}") from e
             if sent:
                 view = view[sent:]
-            elif not self._wait(sock, selectors.EVENT_WRITE, deadline):
-                self._request_timed_out(request)
+            elif not self._wait(sock, events, deadline):
+                self._timed_out(request, deadline_is_connect)
 
     def poll(self) -> ClientResponse:
         """Read the response to the request in flight; raises DisconnectException if the
         connection drops or the request times out first."""
         self._ensure_active()
         request = self._in_flight
-        sock = self._sock
-        if request is None or sock is None:
+        if request is None or self._sock is None:
             raise RuntimeError(f"No request in flight to node {self.node.id}")
-        deadline = self._request_deadline(request)
-        size = _SIZE.unpack(self._receive_exactly(sock, 4, deadline, request))[0]
+        return self._poll(self._request_deadline(request))
+
+    def _poll(self, deadline: float, deadline_is_connect: bool = False) -> ClientResponse:
+        request = self._in_flight
+        sock = self._sock
+        size = _SIZE.unpack(self._receive_exactly(sock, 4, deadline, request, deadline_is_connect))[0]
         if size < 0:
             self.disconnect()
             raise DisconnectException(f"Invalid response size {size} from node {self.node.id}")
-        frame = self._receive_exactly(sock, size, deadline, request)
+        frame = self._receive_exactly(sock, size, deadline, request, deadline_is_connect)
         self._in_flight = None
         try:
             response_header, body = decode_response(frame, request.api_key, request.api_version)
@@ -268,22 +400,32 @@ class NetworkClient:
         elapsed_ms = max(0, self.time.milliseconds() - request.created_time_ms)
         return _time.monotonic() + max(0, self.request_timeout_ms - elapsed_ms) / 1000.0
 
+    def _timed_out(self, request: ClientRequest, deadline_is_connect: bool) -> None:
+        if deadline_is_connect:
+            # authentication did not finish within the connect timeout: the caller reports it
+            self.disconnect()
+            raise _ConnectDeadline()
+        self._request_timed_out(request)
+
     def _request_timed_out(self, request: ClientRequest) -> None:
         self.disconnect()
         raise DisconnectException(f"Disconnecting from node {self.node.id} due to request timeout: no response to "
                                   f"{request.api_key.api_name} (correlation id {request.correlation_id}) within "
                                   f"{self.request_timeout_ms} ms")
 
-    def _receive_exactly(self, sock: socket.socket, size: int, deadline: float, request: ClientRequest) -> bytearray:
+    def _receive_exactly(self, sock: socket.socket, size: int, deadline: float, request: ClientRequest,
+                         deadline_is_connect: bool = False) -> bytearray:
         buffer = bytearray(size)
         view = memoryview(buffer)
         received = 0
         while received < size:
             try:
                 n = sock.recv_into(view[received:])
-            except BlockingIOError:
-                if not self._wait(sock, selectors.EVENT_READ, deadline):
-                    self._request_timed_out(request)
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError) as e:
+                # (a TLS read may need to write first: a key update, say)
+                events = selectors.EVENT_WRITE if isinstance(e, ssl.SSLWantWriteError) else selectors.EVENT_READ
+                if not self._wait(sock, events, deadline):
+                    self._timed_out(request, deadline_is_connect)
                 continue
             except OSError as e:
                 self.disconnect()
@@ -327,6 +469,7 @@ class NetworkClient:
         """Drop the connection (Kafka's ``close(nodeId)``); the next ``connect`` opens a new one."""
         sock, self._sock = self._sock, None
         self._in_flight = None
+        self._reauthenticate_at = None
         if sock is not None:
             self._close_socket(sock)
 

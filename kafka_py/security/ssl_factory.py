@@ -136,7 +136,12 @@ def create_client_context(config: ListenerSecurityConfig) -> ssl.SSLContext:
     _configure_key_store(context, config, required=False)
     if not _configure_trust(context, config, required=False):
         context.load_default_certs()
-    algorithm = config.get_string("ssl.endpoint.identification.algorithm")
-    context.check_hostname = bool(algorithm)
+    # https: the server's certificate must name the host connected to (the host the other
+    # broker registered for the listener); empty: any certificate the trust store vouches for.
+    algorithm = (config.get_string("ssl.endpoint.identification.algorithm") or "").strip()
+    if algorithm and algorithm.lower() != "https":
+        raise config.error("ssl.endpoint.identification.algorithm",
+                           "kafka-py knows https (check the server's host name) or an empty value (do not)")
     context.verify_mode = ssl.CERT_REQUIRED
+    context.check_hostname = bool(algorithm)
     return context

@@ -56,9 +56,30 @@ def test_config_errors_name_the_key(pki, tmp_path) -> None:
     error = _startup_error(_config(**sasl, **{"sasl.enabled.mechanisms": "PLAIN",
                                               "sasl.jaas.config": "PlainLoginModule user_a=b"}))
     assert error.name == "sasl.jaas.config" and "[hidden]" in str(error) and "user_a" not in str(error)
-    with pytest.raises(ConfigException) as info:
-        _config(**{"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "security.inter.broker.protocol": "SSL"})
-    assert info.value.name == "security.inter.broker.protocol"
+
+
+
+def test_inter_broker_client_config_errors_name_the_key(pki) -> None:
+    """The broker's own side of a TLS/SASL inter-broker listener is checked at startup too."""
+    pem = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pki.server_keystore),
+           "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_cert)}
+    internal = {"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL",
+                "inter.broker.listener.name": "INTERNAL", "sasl.enabled.mechanisms": "SCRAM-SHA-512", **pem}
+    # the default mechanism (GSSAPI) is not among those the listener enables
+    error = _startup_error(_config(**internal))
+    assert error.name == "sasl.mechanism.inter.broker.protocol" and "sasl.enabled.mechanisms" in str(error)
+    scram = {**internal, "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512"}
+    error = _startup_error(_config(**scram))
+    assert error.name == "listener.name.internal.scram-sha-512.sasl.jaas.config"
+    no_password = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="broker";'
+    error = _startup_error(_config(**scram, **{"listener.name.internal.scram-sha-512.sasl.jaas.config": no_password}))
+    assert error.name == "listener.name.internal.scram-sha-512.sasl.jaas.config" and "password" in str(error)
+    assert "[hidden]" in str(error) and 'username="broker"' not in str(error)
+    ssl_internal = {**internal, "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+                    "listener.name.internal.ssl.endpoint.identification.algorithm": "ldaps"}
+    error = _startup_error(_config(**ssl_internal))
+    assert error.name == "listener.name.internal.ssl.endpoint.identification.algorithm"
 
 
 @pytest.mark.parametrize("rules, principal", [

@@ -405,9 +405,6 @@ def test_listener_cross_checks():
 
 
 def test_unsupported_features_are_refused():
-    # SSL and SASL listeners are served (tests/security); brokers talk to each other over PLAINTEXT only.
-    assert_config_error({"listeners": "SSL://:9093,PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
-                        "security.inter.broker.protocol", "SSL", "talk to each other over PLAINTEXT only")
     # The Kafka names of the authorizers kafka-py ports are taken; any other class is refused.
     assert_config_error({"authorizer.class.name": "com.example.MyAuthorizer"},
                         "authorizer.class.name", "com.example.MyAuthorizer", "kafka.security.authorizer.AclAuthorizer")

@@ -1,0 +1,193 @@
+"""Brokers talking to each other over TLS and SASL: the controller's channel, the replica
+fetchers, controlled shutdown and AlterIsr all use the inter-broker listener.
+
+Each broker has a PLAINTEXT listener for the clients and the harness, and an INTERNAL
+listener named by ``inter.broker.listener.name``:
+
+* SASL_SSL with SCRAM-SHA-512 (``sasl.mechanism.inter.broker.protocol``), client
+  certificates required, the brokers' own user created in ZooKeeper with kafka-configs.sh
+  before any broker starts, as Kafka's documentation has it;
+* SSL with client certificates required.
+
+Real broker processes, real ZooKeeper, kafka-python clients; every wait is bounded and
+nothing is timed.
+"""
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+import pytest
+from kafka import KafkaProducer
+from kazoo.client import KazooClient
+
+from tests.integration.broker_harness import ROOT, BrokerProcess, free_port, unique_chroot, wait_until
+from tests.integration.replicated_cluster import CLUSTER_PROPS, ReplicatedCluster
+from tests.integration.test_replication import log_end_offset, wait_replicas_identical
+from tests.security.certs import make_pki
+
+BROKER_USER = "broker"
+BROKER_PASSWORD = "broker-secret"
+SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+              'username="{user}" password="{password}";')
+WAIT = 90.0
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+def _kafka_configs(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-configs.sh"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def _broker(tmp_path_factory, zookeeper, chroot: str, broker_id: int, pki, protocol: str,
+            password: str = BROKER_PASSWORD) -> BrokerProcess:
+    broker = BrokerProcess(tmp_path_factory.mktemp(f"inter-broker-{protocol.lower()}-{broker_id}-"),
+                           zookeeper.connect_string, chroot, broker_id)
+    internal = free_port()
+    props = dict(CLUSTER_PROPS)
+    props.update({
+        "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},INTERNAL://127.0.0.1:{internal}",
+        "listener.security.protocol.map": f"PLAINTEXT:PLAINTEXT,INTERNAL:{protocol}",
+        "inter.broker.listener.name": "INTERNAL",
+        "replica.lag.time.max.ms": "5000",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(pki.server_keystore),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(pki.ca_cert),
+        # the brokers present their key store to each other, and check each other's host name
+        "listener.name.internal.ssl.client.auth": "required",
+        "ssl.endpoint.identification.algorithm": "https",
+    })
+    if protocol.startswith("SASL"):
+        props.update({
+            "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+            "listener.name.internal.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "listener.name.internal.scram-sha-512.sasl.jaas.config":
+                SCRAM_JAAS.format(user=BROKER_USER, password=password),
+        })
+    broker.overrides.update(props)
+    broker.write_config()
+    return broker
+
+
+def _start_cluster(tmp_path_factory, zookeeper, pki, protocol: str):
+    chroot = unique_chroot(f"inter-broker-{protocol.lower()}")
+    if protocol.startswith("SASL"):
+        zk = KazooClient(hosts=zookeeper.connect_string, timeout=10.0)
+        zk.start(timeout=10.0)
+        try:
+            zk.ensure_path(chroot)
+        finally:
+            zk.stop()
+            zk.close()
+        result = _kafka_configs("--zookeeper", zookeeper.connect_string + chroot, "--alter", "--add-config",
+                                f"SCRAM-SHA-512=[iterations=4096,password={BROKER_PASSWORD}]",
+                                "--entity-type", "users", "--entity-name", BROKER_USER)
+        assert result.returncode == 0, result.stderr
+    brokers = [_broker(tmp_path_factory, zookeeper, chroot, i, pki, protocol) for i in range(3)]
+    return ReplicatedCluster(brokers).start(), chroot
+
+
+def _stop(cluster: ReplicatedCluster, extra: list[BrokerProcess] = ()) -> None:
+    for b in [*extra, *cluster.brokers]:
+        if b.running:
+            assert b.stop() == 0, b.tail()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def sasl_ssl_cluster(zookeeper, tmp_path_factory, pki):
+    cluster, chroot = _start_cluster(tmp_path_factory, zookeeper, pki, "SASL_SSL")
+    cluster.chroot = chroot
+    extra: list[BrokerProcess] = []
+    cluster.extra = extra
+    yield cluster
+    _stop(cluster, extra)
+
+
+def _produce(cluster: ReplicatedCluster, topic: str, values: list[bytes]) -> None:
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all", request_timeout_ms=30000,
+                             retries=10, retry_backoff_ms=200)
+    try:
+        futures = [producer.send(topic, v, partition=0) for v in values]
+        for f in futures:
+            f.get(timeout=120)
+    finally:
+        producer.close(timeout=30)
+
+
+def _topic() -> str:
+    return f"ib-{uuid.uuid4().hex[:8]}"
+
+
+def test_sasl_ssl_inter_broker_replicates_and_a_restarted_follower_rejoins(sasl_ssl_cluster) -> None:
+    cluster = sasl_ssl_cluster
+    topic = _topic()
+    cluster.create_topic(topic, {0: [0, 1, 2]})
+    cluster.wait_fully_replicated(topic, 1)
+    _produce(cluster, topic, [b"first-%04d" % i for i in range(300)])
+    batches = wait_replicas_identical(cluster, topic)
+    assert batches and log_end_offset(cluster.brokers[0], topic) == 300
+
+    state = cluster.state(topic)
+    controller = cluster.controller_id()
+    follower = next(i for i in (0, 1, 2) if i != state["leader"] and i != controller)
+    assert cluster.broker(follower).kill() != 0
+    # the leader drops it from the ISR (AlterIsr to the controller over the inter-broker listener)
+    cluster.wait_state(topic, lambda s: follower not in s["isr"], f"{follower} leaves the ISR")
+    _produce(cluster, topic, [b"while-down-%04d" % i for i in range(200)])
+    cluster.broker(follower).restart()
+    # the restarted follower catches up over SASL_SSL and is taken back into the ISR
+    cluster.wait_fully_replicated(topic, 1)
+    _produce(cluster, topic, [b"after-%04d" % i for i in range(100)])
+    wait_replicas_identical(cluster, topic)
+    assert log_end_offset(cluster.brokers[follower], topic) == 600
+
+    # A clean stop of the leader asks the controller (over the same listener) to move its
+    # leadership first: controlled shutdown.
+    leader = cluster.state(topic)["leader"]
+    assert cluster.broker(leader).stop() == 0
+    assert "Controlled shutdown succeeded" in cluster.broker(leader).output()
+    assert cluster.state(topic)["leader"] not in (leader, -1)
+    cluster.broker(leader).start(WAIT)
+    cluster.wait_fully_replicated(topic, 1)
+
+
+def test_a_broker_with_a_wrong_inter_broker_password_cannot_replicate(sasl_ssl_cluster, zookeeper,
+                                                                      tmp_path_factory, pki) -> None:
+    cluster = sasl_ssl_cluster
+    intruder = _broker(tmp_path_factory, zookeeper, cluster.chroot, 3, pki, "SASL_SSL", password="not-the-secret")
+    cluster.extra.append(intruder)
+    # It starts: the controller reaches it (inbound, the controller's own right credentials).
+    intruder.start(WAIT)
+    topic = _topic()
+    cluster.create_topic(topic, {0: [0, 3]})
+    cluster.wait_state(topic, lambda s: s["leader"] == 0, "broker 0 leads")
+    _produce(cluster, topic, [b"v-%03d" % i for i in range(20)])
+    # Its fetcher cannot log in to broker 0's INTERNAL listener, and says why.
+    wait_until(lambda: "failed authentication due to" in intruder.output(), WAIT,
+               f"the intruder never reported its failed login:\n{intruder.tail(60)}", interval=0.5)
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in intruder.output()
+    # The leader logs the refused logins (INFO, as Kafka's SaslServerAuthenticator failures).
+    wait_until(lambda: "Failed authentication with" in cluster.broker(0).output(), WAIT,
+               "the leader never logged the refused login", interval=0.5)
+    assert log_end_offset(intruder, topic) == 0
+    assert cluster.state(topic)["isr"] == [0]
+    assert intruder.stop() == 0, intruder.tail()
+
+
+def test_ssl_inter_broker_replicates(zookeeper, tmp_path_factory, pki) -> None:
+    cluster, _ = _start_cluster(tmp_path_factory, zookeeper, pki, "SSL")
+    try:
+        topic = _topic()
+        cluster.create_topic(topic, {0: [1, 2, 0]})
+        cluster.wait_fully_replicated(topic, 1)
+        _produce(cluster, topic, [b"ssl-%04d" % i for i in range(300)])
+        wait_replicas_identical(cluster, topic)
+        assert log_end_offset(cluster.brokers[0], topic) == 300
+    finally:
+        _stop(cluster)
