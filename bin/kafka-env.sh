@@ -5,6 +5,8 @@ KAFKA_PY_HOME="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KAFKA_PY_VENV="${KAFKA_PY_VENV:-$KAFKA_PY_HOME/.venv}"
 KAFKA_PY_PYTHON="$KAFKA_PY_VENV/bin/python"
 ZOOKEEPER_JAR=/usr/share/java/zookeeper.jar
+SLF4J_LOG4J_JAR=/usr/share/java/slf4j-log4j12.jar
+LOG4J_JAR=/usr/share/java/log4j-1.2.jar
 
 kafka_py_log() { echo "[$(date '+%Y-%m-%d %H:%M:%S')] $*" >&2; }
 

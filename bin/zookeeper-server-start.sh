@@ -21,10 +21,13 @@ mkdir -p "$log_dir"
 data_dir="$(sed -n 's/^[[:space:]]*dataDir[[:space:]]*=[[:space:]]*//p' "$config" | tail -n 1)"
 [ -z "$data_dir" ] || mkdir -p "$data_dir"
 
-# The jar's manifest carries the classpath of Debian's ZooKeeper dependencies.
-cmd=(java -Xmx512M -Xms512M -Dzookeeper.log.dir="$log_dir"
+# The jar's manifest carries the classpath of Debian's ZooKeeper dependencies, slf4j's API
+# among them; its log4j 1.2 binding (both are dependencies of the package) makes ZooKeeper
+# log through config/log4j.properties, as Kafka's script points its ZooKeeper at Kafka's.
+log4j_opts="${KAFKA_LOG4J_OPTS:--Dlog4j.configuration=file:$KAFKA_PY_HOME/config/log4j.properties}"
+cmd=(java -Xmx512M -Xms512M -Dzookeeper.log.dir="$log_dir" -Dkafka.logs.dir="$log_dir" $log4j_opts
      -Dzookeeper.admin.enableServer=false
-     -cp "/etc/zookeeper/conf:$ZOOKEEPER_JAR"
+     -cp "$ZOOKEEPER_JAR:$SLF4J_LOG4J_JAR:$LOG4J_JAR"
      org.apache.zookeeper.server.quorum.QuorumPeerMain "$config")
 
 if [ "$daemon" = 1 ]; then

@@ -1,4 +1,6 @@
 """bin/zookeeper-server-start.sh brings up a real ZooKeeper that kazoo can use."""
+import re
+
 from kazoo.client import KazooClient
 
 from tests.zookeeper_harness import four_letter_word
@@ -18,3 +20,14 @@ def test_zookeeper_serves_kazoo(zookeeper):
         client.stop()
         client.close()
     assert b"Zookeeper version" in four_letter_word(zookeeper.port)
+
+
+def test_zookeeper_logs_to_stdout_and_its_log_dir_in_kafkas_format(zookeeper):
+    # What a user sees in the terminal (here captured as zookeeper.out) and in $LOG_DIR,
+    # through config/log4j.properties: ZooKeeper's own lines, not slf4j's no-operation notice.
+    pattern = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] INFO .* \(org\.apache\.zookeeper\.[\w.$]+\)$", re.M)
+    for path in (zookeeper.workdir / "zookeeper.out", zookeeper.workdir / "logs" / "zookeeper.log"):
+        text = path.read_text(errors="replace")
+        assert "NOP" not in text, text[:2000]
+        assert pattern.search(text), text[:2000]
+        assert f"binding to port /127.0.0.1:{zookeeper.port}" in text, text[:2000]
