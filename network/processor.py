@@ -42,11 +42,14 @@ from kafka_py.network.request_channel import (
     StartThrottlingResponse,
 )
 from kafka_py.network.selector import KafkaChannel, Selector
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, TimeRatio
 from kafka_py.network.send import Send
 
 logger = logging.getLogger(__name__)
 
 CONNECTION_QUEUE_SIZE = 20
+# Answers the Processor completes as it takes them off its queue (nothing to write).
+_ANSWERED_ON_DEQUEUE = (NoOpResponse, CloseConnectionResponse)
 POLL_TIMEOUT_MS = 300
 
 
@@ -113,8 +116,12 @@ class AbstractServerThread:
             pass
 
 
-class Processor(AbstractServerThread):
-    """A network thread: reads requests from its connections and writes their responses."""
+class Processor(AbstractServerThread, KafkaMetricsGroup):
+    """A network thread: reads requests from its connections and writes their responses.
+
+    Its metric is Kafka's ``kafka.network:type=Processor,name=IdlePercent,networkProcessor=N``:
+    the share of the last 30 to 60 s it spent waiting in select.
+    """
 
     def __init__(
         self,
@@ -156,6 +163,9 @@ class Processor(AbstractServerThread):
         # (then the end of the throttle unmutes them).
         self._throttled: dict[str, bool] = {}
         self._next_connection_index = 0
+        selector = self._selector
+        self.idle_ratio = TimeRatio(time.nanoseconds, lambda: selector.io_wait_time_ns)
+        self.new_gauge("IdlePercent", self.idle_ratio.ratio, {"networkProcessor": str(id)})
         # True while this thread may be blocked in select; see enqueue_response.
         self._polling = False
         # A wake-up has been sent during the current poll: later responses need none.
@@ -225,6 +235,7 @@ class Processor(AbstractServerThread):
                 self.close_all()
             except Exception:  # noqa: BLE001
                 logger.exception("%sError closing processor %d", self._log_prefix, self.id)
+            self.remove_metric("IdlePercent", {"networkProcessor": str(self.id)})
             self.shutdown_complete()
 
     def shutdown(self) -> None:
@@ -268,7 +279,10 @@ class Processor(AbstractServerThread):
             response = queue_.popleft()
             connection_id = response.request.context.connection_id
             try:
-                response.request.response_dequeue_time_ns = self._time.nanoseconds()
+                response.request.response_dequeue_time_ns = now = self._time.nanoseconds()
+                if type(response) in _ANSWERED_ON_DEQUEUE:
+                    # Nothing to write (acks=0) or a close: the request is complete now.
+                    self._request_channel.metrics.update_request_metrics(response.request, now)
                 if isinstance(response, SendResponse):
                     self.send_response(response, response.response_send)
                 elif isinstance(response, NoOpResponse):
@@ -344,8 +358,8 @@ class Processor(AbstractServerThread):
             if response is None:
                 continue
             try:
-                response.request.response_complete_time_ns = self._time.nanoseconds()
                 response.on_complete(send)
+                self._request_channel.metrics.update_request_metrics(response.request, self._time.nanoseconds())
                 self._response_sent(connection_id)
             except Exception as e:  # noqa: BLE001
                 self._process_channel_exception(

@@ -36,6 +36,9 @@ from kafka_py.protocol.messages import (
     is_unsupported_api_versions_request,
 )
 from kafka_py.network.send import ByteBufferSend, MultiRecordsSend, Send
+from kafka_py.network.request_metrics import RequestChannelMetrics, error_counts
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
+from time import monotonic_ns as _monotonic_ns
 
 logger = logging.getLogger(__name__)
 
@@ -235,6 +238,9 @@ class EndThrottlingResponse(Response):
     __slots__ = ()
 
 
+_ANSWERS = (SendResponse, NoOpResponse, CloseConnectionResponse)
+
+
 class ResponseProcessor(Protocol):
     """The Processor side the channel needs: an id and a response queue with wake-up."""
 
@@ -299,8 +305,13 @@ class _BoundedRequestQueue:
         return self._items.qsize()
 
 
-class RequestChannel:
-    """The request queue shared by all Processors, and the route back to each of them."""
+class RequestChannel(KafkaMetricsGroup):
+    """The request queue shared by all Processors, and the route back to each of them.
+
+    Its metrics (Kafka's): ``kafka.network:type=RequestChannel,name=RequestQueueSize`` and
+    ``ResponseQueueSize`` (all Processors, and per ``processor``), and the RequestMetrics of
+    every API (network/request_metrics.py), which the Processors update as answers go out.
+    """
 
     ShutdownRequest = ShutdownRequest
 
@@ -312,6 +323,14 @@ class RequestChannel:
         self._request_queue = _BoundedRequestQueue(queue_size)
         self._processors: dict[int, ResponseProcessor] = {}
         self._lock = threading.Lock()
+        self.metrics = RequestChannelMetrics([k for k in ApiKeys if k.zk_broker], metric_name_prefix)
+        self.new_gauge(metric_name_prefix + "RequestQueueSize", self._request_queue.qsize)
+        self.new_gauge(metric_name_prefix + "ResponseQueueSize", self._total_response_queue_size)
+
+    def _total_response_queue_size(self) -> int:
+        with self._lock:
+            processors = list(self._processors.values())
+        return sum(getattr(p, "response_queue_size", 0) for p in processors)
 
     # ---- processors -------------------------------------------------------------
     def add_processor(self, processor: ResponseProcessor) -> None:
@@ -319,10 +338,13 @@ class RequestChannel:
             if processor.id in self._processors:
                 logger.warning("Unexpected processor with processorId %d", processor.id)
             self._processors[processor.id] = processor
+        self.new_gauge(self.metric_name_prefix + "ResponseQueueSize",
+                       lambda: getattr(processor, "response_queue_size", 0), {"processor": str(processor.id)})
 
     def remove_processor(self, processor_id: int) -> None:
         with self._lock:
             self._processors.pop(processor_id, None)
+        self.remove_metric(self.metric_name_prefix + "ResponseQueueSize", {"processor": str(processor_id)})
 
     # ---- requests ---------------------------------------------------------------
     def send_request(self, request: BaseRequest, timeout_ms: Optional[float] = None) -> bool:
@@ -365,6 +387,14 @@ class RequestChannel:
             request = response
             response = SendResponse(request, request.build_response_send(response_body),
                                     None, on_complete)
+            if recording.enabled:
+                self.metrics.update_error_metrics(request.context.header.api_key, error_counts(response_body))
+        if type(response) in _ANSWERS:
+            # Kafka's responseCompleteTimeNanos: the answer is ready (throttling notices are not answers).
+            request = response.request
+            request.response_complete_time_ns = now = _monotonic_ns()
+            if request.api_local_complete_time_ns == -1:
+                request.api_local_complete_time_ns = now
         processor = self._processors.get(response.request.processor)
         # The processor is gone when the network thread pool shrank; the connection
         # went with it, so there is no one to answer.
@@ -391,3 +421,10 @@ class RequestChannel:
 
     def shutdown(self) -> None:
         self.clear()
+        self.metrics.remove_metrics()
+        self.remove_metric(self.metric_name_prefix + "RequestQueueSize")
+        self.remove_metric(self.metric_name_prefix + "ResponseQueueSize")
+        with self._lock:
+            processor_ids = list(self._processors)
+        for processor_id in processor_ids:
+            self.remove_metric(self.metric_name_prefix + "ResponseQueueSize", {"processor": str(processor_id)})

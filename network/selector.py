@@ -220,6 +220,8 @@ class Selector:
         self.completed_sends: list[tuple[str, Send]] = []
         self.disconnected: list[tuple[str, str]] = []
         self._closed = False
+        # Nanoseconds spent waiting in select (written by the owning thread only).
+        self.io_wait_time_ns = 0
 
     # ---- connections ------------------------------------------------------------
     def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
@@ -365,8 +367,11 @@ class Selector:
     def poll(self, timeout_ms: int) -> None:
         if self._ready or self.completed_sends or self.disconnected:
             timeout_ms = 0
+        start = self._time.nanoseconds()
         ready = self._nio.select(timeout_ms / 1000.0 if timeout_ms > 0 else 0)
         now = self._time.nanoseconds()
+        # Kafka's io-wait time: what the Processor's IdlePercent is made of.
+        self.io_wait_time_ns += now - start
         lru = self._lru
         for key, mask in ready:
             channel: Optional[KafkaChannel] = key.data

@@ -50,6 +50,8 @@ from kafka_py.network.processor import (
     Processor,
 )
 from kafka_py.network.request_channel import RequestChannel
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.metrics.yammer import MetricName
 from kafka_py.network.selector import Waker
 
 logger = logging.getLogger(__name__)
@@ -304,8 +306,13 @@ class Acceptor(AbstractServerThread):
         return sock
 
 
-class SocketServer:
-    """The broker's network front end: an Acceptor and Processors per listener."""
+class SocketServer(KafkaMetricsGroup):
+    """The broker's network front end: an Acceptor and Processors per listener.
+
+    Its metrics: Kafka's ``kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent``
+    (the mean of the Processors' IdlePercent) and the ``connection-count`` of every Processor,
+    ``kafka.server:type=socket-server-metrics,listener=L,networkProcessor=N``.
+    """
 
     def __init__(self, config: Any, time: Time = Time.SYSTEM,
                  request_channel: Optional[RequestChannel] = None,
@@ -327,6 +334,20 @@ class SocketServer:
         self._started_processing_requests = False
         self._stopped_processing_requests = False
         self._lock = threading.RLock()
+        self.new_gauge("NetworkProcessorAvgIdlePercent", self._network_processor_avg_idle)
+
+    def _network_processor_avg_idle(self) -> float:
+        processors = self.processors
+        if not processors:
+            return 0.0
+        return sum(min(p.idle_ratio.ratio(), 1.0) for p in processors) / len(processors)
+
+    @staticmethod
+    def _connection_count_name(processor: Processor) -> MetricName:
+        listener, pid = processor.listener_name, str(processor.id)
+        return MetricName("kafka.server", "socket-server-metrics", "", None,
+                          f"kafka.server:type=socket-server-metrics,listener={listener},networkProcessor={pid}",
+                          (("listener", listener), ("networkProcessor", pid)), attribute="connection-count")
 
     @property
     def data_plane_request_channel(self) -> RequestChannel:
@@ -416,6 +437,8 @@ class SocketServer:
                                             end_point.security_protocol)
             new_processors.append(processor)
             self.request_channel.add_processor(processor)
+            selector = processor.selector
+            self.metrics_registry.new_gauge(self._connection_count_name(processor), lambda s=selector: len(s))
             self._next_processor_id += 1
         for processor in new_processors:
             self._processors[processor.id] = processor
@@ -464,6 +487,7 @@ class SocketServer:
                         old_num_network_threads - new_num_network_threads, self.request_channel)
                     for processor in removed:
                         self._processors.pop(processor.id, None)
+                        self.metrics_registry.remove_metric(self._connection_count_name(processor))
 
     def shutdown(self) -> None:
         logger.info("%sShutting down socket server", self._log_prefix)
@@ -471,6 +495,9 @@ class SocketServer:
             if not self._stopped_processing_requests:
                 self.stop_processing_requests()
             self.request_channel.shutdown()
+            for processor in self._processors.values():
+                self.metrics_registry.remove_metric(self._connection_count_name(processor))
+        self.remove_metric("NetworkProcessorAvgIdlePercent")
         logger.info("%sShutdown completed", self._log_prefix)
 
     def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:

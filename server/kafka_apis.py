@@ -67,6 +67,8 @@ from kafka_py.record.default_record_batch import (
     RECORD_BATCH_OVERHEAD,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
@@ -241,7 +243,7 @@ class KafkaApis:
     def __init__(self, request_channel: RequestChannel, replica_manager: Any, admin_manager: Any,
                  controller: Any, zk_client: Any, broker_id: int, config: Any, metadata_cache: Any,
                  cluster_id: str, time: Time = Time.SYSTEM, producer_id_manager: Any = None,
-                 admin_zk_client: Any = None, group_coordinator: Any = None) -> None:
+                 admin_zk_client: Any = None, group_coordinator: Any = None, authorizer: Any = None) -> None:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
         self.admin_manager = admin_manager
@@ -255,6 +257,9 @@ class KafkaApis:
         self.producer_id_manager = producer_id_manager
         self.admin_zk_client = admin_zk_client
         self.group_coordinator = group_coordinator
+        # The configured authorizer, or None: then every check passes (server/auth_helper.py).
+        self.authorizer = authorizer
+        self.auth_helper = AuthHelper(authorizer)
         self._log_ident = f"[KafkaApi-{broker_id}] "
         # Topics being auto-created by a Metadata request right now (Kafka's inflightTopics):
         # concurrent requests for them answer UNKNOWN_TOPIC_OR_PARTITION instead of racing in ZooKeeper.
@@ -423,9 +428,46 @@ class KafkaApis:
         allow_auto_creation = (bool(self.config.auto_create_topics_enable)
                                and bool(_field(body, "allow_auto_topic_creation", True)) and not is_all_topics)
         listener = request.context.listener_name
+        unauthorized_topic_metadata: list[tuple] = []
+        if self.authorizer is not None:
+            # Topics the principal may not describe are left out of an all-topics answer and
+            # answered TOPIC_AUTHORIZATION_FAILED when named, without saying whether they exist;
+            # a missing topic it may not create is refused rather than created.
+            helper = self.auth_helper
+            describable = helper.filter_by_authorized(request.context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                      topics, log_if_denied=not is_all_topics)
+            unauthorized = [t for t in topics if t not in describable]
+            topics = [t for t in topics if t in describable]
+            if topics and allow_auto_creation:
+                missing = [t for t in topics if not self.metadata_cache.contains_topic(t)]
+                if missing and not helper.authorize(request.context, AclOperation.CREATE, ResourceType.CLUSTER,
+                                                    CLUSTER_NAME, log_if_denied=False):
+                    creatable = helper.filter_by_authorized(request.context, AclOperation.CREATE,
+                                                            ResourceType.TOPIC, missing)
+                    refused = {t for t in missing if t not in creatable}
+                    topics = [t for t in topics if t not in refused]
+                    unauthorized_topic_metadata += [
+                        _metadata_topic(Errors.TOPIC_AUTHORIZATION_FAILED, t, is_internal(t), None, [])
+                        for t in missing if t in refused]
+            if not is_all_topics:
+                unauthorized_topic_metadata += [
+                    _metadata_topic(Errors.TOPIC_AUTHORIZATION_FAILED, t, False, None, []) for t in unauthorized]
         topic_metadata = self._get_topic_metadata(is_all_topics, allow_auto_creation, topics, listener,
                                                   error_unavailable_endpoints=version == 0,
                                                   error_unavailable_listeners=version >= 6)
+        cluster_authorized_operations = _NO_AUTHORIZED_OPERATIONS
+        if version >= 8:
+            if version <= 10 and _field(body, "include_cluster_authorized_operations", False):
+                if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER,
+                                              CLUSTER_NAME):
+                    cluster_authorized_operations = self.auth_helper.authorized_operations(
+                        request, ResourceType.CLUSTER, CLUSTER_NAME)
+                else:
+                    cluster_authorized_operations = 0
+            if _field(body, "include_topic_authorized_operations", False):
+                topic_metadata = [t[:5] + (self.auth_helper.authorized_operations(request, ResourceType.TOPIC, t[1]),)
+                                  for t in topic_metadata]
+        topic_metadata += unauthorized_topic_metadata
         brokers = [(node.id, node.host, node.port, node.rack)
                    for node in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]
         controller_id = self.metadata_cache.get_controller_id()
@@ -434,7 +476,8 @@ class KafkaApis:
         try:
             frame = encode_metadata_response(version, request.correlation_id, brokers, self.cluster_id,
                                              NO_CONTROLLER_ID if controller_id is None else controller_id,
-                                             topic_metadata)
+                                             topic_metadata,
+                                             cluster_authorized_operations=cluster_authorized_operations)
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
             logger.exception("%sCould not send the response to %r", self._log_ident, request)
@@ -518,6 +561,17 @@ class KafkaApis:
         body = request.body
         version = request.api_version
         acks = int(body.acks)
+        authorized_topics = None
+        if self.authorizer is not None:
+            # Transactional records need Write on their transactional id; every topic needs Write.
+            transactional_id = _field(body, "transactional_id")
+            if _has_transactional_records(body) and (
+                    transactional_id is None or not self.auth_helper.authorize(
+                        request.context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)):
+                self.send_error_response(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                return
+            authorized_topics = self.auth_helper.filter_by_authorized(
+                request.context, AclOperation.WRITE, ResourceType.TOPIC, body.topic_data, _name_of)
         if _field(body, "transactional_id") is not None:
             # Transactions arrive with the transaction coordinator; until then no transactional
             # producer can have initialised, so its writes are refused as such.
@@ -527,8 +581,12 @@ class KafkaApis:
         early: dict[TopicPartition, PartitionResponse] = {}
         to_append: dict[TopicPartition, MemoryRecords] = {}
         for topic in body.topic_data:
+            denied = authorized_topics is not None and topic.name not in authorized_topics
             for partition in topic.partition_data:
                 tp = TopicPartition(topic.name, int(partition.index))
+                if denied:
+                    early[tp] = PartitionResponse(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    continue
                 if not self.metadata_cache.contains(tp):
                     early[tp] = PartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                     continue
@@ -604,10 +662,24 @@ class KafkaApis:
         replica_id = int(_field(body, "replica_id", CONSUMER_REPLICA_ID))
         erroneous: list[tuple[TopicPartition, dict[str, Any]]] = []
         interesting: list[tuple[TopicPartition, PartitionData]] = []
+        authorized_topics = None
+        if self.authorizer is not None:
+            # A follower needs ClusterAction; a consumer needs Read on each topic.
+            if replica_id >= 0:
+                allowed = self.auth_helper.authorize(request.context, AclOperation.CLUSTER_ACTION,
+                                                     ResourceType.CLUSTER, CLUSTER_NAME)
+                authorized_topics = {t.topic for t in body.topics} if allowed else set()
+            else:
+                authorized_topics = self.auth_helper.filter_by_authorized(
+                    request.context, AclOperation.READ, ResourceType.TOPIC,
+                    [t.topic for t in body.topics for _ in t.partitions])
         for topic in body.topics:
+            denied = authorized_topics is not None and topic.topic not in authorized_topics
             for p in topic.partitions:
                 tp = TopicPartition(topic.topic, int(p.partition))
-                if not self.metadata_cache.contains(tp):
+                if denied:
+                    erroneous.append((tp, _fetch_error_partition(tp.partition, Errors.TOPIC_AUTHORIZATION_FAILED)))
+                elif not self.metadata_cache.contains(tp):
                     erroneous.append((tp, _fetch_error_partition(tp.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)))
                 else:
                     interesting.append((tp, PartitionData(
@@ -692,8 +764,18 @@ class KafkaApis:
             return {"partition_index": partition, "error_code": error, "timestamp": UNKNOWN_TIMESTAMP,
                     "offset": UNKNOWN_OFFSET}
 
+        describable = None
+        if self.authorizer is not None:
+            describable = self.auth_helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
+                                                                ResourceType.TOPIC, body.topics, _name_of)
         topics = []
+        unauthorized = []
         for topic in body.topics:
+            if describable is not None and topic.name not in describable:
+                unauthorized.append({"name": topic.name, "partitions": [
+                    error_partition(int(p.partition_index), Errors.TOPIC_AUTHORIZATION_FAILED)
+                    for p in topic.partitions]})
+                continue
             partitions = []
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, int(p.partition_index))
@@ -724,7 +806,7 @@ class KafkaApis:
                         answer["leader_epoch"] = found.leader_epoch
                     partitions.append(answer)
             topics.append({"name": topic.name, "partitions": partitions})
-        self.send_response(request, build_response(request, {"throttle_time": 0, "topics": topics}))
+        self.send_response(request, build_response(request, {"throttle_time": 0, "topics": topics + unauthorized}))
 
     # ------------------------------------------------------------------ OffsetForLeaderEpoch
 
@@ -741,17 +823,31 @@ class KafkaApis:
         any the leader knows gets leader epoch and end offset -1.
         """
         body = request.body
+        authorized = None
+        if self.authorizer is not None and not self.auth_helper.authorize(
+                request.context, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
+            # Not a broker: a consumer checking for truncation needs Describe on the topics.
+            authorized = self.auth_helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
+                                                               ResourceType.TOPIC, [t.topic for t in body.topics])
         requested = [(TopicPartition(t.topic, int(p.partition)), int(_field(p, "current_leader_epoch", -1)),
-                      int(p.leader_epoch)) for t in body.topics for p in t.partitions]
+                      int(p.leader_epoch)) for t in body.topics for p in t.partitions
+                     if authorized is None or t.topic in authorized]
         end_offsets = self.replica_manager.last_offset_for_leader_epoch(requested)
         topics = []
+        unauthorized = []
         for t in body.topics:
+            if authorized is not None and t.topic not in authorized:
+                unauthorized.append({"topic": t.topic, "partitions": [
+                    {"error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "partition": int(p.partition),
+                     "leader_epoch": -1, "end_offset": -1} for p in t.partitions]})
+                continue
             partitions = []
             for p in t.partitions:
                 answer = end_offsets[TopicPartition(t.topic, int(p.partition))]
                 partitions.append({"error_code": answer.error, "partition": int(p.partition),
                                    "leader_epoch": answer.leader_epoch, "end_offset": answer.end_offset})
             topics.append({"topic": t.topic, "partitions": partitions})
+        topics += unauthorized
         self.send_response(request, build_response(request, {"throttle_time_ms": 0, "topics": topics}))
 
     # ------------------------------------------------------------------ DeleteRecords
@@ -760,10 +856,16 @@ class KafkaApis:
         body = request.body
         early: dict[TopicPartition, dict[str, Any]] = {}
         offsets: dict[TopicPartition, int] = {}
+        deletable = None
+        if self.authorizer is not None:
+            deletable = self.auth_helper.filter_by_authorized(request.context, AclOperation.DELETE,
+                                                              ResourceType.TOPIC, body.topics, _name_of)
         for topic in body.topics:
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, int(p.partition_index))
-                if not self.metadata_cache.contains(tp):
+                if deletable is not None and topic.name not in deletable:
+                    early[tp] = {"low_watermark": -1, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED}
+                elif not self.metadata_cache.contains(tp):
                     early[tp] = {"low_watermark": -1, "error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
                 else:
                     offsets[tp] = int(p.offset)
@@ -785,6 +887,20 @@ class KafkaApis:
 
     def handle_init_producer_id_request(self, request: Request) -> None:
         body = request.body
+        if self.authorizer is not None:
+            # A transactional producer needs Write on its transactional id; an idempotent one
+            # IdempotentWrite on the cluster, or Write on some topic.
+            helper = self.auth_helper
+            if body.transactional_id is not None:
+                if not helper.authorize(request.context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                        body.transactional_id):
+                    self.send_error_response(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                    return
+            elif not helper.authorize(request.context, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER,
+                                      CLUSTER_NAME, True, False) and \
+                    not helper.authorize_by_resource_type(request.context, AclOperation.WRITE, ResourceType.TOPIC):
+                self.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
+                return
         producer_id = int(_field(body, "producer_id", NO_PRODUCER_ID))
         producer_epoch = int(_field(body, "producer_epoch", NO_PRODUCER_EPOCH))
         if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
@@ -807,11 +923,19 @@ class KafkaApis:
     def handle_describe_cluster(self, request: Request) -> None:
         listener = request.context.listener_name
         controller_id = self.metadata_cache.get_controller_id()
+        cluster_authorized_operations = _NO_AUTHORIZED_OPERATIONS
+        if _field(request.body, "include_cluster_authorized_operations", False):
+            if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+                cluster_authorized_operations = self.auth_helper.authorized_operations(
+                    request, ResourceType.CLUSTER, CLUSTER_NAME)
+            else:
+                cluster_authorized_operations = 0
         self.send_response(request, build_response(request, {
             "throttle_time": 0, "error_code": Errors.NONE, "cluster_id": self.cluster_id,
             "controller_id": NO_CONTROLLER_ID if controller_id is None else controller_id,
             "brokers": [{"broker_id": n.id, "host": n.host, "port": n.port, "rack": n.rack}
                         for n in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)],
+            "cluster_authorized_operations": cluster_authorized_operations,
         }))
 
     # ------------------------------------------------------------------ from the controller
@@ -825,6 +949,7 @@ class KafkaApis:
 
     def handle_leader_and_isr_request(self, request: Request) -> None:
         body = request.body
+        self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
             logger.info("%sReceived LeaderAndIsr request with broker epoch %d smaller than the current broker "
@@ -848,6 +973,7 @@ class KafkaApis:
 
     def handle_stop_replica_request(self, request: Request) -> None:
         body = request.body
+        self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
             logger.info("%sReceived StopReplica request with broker epoch %d smaller than the current broker "
@@ -876,6 +1002,7 @@ class KafkaApis:
 
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
+        self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
             logger.info("%sReceived update metadata request with broker epoch %d smaller than the current broker "
@@ -894,6 +1021,7 @@ class KafkaApis:
 
     def handle_controlled_shutdown_request(self, request: Request) -> None:
         body = request.body
+        self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
 
         def controlled_shutdown_callback(result: Any) -> None:
             if isinstance(result, BaseException):
@@ -909,12 +1037,13 @@ class KafkaApis:
                                             self.answering(request, controlled_shutdown_callback))
 
     def handle_alter_isr_request(self, request: Request) -> None:
-        """A leader's ISR changes, for the controller. A cluster action: kafka-py has no
-        authorizer, so (as Kafka without one) any principal passes; the controller's broker
-        epoch check refuses a sender that is not a live broker's current registration."""
+        """A leader's ISR changes, for the controller: a ClusterAction (any principal passes
+        without an authorizer); the controller's broker epoch check refuses a sender that is
+        not a live broker's current registration."""
         from kafka_py.server.alter_isr_manager import alter_isr_request_partitions, build_alter_isr_response
 
         body = request.body
+        self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         if not self.controller.is_active:
             self.send_response(request, build_alter_isr_response(Errors.NOT_CONTROLLER))
             return
@@ -932,6 +1061,24 @@ def _is_valid_topic(topic: str) -> bool:
     except Exception:  # noqa: BLE001 - InvalidTopicException
         return False
     return True
+
+
+def _name_of(item: Any) -> str:
+    return item.name
+
+
+def _has_transactional_records(body: Any) -> bool:
+    """RequestUtils.hasTransactionalRecords: a batch of the request has its transactional bit set."""
+    for topic in body.topic_data:
+        for partition in topic.partition_data:
+            records = partition.records
+            if (records is not None and len(records) > ATTRIBUTES_OFFSET + 1
+                    and _BATCH_ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0] & _TRANSACTIONAL_FLAG_MASK):
+                return True
+    return False
+
+
+_TRANSACTIONAL_FLAG_MASK = 0x10
 
 
 def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],

@@ -585,6 +585,16 @@ CONFIG_DEF: ConfigDef = (
     .define("kafka.metrics.reporters", Type.LIST, Defaults.KAFKA_METRIC_REPORTER_CLASSES, None, _L, _IGNORED)
     .define("kafka.metrics.polling.interval.secs", Type.INT, Defaults.KAFKA_METRICS_POLLING_INTERVAL_SECONDS,
             at_least(1), _L, _IGNORED)
+    # kafka-py's own keys (no Kafka counterpart): kafka_py/metrics/prometheus_exporter.py
+    .define("kafka.py.metrics.prometheus.port", Type.INT, -1, between(-1, 65535), _M,
+            "kafka-py only. Port of the HTTP endpoint serving the broker's metrics in Prometheus's text format "
+            "at /metrics, named as the Prometheus JMX exporter names Kafka's; -1 (the default) serves none, 0 any "
+            "free port (logged at startup).")
+    .define("kafka.py.metrics.prometheus.host", Type.STRING, "0.0.0.0", None, _M,
+            "kafka-py only. Address the Prometheus endpoint listens on.")
+    .define("kafka.py.metrics.enabled", Type.BOOLEAN, True, None, _L,
+            "kafka-py only. Record the per-request metrics (RequestMetrics, ErrorsPerSec, BrokerTopicMetrics); "
+            "false skips them, to measure what they cost. Gauges are always served.")
     # Quotas (accepted, unused)
     .define("quota.producer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H, _IGNORED)
     .define("quota.consumer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H, _IGNORED)
@@ -1008,6 +1018,9 @@ class KafkaConfig:
         self.metric_num_samples: int = v["metrics.num.samples"]
         self.metric_sample_window_ms: int = v["metrics.sample.window.ms"]
         self.metric_recording_level: str = v["metrics.recording.level"]
+        self.prometheus_port: int = v["kafka.py.metrics.prometheus.port"]
+        self.prometheus_host: str = v["kafka.py.metrics.prometheus.host"]
+        self.metrics_enabled: bool = v["kafka.py.metrics.enabled"]
         self.producer_quota_bytes_per_second_default: int = v["quota.producer.default"]
         self.consumer_quota_bytes_per_second_default: int = v["quota.consumer.default"]
         self.num_quota_samples: int = v["quota.window.num"]

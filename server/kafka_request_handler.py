@@ -17,6 +17,7 @@ import logging
 import threading
 from typing import Optional, Protocol
 
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.network.request_channel import Request, RequestChannel, ShutdownRequest
 from kafka_py.utils.time import Time
 
@@ -37,8 +38,10 @@ class KafkaRequestHandler:
     """One handler thread's loop."""
 
     def __init__(self, id: int, broker_id: int, total_handler_threads: list[int],
-                 request_channel: RequestChannel, apis: ApiRequestHandler, time: Time) -> None:
+                 request_channel: RequestChannel, apis: ApiRequestHandler, time: Time,
+                 aggregate_idle_meter=None) -> None:
         self.id = id
+        self._aggregate_idle_meter = aggregate_idle_meter
         self.broker_id = broker_id
         self._total_handler_threads = total_handler_threads
         self._request_channel = request_channel
@@ -57,7 +60,10 @@ class KafkaRequestHandler:
                 request = self._request_channel.receive_request(_RECEIVE_TIMEOUT_MS)
                 end = self._time.nanoseconds()
                 # Kafka's RequestHandlerAvgIdlePercent: idle time shared by the pool size.
-                self.idle_time_ns += (end - start) // max(1, self._total_handler_threads[0])
+                idle = (end - start) // max(1, self._total_handler_threads[0])
+                self.idle_time_ns += idle
+                if self._aggregate_idle_meter is not None:
+                    self._aggregate_idle_meter.mark(idle)
                 if request is None:
                     continue
                 if request is ShutdownRequest:
@@ -91,8 +97,13 @@ class KafkaRequestHandler:
         return self._shutdown_complete.wait(timeout_s)
 
 
-class KafkaRequestHandlerPool:
-    """``num_threads`` KafkaRequestHandler threads named ``<prefix>-kafka-request-handler-N``."""
+class KafkaRequestHandlerPool(KafkaMetricsGroup):
+    """``num_threads`` KafkaRequestHandler threads named ``<prefix>-kafka-request-handler-N``.
+
+    Its metric is Kafka's ``kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent``:
+    a meter of idle nanoseconds (each thread's wait for a request divided by the pool size) whose
+    rates are per nanosecond, so they read as the pool's idle fraction.
+    """
 
     def __init__(self, broker_id: int, request_channel: RequestChannel, apis: ApiRequestHandler,
                  time: Time, num_threads: int, request_handler_avg_idle_metric_name: str = "",
@@ -107,6 +118,8 @@ class KafkaRequestHandlerPool:
         # A one-element list shared with the handlers so a resize is seen by all of them.
         self._thread_pool_size = [num_threads]
         self._lock = threading.Lock()
+        self._aggregate_idle_meter = (self.new_meter(request_handler_avg_idle_metric_name, "percent", rate_unit_s=1e-9)
+                                      if request_handler_avg_idle_metric_name else None)
         self.runnables: list[KafkaRequestHandler] = []
         for i in range(num_threads):
             self.create_handler(i)
@@ -114,7 +127,7 @@ class KafkaRequestHandlerPool:
     def create_handler(self, id: int) -> None:
         with self._lock:
             handler = KafkaRequestHandler(id, self.broker_id, self._thread_pool_size,
-                                          self.request_channel, self.apis, self.time)
+                                          self.request_channel, self.apis, self.time, self._aggregate_idle_meter)
             self.runnables.append(handler)
             handler.thread = threading.Thread(target=handler.run,
                                               name=f"{self._prefix}-kafka-request-handler-{id}",
@@ -146,6 +159,8 @@ class KafkaRequestHandlerPool:
             handler.initiate_shutdown()
         for handler in handlers:
             handler.await_shutdown()
+        if self.request_handler_avg_idle_metric_name:
+            self.remove_metric(self.request_handler_avg_idle_metric_name)
         logger.info("%sshut down completely", self._log_ident)
 
 

@@ -56,6 +56,10 @@ from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.log_manager import LogManager
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.network.socket_server import SocketServer
+from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name, recording as metrics_recording
+from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
+from kafka_py.metrics.yammer import MetricName
+from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
@@ -153,6 +157,32 @@ def raise_open_file_limit() -> tuple[int, int]:
     return soft, hard
 
 
+# What app-info reports: the Kafka release this broker speaks, and this tree's commit.
+KAFKA_VERSION = "2.8.2"
+
+
+def _commit_id() -> str:
+    """The git commit of this kafka-py tree, read from .git without running git; else unknown."""
+    git = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".git")
+    try:
+        with open(os.path.join(git, "HEAD")) as f:
+            head = f.read().strip()
+        if not head.startswith("ref: "):
+            return head[:16]
+        ref = head[5:]
+        try:
+            with open(os.path.join(git, ref)) as f:
+                return f.read().strip()[:16]
+        except OSError:
+            with open(os.path.join(git, "packed-refs")) as f:
+                for line in f:
+                    if line.rstrip().endswith(" " + ref):
+                        return line.split()[0][:16]
+    except OSError:
+        pass
+    return "unknown"
+
+
 def generate_uuid_as_base64() -> str:
     """CoreUtils.generateUuidAsBase64: a random UUID, URL-safe base64 without padding (22 chars)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
@@ -198,6 +228,8 @@ class KafkaServer:
         self.data_plane_request_processor: Optional[KafkaApis] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
         self.dynamic_config_manager: Optional[DynamicConfigManager] = None
+        self.prometheus_metrics_server: Optional[PrometheusMetricsServer] = None
+        self.broker_topic_stats = BrokerTopicStats()
         self._broker_metadata_checkpoints: dict[str, BrokerMetadataCheckpoint] = {
             d: BrokerMetadataCheckpoint(os.path.join(d, META_PROPERTIES_FILE)) for d in config.log_dirs}
 
@@ -236,6 +268,7 @@ class KafkaServer:
             # The dynamic layers in ZooKeeper apply from the start; later changes arrive through
             # the DynamicConfigManager.
             self.dynamic_config = DynamicBrokerConfig(self.config)
+            metrics_recording.enabled = bool(self.config.metrics_enabled)
             self.dynamic_config.initialize(self.zk_client)
             self.config = self.dynamic_config.current_kafka_config
             config = self.config
@@ -271,6 +304,7 @@ class KafkaServer:
                                                   self.log_dir_failure_channel,
                                                   is_shutting_down=self._is_shutting_down,
                                                   alter_isr_manager=self.alter_isr_manager,
+                                                  broker_topic_stats=self.broker_topic_stats,
                                                   thread_name_prefix=self.thread_name_prefix)
             self.replica_manager.startup()
 
@@ -316,6 +350,7 @@ class KafkaServer:
             self.dynamic_config_manager = DynamicConfigManager(self.zk_client, config_handlers, time=self.time)
             self.dynamic_config_manager.startup()
 
+            self._start_metrics_reporting()
             self.socket_server.start_processing_requests()
 
             self.broker_state = BrokerState.RUNNING
@@ -329,6 +364,23 @@ class KafkaServer:
             self._is_starting_up = False
             self._shutdown_started_components()
             raise
+
+    def _start_metrics_reporting(self) -> None:
+        """The broker's own gauges (BrokerState, app-info) and, with kafka.py.metrics.prometheus.port,
+        the Prometheus endpoint (kafka_py/metrics/prometheus_exporter.py)."""
+        config = self.config
+        broker_id = str(config.broker_id)
+        registry = default_registry()
+        registry.new_gauge(explicit_metric_name("kafka.server", "KafkaServer", "BrokerState"),
+                           lambda: int(self.broker_state))
+        start_ms = self.time.milliseconds()
+        registry.new_gauge(MetricName("kafka.server", "app-info", "", None, f"kafka.server:type=app-info,id={broker_id}",
+                                      (("id", broker_id),), attribute="start-time-ms"), lambda: start_ms)
+        if config.prometheus_port >= 0:
+            self.prometheus_metrics_server = PrometheusMetricsServer(
+                config.prometheus_host, config.prometheus_port, registry,
+                {"id": broker_id, "version": KAFKA_VERSION, "commit_id": _commit_id()})
+            self.prometheus_metrics_server.startup()
 
     def _init_zk_client(self) -> None:
         config = self.config
@@ -555,6 +607,9 @@ class KafkaServer:
         if self.dynamic_config_manager is not None:
             self._swallow(self.dynamic_config_manager.shutdown)
         # No new requests from here on; the sockets themselves close last.
+        if self.prometheus_metrics_server is not None:
+            self._swallow(self.prometheus_metrics_server.shutdown)
+            self.prometheus_metrics_server = None
         if self.socket_server is not None:
             self._swallow(self.socket_server.stop_processing_requests)
         if self.data_plane_request_handler_pool is not None:
@@ -573,6 +628,7 @@ class KafkaServer:
             self._swallow(self.replica_manager.shutdown)
         if self.alter_isr_manager is not None:
             self._swallow(self.alter_isr_manager.shutdown)
+        self._swallow(self.broker_topic_stats.close)
         # Last of the data path: flushes, checkpoints and the clean-shutdown marker.
         if self.log_manager is not None:
             self._swallow(self.log_manager.shutdown)

@@ -60,6 +60,7 @@ from kafka_py.common.errors import (
 )
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
+from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.memory_records import MemoryRecords
@@ -412,7 +413,7 @@ class ReplicaManager:
         self.log_dir_failure_channel = log_dir_failure_channel
         self.is_shutting_down = is_shutting_down if is_shutting_down is not None else threading.Event()
         self.quota_managers = quota_managers
-        self.broker_topic_stats = broker_topic_stats
+        self.broker_topic_stats = broker_topic_stats if broker_topic_stats is not None else BrokerTopicStats()
         self.alter_isr_manager = alter_isr_manager
         self.thread_name_prefix = thread_name_prefix
         self.local_broker_id: int = config.broker_id
@@ -736,6 +737,7 @@ class ReplicaManager:
                              entries_per_partition: Mapping[TopicPartition, MemoryRecords],
                              required_acks: int) -> dict[TopicPartition, LogAppendResult]:
         results: dict[TopicPartition, LogAppendResult] = {}
+        stats = self.broker_topic_stats
         for tp, records in entries_per_partition.items():
             if is_internal(tp.topic) and not internal_topics_allowed:
                 results[tp] = LogAppendResult(LogAppendInfo.unknown(), _InvalidTopicException(
@@ -745,11 +747,15 @@ class ReplicaManager:
                 partition = self.get_partition_or_exception(tp)
                 info = partition.append_records_to_leader(records, origin, required_acks)
                 results[tp] = LogAppendResult(info)
+                stats.record_produce(tp.topic, info.num_messages, records.size_in_bytes)
             except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, RecordTooLargeException,
                     RecordBatchTooLargeException, CorruptRecordException, KafkaStorageException) as e:
                 # expected per-partition failures; the client is told and may retry
+                stats.mark_produce_request(tp.topic)
                 results[tp] = LogAppendResult(LogAppendInfo.unknown(), e)
             except Exception as e:  # noqa: BLE001 - every partition gets an answer
+                stats.mark_produce_request(tp.topic)
+                stats.mark_failed_produce(tp.topic)
                 record_errors = getattr(e, "record_errors", None)
                 log_start_offset = self._process_failed_record(tp, e)
                 if record_errors is not None:
@@ -842,6 +848,7 @@ class ReplicaManager:
             fetch_isolation = FetchIsolation.HIGH_WATERMARK
         # followers, and consumers too old to send rack information, read from the leader only
         fetch_only_from_leader = is_from_follower or (is_from_consumer and client_metadata is None)
+        response_callback = self._recording_bytes_out(response_callback, is_from_follower)
 
         log_read_results = self.read_from_local_log(replica_id, fetch_only_from_leader, fetch_isolation,
                                                     fetch_max_bytes, hard_max_bytes_limit, fetch_infos, quota,
@@ -880,6 +887,22 @@ class ReplicaManager:
         # an append may have landed since the read: try once more before watching
         self.delayed_fetch_purgatory.try_complete_else_watch(delayed_fetch, keys)
 
+    def _recording_bytes_out(self, response_callback: Callable[[list[tuple[TopicPartition, FetchPartitionData]]], None],
+                             is_from_follower: bool) -> Callable[[list[tuple[TopicPartition, FetchPartitionData]]], None]:
+        """``response_callback`` that first counts the records it answers with: BytesOutPerSec for a
+        consumer, ReplicationBytesOutPerSec for a follower (Kafka's BrokerTopicStats.updateBytesOut,
+        which KafkaApis calls as it builds the fetch response)."""
+        stats = self.broker_topic_stats
+
+        def respond(partition_data: list[tuple[TopicPartition, FetchPartitionData]]) -> None:
+            for tp, data in partition_data:
+                size = _records_size(data.records)
+                if size:
+                    stats.update_bytes_out(tp.topic, is_from_follower, size)
+            response_callback(partition_data)
+
+        return respond
+
     def read_from_local_log(self, replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
                             fetch_max_bytes: int, hard_max_bytes_limit: bool,
                             read_partition_info: Sequence[tuple[TopicPartition, PartitionData]],
@@ -906,6 +929,7 @@ class ReplicaManager:
               replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
               hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Any) -> LogReadResult:
         adjusted_max_bytes = min(fetch_info.max_bytes, limit_bytes)
+        self.broker_topic_stats.mark_fetch_request(tp.topic)
         try:
             partition = self.get_partition_or_exception(tp)
             fetch_time_ms = self.time.milliseconds()
@@ -938,6 +962,7 @@ class ReplicaManager:
                 OffsetOutOfRangeException) as e:
             return self._failed_read(e)
         except Exception as e:  # noqa: BLE001 - one bad partition must not fail the whole fetch
+            self.broker_topic_stats.mark_failed_fetch(tp.topic)
             logger.error("%sError processing fetch with max size %d from %s on partition %s: %s", self._log_ident,
                          adjusted_max_bytes, describe_replica_id(replica_id), tp, fetch_info, exc_info=e)
             return self._failed_read(e)
@@ -1306,6 +1331,11 @@ class ReplicaManager:
         if partitions_to_delete:
             self.log_manager.async_delete_partitions(partitions_to_delete,
                                                      lambda tp, e: errors.__setitem__(tp, e))
+            # A topic this broker no longer hosts at all takes its BrokerTopicMetrics with it.
+            with self._all_partitions_lock:
+                hosted_topics = {p.topic for p in self._all_partitions}
+            for topic in {tp.topic for tp in partitions_to_delete} - hosted_topics:
+                self.broker_topic_stats.remove_metrics(topic)
         return errors
 
     # ------------------------------------------------------------------ ISR expiry

@@ -44,6 +44,37 @@ class _Recording:
 recording = _Recording()
 
 
+class TimeRatio:
+    """The share of time spent in some state (waiting in select, say) over the last 30 to 60
+    seconds: the two 30-second samples Kafka's metrics keep for a ratio such as the selector's
+    ``io-wait-ratio``. ``total`` returns the nanoseconds spent in that state so far.
+    """
+
+    WINDOW_NS = 30_000_000_000
+
+    def __init__(self, clock: Callable[[], int], total: Callable[[], int]) -> None:
+        self._clock = clock
+        self._total = total
+        now = clock()
+        self._lock = threading.Lock()
+        self._window_start = now
+        self._window_total = total()
+        self._previous_start = now
+        self._previous_total = self._window_total
+
+    def ratio(self) -> float:
+        now = self._clock()
+        total = self._total()
+        with self._lock:
+            if now - self._window_start >= self.WINDOW_NS:
+                self._previous_start, self._previous_total = self._window_start, self._window_total
+                self._window_start, self._window_total = now, total
+            elapsed = now - self._previous_start
+            if elapsed <= 0:
+                return 0.0
+            return max(0.0, min(1.0, (total - self._previous_total) / elapsed))
+
+
 def _to_mbean_name(tags: Mapping[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in tags.items() if v != "")
 

@@ -22,7 +22,8 @@ here; docs/operations.md has the table. In rule order:
 
 Names are lower-cased, characters outside ``[a-zA-Z0-9:_]`` become ``_`` and runs of ``_``
 collapse to one, as the exporter does. Metrics that no rule matches (more than two tags)
-are not exported, as the exporter would drop them. ``kafka_server_app_info`` (version and
+are not exported, as the exporter would drop them; neither are histograms and timers that
+have recorded nothing yet (every API has nine, most never used). ``kafka_server_app_info`` (version and
 commit id as labels, value 1) is this broker's own addition.
 
 The collector reads every metric when Prometheus scrapes (``prometheus_client`` writes the
@@ -196,6 +197,10 @@ class KafkaMetricsCollector:
                         fam.add_sample(exported.family + "_count", exported.labels, float(metric.count))
                 elif isinstance(metric, (Histogram, Timer)):
                     histogram = metric.histogram if isinstance(metric, Timer) else metric
+                    if histogram.count == 0:
+                        # Kafka registers every API's nine histograms; one never updated has
+                        # nothing to say yet, and leaving it out keeps a scrape small.
+                        continue
                     fam = family(exported, name)
                     snapshot = histogram.snapshot()
                     for q, label in _QUANTILE_LABELS:

@@ -1,0 +1,309 @@
+"""Port of the RequestMetrics class and object, the RequestChannel.Metrics class and
+Request.updateRequestMetrics of core/src/main/scala/kafka/network/RequestChannel.scala
+(Kafka 2.8.2), with the request logger's "Completed request" line.
+
+Every request carries the times Kafka's ``RequestChannel.Request`` carries: read
+(``start_time_ns``, by the Processor), taken off the request queue (by a handler), local
+processing done (end of ``KafkaApis.handle``), remote completion (a purgatory's callback:
+acks=all, a long-poll fetch), response queued (``RequestChannel.send_response``), response
+taken by the Processor, and response written. When the Processor has written the response
+(or handled a NoOp/close answer) ``RequestChannelMetrics.update_request_metrics`` turns them
+into Kafka's histograms under ``kafka.network:type=RequestMetrics,name=...,request=<Api>``:
+
+    RequestQueueTimeMs   dequeue - start            LocalTimeMs          local done - dequeue
+    RemoteTimeMs         remote done - local done   ThrottleTimeMs       quota throttle
+    ResponseQueueTimeMs  taken - queued             ResponseSendTimeMs   written - taken
+    TotalTimeMs          written - start            RequestBytes         request size
+
+plus ``RequestsPerSec`` (tag ``version``) and, for Produce and Fetch,
+``MessageConversionsTimeMs`` and ``TemporaryMemoryBytes`` (always 0: this broker converts no
+record formats). Fetches also count under ``FetchConsumer`` or ``FetchFollower``. The
+values are whole milliseconds, rounded, as Kafka records them.
+
+``ErrorsPerSec`` (tags ``request``, ``error``) counts every error code a response carries,
+``NONE`` included, when the response is queued (``update_error_metrics``).
+
+The update runs on the network thread for every request: one lock per API covers all its
+histograms, the metric objects are found by index (no name is built), and nothing is
+allocated but the numbers themselves. ``kafka.py.metrics.enabled=false`` skips it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from typing import Any, Iterable, Mapping, Optional
+
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
+from kafka_py.metrics.yammer import Histogram, Meter
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+
+# Kafka's request logger: its "Completed request" lines go to kafka-request.log at DEBUG.
+request_logger = logging.getLogger("kafka.request.logger")
+
+CONSUMER_FETCH_METRIC_NAME = "FetchConsumer"
+FOLLOW_FETCH_METRIC_NAME = "FetchFollower"
+_WITH_CONVERSIONS = {ApiKeys.PRODUCE.api_name, ApiKeys.FETCH.api_name,
+                     CONSUMER_FETCH_METRIC_NAME, FOLLOW_FETCH_METRIC_NAME}
+
+
+class RequestMetrics(KafkaMetricsGroup):
+    """The metrics of one request type (``Produce``, ``FetchConsumer`` ...)."""
+
+    metrics_group = "kafka.network"
+    metrics_type_name = "RequestMetrics"
+
+    def __init__(self, name: str, prefix: str = "") -> None:
+        self.name = name
+        self.tags = {"request": name}
+        self.lock = threading.Lock()
+        self._prefix = prefix
+        lock = self.lock
+        h = lambda n: self.new_histogram(prefix + n, self.tags, lock)  # noqa: E731
+        self.request_queue_time_hist = h("RequestQueueTimeMs")
+        self.local_time_hist = h("LocalTimeMs")
+        self.remote_time_hist = h("RemoteTimeMs")
+        self.throttle_time_hist = h("ThrottleTimeMs")
+        self.response_queue_time_hist = h("ResponseQueueTimeMs")
+        self.response_send_time_hist = h("ResponseSendTimeMs")
+        self.total_time_hist = h("TotalTimeMs")
+        self.request_bytes_hist = h("RequestBytes")
+        self.message_conversions_time_hist: Optional[Histogram] = None
+        self.temp_memory_bytes_hist: Optional[Histogram] = None
+        if name in _WITH_CONVERSIONS:
+            self.message_conversions_time_hist = h("MessageConversionsTimeMs")
+            self.temp_memory_bytes_hist = h("TemporaryMemoryBytes")
+        # RequestsPerSec per version and ErrorsPerSec per error, made on first use and then
+        # found by index.
+        self._request_rate: list[Optional[Meter]] = [None] * 64
+        self._errors: dict[Errors, Meter] = {}
+        self._errors_lock = threading.Lock()
+
+    def request_rate(self, version: int) -> Meter:
+        meter = self._request_rate[version] if 0 <= version < 64 else None
+        if meter is None:
+            meter = self.new_meter(self._prefix + "RequestsPerSec", "requests",
+                                   {"request": self.name, "version": str(version)}, self.lock)
+            if 0 <= version < 64:
+                self._request_rate[version] = meter
+        return meter
+
+    def error_meter(self, error: Errors) -> Meter:
+        meter = self._errors.get(error)
+        if meter is None:
+            with self._errors_lock:
+                meter = self._errors.get(error)
+                if meter is None:
+                    meter = self.new_meter(self._prefix + "ErrorsPerSec", "requests",
+                                           {"request": self.name, "error": error.name})
+                    self._errors[error] = meter
+        return meter
+
+    def mark_errors(self, error_counts: Mapping[Errors, int]) -> None:
+        for error, count in error_counts.items():
+            self.error_meter(error).mark(count)
+
+    def remove_metrics(self) -> None:
+        for n in ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs", "ResponseQueueTimeMs",
+                  "ResponseSendTimeMs", "TotalTimeMs", "RequestBytes", "MessageConversionsTimeMs",
+                  "TemporaryMemoryBytes"):
+            self.remove_metric(self._prefix + n, self.tags)
+        for version, meter in enumerate(self._request_rate):
+            if meter is not None:
+                self.remove_metric(self._prefix + "RequestsPerSec", {"request": self.name, "version": str(version)})
+        for error in list(self._errors):
+            self.remove_metric(self._prefix + "ErrorsPerSec", {"request": self.name, "error": error.name})
+
+
+def _ms(nanos: int) -> int:
+    """Whole milliseconds, rounded half up as Math.round does; negative spans count as 0."""
+    return (nanos + 500_000) // 1_000_000 if nanos > 0 else 0
+
+
+def _ms_float(nanos: int) -> float:
+    return max(nanos, 0) // 1000 / 1000.0
+
+
+class RequestChannelMetrics:
+    """RequestChannel.Metrics: a RequestMetrics per API the broker serves, by API key."""
+
+    def __init__(self, api_keys: Iterable[ApiKeys], prefix: str = "") -> None:
+        self._by_key: list[Optional[RequestMetrics]] = [None] * (max(ApiKeys) + 1)
+        self.by_name: dict[str, RequestMetrics] = {}
+        for key in api_keys:
+            metrics = RequestMetrics(key.api_name, prefix)
+            self._by_key[key] = metrics
+            self.by_name[key.api_name] = metrics
+        self.consumer_fetch = RequestMetrics(CONSUMER_FETCH_METRIC_NAME, prefix)
+        self.follower_fetch = RequestMetrics(FOLLOW_FETCH_METRIC_NAME, prefix)
+        self.by_name[CONSUMER_FETCH_METRIC_NAME] = self.consumer_fetch
+        self.by_name[FOLLOW_FETCH_METRIC_NAME] = self.follower_fetch
+
+    def __call__(self, name: str) -> RequestMetrics:
+        return self.by_name[name]
+
+    def for_key(self, api_key: ApiKeys) -> Optional[RequestMetrics]:
+        return self._by_key[api_key]
+
+    def update_request_metrics(self, request: Any, end_time_ns: int) -> None:
+        """Request.updateRequestMetrics: the request's timings, once its answer is out."""
+        if not recording.enabled:
+            return
+        header = request.context.header
+        api_key = header.api_key
+        metrics = self._by_key[api_key]
+        if metrics is None:
+            return
+        start = request.start_time_ns
+        dequeue = request.request_dequeue_time_ns
+        response_complete = request.response_complete_time_ns
+        if response_complete < 0:  # answered without RequestChannel.send_response (tests)
+            response_complete = end_time_ns
+        local = request.api_local_complete_time_ns
+        if local < 0:
+            local = response_complete
+        remote = request.api_remote_complete_time_ns
+        if remote < 0:
+            remote = response_complete
+        response_dequeue = request.response_dequeue_time_ns
+        if response_dequeue < 0:
+            response_dequeue = end_time_ns
+        if dequeue < 0:
+            dequeue = start
+        queue_ms = _ms(dequeue - start)
+        local_ms = _ms(local - dequeue)
+        remote_ms = _ms(remote - local)
+        throttle_ms = request.api_throttle_time_ms
+        response_queue_ms = _ms(response_dequeue - response_complete)
+        send_ms = _ms(end_time_ns - response_dequeue)
+        total_ms = _ms(end_time_ns - start)
+        size = len(request.buffer)
+        version = header.api_version
+        self._record(metrics, version, queue_ms, local_ms, remote_ms, throttle_ms, response_queue_ms, send_ms,
+                     total_ms, size)
+        if api_key is ApiKeys.FETCH:
+            replica_id = getattr(request.body, "replica_id", -1)
+            fetch_metrics = self.follower_fetch if replica_id is not None and replica_id >= 0 else self.consumer_fetch
+            self._record(fetch_metrics, version, queue_ms, local_ms, remote_ms, throttle_ms, response_queue_ms,
+                         send_ms, total_ms, size)
+        if request_logger.isEnabledFor(logging.DEBUG):
+            _log_completed_request(request, end_time_ns, start, dequeue, local, remote, response_complete,
+                                   response_dequeue, throttle_ms)
+
+    @staticmethod
+    def _record(m: RequestMetrics, version: int, queue_ms: int, local_ms: int, remote_ms: int, throttle_ms: int,
+                response_queue_ms: int, send_ms: int, total_ms: int, size: int) -> None:
+        rate = m._request_rate[version] if 0 <= version < 64 else None
+        if rate is None:
+            rate = m.request_rate(version)
+        with m.lock:
+            rate.count += 1
+            m.request_queue_time_hist.record(queue_ms)
+            m.local_time_hist.record(local_ms)
+            m.remote_time_hist.record(remote_ms)
+            m.throttle_time_hist.record(throttle_ms)
+            m.response_queue_time_hist.record(response_queue_ms)
+            m.response_send_time_hist.record(send_ms)
+            m.total_time_hist.record(total_ms)
+            m.request_bytes_hist.record(size)
+            if m.message_conversions_time_hist is not None:
+                m.message_conversions_time_hist.record(0)
+                m.temp_memory_bytes_hist.record(0)
+
+    def update_error_metrics(self, api_key: ApiKeys, error_counts: Mapping[Errors, int]) -> None:
+        if not recording.enabled:
+            return
+        metrics = self._by_key[api_key]
+        if metrics is not None:
+            metrics.mark_errors(error_counts)
+
+    def remove_metrics(self) -> None:
+        for metrics in self.by_name.values():
+            metrics.remove_metrics()
+
+
+# ---- error counts of a response ----------------------------------------------------------
+
+_error_fields: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(name, is error_code) of a kio message class's fields that can hold error codes."""
+    cached = _error_fields.get(cls)
+    if cached is None:
+        fields = []
+        for f in dataclasses.fields(cls):
+            if f.name == "error_code":
+                fields.append((f.name, True))
+            elif f.name not in ("records", "error_message", "throttle_time_ms", "throttle_time"):
+                fields.append((f.name, False))
+        cached = _error_fields[cls] = tuple(fields)
+    return cached
+
+
+def error_counts(response: Any) -> dict[Errors, int]:
+    """AbstractResponse.errorCounts, for any kio response: every ``error_code`` it carries,
+    top level and nested (topics, partitions ...), counted once each."""
+    counts: dict[Errors, int] = {}
+    _count_errors(response, counts, 0)
+    return counts
+
+
+def _count_errors(obj: Any, counts: dict[Errors, int], depth: int) -> None:
+    if depth > 6 or not dataclasses.is_dataclass(obj):
+        return
+    for name, is_error in _fields_of(type(obj)):
+        value = getattr(obj, name, None)
+        if is_error:
+            if value is None:
+                continue
+            try:
+                error = value if isinstance(value, Errors) else Errors.for_code(int(value))
+            except (ValueError, KeyError, TypeError):
+                error = Errors.UNKNOWN_SERVER_ERROR
+            counts[error] = counts.get(error, 0) + 1
+        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            for item in value:
+                _count_errors(item, counts, depth + 1)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            _count_errors(value, counts, depth + 1)
+
+
+# ---- the request log ---------------------------------------------------------------------
+
+def _log_completed_request(request: Any, end: int, start: int, dequeue: int, local: int, remote: int,
+                           response_complete: int, response_dequeue: int, throttle_ms: int) -> None:
+    header = request.context.header
+    context = request.context
+    fields = [
+        f'"isForwarded":false',
+        f'"requestHeader":{{"requestApiKey":{int(header.api_key)},"requestApiVersion":{header.api_version},'
+        f'"correlationId":{header.correlation_id},"clientId":{_json_str(header.client_id)}}}',
+    ]
+    if request_logger.isEnabledFor(5):  # TRACE: the request body too
+        fields.append(f'"request":{_json_str(repr(request.body))}')
+    fields += [
+        f'"connection":{_json_str(context.connection_id)}',
+        f'"totalTimeMs":{_ms_float(end - start)}',
+        f'"requestQueueTimeMs":{_ms_float(dequeue - start)}',
+        f'"localTimeMs":{_ms_float(local - dequeue)}',
+        f'"remoteTimeMs":{_ms_float(remote - local)}',
+        f'"throttleTimeMs":{throttle_ms}',
+        f'"responseQueueTimeMs":{_ms_float(response_dequeue - response_complete)}',
+        f'"sendTimeMs":{_ms_float(end - response_dequeue)}',
+        f'"securityProtocol":{_json_str(context.security_protocol)}',
+        f'"principal":{_json_str(str(context.principal))}',
+        f'"listener":{_json_str(context.listener_name)}',
+    ]
+    request_logger.debug("Completed request:{%s}", ",".join(fields))
+
+
+def _json_str(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+__all__ = ["RequestMetrics", "RequestChannelMetrics", "error_counts", "request_logger",
+           "CONSUMER_FETCH_METRIC_NAME", "FOLLOW_FETCH_METRIC_NAME"]

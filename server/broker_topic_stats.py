@@ -1,0 +1,169 @@
+"""Port of the BrokerTopicMetrics and BrokerTopicStats classes of
+core/src/main/scala/kafka/server/KafkaRequestHandler.scala (Kafka 2.8.2).
+
+``kafka.server:type=BrokerTopicMetrics,name=...`` meters, for all topics (no tag) and per
+topic (``topic=<t>``):
+
+* produce (ReplicaManager.append_records): TotalProduceRequestsPerSec per partition written,
+  MessagesInPerSec and BytesInPerSec after a successful append, FailedProduceRequestsPerSec
+  when an append fails unexpectedly; BytesRejectedPerSec for batches over max.message.bytes;
+* fetch (ReplicaManager.read_from_local_log, KafkaApis): TotalFetchRequestsPerSec and
+  FailedFetchRequestsPerSec per partition read, BytesOutPerSec per partition answered to a
+  consumer; ReplicationBytesOutPerSec (all topics only) for answers to followers;
+* ReplicationBytesInPerSec (all topics only): what this broker's replica fetchers appended;
+* ProduceMessageConversionsPerSec and FetchMessageConversionsPerSec exist and stay at 0: this
+  broker converts no record formats.
+
+A topic's meters are made on its first use and removed with the topic (``remove_metrics``),
+so a deleted topic leaves no metric behind. Meters of one BrokerTopicMetrics share a lock, and
+the produce path marks its three with one ``record_produce`` call per partition.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
+from kafka_py.metrics.yammer import Meter
+
+MESSAGE_IN = "MessagesInPerSec"
+BYTES_IN = "BytesInPerSec"
+BYTES_OUT = "BytesOutPerSec"
+BYTES_REJECTED = "BytesRejectedPerSec"
+REPLICATION_BYTES_IN = "ReplicationBytesInPerSec"
+REPLICATION_BYTES_OUT = "ReplicationBytesOutPerSec"
+FAILED_PRODUCE_REQUESTS = "FailedProduceRequestsPerSec"
+FAILED_FETCH_REQUESTS = "FailedFetchRequestsPerSec"
+TOTAL_PRODUCE_REQUESTS = "TotalProduceRequestsPerSec"
+TOTAL_FETCH_REQUESTS = "TotalFetchRequestsPerSec"
+FETCH_MESSAGE_CONVERSIONS = "FetchMessageConversionsPerSec"
+PRODUCE_MESSAGE_CONVERSIONS = "ProduceMessageConversionsPerSec"
+
+
+class BrokerTopicMetrics(KafkaMetricsGroup):
+    """The meters of one topic, or of all topics (``name is None``)."""
+
+    metrics_group = "kafka.server"
+    metrics_type_name = "BrokerTopicMetrics"
+
+    def __init__(self, name: Optional[str]) -> None:
+        self.topic = name
+        self.tags = {} if name is None else {"topic": name}
+        self.lock = threading.Lock()
+        lock = self.lock
+
+        def meter(metric: str, event_type: str) -> Meter:
+            return self.new_meter(metric, event_type, self.tags, lock)
+
+        self.messages_in_rate = meter(MESSAGE_IN, "messages")
+        self.bytes_in_rate = meter(BYTES_IN, "bytes")
+        self.bytes_out_rate = meter(BYTES_OUT, "bytes")
+        self.bytes_rejected_rate = meter(BYTES_REJECTED, "bytes")
+        self.failed_produce_request_rate = meter(FAILED_PRODUCE_REQUESTS, "requests")
+        self.failed_fetch_request_rate = meter(FAILED_FETCH_REQUESTS, "requests")
+        self.total_produce_request_rate = meter(TOTAL_PRODUCE_REQUESTS, "requests")
+        self.total_fetch_request_rate = meter(TOTAL_FETCH_REQUESTS, "requests")
+        self.fetch_message_conversions_rate = meter(FETCH_MESSAGE_CONVERSIONS, "requests")
+        self.produce_message_conversions_rate = meter(PRODUCE_MESSAGE_CONVERSIONS, "requests")
+        self._names = [MESSAGE_IN, BYTES_IN, BYTES_OUT, BYTES_REJECTED, FAILED_PRODUCE_REQUESTS,
+                       FAILED_FETCH_REQUESTS, TOTAL_PRODUCE_REQUESTS, TOTAL_FETCH_REQUESTS,
+                       FETCH_MESSAGE_CONVERSIONS, PRODUCE_MESSAGE_CONVERSIONS]
+        self.replication_bytes_in_rate: Optional[Meter] = None
+        self.replication_bytes_out_rate: Optional[Meter] = None
+        if name is None:
+            self.replication_bytes_in_rate = meter(REPLICATION_BYTES_IN, "bytes")
+            self.replication_bytes_out_rate = meter(REPLICATION_BYTES_OUT, "bytes")
+            self._names += [REPLICATION_BYTES_IN, REPLICATION_BYTES_OUT]
+
+    def record_produce(self, messages: int, size: int) -> None:
+        """One partition's successful append: a produce request, its messages and bytes."""
+        with self.lock:
+            self.total_produce_request_rate.count += 1
+            self.messages_in_rate.count += messages
+            self.bytes_in_rate.count += size
+
+    def close(self) -> None:
+        for name in self._names:
+            self.remove_metric(name, self.tags)
+
+
+class BrokerTopicStats:
+    """All-topics metrics plus each topic's, made on first use."""
+
+    def __init__(self) -> None:
+        self.all_topics_stats = BrokerTopicMetrics(None)
+        self._stats: dict[str, BrokerTopicMetrics] = {}
+        self._lock = threading.Lock()
+
+    def topic_stats(self, topic: str) -> BrokerTopicMetrics:
+        stats = self._stats.get(topic)
+        if stats is None:
+            with self._lock:
+                stats = self._stats.get(topic)
+                if stats is None:
+                    stats = self._stats[topic] = BrokerTopicMetrics(topic)
+        return stats
+
+    # ---- what the produce and fetch paths call ------------------------------------
+    def record_produce(self, topic: str, messages: int, size: int) -> None:
+        if recording.enabled:
+            self.topic_stats(topic).record_produce(messages, size)
+            self.all_topics_stats.record_produce(messages, size)
+
+    def mark_produce_request(self, topic: str) -> None:
+        """A produce to a partition that did not append (the successful case: record_produce)."""
+        if recording.enabled:
+            self.topic_stats(topic).total_produce_request_rate.mark()
+            self.all_topics_stats.total_produce_request_rate.mark()
+
+    def mark_failed_produce(self, topic: str) -> None:
+        if recording.enabled:
+            self.topic_stats(topic).failed_produce_request_rate.mark()
+            self.all_topics_stats.failed_produce_request_rate.mark()
+
+    def mark_bytes_rejected(self, topic: str, size: int) -> None:
+        if recording.enabled:
+            self.topic_stats(topic).bytes_rejected_rate.mark(size)
+            self.all_topics_stats.bytes_rejected_rate.mark(size)
+
+    def mark_fetch_request(self, topic: str) -> None:
+        if recording.enabled:
+            self.topic_stats(topic).total_fetch_request_rate.mark()
+            self.all_topics_stats.total_fetch_request_rate.mark()
+
+    def mark_failed_fetch(self, topic: str) -> None:
+        if recording.enabled:
+            self.topic_stats(topic).failed_fetch_request_rate.mark()
+            self.all_topics_stats.failed_fetch_request_rate.mark()
+
+    def update_replication_bytes_in(self, value: int) -> None:
+        if recording.enabled:
+            self.all_topics_stats.replication_bytes_in_rate.mark(value)
+
+    def update_bytes_out(self, topic: str, is_follower: bool, value: int) -> None:
+        """BrokerTopicStats.updateBytesOut: followers' fetches count as replication."""
+        if not recording.enabled:
+            return
+        if is_follower:
+            self.all_topics_stats.replication_bytes_out_rate.mark(value)
+        else:
+            self.topic_stats(topic).bytes_out_rate.mark(value)
+            self.all_topics_stats.bytes_out_rate.mark(value)
+
+    # ---- lifecycle --------------------------------------------------------------
+    def remove_metrics(self, topic: str) -> None:
+        with self._lock:
+            stats = self._stats.pop(topic, None)
+        if stats is not None:
+            stats.close()
+
+    def close(self) -> None:
+        self.all_topics_stats.close()
+        with self._lock:
+            stats = list(self._stats.values())
+            self._stats.clear()
+        for s in stats:
+            s.close()
+
+
+__all__ = ["BrokerTopicMetrics", "BrokerTopicStats"]

@@ -1,0 +1,127 @@
+"""The broker's metrics over its Prometheus endpoint, against a real broker process and real
+clients: BrokerTopicMetrics against the records and bytes produced, RequestMetrics counts
+against the requests sent, the endpoint's answers to other paths."""
+from __future__ import annotations
+
+import http.client
+import pathlib
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+
+from kafka_py.metrics.prometheus_exporter import parse_exposition
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.messages import request_schema
+from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until
+
+N = 40
+
+
+@pytest.fixture(scope="module")
+def metrics_broker(zookeeper, tmp_path_factory):
+    port = free_port()
+    broker = BrokerProcess(tmp_path_factory.mktemp("metrics-broker"), zookeeper.connect_string, unique_chroot(),
+                           overrides={"kafka.py.metrics.prometheus.port": str(port),
+                                      "kafka.py.metrics.prometheus.host": "127.0.0.1"})
+    broker.metrics_port = port
+    broker.start()
+    yield broker
+    if broker.running:
+        assert broker.stop() == 0, broker.tail()
+
+
+def scrape(port: int) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/metrics")
+        response = conn.getresponse()
+        assert response.status == 200
+        return parse_exposition(response.read().decode())
+    finally:
+        conn.close()
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_produce_and_fetch_counts_match_what_was_sent(metrics_broker):
+    broker = metrics_broker
+    topic = "metrics-produce"
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1, linger_ms=5)
+    for i in range(N):
+        producer.send(topic, value=b"v%03d" % i + b"x" * 96)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000, enable_auto_commit=False)
+    received = []
+    for message in consumer:
+        received.append(message.value)
+        if len(received) == N:
+            break
+    consumer.close()
+    assert len(received) == N
+
+    # What the log holds is what arrived on the wire as record batches.
+    log_bytes = sum(p.stat().st_size for p in pathlib.Path(broker.log_dir, f"{topic}-0").glob("*.log"))
+    wait_until(lambda: value(scrape(broker.metrics_port), "kafka_server_brokertopicmetrics_messagesin_total",
+                             topic=topic) == N, 30, "MessagesInPerSec never reached N")
+    samples = scrape(broker.metrics_port)
+    assert value(samples, "kafka_server_brokertopicmetrics_bytesin_total", topic=topic) == log_bytes
+    assert value(samples, "kafka_server_brokertopicmetrics_messagesin_total") >= N
+    assert value(samples, "kafka_server_brokertopicmetrics_totalproducerequests_total", topic=topic) >= 1
+    assert value(samples, "kafka_server_brokertopicmetrics_totalfetchrequests_total", topic=topic) >= 1
+    assert value(samples, "kafka_server_brokertopicmetrics_bytesout_total", topic=topic) >= log_bytes
+    assert value(samples, "kafka_server_brokertopicmetrics_failedproducerequests_total", topic=topic) == 0
+    produce_count = value(samples, "kafka_network_requestmetrics_totaltimems_count", request="Produce")
+    assert produce_count >= 1
+    for hist in ("requestqueuetimems", "localtimems", "remotetimems", "responsequeuetimems",
+                 "responsesendtimems", "requestbytes", "throttletimems"):
+        assert value(samples, f"kafka_network_requestmetrics_{hist}_count", request="Produce") == produce_count
+    assert value(samples, "kafka_network_requestmetrics_totaltimems", request="Produce", quantile="0.99") >= 0
+    assert value(samples, "kafka_network_requestmetrics_totaltimems_count", request="FetchConsumer") >= 1
+
+
+def test_request_counts_per_type_match_the_requests_sent(metrics_broker):
+    broker = metrics_broker
+    name = "kafka_network_requestmetrics_requests_total"
+    before = scrape(broker.metrics_port)
+    metadata = request_schema(ApiKeys.METADATA, 9)(
+        topics=(), allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+        include_topic_authorized_operations=False)
+    versions = request_schema(ApiKeys.API_VERSIONS, 3)(client_software_name="metrics-test",
+                                                       client_software_version="1")
+    with RawClient(broker.port, client_id="metrics-test") as client:
+        for _ in range(7):
+            client.request(ApiKeys.METADATA, 9, metadata)
+        for _ in range(3):
+            client.request(ApiKeys.API_VERSIONS, 3, versions)
+
+    def counted() -> bool:
+        after = scrape(broker.metrics_port)
+        return (value(after, name, request="Metadata", version="9") - value(before, name, request="Metadata", version="9") == 7
+                and value(after, name, request="ApiVersions", version="3")
+                - value(before, name, request="ApiVersions", version="3") == 3)
+
+    wait_until(counted, 30, "RequestsPerSec did not count the requests sent")
+    after = scrape(broker.metrics_port)
+    assert (value(after, "kafka_network_requestmetrics_errors_total", request="ApiVersions", error="NONE")
+            - value(before, "kafka_network_requestmetrics_errors_total", request="ApiVersions", error="NONE")) == 3
+
+
+def test_broker_gauges_are_served(metrics_broker):
+    samples = scrape(metrics_broker.metrics_port)
+    assert value(samples, "kafka_server_kafkaserver_brokerstate") == 3  # RUNNING
+    assert 0.0 <= value(samples, "kafka_network_socketserver_networkprocessoravgidle_percent") <= 1.0
+    assert 0.0 <= value(samples, "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent") <= 1.0
+    assert any(n == "kafka_server_app_info" for n, _ in samples)
+    assert any(n == "kafka_server_socket_server_metrics_connection_count" for n, _ in samples)
+
+
+def test_other_paths_are_404_and_the_broker_serves_on(metrics_broker):
+    conn = http.client.HTTPConnection("127.0.0.1", metrics_broker.metrics_port, timeout=10)
+    conn.request("GET", "/")
+    assert conn.getresponse().status == 404
+    conn.close()
+    assert metrics_broker.knows_itself()
