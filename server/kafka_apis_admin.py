@@ -10,6 +10,12 @@ creates, deletes or extends topics -- others answer NOT_CONTROLLER so the admin 
 retries there; duplicate names in one request are INVALID_REQUEST) and leave the work to
 ZkAdminManager, which writes ZooKeeper and, when the request has a timeout, answers only
 once the metadata cache shows the result (or the timeout passes).
+
+With an authorizer, as in Kafka: creating a topic needs Create on the cluster or on the topic
+(and its configs are shown only with DescribeConfigs on it), adding partitions Alter, deleting
+Delete (and Describe to learn the name of a topic given by id); configs need DescribeConfigs /
+AlterConfigs on the topic, or on the cluster for broker and broker-logger resources. A refused
+entity gets TOPIC_ or CLUSTER_AUTHORIZATION_FAILED in its own result.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from kafka_py.common.errors import InvalidRequestException
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.errors import Errors
+from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import _field, _millis, build_response
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,6 +41,21 @@ _ZERO_UUID = uuid.UUID(int=0)
 _TOPIC = 2
 _BROKER = 4
 _BROKER_LOGGER = 8
+
+
+def _config_resource_authorized(apis: "KafkaApis", request: Request, operation: AclOperation,
+                                resource_type: int, name: str) -> bool:
+    """DescribeConfigs / AlterConfigs access: on the cluster for brokers, on the topic for topics."""
+    helper = apis.auth_helper
+    if resource_type in (_BROKER, _BROKER_LOGGER):
+        return helper.authorize(request.context, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+    if resource_type == _TOPIC:
+        return helper.authorize(request.context, operation, ResourceType.TOPIC, name)
+    raise InvalidRequestException(f"Unexpected resource type {resource_type} for resource {name}")
+
+
+def _config_authorization_error(resource_type: int) -> Errors:
+    return Errors.TOPIC_AUTHORIZATION_FAILED if resource_type == _TOPIC else Errors.CLUSTER_AUTHORIZATION_FAILED
 
 
 class AdminRequestHandlers:
@@ -68,13 +90,29 @@ class AdminRequestHandlers:
             send(results)
             return
         counts = Counter(t.name for t in topics)
+        creatable = None
+        describable: "bool | set[str]" = True
+        if apis.authorizer is not None:
+            helper = apis.auth_helper
+            names = [t.name for t in topics]
+            if not helper.authorize(request.context, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME,
+                                    log_if_denied=False):
+                creatable = helper.filter_by_authorized(request.context, AclOperation.CREATE, ResourceType.TOPIC,
+                                                        names)
+            describable = helper.filter_by_authorized(request.context, AclOperation.DESCRIBE_CONFIGS,
+                                                      ResourceType.TOPIC, names, log_if_denied=False)
         to_create = {}
         for topic in topics:
             if counts[topic.name] > 1:
                 results[topic.name].update(error_code=Errors.INVALID_REQUEST,
                                            error_message="Found multiple entries for this topic.")
+            elif creatable is not None and topic.name not in creatable:
+                results[topic.name].update(error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
+                                           error_message="Authorization failed.")
             else:
                 to_create[topic.name] = topic
+            if describable is not True and topic.name not in describable:
+                results[topic.name]["topic_config_error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
 
         def handle_create_topics_results(created: Mapping[str, Any]) -> None:
             for name, result in created.items():
@@ -96,7 +134,7 @@ class AdminRequestHandlers:
             send(results)
             return
         self._admin.create_topics(_millis(body.timeout), bool(_field(body, "validate_only", False)), to_create,
-                                  True, self.apis.answering(request, handle_create_topics_results))
+                                  describable, self.apis.answering(request, handle_create_topics_results))
 
     # ------------------------------------------------------------------ DeleteTopics
 
@@ -124,15 +162,30 @@ class AdminRequestHandlers:
             return
         to_delete: list[str] = []
         by_name: dict[str, dict[str, Any]] = {}
+        resolved = []
         for name, topic_id in requested:
             if name is not None and topic_id != _ZERO_UUID:
                 raise InvalidRequestException("Topic name and topic ID can not both be specified.")
             if topic_id != _ZERO_UUID:
                 name = apis.controller.controller_context.topic_name(topic_id)
+            resolved.append((name, topic_id))
+        describable = deletable = None
+        if apis.authorizer is not None:
+            named = [name for name, _ in resolved if name is not None]
+            helper = apis.auth_helper
+            describable = helper.filter_by_authorized(request.context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                      named)
+            deletable = helper.filter_by_authorized(request.context, AclOperation.DELETE, ResourceType.TOPIC, named)
+        for name, topic_id in resolved:
             result = {"name": name, "topic_id": topic_id, "error_code": Errors.NONE}
             results.append(result)
             if name is None:
                 result["error_code"] = Errors.UNKNOWN_TOPIC_ID
+            elif describable is not None and topic_id != _ZERO_UUID and name not in describable:
+                # the name of a topic the client may not describe is not disclosed
+                result.update(name=None, error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
+            elif deletable is not None and name not in deletable:
+                result["error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
             elif not apis.metadata_cache.contains_topic(name):
                 result["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
             else:
@@ -171,6 +224,11 @@ class AdminRequestHandlers:
         errors = {name: ApiError(Errors.INVALID_REQUEST, "Duplicate topic in request.")
                   for name, n in counts.items() if n > 1}
         valid = [t for t in body.topics if counts[t.name] == 1]
+        if apis.authorizer is not None:
+            valid, unauthorized = apis.auth_helper.partition_seq_by_authorized(
+                request.context, AclOperation.ALTER, ResourceType.TOPIC, valid, lambda t: t.name)
+            errors.update({t.name: ApiError(Errors.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
+                           for t in unauthorized})
         deletion = apis.controller.topic_deletion_manager
         queued = {t.name for t in valid if deletion.is_topic_queued_up_for_deletion(t.name)}
         errors.update({name: ApiError(Errors.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion.")
@@ -190,8 +248,18 @@ class AdminRequestHandlers:
             if int(resource.resource_type) not in (_TOPIC, _BROKER, _BROKER_LOGGER):
                 raise InvalidRequestException(f"Unexpected resource type {int(resource.resource_type)} for resource "
                                               f"{resource.resource_name}")
-        results = self._admin.describe_configs(list(body.resources), bool(_field(body, "include_synonyms", False)),
-                                               bool(_field(body, "include_documentation", False)))
+        resources = list(body.resources)
+        refused = []
+        if self.apis.authorizer is not None:
+            allowed = [_config_resource_authorized(self.apis, request, AclOperation.DESCRIBE_CONFIGS,
+                                                   int(r.resource_type), r.resource_name) for r in resources]
+            refused = [r for r, ok in zip(resources, allowed) if not ok]
+            resources = [r for r, ok in zip(resources, allowed) if ok]
+        results = self._admin.describe_configs(resources, bool(_field(body, "include_synonyms", False)),
+                                               bool(_field(body, "include_documentation", False))) if resources else []
+        refused_results = [{"error_code": _config_authorization_error(int(r.resource_type)), "error_message": None,
+                            "resource_type": int(r.resource_type), "resource_name": r.resource_name, "configs": ()}
+                           for r in refused]
         self.apis.send_response(request, build_response(request, {"throttle_time": 0, "results": [
             {"error_code": r.error, "error_message": r.error_message, "resource_type": int(r.resource_type),
              "resource_name": r.resource_name,
@@ -201,7 +269,7 @@ class AdminRequestHandlers:
                           "documentation": c.documentation,
                           "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)}
                                        for s in c.synonyms]} for c in r.configs]}
-            for r in results]}))
+            for r in results] + refused_results}))
 
     def handle_alter_configs_request(self, request: Request) -> None:
         body = request.body
@@ -214,8 +282,9 @@ class AdminRequestHandlers:
             if resource_type not in (_TOPIC, _BROKER):
                 raise InvalidRequestException(f"Unexpected resource type {resource_type}")
             resources[(resource_type, resource.resource_name)] = {c.name: c.value for c in resource.configs}
-        results = self._admin.alter_configs(resources, bool(body.validate_only))
-        self._send_alter_configs_response(request, results)
+        refused = self._refused_config_resources(request, resources)
+        results = self._admin.alter_configs(resources, bool(body.validate_only)) if resources else {}
+        self._send_alter_configs_response(request, {**results, **refused})
 
     def handle_incremental_alter_configs_request(self, request: Request) -> None:
         body = request.body
@@ -226,8 +295,24 @@ class AdminRequestHandlers:
                 raise InvalidRequestException(f"Unexpected resource type {resource_type}")
             resources[(resource_type, resource.resource_name)] = [
                 (c.name, int(c.config_operation), c.value) for c in resource.configs]
-        results = self._admin.incremental_alter_configs(resources, bool(body.validate_only))
-        self._send_alter_configs_response(request, results)
+        refused = self._refused_config_resources(request, resources)
+        results = self._admin.incremental_alter_configs(resources, bool(body.validate_only)) if resources else {}
+        self._send_alter_configs_response(request, {**results, **refused})
+
+    def _refused_config_resources(self, request: Request, resources: dict[tuple[int, str], Any]) -> dict:
+        """Take the resources the requester may not AlterConfigs out of ``resources``; their
+        answers (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED) by resource."""
+        if self.apis.authorizer is None:
+            return {}
+        from kafka_py.server.delayed_create_partitions import ApiError
+
+        refused = {}
+        for key in list(resources):
+            resource_type, name = key
+            if not _config_resource_authorized(self.apis, request, AclOperation.ALTER_CONFIGS, resource_type, name):
+                refused[key] = ApiError(_config_authorization_error(resource_type), None)
+                del resources[key]
+        return refused
 
     def _send_alter_configs_response(self, request: Request, results: Mapping[tuple[int, str], Any]) -> None:
         self.apis.send_response(request, build_response(request, {"throttle_time": 0, "responses": [

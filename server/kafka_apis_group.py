@@ -1,5 +1,5 @@
 """Port of the group coordinator handlers of core/src/main/scala/kafka/server/KafkaApis.scala
-(Kafka 2.8.2, ZooKeeper mode, no authorizer): FindCoordinator, JoinGroup, SyncGroup,
+(Kafka 2.8.2, ZooKeeper mode): FindCoordinator, JoinGroup, SyncGroup,
 Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, ListGroups
 and DeleteGroups.
 
@@ -9,6 +9,13 @@ GroupCoordinator calls and its results back into the response of the request's v
 the coordinator answers JoinGroup, SyncGroup, Heartbeat and LeaveGroup through callbacks
 that may run later on another thread (a parked join answered when the rebalance
 completes), so those callbacks are guarded with ``KafkaApis.answering``.
+
+With an authorizer, as in Kafka: the group rounds (JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup) and OffsetCommit need Read on the group, OffsetFetch, DescribeGroups and
+FindCoordinator Describe, DeleteGroups and OffsetDelete Delete; the topics of OffsetCommit
+and OffsetDelete need Read and those of OffsetFetch Describe (offsets of other topics are
+refused per partition, or left out of an all-partitions answer). ListGroups lists every
+group to principals that may Describe the cluster, the describable groups to the others.
 
 FindCoordinator creates __consumer_offsets on first use (as Kafka's AutoTopicCreationManager
 does, with the coordinator's topic configs) and answers COORDINATOR_NOT_AVAILABLE until the
@@ -28,6 +35,7 @@ from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOP
 from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.errors import Errors
+from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,9 +48,6 @@ COORDINATOR_TYPE_TRANSACTION = 1
 NO_NODE_ID = -1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
 NO_PARTITION_LEADER_EPOCH = -1
-# AclOperation codes READ (3), DELETE (6), DESCRIBE (8): what a group allows when no
-# authorizer is configured, as a bit field (KIP-430)
-_GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
 
 class GroupRequestHandlers:
@@ -58,6 +63,9 @@ class GroupRequestHandlers:
     def _send(self, request: Request, values: dict[str, Any]) -> None:
         self.apis.send_response(request, build_response(request, {"throttle_time": 0, **values}))
 
+    def _authorize_group(self, request: Request, operation: AclOperation, group_id: str) -> bool:
+        return self.apis.auth_helper.authorize(request.context, operation, ResourceType.GROUP, group_id)
+
     def _no_coordinator(self, request: Request) -> bool:
         """Without a coordinator (a KafkaApis built without one) no broker coordinates anything."""
         if self._coordinator is None:
@@ -71,6 +79,15 @@ class GroupRequestHandlers:
         body = request.body
         key_type = int(_field(body, "key_type", COORDINATOR_TYPE_GROUP))
         key = body.key
+        helper = self.apis.auth_helper
+        if key_type == COORDINATOR_TYPE_GROUP and not helper.authorize(
+                request.context, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            self.apis.send_error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
+            return
+        if key_type == COORDINATOR_TYPE_TRANSACTION and not helper.authorize(
+                request.context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            self.apis.send_error_response(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return
 
         def send(error: Errors, node: Any = None) -> None:
             self._send(request, {"error_code": error, "error_message": error.message,
@@ -135,6 +152,9 @@ class GroupRequestHandlers:
                              "metadata": m.metadata} for m in result.members],
             })
 
+        if not self._authorize_group(request, AclOperation.READ, body.group_id):
+            send_response_callback(JoinGroupResult.error_result("", Errors.GROUP_AUTHORIZATION_FAILED))
+            return
         group_instance_id = _field(body, "group_instance_id")
         # KIP-394: only v4+ clients understand MEMBER_ID_REQUIRED, and static members never
         # need it (their instance id identifies them)
@@ -168,6 +188,9 @@ class GroupRequestHandlers:
             # mandatory from v5
             send_response_callback(SyncGroupResult.error_result(Errors.INCONSISTENT_GROUP_PROTOCOL))
             return
+        if not self._authorize_group(request, AclOperation.READ, body.group_id):
+            send_response_callback(SyncGroupResult.error_result(Errors.GROUP_AUTHORIZATION_FAILED))
+            return
         assignment = {a.member_id: bytes(a.assignment) for a in body.assignments}
         self._coordinator.handle_sync_group(
             body.group_id, int(body.generation_id), body.member_id, protocol_type, protocol_name,
@@ -183,6 +206,9 @@ class GroupRequestHandlers:
         def send_response_callback(error: Errors) -> None:
             self._send(request, {"error_code": error})
 
+        if not self._authorize_group(request, AclOperation.READ, body.group_id):
+            send_response_callback(Errors.GROUP_AUTHORIZATION_FAILED)
+            return
         self._coordinator.handle_heartbeat(body.group_id, body.member_id, _field(body, "group_instance_id"),
                                            int(body.generation_id), self.apis.answering(request,
                                                                                         send_response_callback))
@@ -212,6 +238,9 @@ class GroupRequestHandlers:
                     {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "error_code": m.error}
                     for m in result.member_responses]})
 
+        if not self._authorize_group(request, AclOperation.READ, body.group_id):
+            self._send(request, {"error_code": Errors.GROUP_AUTHORIZATION_FAILED})
+            return
         self._coordinator.handle_leave_group(body.group_id, members,
                                              self.apis.answering(request, send_response_callback))
 
@@ -221,12 +250,22 @@ class GroupRequestHandlers:
         if self._no_coordinator(request):
             return
         body = request.body
+        helper = self.apis.auth_helper
+        if not self._authorize_group(request, AclOperation.READ, body.group_id):
+            self.apis.send_error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
+            return
+        readable = None
+        if self.apis.authorizer is not None:
+            readable = helper.filter_by_authorized(request.context, AclOperation.READ, ResourceType.TOPIC,
+                                                   [t.name for t in body.topics])
         non_existing_topic_errors: dict[TopicPartition, Errors] = {}
         to_commit: dict[TopicPartition, Any] = {}
         for topic in body.topics:
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, int(p.partition_index))
-                if not self.apis.metadata_cache.contains(tp):
+                if readable is not None and topic.name not in readable:
+                    non_existing_topic_errors[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+                elif not self.apis.metadata_cache.contains(tp):
                     non_existing_topic_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     to_commit[tp] = p
@@ -276,15 +315,35 @@ class GroupRequestHandlers:
         # v7's require_stable waits for pending transactional commits; without transactions
         # every commit settles with its append, so this is simply passed on
         require_stable = bool(_field(body, "require_stable", False))
+        helper = self.apis.auth_helper
+        if not self._authorize_group(request, AclOperation.DESCRIBE, body.group_id):
+            self.apis.send_response(request, error_response(request, Errors.GROUP_AUTHORIZATION_FAILED))
+            return
+        unauthorized: list[TopicPartition] = []
         if body.topics is None:
             error, partition_data = self._coordinator.handle_fetch_offsets(body.group_id, require_stable)
+            if error is Errors.NONE and self.apis.authorizer is not None:
+                # offsets of topics the principal may not describe are not shown at all
+                describable = helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
+                                                          ResourceType.TOPIC, [tp.topic for tp in partition_data])
+                partition_data = {tp: d for tp, d in partition_data.items() if tp.topic in describable}
         else:
             partitions = [TopicPartition(t.name, int(i)) for t in body.topics for i in t.partition_indexes]
+            if self.apis.authorizer is not None:
+                describable = helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
+                                                          ResourceType.TOPIC, [tp.topic for tp in partitions])
+                unauthorized = [tp for tp in partitions if tp.topic not in describable]
+                partitions = [tp for tp in partitions if tp.topic in describable]
             error, partition_data = self._coordinator.handle_fetch_offsets(body.group_id, require_stable,
                                                                            partitions)
         if error is not Errors.NONE:
             self.apis.send_response(request, error_response(request, error))
             return
+        if unauthorized:
+            # OffsetFetchResponse.UNAUTHORIZED_PARTITION
+            partition_data = dict(partition_data)
+            for tp in unauthorized:
+                partition_data[tp] = (-1, None, "", Errors.TOPIC_AUTHORIZATION_FAILED)
         self._send(request, {"error_code": Errors.NONE, "topics": [
             {"name": topic, "partitions": [
                 {"partition_index": index, "committed_offset": offset,
@@ -299,12 +358,21 @@ class GroupRequestHandlers:
         if self._no_coordinator(request):
             return
         body = request.body
+        if not self._authorize_group(request, AclOperation.DELETE, body.group_id):
+            self._send(request, {"error_code": Errors.GROUP_AUTHORIZATION_FAILED, "topics": []})
+            return
+        readable = None
+        if self.apis.authorizer is not None:
+            readable = self.apis.auth_helper.filter_by_authorized(request.context, AclOperation.READ,
+                                                                  ResourceType.TOPIC, [t.name for t in body.topics])
         partition_errors: dict[TopicPartition, Errors] = {}
         partitions: list[TopicPartition] = []
         for topic in body.topics:
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, int(p.partition_index))
-                if not self.apis.metadata_cache.contains(tp):
+                if readable is not None and topic.name not in readable:
+                    partition_errors[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+                elif not self.apis.metadata_cache.contains(tp):
                     partition_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     partitions.append(tp)
@@ -326,6 +394,10 @@ class GroupRequestHandlers:
         include_authorized_operations = bool(_field(body, "include_authorized_operations", False))
         groups = []
         for group_id in body.groups:
+            if not self._authorize_group(request, AclOperation.DESCRIBE, group_id):
+                groups.append({"error_code": Errors.GROUP_AUTHORIZATION_FAILED, "group_id": group_id,
+                               "group_state": "", "protocol_type": "", "protocol_data": "", "members": ()})
+                continue
             error, summary = self._coordinator.handle_describe_group(group_id)
             described: dict[str, Any] = {
                 "error_code": error, "group_id": group_id, "group_state": summary.state,
@@ -335,7 +407,8 @@ class GroupRequestHandlers:
                              "member_metadata": m.metadata, "member_assignment": m.assignment}
                             for m in summary.members]}
             if request.api_version >= 3 and error is Errors.NONE and include_authorized_operations:
-                described["authorized_operations"] = _GROUP_AUTHORIZED_OPERATIONS
+                described["authorized_operations"] = self.apis.auth_helper.authorized_operations(
+                    request, ResourceType.GROUP, group_id)
             groups.append(described)
         self._send(request, {"groups": groups})
 
@@ -346,6 +419,9 @@ class GroupRequestHandlers:
             return
         states = _field(request.body, "states_filter") or ()
         error, groups = self._coordinator.handle_list_groups(states)
+        helper = self.apis.auth_helper
+        if not helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+            groups = [g for g in groups if self._authorize_group(request, AclOperation.DESCRIBE, g.group_id)]
         self._send(request, {"error_code": error, "groups": [
             {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state} for g in groups]})
 
@@ -355,7 +431,10 @@ class GroupRequestHandlers:
         if self._no_coordinator(request):
             return
         groups = list(dict.fromkeys(request.body.groups_names))
-        results = self._coordinator.handle_delete_groups(groups)
+        authorized = [g for g in groups if self._authorize_group(request, AclOperation.DELETE, g)]
+        results = {g: Errors.GROUP_AUTHORIZATION_FAILED for g in groups}
+        if authorized:
+            results.update(self._coordinator.handle_delete_groups(authorized))
         self._send(request, {"results": [{"group_id": g, "error_code": results[g]} for g in groups]})
 
 

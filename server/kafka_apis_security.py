@@ -8,6 +8,9 @@ in the network thread); a SaslHandshake or SaslAuthenticate that does arrive her
 on a PLAINTEXT or SSL listener, or after authentication, and is answered with
 ILLEGAL_SASL_STATE, as Kafka does.
 
+Describing credentials needs Describe on the cluster, altering them Alter, when an authorizer
+is configured.
+
 SCRAM credentials live in ZooKeeper at /config/users/<sanitized user>, one key per
 mechanism, in ScramCredentialUtils' text form; a change is announced through
 /config/changes so every broker's credential cache picks it up. Unlike Kafka 2.8, any
@@ -20,6 +23,7 @@ import datetime
 from typing import Any
 
 from kafka_py.protocol.errors import Errors
+from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.security.sanitizer import desanitize, sanitize
 from kafka_py.security.scram import (
     MAX_ITERATIONS,
@@ -59,8 +63,16 @@ class SecurityRequestHandlers:
     def _user_config(self, user: str) -> dict[str, str]:
         return dict(self.apis.zk_client.get_entity_configs(ConfigType.USER, sanitize(user)))
 
+    def _cluster_authorized(self, request: Any, operation: AclOperation) -> bool:
+        return self.apis.auth_helper.authorize(request.context, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
     def handle_describe_user_scram_credentials_request(self, request: Any) -> None:
         from kafka_py.server.kafka_apis import build_response
+        if not self._cluster_authorized(request, AclOperation.DESCRIBE):
+            self.apis.send_response(request, build_response(request, {
+                "throttle_time": 0, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.error_code,
+                "error_message": None, "results": []}))
+            return
         requested = request.body.users
         if requested is None or len(requested) == 0:
             names = [desanitize(u) for u in self.apis.zk_client.get_all_entities_with_config(ConfigType.USER)]
@@ -103,6 +115,12 @@ class SecurityRequestHandlers:
     def handle_alter_user_scram_credentials_request(self, request: Any) -> None:
         from kafka_py.server.kafka_apis import build_response
         body = request.body
+        if not self._cluster_authorized(request, AclOperation.ALTER):
+            users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
+            self.apis.send_response(request, build_response(request, {"throttle_time": 0, "results": [
+                {"user": user, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.error_code, "error_message": None}
+                for user in users]}))
+            return
         operations = [(d.name, "delete", d) for d in body.deletions] + [(u.name, "upsert", u) for u in body.upsertions]
         users = [name for name, _, _ in operations]
         errors: dict[str, tuple[Errors, str]] = {}

@@ -19,7 +19,8 @@ keeps its .log open):
 10. the KafkaController (every broker runs one; the one that wins /controller leads);
 11. ZkAdminManager, the GroupCoordinator (which starts serving the groups of a
     __consumer_offsets partition once a LeaderAndIsr makes this broker its leader), the
-    producer id manager, KafkaApis and the request handler threads;
+    producer id manager, the authorizer (``authorizer.class.name``: its ACLs loaded from
+    ZooKeeper), KafkaApis and the request handler threads;
 12. the DynamicConfigManager (topic and broker config changes from /config/changes);
 13. and only then the SocketServer starts serving requests.
 
@@ -60,6 +61,7 @@ from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metr
 from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
 from kafka_py.metrics.yammer import MetricName
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
+from kafka_py.security.authorizer import create_authorizer
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
@@ -230,6 +232,7 @@ class KafkaServer:
         self.dynamic_config_manager: Optional[DynamicConfigManager] = None
         self.prometheus_metrics_server: Optional[PrometheusMetricsServer] = None
         self.broker_topic_stats = BrokerTopicStats()
+        self.authorizer: Optional[Any] = None
         self._broker_metadata_checkpoints: dict[str, BrokerMetadataCheckpoint] = {
             d: BrokerMetadataCheckpoint(os.path.join(d, META_PROPERTIES_FILE)) for d in config.log_dirs}
 
@@ -329,11 +332,20 @@ class KafkaServer:
             # producers); it claims its first block of ids now, as Kafka's does at startup.
             self.producer_id_manager = ProducerIdManager(config.broker_id, self.zk_client)
 
+            # The authorizer (authorizer.class.name) gets every broker config; it watches the ACL
+            # change paths and loads every ACL from ZooKeeper before a request is served.
+            authorizer_class_name = (config.get("authorizer.class.name") or "").strip()
+            if authorizer_class_name:
+                self.authorizer = create_authorizer(authorizer_class_name)
+                self.authorizer.configure(config.originals())
+                self.authorizer.start(self.broker_info)
+
             self.data_plane_request_processor = KafkaApis(
                 self.socket_server.data_plane_request_channel, self.replica_manager, self.admin_manager,
                 self.kafka_controller, self.zk_client, config.broker_id, config, self.metadata_cache,
                 self.cluster_id, self.time, producer_id_manager=self.producer_id_manager,
-                admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator)
+                admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator,
+                authorizer=self.authorizer)
             self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
                 config.broker_id, self.socket_server.data_plane_request_channel, self.data_plane_request_processor,
                 self.time, config.num_io_threads, "RequestHandlerAvgIdlePercent", DATA_PLANE_THREAD_PREFIX)
@@ -618,6 +630,8 @@ class KafkaServer:
             self._swallow(self.kafka_scheduler.shutdown)
         if self.data_plane_request_processor is not None:
             self._swallow(self.data_plane_request_processor.close)
+        if self.authorizer is not None:
+            self._swallow(self.authorizer.close)
         if self.admin_manager is not None:
             self._swallow(self.admin_manager.shutdown)
         if self.producer_id_manager is not None:
