@@ -135,6 +135,10 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
     body = request.body
     api = request.api_key
     e = error
+    from kafka_py.server.kafka_apis_txn import TXN_APIS, txn_error_response
+
+    if api in TXN_APIS:
+        return txn_error_response(request, error)
     if api is ApiKeys.API_VERSIONS:
         return api_versions_response(request.api_version, error)
     if api is ApiKeys.PRODUCE:
@@ -257,6 +261,8 @@ class KafkaApis:
         self.producer_id_manager = producer_id_manager
         self.admin_zk_client = admin_zk_client
         self.group_coordinator = group_coordinator
+        # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
+        self.txn_coordinator: Any = None
         # The configured authorizer, or None: then every check passes (server/auth_helper.py).
         self.authorizer = authorizer
         self.auth_helper = AuthHelper(authorizer)
@@ -305,6 +311,16 @@ class KafkaApis:
             ApiKeys.DESCRIBE_GROUPS: self._group.handle_describe_groups_request,
             ApiKeys.LIST_GROUPS: self._group.handle_list_groups_request,
             ApiKeys.DELETE_GROUPS: self._group.handle_delete_groups_request,
+        })
+        from kafka_py.server import kafka_apis_txn  # the transaction coordinator half of this class
+
+        self._txn = kafka_apis_txn.TxnRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.ADD_PARTITIONS_TO_TXN: self._txn.handle_add_partitions_to_txn_request,
+            ApiKeys.ADD_OFFSETS_TO_TXN: self._txn.handle_add_offsets_to_txn_request,
+            ApiKeys.END_TXN: self._txn.handle_end_txn_request,
+            ApiKeys.WRITE_TXN_MARKERS: self._txn.handle_write_txn_markers_request,
+            ApiKeys.TXN_OFFSET_COMMIT: self._txn.handle_txn_offset_commit_request,
         })
         from kafka_py.server import kafka_apis_security  # SASL state errors and SCRAM credentials
 
@@ -538,6 +554,8 @@ class KafkaApis:
         elif topic == "__transaction_state":
             partitions = int(getattr(self.config, "transaction_topic_partitions", 50))
             replication_factor = int(getattr(self.config, "transaction_topic_replication_factor", 3))
+            if self.txn_coordinator is not None:
+                configs = self.txn_coordinator.transaction_topic_configs()
         else:
             partitions = int(self.config.num_partitions)
             replication_factor = int(self.config.default_replication_factor)
@@ -572,12 +590,6 @@ class KafkaApis:
                 return
             authorized_topics = self.auth_helper.filter_by_authorized(
                 request.context, AclOperation.WRITE, ResourceType.TOPIC, body.topic_data, _name_of)
-        if _field(body, "transactional_id") is not None:
-            # Transactions arrive with the transaction coordinator; until then no transactional
-            # producer can have initialised, so its writes are refused as such.
-            self.send_error_response(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                                     "Transactions are not supported by this broker yet")
-            return
         early: dict[TopicPartition, PartitionResponse] = {}
         to_append: dict[TopicPartition, MemoryRecords] = {}
         for topic in body.topic_data:
@@ -906,17 +918,8 @@ class KafkaApis:
         if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
             self.send_error_response(request, Errors.INVALID_REQUEST)
             return
-        if body.transactional_id is not None:
-            # Transactional producers need the transaction coordinator (a later issue); this
-            # broker coordinates no transactional id, which clients treat as retriable.
-            self.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": Errors.NOT_COORDINATOR, "producer_id": NO_PRODUCER_ID,
-                "producer_epoch": NO_PRODUCER_EPOCH}))
-            return
-        # An idempotent producer gets a fresh id with epoch 0, even when bumping (TransactionCoordinator).
-        new_id = self.producer_id_manager.generate_producer_id()
-        self.send_response(request, build_response(request, {
-            "throttle_time": 0, "error_code": Errors.NONE, "producer_id": new_id, "producer_epoch": 0}))
+        # The transaction coordinator answers, for idempotent producers too (a fresh id, epoch 0).
+        self._txn.init_producer_id(request, producer_id, producer_epoch)
 
     # ------------------------------------------------------------------ DescribeCluster
 
@@ -962,7 +965,15 @@ class KafkaApis:
 
     def _on_leadership_change(self, updated_leaders: Iterable[Any], updated_followers: Iterable[Any]) -> None:
         # RequestHandlerHelper.onLeadershipChange: the group coordinator loads the groups of the
-        # __consumer_offsets partitions this broker now leads and drops those it no longer does.
+        # __consumer_offsets partitions this broker now leads and drops those it no longer does;
+        # the transaction coordinator does the same with __transaction_state.
+        if self.txn_coordinator is not None:
+            for partition in updated_leaders:
+                if partition.topic == "__transaction_state":
+                    self.txn_coordinator.on_election(partition.partition_id, partition.get_leader_epoch())
+            for partition in updated_followers:
+                if partition.topic == "__transaction_state":
+                    self.txn_coordinator.on_resignation(partition.partition_id, partition.get_leader_epoch())
         if self.group_coordinator is not None:
             for partition in updated_leaders:
                 if partition.topic == "__consumer_offsets":
@@ -986,7 +997,15 @@ class KafkaApis:
                                                            int(body.controller_epoch), broker_epoch,
                                                            partition_states)
         # A reassignment away from this broker sends no LeaderAndIsr to it, only this: drop
-        # the groups of a deleted __consumer_offsets replica here.
+        # the transactional ids of a deleted __transaction_state replica here,
+        if self.txn_coordinator is not None:
+            for tp, partition_error in result.items():
+                state = partition_states.get(tp)
+                if (partition_error is Errors.NONE and tp.topic == "__transaction_state" and state is not None
+                        and state.delete_partition):
+                    self.txn_coordinator.on_resignation(
+                        tp.partition, state.leader_epoch if state.leader_epoch >= 0 else None)
+        # and the groups of a deleted __consumer_offsets replica.
         if self.group_coordinator is not None:
             for tp, partition_error in result.items():
                 state = partition_states.get(tp)

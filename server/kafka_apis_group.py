@@ -19,8 +19,8 @@ group to principals that may Describe the cluster, the describable groups to the
 
 FindCoordinator creates __consumer_offsets on first use (as Kafka's AutoTopicCreationManager
 does, with the coordinator's topic configs) and answers COORDINATOR_NOT_AVAILABLE until the
-partition of the group has a live leader. The transaction coordinator does not exist yet,
-so a FindCoordinator for a transactional id answers COORDINATOR_NOT_AVAILABLE.
+partition of the group has a live leader. A transactional id (key type 1) is found the same
+way in __transaction_state (created with the transaction coordinator's topic configs).
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_coordinator import LeaveGroupResult, MemberIdentity
 from kafka_py.coordinator.group.group_metadata import JoinGroupResult, SyncGroupResult
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.errors import Errors
@@ -102,9 +103,12 @@ class GroupRequestHandlers:
             partition = self._coordinator.partition_for(key)
             internal_topic = GROUP_METADATA_TOPIC_NAME
         elif key_type == COORDINATOR_TYPE_TRANSACTION:
-            # no transaction coordinator yet: no broker can coordinate a transactional id
-            send(Errors.COORDINATOR_NOT_AVAILABLE)
-            return
+            txn_coordinator = self.apis.txn_coordinator
+            if txn_coordinator is None:
+                send(Errors.COORDINATOR_NOT_AVAILABLE)
+                return
+            partition = txn_coordinator.partition_for(key)
+            internal_topic = TRANSACTION_STATE_TOPIC_NAME
         else:
             raise InvalidRequestException(f"Unknown coordinator type received: {key_type}")
 

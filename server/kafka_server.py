@@ -85,6 +85,8 @@ from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, Kafk
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
+from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
@@ -227,6 +229,7 @@ class KafkaServer:
         self.admin_manager: Optional[ZkAdminManager] = None
         self.group_coordinator: Optional[GroupCoordinator] = None
         self.producer_id_manager: Optional[ProducerIdManager] = None
+        self.transaction_coordinator: Optional[TransactionCoordinator] = None
         self.data_plane_request_processor: Optional[KafkaApis] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
         self.dynamic_config_manager: Optional[DynamicConfigManager] = None
@@ -328,9 +331,13 @@ class KafkaServer:
             self.group_coordinator = GroupCoordinator.create(config, self.replica_manager, self.time)
             self.group_coordinator.startup(self._group_metadata_topic_partition_count)
 
-            # The transaction coordinator's producer id manager (InitProducerId for idempotent
-            # producers); it claims its first block of ids now, as Kafka's does at startup.
+            # The transaction coordinator, with its producer id manager (which claims its first
+            # block of ids now, as Kafka's does at startup). As for groups, the partition count of
+            # an existing __transaction_state wins over the config.
             self.producer_id_manager = ProducerIdManager(config.broker_id, self.zk_client)
+            self.transaction_coordinator = TransactionCoordinator.create(
+                config, self.replica_manager, self.producer_id_manager, self.metadata_cache, self.time)
+            self.transaction_coordinator.startup(self._transaction_topic_partition_count)
 
             # The authorizer (authorizer.class.name) gets every broker config; it watches the ACL
             # change paths and loads every ACL from ZooKeeper before a request is served.
@@ -346,6 +353,7 @@ class KafkaServer:
                 self.cluster_id, self.time, producer_id_manager=self.producer_id_manager,
                 admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator,
                 authorizer=self.authorizer)
+            self.data_plane_request_processor.txn_coordinator = self.transaction_coordinator
             self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
                 config.broker_id, self.socket_server.data_plane_request_channel, self.data_plane_request_processor,
                 self.time, config.num_io_threads, "RequestHandlerAvgIdlePercent", DATA_PLANE_THREAD_PREFIX)
@@ -438,6 +446,10 @@ class KafkaServer:
     def _group_metadata_topic_partition_count(self) -> int:
         count = self.zk_client.get_topic_partition_count(GROUP_METADATA_TOPIC_NAME)
         return int(self.config.offsets_topic_partitions) if count is None else count
+
+    def _transaction_topic_partition_count(self) -> int:
+        count = self.zk_client.get_topic_partition_count(TRANSACTION_STATE_TOPIC_NAME)
+        return int(self.config.transaction_topic_partitions) if count is None else count
 
     def _create_admin_manager(self) -> ZkAdminManager:
         return ZkAdminManager(self.config, self.metadata_cache, self.zk_client, AdminZkClient(self.zk_client),
@@ -634,7 +646,10 @@ class KafkaServer:
             self._swallow(self.authorizer.close)
         if self.admin_manager is not None:
             self._swallow(self.admin_manager.shutdown)
-        if self.producer_id_manager is not None:
+        # it shuts its producer id manager down too
+        if self.transaction_coordinator is not None:
+            self._swallow(self.transaction_coordinator.shutdown)
+        elif self.producer_id_manager is not None:
             self._swallow(self.producer_id_manager.shutdown)
         if self.group_coordinator is not None:
             self._swallow(self.group_coordinator.shutdown)

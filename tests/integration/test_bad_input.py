@@ -232,17 +232,7 @@ def test_idempotent_produce_acknowledges_duplicates_and_rejects_gaps(broker):
 
 def test_requests_for_later_features_answer_errors(broker):
     with RawClient(broker.port) as client:
-        # transactional ids have no coordinator yet (groups do: tests/integration/test_consumer_group_protocol.py)
-        response = client.request(ApiKeys.FIND_COORDINATOR, 3, req(ApiKeys.FIND_COORDINATOR, 3, key="txn",
-                                                                   key_type=1))
-        assert response.error_code == Errors.COORDINATOR_NOT_AVAILABLE.error_code
-        response = client.request(ApiKeys.INIT_PRODUCER_ID, 4, req(
-            ApiKeys.INIT_PRODUCER_ID, 4, transactional_id="txn", transaction_timeout=60000))
-        assert response.error_code == Errors.NOT_COORDINATOR.error_code
-        batch = build_batch([SimpleRecord(None, b"t", 1_700_000_000_000)], producer_id=1, producer_epoch=0,
-                            base_sequence=0, is_transactional=True)
-        response = client.request(ApiKeys.PRODUCE, 8, produce_request(batch, transactional_id="txn"))
-        assert partition_response(response).error_code == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.error_code
+        # (transactions' bad input: tests/integration/test_transactions.py)
         # an incremental fetch names a session this broker never created
         response = client.request(ApiKeys.FETCH, 11, req(
             ApiKeys.FETCH, 11, max_wait=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=123,

@@ -32,6 +32,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
+_INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
@@ -47,6 +48,9 @@ class _Writer:
 
     def __init__(self) -> None:
         self._parts: list[bytes] = []
+
+    def int8(self, v: int) -> None:
+        self._parts.append(_INT8.pack(v))
 
     def int16(self, v: int) -> None:
         self._parts.append(_INT16.pack(v))
@@ -92,6 +96,9 @@ class _Reader:
         self._pos = end
         return data
 
+    def int8(self) -> int:
+        return _INT8.unpack(self._take(1))[0]
+
     def int16(self) -> int:
         return _INT16.unpack(self._take(2))[0]
 
@@ -118,9 +125,12 @@ class _Reader:
             raise SchemaException(f"non-nullable field {name} was serialized as null")
         return self._take(length)
 
-    def array_length(self, name: str) -> int:
+    def array_length(self, name: str, nullable: bool = False) -> int:
+        """The element count of an array; -1 for a null ``nullable`` array."""
         n = self.int32()
         if n < 0:
+            if nullable:
+                return -1
             raise SchemaException(f"non-nullable field {name} was serialized as null")
         # every element takes at least one byte; a bigger count is garbage, not an allocation
         if n > len(self._buf) - self._pos:
