@@ -16,6 +16,11 @@ FileRecords.append, the response building and queueing), wrapping those methods 
 clock read on entry and exit, which adds about a microsecond per layer.
 
     .venv/bin/python benchmarks/bench_request_path.py [--seconds 3] [--profile] [--only produce-16k]
+    .venv/bin/python benchmarks/bench_request_path.py --metrics on,off --rounds 5 --only produce-1
+
+Each request also gets what the Processor does after writing the answer: its RequestMetrics
+update (network/request_metrics.py). ``--metrics on,off`` alternates recording on and off
+(``kafka.py.metrics.enabled``) round by round within one run and prints the medians.
 
 Workloads: ``produce-16k`` (one batch of 163 100-byte records, acks=1),
 ``produce-16k-lz4``/``-zstd``/``-gzip``/``-snappy`` (the same 16 KiB of log-line-like
@@ -169,6 +174,7 @@ class LayerClock:
 class Loop:
     def __init__(self, server, processor: CapturingProcessor) -> None:
         self.apis = server.data_plane_request_processor
+        self.metrics = server.socket_server.data_plane_request_channel.metrics
         self.processor = processor
         self.sender, receiver = socket.socketpair()
         self.sender.setblocking(False)
@@ -191,13 +197,17 @@ class Loop:
         header, body = decode_request(view)
         context = RequestContext(header, "127.0.0.1:1-127.0.0.1:2-0", "127.0.0.1", "PLAINTEXT", "PLAINTEXT")
         request = Request(self.processor.id, context, time.monotonic_ns(), view, body)
+        request.request_dequeue_time_ns = time.monotonic_ns()
         self.apis.handle(request)
         response = self.processor.responses.get(timeout=30)
+        request.response_dequeue_time_ns = time.monotonic_ns()
         if isinstance(response, SendResponse):
             send = response.response_send
             while not send.completed:
                 if send.write_to(self.sender) == 0:
                     time.sleep(0)
+        # What the Processor does once the answer is out: the request's metrics.
+        self.metrics.update_request_metrics(request, time.monotonic_ns())
 
     def run(self, frame: bytes, seconds: float, profile: bool) -> tuple[int, float]:
         for _ in range(50):
@@ -230,6 +240,9 @@ def main(argv=None) -> int:
     parser.add_argument("--sort", default="tottime", help="cProfile sort key (tottime, cumulative)")
     parser.add_argument("--only", default="", help="comma-separated workloads")
     parser.add_argument("--layers", action="store_true", help="time each layer of the produce path")
+    parser.add_argument("--metrics", default="on", help="on, off, or on,off: the per-request metrics "
+                        "(kafka.py.metrics.enabled); with both, each workload alternates them --rounds times")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of each workload (with --metrics on,off)")
     args = parser.parse_args(argv)
 
     import logging
@@ -286,16 +299,32 @@ def main(argv=None) -> int:
         }
         only = set(args.only.split(",")) if args.only else set(workloads)
         clock = LayerClock() if args.layers else None
+        from kafka_py.metrics.kafka_metrics_group import recording
+
+        modes = [m.strip() for m in args.metrics.split(",") if m.strip()]
         for name, frame in workloads.items():
             if name not in only:
                 continue
-            if clock:
-                loop.on_start = clock.reset
-            count, elapsed = loop.run(frame, args.seconds, args.profile)
-            print(f"{name:<14} {loop.cpu / count * 1e6:8.1f} us CPU/request ({elapsed / count * 1e6:8.1f} us wall; "
-                  f"{count / elapsed:7,.0f} requests/s on one thread)", flush=True)
-            if clock and name.startswith("produce"):
-                print(clock.report(count), flush=True)
+            per_mode: dict[str, list[float]] = {m: [] for m in modes}
+            for round_ in range(args.rounds):
+                for mode in (modes if round_ % 2 == 0 else modes[::-1]):
+                    recording.enabled = mode != "off"
+                    if clock:
+                        loop.on_start = clock.reset
+                    count, elapsed = loop.run(frame, args.seconds, args.profile)
+                    per_mode[mode].append(loop.cpu / count * 1e6)
+                    label = f"{name} metrics={mode}" if len(modes) > 1 else name
+                    print(f"{label:<14} {loop.cpu / count * 1e6:8.1f} us CPU/request ({elapsed / count * 1e6:8.1f} us "
+                          f"wall; {count / elapsed:7,.0f} requests/s on one thread)", flush=True)
+                    if clock and name.startswith("produce"):
+                        print(clock.report(count), flush=True)
+            if len(modes) > 1 and args.rounds > 1:
+                import statistics
+
+                print(f"{name:<14} median CPU us/request: " + ", ".join(
+                    f"metrics={m} {statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]" for m, v in per_mode.items()),
+                    flush=True)
+            recording.enabled = True
     finally:
         if server is not None:
             server.shutdown()

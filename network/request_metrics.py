@@ -23,14 +23,18 @@ values are whole milliseconds, rounded, as Kafka records them.
 ``ErrorsPerSec`` (tags ``request``, ``error``) counts every error code a response carries,
 ``NONE`` included, when the response is queued (``update_error_metrics``).
 
-The update runs on the network thread for every request: one lock per API covers all its
-histograms, the metric objects are found by index (no name is built), and nothing is
-allocated but the numbers themselves. ``kafka.py.metrics.enabled=false`` skips it.
+The update runs on the network thread for every request: one lock per API, the metric
+objects found by index (no name is built), and the request's values written into staged
+columns that the registry's ticker folds into the histograms every five seconds (or a read
+does first); no container is allocated per request. ``kafka.py.metrics.enabled=false``
+skips it.
 """
 from __future__ import annotations
 
+import array
 import dataclasses
 import logging
+import random
 import threading
 from typing import Any, Iterable, Mapping, Optional
 
@@ -74,11 +78,46 @@ class RequestMetrics(KafkaMetricsGroup):
         if name in _WITH_CONVERSIONS:
             self.message_conversions_time_hist = h("MessageConversionsTimeMs")
             self.temp_memory_bytes_hist = h("TemporaryMemoryBytes")
+        # The nine values of each request are staged here, column by column, and folded into
+        # the histograms by the registry's ticker (every 5 s) or when one is read: the request
+        # path only writes nine numbers. Past STAGE_ROWS requests in a tick, a uniform sample of
+        # them stays (Vitter's algorithm R); counts stay exact.
+        self._hists = [self.request_queue_time_hist, self.local_time_hist, self.remote_time_hist,
+                       self.throttle_time_hist, self.response_queue_time_hist, self.response_send_time_hist,
+                       self.total_time_hist, self.request_bytes_hist]
+        if self.message_conversions_time_hist is not None:
+            self._hists += [self.message_conversions_time_hist, self.temp_memory_bytes_hist]
+        for hist in self._hists:
+            hist.stage_owner = self
+        self._columns: Optional[list] = None  # made on the first request
+        self.staged = 0
+        self._random = random.random
+        self.metrics_registry.add_ticked(self)
         # RequestsPerSec per version and ErrorsPerSec per error, made on first use and then
         # found by index.
         self._request_rate: list[Optional[Meter]] = [None] * 64
         self._errors: dict[Errors, Meter] = {}
         self._errors_lock = threading.Lock()
+
+    STAGE_ROWS = 1024
+
+    def columns(self) -> list:
+        with self.lock:
+            if self._columns is None:
+                self._columns = [array.array("d", bytes(8 * self.STAGE_ROWS)) for _ in self._hists]
+            return self._columns
+
+    def tick(self) -> None:
+        """Fold the staged requests into the histograms."""
+        with self.lock:
+            n = self.staged
+            if n == 0 or self._columns is None:
+                return
+            kept = min(n, self.STAGE_ROWS)
+            values = [column[:kept].tolist() for column in self._columns]
+            self.staged = 0
+        for hist, column in zip(self._hists, values):
+            hist.fold(column, n)
 
     def request_rate(self, version: int) -> Meter:
         meter = self._request_rate[version] if 0 <= version < 64 else None
@@ -197,19 +236,26 @@ class RequestChannelMetrics:
         rate = m._request_rate[version] if 0 <= version < 64 else None
         if rate is None:
             rate = m.request_rate(version)
+        columns = m._columns
+        if columns is None:
+            columns = m.columns()
         with m.lock:
             rate.count += 1
-            m.request_queue_time_hist.record(queue_ms)
-            m.local_time_hist.record(local_ms)
-            m.remote_time_hist.record(remote_ms)
-            m.throttle_time_hist.record(throttle_ms)
-            m.response_queue_time_hist.record(response_queue_ms)
-            m.response_send_time_hist.record(send_ms)
-            m.total_time_hist.record(total_ms)
-            m.request_bytes_hist.record(size)
-            if m.message_conversions_time_hist is not None:
-                m.message_conversions_time_hist.record(0)
-                m.temp_memory_bytes_hist.record(0)
+            j = m.staged
+            m.staged = j + 1
+            if j >= 1024:
+                j = int(m._random() * (j + 1))
+                if j >= 1024:
+                    return
+            columns[0][j] = queue_ms
+            columns[1][j] = local_ms
+            columns[2][j] = remote_ms
+            columns[3][j] = throttle_ms
+            columns[4][j] = response_queue_ms
+            columns[5][j] = send_ms
+            columns[6][j] = total_ms
+            columns[7][j] = size
+            # columns 8 and 9 (MessageConversionsTimeMs, TemporaryMemoryBytes) stay 0
 
     def update_error_metrics(self, api_key: ApiKeys, error_counts: Mapping[Errors, int]) -> None:
         if not recording.enabled:

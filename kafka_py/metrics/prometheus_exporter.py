@@ -197,12 +197,12 @@ class KafkaMetricsCollector:
                         fam.add_sample(exported.family + "_count", exported.labels, float(metric.count))
                 elif isinstance(metric, (Histogram, Timer)):
                     histogram = metric.histogram if isinstance(metric, Timer) else metric
+                    snapshot = histogram.snapshot()
                     if histogram.count == 0:
                         # Kafka registers every API's nine histograms; one never updated has
                         # nothing to say yet, and leaving it out keeps a scrape small.
                         continue
                     fam = family(exported, name)
-                    snapshot = histogram.snapshot()
                     for q, label in _QUANTILE_LABELS:
                         fam.add_sample(exported.family, {**exported.labels, "quantile": label}, snapshot.value(q))
                     fam.add_sample(exported.family + "_count", exported.labels, float(histogram.count))

@@ -274,7 +274,7 @@ class Histogram(Metric):
     STAGE_SIZE = 1024
 
     __slots__ = ("lock", "count", "sum", "min", "max", "_staged", "_staged_n", "_sample", "_clock",
-                 "_random", "_snapshot", "_snapshot_count")
+                 "_random", "_snapshot", "_snapshot_count", "stage_owner")
     kind = "histogram"
 
     def __init__(self, clock: Clock = DEFAULT_CLOCK, lock: Optional[threading.Lock] = None,
@@ -291,6 +291,9 @@ class Histogram(Metric):
         self._random = random.random
         self._snapshot: Optional[Snapshot] = None
         self._snapshot_count = -1
+        # Set when another object stages this histogram's values (see ``fold``): reading
+        # ticks that owner first, so a snapshot sees everything recorded so far.
+        self.stage_owner: Any = None
 
     def update(self, value: float) -> None:
         with self.lock:
@@ -326,7 +329,26 @@ class Histogram(Metric):
             self._staged_n = 0
         self._sample.add(values, n / kept, self._clock.tick())
 
+    def fold(self, values: list, n: int) -> None:
+        """Take ``values``, a uniform sample of ``n`` observations staged elsewhere (a caller that
+        stages several histograms' values together, like RequestMetrics). Count is exact; sum,
+        min and max are those of the sample, the sum scaled to ``n``."""
+        if n <= 0 or not values:
+            return
+        with self.lock:
+            self.count += n
+            self.sum += sum(values) * (n / len(values))
+            low, high = min(values), max(values)
+            if low < self.min:
+                self.min = low
+            if high > self.max:
+                self.max = high
+        self._sample.add(values, n / len(values), self._clock.tick())
+
     def snapshot(self) -> Snapshot:
+        owner = self.stage_owner
+        if owner is not None:
+            owner.tick()
         self.tick()
         with self.lock:
             count = self.count
@@ -406,7 +428,7 @@ class MetricsRegistry:
         self.clock = clock
         self._metrics: dict[MetricName, Metric] = {}
         self._lock = threading.Lock()
-        self._ticked: "weakref.WeakSet[Metric]" = weakref.WeakSet()
+        self._ticked: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._ticker: Optional[threading.Thread] = None
         self._start_ticker = start_ticker
         self._stop = threading.Event()
@@ -469,13 +491,19 @@ class MetricsRegistry:
             self._ticker = threading.Thread(target=self._tick_loop, name="metrics-meter-tick-thread", daemon=True)
             self._ticker.start()
 
+    def add_ticked(self, ticked: Any) -> None:
+        """Something else the ticker calls ``tick()`` on every five seconds (held weakly)."""
+        with self._lock:
+            self._ticked.add(ticked)
+            self._ensure_ticker()
+
     def tick_all(self) -> None:
         for metric in list(self._ticked):
-            if isinstance(metric, (Meter, Histogram)):
-                metric.tick()
-            elif isinstance(metric, Timer):
+            if isinstance(metric, Timer):
                 metric.meter.tick()
                 metric.histogram.tick()
+            else:
+                metric.tick()
 
     def _tick_loop(self) -> None:
         # At a fixed rate: the rates assume exactly one tick per five seconds.
