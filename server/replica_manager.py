@@ -61,6 +61,7 @@ from kafka_py.common.errors import (
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.memory_records import MemoryRecords
@@ -394,7 +395,7 @@ def _records_size(records: Any) -> int:
 # ---------------------------------------------------------------------------- ReplicaManager
 
 
-class ReplicaManager:
+class ReplicaManager(KafkaMetricsGroup):
     """Hosts this broker's partitions and serves produce, fetch and the controller's requests."""
 
     def __init__(self, config, time, zk_client, scheduler, log_manager, metadata_cache,
@@ -414,6 +415,7 @@ class ReplicaManager:
         self.is_shutting_down = is_shutting_down if is_shutting_down is not None else threading.Event()
         self.quota_managers = quota_managers
         self.broker_topic_stats = broker_topic_stats if broker_topic_stats is not None else BrokerTopicStats()
+        self._register_metrics()
         self.alter_isr_manager = alter_isr_manager
         self.thread_name_prefix = thread_name_prefix
         self.local_broker_id: int = config.broker_id
@@ -495,6 +497,8 @@ class ReplicaManager:
 
     def shutdown(self, checkpoint_hw: bool = True) -> None:
         logger.info("%sShutting down", self._log_ident)
+        for name in self._GAUGES:
+            self.remove_metric(name)
         for task in self._scheduled_tasks:
             try:
                 task.cancel()
@@ -530,6 +534,19 @@ class ReplicaManager:
     def online_partition(self, topic_partition: TopicPartition) -> Optional[Partition]:
         hosted = self._all_partitions.get(topic_partition)
         return hosted.partition if isinstance(hosted, _Online) else None
+
+    _GAUGES = ("LeaderCount", "PartitionCount", "OfflineReplicaCount", "UnderReplicatedPartitions",
+               "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount")
+
+    def _register_metrics(self) -> None:
+        """Kafka's kafka.server:type=ReplicaManager gauges, read when scraped."""
+        self.new_gauge("LeaderCount", lambda: self.leader_count)
+        self.new_gauge("PartitionCount", lambda: self.partition_count)
+        self.new_gauge("OfflineReplicaCount", lambda: self.offline_partition_count)
+        self.new_gauge("UnderReplicatedPartitions", lambda: self.under_replicated_partition_count)
+        self.new_gauge("UnderMinIsrPartitionCount",
+                       lambda: sum(1 for p in self._leader_partitions() if p.is_under_min_isr))
+        self.new_gauge("AtMinIsrPartitionCount", lambda: sum(1 for p in self._leader_partitions() if p.is_at_min_isr))
 
     def _online_partitions(self) -> list[Partition]:
         return [h.partition for h in list(self._all_partitions.values()) if isinstance(h, _Online)]

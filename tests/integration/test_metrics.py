@@ -125,3 +125,12 @@ def test_other_paths_are_404_and_the_broker_serves_on(metrics_broker):
     assert conn.getresponse().status == 404
     conn.close()
     assert metrics_broker.knows_itself()
+
+
+def test_replica_manager_gauges(metrics_broker):
+    samples = scrape(metrics_broker.metrics_port)
+    leaders = value(samples, "kafka_server_replicamanager_leadercount")
+    assert leaders >= 1  # the produce test's topic at least
+    assert value(samples, "kafka_server_replicamanager_partitioncount") >= leaders
+    assert value(samples, "kafka_server_replicamanager_underreplicatedpartitions") == 0
+    assert value(samples, "kafka_server_replicamanager_offlinereplicacount") == 0
