@@ -31,6 +31,7 @@ from kafka_py.security.scram import ScramMechanism, ScramSaslServer
 from kafka_py.security.ssl_factory import create_client_context, create_server_context
 from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 from kafka_py.utils.config_def import ConfigException
+from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -62,11 +63,13 @@ class SaslServerConfig:
                 self.plain_users = plain_users(parse_jaas_config(text))
             except ValueError as e:
                 raise ConfigException(key, "[hidden]", f"invalid JAAS config: {e}") from None
-        reauth = config.get("connections.max.reauth.ms") or 0
-        if reauth:
-            raise config.error("connections.max.reauth.ms",
-                               "re-authentication (KIP-368) is not supported by kafka-py; allowed value: 0")
-        self.session_lifetime_ms = 0
+        # connections.max.reauth.ms per mechanism, most specific first, as Kafka's SaslChannelBuilder
+        # reads it: listener.name.<listener>.<mechanism>.connections.max.reauth.ms, then the
+        # listener's, then the broker's. 0: sessions never end (no re-authentication).
+        self.connections_max_reauth_ms: dict[str, int] = {}
+        for mechanism in mechanisms:
+            value = config.get_for_mechanism("connections.max.reauth.ms", mechanism)
+            self.connections_max_reauth_ms[mechanism] = max(0, int(value or 0))
 
     def mechanism_server(self, mechanism: str) -> Any:
         if mechanism == PLAIN_MECHANISM:
@@ -75,9 +78,9 @@ class SaslServerConfig:
         cache = self.credential_cache
         return ScramSaslServer(scram, lambda user: cache.get(mechanism, user))
 
-    def new_authenticator(self, connection_id: str) -> SaslServerAuthenticator:
+    def new_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> SaslServerAuthenticator:
         return SaslServerAuthenticator(self.enabled_mechanisms, self.mechanism_server, connection_id,
-                                       self.session_lifetime_ms)
+                                       self.connections_max_reauth_ms, time)
 
 
 class ChannelBuilder:
@@ -100,8 +103,8 @@ class ChannelBuilder:
             return None
         return SslTransportLayer(self.ssl_context, sock)
 
-    def build_authenticator(self, connection_id: str) -> Optional[SaslServerAuthenticator]:
-        return None if self.sasl is None else self.sasl.new_authenticator(connection_id)
+    def build_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> Optional[SaslServerAuthenticator]:
+        return None if self.sasl is None else self.sasl.new_authenticator(connection_id, time)
 
     def ssl_principal(self, peer_certificate: Optional[dict]) -> str:
         """Kafka's DefaultKafkaPrincipalBuilder for SSL: the mapped DN, ANONYMOUS without a certificate."""

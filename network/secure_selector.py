@@ -23,6 +23,17 @@ connection ``connection.failed.authentication.delay.ms`` later (reported to the
 Processor as a disconnection, so the connection quota is given back). A failed TLS
 handshake, a frame over the limit or a request SASL does not allow closes the
 connection at once. Nothing of an unauthenticated connection reaches the handlers.
+
+Sessions (KIP-368, ``connections.max.reauth.ms``). Where the authenticator granted a
+session lifetime, each frame is looked at before it goes to the Processor, as Kafka's
+Processor does in ``processCompletedReceives``: a SaslHandshake begins a re-authentication
+(KafkaChannel.maybeBeginServerReauthentication; at most one a second, otherwise the
+handshake goes on to KafkaApis, which refuses it): the channel goes back to
+AUTHENTICATE with a fresh authenticator and its frames go to it until it completes or
+fails. Any other frame after the session has expired closes the connection
+(``serverAuthenticationSessionExpired``). The channel is not muted and has nothing in
+flight at that point (the Processor unmutes it only after its last response was
+written), so the re-authentication's answers cannot interleave with a response.
 """
 from __future__ import annotations
 
@@ -30,6 +41,7 @@ import enum
 import logging
 import socket
 import ssl
+import struct
 from typing import Optional
 
 from kafka_py.network.channel_builders import ChannelBuilder
@@ -37,10 +49,16 @@ from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.selector import EVENT_READ, EVENT_WRITE, KafkaChannel, Selector
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
+
+_API_KEY = struct.Struct(">h")
+_SASL_HANDSHAKE = ApiKeys.SASL_HANDSHAKE.value
+# KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS
+MIN_REAUTH_INTERVAL_NS = 1_000_000_000
 
 
 class ChannelState(enum.Enum):
@@ -51,7 +69,7 @@ class ChannelState(enum.Enum):
 
 
 class SecureKafkaChannel(KafkaChannel):
-    __slots__ = ("transport", "authenticator", "principal", "state")
+    __slots__ = ("transport", "authenticator", "principal", "state", "last_reauthentication_start_ns")
 
     def __init__(self, channel_id: str, sock: socket.socket, address: str, port: int,
                  transport: Optional[SslTransportLayer], authenticator: Optional[SaslServerAuthenticator]) -> None:
@@ -59,6 +77,7 @@ class SecureKafkaChannel(KafkaChannel):
         self.transport = transport
         self.authenticator = authenticator
         self.principal = ANONYMOUS_PRINCIPAL
+        self.last_reauthentication_start_ns = 0
         if transport is not None:
             # Reads and writes go through TLS from now on; the descriptor stays the same.
             self.sock = transport
@@ -80,6 +99,11 @@ class SecureSelector(Selector):
         self._buffered: set[str] = set()
         # Channels that failed authentication, closed at these times (ns).
         self._delayed_closes: dict[str, int] = {}
+        # Whether any connection of this listener can have a session that ends.
+        self._sessions_expire = bool(channel_builder.sasl is not None
+                                     and any(channel_builder.sasl.connections_max_reauth_ms.values()))
+        self.expired_connections_killed = 0
+        self.successful_reauthentications = 0
 
     # ---- connections ------------------------------------------------------------------
     def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
@@ -87,7 +111,7 @@ class SecureSelector(Selector):
             raise ValueError(f"There is already a connection for id {channel_id}")
         transport = self._builder.build_transport(sock)
         channel = SecureKafkaChannel(channel_id, transport._sock if transport is not None else sock, address, port, transport,
-                                     self._builder.build_authenticator(channel_id))
+                                     self._builder.build_authenticator(channel_id, self._time))
         self._channels[channel_id] = channel
         self._set_events(channel, EVENT_READ)
         self._lru[channel_id] = self._time.nanoseconds()
@@ -200,11 +224,16 @@ class SecureSelector(Selector):
             if step.complete:
                 channel.principal = authenticator.principal
                 channel.state = ChannelState.READY
-                logger.debug("%sAuthenticated %s as %s with %s", self._log_prefix, channel.socket_address,
-                             channel.principal, authenticator.mechanism)
+                if authenticator.reauthenticating:
+                    self.successful_reauthentications += 1
+                logger.debug("%s%s %s as %s with %s (session lifetime %d ms)", self._log_prefix,
+                             "Re-authenticated" if authenticator.reauthenticating else "Authenticated",
+                             channel.socket_address, channel.principal, authenticator.mechanism,
+                             authenticator.session_lifetime_ms)
             if step.failure is not None:
                 channel.state = ChannelState.FAILED
-                logger.info("%sFailed authentication with %s (channelId=%s) (%s)", self._log_prefix,
+                logger.info("%sFailed %s with %s (channelId=%s) (%s)", self._log_prefix,
+                            "re-authentication" if authenticator.reauthenticating else "authentication",
                             channel.socket_address, channel.id, step.failure)
                 channel.frames.clear()
             if step.response is not None:
@@ -241,6 +270,56 @@ class SecureSelector(Selector):
             self._disconnect(channel)
         else:
             self._delayed_closes[channel.id] = now + self._failed_delay_ns
+
+    # ---- sessions (KIP-368) ------------------------------------------------------------
+    def _deliver_ready_frames(self) -> None:
+        if not self._sessions_expire:
+            super()._deliver_ready_frames()
+            return
+        now = self._time.nanoseconds()
+        for channel_id in list(self._ready):
+            channel = self._channels.get(channel_id)
+            if channel is None or channel.muted or not channel.frames:
+                self._ready.discard(channel_id)
+                continue
+            authenticator = channel.authenticator
+            if authenticator is not None and authenticator.session_expiration_ns is not None \
+                    and channel.state is ChannelState.READY:
+                frame = channel.frames[0]
+                is_handshake = len(frame) >= 2 and _API_KEY.unpack_from(frame, 0)[0] == _SASL_HANDSHAKE
+                if is_handshake and channel.send is None and self._maybe_begin_reauthentication(channel, now):
+                    continue
+                if now - authenticator.session_expiration_ns > 0:
+                    # Kafka: "Disconnecting expired channel"; the Processor gives the quota back.
+                    logger.info("%sClosing the connection from %s (channelId=%s, %s): its SASL session expired "
+                                "%d ms ago without re-authentication", self._log_prefix, channel.socket_address,
+                                channel.id, channel.principal,
+                                (now - authenticator.session_expiration_ns) // 1_000_000)
+                    self.expired_connections_killed += 1
+                    self._disconnect(channel)
+                    continue
+            self.completed_receives.append((channel_id, channel.frames.popleft()))
+            if not channel.frames:
+                self._ready.discard(channel_id)
+
+    def _maybe_begin_reauthentication(self, channel: SecureKafkaChannel, now: int) -> bool:
+        """KafkaChannel.maybeBeginServerReauthentication: swap in a fresh authenticator and feed it
+        the SaslHandshake at the head of the channel's frames. False (the handshake goes to
+        KafkaApis, which answers ILLEGAL_SASL_STATE) within a second of the last one."""
+        if channel.last_reauthentication_start_ns and \
+                now - channel.last_reauthentication_start_ns < MIN_REAUTH_INTERVAL_NS:
+            return False
+        channel.last_reauthentication_start_ns = now
+        previous = channel.authenticator
+        authenticator = self._builder.build_authenticator(channel.id, self._time)
+        authenticator.reauthenticate(previous, now)
+        channel.authenticator = authenticator
+        channel.state = ChannelState.AUTHENTICATE
+        self._ready.discard(channel.id)
+        logger.debug("%sBegin re-authentication of %s (channelId=%s, %s)", self._log_prefix,
+                     channel.socket_address, channel.id, channel.principal)
+        self._authenticate(channel, now)
+        return True
 
     def _close_delayed(self, now: int) -> None:
         for channel_id, deadline in list(self._delayed_closes.items()):

@@ -47,6 +47,17 @@ class ListenerSecurityConfig:
                 raise ConfigException(prefixed, self._originals[prefixed], str(e)) from None
         return self._values.get(key)
 
+    def get_for_mechanism(self, key: str, mechanism: str) -> Any:
+        """``listener.name.<listener>.<mechanism>.<key>`` when set, else ``get(key)`` (Kafka reads
+        connections.max.reauth.ms, among others, per listener and mechanism)."""
+        specific = f"{self.prefix}{mechanism.lower()}.{key}"
+        if specific in self._originals:
+            try:
+                return self._config_def.parse_value(self._config_def.config_keys[key], self._originals[specific], True)
+            except ConfigException as e:
+                raise ConfigException(specific, self._originals[specific], str(e)) from None
+        return self.get(key)
+
     def get_string(self, key: str) -> str | None:
         value = self.get(key)
         if isinstance(value, Password):

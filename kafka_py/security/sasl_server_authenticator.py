@@ -16,6 +16,17 @@ The state machine is Kafka's:
 * ``FAILED``: the failure response (if the framing allows one) is sent, then the
   connection is closed after ``connection.failed.authentication.delay.ms``.
 
+Re-authentication (KIP-368). With ``connections.max.reauth.ms`` above 0 for the mechanism,
+a completed authentication has a session lifetime: SaslAuthenticate v1+ answers it as
+``session_lifetime_ms``, and ``session_expiration_ns`` is when the session ends. Before
+then the client sends a new SaslHandshake on the authenticated connection; the channel
+(network/secure_selector.py) hands it to a fresh authenticator made with
+``reauthenticate(previous, now_ns)``, which starts in ``REAUTH_PROCESS_HANDSHAKE``: the
+mechanism must be the one used before (otherwise the exchange fails at its next frame,
+``REAUTH_BAD_MECHANISM``), and the principal must come out the same. A SCRAM user deleted
+meanwhile, or a changed password, fails the re-authentication, and the connection is
+closed as after any failed authentication.
+
 No sockets here: ``handle_frame`` takes one received frame and returns what to send
 and what happened, so the whole exchange is testable with bytes.
 """
@@ -25,7 +36,7 @@ import datetime
 import enum
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
@@ -43,6 +54,7 @@ from kafka_py.security.errors import (
     SaslAuthenticationException,
     UnsupportedSaslMechanismException,
 )
+from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +66,8 @@ class SaslState(enum.Enum):
     AUTHENTICATE = 4
     COMPLETE = 5
     FAILED = 6
+    REAUTH_PROCESS_HANDSHAKE = 7
+    REAUTH_BAD_MECHANISM = 8
 
 
 @dataclass
@@ -75,16 +89,39 @@ class SaslServerAuthenticator:
     """
 
     def __init__(self, enabled_mechanisms: Sequence[str], mechanism_server: Callable[[str], Any],
-                 connection_id: str = "", session_lifetime_ms: int = 0) -> None:
+                 connection_id: str = "", connections_max_reauth_ms: int | Mapping[str, int] = 0,
+                 time: Time = Time.SYSTEM) -> None:
         self.enabled_mechanisms = list(enabled_mechanisms)
         self._mechanism_server = mechanism_server
         self.connection_id = connection_id
-        self._session_lifetime_ms = session_lifetime_ms
+        # connections.max.reauth.ms, per mechanism (one value for all when an int)
+        self._max_reauth_ms = connections_max_reauth_ms
+        self._time = time
         self.state = SaslState.INITIAL_REQUEST
         self._server: Any = None
         self._raw_tokens = False  # SaslHandshake v0: tokens without Kafka framing
         self.mechanism: Optional[str] = None
         self.principal: Optional[str] = None
+        # When the session ends (time.nanoseconds()), None when it never does.
+        self.session_expiration_ns: Optional[int] = None
+        self._session_lifetime_ms = 0
+        # Re-authentication: what the connection was authenticated as before.
+        self._previous_mechanism: Optional[str] = None
+        self._previous_principal: Optional[str] = None
+        self._bad_mechanism_message = ""
+        self.reauthentication_begin_ns: Optional[int] = None
+
+    @property
+    def reauthenticating(self) -> bool:
+        return self._previous_mechanism is not None
+
+    def reauthenticate(self, previous: "SaslServerAuthenticator", now_ns: int) -> None:
+        """Make this (fresh) authenticator re-authenticate the connection ``previous``
+        authenticated; its first frame is the client's SaslHandshake."""
+        self._previous_mechanism = previous.mechanism
+        self._previous_principal = previous.principal
+        self.reauthentication_begin_ns = now_ns
+        self.state = SaslState.REAUTH_PROCESS_HANDSHAKE
 
     @property
     def complete(self) -> bool:
@@ -94,8 +131,11 @@ class SaslServerAuthenticator:
     def handle_frame(self, frame: memoryview | bytes) -> AuthenticationStep:
         try:
             if self.state in (SaslState.INITIAL_REQUEST, SaslState.HANDSHAKE_OR_VERSIONS_REQUEST,
-                              SaslState.HANDSHAKE_REQUEST):
+                              SaslState.HANDSHAKE_REQUEST, SaslState.REAUTH_PROCESS_HANDSHAKE):
                 return self._handle_kafka_request(frame)
+            if self.state is SaslState.REAUTH_BAD_MECHANISM:
+                # As Kafka: no answer, the connection is closed after the failure delay.
+                raise SaslAuthenticationException(self._bad_mechanism_message)
             if self.state is SaslState.AUTHENTICATE:
                 if self._raw_tokens:
                     return self._handle_raw_token(frame)
@@ -120,6 +160,9 @@ class SaslServerAuthenticator:
             # mechanism here reads such tokens.
             raise IllegalSaslStateException("Invalid request before SASL handshake: not a Kafka request") from None
         api = header.api_key
+        if self.state is SaslState.REAUTH_PROCESS_HANDSHAKE and api is not ApiKeys.SASL_HANDSHAKE:
+            raise IllegalSaslStateException(f"Unexpected Kafka request of type {api.name} during SASL "
+                                            "re-authentication.")
         if api is ApiKeys.API_VERSIONS and self.state is not SaslState.HANDSHAKE_REQUEST:
             header, body = self._parse(frame)
             if not api.is_version_supported(header.api_version):
@@ -148,19 +191,42 @@ class SaslServerAuthenticator:
             return AuthenticationStep(encode_response(header.to_response_header(), response),
                                       UnsupportedSaslMechanismException(f"Unsupported SASL mechanism {mechanism}"))
         self.mechanism = mechanism
-        self._server = self._mechanism_server(mechanism)
         self._raw_tokens = header.api_version == 0
-        self.state = SaslState.AUTHENTICATE
         response = schema(error_code=Errors.NONE.error_code, mechanisms=tuple(self.enabled_mechanisms))
+        if self.reauthenticating and mechanism != self._previous_mechanism:
+            # Kafka answers the handshake, then fails the exchange at the next frame.
+            self._bad_mechanism_message = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
+                                           f"re-authentication of mechanism '{self._previous_mechanism}'")
+            self.state = SaslState.REAUTH_BAD_MECHANISM
+        else:
+            self._server = self._mechanism_server(mechanism)
+            self.state = SaslState.AUTHENTICATE
         return AuthenticationStep(encode_response(header.to_response_header(), response))
 
     # ---- the exchange -------------------------------------------------------------------
     def _evaluate(self, token: bytes) -> bytes:
         challenge = self._server.evaluate_response(token)
         if self._server.complete:
-            self.principal = f"User:{self._server.authorization_id}"
+            principal = f"User:{self._server.authorization_id}"
+            if self.reauthenticating and principal != self._previous_principal:
+                raise SaslAuthenticationException(f"Cannot change principals during re-authentication from "
+                                                  f"{self._previous_principal}: {principal}")
+            self.principal = principal
+            self._session_lifetime_ms = self._start_session()
             self.state = SaslState.COMPLETE
         return challenge
+
+    def _start_session(self) -> int:
+        """The session lifetime granted now (0: unlimited), and when it ends."""
+        limits = self._max_reauth_ms
+        limit = limits.get(self.mechanism, 0) if isinstance(limits, Mapping) else limits
+        lifetime_ms = max(0, int(limit or 0))
+        self.session_expiration_ns = self._time.nanoseconds() + lifetime_ms * 1_000_000 if lifetime_ms else None
+        return lifetime_ms
+
+    @property
+    def session_lifetime_ms(self) -> int:
+        return self._session_lifetime_ms
 
     def _handle_raw_token(self, frame: memoryview | bytes) -> AuthenticationStep:
         # v0 framing carries no error: a failure just closes the connection.

@@ -6,7 +6,8 @@ listener named by ``inter.broker.listener.name``:
 
 * SASL_SSL with SCRAM-SHA-512 (``sasl.mechanism.inter.broker.protocol``), client
   certificates required, the brokers' own user created in ZooKeeper with kafka-configs.sh
-  before any broker starts, as Kafka's documentation has it;
+  before any broker starts, as Kafka's documentation has it, and sessions that end after
+  ``connections.max.reauth.ms`` (the brokers re-authenticate their connections);
 * SSL with client certificates required.
 
 Real broker processes, real ZooKeeper, kafka-python clients; every wait is bounded and
@@ -31,6 +32,7 @@ BROKER_PASSWORD = "broker-secret"
 SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
               'username="{user}" password="{password}";')
 WAIT = 90.0
+REAUTH_MS = 3000
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +70,8 @@ def _broker(tmp_path_factory, zookeeper, chroot: str, broker_id: int, pki, proto
             "listener.name.internal.sasl.enabled.mechanisms": "SCRAM-SHA-512",
             "listener.name.internal.scram-sha-512.sasl.jaas.config":
                 SCRAM_JAAS.format(user=BROKER_USER, password=password),
+            # sessions of 3 s: the brokers' own connections re-authenticate as they go (KIP-368)
+            "listener.name.internal.connections.max.reauth.ms": str(REAUTH_MS),
         })
     broker.overrides.update(props)
     broker.write_config()
@@ -155,6 +159,10 @@ def test_sasl_ssl_inter_broker_replicates_and_a_restarted_follower_rejoins(sasl_
     assert cluster.state(topic)["leader"] not in (leader, -1)
     cluster.broker(leader).start(WAIT)
     cluster.wait_fully_replicated(topic, 1)
+    # All along, sessions of REAUTH_MS ended under the brokers' connections: they re-authenticated
+    # in time, never used one past its end.
+    for b in cluster.brokers:
+        assert "SASL session expired" not in b.output(), b.tail(60)
 
 
 def test_a_broker_with_a_wrong_inter_broker_password_cannot_replicate(sasl_ssl_cluster, zookeeper,

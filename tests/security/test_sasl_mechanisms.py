@@ -202,3 +202,113 @@ def test_authenticator_failures() -> None:
     response = _response(step.response, ApiKeys.SASL_AUTHENTICATE, 2)
     assert Errors.for_code(int(response.error_code)) is Errors.SASL_AUTHENTICATION_FAILED
     assert "expected 3 tokens" in response.error_message and auth.principal is None
+
+
+# ---- sessions and re-authentication (KIP-368) ---------------------------------------------------
+
+class _Clock:
+    def __init__(self) -> None:
+        self.ns = 1_000_000_000
+
+    def nanoseconds(self) -> int:
+        return self.ns
+
+    def milliseconds(self) -> int:
+        return self.ns // 1_000_000
+
+
+def _login(auth: SaslServerAuthenticator, user: str = "alice", password: str = "pw", mechanism: str = "PLAIN",
+           version: int = 2):
+    auth.handle_frame(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism=mechanism)))
+    schema = request_schema(ApiKeys.SASL_AUTHENTICATE, version)
+    step = auth.handle_frame(_frame(ApiKeys.SASL_AUTHENTICATE, version,
+                                    schema(auth_bytes=b"\0" + user.encode() + b"\0" + password.encode())))
+    return step, _response(step.response, ApiKeys.SASL_AUTHENTICATE, version)
+
+
+def test_session_lifetime_and_reauthentication() -> None:
+    clock = _Clock()
+    users = {"alice": "pw", "bob": "pw"}
+    new = lambda: SaslServerAuthenticator(["PLAIN", "SCRAM-SHA-256"], lambda m: PlainSaslServer(users), "c",  # noqa: E731
+                                          {"PLAIN": 5000, "SCRAM-SHA-256": 0}, clock)
+    auth = new()
+    step, response = _login(auth)
+    assert step.complete and response.session_lifetime.total_seconds() == 5.0
+    assert auth.session_expiration_ns == clock.ns + 5000 * 1_000_000
+    # v0 of SaslAuthenticate has no lifetime field, but the session still ends
+    v0 = new()
+    step, _ = _login(v0, version=0)
+    assert step.complete and v0.session_expiration_ns is not None
+
+    # a re-authentication as the same user renews the session
+    clock.ns += 4000 * 1_000_000
+    again = new()
+    again.reauthenticate(auth, clock.ns)
+    assert again.state is SaslState.REAUTH_PROCESS_HANDSHAKE
+    step, response = _login(again)
+    assert step.complete and again.principal == "User:alice" and again.reauthenticating
+    assert again.session_expiration_ns == clock.ns + 5000 * 1_000_000
+
+    # ... as another user: refused
+    other = new()
+    other.reauthenticate(auth, clock.ns)
+    step, response = _login(other, user="bob")
+    assert Errors.for_code(int(response.error_code)) is Errors.SASL_AUTHENTICATION_FAILED
+    assert "Cannot change principals" in response.error_message and step.failure is not None
+
+    # ... with another mechanism: the handshake is answered, the next frame fails without answer
+    switch = new()
+    switch.reauthenticate(auth, clock.ns)
+    step = switch.handle_frame(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="SCRAM-SHA-256")))
+    assert step.failure is None and switch.state is SaslState.REAUTH_BAD_MECHANISM
+    step = switch.handle_frame(_frame(ApiKeys.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"x")))
+    assert step.response is None and "not supported for re-authentication" in str(step.failure)
+
+    # ... with anything but a SaslHandshake first: refused
+    wrong = new()
+    wrong.reauthenticate(auth, clock.ns)
+    step = wrong.handle_frame(_frame(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
+        client_software_name="t", client_software_version="1")))
+    assert step.failure is not None and step.response is None
+
+    # a mechanism without a limit: no session end, lifetime 0
+    scram_less = SaslServerAuthenticator(["PLAIN"], lambda m: PlainSaslServer(users), "c", 0, clock)
+    step, response = _login(scram_less)
+    assert response.session_lifetime.total_seconds() == 0 and scram_less.session_expiration_ns is None
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_client_authenticator_against_the_server_authenticator(mechanism) -> None:
+    """The broker's client side (SaslClientAuthenticator) through the server's state machine, bytes only."""
+    from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
+    from kafka_py.security.errors import AuthenticationException
+
+    cache = CredentialCache()
+    cache.update_user("broker", {m.mechanism_name: scram.credential_to_string(
+        ScramFormatter(m).generate_credential("secret", 4096)) for m in ScramMechanism})
+
+    def server_for(name):
+        if name == "PLAIN":
+            return PlainSaslServer({"broker": "secret"})
+        return ScramSaslServer(ScramMechanism.for_mechanism_name(name), lambda u: cache.get(name, u))
+
+    def run(password: str, server: SaslServerAuthenticator, reauthenticating: bool = False) -> int:
+        def exchange(api, version, body):
+            step = server.handle_frame(_frame(api, version, body))
+            if step.response is None:
+                raise ConnectionError("closed")
+            return _response(step.response, api, version)
+        return SaslClientAuthenticator(mechanism, "broker", password).authenticate(exchange, reauthenticating)
+
+    server = SaslServerAuthenticator(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], server_for, "c",
+                                     {mechanism: 3000})
+    assert run("secret", server) == 3000 and server.principal == "User:broker"
+    again = SaslServerAuthenticator(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], server_for, "c", {mechanism: 3000})
+    again.reauthenticate(server, 0)
+    assert run("secret", again, reauthenticating=True) == 3000
+    with pytest.raises(AuthenticationException):
+        run("wrong", SaslServerAuthenticator([mechanism], server_for, "c"))
+    with pytest.raises(AuthenticationException, match="not enabled"):
+        run("secret", SaslServerAuthenticator(["SCRAM-SHA-999"], server_for, "c"))
+    delays = [SaslClientAuthenticator.reauthentication_delay_ms(10000) for _ in range(50)]
+    assert all(8500 <= d <= 9500 for d in delays)
