@@ -263,6 +263,8 @@ class KafkaApis:
         self.group_coordinator = group_coordinator
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
         self.txn_coordinator: Any = None
+        # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
+        self.txn_coordinator: Any = None
         # The configured authorizer, or None: then every check passes (server/auth_helper.py).
         self.authorizer = authorizer
         self.auth_helper = AuthHelper(authorizer)
@@ -311,6 +313,16 @@ class KafkaApis:
             ApiKeys.DESCRIBE_GROUPS: self._group.handle_describe_groups_request,
             ApiKeys.LIST_GROUPS: self._group.handle_list_groups_request,
             ApiKeys.DELETE_GROUPS: self._group.handle_delete_groups_request,
+        })
+        from kafka_py.server import kafka_apis_txn  # the transaction coordinator half of this class
+
+        self._txn = kafka_apis_txn.TxnRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.ADD_PARTITIONS_TO_TXN: self._txn.handle_add_partitions_to_txn_request,
+            ApiKeys.ADD_OFFSETS_TO_TXN: self._txn.handle_add_offsets_to_txn_request,
+            ApiKeys.END_TXN: self._txn.handle_end_txn_request,
+            ApiKeys.WRITE_TXN_MARKERS: self._txn.handle_write_txn_markers_request,
+            ApiKeys.TXN_OFFSET_COMMIT: self._txn.handle_txn_offset_commit_request,
         })
         from kafka_py.server import kafka_apis_txn  # the transaction coordinator half of this class
 
@@ -556,6 +568,8 @@ class KafkaApis:
             replication_factor = int(getattr(self.config, "transaction_topic_replication_factor", 3))
             if self.txn_coordinator is not None:
                 configs = self.txn_coordinator.transaction_topic_configs()
+            if self.txn_coordinator is not None:
+                configs = self.txn_coordinator.transaction_topic_configs()
         else:
             partitions = int(self.config.num_partitions)
             replication_factor = int(self.config.default_replication_factor)
@@ -608,6 +622,12 @@ class KafkaApis:
                     early[tp] = PartitionResponse(Errors.for_exception(e), error_message=str(e))
                     continue
                 to_append[tp] = records
+        produce_transactional_id = _field(body, "transactional_id")
+        if produce_transactional_id is not None and to_append:
+            # only partitions of the producer's ongoing transaction (server/kafka_apis_txn.py)
+            for tp, error in self._txn.verify_transactional_produce(produce_transactional_id, to_append).items():
+                del to_append[tp]
+                early[tp] = PartitionResponse(error)
 
         def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
             merged: dict[TopicPartition, PartitionResponse] = dict(response_status)
@@ -920,6 +940,11 @@ class KafkaApis:
             return
         # The transaction coordinator answers, for idempotent producers too (a fresh id, epoch 0).
         self._txn.init_producer_id(request, producer_id, producer_epoch)
+
+    def write_txn_markers(self, markers: Any, callback: Callable[..., None]) -> None:
+        """What a WriteTxnMarkers request does, without the request: the transaction coordinator's
+        markers for partitions this broker leads (server/kafka_apis_txn.py)."""
+        self._txn.write_txn_markers(markers, callback)
 
     # ------------------------------------------------------------------ DescribeCluster
 

@@ -17,18 +17,27 @@ AddOffsetsToTxn and EndTxn v0-1) get INVALID_PRODUCER_EPOCH instead, as in Kafka
 from __future__ import annotations
 
 import logging
+import struct
 import threading
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
 from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.coordinator.transaction.transaction_coordinator import InitProducerIdResult, ProducerIdAndEpoch
+from kafka_py.coordinator.transaction.transaction_marker_channel_manager import TxnMarkerEntry
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.record.default_record_batch import (
+    ATTRIBUTES_OFFSET,
+    PRODUCER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_FLAG_MASK,
+)
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import AclOperation, ResourceType
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response
@@ -42,6 +51,8 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_PARTITION_LEADER_EPOCH = -1
 RECORD_BATCH_MAGIC_V2 = 2
+_INT16 = struct.Struct(">h")
+_INT64 = struct.Struct(">q")
 TXN_APIS = frozenset({ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN,
                       ApiKeys.WRITE_TXN_MARKERS, ApiKeys.TXN_OFFSET_COMMIT})
 
@@ -111,6 +122,33 @@ class TxnRequestHandlers:
             return
         self._coordinator.handle_init_producer_id(body.transactional_id, _millis(body.transaction_timeout),
                                                   expected, self.apis.answering(request, send_response_callback))
+
+    # ------------------------------------------------------------------ Produce
+
+    def verify_transactional_produce(self, transactional_id: str,
+                                     entries: dict[TopicPartition, MemoryRecords]) -> dict[TopicPartition, Errors]:
+        """The partitions of a transactional produce that are not part of the producer's ongoing
+        transaction, with their error (TransactionCoordinator.verify_transactional_write); read
+        from the batch headers only."""
+        coordinator = self._coordinator
+        if coordinator is None:
+            return {}
+        by_producer: dict[tuple[int, int], list[TopicPartition]] = {}
+        for tp, records in entries.items():
+            buffer = records.buffer
+            if len(buffer) < RECORD_BATCH_OVERHEAD:
+                continue  # the log refuses it
+            (attributes,) = _INT16.unpack_from(buffer, ATTRIBUTES_OFFSET)
+            if not attributes & TRANSACTIONAL_FLAG_MASK:
+                continue
+            (producer_id,) = _INT64.unpack_from(buffer, PRODUCER_ID_OFFSET)
+            (producer_epoch,) = _INT16.unpack_from(buffer, PRODUCER_EPOCH_OFFSET)
+            by_producer.setdefault((producer_id, producer_epoch), []).append(tp)
+        errors: dict[TopicPartition, Errors] = {}
+        for (producer_id, producer_epoch), partitions in by_producer.items():
+            errors.update(coordinator.verify_transactional_write(transactional_id, producer_id, producer_epoch,
+                                                                 partitions))
+        return errors
 
     # ------------------------------------------------------------------ AddPartitionsToTxn
 
@@ -221,24 +259,40 @@ class TxnRequestHandlers:
 
     def handle_write_txn_markers_request(self, request: Request) -> None:
         self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        markers = list(request.body.markers)
-        # producer id -> partition -> error; answered once every append has called back
-        errors: dict[int, dict[TopicPartition, Errors]] = {}
-        lock = threading.Lock()
-        pending = [len(markers)]
+        markers = [TxnMarkerEntry(int(m.producer_id), int(m.producer_epoch), int(m.coordinator_epoch),
+                                  bool(m.transaction_result),
+                                  tuple(TopicPartition(t.name, int(p)) for t in m.topics for p in t.partition_indexes))
+                   for m in request.body.markers]
 
-        def send_response() -> None:
-            with lock:
-                results = [(pid, dict(errs)) for pid, errs in errors.items()]
+        def send_response(errors: dict[int, dict[TopicPartition, Errors]]) -> None:
             self.apis.send_response(request, build_response(request, {"markers": [
                 {"producer_id": pid, "topics": [
                     {"name": topic, "partitions": [{"partition_index": index, "error_code": e}
                                                    for index, e in parts]}
                     for topic, parts in _topics_of(errs.items())]}
-                for pid, errs in results]}))
+                for pid, errs in errors.items()]}))
+
+        self.write_txn_markers(markers, self.apis.answering(request, send_response))
+
+    def write_txn_markers(self, markers: list[TxnMarkerEntry],
+                          callback: Callable[[dict[int, dict[TopicPartition, Errors]]], None]) -> None:
+        """Append each marker to its partitions (as the coordinator, acks=-1) and call ``callback``
+        once with every partition's error by producer id, when the last append completes.
+
+        What a WriteTxnMarkers request does; the transaction coordinator of this broker also
+        calls it directly for the partitions this broker leads."""
+        # producer id -> partition -> error; answered once every append has called back
+        errors: dict[int, dict[TopicPartition, Errors]] = {}
+        lock = threading.Lock()
+        pending = [len(markers)]
+
+        def answer() -> None:
+            with lock:
+                results = {pid: dict(errs) for pid, errs in errors.items()}
+            callback(results)
 
         if not markers:
-            send_response()
+            answer()
             return
 
         def update_errors(producer_id: int, current: dict[TopicPartition, Errors]) -> None:
@@ -250,10 +304,10 @@ class TxnRequestHandlers:
                 pending[0] -= 1
                 done = pending[0] == 0
             if done:
-                send_response()
+                answer()
 
         def maybe_send_response_callback(producer_id: int, is_commit: bool):
-            def callback(response_status: dict) -> None:
+            def on_appended(response_status: dict) -> None:
                 update_errors(producer_id, {tp: status.error for tp, status in response_status.items()})
                 successful_offsets_partitions = [tp for tp, status in response_status.items()
                                                  if tp.topic == GROUP_METADATA_TOPIC_NAME
@@ -269,21 +323,19 @@ class TxnRequestHandlers:
                         update_errors(producer_id, {tp: Errors.UNKNOWN_SERVER_ERROR
                                                     for tp in successful_offsets_partitions})
                 one_done()
-            return callback
+            return on_appended
 
         replica_manager = self.apis.replica_manager
         timestamp = self.apis.time.milliseconds()
         for marker in markers:
-            producer_id = int(marker.producer_id)
+            producer_id = marker.producer_id
             current_errors: dict[TopicPartition, Errors] = {}
             compatible: list[TopicPartition] = []
-            for topic in marker.topics:
-                for p in topic.partition_indexes:
-                    tp = TopicPartition(topic.name, int(p))
-                    if replica_manager.local_log(tp) is None:
-                        current_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    else:
-                        compatible.append(tp)
+            for tp in marker.partitions:
+                if replica_manager.local_log(tp) is None:
+                    current_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    compatible.append(tp)
             if current_errors:
                 update_errors(producer_id, current_errors)
             if not compatible:
@@ -291,9 +343,9 @@ class TxnRequestHandlers:
                 continue
             end_txn_marker = EndTransactionMarker(
                 ControlRecordType.COMMIT if marker.transaction_result else ControlRecordType.ABORT,
-                int(marker.coordinator_epoch))
+                marker.coordinator_epoch)
             control_records = {tp: MemoryRecords.with_end_transaction_marker(
-                0, timestamp, NO_PARTITION_LEADER_EPOCH, producer_id, int(marker.producer_epoch), end_txn_marker)
+                0, timestamp, NO_PARTITION_LEADER_EPOCH, producer_id, marker.producer_epoch, end_txn_marker)
                 for tp in compatible}
             replica_manager.append_records(
                 timeout_ms=self.apis.config.request_timeout_ms,
@@ -301,8 +353,7 @@ class TxnRequestHandlers:
                 internal_topics_allowed=True,
                 origin=AppendOrigin.COORDINATOR,
                 entries_per_partition=control_records,
-                response_callback=self.apis.answering(
-                    request, maybe_send_response_callback(producer_id, bool(marker.transaction_result))))
+                response_callback=maybe_send_response_callback(producer_id, marker.transaction_result))
 
     # ------------------------------------------------------------------ TxnOffsetCommit
 

@@ -354,6 +354,9 @@ class KafkaServer:
                 admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator,
                 authorizer=self.authorizer)
             self.data_plane_request_processor.txn_coordinator = self.transaction_coordinator
+            # markers for this broker's own partitions are appended without a request to itself
+            self.transaction_coordinator.txn_marker_channel_manager.local_marker_writer = \
+                self.data_plane_request_processor.write_txn_markers
             self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
                 config.broker_id, self.socket_server.data_plane_request_channel, self.data_plane_request_processor,
                 self.time, config.num_io_threads, "RequestHandlerAvgIdlePercent", DATA_PLANE_THREAD_PREFIX)

@@ -215,3 +215,17 @@ def test_loading_answers_load_in_progress(make_harness):
     h = make_harness(lead=False)
     h.state_manager.add_loading_partition(0, 1)
     assert h.init_producer_id("tx").error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+
+
+def test_transactional_writes_only_to_partitions_of_the_ongoing_transaction(harness):
+    pid = harness.init_producer_id("tx")
+    verify = harness.coordinator.verify_transactional_write
+    assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_TXN_STATE}
+    assert harness.add_partitions("tx", pid.producer_id, pid.producer_epoch, TP0) is Errors.NONE
+    assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0, TP1]) == {TP1: Errors.INVALID_TXN_STATE}
+    assert verify("tx", pid.producer_id + 1, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_TXN_STATE}
+    newer = harness.init_producer_id("tx")  # fences: the open transaction is aborted
+    assert newer.error is Errors.CONCURRENT_TRANSACTIONS
+    assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_PRODUCER_EPOCH}
+    # an id this broker does not coordinate is left to the partition leader's own checks
+    assert verify("elsewhere-or-unknown", 1, 0, [TP0]) == {}

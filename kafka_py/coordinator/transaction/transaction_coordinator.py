@@ -255,6 +255,33 @@ class TransactionCoordinator:
         self.txn_manager.append_transaction_to_log(transactional_id, coordinator_epoch, new_metadata,
                                                    response_callback)
 
+    # ------------------------------------------------------------------ produce verification
+
+    def verify_transactional_write(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                   partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Errors]:
+        """Whether a transactional produce of this broker may go to ``partitions``: each must be
+        part of the id's ongoing transaction. Kafka 2.8 leaves this to the client (a write to a
+        partition never added leaves a transaction no marker will ever end, and the partition's
+        LSO stuck); here a broker that coordinates the id itself refuses such a write with
+        INVALID_TXN_STATE, as later Kafka versions do (KIP-890), and an older epoch with
+        INVALID_PRODUCER_EPOCH. Partitions whose check cannot be made here (the id is
+        coordinated elsewhere, or its partition is loading) are passed, as in Kafka 2.8."""
+        current = self.txn_manager.get_transaction_state(transactional_id)
+        if not isinstance(current, CoordinatorEpochAndTxnMetadata):
+            return {}
+        metadata = current.transaction_metadata
+        errors: dict[TopicPartition, Errors] = {}
+        with metadata.lock:
+            if metadata.producer_id != producer_id:
+                return {tp: Errors.INVALID_TXN_STATE for tp in partitions}
+            if producer_epoch < metadata.producer_epoch:
+                return {tp: Errors.INVALID_PRODUCER_EPOCH for tp in partitions}
+            ongoing = metadata.state is Ongoing and metadata.producer_epoch == producer_epoch
+            for tp in partitions:
+                if not ongoing or tp not in metadata.topic_partitions:
+                    errors[tp] = Errors.INVALID_TXN_STATE
+        return errors
+
     # ------------------------------------------------------------------ leadership
 
     def on_election(self, txn_topic_partition_id: int, coordinator_epoch: int) -> None:

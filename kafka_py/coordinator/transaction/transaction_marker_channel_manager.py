@@ -18,6 +18,11 @@ CompleteAbort) written to __transaction_state.
   InterBrokerSendThread over an asynchronous NetworkClient with one request in flight per
   node; a thread per destination over the blocking client gives the same: one request in
   flight per broker, brokers served independently.
+* The markers for partitions this broker leads itself skip the socket: the broker's sender
+  to itself hands them to ``local_marker_writer`` (KafkaApis' WriteTxnMarkers without the
+  request, set by KafkaServer), which appends them exactly as the request would. Kafka sends
+  a request to itself; on this broker that round trip (encode, socket, a network thread, a
+  request handler, decode) cost as much as the append, and every commit pays it.
 * Once a transaction has no partition left waiting, its completion is written; a write that
   fails with COORDINATOR_NOT_AVAILABLE (e.g. not enough replicas) is retried on the next round
   of the ``TxnMarkerSenderThread``.
@@ -184,6 +189,10 @@ class _BrokerMarkerSender(ShutdownableThread):
             return
         node = self.queue.destination
         handler = self.manager.completion_handler(node.id, entries)
+        local_writer = self.manager.local_marker_writer
+        if node.id == self.manager.broker_id and local_writer is not None:
+            self._write_locally(local_writer, handler, entries)
+            return
         request = self.manager.build_write_txn_markers_request([e.txn_marker_entry for e in entries])
         try:
             client = self._client_for(node)
@@ -203,6 +212,27 @@ class _BrokerMarkerSender(ShutdownableThread):
                 self.pause(RECONNECT_BACKOFF_MS)
             return
         self._handle(lambda: handler.on_response(response))
+
+    def _write_locally(self, writer, handler, entries: List[TxnIdAndMarkerEntry]) -> None:
+        done = threading.Event()
+        result: list = []
+
+        def on_complete(errors) -> None:
+            result.append(errors)
+            done.set()
+
+        try:
+            writer([e.txn_marker_entry for e in entries], on_complete)
+        except Exception:  # noqa: BLE001 - as a lost request: queued again
+            logger.exception("%sWriting transaction markers locally failed", self.manager.log_ident)
+            self._handle(handler.on_disconnected)
+            self.pause(RECONNECT_BACKOFF_MS)
+            return
+        # one write in flight, as one request would be; the appends answer by request.timeout.ms
+        while not done.wait(RETRY_BACKOFF_MS / 1000.0):
+            if not self.is_running:
+                return
+        self._handle(lambda: handler.on_complete(result[0]))
 
     def _handle(self, action: Callable[[], None]) -> None:
         # an unexpected answer is logged; this broker's later markers must still go out
@@ -236,6 +266,8 @@ class TransactionMarkerChannelManager(ShutdownableThread):
         self.inter_broker_listener_name = config.inter_broker_listener_name
         self.request_timeout_ms = config.request_timeout_ms
         self._network_client_factory = network_client_factory
+        # appends markers for this broker's own partitions without a request (see the module doc)
+        self.local_marker_writer: Optional[Callable[[List[TxnMarkerEntry], Callable[[dict], None]], None]] = None
         self._lock = threading.Lock()
         self._markers_queue_per_broker: Dict[int, TxnMarkerQueue] = {}
         self._senders: Dict[int, _BrokerMarkerSender] = {}

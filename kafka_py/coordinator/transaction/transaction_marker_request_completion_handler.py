@@ -100,7 +100,11 @@ class TransactionMarkerRequestCompletionHandler:
                 marker.coordinator_epoch, marker.partitions)
 
     def on_response(self, response: Any) -> None:
-        response_errors = errors_by_producer_id(response)
+        """A WriteTxnMarkers response."""
+        self.on_complete(errors_by_producer_id(response))
+
+    def on_complete(self, response_errors: dict[int, dict[TopicPartition, Errors]]) -> None:
+        """Every marker's partition errors, by producer id."""
         for entry in self.txn_id_and_marker_entries:
             transactional_id = entry.txn_id
             marker = entry.txn_marker_entry
