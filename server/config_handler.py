@@ -1,4 +1,4 @@
-"""Port of core/src/main/scala/kafka/server/ConfigHandler.scala (topic and broker handlers).
+"""Port of core/src/main/scala/kafka/server/ConfigHandler.scala.
 
 The DynamicConfigManager reads an entity's whole config from /config/<type>/<name> and
 hands it to the handler of that entity type:
@@ -12,15 +12,22 @@ hands it to the handler of that entity type:
 
 * ``UserConfigHandler``: users/<sanitized user> holds the user's SCRAM credentials; they go to
   the broker's CredentialCache, so a user added or changed with kafka-configs.sh can log in
-  (or is refused) without a restart.
+  (or is refused) without a restart. users/<user> and users/<user>/clients/<client-id> (and
+  their ``<default>`` forms) also hold client quotas, which go to the quota managers.
+* ``ClientIdConfigHandler``: clients/<client-id> (or clients/<default>) quotas.
+* ``IpConfigHandler``: ips/<address> (or ips/<default>) ``connection_creation_rate``, the
+  per-IP connection rate limit of the ConnectionQuotas (KIP-612).
 
-Client and IP quota handlers and the quota half of the user handler are not ported (kafka-py
-enforces no quotas), nor are replication throttles, which only a quota manager would act on.
+Quota values are ``producer_byte_rate`` and ``consumer_byte_rate`` (bytes per second) and
+``request_percentage`` (percent of one handler thread); a key that is absent removes that
+quota for the entity. ``controller_mutation_rate`` is stored and described but not enforced
+(the ControllerMutationQuotaManager is not ported), nor are replication throttles, which only
+a replication quota manager would act on.
 """
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol
 
 from kafka_py.log.log_config import (
     FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP,
@@ -116,16 +123,118 @@ class BrokerConfigHandler:
             self.broker_config.update_broker_config(entity_id, properties)
 
 
-class UserConfigHandler:
-    """users/<user> (and users/<user>/clients/<client>, quota-only, ignored): SCRAM credentials."""
+PRODUCER_BYTE_RATE_OVERRIDE_CONFIG = "producer_byte_rate"
+CONSUMER_BYTE_RATE_OVERRIDE_CONFIG = "consumer_byte_rate"
+REQUEST_PERCENTAGE_OVERRIDE_CONFIG = "request_percentage"
+CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG = "controller_mutation_rate"
+IP_CONNECTION_RATE_OVERRIDE_CONFIG = "connection_creation_rate"
 
-    def __init__(self, credential_provider: Any) -> None:
+
+def _quota_value(entity: str, properties: Mapping[str, str], key: str) -> Any:
+    """The quota ``key`` of an entity's config as a Quota, None when absent. A value that is not
+    a positive number (written to ZooKeeper by hand) is logged and treated as absent."""
+    from kafka_py.common.sensor import Quota
+
+    raw = properties.get(key)
+    if raw is None:
+        return None
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        logger.error("Ignoring %s=%r of %s: a quota must be a positive number", key, raw, entity)
+        return None
+    return Quota.upper_bound(value)
+
+
+class QuotaConfigHandler:
+    """Hands an entity's ``<client-id>``, ``<user>`` or ``<user, client-id>`` quotas to the
+    produce, fetch and request quota managers."""
+
+    def __init__(self, quota_managers: Any) -> None:
+        self.quota_managers = quota_managers
+
+    def update_quota_config(self, sanitized_user: Optional[str], sanitized_client_id: Optional[str],
+                            config: Mapping[str, str]) -> None:
+        from kafka_py.security.sanitizer import desanitize
+
+        managers = self.quota_managers
+        if managers is None:
+            return
+        client_id = None if sanitized_client_id is None else desanitize(sanitized_client_id)
+        entity = "/".join(p for p in (sanitized_user and f"user {sanitized_user}",
+                                      sanitized_client_id and f"client-id {sanitized_client_id}") if p)
+        for manager, key in ((managers.produce, PRODUCER_BYTE_RATE_OVERRIDE_CONFIG),
+                             (managers.fetch, CONSUMER_BYTE_RATE_OVERRIDE_CONFIG),
+                             (managers.request, REQUEST_PERCENTAGE_OVERRIDE_CONFIG)):
+            manager.update_quota(sanitized_user, client_id, sanitized_client_id, _quota_value(entity, config, key))
+        if CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG in config:
+            logger.warning("%s of %s is stored but not enforced: kafka-py has no controller mutation quotas",
+                           CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG, entity)
+
+
+class ClientIdConfigHandler(QuotaConfigHandler):
+    """clients/<client-id>: that client id's quotas (``<default>``: every client id's default)."""
+
+    def process_config_changes(self, sanitized_client_id: str, client_config: Mapping[str, str]) -> None:
+        self.update_quota_config(None, sanitized_client_id, client_config)
+
+
+class UserConfigHandler(QuotaConfigHandler):
+    """users/<user> and users/<user>/clients/<client-id>: quotas, and a user's SCRAM credentials."""
+
+    def __init__(self, credential_provider: Any, quota_managers: Any = None) -> None:
+        super().__init__(quota_managers)
         self.credential_provider = credential_provider
 
     def process_config_changes(self, sanitized_entity: str, properties: Mapping[str, str]) -> None:
         from kafka_py.security.sanitizer import desanitize
 
+        # <user> or <user>/clients/<client-id>
         parts = sanitized_entity.split("/")
-        if len(parts) != 1 or parts[0] == ConfigEntityName.DEFAULT:
-            return  # quota entities (user/client pairs, defaults): no credentials there
-        self.credential_provider.update_user(desanitize(parts[0]), properties)
+        if len(parts) not in (1, 3):
+            raise ValueError(f"Invalid quota entity path: {sanitized_entity}")
+        sanitized_user = parts[0]
+        sanitized_client_id = parts[2] if len(parts) == 3 else None
+        self.update_quota_config(sanitized_user, sanitized_client_id, properties)
+        if sanitized_client_id is None and sanitized_user != ConfigEntityName.DEFAULT:
+            self.credential_provider.update_user(desanitize(sanitized_user), properties)
+
+
+class IpConfigHandler:
+    """ips/<address>: the connection creation rate of one client address (``<default>``: every
+    address's default), for the ConnectionQuotas."""
+
+    def __init__(self, connection_quotas: Any) -> None:
+        self.connection_quotas = connection_quotas
+
+    def process_config_changes(self, ip: str, config: Mapping[str, str]) -> None:
+        import ipaddress
+        import socket
+
+        raw = config.get(IP_CONNECTION_RATE_OVERRIDE_CONFIG)
+        rate = None
+        if raw is not None:
+            try:
+                rate = int(str(raw).strip())
+            except ValueError:
+                logger.error("Ignoring %s=%r of ip %s: not an integer", IP_CONNECTION_RATE_OVERRIDE_CONFIG, raw, ip)
+            else:
+                if rate < 0:
+                    logger.error("Ignoring %s=%r of ip %s: must be at least 0", IP_CONNECTION_RATE_OVERRIDE_CONFIG,
+                                 raw, ip)
+                    rate = None
+        from kafka_py.security.sanitizer import desanitize
+
+        address = None
+        if ip != ConfigEntityName.DEFAULT:
+            ip = desanitize(ip)
+            try:
+                address = str(ipaddress.ip_address(ip))
+            except ValueError:
+                try:
+                    address = socket.gethostbyname(ip)
+                except OSError as e:
+                    raise ValueError(f"Unable to resolve address {ip}") from e
+        self.connection_quotas.update_ip_connection_rate_quota(address, rate)

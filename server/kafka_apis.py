@@ -70,6 +70,7 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
+from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
     PartitionData,
@@ -247,7 +248,7 @@ class KafkaApis:
     def __init__(self, request_channel: RequestChannel, replica_manager: Any, admin_manager: Any,
                  controller: Any, zk_client: Any, broker_id: int, config: Any, metadata_cache: Any,
                  cluster_id: str, time: Time = Time.SYSTEM, producer_id_manager: Any = None,
-                 admin_zk_client: Any = None, group_coordinator: Any = None, authorizer: Any = None) -> None:
+                 admin_zk_client: Any = None, group_coordinator: Any = None, quotas: Any = None, authorizer: Any = None) -> None:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
         self.admin_manager = admin_manager
@@ -261,6 +262,9 @@ class KafkaApis:
         self.producer_id_manager = producer_id_manager
         self.admin_zk_client = admin_zk_client
         self.group_coordinator = group_coordinator
+        # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
+        self.quotas = quotas
+        self._quota = QuotaRequestHandlers(self)
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
         self.txn_coordinator: Any = None
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
@@ -343,6 +347,10 @@ class KafkaApis:
             ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS: self._security.handle_describe_user_scram_credentials_request,
             ApiKeys.ALTER_USER_SCRAM_CREDENTIALS: self._security.handle_alter_user_scram_credentials_request,
         })
+        self._handlers.update({
+            ApiKeys.DESCRIBE_CLIENT_QUOTAS: self._quota.handle_describe_client_quotas_request,
+            ApiKeys.ALTER_CLIENT_QUOTAS: self._quota.handle_alter_client_quotas_request,
+        })
 
     def close(self) -> None:
         logger.info("%sShutdown complete.", self._log_ident)
@@ -390,7 +398,18 @@ class KafkaApis:
 
     def send_response(self, request: Request, response: Any) -> None:
         """Encode and queue ``response``; callbacks on other threads use this too, so an encoding
-        failure closes the connection rather than leaving the client waiting."""
+        failure closes the connection rather than leaving the client waiting.
+
+        Kafka's sendResponseMaybeThrottle: with ``request_percentage`` quotas set, the request's
+        handler time is recorded and an answer over the quota carries its throttle time
+        (server/kafka_apis_quotas.py); the APIs brokers send each other are exempt."""
+        quotas = self.quotas
+        if quotas is not None and quotas.request.quotas_enabled:
+            response = self._quota.maybe_throttle_response(request, response)
+        self.send_response_exempt_throttle(request, response)
+
+    def send_response_exempt_throttle(self, request: Request, response: Any) -> None:
+        """``send_response`` without recording the request against any quota."""
         try:
             self.request_channel.send_response(request, response)
         except Exception:  # noqa: BLE001
@@ -501,10 +520,13 @@ class KafkaApis:
         controller_id = self.metadata_cache.get_controller_id()
         # Written straight from the values (fast_paths): a full Metadata of a broker with
         # thousands of partitions took most of its time building and encoding response objects.
+        quotas = self.quotas
+        throttle_time_ms = (self._quota.request_throttle_time_ms(request)
+                            if quotas is not None and quotas.request.quotas_enabled else 0)
         try:
             frame = encode_metadata_response(version, request.correlation_id, brokers, self.cluster_id,
                                              NO_CONTROLLER_ID if controller_id is None else controller_id,
-                                             topic_metadata,
+                                             topic_metadata, throttle_time_ms=throttle_time_ms,
                                              cluster_authorized_operations=cluster_authorized_operations)
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
@@ -632,6 +654,11 @@ class KafkaApis:
         def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
             merged: dict[TopicPartition, PartitionResponse] = dict(response_status)
             merged.update(early)
+            # The request's bytes and handler time against the client's quotas (KIP-219: an
+            # answer over them carries the throttle time, and the connection is muted as long).
+            quotas = self.quotas
+            throttle_time_ms = (self._quota.produce_throttle_time_ms(request, acks) if quotas is not None and (
+                quotas.produce.quotas_enabled or quotas.request.quotas_enabled) else 0)
             if acks == 0:
                 errors = {tp: status.error for tp, status in merged.items() if status.error is not Errors.NONE}
                 if errors:
@@ -649,7 +676,7 @@ class KafkaApis:
                     logger.debug("%sProduce request with correlation id %d from client %s on partition %s failed "
                                  "due to %s", self._log_ident, request.correlation_id, request.header.client_id, tp,
                                  status.error.exception_name)
-            self._send_produce_response(request, merged)
+            self._send_produce_response(request, merged, throttle_time_ms)
 
         if not to_append:
             send_response_callback({})
@@ -662,15 +689,17 @@ class KafkaApis:
             entries_per_partition=to_append,
             response_callback=self.answering(request, send_response_callback))
 
-    def _send_produce_response(self, request: Request, statuses: Mapping[TopicPartition, PartitionResponse]) -> None:
+    def _send_produce_response(self, request: Request, statuses: Mapping[TopicPartition, PartitionResponse],
+                               throttle_time_ms: int = 0) -> None:
         """The answer to a produce; from v3 (every current client) its frame is written
         straight from the statuses, without response objects (fast_paths.encode_produce_response)."""
         version = request.api_version
         if version < 3:
-            self.send_response(request, _produce_response(version, statuses))
+            self.send_response_exempt_throttle(request, _produce_response(version, statuses, throttle_time_ms))
             return
         try:
-            frame = encode_produce_response(version, request.correlation_id, _produce_answer_values(statuses))
+            frame = encode_produce_response(version, request.correlation_id, _produce_answer_values(statuses),
+                                            throttle_time_ms)
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
             logger.exception("%sCould not send the response to %r", self._log_ident, request)
@@ -724,12 +753,22 @@ class KafkaApis:
             for tp, data in response_partition_data:
                 partitions.append((tp, self._fetch_partition(tp, data, version)))
             partitions.extend(erroneous)
-            self.send_response(request, build_response(request, {
+            response = build_response(request, {
                 "throttle_time": 0, "error_code": Errors.NONE, "session_id": INITIAL_SESSION_ID,
                 "responses": [{"topic": topic, "partitions": [dict(p, partition_index=index) for index, p in parts]}
-                              for topic, parts in _topics_of(partitions)]}))
+                              for topic, parts in _topics_of(partitions)]})
+            quotas = self.quotas
+            if quotas is not None and (quotas.fetch.quotas_enabled or quotas.request.quotas_enabled):
+                # A throttled consumer gets an answer without data (Kafka's getThrottledResponse).
+                self._quota.send_fetch_response(request, response, build_response(request, {
+                    "throttle_time": 0, "error_code": Errors.NONE, "session_id": INITIAL_SESSION_ID,
+                    "responses": ()}), replica_id)
+            else:
+                self.send_response_exempt_throttle(request, response)
 
         fetch_max_bytes = min(int(_field(body, "max_bytes", 2**31 - 1)), int(self.config.fetch_max_bytes))
+        if replica_id < 0 and self.quotas is not None and self.quotas.fetch.quotas_enabled:
+            fetch_max_bytes = min(fetch_max_bytes, self._quota.fetch_max_bytes_in_quota_window(request))
         fetch_min_bytes = min(int(body.min_bytes), fetch_max_bytes)
         if not interesting:
             process_response_callback([])
@@ -1148,11 +1187,12 @@ def _produce_answer_values(statuses: Mapping[TopicPartition, PartitionResponse])
             for topic, partitions in _topics_of(statuses.items())]
 
 
-def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse]) -> Any:
+def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse],
+                      throttle_time_ms: int = 0) -> Any:
     """The ProduceResponse of ``version`` (0 to 2) carrying one answer per partition, grouped
     by topic; later versions are written without objects (``_send_produce_response``)."""
     schema = response_schema(ApiKeys.PRODUCE, version)
-    return build_entity(schema, {"throttle_time": 0, "responses": [
+    return build_entity(schema, {"throttle_time": throttle_time_ms, "responses": [
         {"name": topic, "partition_responses": [
             {"index": index, "error_code": s.error, "base_offset": s.base_offset,
              "log_append_time": s.log_append_time, "log_start_offset": s.log_start_offset}

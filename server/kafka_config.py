@@ -595,15 +595,21 @@ CONFIG_DEF: ConfigDef = (
     .define("kafka.py.metrics.enabled", Type.BOOLEAN, True, None, _L,
             "kafka-py only. Record the per-request metrics (RequestMetrics, ErrorsPerSec, BrokerTopicMetrics); "
             "false skips them, to measure what they cost. Gauges are always served.")
-    # Quotas (accepted, unused)
-    .define("quota.producer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H, _IGNORED)
-    .define("quota.consumer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H, _IGNORED)
-    .define("quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L, _IGNORED)
+    # Client quotas (server/quota_factory.py); replication and controller quotas: accepted, unused
+    .define("quota.producer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H,
+            "Deprecated: the producer byte rate of every client id without a dynamic quota; prefer "
+            "kafka-configs.sh --entity-type clients --entity-default.")
+    .define("quota.consumer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H,
+            "Deprecated: the consumer byte rate of every client id without a dynamic quota; prefer "
+            "kafka-configs.sh --entity-type clients --entity-default.")
+    .define("quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
+            "Samples kept in memory for client quotas (the rate spans at least this many minus one windows).")
     .define("replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L, _IGNORED)
     .define("alter.log.dirs.replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
             _IGNORED)
     .define("controller.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L, _IGNORED)
-    .define("quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L, _IGNORED)
+    .define("quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
+            "Seconds each client quota sample spans.")
     .define("replication.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
             _IGNORED)
     .define("alter.log.dirs.replication.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS,
@@ -1014,7 +1020,7 @@ class KafkaConfig:
         self.transaction_remove_expired_transactional_id_cleanup_interval_ms: int = \
             v["transaction.remove.expired.transaction.cleanup.interval.ms"]
 
-        # Metrics and quotas: read so DescribeConfigs and the values dump show them; unused.
+        # Metrics (read so DescribeConfigs and the values dump show them; unused) and client quotas.
         self.metric_num_samples: int = v["metrics.num.samples"]
         self.metric_sample_window_ms: int = v["metrics.sample.window.ms"]
         self.metric_recording_level: str = v["metrics.recording.level"]

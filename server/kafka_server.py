@@ -77,7 +77,13 @@ from kafka_py.server.broker_metadata_checkpoint import (
     get_broker_metadata_and_offline_dirs,
     get_or_generate_broker_id,
 )
-from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler, UserConfigHandler
+from kafka_py.server import quota_factory
+from kafka_py.server.config_handler import (
+    BrokerConfigHandler,
+    ClientIdConfigHandler,
+    TopicConfigHandler,
+    UserConfigHandler,
+)
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLogConfig
 from kafka_py.server.dynamic_config_manager import DynamicConfigManager
 from kafka_py.server.kafka_apis import KafkaApis
@@ -233,6 +239,7 @@ class KafkaServer:
         self.data_plane_request_processor: Optional[KafkaApis] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
         self.dynamic_config_manager: Optional[DynamicConfigManager] = None
+        self.quota_managers: Optional[quota_factory.QuotaManagers] = None
         self.prometheus_metrics_server: Optional[PrometheusMetricsServer] = None
         self.broker_topic_stats = BrokerTopicStats()
         self.authorizer: Optional[Any] = None
@@ -278,6 +285,10 @@ class KafkaServer:
             self.dynamic_config.initialize(self.zk_client)
             self.config = self.dynamic_config.current_kafka_config
             config = self.config
+
+            # The client quota managers (produce, fetch and request quotas); the quotas themselves
+            # arrive through the DynamicConfigManager below.
+            self.quota_managers = quota_factory.instantiate(config, self.time, self.thread_name_prefix or "")
 
             self.kafka_scheduler = KafkaScheduler(config.background_threads)
             self.kafka_scheduler.startup()
@@ -351,7 +362,7 @@ class KafkaServer:
                 self.socket_server.data_plane_request_channel, self.replica_manager, self.admin_manager,
                 self.kafka_controller, self.zk_client, config.broker_id, config, self.metadata_cache,
                 self.cluster_id, self.time, producer_id_manager=self.producer_id_manager,
-                admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator,
+                admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator, quotas=self.quota_managers,
                 authorizer=self.authorizer)
             self.data_plane_request_processor.txn_coordinator = self.transaction_coordinator
             # markers for this broker's own partitions are appended without a request to itself
@@ -368,7 +379,8 @@ class KafkaServer:
             config_handlers = {
                 ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, None, self.kafka_controller),
                 ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config),
-                ConfigType.USER: UserConfigHandler(self.credential_provider),
+                ConfigType.USER: UserConfigHandler(self.credential_provider, self.quota_managers),
+                ConfigType.CLIENT: ClientIdConfigHandler(self.quota_managers),
             }
             self.dynamic_config_manager = DynamicConfigManager(self.zk_client, config_handlers, time=self.time)
             self.dynamic_config_manager.startup()
@@ -658,6 +670,8 @@ class KafkaServer:
             self._swallow(self.group_coordinator.shutdown)
         if self.replica_manager is not None:
             self._swallow(self.replica_manager.shutdown)
+        if self.quota_managers is not None:
+            self._swallow(self.quota_managers.shutdown)
         if self.alter_isr_manager is not None:
             self._swallow(self.alter_isr_manager.shutdown)
         self._swallow(self.broker_topic_stats.close)

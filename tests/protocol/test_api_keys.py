@@ -49,7 +49,7 @@ def test_cluster_actions() -> None:
 
 
 def test_implemented_apis_are_served_by_a_zk_broker() -> None:
-    assert len(IMPLEMENTED_APIS) == 40
+    assert len(IMPLEMENTED_APIS) == 42
     for api in IMPLEMENTED_APIS:
         assert api.implemented and api.zk_broker
         assert api.supported_versions(), api
