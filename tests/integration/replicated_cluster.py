@@ -190,9 +190,35 @@ class ProduceLoad:
         except TimeoutError:
             raise TimeoutError(f"the producer stalled at {self.count()} acknowledged (wanted {target}); "
                                f"{len(self.failed)} failed, last failures {list(self.failed.values())[-3:]}; "
+                               f"its metadata lists brokers {sorted(self.known_brokers())}; "
                                "the producer's last warnings:\n" + "\n".join(self.client_log)
                                + (f"\n{self.describe()}" if self.describe else "")) from None
         assert self.crashed is None, self.crashed
+
+    def known_brokers(self) -> set[int]:
+        """The broker ids of the producer's last Metadata answer (a broker lists the live ones)."""
+        return {int(b.node_id) for b in self.producer._metadata.brokers()}
+
+    def wait_knows_brokers(self, broker_ids: set[int], timeout: float = WAIT) -> None:
+        """Until the producer's metadata lists exactly ``broker_ids``, asking it to refresh.
+
+        A client only ever connects to the brokers of its last Metadata answer (its bootstrap
+        list is used once): Kafka 2.8's clients and kafka-python alike, until KIP-899's
+        rebootstrap in Kafka 3.8. A client whose last answer came while the other two brokers
+        were down knows one broker; if that one dies before the client's next refresh
+        (metadata_max_age_ms), it has nobody left to ask and stalls until that broker returns.
+        A test that kills brokers again after restarting some waits here first, as an operator
+        waits for clients to see a restarted broker before taking the next one down."""
+        wanted = set(broker_ids)
+
+        def knows() -> bool:
+            if self.known_brokers() == wanted:
+                return True
+            self.producer._metadata.request_update()
+            return False
+
+        wait_until(knows, timeout, f"the producer's metadata never listed brokers {sorted(wanted)} "
+                                   f"(it lists {sorted(self.known_brokers())})", interval=0.2)
 
     def stop(self) -> None:
         self._stop.set()
