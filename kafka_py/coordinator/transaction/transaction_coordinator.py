@@ -441,10 +441,15 @@ class TransactionCoordinator:
                 response_callback(pre_send)
                 return
             txn_metadata, new_pre_send_metadata = pre_send
-            # the decision is durable: answer now, the markers follow
-            response_callback(Errors.NONE)
-            self.txn_marker_channel_manager.add_txn_markers_to_send(coordinator_epoch, txn_marker_result,
-                                                                    txn_metadata, new_pre_send_metadata)
+            # The decision is durable: the producer is answered whatever happens to the markers.
+            # Kafka answers first; here the markers go first, because those of this broker's own
+            # partitions may be written (and the transaction completed) at once, before the
+            # producer starts its next transaction (see TransactionMarkerChannelManager).
+            try:
+                self.txn_marker_channel_manager.add_txn_markers_to_send(coordinator_epoch, txn_marker_result,
+                                                                        txn_metadata, new_pre_send_metadata)
+            finally:
+                response_callback(Errors.NONE)
 
         self.txn_manager.append_transaction_to_log(transactional_id, coordinator_epoch, new_metadata,
                                                    send_txn_markers_callback)

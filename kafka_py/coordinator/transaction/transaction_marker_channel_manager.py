@@ -18,11 +18,17 @@ CompleteAbort) written to __transaction_state.
   InterBrokerSendThread over an asynchronous NetworkClient with one request in flight per
   node; a thread per destination over the blocking client gives the same: one request in
   flight per broker, brokers served independently.
-* The markers for partitions this broker leads itself skip the socket: the broker's sender
-  to itself hands them to ``local_marker_writer`` (KafkaApis' WriteTxnMarkers without the
-  request, set by KafkaServer), which appends them exactly as the request would. Kafka sends
-  a request to itself; on this broker that round trip (encode, socket, a network thread, a
-  request handler, decode) cost as much as the append, and every commit pays it.
+* The markers for partitions this broker leads itself skip the socket: they go to
+  ``local_marker_writer`` (KafkaApis' WriteTxnMarkers without the request, set by
+  KafkaServer), which appends them exactly as the request would. Kafka sends a request to
+  itself; on this broker that round trip (encode, socket, a network thread, a request
+  handler, decode) cost as much as the append, and every commit pays it. The first attempt
+  of a transaction's local markers is made at once on the calling thread
+  (``add_txn_markers_to_send``, which the coordinator calls before answering EndTxn): when
+  those partitions' ISR is this broker alone, the markers and the completion are written
+  before the producer has its answer, so its next transaction does not find the previous
+  one still completing (CONCURRENT_TRANSACTIONS, which clients back off from for 20-100 ms).
+  Retries go through the queue and the broker's sender thread, with its back-off.
 * Once a transaction has no partition left waiting, its completion is written; a write that
   fails with COORDINATOR_NOT_AVAILABLE (e.g. not enough replicas) is retried on the next round
   of the ``TxnMarkerSenderThread``.
@@ -424,7 +430,7 @@ class TransactionMarkerChannelManager(ShutdownableThread):
             producer_epoch = txn_metadata.producer_epoch
             partitions = tuple(txn_metadata.topic_partitions)
         self.add_txn_markers_to_broker_queue(transactional_id, producer_id, producer_epoch, txn_result,
-                                             coordinator_epoch, partitions)
+                                             coordinator_epoch, partitions, write_local_now=True)
         self.maybe_write_txn_completion(transactional_id)
 
     @staticmethod
@@ -460,6 +466,7 @@ class TransactionMarkerChannelManager(ShutdownableThread):
                             "appending", self.log_ident, txn_log_append)
                 with self._retry_lock:
                     self._txn_log_append_retry_queue.append(txn_log_append)
+                self.wakeup()
             elif error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
                 logger.info("%sCoordinator is loading the partition %d and hence cannot complete append of %s; skip "
                             "writing to transaction log as the loading process should complete it", self.log_ident,
@@ -476,7 +483,8 @@ class TransactionMarkerChannelManager(ShutdownableThread):
 
     def add_txn_markers_to_broker_queue(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                         result: bool, coordinator_epoch: int,
-                                        topic_partitions: Iterable[TopicPartition]) -> None:
+                                        topic_partitions: Iterable[TopicPartition],
+                                        write_local_now: bool = False) -> None:
         txn_topic_partition = self.txn_state_manager.partition_for(transactional_id)
         partitions_by_destination: Dict[Optional[Node], List[TopicPartition]] = {}
         for tp in topic_partitions:
@@ -491,6 +499,11 @@ class TransactionMarkerChannelManager(ShutdownableThread):
                 if broker.id < 0 or broker.is_empty():
                     # the leader is known but not reachable now: looked up again on every round
                     self.markers_queue_for_unknown_broker.add_markers(txn_topic_partition, txn_id_and_marker)
+                    if threading.current_thread() is not self:
+                        # (the sender thread's own round puts them back for its next round)
+                        self.wakeup()
+                elif write_local_now and broker.id == self.broker_id and self.local_marker_writer is not None:
+                    self._write_local_markers_now(txn_id_and_marker)
                 else:
                     self.add_markers_for_broker(broker, txn_topic_partition, txn_id_and_marker)
                 continue
@@ -522,7 +535,21 @@ class TransactionMarkerChannelManager(ShutdownableThread):
                     for tp in partitions:
                         metadata.remove_partition(tp)
                 self.maybe_write_txn_completion(transactional_id)
-        self.wakeup()
+
+    def _write_local_markers_now(self, entry: TxnIdAndMarkerEntry) -> None:
+        handler = self.completion_handler(self.broker_id, [entry])
+
+        def on_complete(errors) -> None:
+            try:
+                handler.on_complete(errors)
+            except Exception:  # noqa: BLE001 - as the sender thread does with an answer
+                logger.exception("%sError handling the local markers of %s", self.log_ident, entry.txn_id)
+
+        try:
+            self.local_marker_writer([entry.txn_marker_entry], on_complete)
+        except Exception:  # noqa: BLE001 - as a lost request: queued for the sender thread
+            logger.exception("%sWriting transaction markers locally failed", self.log_ident)
+            handler.on_disconnected()
 
     def remove_markers_for_txn_topic_partition(self, txn_topic_partition_id: int) -> None:
         for entry in self.markers_queue_for_unknown_broker.remove_markers_for_txn_topic_partition(
