@@ -12,6 +12,9 @@ ReplicaManager's logs.
   ...; OffsetForLeaderEpoch 4 from 2.8-IV0, 3 from 2.3-IV1, ...; ListOffsets 6 / 5 / ...;
 * fetches are sessionless (session id 0, epoch -1): kafka-py brokers keep no fetch
   sessions, and a full fetch is what a session would start with anyway;
+* a Fetch request is written, and its answer read, from plain values (``FetchRequestSpec``
+  over kafka_py/protocol/fast_paths.py): only the partition headers are parsed, and each
+  partition's records stay a view of the response frame;
 * ``process_partition_data`` appends the leader's batches as they are
   (``Partition.append_records_to_follower_or_future_replica`` → ``Log.append_as_follower``:
   offsets and epochs kept, CRCs checked), then takes the leader's high watermark, bounded by
@@ -23,6 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Optional
 
+from kafka_py.clients.network_client import PreparedRequest
 from kafka_py.cluster.broker import BrokerEndPoint
 from kafka_py.cluster.partition import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset
 from kafka_py.common.errors import KafkaStorageException
@@ -32,6 +36,7 @@ from kafka_py.log.log_config import ApiVersion, api_version
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.fast_paths import FetchAnswer, encode_fetch_request, read_fetch_response
 from kafka_py.protocol.messages import request_schema
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_thread import (
@@ -88,19 +93,43 @@ def is_truncation_on_fetch_supported(ibp: ApiVersion) -> bool:
     return ibp >= api_version("2.7-IV1")
 
 
-class FetchRequestSpec:
-    """A built Fetch request and its version (Kafka's FetchRequest.Builder, already built)."""
+class FetchRequestSpec(PreparedRequest):
+    """A Fetch request of a replica fetcher (Kafka's FetchRequest.Builder): its values, written
+    to the wire and its answer read by kafka_py.protocol.fast_paths, with no kio objects on
+    the way (the same bytes as kio's, tests/protocol/test_fast_paths_fetcher.py).
 
-    __slots__ = ("version", "body")
+    ``topics``: (topic, partitions), each partition a tuple (partition, current_leader_epoch,
+    fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes).
+    """
 
-    def __init__(self, version: int, body: Any) -> None:
+    __slots__ = ("version", "replica_id", "max_wait_ms", "min_bytes", "max_bytes", "isolation_level",
+                 "session_id", "session_epoch", "topics", "rack_id")
+
+    def __init__(self, version: int, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
+                 topics: list, isolation_level: int = 0, session_id: int = INVALID_SESSION_ID,
+                 session_epoch: int = FINAL_EPOCH, rack_id: str = "") -> None:
         self.version = version
-        self.body = body
+        self.replica_id = replica_id
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.isolation_level = isolation_level
+        self.session_id = session_id
+        self.session_epoch = session_epoch
+        self.topics = topics
+        self.rack_id = rack_id
+
+    def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
+        return encode_fetch_request(self.version, correlation_id, client_id, self.replica_id, self.max_wait_ms,
+                                    self.min_bytes, self.max_bytes, self.isolation_level, self.session_id,
+                                    self.session_epoch, self.topics, self.rack_id)
+
+    def read_response(self, body: memoryview) -> FetchAnswer:
+        return read_fetch_response(self.version, body)
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{t.topic}-{p.partition}@{int(p.fetch_offset)}" for t in self.body.topics
-                          for p in t.partitions)
-        return f"Fetch(v{self.version}, replica_id={int(self.body.replica_id)}, [{parts}])"
+        parts = ", ".join(f"{topic}-{p[0]}@{p[2]}" for topic, partitions in self.topics for p in partitions)
+        return f"Fetch(v{self.version}, replica_id={self.replica_id}, [{parts}])"
 
 
 class ReplicaFetcherThread(AbstractFetcherThread):
@@ -245,42 +274,36 @@ class ReplicaFetcherThread(AbstractFetcherThread):
                                                fetch_state.current_leader_epoch, last_fetched_epoch)
         if not partition_data:
             return ResultWithPartitions(None, frozenset(partitions_with_error))
-        topics: dict[str, list[dict[str, Any]]] = {}
+        topics: dict[str, list[tuple[int, int, int, int, int, int]]] = {}
         for tp, data in partition_data.items():
-            topics.setdefault(tp.topic, []).append({
-                "partition": tp.partition, "current_leader_epoch": data.current_leader_epoch,
-                "fetch_offset": data.fetch_offset,
-                "last_fetched_epoch": NO_EPOCH if data.last_fetched_epoch is None else data.last_fetched_epoch,
-                "log_start_offset": data.log_start_offset, "partition_max_bytes": data.max_bytes})
-        body = build_entity(request_schema(ApiKeys.FETCH, self.fetch_request_version), {
-            "replica_id": self.replica_id, "max_wait": self._max_wait, "min_bytes": self._min_bytes,
-            "max_bytes": self._max_bytes, "isolation_level": 0, "session_id": INVALID_SESSION_ID,
-            "session_epoch": FINAL_EPOCH, "forgotten_topics_data": (), "rack_id": "",
-            "topics": [{"topic": topic, "partitions": parts} for topic, parts in topics.items()]})
-        fetch = ReplicaFetch(partition_data, FetchRequestSpec(self.fetch_request_version, body))
-        return ResultWithPartitions(fetch, frozenset(partitions_with_error))
+            last_fetched_epoch = NO_EPOCH if data.last_fetched_epoch is None else data.last_fetched_epoch
+            topics.setdefault(tp.topic, []).append((tp.partition, data.current_leader_epoch, data.fetch_offset,
+                                                    last_fetched_epoch, data.log_start_offset, data.max_bytes))
+        request = FetchRequestSpec(self.fetch_request_version, self.replica_id, self._max_wait, self._min_bytes,
+                                   self._max_bytes, list(topics.items()))
+        return ResultWithPartitions(ReplicaFetch(partition_data, request), frozenset(partitions_with_error))
 
     def fetch_from_leader(self, fetch_request: FetchRequestSpec) -> dict[TopicPartition, FetchPartitionData]:
-        response = self.leader_endpoint.send_request(ApiKeys.FETCH, fetch_request.version,
-                                                     fetch_request.body).response_body
-        error = Errors.for_code(int(getattr(response, "error_code", 0)))
+        response: FetchAnswer = self.leader_endpoint.send_request(ApiKeys.FETCH, fetch_request.version,
+                                                                  fetch_request).response_body
+        error = Errors.for_code(response.error_code)
         if error is not Errors.NONE:
             # Kafka's session handler drops such an answer; raising backs the partitions off
             # instead of asking again at once
             raise error.exception(f"Fetch from broker {self.source_broker.id} failed: {error.name}")
         result: dict[TopicPartition, FetchPartitionData] = {}
-        for topic in response.responses:
-            for p in topic.partitions:
-                tp = TopicPartition(topic.topic, int(p.partition_index))
-                diverging = getattr(p, "diverging_epoch", None)
+        for topic, partitions in response.responses:
+            for p in partitions:
+                tp = TopicPartition(topic, p.partition_index)
+                diverging = p.diverging_epoch
                 diverging_epoch = None
-                if diverging is not None and int(diverging.epoch) >= 0:
-                    diverging_epoch = EpochEndOffset(Errors.NONE, tp.partition, int(diverging.epoch),
-                                                     int(diverging.end_offset))
+                if diverging is not None and diverging[0] >= 0:
+                    diverging_epoch = EpochEndOffset(Errors.NONE, tp.partition, diverging[0], diverging[1])
+                records = p.records
                 result[tp] = FetchPartitionData(
-                    Errors.for_code(int(p.error_code)), int(p.high_watermark), int(p.log_start_offset),
-                    p.records if p.records is not None else MemoryRecords.EMPTY.buffer, diverging_epoch,
-                    int(p.last_stable_offset))
+                    Errors.for_code(p.error_code), p.high_watermark, p.log_start_offset,
+                    records if records is not None else MemoryRecords.EMPTY.buffer, diverging_epoch,
+                    p.last_stable_offset)
         return result
 
     def _should_follower_throttle(self, fetch_state: PartitionFetchState, topic_partition: TopicPartition) -> bool:

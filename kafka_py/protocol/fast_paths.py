@@ -417,6 +417,265 @@ def encode_metadata_response(version: int, correlation_id: int, brokers: Any, cl
     return out
 
 
+# ---------------------------------------------------------------------------- replica fetches
+
+# A replica fetcher sends one Fetch request per round and reads one answer: both are written
+# and read here from plain values (FetchRequest.json and FetchResponse.json, versions 0-12),
+# without kio objects. The request bytes are kio's (tests/protocol/test_fast_paths.py); the
+# reader returns the fields a fetcher uses, the records a view of the frame (never copied).
+
+_FETCH_REQUEST_HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
+_FETCH_REQUEST_HEADS = {0: struct.Struct(">iii"), 3: struct.Struct(">iiii"), 4: struct.Struct(">iiiib"),
+                        7: struct.Struct(">iiiibii")}
+_FETCH_REQUEST_PARTITION_V0 = struct.Struct(">iqi")  # partition, fetch offset, max bytes
+_FETCH_REQUEST_PARTITION_V5 = struct.Struct(">iqqi")  # ... log start offset
+_FETCH_REQUEST_PARTITION_V9 = struct.Struct(">iiqqi")  # partition, current leader epoch, ...
+_FETCH_REQUEST_PARTITION_V12 = struct.Struct(">iiqiqi")  # ... fetch offset, last fetched epoch, ...
+
+
+def encode_fetch_request(version: int, correlation_id: int, client_id: Optional[str], replica_id: int,
+                         max_wait_ms: int, min_bytes: int, max_bytes: int, isolation_level: int,
+                         session_id: int, session_epoch: int, topics: Any, rack_id: str = "") -> bytes:
+    """The size-prefixed frame of a Fetch request without forgotten topics, header included.
+
+    ``topics``: (topic, partitions) pairs, each partition a tuple (partition,
+    current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset,
+    partition_max_bytes); fields the version lacks are left out, as kio leaves them.
+    """
+    if not 0 <= version <= 12:
+        raise ValueError(f"Fetch request version {version} has no layout here")
+    flexible = version >= 12
+    out = bytearray(b"\0\0\0\0")
+    out += _FETCH_REQUEST_HEADER.pack(1, version, correlation_id)
+    _nullable_legacy_string(out, client_id)
+    if flexible:
+        out.append(0)  # the request header's tagged fields
+    if version >= 7:
+        out += _FETCH_REQUEST_HEADS[7].pack(replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level,
+                                            session_id, session_epoch)
+    elif version >= 4:
+        out += _FETCH_REQUEST_HEADS[4].pack(replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level)
+    elif version >= 3:
+        out += _FETCH_REQUEST_HEADS[3].pack(replica_id, max_wait_ms, min_bytes, max_bytes)
+    else:
+        out += _FETCH_REQUEST_HEADS[0].pack(replica_id, max_wait_ms, min_bytes)
+    out += _compact_length(len(topics)) if flexible else _I32.pack(len(topics))
+    for topic, partitions in topics:
+        if flexible:
+            _compact_string(out, topic)
+            out += _compact_length(len(partitions))
+        else:
+            _legacy_string(out, topic)
+            out += _I32.pack(len(partitions))
+        for partition, leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, max_part in partitions:
+            if flexible:
+                out += _FETCH_REQUEST_PARTITION_V12.pack(partition, leader_epoch, fetch_offset, last_fetched_epoch,
+                                                         log_start_offset, max_part)
+                out.append(0)
+            elif version >= 9:
+                out += _FETCH_REQUEST_PARTITION_V9.pack(partition, leader_epoch, fetch_offset, log_start_offset,
+                                                        max_part)
+            elif version >= 5:
+                out += _FETCH_REQUEST_PARTITION_V5.pack(partition, fetch_offset, log_start_offset, max_part)
+            else:
+                out += _FETCH_REQUEST_PARTITION_V0.pack(partition, fetch_offset, max_part)
+        if flexible:
+            out.append(0)
+    if version >= 7:
+        out += b"\x01" if flexible else b"\0\0\0\0"  # no forgotten topics
+    if version >= 11:
+        if flexible:
+            _compact_string(out, rack_id)
+        else:
+            _legacy_string(out, rack_id)
+    if flexible:
+        out.append(0)  # no cluster id (the only tagged field)
+    _I32.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+class FetchedPartition:
+    """One partition of a Fetch answer as a replica fetcher reads it (FetchResponse.json's
+    PartitionData; ``diverging_epoch`` is (epoch, end offset) or None)."""
+
+    __slots__ = ("partition_index", "error_code", "high_watermark", "last_stable_offset", "log_start_offset",
+                 "diverging_epoch", "aborted_transactions", "preferred_read_replica", "records")
+
+    def __init__(self, partition_index: int, error_code: int, high_watermark: int, last_stable_offset: int,
+                 log_start_offset: int, diverging_epoch: Optional[tuple[int, int]],
+                 aborted_transactions: Optional[list[tuple[int, int]]], preferred_read_replica: int,
+                 records: Optional[memoryview]) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.high_watermark = high_watermark
+        self.last_stable_offset = last_stable_offset
+        self.log_start_offset = log_start_offset
+        self.diverging_epoch = diverging_epoch
+        self.aborted_transactions = aborted_transactions
+        self.preferred_read_replica = preferred_read_replica
+        self.records = records
+
+    def __repr__(self) -> str:
+        size = None if self.records is None else len(self.records)
+        return (f"FetchedPartition(partition={self.partition_index}, error={self.error_code}, "
+                f"hw={self.high_watermark}, lso={self.last_stable_offset}, log_start={self.log_start_offset}, "
+                f"diverging={self.diverging_epoch}, records={size} bytes)")
+
+
+class FetchAnswer:
+    """A Fetch answer's top level: throttle time, error, session id and its topics, each a
+    (topic, [FetchedPartition]) pair."""
+
+    __slots__ = ("throttle_time_ms", "error_code", "session_id", "responses")
+
+    def __init__(self, throttle_time_ms: int, error_code: int, session_id: int,
+                 responses: list[tuple[str, list[FetchedPartition]]]) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.session_id = session_id
+        self.responses = responses
+
+
+_I16_AT = _I16.unpack_from
+_I32_AT = _I32.unpack_from
+_FETCHED_HEAD_V0 = struct.Struct(">ihq")  # partition index, error code, high watermark
+_FETCHED_HEAD_V4 = struct.Struct(">ihqq")  # ... last stable offset
+_FETCHED_HEAD_V5 = struct.Struct(">ihqqq")  # ... log start offset
+_EPOCH_END_OFFSET = struct.Struct(">iq")
+
+
+def _read_uvarint(buf: memoryview, pos: int) -> tuple[int, int]:
+    value = 0
+    shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+        if shift > 28:
+            raise ValueError("varint too long")
+
+
+def _check(buf: memoryview, end: int) -> None:
+    if end > len(buf):
+        raise ValueError(f"Fetch answer truncated: needs {end} bytes, has {len(buf)}")
+
+
+def read_fetch_response(version: int, buf: memoryview) -> FetchAnswer:
+    """Read a Fetch answer's body (after the response header) of ``version`` 0-12; a malformed
+    one raises ValueError (or struct.error / IndexError), as a failed parse does."""
+    if not 0 <= version <= 12:
+        raise ValueError(f"Fetch response version {version} has no layout here")
+    flexible = version >= 12
+    pos = 0
+    throttle = error = session_id = 0
+    if version >= 1:
+        (throttle,) = _I32_AT(buf, pos)
+        pos += 4
+    if version >= 7:
+        (error,) = _I16_AT(buf, pos)
+        (session_id,) = _I32_AT(buf, pos + 2)
+        pos += 6
+    head = _FETCHED_HEAD_V5 if version >= 5 else _FETCHED_HEAD_V4 if version >= 4 else _FETCHED_HEAD_V0
+    head_size = head.size
+    if flexible:
+        n_topics, pos = _read_uvarint(buf, pos)
+        n_topics -= 1
+    else:
+        (n_topics,) = _I32_AT(buf, pos)
+        pos += 4
+    if n_topics < 0:
+        raise ValueError("Fetch answer with a null topic array")
+    responses = []
+    for _ in range(n_topics):
+        if flexible:
+            length, pos = _read_uvarint(buf, pos)
+            length -= 1
+        else:
+            (length,) = _I16_AT(buf, pos)
+            pos += 2
+        if length < 0:
+            raise ValueError("Fetch answer with a null topic name")
+        _check(buf, pos + length)
+        topic = bytes(buf[pos:pos + length]).decode()
+        pos += length
+        if flexible:
+            n_parts, pos = _read_uvarint(buf, pos)
+            n_parts -= 1
+        else:
+            (n_parts,) = _I32_AT(buf, pos)
+            pos += 4
+        if n_parts < 0:
+            raise ValueError("Fetch answer with a null partition array")
+        partitions = []
+        for _ in range(n_parts):
+            fields = head.unpack_from(buf, pos)
+            pos += head_size
+            index, error_code, high_watermark = fields[0], fields[1], fields[2]
+            last_stable_offset = fields[3] if version >= 4 else -1
+            log_start_offset = fields[4] if version >= 5 else -1
+            aborted = None
+            if version >= 4:
+                if flexible:
+                    n_aborted, pos = _read_uvarint(buf, pos)
+                    n_aborted -= 1
+                else:
+                    (n_aborted,) = _I32_AT(buf, pos)
+                    pos += 4
+                if n_aborted >= 0:
+                    aborted = []
+                    for _ in range(n_aborted):
+                        aborted.append(_ABORTED.unpack_from(buf, pos))
+                        pos += 16
+                        if flexible:
+                            pos = _skip_tagged_fields(buf, pos)
+            preferred = -1
+            if version >= 11:
+                (preferred,) = _I32_AT(buf, pos)
+                pos += 4
+            if flexible:
+                size, pos = _read_uvarint(buf, pos)
+                size -= 1
+            else:
+                (size,) = _I32_AT(buf, pos)
+                pos += 4
+            records = None
+            if size >= 0:
+                _check(buf, pos + size)
+                records = buf[pos:pos + size]
+                pos += size
+            diverging = None
+            if flexible:
+                n_tags, pos = _read_uvarint(buf, pos)
+                for _ in range(n_tags):
+                    tag, pos = _read_uvarint(buf, pos)
+                    tag_size, pos = _read_uvarint(buf, pos)
+                    _check(buf, pos + tag_size)
+                    if tag == 0:  # diverging epoch: epoch, end offset, tagged fields
+                        diverging = _EPOCH_END_OFFSET.unpack_from(buf, pos)
+                    pos += tag_size
+            partitions.append(FetchedPartition(index, error_code, high_watermark, last_stable_offset,
+                                               log_start_offset, diverging, aborted, preferred, records))
+        if flexible:
+            pos = _skip_tagged_fields(buf, pos)
+        responses.append((topic, partitions))
+    if flexible:
+        _skip_tagged_fields(buf, pos)
+    return FetchAnswer(throttle, error, session_id, responses)
+
+
+def _skip_tagged_fields(buf: memoryview, pos: int) -> int:
+    n_tags, pos = _read_uvarint(buf, pos)
+    for _ in range(n_tags):
+        _, pos = _read_uvarint(buf, pos)
+        tag_size, pos = _read_uvarint(buf, pos)
+        _check(buf, pos + tag_size)
+        pos += tag_size
+    return pos
+
+
 # ---------------------------------------------------------------------------- dispatch
 
 _WRITERS: dict[type, tuple[str, Callable]] = {}
