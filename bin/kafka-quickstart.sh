@@ -1,33 +1,65 @@
 #!/usr/bin/env bash
 # One command from a fresh machine to a running ZooKeeper and broker on localhost.
-#   bin/kafka-quickstart.sh
-# Installs what is missing (.venv with the project, Debian's zookeeper package), starts
-# ZooKeeper with config/zookeeper.properties and a broker with config/server.properties,
-# logs both to this terminal, and on Ctrl-C stops the broker first, then ZooKeeper.
+#   bin/kafka-quickstart.sh [zookeeper.properties server.properties]
+# Installs what is missing (.venv with the project, Debian's zookeeper package), checks that
+# the ports and the log dirs the two configs name are free (and says which process holds
+# one that is not), starts ZooKeeper with config/zookeeper.properties and a broker with
+# config/server.properties (or the two files given), logs both to this terminal, and on
+# Ctrl-C stops the broker first, then ZooKeeper, whether or not the output goes through a
+# pipe (| tee log). A second Ctrl-C while they stop kills them. If the broker stops by
+# itself, ZooKeeper is stopped too and the script exits with the broker's status.
 set -euo pipefail
 source "$(dirname "$0")/kafka-env.sh"
+
+if [ $# -eq 0 ]; then
+    zk_config="$KAFKA_PY_HOME/config/zookeeper.properties"
+    server_config="$KAFKA_PY_HOME/config/server.properties"
+elif [ $# -eq 2 ]; then
+    zk_config="$1"
+    server_config="$2"
+else
+    echo "USAGE: $0 [zookeeper.properties server.properties]" >&2
+    exit 1
+fi
 ensure_installed
 
-zk_config="$KAFKA_PY_HOME/config/zookeeper.properties"
-server_config="$KAFKA_PY_HOME/config/server.properties"
+# Nothing is started while another ZooKeeper or broker holds what these configs name.
+if ! "$KAFKA_PY_PYTHON" -m kafka_py.tools.quickstart_check "$zk_config" "$server_config"; then
+    echo "Not starting: stop what holds them (bin/kafka-server-stop.sh, bin/zookeeper-server-stop.sh)" \
+         "or give the quickstart configs with other ports and log.dirs." >&2
+    exit 1
+fi
 zk_port="$(sed -n 's/^[[:space:]]*clientPort[[:space:]]*=[[:space:]]*//p' "$zk_config" | tail -n 1)"
 
 zk_pid=""
 broker_pid=""
-stop_all() {
-    trap - INT TERM EXIT
-    if [ -n "$broker_pid" ] && kill -0 "$broker_pid" 2>/dev/null; then
-        kafka_py_log "stopping broker (pid $broker_pid)"
-        kill -TERM "$broker_pid" 2>/dev/null || true
-        wait "$broker_pid" 2>/dev/null || true
-    fi
-    if [ -n "$zk_pid" ] && kill -0 "$zk_pid" 2>/dev/null; then
-        kafka_py_log "stopping zookeeper (pid $zk_pid)"
-        kill -TERM "$zk_pid" 2>/dev/null || true
-        wait "$zk_pid" 2>/dev/null || true
+stop_one() {  # name pid
+    if [ -n "$2" ] && kill -0 "$2" 2>/dev/null; then
+        kafka_py_log "stopping $1 (pid $2)"
+        kill -TERM "$2" 2>/dev/null
+        wait "$2" 2>/dev/null
     fi
 }
-trap stop_all INT TERM EXIT
+force_stop() {
+    trap '' INT TERM
+    kafka_py_log "killing the broker and zookeeper"
+    [ -z "$broker_pid" ] || kill -KILL "$broker_pid" 2>/dev/null
+    [ -z "$zk_pid" ] || kill -KILL "$zk_pid" 2>/dev/null
+    exit 130
+}
+stop_all() {
+    # Ctrl-C also stops whatever reads this script's output (| tee, | less): a write to it
+    # must neither kill this script (SIGPIPE) nor end it (set -e) before both are stopped.
+    trap '' PIPE
+    set +e
+    trap - EXIT
+    trap force_stop INT TERM
+    stop_one broker "$broker_pid"
+    stop_one zookeeper "$zk_pid"
+}
+trap 'stop_all; exit 130' INT
+trap 'stop_all; exit 143' TERM
+trap stop_all EXIT
 
 # Children run in sessions of their own, so a Ctrl-C in the terminal reaches only this
 # script: ZooKeeper must outlive the broker, whose clean shutdown still talks to it.
@@ -35,20 +67,20 @@ setsid "$KAFKA_PY_HOME/bin/zookeeper-server-start.sh" "$zk_config" &
 zk_pid=$!
 
 # Wait until ZooKeeper answers on its client port before the broker connects to it.
-for _ in $(seq 1 300); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$zk_port") 2>/dev/null; then break; fi
+zk_up=0
+for _ in $(seq 1 600); do
     kill -0 "$zk_pid" 2>/dev/null || { echo "zookeeper exited during startup" >&2; exit 1; }
+    if (exec 3<>"/dev/tcp/127.0.0.1/$zk_port") 2>/dev/null; then zk_up=1; break; fi
     sleep 0.1
 done
+[ "$zk_up" = 1 ] || { echo "zookeeper did not answer on port $zk_port within 60 s" >&2; exit 1; }
 kafka_py_log "zookeeper is serving on localhost:$zk_port (pid $zk_pid)"
 
-if [ -x "$KAFKA_PY_HOME/bin/kafka-server-start.sh" ]; then
-    setsid "$KAFKA_PY_HOME/bin/kafka-server-start.sh" "$server_config" &
-    broker_pid=$!
-    wait "$broker_pid" || true
-else
-    # The broker itself (SocketServer, KafkaApis, controller) is issue #3's work; until it
-    # lands only ZooKeeper runs.
-    kafka_py_log "broker not built yet (bin/kafka-server-start.sh missing): running ZooKeeper only; Ctrl-C to stop"
-    wait "$zk_pid" || true
-fi
+setsid "$KAFKA_PY_HOME/bin/kafka-server-start.sh" "$server_config" &
+broker_pid=$!
+status=0
+wait "$broker_pid" || status=$?
+kafka_py_log "the broker exited with status $status"
+broker_pid=""
+stop_all
+exit "$status"

@@ -1,15 +1,16 @@
-"""bin/kafka-server-start.sh (-daemon, --override), bin/kafka-server-stop.sh and
-bin/zookeeper-server-stop.sh."""
+"""bin/kafka-server-start.sh (-daemon, --override), bin/kafka-server-stop.sh,
+bin/zookeeper-server-stop.sh and bin/kafka-quickstart.sh."""
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import subprocess
 import sys
 
 import pytest
 
-from tests.integration.broker_harness import ROOT, wait_until
+from tests.integration.broker_harness import ROOT, BrokerProcess, free_port, wait_until
 
 
 def _running(pid: int) -> bool:
@@ -92,3 +93,93 @@ def test_stop_script_with_a_config_file_stops_only_the_server_started_with_it(tm
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+# -- bin/kafka-quickstart.sh -----------------------------------------------------------------
+
+ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+
+def _pids_with_argument(argument: str, marker: str) -> list[int]:
+    """The running servers (``marker``: the broker's module, ZooKeeper's main class) given ``argument``."""
+    pids = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argument.encode() in args and marker.encode() in args and _running(int(entry.name)):
+                pids.append(int(entry.name))
+    return pids
+
+
+def _quickstart_configs(tmp_path: pathlib.Path, **broker_overrides: str) -> tuple[pathlib.Path, BrokerProcess]:
+    zk_port = free_port()
+    zk_config = tmp_path / "zookeeper.properties"
+    zk_config.write_text(f"dataDir={tmp_path / 'zookeeper'}\nclientPort={zk_port}\nclientPortAddress=127.0.0.1\n"
+                         "maxClientCnxns=0\nadmin.enableServer=false\ntickTime=500\n")
+    broker = BrokerProcess(tmp_path / "broker", f"127.0.0.1:{zk_port}", "", overrides=broker_overrides)
+    return zk_config, broker
+
+
+def test_quickstart_refuses_a_second_run_then_ctrl_c_through_a_pipe_stops_both(tmp_path):
+    zk_config, broker = _quickstart_configs(tmp_path)
+    quickstart = ROOT / "bin" / "kafka-quickstart.sh"
+    log = tmp_path / "quickstart.log"
+    log.write_text("")
+    env = dict(os.environ, LOG_DIR=str(tmp_path / "logs"))
+    # as typed in a terminal: the script and tee in one process group, which Ctrl-C signals
+    first = subprocess.Popen(
+        ["bash", "-c", f"'{quickstart}' '{zk_config}' '{broker.config_path}' 2>&1 | tee '{log}'"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    zk_pids: list[int] = []
+    broker_pids: list[int] = []
+    try:
+        wait_until(lambda: "[KafkaServer id=0] started" in log.read_text(errors="replace"), 90,
+                   "the quickstart's broker did not start")
+        zk_pids = _pids_with_argument(str(zk_config), ZOOKEEPER_MAIN)
+        broker_pids = _pids_with_argument(str(broker.config_path), "kafka_py.kafka")
+        assert len(zk_pids) == 1 and len(broker_pids) == 1, (zk_pids, broker_pids)
+        text = log.read_text(errors="replace")
+        assert f"INFO binding to port /127.0.0.1:{broker.zk_hosts.split(':')[1]}" in text  # ZooKeeper's own log
+
+        # A second quickstart with the same configs starts nothing and names what holds them.
+        second = subprocess.run([str(quickstart), str(zk_config), str(broker.config_path)], env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 1, second.stdout + second.stderr
+        lines = second.stderr.splitlines()
+        zk_port = broker.zk_hosts.split(":")[1]
+        assert any(line.startswith(f"port {zk_port} (ZooKeeper's clientPort") and f"pid {zk_pids[0]} (java" in line
+                   and "QuorumPeerMain" in line for line in lines), lines
+        assert any(line.startswith(f"port {broker.port} (the broker's listener PLAINTEXT")
+                   and f"pid {broker_pids[0]} (" in line and "kafka_py.kafka" in line for line in lines), lines
+        assert any(line.startswith(f"log dir {broker.log_dir} ") and f"is locked ({broker.log_dir}/.lock) by pid "
+                   f"{broker_pids[0]} (" in line for line in lines), lines
+        assert "zookeeper is serving" not in second.stdout + second.stderr
+        assert _pids_with_argument(str(zk_config), ZOOKEEPER_MAIN) == zk_pids
+
+        # Ctrl-C: SIGINT to the pipeline's process group stops tee too, and with it the
+        # script's output; the broker and then ZooKeeper are stopped all the same.
+        os.killpg(first.pid, signal.SIGINT)
+        first.wait(timeout=120)
+        wait_until(lambda: not any(_running(p) for p in zk_pids + broker_pids), 60,
+                   "the quickstart left a server running")
+        assert (broker.log_dir / ".kafka_cleanshutdown").exists(), "the broker was not shut down cleanly"
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+        for pid in zk_pids + broker_pids:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_quickstart_stops_zookeeper_and_fails_when_the_broker_does(tmp_path):
+    zk_config, broker = _quickstart_configs(tmp_path, **{"num.io.threads": "0"})
+    result = subprocess.run([str(ROOT / "bin" / "kafka-quickstart.sh"), str(zk_config), str(broker.config_path)],
+                            env=dict(os.environ, LOG_DIR=str(tmp_path / "logs")), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "num.io.threads" in result.stdout + result.stderr
+    assert "the broker exited with status 1" in result.stderr
+    wait_until(lambda: not _pids_with_argument(str(zk_config), ZOOKEEPER_MAIN), 30, "ZooKeeper was left running")
