@@ -347,6 +347,14 @@ class KafkaApis:
             ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS: self._security.handle_describe_user_scram_credentials_request,
             ApiKeys.ALTER_USER_SCRAM_CREDENTIALS: self._security.handle_alter_user_scram_credentials_request,
         })
+        from kafka_py.server import kafka_apis_acls  # DescribeAcls, CreateAcls, DeleteAcls
+
+        self._acls = kafka_apis_acls.AclRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.DESCRIBE_ACLS: self._acls.handle_describe_acls_request,
+            ApiKeys.CREATE_ACLS: self._acls.handle_create_acls_request,
+            ApiKeys.DELETE_ACLS: self._acls.handle_delete_acls_request,
+        })
         self._handlers.update({
             ApiKeys.DESCRIBE_CLIENT_QUOTAS: self._quota.handle_describe_client_quotas_request,
             ApiKeys.ALTER_CLIENT_QUOTAS: self._quota.handle_alter_client_quotas_request,

@@ -148,7 +148,7 @@ def test_kafka_python_reads_our_api_versions_response(version) -> None:
     assert advertised[ApiKeys.PRODUCE] == (3, 9)
     assert advertised[ApiKeys.FETCH] == (4, 12)
     assert advertised[ApiKeys.API_VERSIONS] == (0, 3)
-    assert ApiKeys.SASL_HANDSHAKE in advertised and ApiKeys.DESCRIBE_ACLS not in advertised
+    assert ApiKeys.SASL_HANDSHAKE in advertised and ApiKeys.DESCRIBE_DELEGATION_TOKEN not in advertised
 
 
 def test_kafka_python_reads_our_unsupported_version_answer() -> None:

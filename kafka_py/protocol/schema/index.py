@@ -125,6 +125,48 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.offset_for_leader_epoch.v4.response:OffsetForLeaderEpochResponse",
         ),
     },
+    29: {
+        0: (
+            "kafka_py.protocol.schema.describe_acls.v0.request:DescribeAclsRequest",
+            "kafka_py.protocol.schema.describe_acls.v0.response:DescribeAclsResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.describe_acls.v1.request:DescribeAclsRequest",
+            "kafka_py.protocol.schema.describe_acls.v1.response:DescribeAclsResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.describe_acls.v2.request:DescribeAclsRequest",
+            "kafka_py.protocol.schema.describe_acls.v2.response:DescribeAclsResponse",
+        ),
+    },
+    30: {
+        0: (
+            "kafka_py.protocol.schema.create_acls.v0.request:CreateAclsRequest",
+            "kafka_py.protocol.schema.create_acls.v0.response:CreateAclsResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.create_acls.v1.request:CreateAclsRequest",
+            "kafka_py.protocol.schema.create_acls.v1.response:CreateAclsResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.create_acls.v2.request:CreateAclsRequest",
+            "kafka_py.protocol.schema.create_acls.v2.response:CreateAclsResponse",
+        ),
+    },
+    31: {
+        0: (
+            "kafka_py.protocol.schema.delete_acls.v0.request:DeleteAclsRequest",
+            "kafka_py.protocol.schema.delete_acls.v0.response:DeleteAclsResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.delete_acls.v1.request:DeleteAclsRequest",
+            "kafka_py.protocol.schema.delete_acls.v1.response:DeleteAclsResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.delete_acls.v2.request:DeleteAclsRequest",
+            "kafka_py.protocol.schema.delete_acls.v2.response:DeleteAclsResponse",
+        ),
+    },
     56: {
         0: (
             "kafka_py.protocol.schema.alter_isr.v0.request:AlterIsrRequest",

@@ -468,7 +468,8 @@ class AclAuthorizer(Authorizer):
                 validate_acl_binding(binding)
                 to_create.setdefault(binding.pattern, []).append((binding, i))
             except Exception as e:  # noqa: BLE001 - each binding gets its own answer
-                results[i] = AclCreateResult(InvalidRequestException(f"Failed to create ACL: {e}"))
+                logger.debug("Failed to create ACL %s: %s", binding, e)
+                results[i] = AclCreateResult(InvalidRequestException("Failed to create ACL"))
         if to_create:
             with self._lock:
                 for resource, bindings in to_create.items():

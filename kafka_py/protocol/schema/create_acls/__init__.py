@@ -1,0 +1,1 @@
+"""CreateAcls messages, one module per version (generated)."""

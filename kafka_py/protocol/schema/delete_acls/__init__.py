@@ -1,0 +1,1 @@
+"""DeleteAcls messages, one module per version (generated)."""

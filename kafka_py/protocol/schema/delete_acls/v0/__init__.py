@@ -1,0 +1,5 @@
+"""DeleteAcls version 0 (generated)."""
+from .request import DeleteAclsRequest
+from .response import DeleteAclsResponse
+
+__all__ = ("DeleteAclsRequest", "DeleteAclsResponse")

@@ -1,0 +1,1 @@
+"""DescribeAcls messages, one module per version (generated)."""
