@@ -13,18 +13,34 @@ Differences from Kafka's tool, on purpose: a file that cannot be dumped (an
 unknown suffix, a missing file, bytes that are not record batches, an index
 failing its sanity check) is reported on stderr with its name and, for a log,
 the byte position where the valid batches end; the tool then goes on with the
-other files and exits with status 1 instead of dying with a stack trace. Kafka's
-custom decoder classes (``--key-decoder-class``, ``--offsets-decoder`` ...) are
-not ported: keys and values are printed as UTF-8 text, as Kafka's default
-StringDecoder does.
+other files and exits with status 1 instead of dying with a stack trace.
+
+How ``--print-data-log`` shows keys and values, as Kafka's ``messageParser`` chooses:
+
+* ``--offsets-decoder``: records of __consumer_offsets, as
+  ``GroupMetadataManager.formatRecordKeyAndValue`` words them
+  (``offset_commit::group=g,partition=t-0`` / ``offset=5``, ``group_metadata::group=g`` /
+  the group as JSON);
+* ``--transaction-log-decoder``: records of __transaction_state, as
+  ``TransactionLog.formatRecordKeyAndValue`` words them;
+* else ``--key-decoder-class`` and ``--value-decoder-class``: Kafka's
+  ``kafka.serializer.StringDecoder`` (UTF-8 text, the default), ``DefaultDecoder`` (the
+  bytes), ``IntegerDecoder`` and ``LongDecoder`` (a big-endian number from the first 4 or
+  8 bytes), or, where Kafka takes a class of its classpath, a Python callable
+  (``package.module:function``) that is given the bytes and whose result is printed.
+
+Any of these options implies ``--print-data-log``, as in Kafka. A record a decoder cannot
+read ends the dump of its file with the offset named (Kafka's tool dies there); Kafka's
+``--cluster-metadata-decoder`` (KRaft's metadata log) is not ported.
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import click
 import crc32c
@@ -92,6 +108,95 @@ def _decode(data: Optional[bytes]) -> str:
     return bytes(data).decode("utf-8", errors="replace")
 
 
+# -- how keys and values are shown (DumpLogSegments' MessageParser) --------------------------
+
+# (key text or None, value text or None) of a record; None is not printed.
+MessageParser = Callable[[Optional[bytes], Optional[bytes]], tuple[Optional[str], Optional[str]]]
+STRING_DECODER = "kafka.serializer.StringDecoder"
+
+
+def _first_bytes_as(fmt: str, name: str) -> Callable[[bytes], int]:
+    size = struct.calcsize(fmt)
+
+    def decode(data: bytes) -> int:
+        if len(data) < size:  # Java's ByteBuffer.getInt/getLong: BufferUnderflowException
+            raise ValueError(f"{name} needs {size} bytes, the record has {len(data)}")
+        return struct.unpack_from(fmt, data)[0]
+
+    return decode
+
+
+# kafka.serializer's decoders (core/src/main/scala/kafka/serializer/Decoder.scala).
+KAFKA_DECODERS: dict[str, Callable[[bytes], Any]] = {
+    STRING_DECODER: _decode,
+    "kafka.serializer.DefaultDecoder": bytes,
+    "kafka.serializer.IntegerDecoder": _first_bytes_as(">i", "IntegerDecoder"),
+    "kafka.serializer.LongDecoder": _first_bytes_as(">q", "LongDecoder"),
+}
+
+
+def load_decoder(name: str) -> Callable[[bytes], Any]:
+    """A decoder by Kafka's class name, or a Python callable by ``package.module:name``
+    (or ``package.module.name``); ValueError saying why it cannot be used."""
+    if name in KAFKA_DECODERS:
+        return KAFKA_DECODERS[name]
+    module_name, sep, attr = name.partition(":")
+    if not sep:
+        module_name, _, attr = name.rpartition(".")
+    if not module_name or not attr:
+        raise ValueError(f"{name} is neither one of Kafka's decoders ({', '.join(KAFKA_DECODERS)}) nor a "
+                         "Python callable written package.module:name")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"cannot import {module_name}: {e}") from None
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(f"{module_name} has no {attr}") from None
+    if not callable(target):
+        raise ValueError(f"{name} is not callable")
+    return target
+
+
+def decoder_message_parser(key_decoder: Callable[[bytes], Any],
+                           value_decoder: Callable[[bytes], Any]) -> MessageParser:
+    """DecoderMessageParser: each of key and value through its decoder, when present."""
+
+    def parse(key: Optional[bytes], value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:
+        return (None if key is None else str(key_decoder(bytes(key))),
+                None if value is None else str(value_decoder(bytes(value))))
+
+    return parse
+
+
+def offsets_message_parser(key: Optional[bytes], value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:
+    """OffsetsMessageParser: a __consumer_offsets record as the group coordinator words it."""
+    from kafka_py.coordinator.group.group_metadata_manager import format_record_key_and_value
+
+    return format_record_key_and_value(None if key is None else bytes(key),
+                                       None if value is None else bytes(value))
+
+
+def transaction_log_message_parser(key: Optional[bytes],
+                                   value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:
+    """TransactionLogMessageParser: a __transaction_state record as the transaction coordinator
+    words it."""
+    from kafka_py.coordinator.transaction.transaction_log import format_record_key_and_value
+
+    if key is None:
+        raise ValueError("a __transaction_state record has a key")
+    return format_record_key_and_value(bytes(key), None if value is None else bytes(value))
+
+
+DEFAULT_MESSAGE_PARSER = decoder_message_parser(_decode, _decode)
+
+
+class _UndecodableRecord(Exception):
+    pass
+
+
 @dataclass
 class TimeIndexDumpErrors:
     """What the time-index pass found; printed on stderr after every file has been dumped."""
@@ -131,7 +236,8 @@ class DumpLogSegments:
                  print_data_log: bool = False, deep_iteration: bool = False,
                  index_sanity_only: bool = False, verify_only: bool = False,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-                 skip_record_metadata: bool = False) -> None:
+                 skip_record_metadata: bool = False,
+                 message_parser: MessageParser = DEFAULT_MESSAGE_PARSER) -> None:
         self.out = out
         self.err = err
         self.print_data_log = print_data_log
@@ -140,6 +246,7 @@ class DumpLogSegments:
         self.verify_only = verify_only
         self.max_message_size = max_message_size
         self.skip_record_metadata = skip_record_metadata
+        self.message_parser = message_parser
         self.mismatches_for_index_files: dict[str, list[tuple[int, int]]] = {}
         self.time_index_dump_errors = TimeIndexDumpErrors()
         self.non_consecutive_pairs_for_log_files: dict[str, list[tuple[int, int]]] = {}
@@ -233,7 +340,12 @@ class DumpLogSegments:
                             self.non_consecutive_pairs_for_log_files.setdefault(
                                 str(file.absolute()), []).append((last_offset, record.offset))
                         last_offset = record.offset
-                        self.out(self.record_line(loaded, record, valid_bytes))
+                        try:
+                            line = self.record_line(loaded, record, valid_bytes)
+                        except _UndecodableRecord as e:
+                            raise DumpFailure(f"{file}: the record at offset {record.offset} (position "
+                                              f"{valid_bytes}) cannot be decoded: {e}") from None
+                        self.out(line)
                 valid_bytes += loaded.size_in_bytes
             trailing = file_records.size_in_bytes() - valid_bytes
             # The active segment of a broker with log.preallocate is its full size, zeros
@@ -287,11 +399,15 @@ class DumpLogSegments:
             if batch.is_control_batch:
                 parts.append(_control_record_description(key, value))
         if self.print_data_log and not batch.is_control_batch:
-            if key is not None:
-                parts.append(f"{prefix}key: {_decode(key)}")
+            try:
+                key_text, value_text = self.message_parser(key, value)
+            except Exception as e:  # a decoder's failure on one record: named with its offset
+                raise _UndecodableRecord(f"{type(e).__name__}: {e}") from e
+            if key_text is not None:
+                parts.append(f"{prefix}key: {key_text}")
                 prefix = " "
-            if value is not None:
-                parts.append(f" payload: {_decode(value)}")
+            if value_text is not None:
+                parts.append(f" payload: {value_text}")
         return "".join(parts)
 
     # -- .index -----------------------------------------------------------------------------
@@ -472,7 +588,8 @@ def _control_record_description(key: Optional[bytes], value: Optional[bytes]) ->
 @click.option("--files", required=True, metavar="file1,file2,...",
               help="REQUIRED: The comma separated list of data and index log files to be dumped.")
 @click.option("--print-data-log", is_flag=True,
-              help="If set, print the messages content when dumping data logs (implies --deep-iteration).")
+              help="If set, print the messages content when dumping data logs (implies --deep-iteration). "
+                   "Automatically set if any decoder option is specified.")
 @click.option("--deep-iteration", is_flag=True,
               help="If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
 @click.option("--index-sanity-check", is_flag=True,
@@ -484,11 +601,43 @@ def _control_record_description(key: Optional[bytes], value: Optional[bytes]) ->
               show_default=True, help="Size of largest message.")
 @click.option("--skip-record-metadata", is_flag=True,
               help="Whether to skip printing metadata for each record.")
+@click.option("--value-decoder-class", is_flag=False, flag_value=STRING_DECODER, default=None,
+              metavar="[decoder]",
+              help="If set, used to deserialize the messages: one of Kafka's kafka.serializer.StringDecoder "
+                   "(the default), DefaultDecoder, IntegerDecoder, LongDecoder, or a Python callable "
+                   "package.module:name given the bytes.")
+@click.option("--key-decoder-class", is_flag=False, flag_value=STRING_DECODER, default=None,
+              metavar="[decoder]",
+              help="If set, used to deserialize the keys (as --value-decoder-class).")
+@click.option("--offsets-decoder", is_flag=True,
+              help="If set, log data will be parsed as offset data from the __consumer_offsets topic.")
+@click.option("--transaction-log-decoder", is_flag=True,
+              help="If set, log data will be parsed as transaction metadata from the __transaction_state topic.")
 def main(files: str, print_data_log: bool, deep_iteration: bool, index_sanity_check: bool,
-         verify_index_only: bool, max_message_size: int, skip_record_metadata: bool) -> None:
+         verify_index_only: bool, max_message_size: int, skip_record_metadata: bool,
+         value_decoder_class: str | None, key_decoder_class: str | None, offsets_decoder: bool,
+         transaction_log_decoder: bool) -> None:
     names = [f for f in (s.strip() for s in files.split(",")) if f]
     if not names:
         raise click.BadParameter("no file given", param_hint="--files")
+    # DumpLogSegmentsOptions.messageParser: the offsets decoder first, then the transaction
+    # log's, then the key and value decoders.
+    parser: MessageParser
+    if offsets_decoder:
+        parser = offsets_message_parser
+    elif transaction_log_decoder:
+        parser = transaction_log_message_parser
+    else:
+        decoders = []
+        for option, name in (("--key-decoder-class", key_decoder_class),
+                             ("--value-decoder-class", value_decoder_class)):
+            try:
+                decoders.append(load_decoder(name or STRING_DECODER))
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint=option) from None
+        parser = decoder_message_parser(*decoders)
+    print_data_log = (print_data_log or offsets_decoder or transaction_log_decoder
+                      or value_decoder_class is not None or key_decoder_class is not None)
     tool = DumpLogSegments(
         out=click.echo,
         err=lambda line: click.echo(line, err=True),
@@ -498,6 +647,7 @@ def main(files: str, print_data_log: bool, deep_iteration: bool, index_sanity_ch
         verify_only=verify_index_only,
         max_message_size=max_message_size,
         skip_record_metadata=skip_record_metadata,
+        message_parser=parser,
     )
     status = tool.dump(names)
     if status:

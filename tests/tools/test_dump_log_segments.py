@@ -339,3 +339,89 @@ def test_piped_into_head_exits_quietly(tmp_path):
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.splitlines()[:2] == [f"Dumping {seg['log']}", "Starting offset: 0"]
     assert piped.stderr == ""
+
+
+# -- how keys and values are shown -------------------------------------------------------------
+
+def upper_text(data: bytes) -> str:
+    """A decoder for --value-decoder-class tests.tools.test_dump_log_segments:upper_text."""
+    return data.decode().upper()
+
+
+def records_segment(tmp_path, pairs) -> pathlib.Path:
+    raw = build_batch([SimpleRecord(k, v, timestamp=TS) for k, v in pairs], base_offset=0)
+    return write_segment(tmp_path, 0, [raw])["log"]
+
+
+def payloads(result) -> list[str]:
+    return [line.split(" headerKeys: [] ", 1)[1] for line in result.stdout.splitlines() if line.startswith("| ")]
+
+
+def test_offsets_decoder_shows_consumer_offsets_records(tmp_path):
+    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.coordinator.group.group_metadata_manager import offset_commit_key, offset_commit_value
+    from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
+
+    key = offset_commit_key("g1", TopicPartition("orders", 3))
+    log = records_segment(tmp_path, [(key, offset_commit_value(OffsetAndMetadata(42, None, "", TS))),
+                                     (key, offset_commit_value(OffsetAndMetadata(43, 1, "note", TS))),
+                                     (key, None)])
+    result = run("--files", log, "--offsets-decoder")  # implies --print-data-log
+    assert result.exit_code == 0, result.output
+    assert payloads(result) == [
+        "key: offset_commit::group=g1,partition=orders-3 payload: offset=42",
+        "key: offset_commit::group=g1,partition=orders-3 payload: offset=43,metadata=note",
+        "key: offset_commit::group=g1,partition=orders-3 payload: <DELETE>"]
+
+
+def test_transaction_log_decoder_shows_transaction_state_records(tmp_path):
+    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.coordinator.transaction.transaction_log import key_to_bytes, value_to_bytes
+    from kafka_py.coordinator.transaction.transaction_metadata import TransactionState, TxnTransitMetadata
+
+    ongoing = TxnTransitMetadata(7, -1, 2, -1, 60000, TransactionState.ONGOING,
+                                 frozenset({TopicPartition("b", 1), TopicPartition("a", 0)}), TS, TS + 5)
+    log = records_segment(tmp_path, [(key_to_bytes("tx-1"), value_to_bytes(ongoing)), (key_to_bytes("tx-1"), None)])
+    result = run("--files", log, "--transaction-log-decoder", "--skip-record-metadata")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert lines == [
+        f"| key: transaction_metadata::transactionalId=tx-1 payload: producerId:7,producerEpoch:2,state=Ongoing,"
+        f"partitions=[a-0,b-1],txnLastUpdateTimestamp={TS + 5},txnTimeoutMs=60000",
+        "| key: transaction_metadata::transactionalId=tx-1 payload: <DELETE>"]
+
+
+def test_key_and_value_decoder_classes(tmp_path):
+    log = records_segment(tmp_path, [(struct.pack(">i", -5), struct.pack(">q", 2**40)), (None, b"plain")])
+    result = run("--files", log, "--key-decoder-class", "kafka.serializer.IntegerDecoder",
+                 "--value-decoder-class", "kafka.serializer.LongDecoder", "--skip-record-metadata")
+    assert result.exit_code == 1  # the second value is 5 bytes: not a long
+    lines = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert lines == [f"| key: -5 payload: {2**40}"]
+    assert f"{log}: the record at offset 1 (position 0) cannot be decoded: ValueError: LongDecoder needs 8 bytes" \
+        in result.stderr
+
+    # a Python callable; the key keeps Kafka's default StringDecoder
+    (tmp_path / "other").mkdir()
+    log2 = records_segment(tmp_path / "other", [(b"k", b"hello")])
+    result = run("--files", log2, "--value-decoder-class", "tests.tools.test_dump_log_segments:upper_text")
+    assert result.exit_code == 0, result.output
+    assert payloads(result) == ["key: k payload: HELLO"]
+
+    # the option without a value is Kafka's StringDecoder, and like every decoder option it
+    # implies --print-data-log
+    result = run("--files", log2, "--key-decoder-class")
+    assert result.exit_code == 0, result.output
+    assert payloads(result) == ["key: k payload: hello"]
+
+
+@pytest.mark.parametrize("decoder, message", [
+    ("com.example.AvroDecoder", "cannot import com.example"),
+    ("tests.tools.test_dump_log_segments:nothing_here", "has no nothing_here"),
+    ("tests.tools.test_dump_log_segments:TS", "is not callable"),
+])
+def test_a_decoder_that_cannot_be_used_is_a_usage_error(tmp_path, decoder, message):
+    log = records_segment(tmp_path, [(b"k", b"v")])
+    result = CliRunner().invoke(main, ["--files", str(log), "--value-decoder-class", decoder])
+    assert result.exit_code == 2
+    assert message in result.output
