@@ -23,7 +23,7 @@ for top in PORTED_PACKAGES:
 
 # setuptools writes its egg-info metadata beside setup.py unless told otherwise
 # (setup.cfg: [egg_info] egg_base); it goes into .venv, the environment bin/kafka-env.sh
-# installs into, so the top of the tree keeps the layout of DESIGN.md.
+# installs into, so the top of the tree keeps the layout of docs/design.md.
 os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv"), exist_ok=True)
 
 # The produce path walks every record of every batch; this is that walk in C

@@ -41,6 +41,7 @@ CHAPTERS = (
     "group-coordinator.md",
     "spark.md",
     "replication.md",
+    "design.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 

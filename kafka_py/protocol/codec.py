@@ -12,7 +12,7 @@ entity reader, for three reasons found by probing kio 0.6.5:
 * it raises on tagged fields it does not know, where Kafka skips them (KIP-482), so
   a newer client's optional extras would fail the request.
 * it copies ``records`` fields into ``bytes``; here they stay a memoryview of the
-  request buffer, as the produce path needs (DESIGN.md section 3).
+  request buffer, as the produce path needs (docs/design.md, "The hot paths").
 
 Primitive values (ints, strings, uuids, kio's error codes and timedeltas) are still
 read by kio's native per-value readers, which check bounds, so the objects built here
