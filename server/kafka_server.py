@@ -355,7 +355,7 @@ class KafkaServer:
             authorizer_class_name = (config.get("authorizer.class.name") or "").strip()
             if authorizer_class_name:
                 self.authorizer = create_authorizer(authorizer_class_name)
-                self.authorizer.configure(config.originals())
+                self.authorizer.configure(config.originals)
                 self.authorizer.start(self.broker_info)
 
             self.data_plane_request_processor = KafkaApis(
