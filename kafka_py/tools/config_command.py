@@ -1,7 +1,8 @@
 """Port of core/src/main/scala/kafka/admin/ConfigCommand.scala (``bin/kafka-configs.sh``).
 
 Describe and alter the dynamic configs of topics and brokers through the admin API
-(DescribeConfigs, IncrementalAlterConfigs) with Kafka 2.8's options and output:
+(DescribeConfigs, IncrementalAlterConfigs), and the quotas and SCRAM credentials of users,
+clients and ips, with Kafka 2.8's options and output:
 
     Dynamic configs for topic t are:
       retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}
@@ -15,13 +16,15 @@ the dynamic ones.
 
 Differences from Kafka's tool, on purpose:
 
-- ``--entity-type users`` manages SCRAM credentials only (``--add-config
-  'SCRAM-SHA-256=[iterations=8192,password=alice-secret]'``, ``--delete-config
-  SCRAM-SHA-256``), with ``--zookeeper`` (written to /config/users/<user> and announced
-  through /config/changes, as Kafka 2.8's tool does) or ``--bootstrap-server``
-  (AlterUserScramCredentials / DescribeUserScramCredentials); quota keys are refused;
-- entity types clients, ips and broker-loggers are refused: this broker keeps no quotas
-  or logger levels; ``--zookeeper`` serves users only;
+- ``--entity-type users|clients|ips`` (and the pair ``users`` + ``clients``) alter and
+  describe client quotas (``producer_byte_rate``, ``consumer_byte_rate``,
+  ``request_percentage``; ``connection_creation_rate`` for ips) with AlterClientQuotas /
+  DescribeClientQuotas (kafka_py/tools/client_quota_command.py), and a user's SCRAM
+  credentials (``--add-config 'SCRAM-SHA-256=[iterations=8192,password=alice-secret]'``,
+  ``--delete-config SCRAM-SHA-256``) with AlterUserScramCredentials /
+  DescribeUserScramCredentials, or with ``--zookeeper`` (written to /config/users/<user>
+  and announced through /config/changes, as Kafka 2.8's tool does);
+- ``--zookeeper`` serves SCRAM credentials only; entity type broker-loggers is refused;
 - broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
   whole dynamic config with the older AlterConfigs); the end state is the same, and
   there is no window in which a concurrent change is overwritten;
@@ -60,7 +63,9 @@ TOPICS = "topics"
 BROKERS = "brokers"
 BROKER_DEFAULT_ENTITY_NAME = ""
 USERS = "users"
-SUPPORTED_ENTITY_TYPES = (TOPICS, BROKERS)
+CLIENTS = "clients"
+IPS = "ips"
+SUPPORTED_ENTITY_TYPES = (TOPICS, CLIENTS, USERS, BROKERS, IPS)
 ALL_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
 DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
@@ -134,6 +139,7 @@ class ConfigCommandOptions:
     user_defaults: bool = False
     ip: str | None = None
     ip_defaults: bool = False
+    argv: tuple[str, ...] = ()
 
     def _entity_flags(self) -> list[tuple[str, str]]:
         named = [(self.topic, "topics"), (self.client, "clients"), (self.user, "users"),
@@ -151,11 +157,17 @@ class ConfigCommandOptions:
 
     @property
     def entity_names(self) -> list[str]:
-        # joptsimple keeps the command-line order of --entity-name and --entity-default;
-        # click does not, which only matters for the users+clients pairs refused here anyway.
+        # joptsimple keeps the command-line order of --entity-name and --entity-default, which
+        # pairs them with the --entity-type values (users alice, clients <default>); click keeps
+        # each option's values apart, so the order comes from the command line itself.
         names = list(self.entity_name)
         if self.entity_default:
-            names.append(BROKER_DEFAULT_ENTITY_NAME)
+            order = [a for a in self.argv if a == "--entity-default" or a.startswith("--entity-name")]
+            if order and len(order) == len(names) + order.count("--entity-default"):
+                given = iter(names)
+                names = [BROKER_DEFAULT_ENTITY_NAME if a == "--entity-default" else next(given) for a in order]
+            else:
+                names.append(BROKER_DEFAULT_ENTITY_NAME)
         names += [v for v, _ in self._entity_flags()]
         names += [BROKER_DEFAULT_ENTITY_NAME for _ in self._default_flags()]
         return names
@@ -174,13 +186,13 @@ class ConfigCommandOptions:
         if duplicates:
             raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
         for entity_type in types:
-            if entity_type not in SUPPORTED_ENTITY_TYPES and entity_type != USERS:
+            if entity_type not in SUPPORTED_ENTITY_TYPES:
                 raise CommandError(
                     f"Invalid entity type {entity_type}, the entity type must be one of "
                     f"{','.join(SUPPORTED_ENTITY_TYPES)} with the --bootstrap-server argument")
         if not types:
             raise CommandError("At least one entity type must be specified")
-        if len(types) > 1:
+        if len(types) > 1 and set(types) != {USERS, CLIENTS}:
             raise CommandError("Only 'users' and 'clients' entity types may be specified together")
         if (self.entity_name or self.entity_type or self.entity_default) and (
                 self._entity_flags() or self._default_flags()):
@@ -201,7 +213,7 @@ class ConfigCommandOptions:
                     raise CommandError(f"The entity name for {types[0]} must be a valid integer broker id, "
                                        f"but it is: {broker_id}") from None
         if self.alter:
-            if BROKERS in types:
+            if set(types) & {BROKERS, USERS, CLIENTS, IPS}:
                 if not has_entity_name and not has_entity_default:
                     raise CommandError("an entity-name or default entity must be specified with --alter of "
                                        "users, clients, brokers or ips")
@@ -294,7 +306,7 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
-               help="This tool helps to manipulate and describe entity config for a topic or broker.")
+               help="This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip.")
 @click.option("--bootstrap-server", metavar="<server to connect to>",
               help="The Kafka server to connect to. REQUIRED.")
 @click.option("--command-config", metavar="<command config property file>",
@@ -306,10 +318,13 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
 @click.option("--all", "all_", is_flag=True,
               help="List all configs for the given topic or broker entity (includes static configuration "
                    "when the entity type is brokers)")
-@click.option("--entity-type", multiple=True, metavar="<topics|brokers|users>",
-              help="Type of entity (topics/brokers/users)")
-@click.option("--entity-name", multiple=True, metavar="<name>", help="Name of entity (topic name/broker id/user)")
-@click.option("--entity-default", is_flag=True, help="Default entity name for brokers")
+@click.option("--entity-type", multiple=True, metavar="<topics|clients|users|brokers|ips>",
+              help="Type of entity (topics/clients/users/brokers/ips)")
+@click.option("--entity-name", multiple=True, metavar="<name>",
+              help="Name of entity (topic name/client id/user principal name/broker id/ip)")
+@click.option("--entity-default", is_flag=True,
+              help="Default entity name for clients/users/brokers/ips (applies to corresponding entity type in "
+                   "command line)")
 @click.option("--add-config", metavar="<k1=v1,k2=[v1,v2],k3=v3>",
               help="Key Value pairs of configs to add. Square brackets can be used to group values which "
                    "contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'.")
@@ -321,15 +336,17 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
 @click.option("--broker", metavar="<broker id>", help="The broker's ID.")
 @click.option("--broker-defaults", is_flag=True, help="The config defaults for all brokers.")
 @click.option("--broker-logger", hidden=True)
-@click.option("--client", hidden=True)
-@click.option("--client-defaults", is_flag=True, hidden=True)
-@click.option("--user", metavar="<user-principal>", help="The user's principal name (SCRAM credentials).")
-@click.option("--user-defaults", is_flag=True, hidden=True)
-@click.option("--ip", hidden=True)
-@click.option("--ip-defaults", is_flag=True, hidden=True)
+@click.option("--client", metavar="<client-id>", help="The client's ID.")
+@click.option("--client-defaults", is_flag=True, help="The config defaults for all clients.")
+@click.option("--user", metavar="<user-principal>", help="The user's principal name.")
+@click.option("--user-defaults", is_flag=True, help="The config defaults for all users.")
+@click.option("--ip", metavar="<ip>", help="The IP address.")
+@click.option("--ip-defaults", is_flag=True, help="The config defaults for all IPs.")
 @handle_errors()
 def main(all_: bool, **kwargs: Any) -> None:
-    opts = ConfigCommandOptions(all=all_, **kwargs)
+    import sys
+
+    opts = ConfigCommandOptions(all=all_, argv=tuple(sys.argv[1:]), **kwargs)
     opts.check_args()
     to_add: dict[str, str] = {}
     to_delete: list[str] = []
@@ -337,9 +354,11 @@ def main(all_: bool, **kwargs: Any) -> None:
         to_add = parse_configs_to_be_added(opts.add_config, opts.add_config_file, click.echo)
         to_delete = parse_configs_to_be_deleted(opts.delete_config)
     command_config = load_props(opts.command_config) if opts.command_config else {}
-    if opts.entity_types[0] == USERS:
-        from kafka_py.tools import user_scram_command
-        user_scram_command.run(opts, to_add, to_delete, command_config, click.echo)
+    if opts.entity_types[0] in (USERS, CLIENTS, IPS):
+        from kafka_py.tools import client_quota_command
+        if opts.bootstrap_server is not None:
+            validate_bootstrap_servers(opts.bootstrap_server)
+        client_quota_command.run(opts, to_add, to_delete, command_config, click.echo)
         return
     assert opts.bootstrap_server is not None
     validate_bootstrap_servers(opts.bootstrap_server)

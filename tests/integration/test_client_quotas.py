@@ -12,6 +12,7 @@ windows the bursts are ten seconds' worth and a run would need minutes to say th
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 import pytest
@@ -24,7 +25,7 @@ from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import encode_request, request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.server.kafka_apis import build_entity
-from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
 
 RATE = 1048576  # bytes/s: producer_byte_rate and consumer_byte_rate of the rate tests
 RUN_SECONDS = float(os.environ.get("QUOTA_TEST_SECONDS", "12"))
@@ -405,3 +406,62 @@ def test_describe_client_quotas_bad_input(broker, components, error, message) ->
     assert response.entries is None
     # The broker carries on.
     assert described(describe(broker, [("user", 0, "nobody")], strict=True)) == {}
+
+
+# ---------------------------------------------------------------------------- kafka-configs.sh
+
+def kafka_configs(broker, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-configs.sh"), "--bootstrap-server", broker.bootstrap, *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_kafka_configs_users_and_clients(broker) -> None:
+    pair = ("--entity-type", "users", "--entity-name", "dave", "--entity-type", "clients", "--entity-name", "app")
+    result = kafka_configs(broker, "--alter", *pair, "--add-config",
+                           "producer_byte_rate=1048576,consumer_byte_rate=2097152,request_percentage=50")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Completed updating config for user dave.\n"
+    result = kafka_configs(broker, "--describe", *pair)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ("Quota configs for user-principal 'dave', client-id 'app' are "
+                             "consumer_byte_rate=2097152.0, producer_byte_rate=1048576.0, request_percentage=50.0\n")
+    # The broker applies it: that user and client id is throttled at its bound.
+    result = kafka_configs(broker, "--alter", "--entity-type", "clients", "--entity-default",
+                           "--add-config", "producer_byte_rate=30000")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Completed updating default config for clients in the cluster.\n"
+    sync(broker)
+    assert throttled_as(broker, "cli-default", 30_000)
+    result = kafka_configs(broker, "--describe", "--entity-type", "clients", "--entity-default")
+    assert result.stdout == "Quota configs for the default client-id are producer_byte_rate=30000.0\n"
+    # --delete-config, and deleting what is not there is refused.
+    result = kafka_configs(broker, "--alter", *pair, "--delete-config", "producer_byte_rate,request_percentage")
+    assert result.returncode == 0, result.stderr
+    result = kafka_configs(broker, "--describe", "--user", "dave", "--client", "app")
+    assert result.stdout == "Quota configs for user-principal 'dave', client-id 'app' are consumer_byte_rate=2097152.0\n"
+    result = kafka_configs(broker, "--alter", *pair, "--delete-config", "producer_byte_rate")
+    assert result.returncode == 1 and result.stderr.strip() == "Invalid config(s): producer_byte_rate"
+    for args in (["--alter", *pair, "--delete-config", "consumer_byte_rate"],
+                 ["--alter", "--client-defaults", "--delete-config", "producer_byte_rate"]):
+        assert kafka_configs(broker, *args).returncode == 0
+    sync(broker)
+    assert probe(broker, "cli-after")[1] == 0
+    assert kafka_configs(broker, "--describe", *pair).stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--entity-type", "clients", "--entity-name", "c", "--add-config", "no_such_quota=5"],
+     "Only quota configs can be added for 'clients' using --bootstrap-server. Unexpected config names: no_such_quota"),
+    (["--entity-type", "clients", "--entity-name", "c", "--add-config", "SCRAM-SHA-256=[password=x]"],
+     "Only quota configs can be added for 'clients'"),
+    (["--entity-type", "users", "--entity-name", "u", "--add-config",
+      "producer_byte_rate=5,SCRAM-SHA-256=[password=x]"], "Cannot alter both quota and SCRAM credential configs"),
+    (["--entity-type", "users", "--entity-name", "u", "--add-config", "producer_byte_rate=-5"],
+     "Quota producer_byte_rate must be greater than 0"),
+    (["--entity-type", "users", "--entity-name", "u", "--add-config", "producer_byte_rate=fast"],
+     "Cannot parse quota configuration value for producer_byte_rate: fast"),
+])
+def test_kafka_configs_bad_quota_input(broker, args, message) -> None:
+    result = kafka_configs(broker, "--alter", *args)
+    assert result.returncode == 1 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1  # one line, no traceback

@@ -52,6 +52,20 @@ def test_config_entry_line() -> None:
     assert format_config_entry(secret) == "  ssl.key.password=null sensitive=true synonyms={}"
 
 
+def test_user_and_client_pairs_keep_the_command_line_order() -> None:
+    argv = ("--entity-type", "users", "--entity-default", "--entity-type", "clients", "--entity-name", "app")
+    o = ConfigCommandOptions(bootstrap_server=BOOTSTRAP, alter=True, add_config="producer_byte_rate=1",
+                             entity_type=("users", "clients"), entity_name=("app",), entity_default=True, argv=argv)
+    o.check_args()
+    assert (o.entity_types, o.entity_names) == (["users", "clients"], ["", "app"])
+    argv = ("--entity-type", "users", "--entity-name=alice", "--entity-type", "clients", "--entity-default")
+    o = ConfigCommandOptions(bootstrap_server=BOOTSTRAP, describe=True, entity_type=("users", "clients"),
+                             entity_name=("alice",), entity_default=True, argv=argv)
+    assert o.entity_names == ["alice", ""]
+    o = ConfigCommandOptions(bootstrap_server=BOOTSTRAP, describe=True, user="alice", client_defaults=True)
+    assert (o.entity_types, o.entity_names) == (["users", "clients"], ["alice", ""])
+
+
 def test_entity_flags_and_defaults() -> None:
     o = ConfigCommandOptions(bootstrap_server=BOOTSTRAP, describe=True, broker_defaults=True)
     assert (o.entity_types, o.entity_names) == (["brokers"], [""])
@@ -62,7 +76,8 @@ def test_entity_flags_and_defaults() -> None:
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"entity_type": ("clients",), "entity_name": ("u",)}, "Invalid entity type clients"),
+    ({"entity_type": ("broker-loggers",), "entity_name": ("0",)}, "Invalid entity type broker-loggers"),
+    ({"entity_type": ("topics", "clients")}, "Only 'users' and 'clients' entity types may be specified together"),
     ({"entity_type": ("topics", "topics")}, "Duplicate entity type"),
     ({}, "At least one entity type"),
     ({"entity_name": ("x",), "topic": "t"}, "should not be used in conjunction"),
@@ -77,6 +92,9 @@ def test_describe_rules(kwargs: dict, message: str) -> None:
 @pytest.mark.parametrize("kwargs, message", [
     ({"entity_type": ("topics",), "add_config": "a=1"}, "an entity name must be specified with --alter of topics"),
     ({"entity_type": ("brokers",), "add_config": "a=1"}, "an entity-name or default entity"),
+    ({"entity_type": ("users", "clients"), "add_config": "a=1"}, "an entity-name or default entity"),
+    ({"entity_type": ("users", "clients"), "entity_name": ("u",), "add_config": "a=1"},
+     "An entity name must be specified for every entity type"),
     ({"entity_type": ("topics",), "entity_name": ("t",)}, "At least one of --add-config"),
     ({"topic": "t", "add_config": "a=1", "add_config_file": "f"}, "Only one of --add-config"),
 ])
@@ -104,7 +122,8 @@ def test_accepted_combinations(kwargs: dict) -> None:
 
 
 def test_cli_errors_are_one_line() -> None:
-    result = CliRunner().invoke(main, ["--bootstrap-server", BOOTSTRAP, "--describe", "--entity-type", "ips"])
+    result = CliRunner().invoke(main, ["--bootstrap-server", BOOTSTRAP, "--describe", "--entity-type",
+                                       "broker-loggers"])
     assert result.exit_code == 1
-    assert result.output == ("Invalid entity type ips, the entity type must be one of topics,brokers with the "
-                             "--bootstrap-server argument\n")
+    assert result.output == ("Invalid entity type broker-loggers, the entity type must be one of "
+                             "topics,clients,users,brokers,ips with the --bootstrap-server argument\n")

@@ -1,0 +1,219 @@
+"""Port of the client-quota part of core/src/main/scala/kafka/admin/ConfigCommand.scala (Kafka
+2.8.2): ``kafka-configs.sh --entity-type users|clients|ips`` with ``--bootstrap-server``.
+
+    kafka-configs.sh --bootstrap-server h:9092 --alter --entity-type users --entity-name alice \\
+        --entity-type clients --entity-name app \\
+        --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152,request_percentage=50
+    kafka-configs.sh --bootstrap-server h:9092 --describe --entity-type clients --entity-default
+    kafka-configs.sh --bootstrap-server h:9092 --alter --entity-type users --entity-name alice \\
+        --delete-config producer_byte_rate
+
+Quota keys are altered with AlterClientQuotas and described with DescribeClientQuotas
+(strict filters, as Kafka's tool builds them: ``--entity-type users`` alone describes user
+entities without a client id). ``--entity-default`` (or ``--user-defaults`` /
+``--client-defaults``) names the ``<default>`` entity. For users, SCRAM credential keys go to
+the SCRAM path (kafka_py/tools/user_scram_command.py); one command cannot alter both, as in
+Kafka. Output lines are Kafka's:
+
+    Quota configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1048576.0
+    Completed updating config for user alice.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from kafka_py.tools.command_line_utils import CommandError
+
+USERS = "users"
+CLIENTS = "clients"
+IPS = "ips"
+QUOTA_ENTITY_TYPES = {USERS: "user", CLIENTS: "client-id", IPS: "ip"}
+_ENTITY_LABELS = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
+USER_CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
+                          "controller_mutation_rate")
+IP_QUOTA_KEYS = ("connection_creation_rate",)
+SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+# DescribeClientQuotasRequest's match types.
+_EXACT, _DEFAULT, _SPECIFIED = 0, 1, 2
+
+Out = Callable[[str], None]
+
+
+def _java_double(value: float) -> str:
+    from kafka_py.server.kafka_apis_quotas import _java_double as fmt
+    return fmt(value)
+
+
+def _send(bootstrap_server: str, api_key: Any, version: int, values: Mapping[str, Any]) -> Any:
+    from kafka_py.cluster.broker import Node
+    from kafka_py.clients.network_client import NetworkClient
+    from kafka_py.clients.network_client_utils import await_ready, send_and_receive
+    from kafka_py.protocol.messages import request_schema
+    from kafka_py.server.kafka_apis import build_entity
+
+    body = build_entity(request_schema(api_key, version), values)
+    host, _, port = bootstrap_server.split(",")[0].strip().rpartition(":")
+    client = NetworkClient(Node(-1, host.strip("[]"), int(port)), "kafka-configs", 30000)
+    try:
+        if not await_ready(client, 15000):
+            raise CommandError(f"Could not connect to {bootstrap_server}")
+        return send_and_receive(client, api_key, version, body).response_body
+    finally:
+        client.close()
+
+
+def _components(entity_types: Sequence[str], entity_names: Sequence[str]) -> list[dict[str, Any]]:
+    """ClientQuotaFilter components: a named entity, the default (""), or any (no name given)."""
+    if len(entity_names) > len(entity_types):
+        raise CommandError("More entity names specified than entity types")
+    components = []
+    for i, entity_type in enumerate(entity_types):
+        quota_type = QUOTA_ENTITY_TYPES.get(entity_type)
+        if quota_type is None:
+            raise CommandError(f"Unexpected entity type {entity_type}")
+        name = entity_names[i] if i < len(entity_names) else None
+        if name is None:
+            components.append({"entity_type": quota_type, "match_type": _SPECIFIED, "match": None})
+        elif name == "":
+            components.append({"entity_type": quota_type, "match_type": _DEFAULT, "match": None})
+        else:
+            components.append({"entity_type": quota_type, "match_type": _EXACT, "match": name})
+    return components
+
+
+def describe_quotas(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequence[str]
+                    ) -> list[tuple[dict[str, Optional[str]], dict[str, float]]]:
+    """Every quota entity matching the types and names (ClientQuotaFilter.containsOnly)."""
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.errors import Errors
+
+    response = _send(bootstrap_server, ApiKeys.DESCRIBE_CLIENT_QUOTAS, 1,
+                     {"components": _components(entity_types, entity_names), "strict": True})
+    if int(response.error_code) != 0:
+        raise CommandError(f"Error describing client quotas: {Errors.for_code(int(response.error_code)).name}: "
+                           f"{response.error_message}")
+    result = []
+    for entry in response.entries or ():
+        entity = {e.entity_type: e.entity_name for e in entry.entity}
+        result.append((entity, {v.key: float(v.value) for v in entry.values}))
+    return result
+
+
+def _entity_text(entity: Mapping[str, Optional[str]]) -> str:
+    parts = []
+    for entity_type in ("user", "client-id", "ip"):
+        if entity_type in entity:
+            name = entity[entity_type]
+            label = _ENTITY_LABELS[entity_type]
+            parts.append(f"{label} '{name}'" if name is not None else f"the default {label}")
+    return ", ".join(parts)
+
+
+def describe(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequence[str], out: Out) -> None:
+    entries = describe_quotas(bootstrap_server, entity_types, entity_names)
+    for entity, values in sorted(entries, key=lambda e: _entity_text(e[0])):
+        text = ", ".join(f"{k}={_java_double(v)}" for k, v in values.items())
+        out(f"Quota configs for {_entity_text(entity)} are {text}")
+    # SCRAM credentials are per user: shown for users alone, not for defaults.
+    if list(entity_types) == [USERS] and "" not in entity_names:
+        _describe_scram(bootstrap_server, entity_names, out)
+
+
+def _describe_scram(bootstrap_server: str, users: Sequence[str], out: Out) -> None:
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.errors import Errors
+
+    names = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+    response = _send(bootstrap_server, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0,
+                     {"users": [{"name": u} for u in users] if users else None})
+    for result in response.results:
+        if int(result.error_code) != 0:
+            error = Errors.for_code(int(result.error_code))
+            out(f"Error retrieving SCRAM credential configs for user-principal '{result.user}': "
+                f"{error.exception_name}: {result.error_message}")
+            continue
+        shown = ", ".join(f"{names.get(int(c.mechanism), c.mechanism)}=iterations={int(c.iterations)}"
+                          for c in result.credential_infos)
+        out(f"SCRAM credential configs for user-principal '{result.user}' are {shown}")
+
+
+def alter(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequence[str],
+          to_add: Mapping[str, str], to_delete: Sequence[str]) -> None:
+    """AlterClientQuotas of one entity; deleting a key it does not have is an error, as in Kafka."""
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.errors import Errors
+
+    if len(entity_types) != len(entity_names):
+        raise CommandError("Exactly one entity name must be specified for every entity type")
+    existing = describe_quotas(bootstrap_server, entity_types, entity_names)
+    old = existing[0][1] if existing else {}
+    invalid = [k for k in to_delete if k not in old]
+    if invalid:
+        raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+    ops = []
+    for key, value in to_add.items():
+        try:
+            number = float(value)
+        except ValueError:
+            raise CommandError(f"Cannot parse quota configuration value for {key}: {value}") from None
+        ops.append({"key": key, "value": number, "remove": False})
+    ops += [{"key": key, "value": 0.0, "remove": True} for key in to_delete]
+    entity = [{"entity_type": QUOTA_ENTITY_TYPES[t], "entity_name": n or None}
+              for t, n in zip(entity_types, entity_names)]
+    response = _send(bootstrap_server, ApiKeys.ALTER_CLIENT_QUOTAS, 1,
+                     {"entries": [{"entity": entity, "ops": ops}], "validate_only": False})
+    for entry in response.entries:
+        if int(entry.error_code) != 0:
+            error = Errors.for_code(int(entry.error_code))
+            raise CommandError(f"Error while altering client quotas: {error.exception_name}: {entry.error_message}")
+
+
+def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_config: Mapping[str, str],
+        out: Out) -> None:
+    """``kafka-configs.sh`` for users, clients and ips."""
+    types = list(opts.entity_types)
+    names = list(opts.entity_names)
+    keys = list(to_add) + list(to_delete)
+    scram = [k for k in keys if k in SCRAM_KEYS]
+    quota_keys = IP_QUOTA_KEYS if types == [IPS] else USER_CLIENT_QUOTA_KEYS
+    quota = [k for k in keys if k in quota_keys]
+    unknown = [k for k in keys if k not in scram and k not in quota]
+    if opts.zookeeper is not None:
+        if types != [USERS] or quota or unknown:
+            raise CommandError("--zookeeper is only supported for the SCRAM credentials of --entity-type users by "
+                               "this tool; use --bootstrap-server for quotas")
+        from kafka_py.tools import user_scram_command
+        user_scram_command.run(opts, to_add, to_delete, command_config, out)
+        return
+    if command_config.get("security.protocol", "PLAINTEXT").upper() != "PLAINTEXT":
+        raise CommandError(f"--bootstrap-server with --entity-type {','.join(types)} connects over PLAINTEXT only")
+    if opts.describe:
+        describe(opts.bootstrap_server, types, names, out)
+        return
+    if types == [IPS]:
+        if scram or unknown:
+            raise CommandError(f"Only connection quota configs can be added for '{IPS}' using --bootstrap-server. "
+                               f"Unexpected config names: {','.join(scram + unknown)}")
+    elif CLIENTS in types:
+        if scram or unknown:
+            raise CommandError(f"Only quota configs can be added for '{CLIENTS}' using --bootstrap-server. "
+                               f"Unexpected config names: {','.join(scram + unknown)}")
+    else:
+        if unknown:
+            raise CommandError(f"Only quota and SCRAM credential configs can be added for '{USERS}' using "
+                               f"--bootstrap-server. Unexpected config names: {','.join(unknown)}")
+        if scram:
+            if "" in names:
+                raise CommandError("The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+                                   "Credentials using --bootstrap-server.")
+            if quota:
+                raise CommandError(f"Cannot alter both quota and SCRAM credential configs simultaneously for "
+                                   f"'{USERS}' using --bootstrap-server.")
+            from kafka_py.tools import user_scram_command
+            user_scram_command.run(opts, to_add, to_delete, command_config, out)
+            return
+    alter(opts.bootstrap_server, types, names, to_add, to_delete)
+    if names[0]:
+        out(f"Completed updating config for {types[0][:-1]} {names[0]}.")
+    else:
+        out(f"Completed updating default config for {types[0]} in the cluster.")
