@@ -112,7 +112,7 @@ class AdminRequestHandlers:
             else:
                 to_create[topic.name] = topic
             if describable is not True and topic.name not in describable:
-                results[topic.name]["topic_config_error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
+                results[topic.name]["topic_config_error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED.error_code
 
         def handle_create_topics_results(created: Mapping[str, Any]) -> None:
             for name, result in created.items():
