@@ -74,6 +74,14 @@ _SILENTLY_IGNORED = frozenset({
 })
 
 
+# Java client TLS file properties -> kafka-python keywords (PEM files).
+_SSL_FILE_CONFIGS = {
+    "ssl.truststore.location": "ssl_cafile",
+    "ssl.keystore.location": "ssl_certfile",
+    "ssl.key.password": "ssl_password",
+}
+
+
 class CommandError(Exception):
     """A failure the tool reports as one line on stderr before exiting with status 1."""
 
@@ -287,6 +295,27 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
     out: dict[str, Any] = {}
     for name, value in props.items():
         if name in _SILENTLY_IGNORED:
+            continue
+        if name == "sasl.jaas.config":
+            # A Java client's login (PlainLoginModule / ScramLoginModule ``username`` and
+            # ``password``) is kafka-python's sasl_plain_username / sasl_plain_password.
+            from kafka_py.security.jaas_config import client_credentials, parse_jaas_config
+
+            try:
+                credentials = client_credentials(parse_jaas_config(value))
+            except ValueError as e:
+                raise CommandError(f"Invalid value for configuration sasl.jaas.config: {e}") from None
+            if credentials is None:
+                raise CommandError("sasl.jaas.config names no username and password")
+            out["sasl_plain_username"], out["sasl_plain_password"] = credentials
+            continue
+        if name in _SSL_FILE_CONFIGS:
+            # PEM files (ssl.keystore.type / ssl.truststore.type PEM) as kafka-python reads them.
+            out[_SSL_FILE_CONFIGS[name]] = value
+            continue
+        if name in ("ssl.keystore.type", "ssl.truststore.type"):
+            if value.strip().upper() != "PEM":
+                raise CommandError(f"Invalid value {value} for configuration {name}: the tools read PEM files only")
             continue
         key = _RENAMED_CLIENT_CONFIGS.get(name, name.replace(".", "_").replace("-", "_"))
         if key not in defaults:
