@@ -5,6 +5,9 @@ Starts a ZooKeeper and one broker with a PLAINTEXT, an SSL and a SASL_PLAINTEXT
 
 * produce: confluent-kafka producer, 10 KB records, acks=1, records/s;
 * consume: confluent-kafka consumer reading the produced topic from the start, MB/s;
+* the broker's CPU time (user + system, from /proc) per 1,000 records of each produce and
+  consume phase: what TLS costs the broker itself, less noisy than the rates on a shared
+  machine, where the client's own encryption competes for the same cores;
 * SCRAM: new connections per second, each one TCP connect + SaslHandshake +
   two SaslAuthenticate round trips with SCRAM-SHA-512 (4096 iterations), one client
   thread. The client's own PBKDF2 runs once (its salted password is cached), so the
@@ -15,6 +18,7 @@ Starts a ZooKeeper and one broker with a PLAINTEXT, an SSL and a SASL_PLAINTEXT
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import socket
 import statistics
@@ -33,6 +37,11 @@ from tests.security.certs import make_pki  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
 RECORD = b"x" * 10_000
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def produce(configs: dict, topic: str, count: int) -> float:
@@ -143,20 +152,34 @@ def main() -> None:
                "ssl.ca.location": str(pki.ca_cert)}
         results: dict[str, list[float]] = {k: [] for k in ("produce PLAINTEXT", "produce SSL", "consume PLAINTEXT",
                                                           "consume SSL", "SCRAM logins")}
+        cpu: dict[str, list[float]] = {k: [] for k in ("produce PLAINTEXT", "produce SSL", "consume PLAINTEXT",
+                                                      "consume SSL")}
+        pid = broker.process.pid
         time.sleep(1)
         for r in range(args.rounds):
             for name, configs in (("PLAINTEXT", plaintext), ("SSL", tls)):
                 topic = f"bench-{name.lower()}-{r}"
-                results[f"produce {name}"].append(produce(configs, topic, args.records))
-                results[f"consume {name}"].append(consume(configs, topic, args.records))
+                for what, run in (("produce", produce), ("consume", consume)):
+                    before = cpu_seconds(pid)
+                    results[f"{what} {name}"].append(run(configs, topic, args.records))
+                    # broker CPU ms per 1,000 records
+                    cpu[f"{what} {name}"].append((cpu_seconds(pid) - before) * 1e6 / args.records)
             results["SCRAM logins"].append(scram_logins(sasl_port, "bench", "bench-secret", args.login_seconds))
-            print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in results.items()), flush=True)
+            print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in results.items())
+                  + "; broker CPU ms/1000 records: " + ", ".join(f"{k} {v[-1]:,.0f}" for k, v in cpu.items()),
+                  flush=True)
         print()
         for key, values in results.items():
             print(f"{key}: {statistics.median(values):,.1f} [{min(values):,.1f}-{max(values):,.1f}]")
+        for key, values in cpu.items():
+            print(f"broker CPU ms per 1,000 records, {key}: {statistics.median(values):,.0f} "
+                  f"[{min(values):,.0f}-{max(values):,.0f}]")
         for what in ("produce", "consume"):
             ratios = [s / p for s, p in zip(results[f"{what} SSL"], results[f"{what} PLAINTEXT"])]
             print(f"{what} SSL/PLAINTEXT per round: " + ", ".join(f"{x:.2f}" for x in ratios)
+                  + f" (median {statistics.median(ratios):.2f})")
+            ratios = [s / p for s, p in zip(cpu[f"{what} SSL"], cpu[f"{what} PLAINTEXT"])]
+            print(f"{what} broker CPU per record, SSL/PLAINTEXT per round: " + ", ".join(f"{x:.2f}" for x in ratios)
                   + f" (median {statistics.median(ratios):.2f})")
     finally:
         broker.stop()
