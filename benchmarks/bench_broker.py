@@ -113,7 +113,7 @@ KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-py": ({}, {}),
     "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"}, {"KAFKA_PY_SCHED_POLICY": "none"}),
     "kafka-py-unpinned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none"}),
-    # without preallocated segments, so without the page cache prefaulter (before the fourth session)
+    # without preallocated segments, so without the page cache prefaulter
     "kafka-py-no-prefault": ({"log.preallocate": "false"}, {}),
 }
 
@@ -173,7 +173,7 @@ def drop_clean_page_cache() -> None:
     guest hands them back to the host (free page reporting, seconds later). A broker
     that runs for long on this VM is nearer the ``--no-drop-caches`` state: the guest's
     DAMON reclaim takes page cache unread for a minute and that memory goes back to the
-    host too (docs/performance.md, "Fifth session"). Needs root; without it a warning is
+    host too (docs/performance.md, "The machines"). Needs root; without it a warning is
     printed once.
     """
     global _drop_refused
@@ -217,7 +217,7 @@ class WakeupProbe:
 
     On this VM the machine itself stops for tens to hundreds of milliseconds now and then:
     idle probes like these, with no broker running, saw 10 to 128 ms late wake-ups many
-    times a minute (fifth session), on both CPUs at once, some counted as steal time, most
+    times a minute (docs/performance.md, "The machines"), on both CPUs at once, some counted as steal time, most
     not. Whatever answers a latency measurement during such a stop is late by as much.
     A stop of one CPU only (kernel work that does not yield, on a kernel without
     preemption) holds up a broker pinned to it, while an unpinned one moves to the other
@@ -276,7 +276,7 @@ def off_pinned_brokers_cpus(brokers: list[Any]) -> Iterator[None]:
     kafka-py is pinned to one CPU, with its threads under SCHED_BATCH, whose wake-ups do
     not preempt the running task. A generator that the kernel happens to run on that CPU
     keeps it for a whole time slice when it has work: a scheduler trace of a latency
-    run (docs/performance.md, "Fifth session") showed the generator, catching up on its
+    run (docs/performance.md, "A client on the broker's CPU") showed the generator, catching up on its
     schedule after a stop of the machine, running 20 and 25 ms at a stretch on the
     broker's CPU while the broker's woken threads waited. A client does not share a
     broker's core in production; tansu, unpinned, moves to the other CPU anyway.
