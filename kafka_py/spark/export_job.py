@@ -42,11 +42,14 @@ from kafka_py.spark.job_support import (
 from kafka_py.spark.log_dir_planner import LogDirPlanner
 from kafka_py.spark.options import (
     EARLIEST_OFFSET,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
     KafkaLogOptions,
     KafkaLogOptionsException,
     Subscription,
     offsets_json,
 )
+from kafka_py.spark.transactions import last_stable_offset
 from kafka_py.tools.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
@@ -105,7 +108,8 @@ def save_state(path: str, offsets: dict[TopicPartition, int]) -> None:
 def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str] = (),
                topic_pattern: Optional[str] = None, committed_only: bool = False,
                fail_on_data_loss: bool = True, state_file: Optional[str] = None,
-               include_headers: bool = True, progress: str = "none") -> ExportResult:
+               include_headers: bool = True, progress: str = "none",
+               read_committed: bool = False) -> ExportResult:
     """Export what is new since the last run; returns what was exported."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -122,11 +126,15 @@ def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str
     planner = LogDirPlanner(log_dirs)
     logs = planner.chosen_logs(KafkaLogOptions(paths=tuple(log_dirs), subscription=subscription,
                                                committed_only=committed_only,
-                                               fail_on_data_loss=fail_on_data_loss))
+                                               fail_on_data_loss=fail_on_data_loss,
+                                               read_committed=read_committed))
     starting: dict[TopicPartition, int] = {}
     ending: dict[TopicPartition, int] = {}
     for tp, log in sorted(logs.items()):
         end = log.high_watermark if committed_only else log.log_end_offset
+        if read_committed:
+            # the committed tail: the next run starts where an open transaction begins
+            end = max(log.log_start_offset, last_stable_offset(log, end))
         start = state.get(tp, EARLIEST_OFFSET)
         if start > end:
             # The partition is shorter than what was exported: truncated after an unclean
@@ -146,6 +154,7 @@ def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str
           .option("endingOffsets", offsets_json(ending))
           .option("includeHeaders", str(include_headers).lower())
           .option("failOnDataLoss", str(fail_on_data_loss).lower())
+          .option("kafka.isolation.level", READ_COMMITTED if read_committed else READ_UNCOMMITTED)
           .option("assign", json.dumps({t: sorted(p.partition for p in logs if p.topic == t)
                                         for t in sorted({tp.topic for tp in logs})}))
           .load())
@@ -181,9 +190,13 @@ def run_export(spark, log_dirs: Sequence[str], output: str, topics: Sequence[str
               help="At most this many offsets per micro-batch (with --stream).")
 @click.option("--bootstrap-server", default=None,
               help="Ask this cluster for high watermarks and leaders (with --stream).")
+@click.option("--isolation-level", type=click.Choice([READ_UNCOMMITTED, READ_COMMITTED]),
+              default=READ_UNCOMMITTED, show_default=True,
+              help="read_committed: stop at each partition's last stable offset and leave out the records "
+                   "of aborted transactions, as a read_committed consumer does.")
 def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, master, conf, progress,
          output, state_file, include_headers, stream, checkpoint, trigger, available_now,
-         max_offsets_per_trigger, bootstrap_server) -> None:
+         max_offsets_per_trigger, bootstrap_server, isolation_level) -> None:
     """Export topics of Kafka log dirs to Parquet, partitioned by topic and partition; each run
     exports only what is new since the previous one, or with --stream a streaming query does."""
     logging.basicConfig(level=logging.WARNING, format="[%(asctime)s] %(levelname)s %(message)s")
@@ -208,11 +221,12 @@ def main(log_dirs, topics, topic_pattern, committed_only, fail_on_data_loss, mas
 
             export = StreamExport(spark, log_dirs, output, checkpoint, topics, topic_pattern, fail_on_data_loss,
                                   include_headers, _spark_interval(trigger), available_now,
-                                  max_offsets_per_trigger, bootstrap_server)
+                                  max_offsets_per_trigger, bootstrap_server, isolation_level)
             streamed = export.run()
         else:
             result = run_export(spark, log_dirs, output, topics, topic_pattern, committed_only,
-                                fail_on_data_loss, state_file, include_headers, progress)
+                                fail_on_data_loss, state_file, include_headers, progress,
+                                read_committed=isolation_level == READ_COMMITTED)
     except Exception as e:  # noqa: BLE001 - a known problem becomes a one-line message
         message = user_error(e)
         if message is None:

@@ -59,6 +59,7 @@ from kafka_py.spark.options import (
 )
 from kafka_py.spark.replicas import choose_replica, highest_checkpointed_high_watermark, read_broker_id
 from kafka_py.spark.segment_reader import KafkaLogDataLossException, SegmentSlice, find_next_valid_batch
+from kafka_py.spark.transactions import aborted_ranges, aborted_transactions, last_stable_offset
 
 logger = logging.getLogger(__name__)
 
@@ -440,6 +441,8 @@ class LogDirPlanner:
         for tp in sorted(logs):
             log = logs[tp]
             latest = log.high_watermark if options.committed_only else log.log_end_offset
+            if options.read_committed:
+                latest = max(log.log_start_offset, last_stable_offset(log, latest))
             earliest = log.log_start_offset
             start = self._resolve(options.starting_offsets, tp, earliest, latest, EARLIEST)
             until = self._resolve(options.ending_offsets, tp, earliest, latest, LATEST)
@@ -458,6 +461,7 @@ class LogDirPlanner:
                 start = earliest
             if until > latest:
                 logger.warning("Ending offset %d of %s is beyond its %s %d; reading to %d", until, tp,
+                               "last stable offset" if options.read_committed else
                                "high watermark" if options.committed_only else "log end offset", latest, latest)
                 until = latest
             ranges.append(OffsetRange(tp, start, max(start, until)))
@@ -503,12 +507,13 @@ class LogDirPlanner:
         logs = self.chosen_logs(options)
         ranges = self.resolve_ranges(logs, options)
         return self.plan_ranges(logs, ranges, options.fail_on_data_loss, options.max_bytes_per_partition,
-                                options.min_partitions)
+                                options.min_partitions, options.read_committed)
 
     def plan_ranges(self, logs: dict[TopicPartition, PartitionLog], ranges: Sequence[OffsetRange],
                     fail_on_data_loss: bool = True, max_bytes_per_partition: int = 128 * 1024 * 1024,
-                    min_partitions: Optional[int] = None) -> list[SegmentSlice]:
-        """Slices covering the offset ``ranges``, each read from ``logs[its partition]``."""
+                    min_partitions: Optional[int] = None, read_committed: bool = False) -> list[SegmentSlice]:
+        """Slices covering the offset ``ranges``, each read from ``logs[its partition]``; with
+        ``read_committed`` each carries the aborted transactions it must drop."""
         pieces: list[tuple[PartitionLog, int, int, int, bool, OffsetRange]] = []
         for r in ranges:
             if r.size == 0:
@@ -519,8 +524,14 @@ class LogDirPlanner:
         if min_partitions and total:
             max_bytes = max(1, min(max_bytes, -(-total // min_partitions)))
         slices: list[SegmentSlice] = []
+        aborted_by_log: dict[int, list] = {}
         for log, seg_index, start, end, is_tail, r in pieces:
-            slices.extend(self._split(log, seg_index, start, end, is_tail, r, max_bytes))
+            aborted: tuple = ()
+            if read_committed:
+                if id(log) not in aborted_by_log:
+                    aborted_by_log[id(log)] = aborted_transactions(log)
+                aborted = aborted_ranges(aborted_by_log[id(log)], r.from_offset, r.until_offset)
+            slices.extend(self._split(log, seg_index, start, end, is_tail, r, max_bytes, aborted))
         logger.info("Planned %d slices (%d bytes) over %d partitions of %s", len(slices), total,
                     len(ranges), ", ".join(self.log_dirs))
         return slices
@@ -582,12 +593,13 @@ class LogDirPlanner:
             records.close_handlers()
 
     def _split(self, log: PartitionLog, seg_index: int, start: int, end: int, is_tail: bool,
-               r: OffsetRange, max_bytes: int) -> list[SegmentSlice]:
+               r: OffsetRange, max_bytes: int, aborted: tuple = ()) -> list[SegmentSlice]:
         seg = log.segments[seg_index]
         tp = log.topic_partition
 
         def make(a: int, b: int, tail: bool) -> SegmentSlice:
-            return SegmentSlice(tp.topic, tp.partition, seg.log_file, a, b, r.from_offset, r.until_offset, tail)
+            return SegmentSlice(tp.topic, tp.partition, seg.log_file, a, b, r.from_offset, r.until_offset, tail,
+                                aborted)
 
         if end - start <= max_bytes:
             return [make(start, end, is_tail)]

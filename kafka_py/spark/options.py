@@ -15,6 +15,9 @@ startingOffsets    ``earliest`` (default) or JSON ``{"t": {"0": 23, "1": -2}}``
 endingOffsets      ``latest`` (default) or JSON (exclusive; -1 = latest)
 includeHeaders     adds the ``headers`` column (default false)
 committedOnly      stop at the high watermark of replication-offset-checkpoint (default false)
+kafka.isolation.level  ``read_committed``: stop at the last stable offset and drop the records
+                   of aborted transactions (kafka_py/spark/transactions.py); default
+                   ``read_uncommitted``, as a consumer's
 failOnDataLoss     fail on corrupt batches, deleted segments, offsets gone (default true)
 maxBytesPerPartition  split segments into Spark partitions of at most this many bytes
 minPartitions      at least this many Spark partitions, splitting large segments further
@@ -61,6 +64,8 @@ DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 #: The option name prefix of settings passed on to a Kafka client (Spark's "kafka." prefix).
 KAFKA_PREFIX = "kafka."
 BOOTSTRAP_SERVERS = KAFKA_PREFIX + "bootstrap.servers"
+READ_COMMITTED = "read_committed"
+READ_UNCOMMITTED = "read_uncommitted"
 
 _COMMON_OPTIONS = ("path", "paths", "subscribe", "subscribePattern", "assign", "startingOffsets",
                    "includeHeaders", "failOnDataLoss", "maxBytesPerPartition", "minPartitions",
@@ -304,6 +309,9 @@ class KafkaLogOptions:
     #: kafka.* settings without the prefix; ``bootstrap.servers`` among them makes the
     #: planner ask the cluster for high watermarks and leaders.
     kafka: tuple[tuple[str, str], ...] = ()
+    #: ``kafka.isolation.level=read_committed``: read to the last stable offset, without the
+    #: records of aborted transactions.
+    read_committed: bool = False
 
     @property
     def bootstrap_servers(self) -> Optional[str]:
@@ -368,6 +376,11 @@ class KafkaLogOptions:
         kafka = kafka_params(options)
         if "bootstrap.servers" in kafka and not kafka["bootstrap.servers"].strip():
             raise KafkaLogOptionsException(f"Option {BOOTSTRAP_SERVERS} is empty")
+        # a consumer setting, read here rather than handed to the admin client
+        isolation = kafka.pop("isolation.level", READ_UNCOMMITTED).strip().lower()
+        if isolation not in (READ_COMMITTED, READ_UNCOMMITTED):
+            raise KafkaLogOptionsException(
+                f"Option {KAFKA_PREFIX}isolation.level is {isolation!r}; it is {READ_COMMITTED} or {READ_UNCOMMITTED}")
         return cls(
             paths=tuple(paths),
             subscription=subscription,
@@ -382,6 +395,7 @@ class KafkaLogOptions:
             min_offsets_per_trigger=min_per_trigger,
             max_trigger_delay_ms=delay_ms,
             kafka=tuple(sorted(kafka.items())),
+            read_committed=isolation == READ_COMMITTED,
         )
 
 

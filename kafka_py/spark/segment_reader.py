@@ -12,7 +12,9 @@ when needed and decodes its records straight into per-column Python lists, which
 arrays in one call each. No per-record object is built: at a few hundred nanoseconds per
 record the decode loop is the cost of the whole read.
 
-Control batches (transaction markers) are skipped, as a consumer skips them. A batch that fails
+Control batches (transaction markers) are skipped, as a consumer skips them; so are the
+transactional batches of the slice's ``aborted`` transactions (a ``read_committed`` read,
+kafka_py/spark/transactions.py). A batch that fails
 its checks is data loss, reported with the file and the byte position: with
 ``fail_on_data_loss`` the read fails with that message, without it the batch is skipped (the
 next batch is found again by its header and CRC when the length field itself is damaged). In
@@ -40,10 +42,12 @@ from kafka_py.record.default_record_batch import (
     MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
 from kafka_py.record.file_records import FileRecords
 from kafka_py.spark.arrow_records import RecordColumnsBuilder, arrow_schema
+from kafka_py.spark.transactions import is_aborted
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +80,9 @@ class SegmentSlice:
     until_offset: int
     #: The range ends where the partition's data ends (the active segment's tail).
     tolerate_torn_tail: bool = False
+    #: read_committed: (producer id, first offset, marker offset) of the aborted transactions
+    #: whose batches this slice may hold; those batches are dropped.
+    aborted: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def size_in_bytes(self) -> int:
@@ -185,12 +192,15 @@ class _SliceReader:
         builder = RecordColumnsBuilder(s.topic, s.partition, self.include_headers, from_offset,
                                        until_offset, self._undecodable)
         stats = self.stats
+        aborted = s.aborted
         for position, batch in self._walk(records, end):
             (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta,
-             base_ts, max_ts, _pid, _pepoch, _seq, count) = batch.header()
+             base_ts, max_ts, producer_id, _pepoch, _seq, count) = batch.header()
             if base_offset >= until_offset:
                 break
             if base_offset + last_offset_delta < from_offset or attributes & CONTROL_FLAG_MASK:
+                continue
+            if aborted and attributes & TRANSACTIONAL_FLAG_MASK and is_aborted(aborted, producer_id, base_offset):
                 continue
             size = batch.size_in_bytes
             if not batch.is_valid():

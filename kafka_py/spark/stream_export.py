@@ -50,7 +50,7 @@ class StreamExport:
                  fail_on_data_loss: bool = True, include_headers: bool = True,
                  trigger: Optional[str] = None, available_now: bool = False,
                  max_offsets_per_trigger: Optional[int] = None,
-                 bootstrap_servers: Optional[str] = None) -> None:
+                 bootstrap_servers: Optional[str] = None, isolation_level: str = "read_uncommitted") -> None:
         if trigger and available_now:
             raise KafkaLogOptionsException("Give --trigger or --available-now, not both")
         self.spark = spark
@@ -65,6 +65,7 @@ class StreamExport:
         self.available_now = available_now
         self.max_offsets_per_trigger = max_offsets_per_trigger
         self.bootstrap_servers = bootstrap_servers
+        self.isolation_level = isolation_level
         self._stop_requested = threading.Event()
         self.query = None
 
@@ -94,6 +95,7 @@ class StreamExport:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
         if self.bootstrap_servers:
             reader = reader.option("kafka.bootstrap.servers", self.bootstrap_servers)
+        reader = reader.option("kafka.isolation.level", self.isolation_level)
         df = reader.load()
         columns = ["key", "value", "offset", "timestamp", "timestampType"]
         if self.include_headers:

@@ -35,6 +35,7 @@ from kafka_py.spark.options import (
 )
 from kafka_py.spark.replicas import choose_replica, highest_checkpointed_high_watermark
 from kafka_py.spark.segment_reader import KafkaLogDataLossException, SegmentSlice
+from kafka_py.spark.transactions import last_stable_offset
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class StreamSnapshot:
 
     replicas: dict[TopicPartition, list[PartitionLog]]
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+    #: kafka.isolation.level=read_committed: the readable end is the last stable offset
+    read_committed: bool = False
 
     def leader(self, tp: TopicPartition) -> Optional[int]:
         state = self.states.get(tp)
@@ -88,7 +91,12 @@ class StreamSnapshot:
         earliest = self.earliest(tp)
         if hw is None:
             return earliest
-        return max(earliest, min(hw, longest))
+        end = max(earliest, min(hw, longest))
+        if self.read_committed:
+            # the last stable offset below it, from the replica that will be read
+            log = choose_replica(replicas, self.leader(tp), earliest, end)
+            end = max(earliest, min(end, last_stable_offset(log, min(end, log.log_end_offset))))
+        return end
 
 
 class StreamPlanner:
@@ -106,7 +114,7 @@ class StreamPlanner:
         planner.describe([r for rs in found.values() for r in rs], fail_on_data_loss=False)
         replicas = {tp: alive for tp, rs in found.items() if (alive := [r for r in rs if not r.vanished])}
         states = self.cluster.fetch(replicas) if self.cluster is not None else {}
-        return StreamSnapshot(replicas, states)
+        return StreamSnapshot(replicas, states, self.options.read_committed)
 
     def available(self, snapshot: StreamSnapshot) -> dict[TopicPartition, int]:
         return {tp: snapshot.readable_end(tp) for tp in snapshot.replicas}
@@ -211,7 +219,8 @@ class StreamPlanner:
                 ranges.append(OffsetRange(tp, begin, until))
         planner = LogDirPlanner(self.options.paths)
         return planner.plan_ranges(logs, ranges, self.options.fail_on_data_loss,
-                                   self.options.max_bytes_per_partition, self.options.min_partitions)
+                                   self.options.max_bytes_per_partition, self.options.min_partitions,
+                                   self.options.read_committed)
 
     def data_loss(self, message: str, skip_what: str) -> None:
         if self.options.fail_on_data_loss:
