@@ -30,6 +30,7 @@ import logging
 import selectors
 import socket
 import threading
+import time
 from typing import Any, Mapping, Optional
 
 from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol, parse_end_points
@@ -37,6 +38,7 @@ from kafka_py.common.errors import KafkaException
 from kafka_py.utils.time import Time
 from kafka_py.network.connection_quotas import (
     ConnectionQuotas,
+    ConnectionThrottledException,
     TooManyConnectionsException,
     listener_value,
     normalize_address,
@@ -131,6 +133,9 @@ class Acceptor(AbstractServerThread):
         self._lock = threading.RLock()
         self._current_processor_index = 0
         self._closed = False
+        # Connections over their IP's creation rate, closed once their throttle time is up:
+        # (close at, monotonic ms; socket).
+        self._throttled_sockets: list[tuple[int, socket.socket]] = []
 
     # ---- processors -------------------------------------------------------------
     def add_processors(self, new_processors: list[Processor]) -> None:
@@ -189,10 +194,14 @@ class Acceptor(AbstractServerThread):
             while self.is_running:
                 try:
                     self.accept_new_connections()
+                    self.close_throttled_connections()
                 except Exception:  # noqa: BLE001 - the acceptor must outlive any one error
                     logger.exception("Error occurred")
         finally:
             logger.debug("Closing server socket and selector.")
+            for _, sock in self._throttled_sockets:
+                sock.close()
+            self._throttled_sockets.clear()
             self._close_resources()
             self.shutdown_complete()
 
@@ -207,8 +216,26 @@ class Acceptor(AbstractServerThread):
                 pass
 
     # ---- accepting --------------------------------------------------------------
+    def close_throttled_connections(self) -> None:
+        """Close the connections whose IP throttle time has passed."""
+        if not self._throttled_sockets:
+            return
+        now = time.monotonic_ns() // 1_000_000
+        due = [entry for entry in self._throttled_sockets if entry[0] <= now]
+        if due:
+            self._throttled_sockets = [entry for entry in self._throttled_sockets if entry[0] > now]
+            for _, sock in due:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
     def accept_new_connections(self) -> None:
-        for key, _ in self._nio.select(0.5):
+        timeout = 0.5
+        if self._throttled_sockets:
+            next_close = min(entry[0] for entry in self._throttled_sockets)
+            timeout = min(timeout, max(next_close - time.monotonic_ns() // 1_000_000, 0) / 1000.0)
+        for key, _ in self._nio.select(timeout):
             if key.data is None:
                 self._waker.drain()
                 continue
@@ -234,6 +261,12 @@ class Acceptor(AbstractServerThread):
             logger.info("Rejected connection from %s, address already has the configured "
                         "maximum of %d connections.", e.ip, e.count)
             self.close_socket(self.listener_name, sock, address)
+            return None
+        except ConnectionThrottledException as e:
+            # Not counted; closed once the throttle time is up, so the client does not
+            # reconnect at once (Kafka's DelayedCloseSocket).
+            logger.debug("Delaying closing of connection from %s for %d ms", e.ip, e.throttle_time_ms)
+            self._throttled_sockets.append((time.monotonic_ns() // 1_000_000 + e.throttle_time_ms, sock))
             return None
         try:
             self._configure_accepted_socket(sock)
@@ -348,6 +381,33 @@ class SocketServer(KafkaMetricsGroup):
         return MetricName("kafka.server", "socket-server-metrics", "", None,
                           f"kafka.server:type=socket-server-metrics,listener={listener},networkProcessor={pid}",
                           (("listener", listener), ("networkProcessor", pid)), attribute="connection-count")
+
+    # ---- BrokerReconfigurable (SocketServer.reconfigure): connection limits at runtime ------
+    @property
+    def reconfigurable_configs(self) -> frozenset[str]:
+        from kafka_py.server.kafka_config import SOCKET_SERVER_RECONFIGURABLE_CONFIGS
+        return SOCKET_SERVER_RECONFIGURABLE_CONFIGS
+
+    def validate_reconfiguration(self, new_config: Any) -> None:
+        parse_max_connections_per_ip_overrides(new_config.max_connections_per_ip_overrides)
+
+    def reconfigure(self, old_config: Any, new_config: Any) -> None:
+        quotas = self.connection_quotas
+        if quotas is None:
+            return
+        if (new_config.max_connections_per_ip != old_config.max_connections_per_ip
+                or new_config.max_connections_per_ip_overrides != old_config.max_connections_per_ip_overrides):
+            logger.info("%sUpdating maxConnectionsPerIp: %d, maxConnectionsPerIpOverrides: %s", self._log_prefix,
+                        new_config.max_connections_per_ip, new_config.max_connections_per_ip_overrides)
+            quotas.update_max_connections_per_ip(new_config.max_connections_per_ip,
+                                                 new_config.max_connections_per_ip_overrides)
+        if new_config.max_connections != old_config.max_connections:
+            logger.info("%sUpdating broker-wide maxConnections: %d", self._log_prefix, new_config.max_connections)
+            quotas.update_broker_max_connections(new_config.max_connections)
+        if new_config.max_connection_creation_rate != old_config.max_connection_creation_rate:
+            logger.info("%sUpdating broker-wide maxConnectionCreationRate: %d", self._log_prefix,
+                        new_config.max_connection_creation_rate)
+            quotas.update_broker_max_connection_rate(new_config.max_connection_creation_rate)
 
     @property
     def data_plane_request_channel(self) -> RequestChannel:

@@ -81,6 +81,7 @@ from kafka_py.server import quota_factory
 from kafka_py.server.config_handler import (
     BrokerConfigHandler,
     ClientIdConfigHandler,
+    IpConfigHandler,
     TopicConfigHandler,
     UserConfigHandler,
 )
@@ -376,11 +377,14 @@ class KafkaServer:
                 DynamicLogConfig(self.log_manager, self.kafka_controller.enable_default_unclean_leader_election))
             if self.log_manager.cleaner is not None:
                 self.dynamic_config.add_broker_reconfigurable(self.log_manager.cleaner)
+            # max.connections.per.ip(.overrides), max.connections, max.connection.creation.rate
+            self.dynamic_config.add_broker_reconfigurable(self.socket_server)
             config_handlers = {
                 ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, None, self.kafka_controller),
                 ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config),
                 ConfigType.USER: UserConfigHandler(self.credential_provider, self.quota_managers),
                 ConfigType.CLIENT: ClientIdConfigHandler(self.quota_managers),
+                ConfigType.IP: IpConfigHandler(self.socket_server.connection_quotas),
             }
             self.dynamic_config_manager = DynamicConfigManager(self.zk_client, config_handlers, time=self.time)
             self.dynamic_config_manager.startup()

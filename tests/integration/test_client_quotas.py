@@ -12,6 +12,7 @@ windows the bursts are ten seconds' worth and a run would need minutes to say th
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 
@@ -37,7 +38,9 @@ BACKLOG = 2 * RATE  # what the producer may have sent but not had acknowledged
 @pytest.fixture(scope="module")
 def broker(zookeeper, tmp_path_factory):
     b = BrokerProcess(tmp_path_factory.mktemp("quota-broker"), zookeeper.connect_string, unique_chroot(),
-                      overrides={"quota.window.num": "2", "quota.window.size.seconds": "1"})
+                      overrides={"quota.window.num": "2", "quota.window.size.seconds": "1",
+                                 # Clients from 127.0.0.2 only (the tests' other clients use 127.0.0.1).
+                                 "max.connections.per.ip.overrides": "127.0.0.2:2"})
     b.start()
     yield b
     if b.running:
@@ -465,3 +468,94 @@ def test_kafka_configs_bad_quota_input(broker, args, message) -> None:
     result = kafka_configs(broker, "--alter", *args)
     assert result.returncode == 1 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1  # one line, no traceback
+
+
+# ---------------------------------------------------------------------------- connection quotas
+
+def connect_from(broker, source: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", broker.port), timeout=10, source_address=(source, 0))
+
+
+def answers(sock: socket.socket) -> bool:
+    """An ApiVersions round trip on ``sock`` works (False: the broker closed it instead)."""
+    from tests.network.conftest import api_versions_frame
+    try:
+        sock.sendall(api_versions_frame(1))
+        size = sock.recv(4)
+        return len(size) == 4
+    except (ConnectionResetError, BrokenPipeError):
+        return False
+
+
+def closed_by_broker(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_connections_over_max_connections_per_ip_are_closed(broker) -> None:
+    first, second = connect_from(broker, "127.0.0.2"), connect_from(broker, "127.0.0.2")
+    try:
+        assert answers(first) and answers(second)
+        third = connect_from(broker, "127.0.0.2")
+        assert closed_by_broker(third)
+        third.close()
+        # Other addresses are not limited, and a closed connection frees its slot.
+        with RawClient(broker.port) as client:
+            assert client.request(ApiKeys.API_VERSIONS, 0, request_schema(ApiKeys.API_VERSIONS, 0)()) is not None
+        first.close()
+
+        def slot_free() -> bool:
+            sock = connect_from(broker, "127.0.0.2")
+            try:
+                return answers(sock)
+            finally:
+                sock.close()
+        wait_until(slot_free, 15, "the closed connection's slot never came back")
+    finally:
+        first.close()
+        second.close()
+    # Changed at runtime (a dynamic broker config): one connection from 127.0.0.2.
+    result = kafka_configs(broker, "--alter", "--entity-type", "brokers", "--entity-name", "0",
+                           "--add-config", "max.connections.per.ip.overrides=[127.0.0.2:1]")
+    assert result.returncode == 0, result.stderr
+    try:
+        def second_refused() -> bool:
+            one, two = connect_from(broker, "127.0.0.2"), connect_from(broker, "127.0.0.2")
+            two.settimeout(2)
+            try:
+                return answers(one) and closed_by_broker(two)
+            finally:
+                one.close()
+                two.close()
+        wait_until(second_refused, 30, "max.connections.per.ip.overrides not changed at runtime", interval=0.3)
+    finally:
+        result = kafka_configs(broker, "--alter", "--entity-type", "brokers", "--entity-name", "0",
+                               "--delete-config", "max.connections.per.ip.overrides")
+        assert result.returncode == 0, result.stderr
+
+
+def test_connection_creation_rate_per_ip(broker) -> None:
+    alter_ok(broker, [({"ip": "127.0.0.3"}, {"connection_creation_rate": 2})])
+    sync(broker)
+    assert described(describe(broker, [("ip", 0, "127.0.0.3")], strict=True)) == {
+        (("ip", "127.0.0.3"),): {"connection_creation_rate": 2.0}}
+    opened = [connect_from(broker, "127.0.0.3") for _ in range(3)]
+    try:
+        # Two per second from 127.0.0.3: the third is closed without an answer.
+        assert answers(opened[0]) and answers(opened[1])
+        assert closed_by_broker(opened[2])
+    finally:
+        for sock in opened:
+            sock.close()
+    alter_ok(broker, [({"ip": "127.0.0.3"}, {"connection_creation_rate": None})])
+    sync(broker)
+    opened = [connect_from(broker, "127.0.0.3") for _ in range(4)]
+    try:
+        assert all(answers(sock) for sock in opened)
+    finally:
+        for sock in opened:
+            sock.close()
