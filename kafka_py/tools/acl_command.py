@@ -350,10 +350,21 @@ class AdminClientService(AclCommandService):
                  "bootstrap.servers": bootstrap}
         configs = client_configs(props, KafkaAdminClient)
         configs.setdefault("client_id", "kafka-acls")
-        self.admin = connect(KafkaAdminClient, configs)
+        self._configs = configs
+        self._admin: Any = None
+
+    @property
+    def admin(self) -> Any:
+        """The admin client, connected on first use (after the options have been checked)."""
+        if self._admin is None:
+            from kafka import KafkaAdminClient
+
+            self._admin = connect(KafkaAdminClient, self._configs)
+        return self._admin
 
     def close(self) -> None:
-        self.admin.close()
+        if self._admin is not None:
+            self._admin.close()
 
     def create(self, bindings: list[AclBinding]) -> None:
         from kafka.protocol.admin import CreateAclsRequest
