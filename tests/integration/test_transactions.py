@@ -340,4 +340,13 @@ def test_bad_transactional_requests_get_kafkas_errors_and_append_nothing(broker)
             ApiKeys.PRODUCE, 8, transactional_id="bad-1", acks=-1, timeout=30000,
             topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": batch}]}]))
         assert produce.responses[0].partition_responses[0].error_code == Errors.INVALID_TXN_STATE.error_code
+        # WriteTxnMarkers, both of 2.8's versions, for a partition this broker does not have
+        for version in (0, 1):
+            markers = client.request(ApiKeys.WRITE_TXN_MARKERS, version, req(
+                ApiKeys.WRITE_TXN_MARKERS, version, markers=[{
+                    "producer_id": pid, "producer_epoch": epoch, "transaction_result": True,
+                    "coordinator_epoch": 0, "topics": [{"name": "no-such-topic", "partition_indexes": [0]}]}]))
+            result = markers.markers[0]
+            assert result.producer_id == pid
+            assert result.topics[0].partitions[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION.error_code
     assert end_offsets(broker, topic, 1, "read_uncommitted") == [0]

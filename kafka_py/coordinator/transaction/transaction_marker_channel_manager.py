@@ -300,7 +300,7 @@ class TransactionMarkerChannelManager(ShutdownableThread):
 
     @staticmethod
     def build_write_txn_markers_request(markers: Iterable[TxnMarkerEntry]):
-        from kio.schema.write_txn_markers.v1 import request as wtm
+        from kafka_py.protocol.schema.write_txn_markers.v1 import request as wtm
 
         def topics(partitions: Iterable[TopicPartition]):
             by_topic: Dict[str, List[int]] = {}

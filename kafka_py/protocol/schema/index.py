@@ -125,6 +125,16 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.offset_for_leader_epoch.v4.response:OffsetForLeaderEpochResponse",
         ),
     },
+    27: {
+        0: (
+            "kafka_py.protocol.schema.write_txn_markers.v0.request:WriteTxnMarkersRequest",
+            "kafka_py.protocol.schema.write_txn_markers.v0.response:WriteTxnMarkersResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.write_txn_markers.v1.request:WriteTxnMarkersRequest",
+            "kafka_py.protocol.schema.write_txn_markers.v1.response:WriteTxnMarkersResponse",
+        ),
+    },
     29: {
         0: (
             "kafka_py.protocol.schema.describe_acls.v0.request:DescribeAclsRequest",

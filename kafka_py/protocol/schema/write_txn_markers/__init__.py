@@ -1,0 +1,1 @@
+"""WriteTxnMarkers messages, one module per version (generated)."""

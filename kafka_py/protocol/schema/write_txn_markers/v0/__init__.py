@@ -1,0 +1,5 @@
+"""WriteTxnMarkers version 0 (generated)."""
+from .request import WriteTxnMarkersRequest
+from .response import WriteTxnMarkersResponse
+
+__all__ = ("WriteTxnMarkersRequest", "WriteTxnMarkersResponse")
