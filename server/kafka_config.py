@@ -9,7 +9,7 @@ ms > minutes > hours precedence, the inter-broker listener ...), and runs Kafka'
 cross-key checks (``validate_values``). Anything wrong raises ConfigException naming the
 key, the value and what is allowed, before the broker starts anything.
 
-Keys kafka-py accepts but does not act on (metrics reporters, quotas, ZooKeeper ACLs) are
+Keys kafka-py accepts but does not act on (metrics reporters, replication quotas, ZooKeeper ACLs) are
 declared too, so a Kafka server.properties parses unchanged; plug-in classes that would
 change behaviour (topic policies, quota callbacks) are refused rather than silently ignored
 (``authorizer.class.name`` takes the Kafka names of the authorizers kafka-py ports),

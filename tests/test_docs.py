@@ -42,6 +42,7 @@ CHAPTERS = (
     "spark.md",
     "replication.md",
     "design.md",
+    "quotas.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 
