@@ -35,6 +35,9 @@ def to_32_bit_field(codes: Iterable[int]) -> int:
 class AuthHelper:
     def __init__(self, authorizer: Optional[Any]) -> None:
         self.authorizer = authorizer
+        # AclAuthorizer answers a request's literal names without an Action per name; other
+        # authorizers get Kafka's authorize(actions).
+        self._literal_names = getattr(authorizer, "authorized_literal_names", None)
 
     def authorize(self, request_context: Any, operation: AclOperation, resource_type: ResourceType,
                   resource_name: str, log_if_allowed: bool = True, log_if_denied: bool = True,
@@ -42,6 +45,10 @@ class AuthHelper:
         authorizer = self.authorizer
         if authorizer is None:
             return True
+        fast = self._literal_names
+        if fast is not None:
+            return bool(fast(request_context, operation, resource_type, {resource_name: ref_count}, log_if_allowed,
+                             log_if_denied))
         action = Action(operation, ResourcePattern(resource_type, resource_name, _LITERAL), ref_count,
                         log_if_allowed, log_if_denied)
         return authorizer.authorize(request_context, [action])[0] is _ALLOWED
@@ -84,6 +91,9 @@ class AuthHelper:
         authorizer = self.authorizer
         if authorizer is None:
             return set(counts)
+        if self._literal_names is not None:
+            return self._literal_names(request_context, operation, resource_type, counts, log_if_allowed,
+                                       log_if_denied)
         actions = [Action(operation, ResourcePattern(resource_type, name, _LITERAL), count, log_if_allowed,
                           log_if_denied) for name, count in counts.items()]
         results = authorizer.authorize(request_context, actions)

@@ -36,6 +36,10 @@ class _CodedEnum(enum.Enum):
     def __init__(self, code: int) -> None:
         self.code = code
 
+    # Members are singletons compared by identity; the identity hash keeps dictionary
+    # lookups keyed by them (the authorizer's index) as cheap as for plain objects.
+    __hash__ = object.__hash__
+
     @classmethod
     def from_code(cls, code: int):
         return _BY_CODE[cls].get(int(code), cls["UNKNOWN"])

@@ -25,7 +25,9 @@ Delete and Alter each imply Describe, and AlterConfigs implies DescribeConfigs.
 
 The index answers that with dictionary lookups: the literal and wildcard entries by (type,
 name), the prefixed ones by trying only the prefix lengths that exist for the type, each
-pattern's entries split into its denies and allows. Hosts that are IP addresses are compared
+pattern's entries split into its denies and allows by principal. A decision, once taken, is
+remembered by the index it was taken against (a principal writing the same topics request
+after request is then one lookup); a new index, made by any ACL change, starts with none. Hosts that are IP addresses are compared
 in one canonical text form (``::1``, IPv4-mapped addresses as IPv4), the form the broker gives
 the client's address in.
 
@@ -112,6 +114,8 @@ class VersionedAcls:
 
 
 NO_ACLS = VersionedAcls(frozenset(), ZkVersion.UNKNOWN_VERSION)
+# Decisions remembered per index (see _AclIndex.decisions); past this many, new ones are not.
+MAX_CACHED_DECISIONS = 100_000
 
 
 @lru_cache(maxsize=4096)
@@ -127,30 +131,32 @@ def canonical_host(host: str) -> str:
     return str(ip)
 
 
-# An entry as the matcher reads it: (principal, canonical host, operation).
-_Entry = tuple
-
-
-def _split(acls: Iterable[AccessControlEntry]) -> tuple[tuple[_Entry, ...], tuple[_Entry, ...]]:
-    """A pattern's entries as (denies, allows)."""
-    deny, allow = [], []
+def _split(acls: Iterable[AccessControlEntry]) -> tuple[dict, dict]:
+    """A pattern's entries as (denies, allows), each by principal: principal -> ((canonical
+    host, operation), ...). A check then reads only the entries of its principal and of
+    ``User:*``, however many other principals the pattern names."""
+    deny: dict[str, list] = {}
+    allow: dict[str, list] = {}
     for acl in acls:
-        entry = (acl.principal, canonical_host(acl.host), acl.operation)
         if acl.permission_type is _DENY:
-            deny.append(entry)
+            target = deny
         elif acl.permission_type is _ALLOW:
-            allow.append(entry)
-    return tuple(deny), tuple(allow)
+            target = allow
+        else:
+            continue
+        target.setdefault(acl.principal, []).append((canonical_host(acl.host), acl.operation))
+    return ({p: tuple(e) for p, e in deny.items()}, {p: tuple(e) for p, e in allow.items()})
 
 
 class _AclIndex:
     """One immutable view of every ACL, indexed for ``authorize`` (never changed once published)."""
 
-    __slots__ = ("acls", "literal", "prefixed", "prefix_lengths", "resources")
+    __slots__ = ("acls", "literal", "prefixed", "prefix_lengths", "resources", "decisions", "decisions_lock")
 
     def __init__(self, acls: dict, literal: dict, prefixed: dict, prefix_lengths: dict, resources: dict) -> None:
         self.acls: dict[ResourcePattern, VersionedAcls] = acls
-        # (resource type, name) -> (denies, allows) of the LITERAL pattern (the name may be "*")
+        # (resource type, name) -> (denies, allows) of the LITERAL pattern (the name may be "*"),
+        # each {principal: ((host, operation), ...)}
         self.literal: dict[tuple[ResourceType, str], tuple] = literal
         # resource type -> {prefix: (denies, allows)} of its PREFIXED patterns
         self.prefixed: dict[ResourceType, dict[str, tuple]] = prefixed
@@ -159,6 +165,10 @@ class _AclIndex:
         # Kafka's resourceCache: (principal, host, operation, permission, resource type, pattern
         # type) -> names, for authorize_by_resource_type
         self.resources: dict[tuple, frozenset[str]] = resources
+        # Decisions already taken against this index: (principal, host, operation, resource
+        # type, name) -> allowed. Gone with the index when an ACL changes; bounded in size.
+        self.decisions: dict[tuple, bool] = {}
+        self.decisions_lock = threading.Lock()
 
     @staticmethod
     def empty() -> "_AclIndex":
@@ -379,21 +389,75 @@ class AclAuthorizer(Authorizer):
 
     def _acls_allow(self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType,
                     name: str) -> bool:
-        found = self._index.matching(resource_type, name)
+        index = self._index
+        key = (principal, host, operation, resource_type, name)
+        decision = index.decisions.get(key)
+        if decision is None:
+            decision = self._decide(index, principal, host, operation, resource_type, name)
+            with index.decisions_lock:
+                if len(index.decisions) < MAX_CACHED_DECISIONS:
+                    index.decisions[key] = decision
+        return decision
+
+    def _decide(self, index: _AclIndex, principal: str, host: str, operation: AclOperation,
+                resource_type: ResourceType, name: str) -> bool:
+        found = index.matching(resource_type, name)
         if not found:
             return self.should_allow_everyone_if_no_acl_is_found
+        principals = (principal, WILDCARD_PRINCIPAL)
         for denies, _ in found:
-            for p, h, o in denies:
-                if ((p == principal or p == WILDCARD_PRINCIPAL) and (o is operation or o is _ALL)
-                        and (h == host or h == WILDCARD_HOST)):
-                    return False
+            for p in principals:
+                entries = denies.get(p)
+                if entries:
+                    for h, o in entries:
+                        if (o is operation or o is _ALL) and (h == host or h == WILDCARD_HOST):
+                            return False
         allowed_by = _IMPLIED_BY.get(operation)
         for _, allows in found:
-            for p, h, o in allows:
-                if ((p == principal or p == WILDCARD_PRINCIPAL) and (h == host or h == WILDCARD_HOST)
-                        and (o is operation or o is _ALL or (allowed_by is not None and o in allowed_by))):
-                    return True
+            for p in principals:
+                entries = allows.get(p)
+                if entries:
+                    for h, o in entries:
+                        if ((h == host or h == WILDCARD_HOST)
+                                and (o is operation or o is _ALL or (allowed_by is not None and o in allowed_by))):
+                            return True
         return False
+
+    def authorized_literal_names(self, request_context: AuthorizableRequestContext, operation: AclOperation,
+                                 resource_type: ResourceType, names: Mapping[str, int], log_if_allowed: bool = True,
+                                 log_if_denied: bool = True) -> set[str]:
+        """``authorize`` for one operation on LITERAL resources of one type named ``names`` (name
+        -> reference count): the names allowed. The same decisions and audit lines, without an
+        Action per name unless a line is written (the request handlers' hot path)."""
+        principal = request_context.principal
+        if principal in self.super_users:
+            allowed = set(names)
+            if authorizer_logger.isEnabledFor(logging.DEBUG if log_if_allowed else TRACE):
+                for name, count in names.items():
+                    self._log_decision(request_context, operation, resource_type, name, count, True,
+                                       log_if_allowed, log_if_denied)
+            return allowed
+        host = canonical_host(request_context.client_address)
+        allowed = set()
+        for name, count in names.items():
+            ok = self._acls_allow(principal, host, operation, resource_type, name)
+            if ok:
+                allowed.add(name)
+            level = (logging.DEBUG if log_if_allowed else TRACE) if ok else (logging.INFO if log_if_denied else TRACE)
+            if authorizer_logger.isEnabledFor(level):
+                self._log_decision(request_context, operation, resource_type, name, count, ok, log_if_allowed,
+                                   log_if_denied)
+        return allowed
+
+    def _log_decision(self, request_context: Any, operation: AclOperation, resource_type: ResourceType, name: str,
+                      count: int, authorized: bool, log_if_allowed: bool, log_if_denied: bool) -> None:
+        action = Action(operation, ResourcePattern(resource_type, name, PatternType.LITERAL), count, log_if_allowed,
+                        log_if_denied)
+        if authorized:
+            level = logging.DEBUG if log_if_allowed else TRACE
+        else:
+            level = logging.INFO if log_if_denied else TRACE
+        authorizer_logger.log(level, self._audit_message(request_context, action, authorized))
 
     def authorize_by_resource_type(self, request_context: AuthorizableRequestContext, op: AclOperation,
                                    resource_type: ResourceType) -> AuthorizationResult:
