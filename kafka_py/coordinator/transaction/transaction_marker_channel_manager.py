@@ -67,6 +67,8 @@ WRITE_TXN_MARKERS_REQUEST_VERSION = 1  # inter.broker.protocol.version 2.8-IV0 a
 RETRY_BACKOFF_MS = 100
 # After a failed connection or request, a broker's sender waits this long before trying again.
 RECONNECT_BACKOFF_MS = 50
+# An idle sender sleeps until markers arrive (they wake it); this only bounds a lost wake-up.
+IDLE_WAIT_MS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +192,7 @@ class _BrokerMarkerSender(ShutdownableThread):
             return client
 
     def do_work(self) -> None:
-        entries = self.queue.wait_and_drain(RETRY_BACKOFF_MS / 1000.0, self._shutdown_initiated)
+        entries = self.queue.wait_and_drain(IDLE_WAIT_MS / 1000.0, self._shutdown_initiated)
         if not entries or not self.is_running:
             return
         node = self.queue.destination
@@ -368,7 +370,10 @@ class TransactionMarkerChannelManager(ShutdownableThread):
             self._try_append_to_log(pending)
 
     def do_work(self) -> None:
-        self._wakeup.wait(RETRY_BACKOFF_MS / 1000.0)
+        # every 100 ms while markers wait for a leader or a completion waits to be retried;
+        # otherwise asleep until woken (a longer timeout only bounds a missed wake-up)
+        busy = self.markers_queue_for_unknown_broker.total_num_markers or self.log_append_retry_queue_size
+        self._wakeup.wait(RETRY_BACKOFF_MS / 1000.0 if busy else IDLE_WAIT_MS / 1000.0)
         self._wakeup.clear()
         if not self.is_running:
             return
