@@ -27,6 +27,7 @@ from kafka_py.protocol.messages import encode_request, request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.server.kafka_apis import build_entity
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
+from tests.integration.conftest import broker_factory  # noqa: F401 - the fixture, for a broker of its own
 
 RATE = 1048576  # bytes/s: producer_byte_rate and consumer_byte_rate of the rate tests
 RUN_SECONDS = float(os.environ.get("QUOTA_TEST_SECONDS", "12"))
@@ -559,3 +560,18 @@ def test_connection_creation_rate_per_ip(broker) -> None:
     finally:
         for sock in opened:
             sock.close()
+
+
+def test_quota_admin_apis_need_cluster_describe_configs_and_alter_configs(broker_factory) -> None:
+    """With an authorizer and no ACLs, DescribeClientQuotas and AlterClientQuotas are refused
+    (DescribeConfigs / AlterConfigs on the cluster, as Kafka checks)."""
+    secured = broker_factory(overrides={"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                                        "allow.everyone.if.no.acl.found": "false"})
+    # Not start(): its readiness check waits for metadata, which the controller's UpdateMetadata
+    # (from User:ANONYMOUS, refused ClusterAction here) never brings.
+    secured.start(wait=False)
+    wait_until(lambda: "[KafkaServer id=0] started" in secured.output(), 60, "broker did not start")
+    response = describe(secured, [("client-id", 2, None)])
+    assert int(response.error_code) == Errors.CLUSTER_AUTHORIZATION_FAILED.error_code and response.entries is None
+    [entry] = alter(secured, [({"client-id": "x"}, {"producer_byte_rate": 5})]).entries
+    assert int(entry.error_code) == Errors.CLUSTER_AUTHORIZATION_FAILED.error_code
