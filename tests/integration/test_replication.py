@@ -284,9 +284,15 @@ def test_a_stopped_follower_catches_up_after_restart(make_cluster, how):
     follower.restart(WAIT)
     # it resumed from the high watermark it had checkpointed, not from zero
     # (the first run created the log with high watermark 0; the last load is the restart's)
-    loaded = re.findall(rf"Log loaded for partition {re.escape(topic)}-0 with initial high watermark (\d+)",
-                        follower.output())
-    assert len(loaded) >= 2 and int(loaded[-1]) == len(first), loaded
+    # (the partition is loaded when the controller's LeaderAndIsr arrives, which may come after
+    # the broker already answers Metadata)
+    def loads() -> list[str]:
+        return re.findall(rf"Log loaded for partition {re.escape(topic)}-0 with initial high watermark (\d+)",
+                          follower.output())
+
+    wait_until(lambda: len(loads()) >= 2, WAIT, f"the restarted follower never loaded the partition:\n{follower.tail()}")
+    loaded = loads()
+    assert int(loaded[-1]) == len(first), loaded
     batches = wait_replicas_identical(cluster, topic)
     assert [r.value for raw in batches for r in MemoryRecords(raw).records()] == first + second
     assert consume_all(cluster.bootstrap([follower.broker_id]) + cluster.bootstrap(), topic,
