@@ -9,7 +9,9 @@ rebalancing off; the client is confluent-kafka, in this process. Figures, each t
 
 * ``throughput``: records/s and MB/s of values for 100-byte and 10,000-byte values, RF=3
   acks=all (min.insync.replicas=2) against RF=1 acks=1, both topics led by broker 0, same
-  producer settings (linger.ms=5, idempotence off); the ratio is taken per round.
+  producer settings (linger.ms=5, idempotence off); the ratio is taken per round. Beside
+  each rate, the CPU time (user + system, from /proc) the leader, the two other brokers and
+  this client process spent per MB of values while it ran.
 * ``catchup``: a follower stopped while ``--catchup-mb`` MB go to its partition (acks=1),
   then started: MB/s from its "started" line to its log end offset reaching the leader's
   (bytes of segment files).
@@ -93,6 +95,19 @@ class Bench:
         return all(sorted(self.state(t, p)["isr"]) == [0, 1, 2] for t, n in topics.items() for p in range(n))
 
 
+def cpu_seconds(pids: list[int]) -> list[float]:
+    """User + system CPU seconds of each process so far, and of this one last."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = []
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out.append((int(fields[11]) + int(fields[12])) / ticks)
+    own = os.times()
+    out.append(own.user + own.system)
+    return out
+
+
 def produce_rate(bootstrap: str, topic: str, acks: str, size: int, count: int) -> float:
     payload = os.urandom(size)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
@@ -119,25 +134,35 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
     rows = []
     for size, count in ((100, 200_000), (10_000, 6_000)):
         rf1, rf3, ratios = [], [], []
+        cpu_rows: dict[str, list[list[float]]] = {"rf1": [], "rf3": []}
         for r in range(rounds):
             pair = {}
             order = ["rf1", "rf3"] if r % 2 == 0 else ["rf3", "rf1"]
+            cpu = {}
+            pids = [b.process.pid for b in bench.brokers]
             for kind in order:
                 topic = f"tp-{kind}-{size}-{uuid.uuid4().hex[:6]}"
                 if kind == "rf1":
                     bench.create(topic, {0: [0]})
-                    pair[kind] = produce_rate(bench.bootstrap, topic, "1", size, count)
                 else:
                     bench.create(topic, {0: [0, 1, 2]}, **{"min.insync.replicas": "2"})
-                    pair[kind] = produce_rate(bench.bootstrap, topic, "all", size, count)
+                before = cpu_seconds(pids)
+                pair[kind] = produce_rate(bench.bootstrap, topic, "1" if kind == "rf1" else "all", size, count)
+                after = cpu_seconds(pids)
+                # leader (broker 0), brokers 1 and 2, client: ms of CPU per MB of values
+                cpu[kind] = [round((a - b) * 1000 / (size * (count + 1) / 1e6), 2) for a, b in zip(after, before)]
+                cpu_rows[kind].append(cpu[kind])
             rf1.append(pair["rf1"])
             rf3.append(pair["rf3"])
             ratios.append(pair["rf3"] / pair["rf1"])
             print(f"throughput {size} B round {r}: RF=1 acks=1 {pair['rf1']:.0f}/s, RF=3 acks=all "
-                  f"{pair['rf3']:.0f}/s, ratio {ratios[-1]:.2f}", flush=True)
+                  f"{pair['rf3']:.0f}/s, ratio {ratios[-1]:.2f}; CPU ms/MB (leader, broker 1, broker 2, "
+                  f"client) RF=1 {cpu['rf1']}, RF=3 {cpu['rf3']}", flush=True)
         rows.append({"size": size, "rf1_records_s": statistics.median(rf1), "rf3_records_s": statistics.median(rf3),
                      "rf1_mb_s": statistics.median(rf1) * size / 1e6, "rf3_mb_s": statistics.median(rf3) * size / 1e6,
-                     "ratio": statistics.median(ratios), "ratios": ratios})
+                     "ratio": statistics.median(ratios), "ratios": ratios,
+                     "cpu_ms_per_mb": {kind: [statistics.median(c[i] for c in cpu_rows[kind]) for i in range(4)]
+                                       for kind in cpu_rows}})
     return rows
 
 
