@@ -1224,7 +1224,7 @@ class Log:
                                            self._log_ident, file)
                             os.remove(file)
                     if active is not None:
-                        active.on_becoming_inactive_segment()
+                        active.on_become_inactive_segment()
 
                 # A snapshot at the new base offset lets recovery of this segment start from it.
                 self.producer_state_manager.update_map_end_offset(new_offset)

@@ -409,7 +409,7 @@ class Cleaner:
                     logger.info("%sCaught segment overflow error during cleaning: %s", self._log_ident, e)
                     raise LogCleaningAbortedException() from e
 
-            cleaned.on_becoming_inactive_segment()
+            cleaned.on_become_inactive_segment()
             # on disk before the swap makes it the segment of record
             cleaned.flush()
             # carry the group's age over, so the tombstone horizon keeps measuring from the data's writes

@@ -276,9 +276,6 @@ class LogSegment:
             return message_timestamp - t
         return now - self._created
 
-    # Kafka's name in 2.8 is timeWaitedForRoll; the brief's shorter name is kept as an alias.
-    time_waiting_to_roll = time_waited_for_roll
-
     def get_first_batch_timestamp(self) -> int:
         self._load_first_batch_timestamp()
         t = self._rolling_based_timestamp
@@ -529,15 +526,12 @@ class LogSegment:
         self.lazy_time_index.rename_to(log_files.replace_suffix(self.lazy_time_index.file, old_suffix, new_suffix))
         self.txn_index.rename_to(log_files.replace_suffix(self.txn_index.file, old_suffix, new_suffix))
 
-    def on_becoming_inactive_segment(self) -> None:
+    def on_become_inactive_segment(self) -> None:
         """Seal the segment: record its largest timestamp in the time index and trim files to their content."""
         self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, True)
         self.offset_index.trim_to_valid_size()
         self.time_index.trim_to_valid_size()
         self.log.trim()
-
-    # Kafka's spelling.
-    on_become_inactive_segment = on_becoming_inactive_segment
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: Optional[int] = None):
         """The first batch with a timestamp >= ``timestamp`` at an offset >= ``starting_offset``

@@ -404,8 +404,6 @@ class RequestChannel(KafkaMetricsGroup):
     def send_no_op_response(self, request: Request) -> None:
         self.send_response(NoOpResponse(request))
 
-    no_operation = send_no_op_response
-
     def close_connection(self, request: Request) -> None:
         """Close the request's connection instead of answering it."""
         self.send_response(CloseConnectionResponse(request))

@@ -677,7 +677,7 @@ class KafkaApis:
                                 ", ".join(f"{tp} -> {e.exception_name}" for tp, e in errors.items()))
                     self.request_channel.close_connection(request)
                 else:
-                    self.request_channel.no_operation(request)
+                    self.request_channel.send_no_op_response(request)
                 return
             for tp, status in merged.items():
                 if status.error is not Errors.NONE:

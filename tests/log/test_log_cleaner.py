@@ -462,7 +462,7 @@ def build_crash_scenario(tmp_path):
     for segment in group:
         cleaner.clean_into(TP, segment.log, cleaned, cleaner.offset_map, True, cfg.max_message_size,
                            _txn_metadata(), {}, stats)
-    cleaned.on_becoming_inactive_segment()
+    cleaned.on_become_inactive_segment()
     cleaned.flush()
     return time, cfg, log, group, cleaned, expected
 

@@ -347,7 +347,7 @@ def test_on_becoming_inactive_trims_files(tmp_path):
                           init_file_size=512 * 1024, preallocate=True)
     append(seg, 0, b"v" * 30)
     assert os.path.getsize(seg.log.file) == 512 * 1024
-    seg.on_becoming_inactive_segment()
+    seg.on_become_inactive_segment()
     assert os.path.getsize(seg.log.file) == seg.size
     assert os.path.getsize(seg.lazy_offset_index.file) == 8 * seg.offset_index.entries
     assert os.path.getsize(seg.lazy_time_index.file) == 12 * seg.time_index.entries

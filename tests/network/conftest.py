@@ -94,7 +94,7 @@ class HandlerThreads:
         if request.api_key is ApiKeys.API_VERSIONS:
             answer_api_versions(handler.channel, request)
         else:
-            handler.channel.no_operation(request)
+            handler.channel.send_no_op_response(request)
 
     def record(self, *event: Any) -> None:
         with self.cond:

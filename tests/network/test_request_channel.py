@@ -160,7 +160,7 @@ def test_responses_route_to_their_processor() -> None:
     channel.add_processor(p1)
     request = make_request(processor=1)
     channel.send_response(request, api_versions_response(3))
-    channel.no_operation(request)
+    channel.send_no_op_response(request)
     channel.close_connection(request)
     assert p0.responses == []
     kinds = [type(r).__name__ for r in p1.responses]
