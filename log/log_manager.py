@@ -782,8 +782,6 @@ class LogManager:
                     if self.scheduler.is_started:
                         logger.error("Failed to schedule next delete in kafka-delete-logs thread", exc_info=True)
 
-    delete_logs = _delete_logs
-
     def async_delete(self, topic_partition: TopicPartition, is_future: bool = False,
                      checkpoint: bool = True) -> Optional[Log]:
         """Take the log out of service and rename its directory ``<tp>.<uuid>-delete`` for kafka-delete-logs."""

@@ -1363,8 +1363,6 @@ class ReplicaManager(KafkaMetricsGroup):
             if partition is not None:
                 partition.maybe_shrink_isr()
 
-    maybe_shrink_isr = _maybe_shrink_isr
-
     # ------------------------------------------------------------------ checkpoints and failures
 
     def checkpoint_high_watermarks(self) -> None:

@@ -1599,8 +1599,6 @@ class KafkaZkClient:
             return []
         raise response.result_exception
 
-    get_topics_marked_for_deletion = get_topic_deletions
-
     def delete_topic_deletions(self, topics: Iterable[str],
                                expected_controller_epoch_zk_version: int = ZkVersion.MATCH_ANY_VERSION) -> None:
         self._retry_requests_until_connected(
@@ -1636,8 +1634,6 @@ class KafkaZkClient:
             return {}
         raise response.result_exception
 
-    fetch_entity_config = get_entity_configs
-
     def get_entities_configs(self, root_entity_type: str, sanitized_entity_names: Iterable[str]) -> dict[str, dict[str, str]]:
         """Kafka's getEntitiesConfigs: the config of each entity, read pipelined ({} when absent)."""
         names = list(dict.fromkeys(sanitized_entity_names))
@@ -1668,8 +1664,6 @@ class KafkaZkClient:
             # Created by someone else between our set and create: overwrite as the last writer.
             self._retry_request_until_connected(
                 SetDataRequest(path, data, ZkVersion.MATCH_ANY_VERSION)).maybe_throw()
-
-    set_or_create_entity_config = set_or_create_entity_configs
 
     def set_or_create_entities_configs(self, root_entity_type: str, configs: Mapping[str, Mapping[str, Any]]
                                        ) -> dict[str, Exception | None]:
@@ -1755,8 +1749,6 @@ class KafkaZkClient:
                                                       IsrChangeNotificationSequenceZNode.encode(isr_change_set))
         logger.debug("Added %s for ISR changes", path)
         return path
-
-    create_isr_change_notifications = propagate_isr_changes
 
     def get_all_isr_change_notifications(self) -> list[str]:
         """Sequence numbers (not names) of pending ISR change notifications."""

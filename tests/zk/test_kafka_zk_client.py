@@ -354,7 +354,7 @@ def test_topic_deletion_flags_and_recursive_delete(zk_client):
     zk_client.create_delete_topic_path("doomed")
     with pytest.raises(NodeExistsError):
         zk_client.create_delete_topic_path("doomed")
-    assert zk_client.get_topics_marked_for_deletion() == ["doomed"]
+    assert zk_client.get_topic_deletions() == ["doomed"]
     assert zk_client.is_topic_marked_for_deletion("doomed")
 
     zk_client.delete_topic_znode("doomed")
@@ -373,8 +373,8 @@ def test_entity_configs_and_sequential_change_notifications(zk_client, raw, chro
     assert zk_client.get_entity_configs(ConfigType.TOPIC, "foo") == {"cleanup.policy": "delete", "segment.ms": "100"}
     assert json.loads(raw.get(chroot + "/config/topics/foo")[0]) == \
         {"version": 1, "config": {"cleanup.policy": "delete", "segment.ms": "100"}}
-    zk_client.set_or_create_entity_config(ConfigType.BROKER, "<default>", {"log.cleaner.threads": "2"})
-    assert zk_client.fetch_entity_config(ConfigType.BROKER, "<default>") == {"log.cleaner.threads": "2"}
+    zk_client.set_or_create_entity_configs(ConfigType.BROKER, "<default>", {"log.cleaner.threads": "2"})
+    assert zk_client.get_entity_configs(ConfigType.BROKER, "<default>") == {"log.cleaner.threads": "2"}
     assert zk_client.get_all_entities_with_config(ConfigType.BROKER) == ["<default>"]
 
     paths = [zk_client.create_config_change_notification(p) for p in ("topics/foo", "brokers/<default>", "topics/foo")]
@@ -392,7 +392,7 @@ def test_log_configs_merge_defaults_and_overrides(zk_client):
 
 
 def test_isr_change_and_log_dir_notifications(zk_client):
-    zk_client.create_isr_change_notifications([TopicPartition("a", 0)])
+    zk_client.propagate_isr_changes([TopicPartition("a", 0)])
     zk_client.propagate_isr_changes([TopicPartition("b", 1), TopicPartition("b", 2)])
     sequence_numbers = zk_client.get_all_isr_change_notifications()
     assert sorted(sequence_numbers) == ["0000000000", "0000000001"]
