@@ -262,3 +262,28 @@ def _end_offset(client: RawClient) -> int:
     partition = response.topics[0].partitions[0]
     assert partition.error_code == Errors.NONE.error_code
     return int(partition.offset)
+
+
+def test_acl_apis_without_an_authorizer_answer_security_disabled(broker):
+    import sys
+
+    create = request_schema(ApiKeys.CREATE_ACLS, 2)
+    creation = sys.modules[create.__module__].AclCreation(
+        resource_type=2, resource_name="t", resource_pattern_type=3, principal="User:a", host="*", operation=3,
+        permission_type=3)
+    describe = request_schema(ApiKeys.DESCRIBE_ACLS, 2)
+    delete = request_schema(ApiKeys.DELETE_ACLS, 2)
+    delete_filter = sys.modules[delete.__module__].DeleteAclsFilter(
+        resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter=None,
+        host_filter=None, operation=1, permission_type=1)
+    disabled = Errors.SECURITY_DISABLED.error_code
+    with RawClient(broker.port) as client:
+        created = client.request(ApiKeys.CREATE_ACLS, 2, create(creations=(creation, creation)))
+        assert [int(r.error_code) for r in created.results] == [disabled, disabled]
+        described = client.request(ApiKeys.DESCRIBE_ACLS, 2, describe(
+            resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter=None,
+            host_filter=None, operation=1, permission_type=1))
+        assert (int(described.error_code), described.error_message) == (
+            disabled, "No Authorizer is configured on the broker")
+        deleted = client.request(ApiKeys.DELETE_ACLS, 2, delete(filters=(delete_filter,)))
+        assert [int(r.error_code) for r in deleted.filter_results] == [disabled]
