@@ -255,6 +255,18 @@ def test_prefixed_consumer_acl_works_for_matching_topics_only(cluster) -> None:
         assert _metadata(cluster, "bob", i, [unrelated])[unrelated][0] == Errors.TOPIC_AUTHORIZATION_FAILED.error_code
     with pytest.raises(GroupAuthorizationFailedError):
         _consume(cluster, "bob", matching, "someone-elses-group", 1)
+    # DescribeGroups with the operations bob may do on each group (Read, and Describe it implies)
+    # (asked of both brokers: one of them coordinates the group)
+    describe = request_schema(ApiKeys.DESCRIBE_GROUPS, 3)
+    described = []
+    for i in range(2):
+        with _sasl_raw(cluster, i, "bob") as client:
+            answer = client.request(ApiKeys.DESCRIBE_GROUPS, 3, describe(
+                groups=("bob-readers", "someone-elses-group"), include_authorized_operations=True))
+        by_group = {g.group_id: g for g in answer.groups}
+        assert int(by_group["someone-elses-group"].error_code) == Errors.GROUP_AUTHORIZATION_FAILED.error_code
+        described.append((int(by_group["bob-readers"].error_code), int(by_group["bob-readers"].authorized_operations)))
+    assert (0, _bits(READ, DESCRIBE)) in described
 
 
 def test_super_user_does_everything(cluster) -> None:
