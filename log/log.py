@@ -54,7 +54,6 @@ from kafka_py.log.log_append_info import (
     SegmentDeletionReason,
 )
 from kafka_py.log.log_files import (
-    CLEAN_SHUTDOWN_FILE,
     CLEANED_FILE_SUFFIX,
     DELETE_DIR_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -220,34 +219,7 @@ class _DerivedConfig:
 class Log:
     """An append-only log of record batches for one partition."""
 
-    # Kafka's Log companion object, as static helpers.
-    LOG_FILE_SUFFIX = log_files.LOG_FILE_SUFFIX
-    INDEX_FILE_SUFFIX = log_files.INDEX_FILE_SUFFIX
-    TIME_INDEX_FILE_SUFFIX = log_files.TIME_INDEX_FILE_SUFFIX
-    DELETED_FILE_SUFFIX = DELETED_FILE_SUFFIX
-    CLEANED_FILE_SUFFIX = CLEANED_FILE_SUFFIX
-    SWAP_FILE_SUFFIX = SWAP_FILE_SUFFIX
-    CLEAN_SHUTDOWN_FILE = CLEAN_SHUTDOWN_FILE
-    DELETE_DIR_SUFFIX = DELETE_DIR_SUFFIX
-    FUTURE_DIR_SUFFIX = FUTURE_DIR_SUFFIX
-    UNKNOWN_OFFSET = log_files.UNKNOWN_OFFSET
-    filename_prefix_from_offset = staticmethod(log_files.filename_prefix_from_offset)
-    log_file = staticmethod(log_files.log_file)
-    offset_index_file = staticmethod(log_files.offset_index_file)
-    time_index_file = staticmethod(log_files.time_index_file)
-    transaction_index_file = staticmethod(log_files.transaction_index_file)
-    producer_snapshot_file = staticmethod(log_files.producer_snapshot_file)
-    log_file_name = staticmethod(log_files.log_file_name)
-    index_file_name = staticmethod(log_files.index_file_name)
-    time_index_file_name = staticmethod(log_files.time_index_file_name)
-    offset_from_file_name = staticmethod(log_files.offset_from_file_name)
-    offset_from_file = staticmethod(log_files.offset_from_file)
-    log_dir_name = staticmethod(log_files.log_dir_name)
-    log_delete_dir_name = staticmethod(log_files.log_delete_dir_name)
-    log_future_dir_name = staticmethod(log_files.log_future_dir_name)
-    parse_topic_partition_name = staticmethod(log_files.parse_topic_partition_name)
-    delete_file_if_exists = staticmethod(log_files.delete_file_if_exists)
-    size_in_bytes = staticmethod(log_files.size_in_bytes)
+    # Kafka's Log companion object (file names, suffixes, directory names) is log/log_files.py.
 
     def __init__(self, dir: str, config, log_start_offset: int = 0, recovery_point: int = 0,
                  scheduler=None, time=None,

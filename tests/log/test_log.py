@@ -554,7 +554,7 @@ def test_update_config_takes_effect_on_the_next_append(tmp_path):
     ("foo-3.0123456789abcdef0123456789abcdef-future", TopicPartition("foo", 3)),
 ])
 def test_parse_topic_partition_name(name, expected):
-    assert Log.parse_topic_partition_name("/data/" + name) == expected
+    assert log_files.parse_topic_partition_name("/data/" + name) == expected
 
 
 @pytest.mark.parametrize("name", ["foo", "-1", "foo-", "foo-x", "foo-1.x-delete.y", "foo.bar-delete"])
@@ -562,17 +562,17 @@ def test_parse_topic_partition_name_rejects_non_log_dirs(name):
     from kafka_py.common.errors import KafkaException
 
     with pytest.raises(KafkaException):
-        Log.parse_topic_partition_name("/data/" + name)
+        log_files.parse_topic_partition_name("/data/" + name)
 
 
 def test_delete_dir_name_round_trips():
     tp = TopicPartition("x" * 300, 7)
-    name = Log.log_delete_dir_name(tp)
+    name = log_files.log_delete_dir_name(tp)
     assert len(name) <= 255 and name.endswith("-delete")
-    assert Log.parse_topic_partition_name(name).partition == 7
-    assert Log.log_file_name(5) == "00000000000000000005.log"
-    assert Log.index_file_name(5) == "00000000000000000005.index"
-    assert Log.time_index_file_name(5) == "00000000000000000005.timeindex"
+    assert log_files.parse_topic_partition_name(name).partition == 7
+    assert log_files.log_file_name(5) == "00000000000000000005.log"
+    assert log_files.index_file_name(5) == "00000000000000000005.index"
+    assert log_files.time_index_file_name(5) == "00000000000000000005.timeindex"
 
 
 def test_origin_replication_skips_client_checks(tmp_path):
