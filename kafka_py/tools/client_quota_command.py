@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from kafka_py.tools.command_line_utils import CommandError
+from kafka_py.tools.command_line_utils import AdminTarget, CommandError
 
 USERS = "users"
 CLIENTS = "clients"
@@ -44,22 +44,11 @@ def _java_double(value: float) -> str:
     return fmt(value)
 
 
-def _send(bootstrap_server: str, api_key: Any, version: int, values: Mapping[str, Any]) -> Any:
-    from kafka_py.cluster.broker import Node
-    from kafka_py.clients.network_client import NetworkClient
-    from kafka_py.clients.network_client_utils import await_ready, send_and_receive
+def _send(target: AdminTarget, api_key: Any, version: int, values: Mapping[str, Any]) -> Any:
     from kafka_py.protocol.messages import request_schema
     from kafka_py.server.kafka_apis import build_entity
 
-    body = build_entity(request_schema(api_key, version), values)
-    host, _, port = bootstrap_server.split(",")[0].strip().rpartition(":")
-    client = NetworkClient(Node(-1, host.strip("[]"), int(port)), "kafka-configs", 30000)
-    try:
-        if not await_ready(client, 15000):
-            raise CommandError(f"Could not connect to {bootstrap_server}")
-        return send_and_receive(client, api_key, version, body).response_body
-    finally:
-        client.close()
+    return target.send("kafka-configs", api_key, version, build_entity(request_schema(api_key, version), values))
 
 
 def _components(entity_types: Sequence[str], entity_names: Sequence[str]) -> list[dict[str, Any]]:
@@ -81,13 +70,13 @@ def _components(entity_types: Sequence[str], entity_names: Sequence[str]) -> lis
     return components
 
 
-def describe_quotas(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequence[str]
+def describe_quotas(target: AdminTarget, entity_types: Sequence[str], entity_names: Sequence[str]
                     ) -> list[tuple[dict[str, Optional[str]], dict[str, float]]]:
     """Every quota entity matching the types and names (ClientQuotaFilter.containsOnly)."""
     from kafka_py.protocol.api_keys import ApiKeys
     from kafka_py.protocol.errors import Errors
 
-    response = _send(bootstrap_server, ApiKeys.DESCRIBE_CLIENT_QUOTAS, 1,
+    response = _send(target, ApiKeys.DESCRIBE_CLIENT_QUOTAS, 1,
                      {"components": _components(entity_types, entity_names), "strict": True})
     if int(response.error_code) != 0:
         raise CommandError(f"Error describing client quotas: {Errors.for_code(int(response.error_code)).name}: "
@@ -109,22 +98,22 @@ def _entity_text(entity: Mapping[str, Optional[str]]) -> str:
     return ", ".join(parts)
 
 
-def describe(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequence[str], out: Out) -> None:
-    entries = describe_quotas(bootstrap_server, entity_types, entity_names)
+def describe(target: AdminTarget, entity_types: Sequence[str], entity_names: Sequence[str], out: Out) -> None:
+    entries = describe_quotas(target, entity_types, entity_names)
     for entity, values in sorted(entries, key=lambda e: _entity_text(e[0])):
         text = ", ".join(f"{k}={_java_double(v)}" for k, v in values.items())
         out(f"Quota configs for {_entity_text(entity)} are {text}")
     # SCRAM credentials are per user: shown for users alone, not for defaults.
     if list(entity_types) == [USERS] and "" not in entity_names:
-        _describe_scram(bootstrap_server, entity_names, out)
+        _describe_scram(target, entity_names, out)
 
 
-def _describe_scram(bootstrap_server: str, users: Sequence[str], out: Out) -> None:
+def _describe_scram(target: AdminTarget, users: Sequence[str], out: Out) -> None:
     from kafka_py.protocol.api_keys import ApiKeys
     from kafka_py.protocol.errors import Errors
 
     names = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
-    response = _send(bootstrap_server, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0,
+    response = _send(target, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0,
                      {"users": [{"name": u} for u in users] if users else None})
     for result in response.results:
         if int(result.error_code) != 0:
@@ -137,7 +126,7 @@ def _describe_scram(bootstrap_server: str, users: Sequence[str], out: Out) -> No
         out(f"SCRAM credential configs for user-principal '{result.user}' are {shown}")
 
 
-def alter(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequence[str],
+def alter(target: AdminTarget, entity_types: Sequence[str], entity_names: Sequence[str],
           to_add: Mapping[str, str], to_delete: Sequence[str]) -> None:
     """AlterClientQuotas of one entity; deleting a key it does not have is an error, as in Kafka."""
     from kafka_py.protocol.api_keys import ApiKeys
@@ -145,7 +134,7 @@ def alter(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequ
 
     if len(entity_types) != len(entity_names):
         raise CommandError("Exactly one entity name must be specified for every entity type")
-    existing = describe_quotas(bootstrap_server, entity_types, entity_names)
+    existing = describe_quotas(target, entity_types, entity_names)
     old = existing[0][1] if existing else {}
     invalid = [k for k in to_delete if k not in old]
     if invalid:
@@ -160,7 +149,7 @@ def alter(bootstrap_server: str, entity_types: Sequence[str], entity_names: Sequ
     ops += [{"key": key, "value": 0.0, "remove": True} for key in to_delete]
     entity = [{"entity_type": QUOTA_ENTITY_TYPES[t], "entity_name": n or None}
               for t, n in zip(entity_types, entity_names)]
-    response = _send(bootstrap_server, ApiKeys.ALTER_CLIENT_QUOTAS, 1,
+    response = _send(target, ApiKeys.ALTER_CLIENT_QUOTAS, 1,
                      {"entries": [{"entity": entity, "ops": ops}], "validate_only": False})
     for entry in response.entries:
         if int(entry.error_code) != 0:
@@ -185,10 +174,9 @@ def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_
         from kafka_py.tools import user_scram_command
         user_scram_command.run(opts, to_add, to_delete, command_config, out)
         return
-    if command_config.get("security.protocol", "PLAINTEXT").upper() != "PLAINTEXT":
-        raise CommandError(f"--bootstrap-server with --entity-type {','.join(types)} connects over PLAINTEXT only")
+    target = AdminTarget(opts.bootstrap_server, command_config)
     if opts.describe:
-        describe(opts.bootstrap_server, types, names, out)
+        describe(target, types, names, out)
         return
     if types == [IPS]:
         if scram or unknown:
@@ -212,7 +200,7 @@ def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_
             from kafka_py.tools import user_scram_command
             user_scram_command.run(opts, to_add, to_delete, command_config, out)
             return
-    alter(opts.bootstrap_server, types, names, to_add, to_delete)
+    alter(target, types, names, to_add, to_delete)
     if names[0]:
         out(f"Completed updating config for {types[0][:-1]} {names[0]}.")
     else:

@@ -15,6 +15,9 @@ what the command-line tools share.
   (Kafka's tools log WARN and above to stderr through config/tools-log4j.properties;
   kafka-python's reconnect warnings would bury the one line that matters).
 - A progress bar on stderr for tools whose stdout goes to a file or pipe.
+- ``admin_channel_builder`` / ``open_network_client``: the same ``--command-config``
+  properties (``security.protocol``, ``ssl.*``, ``sasl.mechanism``, ``sasl.jaas.config``)
+  securing the tools' own connection for the requests kafka-python has no class for.
 - Raw admin requests through a KafkaAdminClient's connections, for the answers its
   public methods drop (per-resource error codes and messages of DescribeConfigs and
   IncrementalAlterConfigs, and the cluster-wide default broker resource "").
@@ -313,6 +316,10 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
             # PEM files (ssl.keystore.type / ssl.truststore.type PEM) as kafka-python reads them.
             out[_SSL_FILE_CONFIGS[name]] = value
             continue
+        if name == "ssl.endpoint.identification.algorithm":
+            # https (Kafka's default): the broker's certificate must name the host; empty: it need not.
+            out["ssl_check_hostname"] = bool(value.strip())
+            continue
         if name in ("ssl.keystore.type", "ssl.truststore.type"):
             if value.strip().upper() != "PEM":
                 raise CommandError(f"Invalid value {value} for configuration {name}: the tools read PEM files only")
@@ -338,6 +345,114 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
         else:
             out[key] = _coerce(name, value, defaults[key])
     return out
+
+
+def admin_channel_builder(props: Mapping[str, str]) -> Any:
+    """How a tool's own connection (kafka_py/clients/network_client.py) reaches a secured
+    listener, from the admin client properties of ``--command-config``: ``security.protocol``,
+    ``ssl.*`` (PEM trust and key stores, ``ssl.endpoint.identification.algorithm``, https by
+    default as in Kafka's clients), ``sasl.mechanism`` (PLAIN by default here: kafka-py has
+    no GSSAPI) and the ``username``/``password`` of ``sasl.jaas.config``. None for PLAINTEXT;
+    CommandError naming the key for a value it cannot use."""
+    from kafka_py.cluster.broker import SecurityProtocol
+    from kafka_py.network.channel_builders import SUPPORTED_SASL_MECHANISMS, ClientChannelBuilder
+    from kafka_py.security.jaas_config import client_credentials, parse_jaas_config
+    from kafka_py.security.listener_config import ListenerSecurityConfig
+    from kafka_py.security.ssl_factory import create_client_context
+    from kafka_py.server.kafka_config import CONFIG_DEF
+    from kafka_py.utils.config_def import ConfigException
+
+    name = (props.get("security.protocol") or "PLAINTEXT").strip().upper()
+    try:
+        protocol = SecurityProtocol[name]
+    except KeyError:
+        raise CommandError(f"Invalid value {props.get('security.protocol')} for configuration security.protocol: "
+                           f"String must be one of: {', '.join(p.name for p in SecurityProtocol)}") from None
+    if protocol is SecurityProtocol.PLAINTEXT:
+        return None
+    ssl_context = None
+    if protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL):
+        values: dict[str, Any] = {key: CONFIG_DEF.parse_value(config_key, config_key.default_value, False)
+                                  for key, config_key in CONFIG_DEF.config_keys.items()
+                                  if key.startswith("ssl.") and config_key.has_default}
+        values["ssl.endpoint.identification.algorithm"] = "https"
+        for key, value in props.items():
+            if key.startswith("ssl.") and key in CONFIG_DEF.config_keys:
+                try:
+                    values[key] = CONFIG_DEF.parse_value(CONFIG_DEF.config_keys[key], value, True)
+                except ConfigException as e:
+                    raise CommandError(f"Invalid value {value} for configuration {key}: {e}") from None
+        for key in ("ssl.keystore.type", "ssl.truststore.type"):
+            values.setdefault(key, "PEM")
+        try:
+            ssl_context = create_client_context(ListenerSecurityConfig("command-config", {}, CONFIG_DEF, values))
+        except ConfigException as e:
+            raise CommandError(f"Invalid TLS configuration: {e}") from None
+        except (OSError, ValueError) as e:
+            raise CommandError(f"Unable to load the TLS key or trust store: {e}") from None
+    mechanism = username = password = None
+    if protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
+        mechanism = (props.get("sasl.mechanism") or "PLAIN").strip()
+        if mechanism not in SUPPORTED_SASL_MECHANISMS:
+            raise CommandError(f"Invalid value {mechanism} for configuration sasl.mechanism: kafka-py supports "
+                               f"{', '.join(SUPPORTED_SASL_MECHANISMS)}")
+        text = props.get("sasl.jaas.config")
+        if not text:
+            raise CommandError(f"security.protocol {protocol.name} needs sasl.jaas.config with a username and "
+                               "password")
+        try:
+            credentials = client_credentials(parse_jaas_config(text))
+        except ValueError as e:
+            raise CommandError(f"Invalid value for configuration sasl.jaas.config: {e}") from None
+        if credentials is None:
+            raise CommandError("sasl.jaas.config names no username and password")
+        username, password = credentials
+    return ClientChannelBuilder("command-config", protocol, ssl_context, mechanism, username, password)
+
+
+def open_network_client(bootstrap_server: str, props: Mapping[str, str], client_id: str,
+                        request_timeout_ms: int = 30000, connect_timeout_ms: int = 15000) -> Any:
+    """A connected kafka_py NetworkClient to the first ``--bootstrap-server`` entry, secured as
+    the ``--command-config`` properties say (``admin_channel_builder``), for the requests the
+    tools send themselves (client quotas, SCRAM credentials). CommandError when the broker
+    cannot be reached or refuses the login; the caller closes the client."""
+    from kafka_py.cluster.broker import Node
+    from kafka_py.clients.network_client import NetworkClient
+    from kafka_py.clients.network_client_utils import await_ready
+
+    builder = admin_channel_builder(props)
+    host, _, port = bootstrap_server.split(",")[0].strip().rpartition(":")
+    client = NetworkClient(Node(-1, host.strip("[]"), int(port)), client_id, request_timeout_ms,
+                           channel_builder=builder)
+    try:
+        if not await_ready(client, connect_timeout_ms):
+            raise CommandError(f"Could not connect to {bootstrap_server} within {connect_timeout_ms} ms")
+    except CommandError:
+        client.close()
+        raise
+    except Exception as e:
+        client.close()
+        raise CommandError(f"Could not connect to {bootstrap_server}: {describe_exception(e)}") from None
+    return client
+
+
+@dataclass(frozen=True)
+class AdminTarget:
+    """Where a tool sends its own requests: ``--bootstrap-server`` and the ``--command-config``
+    properties that secure the connection."""
+
+    bootstrap_server: str
+    command_config: Mapping[str, str]
+
+    def send(self, client_id: str, api_key: Any, api_version: int, body: Any) -> Any:
+        """One request on a fresh connection; the response body."""
+        from kafka_py.clients.network_client_utils import send_and_receive
+
+        client = open_network_client(self.bootstrap_server, self.command_config, client_id)
+        try:
+            return send_and_receive(client, api_key, api_version, body).response_body
+        finally:
+            client.close()
 
 
 def validate_bootstrap_servers(servers: str, option: str = "--bootstrap-server") -> list[str]:

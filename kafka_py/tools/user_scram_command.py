@@ -23,7 +23,7 @@ from kafka_py.security.scram import (
     credential_to_string,
     secure_random_bytes,
 )
-from kafka_py.tools.command_line_utils import CommandError
+from kafka_py.tools.command_line_utils import AdminTarget, CommandError
 
 DEFAULT_ITERATIONS = 4096
 MECHANISM_IDS = {ScramMechanism.SCRAM_SHA_256: 1, ScramMechanism.SCRAM_SHA_512: 2}
@@ -118,19 +118,8 @@ def _run_with_zookeeper(zookeeper: str, alter: bool, user: str | None, to_add: M
 
 # ---- through a broker --------------------------------------------------------------------
 
-def _send(bootstrap_server: str, api_key: Any, body: Any) -> Any:
-    from kafka_py.cluster.broker import Node
-    from kafka_py.clients.network_client import NetworkClient
-    from kafka_py.clients.network_client_utils import await_ready, send_and_receive
-
-    host, _, port = bootstrap_server.split(",")[0].strip().rpartition(":")
-    client = NetworkClient(Node(-1, host.strip("[]"), int(port)), "kafka-configs", 30000)
-    try:
-        if not await_ready(client, 15000):
-            raise CommandError(f"Could not connect to {bootstrap_server}")
-        return send_and_receive(client, api_key, 0, body).response_body
-    finally:
-        client.close()
+def _send(bootstrap_server: str, command_config: Mapping[str, str], api_key: Any, body: Any) -> Any:
+    return AdminTarget(bootstrap_server, command_config).send("kafka-configs", api_key, 0, body)
 
 
 def _run_with_admin(bootstrap_server: str, alter: bool, user: str | None, to_add: Mapping[str, str],
@@ -143,9 +132,6 @@ def _run_with_admin(bootstrap_server: str, alter: bool, user: str | None, to_add
     from kafka_py.protocol.api_keys import ApiKeys
     from kafka_py.protocol.errors import Errors
 
-    if command_config.get("security.protocol", "PLAINTEXT").upper() != "PLAINTEXT":
-        raise CommandError("--bootstrap-server with --entity-type users connects over PLAINTEXT only; "
-                           "use --zookeeper, or a PLAINTEXT listener")
     if alter:
         additions = parse_scram_additions(to_add)
         deletions = _check_deletions(to_delete)
@@ -160,7 +146,7 @@ def _run_with_admin(bootstrap_server: str, alter: bool, user: str | None, to_add
             deletions=tuple(alter_request.ScramCredentialDeletion(name=user, mechanism=i8(MECHANISM_IDS[m]))
                             for m in deletions),
             upsertions=tuple(upsertions))
-        response = _send(bootstrap_server, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, body)
+        response = _send(bootstrap_server, command_config, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, body)
         for result in response.results:
             error = Errors.for_code(int(result.error_code)) if hasattr(Errors, "for_code") else None
             if int(result.error_code) != 0:
@@ -169,7 +155,7 @@ def _run_with_admin(bootstrap_server: str, alter: bool, user: str | None, to_add
         out(f"Completed updating config for user {user}.")
         return
     users = None if user is None else (describe_request.UserName(name=user),)
-    response = _send(bootstrap_server, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS,
+    response = _send(bootstrap_server, command_config, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS,
                      describe_request.DescribeUserScramCredentialsRequest(users=users))
     names = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
     for result in response.results:
