@@ -143,6 +143,13 @@ class StreamPlanner:
                 offsets[tp] = value
         return offsets
 
+    def resolves_latest(self) -> bool:
+        """Whether startingOffsets starts some partition at "latest"."""
+        spec = self.options.starting_offsets
+        if isinstance(spec, dict):
+            return LATEST_OFFSET in spec.values()
+        return spec == LATEST
+
     def check_checkpoint(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Offsets from a checkpoint must be of partitions this query's subscription selects."""
         foreign = sorted({str(tp) for tp in offsets if not self.options.subscription.includes(tp)})

@@ -4,7 +4,8 @@ No Kafka counterpart: PySpark's DataSourceStreamReader (Spark 4.2 and later, wit
 control), doing what Spark's Kafka micro-batch source does, over log dirs. Spark calls it on
 the driver, in one long-lived Python process per query:
 
-* ``initialOffset``: where a query without a checkpoint starts (``startingOffsets``);
+* ``initialOffset``: where a query without a checkpoint starts (``startingOffsets``), resolved
+  once; a start at "latest" is pinned as the first micro-batch's (empty) end;
 * ``latestOffset(start, limit)``: where the next micro-batch ends: each partition's readable
   end (its high watermark), held back by ``minOffsetsPerTrigger`` / ``maxTriggerDelay`` and cut
   by ``maxOffsetsPerTrigger`` (kafka_py/spark/admission_control.py); with ``ReadAllAvailable``
@@ -56,13 +57,32 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         #: The ends found by prepareForTriggerAvailableNow; None under other triggers.
         self.available_now_ends: Optional[dict[TopicPartition, int]] = None
         self.last_available: Optional[dict[TopicPartition, int]] = None
+        #: The offsets resolved from startingOffsets, once per query run (see initialOffset).
+        self.initial: Optional[dict] = None
+        #: The next latestOffset from ``initial`` returns it unchanged (see initialOffset).
+        self.pin_initial = False
 
     # ------------------------------------------------------------------ offsets
 
     def initialOffset(self) -> dict:
-        offsets = self.planner.initial_offsets()
-        logger.info("Stream starts at %s", offsets_to_json(offsets))
-        return offsets_to_json(offsets)
+        """Resolved once: Spark asks again when it runs the first micro-batch (its start is
+        this, not a checkpointed offset), and "latest" found then would skip what arrived
+        in between.
+
+        Offsets resolved from "latest" must also survive a restart before the first
+        micro-batch commits, which Spark's Kafka source does by writing them under the
+        checkpoint; a Python source is not told where the checkpoint is. Instead the first
+        micro-batch ends where it starts, so Spark writes these offsets to the checkpoint's
+        offset log as its end before anything is read: the next micro-batch starts there,
+        and a restarted query whose first micro-batch was not committed runs it again
+        empty (from the latest of its restart, which is not before its end) and goes on from
+        the pinned offsets."""
+        if self.initial is None:
+            offsets = self.planner.initial_offsets()
+            self.initial = offsets_to_json(offsets)
+            self.pin_initial = self.planner.resolves_latest()
+            logger.info("Stream starts at %s", self.initial)
+        return self.initial
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.max_offsets_per_trigger:
@@ -81,6 +101,10 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begins = offsets_from_json(start, "The checkpointed start offset")
         self.planner.check_checkpoint(begins)
+        if self.pin_initial:
+            self.pin_initial = False
+            if start == self.initial:
+                return start
         snapshot = self.planner.snapshot()
         for tp in self.planner.vanished(begins, snapshot):
             del begins[tp]

@@ -68,3 +68,40 @@ def test_available_now_never_passes_the_ends_found_when_it_was_prepared(tmp_path
     assert reader.latestOffset({"t": {"0": 0}}, ReadMaxRows(15)) == {"t": {"0": 15}}
     assert reader.latestOffset({"t": {"0": 15}}, ReadMaxRows(15)) == {"t": {"0": 20}}
     assert reader.latestOffset({"t": {"0": 20}}, ReadMaxRows(15)) == {"t": {"0": 20}}
+
+
+def test_latest_is_resolved_once_and_pinned_as_the_first_micro_batch_end(tmp_path):
+    # Records up to the high watermark are there; moving it acknowledges more.
+    write_partition(str(tmp_path), "t", 0, [10] * 4)
+    checkpoint(tmp_path, {("t", 0): 20})
+    reader = stream_reader(tmp_path, subscribe="t", startingOffsets="latest")
+    initial = reader.initialOffset()
+    assert initial == {"t": {"0": 20}}
+    # Records arrive between Spark's calls.
+    checkpoint(tmp_path, {("t", 0): 30})
+    # The first micro-batch ends where it starts, so that Spark writes the initial offsets to
+    # the checkpoint's offset log; Spark's second initialOffset (the first micro-batch's start)
+    # gives the same offsets.
+    assert reader.latestOffset(initial, ReadAllAvailable()) == initial
+    assert reader.initialOffset() == initial
+    assert reader.partitions(reader.initialOffset(), initial) == []
+    assert reader.latestOffset(initial, ReadAllAvailable()) == {"t": {"0": 30}}
+
+    # Killed before the first micro-batch committed, the query starts again: a new reader
+    # resolves latest anew; Spark runs the first micro-batch again up to the pinned offsets
+    # (nothing), and the next one reads everything produced since the first start.
+    checkpoint(tmp_path, {("t", 0): 40})
+    restarted = stream_reader(tmp_path, subscribe="t", startingOffsets="latest")
+    assert restarted.partitions(restarted.initialOffset(), initial) == []
+    end = restarted.latestOffset(initial, ReadAllAvailable())
+    assert end == {"t": {"0": 40}}
+    slices = restarted.partitions(initial, end)
+    assert [(p.value.from_offset, p.value.until_offset) for p in slices] == [(20, 40)]
+
+
+def test_earliest_is_not_held_back_for_pinning(tmp_path):
+    write_partition(str(tmp_path), "t", 0, [10] * 2)
+    checkpoint(tmp_path, {("t", 0): 20})
+    reader = stream_reader(tmp_path, subscribe="t")
+    initial = reader.initialOffset()
+    assert reader.latestOffset(initial, ReadAllAvailable()) == {"t": {"0": 20}}

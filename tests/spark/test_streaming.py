@@ -110,6 +110,37 @@ def test_starting_offsets_latest_and_json(spark, stream_data, tmp_path):
     assert json.loads((offsets_dir / last).read_text().splitlines()[-1]) == {"starts": {"0": 50, "1": 50}}
 
 
+def test_a_latest_start_survives_a_first_micro_batch_that_never_commits(spark, stream_data, tmp_path):
+    stream_data.create_topic("pinned", 2)
+    stream_data.produce("pinned", 100, 2, "none")
+    stream_data.wait_for_high_watermarks()
+    planned, release = threading.Event(), threading.Event()
+
+    def first_batch_dies(df, batch_id):
+        planned.set()
+        release.wait(WAIT_S)
+        raise RuntimeError("the first micro-batch dies before it commits")
+
+    cp = tmp_path / "cp"
+    df = stream_reader(spark, stream_data.log_dir, subscribe="pinned", startingOffsets="latest")
+    query = df.writeStream.foreachBatch(first_batch_dies).option("checkpointLocation", str(cp)).start()
+    try:
+        assert planned.wait(WAIT_S), "the first micro-batch did not start"
+        after_start = stream_data.produce("pinned", 200, 2, "none", start=100)
+        stream_data.wait_for_high_watermarks()
+        release.set()
+        with pytest.raises(Exception, match="dies before it commits"):
+            query.awaitTermination(WAIT_S)
+    finally:
+        release.set()
+        query.stop()
+    assert (cp / "offsets" / "0").exists() and not (cp / "commits" / "0").exists()
+    later = stream_data.produce("pinned", 50, 2, "none", start=300)
+    stream_data.wait_for_high_watermarks()
+    rows = run_available_now(spark, df, cp).rows
+    assert sorted(rows) == sorted((r.topic, r.partition, r.offset) for r in after_start + later)
+
+
 @pytest.mark.parametrize("high_watermarks", ["checkpoint", "bootstrap servers"])
 def test_records_produced_while_the_stream_runs_all_arrive_with_new_topics_and_partitions(
         spark, stream_data, tmp_path, high_watermarks):
