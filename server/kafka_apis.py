@@ -44,6 +44,7 @@ from kafka_py.common.errors import (
     UnsupportedCompressionTypeException,
 )
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.network.request_channel import Request, RequestChannel, SendResponse
 from kafka_py.network.send import ByteBufferSend
@@ -92,7 +93,6 @@ INVALID_HIGH_WATERMARK = -1
 INVALID_LAST_STABLE_OFFSET = -1
 INVALID_LOG_START_OFFSET = -1
 UNKNOWN_TIMESTAMP = -1
-UNKNOWN_OFFSET = -1
 INITIAL_SESSION_ID = 0  # FetchMetadata.INVALID_SESSION_ID: sessionless
 FETCH_INITIAL_EPOCH = 0
 FETCH_FINAL_EPOCH = -1
@@ -262,13 +262,11 @@ class KafkaApis:
         self.producer_id_manager = producer_id_manager
         self.admin_zk_client = admin_zk_client
         self.group_coordinator = group_coordinator
+        # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
+        self.txn_coordinator: Any = None
         # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
         self.quotas = quotas
         self._quota = QuotaRequestHandlers(self)
-        # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
-        self.txn_coordinator: Any = None
-        # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
-        self.txn_coordinator: Any = None
         # The configured authorizer, or None: then every check passes (server/auth_helper.py).
         self.authorizer = authorizer
         self.auth_helper = AuthHelper(authorizer)
@@ -317,16 +315,6 @@ class KafkaApis:
             ApiKeys.DESCRIBE_GROUPS: self._group.handle_describe_groups_request,
             ApiKeys.LIST_GROUPS: self._group.handle_list_groups_request,
             ApiKeys.DELETE_GROUPS: self._group.handle_delete_groups_request,
-        })
-        from kafka_py.server import kafka_apis_txn  # the transaction coordinator half of this class
-
-        self._txn = kafka_apis_txn.TxnRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.ADD_PARTITIONS_TO_TXN: self._txn.handle_add_partitions_to_txn_request,
-            ApiKeys.ADD_OFFSETS_TO_TXN: self._txn.handle_add_offsets_to_txn_request,
-            ApiKeys.END_TXN: self._txn.handle_end_txn_request,
-            ApiKeys.WRITE_TXN_MARKERS: self._txn.handle_write_txn_markers_request,
-            ApiKeys.TXN_OFFSET_COMMIT: self._txn.handle_txn_offset_commit_request,
         })
         from kafka_py.server import kafka_apis_txn  # the transaction coordinator half of this class
 
@@ -596,8 +584,6 @@ class KafkaApis:
         elif topic == "__transaction_state":
             partitions = int(getattr(self.config, "transaction_topic_partitions", 50))
             replication_factor = int(getattr(self.config, "transaction_topic_replication_factor", 3))
-            if self.txn_coordinator is not None:
-                configs = self.txn_coordinator.transaction_topic_configs()
             if self.txn_coordinator is not None:
                 configs = self.txn_coordinator.transaction_topic_configs()
         else:
