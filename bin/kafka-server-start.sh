@@ -20,9 +20,12 @@ ensure_python_env
 config="$1"; shift
 if [ -f "$config" ]; then config="$(realpath -- "$config")"; fi
 cmd=("$KAFKA_PY_PYTHON" -m kafka_py.kafka "$config" "$@")
+# Kafka keeps these under $base_dir/logs; outside the tree here so it stays clean. The
+# broker writes server.log, controller.log, state-change.log... there (${kafka.logs.dir}
+# in config/logging.yaml is $LOG_DIR), as Kafka's scripts pass -Dkafka.logs.dir=$LOG_DIR.
+log_dir="${LOG_DIR:-/tmp/kafka-py-logs}"
+export LOG_DIR="$log_dir"
 if [ "$daemon" = 1 ]; then
-    # Kafka keeps these under $base_dir/logs; outside the tree here so it stays clean.
-    log_dir="${LOG_DIR:-/tmp/kafka-py-logs}"
     mkdir -p "$log_dir"
     nohup "${cmd[@]}" > "$log_dir/kafkaServer.out" 2>&1 < /dev/null &
     echo $! > "$log_dir/kafkaServer.pid"

@@ -28,25 +28,39 @@ def test_subpackages_map_too():
     assert pathlib.Path(module.__file__).resolve().parent == ROOT / "server" / "checkpoints"
 
 
-def test_logging_config_is_valid_dictconfig():
+def test_logging_config_is_valid_dictconfig(tmp_path, monkeypatch):
     import logging.config
 
     import yaml
 
+    monkeypatch.setenv("LOG_DIR", str(tmp_path))
     config = yaml.safe_load((ROOT / "config" / "logging.yaml").read_text())
     root = logging.getLogger()
     saved = root.handlers[:], root.level
-    named = {name: logging.getLogger(name).level for name in config.get("loggers", {})}
+    named = {name: (lg.level, lg.handlers[:], lg.propagate)
+             for name, lg in ((n, logging.getLogger(n)) for n in config.get("loggers", {}))}
     try:
         logging.config.dictConfig(config)
         handler = root.handlers[0]
+        file_handlers = {pathlib.Path(h.baseFilename).name for h in root.handlers[1:]}
+        for name in named:
+            file_handlers.update(pathlib.Path(h.baseFilename).name for h in logging.getLogger(name).handlers)
     finally:
         # dictConfig binds a handler to the current (captured) stdout; leaving it on the root
         # logger would make later log calls, even at interpreter exit, write to a closed file.
+        for h in root.handlers[1:]:
+            h.close()
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
-        for name, level in named.items():
-            logging.getLogger(name).setLevel(level)
+        for name, (level, handlers, propagate) in named.items():
+            lg = logging.getLogger(name)
+            for h in lg.handlers:
+                h.close()
+            lg.setLevel(level)
+            lg.handlers[:] = handlers
+            lg.propagate = propagate
+    assert file_handlers == {"server.log", "controller.log", "state-change.log", "kafka-request.log",
+                             "log-cleaner.log", "kafka-authorizer.log"}
     record = logging.LogRecord("kafka_py.server.kafka_server", logging.INFO, "", 0,
                                "[KafkaServer id=0] started", None, None)
     line = handler.formatter.format(record)

@@ -4,6 +4,14 @@ Kafka configures log4j from a properties file named by KAFKA_LOG4J_OPTS; here th
 broker and tools load a YAML file (config/logging.yaml by default, or the file named
 by KAFKA_PY_LOGGING_CONFIG) into logging.config.dictConfig. The default line format
 follows Kafka's "[%d] %p %m (%c)%n" so operators' greps keep working.
+
+Kafka's files (server.log, controller.log, state-change.log, kafka-request.log,
+log-cleaner.log, kafka-authorizer.log) go to ``${kafka.logs.dir}``, which Kafka's scripts
+set from $LOG_DIR; here a handler's ``filename`` may name ``${kafka.logs.dir}`` and it is
+replaced by $LOG_DIR (the directory the bin scripts use), /tmp/kafka-py-logs without it.
+DailyRollingFileHandler rolls them as log4j's DailyRollingFileAppender with the
+DatePattern '.'yyyy-MM-dd-HH does: at the top of every hour, the file closed being renamed
+with the hour it covered (server.log.2026-11-25-05).
 """
 from __future__ import annotations
 
@@ -11,15 +19,60 @@ import logging
 import logging.config
 import os
 import pathlib
+import re
+import time
+from logging.handlers import TimedRotatingFileHandler
 
 import yaml
 
 DEFAULT_CONFIG = pathlib.Path(__file__).resolve().parents[2] / "config" / "logging.yaml"
+DEFAULT_LOGS_DIR = "/tmp/kafka-py-logs"
+LOGS_DIR_PLACEHOLDER = "${kafka.logs.dir}"
 _FALLBACK_FORMAT = "[%(asctime)s,%(msecs)03d] %(levelname)s %(message)s (%(name)s)"
+
+
+def kafka_logs_dir() -> str:
+    """Kafka's ``kafka.logs.dir``: $LOG_DIR as the bin scripts pass it, or their default."""
+    return os.environ.get("LOG_DIR") or DEFAULT_LOGS_DIR
+
+
+class DailyRollingFileHandler(TimedRotatingFileHandler):
+    """log4j's DailyRollingFileAppender: a new file at each boundary of ``date_pattern``'s
+    finest unit (hourly for '%Y-%m-%d-%H', Kafka's '.'yyyy-MM-dd-HH), in local time,
+    aligned to the boundary rather than counted from the start. The file closed is renamed
+    ``<file>.<the period it covered>``; rolled files are kept (as log4j keeps them) unless
+    ``backup_count`` is set. ``${kafka.logs.dir}`` in ``filename`` is resolved and the
+    directory created."""
+
+    def __init__(self, filename: str, date_pattern: str = "%Y-%m-%d-%H", backup_count: int = 0,
+                 encoding: str | None = "utf-8", delay: bool = True) -> None:
+        filename = os.fspath(filename).replace(LOGS_DIR_PLACEHOLDER, kafka_logs_dir())
+        pathlib.Path(filename).parent.mkdir(parents=True, exist_ok=True)
+        when = "H" if "%H" in date_pattern else "D"
+        super().__init__(filename, when=when, backupCount=backup_count, encoding=encoding, delay=delay)
+        self.suffix = date_pattern
+        # for the deletion of the oldest files when backup_count is set
+        pattern = re.escape(date_pattern)
+        for code, digits in (("%Y", 4), ("%m", 2), ("%d", 2), ("%H", 2)):
+            pattern = pattern.replace(re.escape(code), r"\d{%d}" % digits)
+        self.extMatch = re.compile(rf"^{pattern}(\.\w+)?$", re.ASCII)
+        self.rolloverAt = self.computeRollover(time.time())
+
+    def computeRollover(self, currentTime: float) -> int:  # noqa: N802 (logging's name)
+        lt = time.localtime(currentTime)
+        if self.when == "H":
+            start = time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, lt.tm_hour, 0, 0, 0, 0, -1))
+            return int(start + 3600)
+        # the next midnight (mktime carries a day past the month's end)
+        return int(time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday + 1, 0, 0, 0, 0, 0, -1)))
+
+
+TRACE = 5  # log4j's TRACE, below Python's DEBUG
 
 
 def configure_logging(path: str | os.PathLike | None = None) -> None:
     """Load the YAML logging config; fall back to Kafka's line format on stdout."""
+    logging.addLevelName(TRACE, "TRACE")
     chosen = path or os.environ.get("KAFKA_PY_LOGGING_CONFIG") or DEFAULT_CONFIG
     chosen = pathlib.Path(chosen)
     if chosen.is_file():

@@ -1,0 +1,65 @@
+"""DailyRollingFileHandler: log4j's DailyRollingFileAppender ('.'yyyy-MM-dd-HH) for
+config/logging.yaml's files under ${kafka.logs.dir}."""
+from __future__ import annotations
+
+import logging
+import time
+
+from kafka_py.utils.logging_setup import DailyRollingFileHandler, kafka_logs_dir
+
+
+def _record(msg: str) -> logging.LogRecord:
+    return logging.LogRecord("kafka_py.test", logging.INFO, "", 0, msg, None, None)
+
+
+def test_logs_dir_is_log_dir_with_the_scripts_default(monkeypatch):
+    monkeypatch.setenv("LOG_DIR", "/var/log/kafka-py")
+    assert kafka_logs_dir() == "/var/log/kafka-py"
+    monkeypatch.delenv("LOG_DIR")
+    assert kafka_logs_dir() == "/tmp/kafka-py-logs"
+
+
+def test_placeholder_resolved_and_directory_created_without_a_file_until_a_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOG_DIR", str(tmp_path / "a" / "b"))
+    handler = DailyRollingFileHandler("${kafka.logs.dir}/server.log")
+    try:
+        assert handler.baseFilename == str(tmp_path / "a" / "b" / "server.log")
+        assert (tmp_path / "a" / "b").is_dir() and not (tmp_path / "a" / "b" / "server.log").exists()
+        handler.emit(_record("one"))
+        handler.flush()
+        assert (tmp_path / "a" / "b" / "server.log").read_text() == "one\n"
+    finally:
+        handler.close()
+
+
+def test_rolls_at_the_top_of_the_hour_into_the_hour_it_covered(tmp_path):
+    handler = DailyRollingFileHandler(str(tmp_path / "server.log"))
+    try:
+        now = time.time()
+        lt = time.localtime(now)
+        hour_start = time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, lt.tm_hour, 0, 0, 0, 0, -1))
+        # aligned to the hour, not an hour after the handler was made
+        assert handler.rolloverAt == int(hour_start + 3600)
+        handler.emit(_record("before"))
+        # as if the hour had ended: the file is renamed after the hour it covered
+        handler.rolloverAt = int(now) - 1
+        expected_suffix = time.strftime("%Y-%m-%d-%H", time.localtime(handler.rolloverAt - 3600))
+        handler.emit(_record("after"))
+        handler.flush()
+        rolled = tmp_path / f"server.log.{expected_suffix}"
+        assert rolled.read_text() == "before\n"
+        assert (tmp_path / "server.log").read_text() == "after\n"
+        assert handler.rolloverAt > now
+        assert handler.extMatch.match(expected_suffix)
+    finally:
+        handler.close()
+
+
+def test_daily_pattern_rolls_at_midnight(tmp_path):
+    handler = DailyRollingFileHandler(str(tmp_path / "x.log"), date_pattern="%Y-%m-%d")
+    try:
+        lt = time.localtime(handler.rolloverAt)
+        assert (lt.tm_hour, lt.tm_min, lt.tm_sec) == (0, 0, 0)
+        assert 0 < handler.rolloverAt - time.time() <= 86400 + 3600
+    finally:
+        handler.close()
