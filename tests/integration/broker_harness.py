@@ -66,6 +66,7 @@ class BrokerProcess:
         self.log_dir = self.workdir / "kafka-logs"
         self.config_path = self.workdir / "server.properties"
         self.output_path = self.workdir / "broker.out"
+        self.logs_dir = self.workdir / "logs"
         self.overrides = dict(overrides or {})
         self.env = dict(env or {})
         # Run in the child before the broker starts (resource limits, say), on every start.
@@ -114,7 +115,9 @@ class BrokerProcess:
         # Only this run's lines count: the output file is appended across restarts.
         self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
         self._output = open(self.output_path, "ab")
-        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
+        # Kafka's log files (server.log, controller.log, state-change.log...) per broker.
+        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
+        env.update(self.env)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
             cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env, preexec_fn=self.preexec_fn)

@@ -134,3 +134,34 @@ def test_replica_manager_gauges(metrics_broker):
     assert value(samples, "kafka_server_replicamanager_partitioncount") >= leaders
     assert value(samples, "kafka_server_replicamanager_underreplicatedpartitions") == 0
     assert value(samples, "kafka_server_replicamanager_offlinereplicacount") == 0
+
+
+def test_kafka_log_files_each_get_their_loggers_lines(metrics_broker):
+    """config/logging.yaml's files under $LOG_DIR (the harness gives each broker its own):
+    the controller's election in controller.log, LeaderAndIsr in state-change.log, the
+    broker's own lines in server.log and stdout."""
+    broker = metrics_broker
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1)
+    producer.send("metrics-log-files", value=b"x").get(timeout=30)
+    producer.close()
+    logs = broker.logs_dir
+
+    def text(name: str) -> str:
+        path = logs / name
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    wait_until(lambda: "Handling LeaderAndIsr request" in text("state-change.log")
+               and "metrics-log-files" in text("state-change.log"), 30,
+               f"no LeaderAndIsr line in state-change.log: {sorted(p.name for p in logs.iterdir())}")
+    controller = text("controller.log")
+    assert "0 successfully elected as the controller" in controller
+    assert "(kafka_py.controller.kafka_controller)" in controller
+    server = text("server.log")
+    assert "[KafkaServer id=0] started (kafka_py.server.kafka_server)" in server
+    assert "[KafkaServer id=0] started" in broker.output()
+    # as in Kafka 2.8.2's log4j.properties: state changes only in their file, the
+    # controller's lines (at TRACE) in server.log and stdout too
+    assert "(state.change.logger)" not in server and "(state.change.logger)" not in broker.output()
+    assert "successfully elected as the controller" in server
+    # the request logger is at WARN: no "Completed request" lines by default
+    assert "Completed request" not in text("kafka-request.log")
