@@ -234,6 +234,35 @@ def test_retention_deleting_unread_segments_is_data_loss(spark, stream_data, tmp
     assert sorted(o for _, _, o in rows) == list(range(log_start, 550))
 
 
+def test_delete_records_past_the_stream_is_data_loss(spark, stream_data, tmp_path):
+    from kafka import TopicPartition as KafkaTopicPartition
+
+    topic = "trimmed"
+    stream_data.create_topic(topic, 1)
+    stream_data.produce(topic, 50, 1, "none")
+    stream_data.wait_for_high_watermarks()
+    checkpoint = tmp_path / "cp"
+    df = stream_reader(spark, stream_data.log_dir, subscribe=topic)
+    assert len(run_available_now(spark, df, checkpoint).rows) == 50
+    stream_data.produce(topic, 100, 1, "none", start=50)
+    stream_data.wait_for_high_watermarks()
+    # Inside the active segment: only log-start-offset-checkpoint tells the files about it.
+    stream_data.admin.delete_records({KafkaTopicPartition(topic, 0): 120})
+    start_file = os.path.join(stream_data.log_dir, "log-start-offset-checkpoint")
+    wait_until(lambda: os.path.exists(start_file) and f"{topic} 0 120" in open(start_file).read(), WAIT_S,
+               "the new log start offset was never checkpointed")
+
+    with pytest.raises(Exception) as failure:
+        run_available_now(spark, df, checkpoint)
+    message = message_of(failure.value)
+    assert f"Offsets 50 to 119 of {topic}-0 were deleted" in message
+    assert "failOnDataLoss" in message
+
+    lenient = stream_reader(spark, stream_data.log_dir, subscribe=topic, failOnDataLoss="false")
+    rows = run_available_now(spark, lenient, checkpoint).rows
+    assert sorted(o for _, _, o in rows) == list(range(120, 150))
+
+
 def test_bad_input_names_the_option(spark, stream_data, tmp_path):
     stream_data.create_topic("bad-input", 1)
     stream_data.produce("bad-input", 10, 1, "none")
