@@ -185,6 +185,8 @@ class ProduceLoad:
     def wait_acked(self, more: int, timeout: float = WAIT) -> None:
         """Until ``more`` values beyond those acknowledged now are acknowledged."""
         target = self.count() + more
+        assert target <= self.max_records, (f"waiting for {target} acknowledgements of a producer that sends "
+                                            f"{self.max_records} records")
         try:
             wait_until(lambda: self.count() >= target or self.crashed is not None, timeout, "", interval=0.1)
         except TimeoutError:
