@@ -4,18 +4,23 @@ An idempotent acks=all producer writes on (tests/integration/replicated_cluster.
 ProduceLoad); the stream reads the dirs of all three brokers into a memory sink; the leader of
 a partition is killed with SIGKILL mid-stream and a new one is elected. Every acknowledged
 record reaches the sink once, at the offset it was acknowledged at, with its value: no row is
-read twice, none from a replica's uncommitted tail."""
+read twice, none from a replica's uncommitted tail. An RF=1 topic with a partition on each
+broker is read in the same stream: each of its records once, the one on the killed broker
+included, and the stream goes on past that partition going offline."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
+from kafka import KafkaProducer
+
 from tests.integration.broker_harness import BrokerProcess, unique_chroot, wait_until
 from tests.integration.replicated_cluster import CLUSTER_PROPS, ProduceLoad, ReplicatedCluster
 
 WAIT_S = 180
 TOPIC = "failover"
+RF1_TOPIC = "failover-rf1"
 
 
 @pytest.mark.parametrize("high_watermarks", ["bootstrap servers", "checkpoint"])
@@ -30,25 +35,33 @@ def test_a_stream_over_three_brokers_survives_a_leader_kill(spark, zookeeper, tm
     try:
         cluster.create_topic(TOPIC, {0: [0, 1, 2], 1: [1, 2, 0]})
         cluster.wait_fully_replicated(TOPIC, 2)
+        cluster.create_topic(RF1_TOPIC, {0: [0], 1: [1], 2: [2]})
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all")
+        sent = [producer.send(RF1_TOPIC, value=b"rf1-%d" % i, partition=i % 3) for i in range(300)]
+        rf1_acked = {(m.partition, m.offset): b"rf1-%d" % i for i, m in enumerate(f.get(timeout=60) for f in sent)}
+        producer.close()
         load = ProduceLoad(cluster.bootstrap(), TOPIC, 2, max_records=100_000, describe=lambda: cluster.describe(TOPIC, 2))
         load.start()
         load.wait_acked(400)
 
-        reader = (spark.readStream.format("kafka-log").option("subscribe", TOPIC)
+        reader = (spark.readStream.format("kafka-log").option("subscribe", f"{TOPIC},{RF1_TOPIC}")
                   .option("paths", json.dumps([str(b.log_dir) for b in brokers])))
         if high_watermarks == "bootstrap servers":
             reader = reader.option("kafka.bootstrap.servers", ",".join(cluster.bootstrap()))
         table = "failover_" + high_watermarks.split()[0]
-        query = (reader.load().select("partition", "offset", "value").writeStream.format("memory")
+        query = (reader.load().select("topic", "partition", "offset", "value").writeStream.format("memory")
                  .queryName(table).option("checkpointLocation", str(tmp_path / "cp"))
                  .trigger(processingTime="500 milliseconds").start())
 
-        def rows() -> list:
+        def rows(topic: str = TOPIC) -> list:
             if query.exception() is not None:
                 raise query.exception()
-            return [(r["partition"], r["offset"], bytes(r["value"])) for r in spark.sql(f"select * from {table}").collect()]
+            return [(r["partition"], r["offset"], bytes(r["value"]))
+                    for r in spark.sql(f"select * from {table} where topic = '{topic}'").collect()]
 
         wait_until(lambda: len(rows()) >= 200, WAIT_S, "the stream read nothing", interval=0.5)
+        wait_until(lambda: len(rows(RF1_TOPIC)) >= len(rf1_acked), WAIT_S, "the RF=1 topic was not read",
+                   interval=0.5)
         leader = cluster.leaders(TOPIC, 2)[0]
         cluster.broker(leader).kill()
         cluster.wait_led_by_live_brokers(TOPIC, 2)
@@ -66,6 +79,8 @@ def test_a_stream_over_three_brokers_survives_a_leader_kill(spark, zookeeper, tm
             else:
                 # Only a record the producer gave up on may be there unacknowledged.
                 assert value in load.failed, f"{TOPIC}-{p} offset {o}: a record nobody produced"
+        rf1 = rows(RF1_TOPIC)
+        assert len(rf1) == len(rf1_acked) and {(p, o): v for p, o, v in rf1} == rf1_acked
     finally:
         if query is not None:
             query.stop()
