@@ -27,9 +27,6 @@ from kafka_py.zk.zk_data import ReplicaAssignment
 
 logger = logging.getLogger(__name__)
 
-INITIAL_CONTROLLER_EPOCH = 0
-INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
-
 
 @dataclass(frozen=True, slots=True, order=True)
 class PartitionAndReplica:
@@ -57,6 +54,9 @@ class ControllerStats:
 
 class ControllerContext:
     def __init__(self) -> None:
+        # KafkaController imports this module: its constants are read here.
+        from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH, INITIAL_CONTROLLER_EPOCH_ZK_VERSION
+
         self.stats = ControllerStats()
         self.offline_partition_count = 0
         self.preferred_replica_imbalance_count = 0

@@ -70,7 +70,7 @@ from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
 from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import TimestampType
+from kafka_py.record.default_record_batch import NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.time import Time
@@ -83,7 +83,6 @@ __all__ = [
     "OffsetsOutOfOrderException", "UnexpectedAppendOffsetException",
 ]
 
-NO_TIMESTAMP = -1
 NO_PARTITION_LEADER_EPOCH = -1
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
 from kafka_py.log.log_offset_metadata import FetchDataInfo, LogOffsetMetadata
-
-NO_TIMESTAMP = -1
+from kafka_py.record.default_record_batch import NO_TIMESTAMP
 
 
 class LeaderHwChange(enum.Enum):

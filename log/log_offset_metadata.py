@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.log.log_files import UNKNOWN_OFFSET
 
-UNKNOWN_OFFSET = -1
 UNKNOWN_FILE_POSITION = -1
 
 

@@ -30,12 +30,12 @@ from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.time_index import TimeIndex
 from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+from kafka_py.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
 
 logger = logging.getLogger(__name__)
 
-NO_TIMESTAMP = -1
 _INT_MAX = 2**31 - 1
 _LONG_MAX = 2**63 - 1
 

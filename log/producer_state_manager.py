@@ -59,6 +59,7 @@ from kafka_py.log.log_files import (
 )
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP
 
 logger = logging.getLogger(__name__)
 
@@ -80,11 +81,6 @@ __all__ = [
     "offset_from_file",
 ]
 
-# RecordBatch constants (same values as kafka_py.record.default_record_batch).
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-NO_SEQUENCE = -1
-NO_TIMESTAMP = -1
 INT32_MAX = 2**31 - 1
 
 PRODUCER_SNAPSHOT_VERSION = 1

@@ -21,13 +21,12 @@ from kafka_py.log.abstract_index import (
     IndexOffsetOverflowException,
     TimestampOffset,
 )
+from kafka_py.record.default_record_batch import NO_TIMESTAMP
 
 __all__ = ["TimeIndex", "TimestampOffset", "CorruptIndexException", "IndexOffsetOverflowException"]
 
 logger = logging.getLogger(__name__)
 
-# RecordBatch.NO_TIMESTAMP: the "timestamp" of an empty time index.
-NO_TIMESTAMP = -1
 
 _ENTRY = struct.Struct(">qi")
 _LONG = struct.Struct(">q")

@@ -15,11 +15,10 @@ from typing import Any, Callable, Mapping, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
+from kafka_py.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)
-
-NO_TIMESTAMP = -1
 
 
 @dataclass(slots=True)

@@ -36,6 +36,7 @@ from kafka_py.common.errors import (
     PolicyViolationException,
 )
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH
 from kafka_py.log.log import UnexpectedAppendOffsetException
 from kafka_py.log.log_append_info import (
     LeaderHwChange,
@@ -44,6 +45,7 @@ from kafka_py.log.log_append_info import (
     LogReadInfo,
     LogStartOffsetIncrementReason,
 )
+from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.log_offset_metadata import (
     UNKNOWN_OFFSET_METADATA,
     FetchDataInfo,
@@ -51,6 +53,7 @@ from kafka_py.log.log_offset_metadata import (
     LogOffsetMetadata,
 )
 from kafka_py.protocol.errors import Errors
+from kafka_py.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.alter_isr_manager import AlterIsrItem
@@ -59,15 +62,12 @@ from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
 
-UNKNOWN_OFFSET = -1
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
-NO_TIMESTAMP = -1
 NO_PARTITION_LEADER_EPOCH = -1
 EARLIEST_TIMESTAMP = -2  # ListOffsetsRequest.EARLIEST_TIMESTAMP
 LATEST_TIMESTAMP = -1  # ListOffsetsRequest.LATEST_TIMESTAMP
 DELETE_RECORDS_HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
-INITIAL_CONTROLLER_EPOCH = 0  # KafkaController.InitialControllerEpoch
 
 
 class IsolationLevel(enum.IntEnum):

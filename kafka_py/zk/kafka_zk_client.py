@@ -101,10 +101,6 @@ from kafka_py.common.errors import ControllerMovedException  # noqa: E402  (re-e
 
 logger = logging.getLogger(__name__)
 
-# Kafka's controller constants (KafkaController.InitialControllerEpoch / ...ZkVersion).
-INITIAL_CONTROLLER_EPOCH = 0
-INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
-
 
 class ZooKeeperClientException(KafkaException):
     pass
@@ -1235,6 +1231,9 @@ class KafkaZkClient:
         raise response.result_exception
 
     def _maybe_create_controller_epoch_znode(self) -> tuple[int, int]:
+        # KafkaController imports this module: its constants are read here, at call time.
+        from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH, INITIAL_CONTROLLER_EPOCH_ZK_VERSION
+
         response = self.create_controller_epoch_raw(INITIAL_CONTROLLER_EPOCH)
         if response.result_code == Code.OK:
             logger.info("Successfully created %s with initial epoch %d", ControllerEpochZNode.path(),
