@@ -20,8 +20,7 @@ Every ZooKeeper write the active controller makes is fenced on the zkVersion of
 controller then checks /controller and resigns if it lost it.
 
 Also here: the controller events (case classes at the end of the Scala file), the
-ZooKeeper handlers, ElectionType (clients' ElectionType.java) and ApiError
-(clients' requests/ApiError.java), which kafka-py had nowhere else yet.
+ZooKeeper handlers and ElectionType (clients' ElectionType.java).
 """
 from __future__ import annotations
 
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.controller_channel_manager import (
@@ -122,25 +122,6 @@ class ElectionTrigger(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-@dataclass(frozen=True)
-class ApiError:
-    """An error code plus an optional message, as an admin API answers per item."""
-
-    error: Errors
-    message: str | None = None
-
-    @classmethod
-    def from_throwable(cls, e: BaseException) -> "ApiError":
-        error = Errors.for_exception(e)
-        return cls(error, str(e) if str(e) else None)
-
-    def is_success(self) -> bool:
-        return self.error is Errors.NONE
-
-
-ApiError.NONE = ApiError(Errors.NONE)  # type: ignore[attr-defined]
 
 
 # Callback types. Kafka's Try/Either become "value or exception" / "value or ApiError".

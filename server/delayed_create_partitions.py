@@ -4,9 +4,6 @@ CreateTopics and CreatePartitions only write ZooKeeper; the controller then elec
 and tells every broker through UpdateMetadata. A request with a timeout waits here, in the
 admin manager's "topic" purgatory keyed by ``TopicKey(topic)``, until this broker's
 metadata cache shows a leader for every partition it created, or the timeout passes.
-
-Also holds ``ApiError`` (clients' requests/ApiError.java): an error plus an optional
-message, the per-item answer of the admin APIs.
 """
 from __future__ import annotations
 
@@ -15,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr
+from kafka_py.common.api_error import ApiError
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
 
@@ -22,33 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.zk_admin_manager import ZkAdminManager
 
 logger = logging.getLogger(__name__)
-
-
-class ApiError(NamedTuple):
-    """``(error, message)``; a tuple so callers may unpack it."""
-
-    error: Errors
-    message: str | None = None
-
-    @classmethod
-    def from_throwable(cls, e: BaseException) -> "ApiError":
-        error = Errors.for_exception(e)
-        text = str(e)
-        # No message for UNKNOWN_SERVER_ERROR (it could leak internals) nor when it only
-        # repeats the error's default text, as Kafka's ApiError.fromThrowable.
-        if error is Errors.UNKNOWN_SERVER_ERROR or not text or text == error.message:
-            return cls(error, None)
-        return cls(error, text)
-
-    @property
-    def is_success(self) -> bool:
-        return self.error is Errors.NONE
-
-    def message_with_fallback(self) -> str:
-        return self.message if self.message is not None else self.error.message
-
-
-ApiError.NONE = ApiError(Errors.NONE)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -88,7 +59,7 @@ class DelayedCreatePartitions(DelayedOperation):
 
     def try_complete(self) -> bool:
         for m in self.create_metadata:
-            if not m.error.is_success or m.topic in self._topics_with_leaders:
+            if not m.error.is_success() or m.topic in self._topics_with_leaders:
                 continue
             if any(self._is_missing_leader(m.topic, p) for p in m.partitions):
                 logger.debug("Partitions of %s do not all have a leader, not completing the delayed operation",
@@ -103,7 +74,7 @@ class DelayedCreatePartitions(DelayedOperation):
         for metadata in self.create_metadata:
             # A topic that failed up front keeps its error; one still missing a leader now
             # (we got here by expiry) timed out.
-            if metadata.error.is_success and self._missing_leader_count(metadata.topic, metadata.partitions) > 0:
+            if metadata.error.is_success() and self._missing_leader_count(metadata.topic, metadata.partitions) > 0:
                 results[metadata.topic] = ApiError(Errors.REQUEST_TIMED_OUT)
             else:
                 results[metadata.topic] = metadata.error

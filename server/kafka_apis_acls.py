@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import ApiException
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.errors import Errors
@@ -41,7 +42,6 @@ from kafka_py.security.authorizer.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka_py.server.delayed_create_partitions import ApiError
 from kafka_py.server.kafka_apis import build_response
 
 if TYPE_CHECKING:  # pragma: no cover

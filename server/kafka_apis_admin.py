@@ -215,7 +215,7 @@ class AdminRequestHandlers:
                 {"name": name, "error_code": error.error, "error_message": error.message}
                 for name, error in results.items()]}))
 
-        from kafka_py.server.delayed_create_partitions import ApiError
+        from kafka_py.common.api_error import ApiError
 
         if not self._controller_is_active():
             send({t.name: ApiError(Errors.NOT_CONTROLLER) for t in body.topics})
@@ -304,7 +304,7 @@ class AdminRequestHandlers:
         answers (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED) by resource."""
         if self.apis.authorizer is None:
             return {}
-        from kafka_py.server.delayed_create_partitions import ApiError
+        from kafka_py.common.api_error import ApiError
 
         refused = {}
         for key in list(resources):

@@ -29,6 +29,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
     ApiException,
     InvalidConfigException,
@@ -39,7 +40,7 @@ from kafka_py.common.errors import (
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_py.log.log_config import TOPIC_CONFIG_SYNONYMS
 from kafka_py.protocol.errors import Errors
-from kafka_py.server.delayed_create_partitions import ApiError, CreatePartitionsMetadata, DelayedCreatePartitions
+from kafka_py.server.delayed_create_partitions import CreatePartitionsMetadata, DelayedCreatePartitions
 from kafka_py.server.delayed_delete_topics import DelayedDeleteTopics, DeleteTopicMetadata
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
 from kafka_py.server.delayed_operation_key import TopicKey
@@ -618,7 +619,7 @@ class ZkAdminManager:
         def complete(errors: dict[str, ApiError]) -> None:
             results = {}
             for name, error in errors.items():
-                if error.is_success and name in populated:
+                if error.is_success() and name in populated:
                     num_partitions, replication_factor, configs = populated[name]
                     results[name] = CreateTopicResult(name, Errors.NONE, None, num_partitions, replication_factor,
                                                       configs, topic_ids.get(name))
@@ -641,11 +642,11 @@ class ZkAdminManager:
 
     def _complete_or_delay(self, timeout_ms: int, validate_only: bool, metadata: list[CreatePartitionsMetadata],
                            topics: list[str], callback: Callable[[dict[str, ApiError]], None]) -> None:
-        if timeout_ms <= 0 or validate_only or not any(m.error.is_success for m in metadata):
+        if timeout_ms <= 0 or validate_only or not any(m.error.is_success() for m in metadata):
             results = {}
             for m in metadata:
                 # Written but not waited for: the client learns it is not known to be done.
-                if m.error.is_success and not validate_only:
+                if m.error.is_success() and not validate_only:
                     results[m.topic] = ApiError(Errors.REQUEST_TIMED_OUT)
                 else:
                     results[m.topic] = m.error

@@ -7,9 +7,10 @@ import uuid
 import pytest
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import ApiException
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.controller.kafka_controller import ApiError, ElectionType, KafkaController
+from kafka_py.controller.kafka_controller import ElectionType, KafkaController
 from kafka_py.controller.partition_state_machine import OnlinePartition
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
