@@ -23,6 +23,7 @@ from kafka_py.cluster.broker import Broker
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.partition_state_machine import PartitionState
 from kafka_py.controller.replica_state_machine import ReplicaState
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.zk.zk_data import ReplicaAssignment
 
 logger = logging.getLogger(__name__)
@@ -45,11 +46,24 @@ class PartitionAndReplica:
         return f"[Topic={self.topic},Partition={self.partition},Replica={self.replica}]"
 
 
-class ControllerStats:
-    """Counters Kafka keeps as meters; plain integers here."""
+class ControllerStats(KafkaMetricsGroup):
+    """``kafka.controller:type=ControllerStats``: UncleanLeaderElectionsPerSec, and a timer
+    per controller state (``LeaderElectionRateAndTimeMs`` for BrokerChange,
+    ``<State>RateAndTimeMs`` for the others) that times the events processed in it."""
+
+    metrics_group = "kafka.controller"
+    metrics_type_name = "ControllerStats"
 
     def __init__(self) -> None:
-        self.unclean_leader_elections = 0
+        from kafka_py.controller.controller_state import ControllerState
+
+        self.unclean_leader_election_rate = self.new_meter("UncleanLeaderElectionsPerSec", "elections")
+        self.rate_and_time_metrics = {state: self.new_timer(state.rate_and_time_metric_name)
+                                      for state in ControllerState if state.rate_and_time_metric_name}
+
+    @property
+    def unclean_leader_elections(self) -> int:
+        return self.unclean_leader_election_rate.count
 
 
 class ControllerContext:

@@ -23,6 +23,7 @@ import threading
 from typing import Protocol
 
 from kafka_py.controller.controller_state import ControllerState
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 
@@ -91,12 +92,22 @@ class QueuedEvent:
         return f"QueuedEvent(event={self.event!r}, enqueueTimeMs={self.enqueue_time_ms})"
 
 
-class ControllerEventManager:
+class ControllerEventManager(KafkaMetricsGroup):
+    """Its metrics: ``kafka.controller:type=ControllerEventManager,name=EventQueueSize`` (a
+    gauge) and ``EventQueueTimeMs`` (a histogram of how long events waited in the queue);
+    each event's processing is timed by ``rate_and_time_metrics``'s timer for its state."""
+
+    metrics_group = "kafka.controller"
+    metrics_type_name = "ControllerEventManager"
+
     def __init__(self, controller_id: int, processor: ControllerEventProcessor,
-                 time: Time = Time.SYSTEM) -> None:
+                 time: Time = Time.SYSTEM, rate_and_time_metrics=None) -> None:
         self.controller_id = controller_id
         self._processor = processor
         self._time = time
+        self.rate_and_time_metrics = rate_and_time_metrics or {}
+        self.event_queue_time_hist = self.new_histogram("EventQueueTimeMs")
+        self.new_gauge("EventQueueSize", lambda: self._queue.qsize())
         self._state = ControllerState.IDLE
         # Held across drain-and-put so no put() can slip between clearing and the new event.
         self._put_lock = threading.RLock()
@@ -111,9 +122,13 @@ class ControllerEventManager:
         self.thread.start()
 
     def close(self) -> None:
-        self.thread.initiate_shutdown()
-        self.clear_and_put(ShutdownEventThread())
-        self.thread.await_shutdown()
+        try:
+            self.thread.initiate_shutdown()
+            self.clear_and_put(ShutdownEventThread())
+            self.thread.await_shutdown()
+        finally:
+            self.remove_metric("EventQueueTimeMs")
+            self.remove_metric("EventQueueSize")
 
     def put(self, event: ControllerEvent) -> QueuedEvent:
         with self._put_lock:
@@ -167,9 +182,16 @@ class ControllerEventThread(ShutdownableThread):
         if isinstance(event, ShutdownEventThread):
             # Shutdown was initiated before this was queued; the loop ends on its own.
             return
-        self._manager._set_state(event.state)
+        manager = self._manager
+        manager._set_state(event.state)
+        manager.event_queue_time_hist.update(manager._time.milliseconds() - dequeued.enqueue_time_ms)
+        timer = manager.rate_and_time_metrics.get(event.state)
         try:
-            dequeued.process(self._manager._processor)
+            if timer is None:
+                dequeued.process(manager._processor)
+            else:
+                with timer.time():
+                    dequeued.process(manager._processor)
         except Exception:  # noqa: BLE001 - the thread must survive any one event
             logger.exception("%sUncaught error processing event %r", self.log_ident, event)
         finally:

@@ -66,7 +66,7 @@ class PartitionLeaderElectionAlgorithms:
         if unclean_leader_election_enabled:
             for replica in assignment:
                 if replica in live_replicas:
-                    controller_context.stats.unclean_leader_elections += 1
+                    controller_context.stats.unclean_leader_election_rate.mark()
                     return replica
         return None
 

@@ -69,6 +69,7 @@ from kafka_py.controller.replica_state_machine import (
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.controller.topic_deletion_manager import ControllerDeletionClient, TopicDeletionManager
 from kafka_py.log.log_config import api_version
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
@@ -373,7 +374,7 @@ class ControllerChangeHandler(ZNodeChangeHandler):
 # The controller
 # ---------------------------------------------------------------------------------------------
 
-class KafkaController:
+class KafkaController(KafkaMetricsGroup):
     def __init__(self, config: Any, zk_client: KafkaZkClient, time: Time = Time.SYSTEM,
                  initial_broker_info: BrokerInfo | None = None, initial_broker_epoch: int = UNKNOWN_BROKER_EPOCH,
                  thread_name_prefix: str | None = None) -> None:
@@ -393,7 +394,8 @@ class KafkaController:
             self.controller_context, config, time, self.state_change_logger, thread_name_prefix)
         # Its own scheduler, so it can start and stop with controllership independently of the broker's.
         self.kafka_scheduler = KafkaScheduler(1, thread_name_prefix="controller-scheduler-")
-        self.event_manager = ControllerEventManager(config.broker_id, self, time)
+        self.event_manager = ControllerEventManager(config.broker_id, self, time,
+                                                    self.controller_context.stats.rate_and_time_metrics)
         self.broker_request_batch = self._new_batch()
         self.replica_state_machine = ZkReplicaStateMachine(config, self.state_change_logger, self.controller_context,
                                                            zk_client, self._new_batch())
@@ -424,6 +426,7 @@ class KafkaController:
         self.replicas_to_delete_count = 0
         self.ineligible_topics_to_delete_count = 0
         self.ineligible_replicas_to_delete_count = 0
+        self._register_metrics()
 
         self._dispatch: dict[type, Callable[[Any], None]] = {
             AutoPreferredReplicaLeaderElection: lambda e: self._process_auto_preferred_replica_leader_election(),
@@ -508,6 +511,27 @@ class KafkaController:
         self.zk_client.unregister_state_change_handler(StateChangeHandlers.CONTROLLER_HANDLER)
         self.event_manager.close()
         self._on_controller_resignation()
+        for name in self._GAUGES:
+            self.remove_metric(name)
+
+    _GAUGES = ("ActiveControllerCount", "OfflinePartitionsCount", "PreferredReplicaImbalanceCount",
+               "ControllerState", "GlobalTopicCount", "GlobalPartitionCount", "TopicsToDeleteCount",
+               "ReplicasToDeleteCount", "TopicsIneligibleToDeleteCount", "ReplicasIneligibleToDeleteCount")
+
+    def _register_metrics(self) -> None:
+        """``kafka.controller:type=KafkaController`` gauges: whether this broker is the active
+        controller, and the counts the event thread refreshes after every event (0 on a
+        broker that is not the controller)."""
+        self.new_gauge("ActiveControllerCount", lambda: 1 if self.is_active else 0)
+        self.new_gauge("OfflinePartitionsCount", lambda: self.offline_partition_count)
+        self.new_gauge("PreferredReplicaImbalanceCount", lambda: self.preferred_replica_imbalance_count)
+        self.new_gauge("ControllerState", lambda: self.event_manager.state.value)
+        self.new_gauge("GlobalTopicCount", lambda: self.global_topic_count)
+        self.new_gauge("GlobalPartitionCount", lambda: self.global_partition_count)
+        self.new_gauge("TopicsToDeleteCount", lambda: self.topics_to_delete_count)
+        self.new_gauge("ReplicasToDeleteCount", lambda: self.replicas_to_delete_count)
+        self.new_gauge("TopicsIneligibleToDeleteCount", lambda: self.ineligible_topics_to_delete_count)
+        self.new_gauge("ReplicasIneligibleToDeleteCount", lambda: self.ineligible_replicas_to_delete_count)
 
     def controlled_shutdown(self, id: int, broker_epoch: int, callback: ControlledShutdownCallback) -> None:
         """Move leadership off broker ``id`` before it stops; ``callback`` gets the partitions it
