@@ -15,6 +15,11 @@ String.hashCode, exactly as Kafka computes it, so partitions spread over the
 * ``resize_thread_pool`` moves every partition to the thread its new fetcher id names;
 * ``close_all_fetchers`` stops them all, asking every one to stop before waiting for any.
 
+Its gauges, ``kafka.server:type=<the manager's class>,name=...,clientId=<client id>``:
+MaxLag (the largest FetcherLagMetrics lag of all its threads' partitions), MinFetchRate
+(the lowest one-minute fetch request rate of its threads), FailedPartitionsCount and
+DeadThreadCount; ``remove_metrics`` takes them away when the manager shuts down.
+
 One lock (``_lock``, Kafka's ``lock synchronized``) serialises these; each thread guards
 its own partitions with its partition_map_lock.
 """
@@ -29,6 +34,7 @@ from typing import Generic, Iterable, Mapping, Optional, TypeVar
 from kafka_py.cluster.broker import BrokerEndPoint
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code, utils_abs
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
 from kafka_py.server.replica_manager import InitialFetchState
 
@@ -63,7 +69,7 @@ def fetcher_id_for(topic_partition: TopicPartition, num_fetchers: int) -> int:
         % num_fetchers
 
 
-class AbstractFetcherManager(Generic[T], abc.ABC):
+class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
     def __init__(self, name: str, client_id: str, num_fetchers: int) -> None:
         self.name = name
         self.client_id = client_id
@@ -73,6 +79,33 @@ class AbstractFetcherManager(Generic[T], abc.ABC):
         self._num_fetchers_per_broker = num_fetchers
         self.failed_partitions = FailedPartitions()
         self._log_ident = f"[{name}] "
+        self._metric_tags = {"clientId": client_id}
+        self.new_gauge("MaxLag", self._max_lag, self._metric_tags)
+        self.new_gauge("MinFetchRate", self._min_fetch_rate, self._metric_tags)
+        self.new_gauge("FailedPartitionsCount", lambda: self.failed_partitions.size(), self._metric_tags)
+        self.new_gauge("DeadThreadCount", lambda: self.dead_thread_count, self._metric_tags)
+
+    _GAUGES = ("MaxLag", "MinFetchRate", "FailedPartitionsCount", "DeadThreadCount")
+
+    def _threads(self) -> list:
+        with self._lock:
+            return list(self.fetcher_thread_map.values())
+
+    def _max_lag(self) -> int:
+        lag = 0
+        for thread in self._threads():
+            for metrics in list(thread.fetcher_lag_stats.stats.values()):
+                if metrics.lag > lag:
+                    lag = metrics.lag
+        return lag
+
+    def _min_fetch_rate(self) -> float:
+        rates = [thread.fetcher_stats.request_rate.one_minute_rate() for thread in self._threads()]
+        return min(rates) if rates else 0.0
+
+    def remove_metrics(self) -> None:
+        for name in self._GAUGES:
+            self.remove_metric(name, self._metric_tags)
 
     @abc.abstractmethod
     def create_fetcher_thread(self, fetcher_id: int, source_broker: BrokerEndPoint) -> T: ...

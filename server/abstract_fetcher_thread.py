@@ -66,6 +66,7 @@ from kafka_py.common.errors import (
 )
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.replica_manager import FetchPartitionData, InitialFetchState, PartitionData
 from kafka_py.utils.delayed_item import DelayedItem
@@ -307,6 +308,78 @@ def out_of_range_reset(topic_partition: TopicPartition, replica_end_offset: int,
 # ---------------------------------------------------------------------------- the thread
 
 
+class FetcherLagMetrics(KafkaMetricsGroup):
+    """``kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=..,topic=..,partition=..``:
+    how far the replica of one partition is behind the leader's high watermark, as of the
+    last fetch answer (Kafka's FetcherLagMetrics)."""
+
+    metrics_group = "kafka.server"
+    metrics_type_name = "FetcherLagMetrics"
+
+    def __init__(self, client_id: str, topic_partition: TopicPartition) -> None:
+        self.lag = 0
+        self.tags = {"clientId": client_id, "topic": topic_partition.topic,
+                     "partition": str(topic_partition.partition)}
+        self.new_gauge("ConsumerLag", lambda: self.lag, self.tags)
+
+    def unregister(self) -> None:
+        self.remove_metric("ConsumerLag", self.tags)
+
+
+class FetcherLagStats:
+    """One FetcherLagMetrics per partition a fetcher thread has had an answer for."""
+
+    def __init__(self, client_id: str) -> None:
+        self.client_id = client_id
+        self.stats: dict[TopicPartition, FetcherLagMetrics] = {}
+        self._lock = threading.Lock()
+
+    def get_and_maybe_put(self, topic_partition: TopicPartition) -> FetcherLagMetrics:
+        metrics = self.stats.get(topic_partition)
+        if metrics is None:
+            with self._lock:
+                metrics = self.stats.get(topic_partition)
+                if metrics is None:
+                    metrics = self.stats[topic_partition] = FetcherLagMetrics(self.client_id, topic_partition)
+        return metrics
+
+    def is_replica_in_sync(self, topic_partition: TopicPartition) -> bool:
+        metrics = self.stats.get(topic_partition)
+        return metrics is not None and metrics.lag <= 0
+
+    def unregister_partition(self, topic_partition: TopicPartition) -> None:
+        with self._lock:
+            metrics = self.stats.pop(topic_partition, None)
+        if metrics is not None:
+            metrics.unregister()
+
+    def unregister(self) -> None:
+        with self._lock:
+            all_metrics = list(self.stats.values())
+            self.stats.clear()
+        for metrics in all_metrics:
+            metrics.unregister()
+
+
+class FetcherStats(KafkaMetricsGroup):
+    """``kafka.server:type=FetcherStats,name=RequestsPerSec|BytesPerSec,clientId=..,brokerHost=..,
+    brokerPort=..``: the fetch requests a fetcher thread sent and the record bytes it got."""
+
+    metrics_group = "kafka.server"
+    metrics_type_name = "FetcherStats"
+
+    def __init__(self, client_id: str, source_broker: Optional[BrokerEndPoint]) -> None:
+        host = "" if source_broker is None else source_broker.host
+        port = "" if source_broker is None else str(source_broker.port)
+        self.tags = {"clientId": client_id, "brokerHost": host, "brokerPort": port}
+        self.request_rate = self.new_meter("RequestsPerSec", "requests", self.tags)
+        self.byte_rate = self.new_meter("BytesPerSec", "bytes", self.tags)
+
+    def unregister(self) -> None:
+        self.remove_metric("RequestsPerSec", self.tags)
+        self.remove_metric("BytesPerSec", self.tags)
+
+
 class AbstractFetcherThread(ShutdownableThread, abc.ABC):
     """Fetches partitions from ``source_broker``; ReplicaFetcherThread fills in the I/O."""
 
@@ -323,6 +396,8 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         # reentrant, as Kafka's ReentrantLock: a truncation under it may mark a partition failed
         self.partition_map_lock = threading.RLock()
         self._partition_map_cond = threading.Condition(self.partition_map_lock)
+        self.fetcher_stats = FetcherStats(client_id, source_broker)
+        self.fetcher_lag_stats = FetcherLagStats(client_id)
 
     # ------------------------------------------------------------------ what subclasses provide
 
@@ -383,6 +458,9 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         with self.partition_map_lock:
             self._partition_map_cond.notify_all()
         self.await_shutdown()
+        # this thread's metrics go with it (a new thread for the same broker makes them again)
+        self.fetcher_lag_stats.unregister()
+        self.fetcher_stats.unregister()
 
     def do_work(self) -> None:
         try:
@@ -428,6 +506,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         try:
             logger.debug("%sSending fetch request %s", self.log_ident, fetch_request)
             response_data = self.fetch_from_leader(fetch_request)
+            self.fetcher_stats.request_rate.mark()
         except Exception as e:  # noqa: BLE001 - a failed fetch backs every partition off
             if self.is_running:
                 logger.warning("%sError in response for fetch request %s: %s", self.log_ident, fetch_request, e,
@@ -477,10 +556,13 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                     valid_bytes = info.valid_bytes
                     next_offset = info.last_offset + 1 if valid_bytes > 0 else current.fetch_offset
                     lag = max(0, partition_data.high_watermark - next_offset)
+                    self.fetcher_lag_stats.get_and_maybe_put(tp).lag = lag
                     if valid_bytes > 0 and self._partition_states.contains(tp):
                         self._partition_states.update_and_move_to_end(tp, PartitionFetchState.of(
                             next_offset, lag, current.current_leader_epoch, ReplicaState.FETCHING,
                             info.last_leader_epoch))
+                    if valid_bytes > 0:
+                        self.fetcher_stats.byte_rate.mark(valid_bytes)
             except (CorruptRecordException, InvalidRecordException) as e:
                 # one corrupt partition must not hold the others back; it may well be a
                 # transient state of the leader's log, so it is fetched again after a back-off
@@ -755,6 +837,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                 state = self._partition_states.remove(tp)
                 if state is not None:
                     removed[tp] = state
+                self.fetcher_lag_stats.unregister_partition(tp)
             return removed
 
     def _mark_partition_failed(self, topic_partition: TopicPartition) -> None:
@@ -779,7 +862,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
 
 
 __all__ = [
-    "AbstractFetcherThread", "PartitionFetchState", "ReplicaState", "OffsetTruncationState", "OffsetAndEpoch",
+    "AbstractFetcherThread", "FetcherLagMetrics", "FetcherLagStats", "FetcherStats", "PartitionFetchState", "ReplicaState", "OffsetTruncationState", "OffsetAndEpoch",
     "EpochData", "ReplicaFetch", "ResultWithPartitions", "FailedPartitions", "PartitionStates",
     "get_offset_truncation_state", "OutOfRangeReset", "out_of_range_reset",
 ]

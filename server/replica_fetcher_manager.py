@@ -37,6 +37,7 @@ class ReplicaFetcherManager(AbstractFetcherManager[ReplicaFetcherThread]):
     def shutdown(self) -> None:
         logger.info("%sshutting down", self._log_ident)
         self.close_all_fetchers()
+        self.remove_metrics()
         logger.info("%sshutdown completed", self._log_ident)
 
 

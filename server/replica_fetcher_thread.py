@@ -226,6 +226,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
                                              LogStartOffsetIncrementReason.LEADER_OFFSET_INCREMENTED)
         if self.quota.is_throttled(topic_partition):
             self.quota.record(records.size_in_bytes)
+        self.replica_mgr.broker_topic_stats.update_replication_bytes_in(records.size_in_bytes)
         return log_append_info
 
     def _maybe_warn_if_oversized_records(self, records: MemoryRecords, topic_partition: TopicPartition) -> None:

@@ -450,21 +450,30 @@ class ReplicaManager(KafkaMetricsGroup):
         self._scheduled_tasks: list = []
         self._log_ident = f"[ReplicaManager broker={self.local_broker_id}] "
         self._state_change_ident = f"[Broker id={self.local_broker_id}] "
-        # ISR change counters (Kafka's IsrExpandsPerSec / IsrShrinksPerSec / FailedIsrUpdatesPerSec)
-        self.isr_expand_count = 0
-        self.isr_shrink_count = 0
-        self.failed_isr_updates_count = 0
 
-    # -- IsrChangeListener, as Partition.apply wires it
+    # -- IsrChangeListener, as Partition.apply wires it: Kafka's IsrExpandsPerSec,
+    # IsrShrinksPerSec and FailedIsrUpdatesPerSec meters
 
     def mark_expand(self) -> None:
-        self.isr_expand_count += 1
+        self.isr_expand_rate.mark()
 
     def mark_shrink(self) -> None:
-        self.isr_shrink_count += 1
+        self.isr_shrink_rate.mark()
 
     def mark_failed(self) -> None:
-        self.failed_isr_updates_count += 1
+        self.failed_isr_updates_rate.mark()
+
+    @property
+    def isr_expand_count(self) -> int:
+        return self.isr_expand_rate.count
+
+    @property
+    def isr_shrink_count(self) -> int:
+        return self.isr_shrink_rate.count
+
+    @property
+    def failed_isr_updates_count(self) -> int:
+        return self.failed_isr_updates_rate.count
 
     def create_replica_fetcher_manager(self):
         # imported here: the fetcher modules import this one for its value types
@@ -536,7 +545,8 @@ class ReplicaManager(KafkaMetricsGroup):
         return hosted.partition if isinstance(hosted, _Online) else None
 
     _GAUGES = ("LeaderCount", "PartitionCount", "OfflineReplicaCount", "UnderReplicatedPartitions",
-               "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount")
+               "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount",
+               "IsrExpandsPerSec", "IsrShrinksPerSec", "FailedIsrUpdatesPerSec")
 
     def _register_metrics(self) -> None:
         """Kafka's kafka.server:type=ReplicaManager gauges, read when scraped."""
@@ -547,6 +557,9 @@ class ReplicaManager(KafkaMetricsGroup):
         self.new_gauge("UnderMinIsrPartitionCount",
                        lambda: sum(1 for p in self._leader_partitions() if p.is_under_min_isr))
         self.new_gauge("AtMinIsrPartitionCount", lambda: sum(1 for p in self._leader_partitions() if p.is_at_min_isr))
+        self.isr_expand_rate = self.new_meter("IsrExpandsPerSec", "expands")
+        self.isr_shrink_rate = self.new_meter("IsrShrinksPerSec", "shrinks")
+        self.failed_isr_updates_rate = self.new_meter("FailedIsrUpdatesPerSec", "failedUpdates")
 
     def _online_partitions(self) -> list[Partition]:
         return [h.partition for h in list(self._all_partitions.values()) if isinstance(h, _Online)]
