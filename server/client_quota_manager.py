@@ -76,6 +76,7 @@ class QuotaType(enum.Enum):
     FETCH = "Fetch"
     PRODUCE = "Produce"
     REQUEST = "Request"
+    CONTROLLER_MUTATION = "ControllerMutation"
 
     def __str__(self) -> str:
         return self.value

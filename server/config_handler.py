@@ -19,10 +19,10 @@ hands it to the handler of that entity type:
   per-IP connection rate limit of the ConnectionQuotas (KIP-612).
 
 Quota values are ``producer_byte_rate`` and ``consumer_byte_rate`` (bytes per second) and
-``request_percentage`` (percent of one handler thread); a key that is absent removes that
-quota for the entity. ``controller_mutation_rate`` is stored and described but not enforced
-(the ControllerMutationQuotaManager is not ported), nor are replication throttles, which only
-a replication quota manager would act on.
+``request_percentage`` (percent of one handler thread) and ``controller_mutation_rate``
+(partitions created or deleted per second); a key that is absent removes that quota for the
+entity. Replication throttles are stored but not enforced: only a replication quota manager
+would act on them.
 """
 from __future__ import annotations
 
@@ -167,11 +167,9 @@ class QuotaConfigHandler:
                                       sanitized_client_id and f"client-id {sanitized_client_id}") if p)
         for manager, key in ((managers.produce, PRODUCER_BYTE_RATE_OVERRIDE_CONFIG),
                              (managers.fetch, CONSUMER_BYTE_RATE_OVERRIDE_CONFIG),
-                             (managers.request, REQUEST_PERCENTAGE_OVERRIDE_CONFIG)):
+                             (managers.request, REQUEST_PERCENTAGE_OVERRIDE_CONFIG),
+                             (managers.controller_mutation, CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG)):
             manager.update_quota(sanitized_user, client_id, sanitized_client_id, _quota_value(entity, config, key))
-        if CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG in config:
-            logger.warning("%s of %s is stored but not enforced: kafka-py has no controller mutation quotas",
-                           CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG, entity)
 
 
 class ClientIdConfigHandler(QuotaConfigHandler):

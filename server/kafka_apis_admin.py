@@ -71,6 +71,40 @@ class AdminRequestHandlers:
     def _controller_is_active(self) -> bool:
         return bool(self.apis.controller.is_active)
 
+    # ------------------------------------------------------------------ controller mutation quota
+
+    def _controller_mutation_quota(self, request: Request, strict_since_version: int) -> Any:
+        """The request's ``controller_mutation_rate`` quota (server/controller_mutation_quota_manager.py):
+        strict from ``strict_since_version`` on, permissive before, unbounded without quotas."""
+        from kafka_py.server.controller_mutation_quota_manager import UNBOUNDED_CONTROLLER_MUTATION_QUOTA
+
+        quotas = self.apis.quotas
+        if quotas is None:
+            return UNBOUNDED_CONTROLLER_MUTATION_QUOTA
+        return quotas.controller_mutation.new_quota_for(request, strict_since_version)
+
+    def _send_response_with_controller_quota(self, quota: Any, request: Request, response: Any) -> None:
+        """Kafka's sendResponseMaybeThrottleWithControllerQuota: the answer carries the larger of
+        the mutation quota's throttle time and the request quota's, and the connection is muted
+        by the manager whose time is larger."""
+        apis = self.apis
+        quotas = apis.quotas
+        controller_ms = quota.throttle_time()
+        if quotas is None or (controller_ms <= 0 and not quotas.request.quotas_enabled):
+            apis.send_response(request, response)
+            return
+        from kafka_py.server.kafka_apis_quotas import with_throttle_time
+
+        request_ms = quotas.request.maybe_record_and_get_throttle_time_ms(request, apis.time.hi_res_milliseconds())
+        max_ms = max(controller_ms, request_ms)
+        if max_ms > 0:
+            request.api_throttle_time_ms = max_ms
+            manager = quotas.controller_mutation if controller_ms > request_ms else quotas.request
+            manager.throttle(request, controller_ms if controller_ms > request_ms else request_ms,
+                             apis.request_channel.send_response)
+            response = with_throttle_time(response, max_ms)
+        apis.send_response_exempt_throttle(request, response)
+
     # ------------------------------------------------------------------ CreateTopics
 
     def handle_create_topics_request(self, request: Request) -> None:
@@ -81,8 +115,11 @@ class AdminRequestHandlers:
         for topic in topics:
             results.setdefault(topic.name, {"name": topic.name, "error_code": Errors.NONE, "error_message": None})
 
+        quota = self._controller_mutation_quota(request, strict_since_version=6)
+
         def send(values: Mapping[str, Mapping[str, Any]]) -> None:
-            apis.send_response(request, build_response(request, {"throttle_time": 0, "topics": list(values.values())}))
+            self._send_response_with_controller_quota(
+                quota, request, build_response(request, {"throttle_time": 0, "topics": list(values.values())}))
 
         if not self._controller_is_active():
             for result in results.values():
@@ -134,7 +171,7 @@ class AdminRequestHandlers:
             send(results)
             return
         self._admin.create_topics(_millis(body.timeout), bool(_field(body, "validate_only", False)), to_create,
-                                  describable, self.apis.answering(request, handle_create_topics_results))
+                                  describable, self.apis.answering(request, handle_create_topics_results), quota)
 
     # ------------------------------------------------------------------ DeleteTopics
 
@@ -148,8 +185,11 @@ class AdminRequestHandlers:
             requested = [(name, _ZERO_UUID) for name in body.topic_names]
         results: list[dict[str, Any]] = []
 
+        quota = self._controller_mutation_quota(request, strict_since_version=5)
+
         def send() -> None:
-            apis.send_response(request, build_response(request, {"throttle_time": 0, "responses": results}))
+            self._send_response_with_controller_quota(
+                quota, request, build_response(request, {"throttle_time": 0, "responses": results}))
 
         if not self._controller_is_active():
             results.extend({"name": n, "topic_id": i, "error_code": Errors.NOT_CONTROLLER} for n, i in requested)
@@ -202,7 +242,7 @@ class AdminRequestHandlers:
             send()
 
         self._admin.delete_topics(_millis(body.timeout), to_delete,
-                                  self.apis.answering(request, handle_delete_topics_results))
+                                  self.apis.answering(request, handle_delete_topics_results), quota)
 
     # ------------------------------------------------------------------ CreatePartitions
 
@@ -210,10 +250,13 @@ class AdminRequestHandlers:
         body = request.body
         apis = self.apis
 
+        quota = self._controller_mutation_quota(request, strict_since_version=3)
+
         def send(results: Mapping[str, Any]) -> None:
-            apis.send_response(request, build_response(request, {"throttle_time": 0, "results": [
-                {"name": name, "error_code": error.error, "error_message": error.message}
-                for name, error in results.items()]}))
+            self._send_response_with_controller_quota(quota, request, build_response(request, {
+                "throttle_time": 0, "results": [
+                    {"name": name, "error_code": error.error, "error_message": error.message}
+                    for name, error in results.items()]}))
 
         from kafka_py.common.api_error import ApiError
 
@@ -238,7 +281,7 @@ class AdminRequestHandlers:
             send(errors)
             return
         self._admin.create_partitions(_millis(body.timeout), valid, bool(body.validate_only),
-                                      self.apis.answering(request, lambda result: send({**result, **errors})))
+                                      self.apis.answering(request, lambda result: send({**result, **errors})), quota)
 
     # ------------------------------------------------------------------ configs
 

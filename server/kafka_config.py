@@ -607,7 +607,8 @@ CONFIG_DEF: ConfigDef = (
     .define("replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L, _IGNORED)
     .define("alter.log.dirs.replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
             _IGNORED)
-    .define("controller.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L, _IGNORED)
+    .define("controller.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
+            "Samples of controller_mutation_rate quotas: the token bucket holds this many windows' worth.")
     .define("quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
             "Seconds each client quota sample spans.")
     .define("replication.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
@@ -615,7 +616,7 @@ CONFIG_DEF: ConfigDef = (
     .define("alter.log.dirs.replication.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS,
             at_least(1), _L, _IGNORED)
     .define("controller.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
-            _IGNORED)
+            "Seconds each controller_mutation_rate quota sample spans.")
     .define("client.quota.callback.class", Type.CLASS, None, None, _L,
             "Kafka's ClientQuotaCallback plug-in; refused by kafka-py.")
 )
@@ -1031,6 +1032,8 @@ class KafkaConfig:
         self.consumer_quota_bytes_per_second_default: int = v["quota.consumer.default"]
         self.num_quota_samples: int = v["quota.window.num"]
         self.quota_window_size_seconds: int = v["quota.window.size.seconds"]
+        self.num_controller_quota_samples: int = v["controller.quota.window.num"]
+        self.controller_quota_window_size_seconds: int = v["controller.quota.window.size.seconds"]
 
         # Fetch
         self.max_incremental_fetch_session_cache_slots: int = v["max.incremental.fetch.session.cache.slots"]

@@ -1,16 +1,19 @@
 """Port of core/src/main/scala/kafka/server/QuotaFactory.scala (Kafka 2.8.2), client quotas:
-the three quota managers a broker keeps, built from its config.
+the quota managers a broker keeps, built from its config.
 
 * ``fetch``: ``consumer_byte_rate`` (ClientQuotaManager of QuotaType.FETCH);
 * ``produce``: ``producer_byte_rate`` (QuotaType.PRODUCE);
-* ``request``: ``request_percentage`` (ClientRequestQuotaManager).
+* ``request``: ``request_percentage`` (ClientRequestQuotaManager);
+* ``controller_mutation``: ``controller_mutation_rate``, partitions created or deleted per
+  second (ControllerMutationQuotaManager, KIP-599).
 
-All three sample ``quota.window.num`` windows of ``quota.window.size.seconds``. The static
+The first three sample ``quota.window.num`` windows of ``quota.window.size.seconds``; the
+controller mutation bucket holds ``controller.quota.window.num`` x
+``controller.quota.window.size.seconds`` seconds' worth. The static
 per-client-id defaults ``quota.producer.default`` / ``quota.consumer.default`` (deprecated
 in Kafka since 0.11) still apply when set.
 
-Not ported: the ControllerMutationQuotaManager (``controller_mutation_rate``, KIP-599) and the
-replication quota managers (``leader.replication.throttled.rate`` and friends).
+Not ported: the replication quota managers (``leader.replication.throttled.rate`` and friends).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Any
 
 from kafka_py.server.client_quota_manager import LONG_MAX, ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
 from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
+from kafka_py.server.controller_mutation_quota_manager import ControllerMutationQuotaManager
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -30,11 +34,13 @@ class QuotaManagers:
     fetch: ClientQuotaManager
     produce: ClientQuotaManager
     request: ClientRequestQuotaManager
+    controller_mutation: ControllerMutationQuotaManager
 
     def shutdown(self) -> None:
         self.fetch.shutdown()
         self.produce.shutdown()
         self.request.shutdown()
+        self.controller_mutation.shutdown()
 
 
 def client_produce_config(cfg: Any) -> ClientQuotaManagerConfig:
@@ -58,9 +64,16 @@ def client_request_config(cfg: Any) -> ClientQuotaManagerConfig:
                                     quota_window_size_seconds=cfg.quota_window_size_seconds)
 
 
+def client_controller_quota_config(cfg: Any) -> ClientQuotaManagerConfig:
+    return ClientQuotaManagerConfig(num_quota_samples=cfg.num_controller_quota_samples,
+                                    quota_window_size_seconds=cfg.controller_quota_window_size_seconds)
+
+
 def instantiate(cfg: Any, time: Time = Time.SYSTEM, thread_name_prefix: str = "") -> QuotaManagers:
     return QuotaManagers(
         fetch=ClientQuotaManager(client_fetch_config(cfg), QuotaType.FETCH, time, thread_name_prefix),
         produce=ClientQuotaManager(client_produce_config(cfg), QuotaType.PRODUCE, time, thread_name_prefix),
         request=ClientRequestQuotaManager(client_request_config(cfg), time, thread_name_prefix),
+        controller_mutation=ControllerMutationQuotaManager(client_controller_quota_config(cfg), time,
+                                                           thread_name_prefix),
     )

@@ -35,6 +35,7 @@ from kafka_py.common.errors import (
     InvalidConfigException,
     InvalidConfigurationException,
     InvalidRequestException,
+    ThrottlingQuotaExceededException,
     UnknownTopicOrPartitionException,
 )
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
@@ -43,6 +44,10 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.server.delayed_create_partitions import CreatePartitionsMetadata, DelayedCreatePartitions
 from kafka_py.server.delayed_delete_topics import DelayedDeleteTopics, DeleteTopicMetadata
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
+from kafka_py.server.controller_mutation_quota_manager import (
+    UNBOUNDED_CONTROLLER_MUTATION_QUOTA,
+    ControllerMutationQuota,
+)
 from kafka_py.server.delayed_operation_key import TopicKey
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, base_config_name
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
@@ -520,8 +525,14 @@ class ZkAdminManager:
 
     def create_topics(self, timeout_ms: int, validate_only: bool, to_create: Mapping[str, Any],
                       include_configs_and_metadata: "bool | Collection[str]",
-                      response_callback: Callable[[dict[str, CreateTopicResult]], None]) -> None:
+                      response_callback: Callable[[dict[str, CreateTopicResult]], None],
+                      controller_mutation_quota: ControllerMutationQuota = UNBOUNDED_CONTROLLER_MUTATION_QUOTA
+                      ) -> None:
         """Create topics and answer once they have leaders, on error, or on timeout.
+
+        ``controller_mutation_quota`` is charged each created topic's partitions before it is
+        written (server/controller_mutation_quota_manager.py); a strict one refuses a topic
+        with THROTTLING_QUOTA_EXCEEDED once the client is over its rate.
 
         ``include_configs_and_metadata``: True, or the names of the topics whose partition
         count, replication factor and configs go into the answer (those the client may
@@ -548,6 +559,9 @@ class ZkAdminManager:
         def failed(topic: Any, e: Exception) -> None:
             if isinstance(e, TopicExistsException):
                 logger.debug("%sTopic creation failed since topic '%s' already exists.", self._log_ident, topic.name)
+                entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
+            elif isinstance(e, ThrottlingQuotaExceededException):
+                logger.debug("%sTopic creation not allowed because quota is violated: %s", self._log_ident, topic.name)
                 entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
             elif isinstance(e, ApiException):
                 logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
@@ -596,6 +610,7 @@ class ZkAdminManager:
                 if validate_only:
                     entries[topic.name] = CreatePartitionsMetadata(topic.name, frozenset(assignments))
                 else:
+                    controller_mutation_quota.record(len(assignments))
                     all_topics.add(topic.name)
                     to_write.append((topic.name, configs, assignments))
                     entries[topic.name] = None
@@ -658,7 +673,9 @@ class ZkAdminManager:
     # -- DeleteTopics ------------------------------------------------------------------------------
 
     def delete_topics(self, timeout_ms: int, topics: Iterable[str],
-                      response_callback: Callable[[dict[str, Errors]], None]) -> None:
+                      response_callback: Callable[[dict[str, Errors]], None],
+                      controller_mutation_quota: ControllerMutationQuota = UNBOUNDED_CONTROLLER_MUTATION_QUOTA
+                      ) -> None:
         """Mark topics for deletion and answer once the cache has dropped them, or on timeout.
 
         With delete.topic.enable=false every topic gets TOPIC_DELETION_DISABLED (KafkaApis
@@ -670,11 +687,16 @@ class ZkAdminManager:
         metadata = []
         for topic in topics:
             try:
+                # the topic's partitions, charged before it is marked (0 if the cache lost it)
+                controller_mutation_quota.record(self.metadata_cache.num_partitions(topic) or 0)
                 self.admin_zk_client.delete_topic(topic)
                 metadata.append(DeleteTopicMetadata(topic, Errors.NONE))
             except TopicAlreadyMarkedForDeletionException:
                 # Still wait for it: repeated calls may all wait for the one deletion.
                 metadata.append(DeleteTopicMetadata(topic, Errors.NONE))
+            except ThrottlingQuotaExceededException:
+                logger.debug("%sTopic deletion not allowed because quota is violated: %s", self._log_ident, topic)
+                metadata.append(DeleteTopicMetadata(topic, Errors.THROTTLING_QUOTA_EXCEEDED))
             except Exception as e:  # noqa: BLE001
                 if isinstance(e, ApiException):
                     logger.info("%sError processing delete topic request for topic %s: %s", self._log_ident, topic, e)
@@ -693,7 +715,9 @@ class ZkAdminManager:
     # -- CreatePartitions --------------------------------------------------------------------------
 
     def create_partitions(self, timeout_ms: int, new_partitions: Any, validate_only: bool,
-                          callback: Callable[[dict[str, ApiError]], None]) -> None:
+                          callback: Callable[[dict[str, ApiError]], None],
+                          controller_mutation_quota: ControllerMutationQuota = UNBOUNDED_CONTROLLER_MUTATION_QUOTA
+                          ) -> None:
         """``new_partitions``: topic -> (new total count, assignments of the new partitions
         or None), or kio CreatePartitionsTopic objects."""
         all_brokers = self.admin_zk_client.get_broker_metadatas()
@@ -737,6 +761,7 @@ class ZkAdminManager:
                 if validate_only:
                     metadata.append(CreatePartitionsMetadata(topic, frozenset(existing) | frozenset(for_new)))
                 else:
+                    controller_mutation_quota.record(increment)
                     updated = self.admin_zk_client.create_partitions_with_assignment(topic, existing, for_new)
                     metadata.append(CreatePartitionsMetadata(topic, frozenset(updated)))
             except (ApiException, AdminOperationException) as e:

@@ -71,6 +71,7 @@ InvalidReplicaAssignmentException = _api(
     "InvalidReplicaAssignmentException", "INVALID_REPLICA_ASSIGNMENT"
 )
 BrokerNotAvailableException = _api("BrokerNotAvailableException", "BROKER_NOT_AVAILABLE")
+ThrottlingQuotaExceededException = _api("ThrottlingQuotaExceededException", "THROTTLING_QUOTA_EXCEEDED")
 
 
 class LogSegmentOffsetOverflowException(KafkaException):

@@ -1,7 +1,7 @@
 """Port of the parts of clients/src/main/java/org/apache/kafka/common/metrics that client quotas
 use (Kafka 2.8.2): Sensor.java, KafkaMetric.java, MetricConfig.java, Quota.java,
-QuotaViolationException.java, stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java
-and stats/Avg.java.
+QuotaViolationException.java, stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java,
+stats/Avg.java and stats/TokenBucket.java.
 
 A ``Sensor`` records values into its stats; a stat whose ``MetricConfig`` carries a ``Quota``
 is checked after every quota-checked record, and a value beyond the bound raises
@@ -218,6 +218,41 @@ class Rate:
         return total_elapsed_ms
 
 
+class TokenBucket:
+    """Kafka's stats/TokenBucket (KIP-599): credits that refill at the quota's rate up to a burst
+    of ``samples x window seconds x quota`` and that each record spends. Measured, it is the
+    credit left, which goes negative when a record spent more than there was; the quota check
+    (``Sensor``) refuses a negative credit instead of comparing with the bound. Without a quota
+    in its config it measures as unbounded and records nothing."""
+
+    __slots__ = ("tokens", "last_update_ms")
+
+    def __init__(self) -> None:
+        self.tokens = 0.0
+        self.last_update_ms = 0
+
+    @staticmethod
+    def _burst(config: MetricConfig) -> float:
+        return config.samples * (config.time_window_ms / 1000.0) * config.quota.bound  # type: ignore[union-attr]
+
+    def _refill(self, quota: float, burst: float, time_ms: int) -> None:
+        self.tokens = min(burst, self.tokens + quota * (time_ms - self.last_update_ms) / 1000.0)
+        self.last_update_ms = time_ms
+
+    def measure(self, config: MetricConfig, now: int) -> float:
+        if config.quota is None:
+            return float(2**63 - 1)
+        self._refill(config.quota.bound, self._burst(config), now)
+        return self.tokens
+
+    def record(self, config: MetricConfig, value: float, time_ms: int) -> None:
+        if config.quota is None:
+            return
+        burst = self._burst(config)
+        self._refill(config.quota.bound, burst, time_ms)
+        self.tokens = min(burst, self.tokens - value)
+
+
 class KafkaMetric:
     """A named stat with its config (the config, and so the quota, may be replaced at runtime)."""
 
@@ -274,7 +309,10 @@ class Sensor:
             quota = metric.config.quota
             if quota is not None:
                 value = metric.measurable_value(time_ms)
-                if not quota.acceptable(value):
+                if isinstance(metric.measurable, TokenBucket):
+                    if value < 0:
+                        raise QuotaViolationException(metric, value, quota.bound)
+                elif not quota.acceptable(value):
                     raise QuotaViolationException(metric, value, quota.bound)
 
     def measure(self, metric: KafkaMetric, time_ms: int) -> float:
