@@ -96,3 +96,96 @@ def test_coordinator_killed_between_end_txn_and_markers_fails_over_and_completes
     finally:
         successor.close(timeout=5)
     assert read_committed(cluster.bootstrap(), topic) == sorted(expected + [b"after-failover"])
+
+
+def _req(api, version: int, **fields):
+    from kafka_py.protocol.messages import request_schema
+    from kafka_py.server.kafka_apis import build_entity
+
+    return build_entity(request_schema(api, version), fields)
+
+
+def test_a_write_outside_the_transaction_is_taken_when_another_broker_coordinates(cluster):
+    """Kafka 2.8's behaviour, kept: the leader of a partition that is not part of the
+    transaction appends a transactional batch when the id is coordinated elsewhere; the
+    coordinator's markers skip the partition, so its LSO stays at that batch until a later
+    transaction of the producer adds the partition and ends (docs/transactions.md)."""
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.errors import Errors
+    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+    from tests.integration.broker_harness import RawClient
+
+    tid = "outside-1"
+    found: list = []
+
+    def coordinator_found() -> bool:
+        with RawClient(cluster.brokers[0].port) as client:
+            response = client.request(ApiKeys.FIND_COORDINATOR, 3,
+                                      _req(ApiKeys.FIND_COORDINATOR, 3, key=tid, key_type=1))
+        if response.error_code == 0:
+            found.append(response.node_id)
+        return bool(found)
+
+    wait_until(coordinator_found, WAIT, "no transaction coordinator")
+    coordinator = cluster.broker(found[0])
+    leader = next(b for b in cluster.brokers if b.broker_id != found[0])
+    topic = "txn-outside"
+    cluster.create_topic(topic, {0: [leader.broker_id], 1: [leader.broker_id]})
+    for p in (0, 1):
+        cluster.wait_state(topic, lambda s: s["leader"] == leader.broker_id, f"partition {p} led", partition=p)
+
+    def call(broker, api, version, **fields):
+        with RawClient(broker.port) as client:
+            return client.request(api, version, _req(api, version, **fields))
+
+    init: list = []
+
+    def initialised() -> bool:
+        response = call(coordinator, ApiKeys.INIT_PRODUCER_ID, 4, transactional_id=tid, transaction_timeout=60000)
+        if response.error_code == 0:
+            init.append(response)
+        return bool(init)
+
+    wait_until(initialised, WAIT, "InitProducerId never succeeded")
+    pid, epoch = init[0].producer_id, init[0].producer_epoch
+
+    def add(partition: int) -> int:
+        response = call(coordinator, ApiKeys.ADD_PARTITIONS_TO_TXN, 3, v3_and_below_transactional_id=tid,
+                        v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
+                        v3_and_below_topics=[{"name": topic, "partitions": [partition]}])
+        return int(response.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code)
+
+    def end_txn() -> int:
+        return int(call(coordinator, ApiKeys.END_TXN, 3, transactional_id=tid, producer_id=pid,
+                        producer_epoch=epoch, committed=True).error_code)
+
+    def produce(partition: int, value: bytes, sequence: int) -> int:
+        batch = build_batch([SimpleRecord(None, value, 1_700_000_000_000)], producer_id=pid, producer_epoch=epoch,
+                            base_sequence=sequence, is_transactional=True)
+        response = call(leader, ApiKeys.PRODUCE, 8, transactional_id=tid, acks=-1, timeout=30000,
+                        topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": batch}]}])
+        return int(response.responses[0].partition_responses[0].error_code)
+
+    assert add(1) == 0
+    assert produce(1, b"inside", 0) == 0
+    assert produce(0, b"outside", 0) == 0  # never added: taken, as by Kafka 2.8
+    assert end_txn() == 0
+
+    def ends(isolation: str) -> list[int]:
+        consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), isolation_level=isolation)
+        try:
+            tps = [TopicPartition(topic, p) for p in (0, 1)]
+            found_ends = consumer.end_offsets(tps)
+            return [found_ends[tp] for tp in tps]
+        finally:
+            consumer.close()
+
+    # partition 1 gets its commit marker; partition 0's LSO stays at the unended batch
+    wait_until(lambda: ends("read_committed") == [0, 2], WAIT, f"LSOs {ends('read_committed')}")
+    assert ends("read_uncommitted") == [1, 2]
+
+    # a later transaction that adds partition 0 ends it (its records with it)
+    wait_until(lambda: add(0) == 0, WAIT, "partition 0 never added (the first commit not completed)")
+    assert end_txn() == 0
+    wait_until(lambda: ends("read_committed") == [2, 2], WAIT, f"LSOs {ends('read_committed')}")
+    assert read_committed(cluster.bootstrap(), topic) == [b"outside"]
