@@ -135,18 +135,36 @@ def check_sink_schema(schema: StructType, options: KafkaSinkOptions) -> None:
             f"{headers.dataType.simpleString()}")
 
 
+#: Client errors (librdkafka's error_cb) after which no record can be delivered: the task
+#: fails at once, as Kafka's producer fails sends on an AuthenticationException, instead of
+#: waiting for every record to time out.
+_FATAL_CLIENT_ERRORS = {"_AUTHENTICATION", "_SSL"}
+
+
 class DeliveryErrors:
-    """Failed deliveries reported by the producer's callback, for the task that is running."""
+    """Failed deliveries reported by the producer's callback, for the task that is running,
+    and what the client reported about its connections (``client_error``, librdkafka's
+    error_cb): the reason a delivery timed out, such as a refused SASL login."""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.first: list[str] = []
-        self.names: set[str] = set()
+        self.reset()
 
     def reset(self) -> None:
         self.count = 0
-        self.first = []
-        self.names = set()
+        self.first: list[str] = []
+        self.names: set[str] = set()
+        self.client: Optional[str] = None
+        self.fatal: Optional[str] = None
+
+    def client_error(self, error) -> None:
+        text = f"{error.name()} ({error.str()})"
+        self.client = text
+        if error.fatal() or error.name() in _FATAL_CLIENT_ERRORS:
+            self.fatal = text
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.count) or self.fatal is not None
 
     def __call__(self, error, message) -> None:
         if error is None:
@@ -176,7 +194,8 @@ class ProducerCache:
                 errors = DeliveryErrors()
                 # Only failed deliveries call back: the successes are counted by the queue
                 # emptying, which spares a Python call per record.
-                entry = (Producer({**dict(config), "on_delivery": errors, "delivery.report.only.error": True}),
+                entry = (Producer({**dict(config), "on_delivery": errors, "delivery.report.only.error": True,
+                                   "error_cb": errors.client_error}),
                          errors)
                 cls._producers[config] = entry
             return entry
@@ -214,9 +233,9 @@ class KafkaWriteTask:
             for batch in batches:
                 sent += self._produce_batch(producer, batch, errors)
             while producer.flush(_FLUSH_POLL_S) > 0:
-                if errors.count:
+                if errors.failed:
                     break
-            if errors.count:
+            if errors.failed:
                 self._fail(sent, errors)
         except BaseException:
             ProducerCache.discard(self.options.producer_config)
@@ -262,16 +281,21 @@ class KafkaWriteTask:
                 # The producer's queue is full: let deliveries drain it. A short wait: with
                 # only errors reported, poll has nothing to return early for.
                 producer.poll(0.002)
-                if errors.count:
+                if errors.failed:
                     self._fail(i, errors)
         producer.poll(0)
         return n
 
     @staticmethod
     def _fail(sent: int, errors: DeliveryErrors) -> None:
-        raise KafkaSinkException(
-            f"{errors.count} record(s) were not acknowledged by the cluster (of {sent} sent by this task): "
-            + "; ".join(errors.first))
+        if errors.fatal is not None and not errors.count:
+            raise KafkaSinkException(
+                f"The producer can't deliver the {sent} record(s) this task sent: {errors.fatal}")
+        message = (f"{errors.count} record(s) were not acknowledged by the cluster (of {sent} sent by this task): "
+                   + "; ".join(errors.first))
+        if errors.client is not None:
+            message += f"; the client last reported {errors.client}"
+        raise KafkaSinkException(message)
 
 
 class KafkaLogBatchWriter(DataSourceArrowWriter):

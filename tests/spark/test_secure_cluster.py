@@ -1,0 +1,102 @@
+"""The sink and the stream's cluster questions over a SASL_PLAINTEXT listener (PLAIN).
+
+The ``kafka.*`` security settings (librdkafka's names) reach the sink's producer and the
+stream's admin client; a wrong password fails the write with the authentication error instead
+of losing rows. Records are read back with kafka-python on the broker's PLAINTEXT listener."""
+from __future__ import annotations
+
+import pytest
+from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.spark.cluster_offsets import ClusterOffsets
+from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot
+from tests.spark.test_kafka_sink import consume_all
+from tests.spark.test_streaming import message_of
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+              'user_alice="alice-secret";')
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(zookeeper, tmp_path_factory):
+    port = free_port()
+    broker = BrokerProcess(tmp_path_factory.mktemp("sasl-broker"), zookeeper.connect_string, unique_chroot())
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "connection.failed.authentication.delay.ms": "50",
+        "auto.create.topics.enable": "false",
+    })
+    broker.write_config()
+    broker.start()
+    yield broker, f"127.0.0.1:{port}"
+    if broker.running:
+        broker.stop()
+
+
+def sasl_options(bootstrap: str, password: str = "alice-secret") -> dict:
+    return {"kafka.bootstrap.servers": bootstrap, "kafka.security.protocol": "SASL_PLAINTEXT",
+            "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "alice", "kafka.sasl.password": password}
+
+
+def test_the_sink_writes_through_sasl_and_a_wrong_password_fails_the_job(spark, sasl_broker):
+    broker, sasl_bootstrap = sasl_broker
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("secure-sink", 2, 1)])
+    admin.close()
+    df = spark.range(1000).selectExpr("cast(id as string) as key", "concat('v-', cast(id as string)) as value")
+    writer = df.write.format("kafka-log").option("topic", "secure-sink").mode("append")
+    for k, v in sasl_options(sasl_bootstrap).items():
+        writer = writer.option(k, v)
+    writer.save()
+    records = consume_all(broker.bootstrap, "secure-sink", 2, 1000)
+    assert sorted(r.value for r in records) == sorted(b"v-%d" % i for i in range(1000))
+
+    bad = df.limit(10).write.format("kafka-log").option("topic", "secure-sink").mode("append")
+    # Without waiting for the records to time out (two minutes by default).
+    for k, v in sasl_options(sasl_bootstrap, "wrong").items():
+        bad = bad.option(k, v)
+    with pytest.raises(Exception) as failure:
+        bad.save()
+    message = message_of(failure.value)
+    assert "The producer can't deliver the 10 record(s) this task sent: _AUTHENTICATION" in message
+    assert "Authentication failed" in message
+    # Nothing was written by the refused job.
+    assert len(consume_all(broker.bootstrap, "secure-sink", 2, 1010)) == 1000
+
+
+def test_the_stream_asks_the_cluster_through_sasl(spark, sasl_broker):
+    broker, sasl_bootstrap = sasl_broker
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("secure-stream", 1, 1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    for i in range(30):
+        producer.send("secure-stream", value=b"s-%d" % i, partition=0)
+    producer.flush()
+    producer.close()
+    # The options a stream gives its admin client, without the prefix.
+    config = {k[len("kafka."):]: v for k, v in sasl_options(sasl_bootstrap).items()}
+    cluster = ClusterOffsets(config, timeout_s=30)
+    try:
+        state = cluster.fetch([TopicPartition("secure-stream", 0)])[TopicPartition("secure-stream", 0)]
+    finally:
+        cluster.close()
+    assert (state.leader, state.high_watermark) == (broker.broker_id, 30)
+
+    reader = spark.readStream.format("kafka-log").option("subscribe", "secure-stream")
+    for k, v in sasl_options(sasl_bootstrap).items():
+        reader = reader.option(k, v)
+    query = (reader.load(str(broker.log_dir)).writeStream.format("memory").queryName("secure_stream")
+             .trigger(availableNow=True).start())
+    try:
+        assert query.awaitTermination(180)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    values = sorted(bytes(r["value"]) for r in spark.sql("select value from secure_stream").collect())
+    assert values == sorted(b"s-%d" % i for i in range(30))
