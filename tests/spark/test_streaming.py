@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
+import subprocess
 import threading
 import time
 
 import pytest
 from kafka import KafkaProducer
-from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions
+from kafka.admin import ConfigResource, ConfigResourceType
 
 from tests.integration.broker_harness import wait_until
 
 WAIT_S = 180
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def message_of(exc: BaseException) -> str:
@@ -173,8 +176,11 @@ def test_records_produced_while_the_stream_runs_all_arrive_with_new_topics_and_p
         # A topic the pattern selects, created after the stream started.
         stream_data.create_topic(later, 1)
         made = stream_data.produce(later, 150, 1, "gzip")
-        # A partition added to a topic the stream reads: read from offset 0.
-        stream_data.admin.create_partitions({first: NewPartitions(3)})
+        # A partition added to a topic the stream reads (kafka-topics.sh --alter): read from offset 0.
+        altered = subprocess.run([str(ROOT / "bin" / "kafka-topics.sh"), "--bootstrap-server",
+                                  stream_data.broker.bootstrap, "--alter", "--topic", first, "--partitions", "3"],
+                                 capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert altered.returncode == 0, altered.stderr
         wait_until(lambda: os.path.isdir(os.path.join(stream_data.log_dir, f"{first}-2")), 30, "no new partition")
         producer = KafkaProducer(bootstrap_servers=stream_data.broker.bootstrap, acks="all")
         added = [producer.send(first, value=b"added-%d" % i, partition=2).get(timeout=30) for i in range(120)]
