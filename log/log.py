@@ -25,6 +25,7 @@ import os
 import shutil
 import struct
 import threading
+import weakref
 from dataclasses import replace
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
@@ -69,6 +70,7 @@ from kafka_py.log.log_offset_metadata import (
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
@@ -215,6 +217,50 @@ class _DerivedConfig:
         self.target_codec = _broker_target_codec(config.compression_type)
 
 
+class LogMetricNames:
+    """``kafka.log:type=Log,name=<name>,topic=<t>,partition=<p>[,is-future=true]`` gauges."""
+
+    NUM_LOG_SEGMENTS = "NumLogSegments"
+    LOG_START_OFFSET = "LogStartOffset"
+    LOG_END_OFFSET = "LogEndOffset"
+    SIZE = "Size"
+    ALL = (NUM_LOG_SEGMENTS, LOG_START_OFFSET, LOG_END_OFFSET, SIZE)
+
+
+class _LogMetricsGroup(KafkaMetricsGroup):
+    metrics_group = "kafka.log"
+    metrics_type_name = "Log"
+
+
+class LogFlushStats(KafkaMetricsGroup):
+    """``kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs``: each segment fsync's time."""
+
+    metrics_group = "kafka.log"
+    metrics_type_name = "LogFlushStats"
+
+    def __init__(self) -> None:
+        self.log_flush_timer = self.new_timer("LogFlushRateAndTimeMs")
+
+
+_LOG_METRICS = _LogMetricsGroup()
+_log_flush_stats: Optional[LogFlushStats] = None
+
+
+def log_flush_stats() -> LogFlushStats:
+    global _log_flush_stats
+    if _log_flush_stats is None:
+        _log_flush_stats = LogFlushStats()
+    return _log_flush_stats
+
+
+def _log_gauge(ref: "weakref.ref[Log]", read: Callable[["Log"], int]) -> Callable[[], int]:
+    # by weak reference: a log nobody closed (tests, tools) must not stay alive for its gauges
+    def value() -> int:
+        log = ref()
+        return 0 if log is None else read(log)
+    return value
+
+
 class Log:
     """An append-only log of record batches for one partition."""
 
@@ -291,6 +337,38 @@ class Log:
                 "PeriodicProducerExpirationCheck", self._expire_producers,
                 delay_ms=producer_id_expiration_check_interval_ms,
                 period_ms=producer_id_expiration_check_interval_ms)
+        self._metric_gauges: list = []
+        self.new_metrics()
+
+    # ------------------------------------------------------------------ metrics
+
+    def new_metrics(self) -> None:
+        """Kafka's Log gauges: Size, NumLogSegments, LogStartOffset, LogEndOffset, read on
+        scrape. The newest log of a partition owns them (a log opened again replaces them)."""
+        tags = {"topic": self.topic_partition.topic, "partition": str(self.topic_partition.partition)}
+        if self.is_future:
+            tags["is-future"] = "true"
+        registry = _LOG_METRICS.metrics_registry
+        ref = weakref.ref(self)
+        reads = {LogMetricNames.NUM_LOG_SEGMENTS: lambda log: log.number_of_segments,
+                 LogMetricNames.LOG_START_OFFSET: lambda log: log.log_start_offset,
+                 LogMetricNames.LOG_END_OFFSET: lambda log: log.log_end_offset,
+                 LogMetricNames.SIZE: lambda log: log.size}
+        gauges = []
+        for name in LogMetricNames.ALL:
+            metric_name = _LOG_METRICS.metric_name(name, tags)
+            registry.remove_metric(metric_name)
+            gauges.append((metric_name, registry.new_gauge(metric_name, _log_gauge(ref, reads[name]))))
+        self._metric_gauges = gauges
+
+    def remove_log_metrics(self) -> None:
+        """Take this log's gauges away (deleted, closed, renamed), unless a newer log of the
+        partition has replaced them."""
+        registry = _LOG_METRICS.metrics_registry
+        gauges, self._metric_gauges = self._metric_gauges, []
+        for metric_name, gauge in gauges:
+            if registry.get(metric_name) is gauge:
+                registry.remove_metric(metric_name)
 
     # ------------------------------------------------------------------ basic accessors
 
@@ -1238,9 +1316,11 @@ class Log:
             if offset > self.recovery_point:
                 logger.debug("%sFlushing log up to offset %d, last flushed: %d, unflushed: %d", self._log_ident,
                              offset, self._last_flushed_time, self.unflushed_messages)
+                flush_timer = log_flush_stats().log_flush_timer
                 for segment in self.log_segments_range(self.recovery_point, offset):
                     try:
-                        segment.flush()
+                        with flush_timer.time():
+                            segment.flush()
                     except ClosedChannelException:
                         # Deleted (retention, truncation) while we were flushing: nothing left to sync.
                         # Any other closed file is a real failure.
@@ -1636,6 +1716,7 @@ class Log:
     def close(self) -> None:
         """Close the segments; a producer snapshot at the end offset spares the next start a log scan."""
         logger.debug("%sClosing log", self._log_ident)
+        self.remove_log_metrics()
         with self._lock:
             self._check_if_memory_mapped_buffer_closed()
             self._cancel_producer_expire_check()
@@ -1671,6 +1752,7 @@ class Log:
                 renamed_dir = os.path.join(os.path.dirname(os.path.abspath(self._dir)), name)
                 os.replace(self._dir, renamed_dir)
                 if renamed_dir != self._dir:
+                    was_future = self.is_future
                     self._dir = renamed_dir
                     self._parent_dir = os.path.dirname(renamed_dir)
                     for segment in self._segments.segments:
@@ -1678,12 +1760,20 @@ class Log:
                     self.producer_state_manager.update_parent_dir(renamed_dir)
                     # the epoch checkpoint file moved with the directory
                     self._initialize_leader_epoch_cache()
+                    if self._dir.endswith(DELETE_DIR_SUFFIX):
+                        # on its way to deletion: no longer one of the broker's logs
+                        self.remove_log_metrics()
+                    elif was_future != self.is_future:
+                        # a future log become the current one
+                        self.remove_log_metrics()
+                        self.new_metrics()
             except OSError as e:
                 raise self._io_failed(f"Error while renaming dir for {self.topic_partition} in log dir "
                                       f"{self._parent_dir}", e) from e
 
     def delete(self) -> None:
         """Delete the whole log directory now."""
+        self.remove_log_metrics()
         with self._lock:
             try:
                 self._check_for_log_dir_failure()

@@ -28,6 +28,7 @@ import threading
 from abc import abstractmethod
 from typing import Any, Callable, Hashable, Iterable
 
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.timer import SystemTimer, Timer, TimerTask
 
@@ -221,8 +222,12 @@ class WatcherList:
             return list(self.watchers_by_key.values())
 
 
-class DelayedOperationPurgatory:
-    """Bookkeeping for delayed operations of one kind ("Produce", "Fetch", "Rebalance", ...)."""
+class DelayedOperationPurgatory(KafkaMetricsGroup):
+    """Bookkeeping for delayed operations of one kind ("Produce", "Fetch", "Rebalance", ...).
+
+    Gauges ``kafka.server:type=DelayedOperationPurgatory,name=PurgatorySize|NumDelayedOperations,
+    delayedOperation=<purgatory name>``: the watch lists' total size and the operations waiting
+    in the timer, read on scrape; removed at shutdown."""
 
     # Sharding the key map spreads lock contention between request threads.
     SHARDS = 512
@@ -243,6 +248,9 @@ class DelayedOperationPurgatory:
         self._expiration_reaper = ExpiredOperationReaper(self)
         if reaper_enabled:
             self._expiration_reaper.start()
+        self._metric_tags = {"delayedOperation": purgatory_name}
+        self._gauges = [(name, self.replace_gauge(name, read, self._metric_tags))
+                        for name, read in (("PurgatorySize", self.watched), ("NumDelayedOperations", self.num_delayed))]
 
     def _watcher_list(self, key: Hashable) -> WatcherList:
         return self._watcher_lists[hash(key) % len(self._watcher_lists)]
@@ -358,6 +366,8 @@ class DelayedOperationPurgatory:
             logger.debug("Purged %d elements from watch lists of %s", purged, self.purgatory_name)
 
     def shutdown(self) -> None:
+        for name, gauge in self._gauges:
+            self.remove_metric_if_same(name, gauge, self._metric_tags)
         if self.reaper_enabled:
             self._expiration_reaper.shutdown()
         self._timeout_timer.shutdown()

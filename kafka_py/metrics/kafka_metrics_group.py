@@ -141,5 +141,19 @@ class KafkaMetricsGroup:
     def remove_metric(self, name: str, tags: Optional[Mapping[str, str]] = None) -> None:
         self.metrics_registry.remove_metric(self.metric_name(name, tags))
 
+    def replace_gauge(self, name: str, read: Callable[[], Any],
+                      tags: Optional[Mapping[str, str]] = None) -> Gauge:
+        """A gauge that replaces one registered under the same name: for objects of which the
+        newest is the one that counts (a purgatory or log made again in the same process)."""
+        metric_name = self.metric_name(name, tags)
+        self.metrics_registry.remove_metric(metric_name)
+        return self.metrics_registry.new_gauge(metric_name, read)
+
+    def remove_metric_if_same(self, name: str, metric: Any, tags: Optional[Mapping[str, str]] = None) -> None:
+        """Remove the metric registered under ``name`` if it is ``metric`` (not a newer one)."""
+        metric_name = self.metric_name(name, tags)
+        if self.metrics_registry.get(metric_name) is metric:
+            self.metrics_registry.remove_metric(metric_name)
+
 
 __all__ = ["KafkaMetricsGroup", "default_registry", "explicit_metric_name", "recording"]

@@ -38,6 +38,7 @@ import enum
 import logging
 import queue
 import threading
+import time as _time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -58,6 +59,7 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoc
 from kafka_py.cluster.broker import Broker
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_metric_name
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import (
     BrokerIdsZNode,
@@ -417,6 +419,45 @@ def parse_chroot(connect_string: str) -> tuple[str, str | None]:
 _UNSEEN = object()
 
 
+class ZooKeeperClientMetrics(KafkaMetricsGroup):
+    """Kafka's ZooKeeperClient metrics: ``kafka.server:type=ZooKeeperClientMetrics,
+    name=ZooKeeperRequestLatencyMs`` (a histogram of each request's time to its answer) and the
+    session state meters ``kafka.server:type=SessionExpireListener,name=ZooKeeper<X>PerSec``
+    (Expires, Disconnects, SyncConnects, AuthFailures; ReadOnlyConnects and
+    SaslAuthentications exist and stay at 0 here). One set per process, as Kafka's."""
+
+    def __init__(self) -> None:
+        registry = self.metrics_registry
+        self.latency = registry.new_histogram(
+            explicit_metric_name("kafka.server", "ZooKeeperClientMetrics", "ZooKeeperRequestLatencyMs"))
+
+        def meter(name: str) -> Any:
+            return registry.new_meter(explicit_metric_name("kafka.server", "SessionExpireListener", name), "events")
+
+        self.sync_connects = meter("ZooKeeperSyncConnectsPerSec")
+        self.disconnects = meter("ZooKeeperDisconnectsPerSec")
+        self.expires = meter("ZooKeeperExpiresPerSec")
+        self.auth_failures = meter("ZooKeeperAuthFailuresPerSec")
+        self.read_only_connects = meter("ZooKeeperReadOnlyConnectsPerSec")
+        self.sasl_authentications = meter("ZooKeeperSaslAuthenticationsPerSec")
+
+    def time_request(self, async_result: Any) -> None:
+        """Record the request's latency when kazoo's connection thread sets its answer."""
+        start = _time.monotonic_ns()
+        latency = self.latency
+        async_result.rawlink(lambda _result: latency.update((_time.monotonic_ns() - start) / 1e6))
+
+
+_zk_client_metrics: "ZooKeeperClientMetrics | None" = None
+
+
+def zookeeper_client_metrics() -> ZooKeeperClientMetrics:
+    global _zk_client_metrics
+    if _zk_client_metrics is None:
+        _zk_client_metrics = ZooKeeperClientMetrics()
+    return _zk_client_metrics
+
+
 class ZooKeeperClient:
     """Pipelined requests, watch handlers and session life cycle over one kazoo client."""
 
@@ -445,6 +486,7 @@ class ZooKeeperClient:
         self._session_events: queue.SimpleQueue = queue.SimpleQueue()
         # Per thread: the monotonic deadline (ms) of a requests_bounded_by block, else absent.
         self._deadlines = threading.local()
+        self._metrics = zookeeper_client_metrics()
 
         logger.info("%sInitializing a new session to %s.", self._log_prefix, connect_string)
         # Reconnect forever with short backoff: the broker must come back as soon as ZooKeeper does.
@@ -524,12 +566,14 @@ class ZooKeeperClient:
     def _on_state_change(self, state: str) -> None:
         # Runs on kazoo's connection thread: must not block, so session work is queued.
         if state == KazooState.CONNECTED:
+            self._metrics.sync_connects.mark()
             client_id = self._zk.client_id
             with self._state:
                 self._connected = True
                 self._state.notify_all()
             self._session_events.put(("connected", client_id[0] if client_id else None))
         elif state == KazooState.SUSPENDED:
+            self._metrics.disconnects.mark()
             with self._state:
                 self._connected = False
         elif state == KazooState.LOST:
@@ -541,6 +585,7 @@ class ZooKeeperClient:
                 self._state.notify_all()
             if not closing:
                 kind = "auth_failed" if self._auth_failed else "expired"
+                (self._metrics.auth_failures if self._auth_failed else self._metrics.expires).mark()
                 self._session_events.put((kind, None))
 
     def _run_reinitializer(self) -> None:
@@ -667,6 +712,7 @@ class ZooKeeperClient:
         # If the connection is down the reconnect path re-arms instead.
         try:
             async_result, watched = self._send(request)
+            self._metrics.time_request(async_result)
             self._complete(request, async_result, watched)
         except Exception:
             logger.exception("%sCould not re-arm the watch on %s", self._log_prefix, request.path)
@@ -717,6 +763,7 @@ class ZooKeeperClient:
                 done_index, done_request, async_result, watched = in_flight.popleft()
                 responses[done_index] = self._complete(done_request, async_result, watched)
             async_result, watched = self._send(request)
+            self._metrics.time_request(async_result)
             in_flight.append((index, request, async_result, watched))
         while in_flight:
             done_index, done_request, async_result, watched = in_flight.popleft()

@@ -165,3 +165,51 @@ def test_kafka_log_files_each_get_their_loggers_lines(metrics_broker):
     assert "successfully elected as the controller" in server
     # the request logger is at WARN: no "Completed request" lines by default
     assert "Completed request" not in text("kafka-request.log")
+
+
+def test_log_purgatory_group_and_zookeeper_metrics(metrics_broker):
+    broker = metrics_broker
+    topic = "metrics-log-gauges"
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1)
+    for i in range(7):
+        producer.send(topic, value=b"%d" % i)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id="metrics-group",
+                             auto_offset_reset="earliest", consumer_timeout_ms=5000, enable_auto_commit=False)
+    got = 0
+    for _ in consumer:
+        got += 1
+        if got == 7:
+            break
+    consumer.commit()
+    consumer.close()
+
+    samples = scrape(broker.metrics_port)
+    assert value(samples, "kafka_log_log_logendoffset", topic=topic, partition="0") == 7
+    assert value(samples, "kafka_log_log_logstartoffset", topic=topic, partition="0") == 0
+    assert value(samples, "kafka_log_log_numlogsegments", topic=topic, partition="0") == 1
+    log_bytes = sum(p.stat().st_size for p in pathlib.Path(broker.log_dir, f"{topic}-0").glob("*.log"))
+    assert value(samples, "kafka_log_log_size", topic=topic, partition="0") == log_bytes
+    for operation in ("Produce", "Fetch", "DeleteRecords", "Heartbeat", "Rebalance"):
+        assert ("kafka_server_delayedoperationpurgatory_purgatorysize",
+                (("delayedOperation", operation),)) in samples, operation
+        assert ("kafka_server_delayedoperationpurgatory_numdelayedoperations",
+                (("delayedOperation", operation),)) in samples, operation
+    assert value(samples, "kafka_coordinator_group_groupmetadatamanager_numgroups") >= 1
+    assert value(samples, "kafka_coordinator_group_groupmetadatamanager_numoffsets") >= 1
+    assert value(samples, "kafka_coordinator_group_groupmetadatamanager_numgroupsempty") >= 1
+    assert value(samples, "kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count") > 0
+    assert value(samples, "kafka_server_sessionexpirelistener_zookeepersyncconnects_total") >= 1
+    assert value(samples, "kafka_server_sessionexpirelistener_zookeeperexpires_total") == 0
+
+    # a deleted topic's log takes its gauges with it
+    log_end_key = ("kafka_log_log_logendoffset", (("partition", "0"), ("topic", topic)))
+    assert log_end_key in samples
+    from kafka.admin import KafkaAdminClient
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        admin.delete_topics([topic], timeout_ms=30000)
+    finally:
+        admin.close()
+    wait_until(lambda: log_end_key not in scrape(broker.metrics_port), 60, "the deleted topic's Log gauges stayed")

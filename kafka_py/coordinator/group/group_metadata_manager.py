@@ -37,6 +37,7 @@ from kafka_py.coordinator.group.group_metadata import (
     Dead,
     Empty,
     GroupMetadata,
+    GroupState,
     Stable,
 )
 from kafka_py.coordinator.group.group_metadata_schemas import GroupMetadataKey as GroupMetadataKeyData
@@ -54,6 +55,7 @@ from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
 from kafka_py.coordinator.group.offset_config import OffsetConfig
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType
 from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SimpleRecord
@@ -280,8 +282,11 @@ def _records_size(records: Any) -> int:
 # ---------------------------------------------------------------------------- the manager
 
 
-class GroupMetadataManager:
-    """The cache of groups and offsets for the __consumer_offsets partitions this broker leads."""
+class GroupMetadataManager(KafkaMetricsGroup):
+    """The cache of groups and offsets for the __consumer_offsets partitions this broker leads.
+
+    Gauges ``kafka.coordinator.group:type=GroupMetadataManager``: NumGroups, NumOffsets and
+    NumGroups<State> for each group state, read on scrape; removed at shutdown."""
 
     def __init__(self, broker_id: int, config: OffsetConfig, replica_manager: Any, time: Time = Time.SYSTEM,
                  scheduler: Optional[Scheduler] = None) -> None:
@@ -308,6 +313,22 @@ class GroupMetadataManager:
         self.epoch_for_partition_id: dict[int, int] = {}
         self._epoch_lock = threading.Lock()
         self._log_ident = f"[GroupMetadataManager brokerId={broker_id}] "
+        self._gauges = [(name, self.replace_gauge(name, read)) for name, read in self._gauge_reads()]
+
+    def _gauge_reads(self) -> list:
+        def num_offsets() -> int:
+            total = 0
+            for group in self.current_groups:
+                with group.lock:
+                    total += group.num_offsets
+            return total
+
+        def in_state(state: GroupState) -> Callable[[], int]:
+            return lambda: sum(1 for g in self.current_groups if g.current_state is state)
+
+        reads = [("NumOffsets", num_offsets), ("NumGroups", lambda: len(self._group_metadata_cache))]
+        reads += [(f"NumGroups{state.value}", in_state(state)) for state in GroupState]
+        return reads
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -321,6 +342,8 @@ class GroupMetadataManager:
 
     def shutdown(self) -> None:
         self._shutting_down.set()
+        for name, gauge in self._gauges:
+            self.remove_metric_if_same(name, gauge)
         if self.scheduler.is_started:
             self.scheduler.shutdown()
 
