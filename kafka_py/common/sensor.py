@@ -1,7 +1,7 @@
 """Port of the parts of clients/src/main/java/org/apache/kafka/common/metrics that client quotas
 use (Kafka 2.8.2): Sensor.java, KafkaMetric.java, MetricConfig.java, Quota.java,
 QuotaViolationException.java, stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java,
-stats/Avg.java and stats/TokenBucket.java.
+stats/Avg.java, stats/Max.java and stats/TokenBucket.java.
 
 A ``Sensor`` records values into its stats; a stat whose ``MetricConfig`` carries a ``Quota``
 is checked after every quota-checked record, and a value beyond the bound raises
@@ -190,6 +190,22 @@ class Avg(SampledStat):
             total += s.value
             count += s.event_count
         return total / count if count else 0.0
+
+
+class Max(SampledStat):
+    """The largest value recorded in the retained windows (NaN when there is none, as Kafka's)."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(float("-inf"))
+
+    def update(self, sample: _Sample, config: MetricConfig, value: float, time_ms: int) -> None:
+        sample.value = max(sample.value, value)
+
+    def combine(self, samples: list[_Sample], config: MetricConfig, now: int) -> float:
+        count = sum(s.event_count for s in samples)
+        return max(s.value for s in samples) if count else float("nan")
 
 
 class Rate:

@@ -93,12 +93,15 @@ def jmx_exporter_name(name: MetricName, kind: str) -> Optional[ExportedName]:
     labels = {_safe_label(k): v for k, v in tags}
     simple_domain = "." not in domain and domain != ""
 
-    # Kafka-metrics (not Yammer) attributes: socket-server-metrics and app-info.
+    # Kafka-metrics (not Yammer) attributes: socket-server-metrics, app-info and
+    # transaction-coordinator-metrics.
     if name.attribute is not None:
         if group == "kafka.server" and keys == ("listener", "networkProcessor"):
             return ExportedName(safe_name(f"kafka_server_{name.type}_{name.attribute}"), "gauge", labels, "Value")
         if group == "kafka.server" and name.type == "app-info":
             return ExportedName(safe_name(f"kafka_server_app_info_{name.attribute}"), "gauge", labels, "Value")
+        if group == "kafka.server" and name.type == "transaction-coordinator-metrics" and not keys:
+            return ExportedName(safe_name(f"kafka_server_{name.type}_{name.attribute}"), "gauge", labels, "Value")
         return None
 
     if kind == "gauge":

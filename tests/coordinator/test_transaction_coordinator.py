@@ -229,3 +229,31 @@ def test_transactional_writes_only_to_partitions_of_the_ongoing_transaction(harn
     assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_PRODUCER_EPOCH}
     # an id this broker does not coordinate is left to the partition leader's own checks
     assert verify("elsewhere-or-unknown", 1, 0, [TP0]) == {}
+
+
+def test_partition_load_time_metrics_are_registered_under_kafkas_names(make_harness):
+    import math
+
+    from kafka_py.common.sensor import Max, MetricConfig
+    from kafka_py.coordinator.transaction.transaction_state_manager import _coordinator_metric_name
+    from kafka_py.metrics.kafka_metrics_group import default_registry
+
+    stat, config = Max(), MetricConfig()
+    assert math.isnan(stat.measure(config, 1000))
+    stat.record(config, 5, 1000)
+    stat.record(config, 20, 31_000)
+    assert stat.measure(config, 31_000) == 20
+    assert math.isnan(stat.measure(config, 200_000))  # both 30 s samples expired
+
+    registry = default_registry()
+    max_name = _coordinator_metric_name("partition-load-time-max")
+    avg_name = _coordinator_metric_name("partition-load-time-avg")
+    assert max_name.mbean_name == "kafka.server:type=transaction-coordinator-metrics"
+    h = make_harness(lead=False)
+    assert math.isnan(registry.get(max_name).value())
+    h.lead()
+    h.state_manager.partition_load_sensor.record(40, h.time.milliseconds(), False)
+    assert registry.get(max_name).value() == 40
+    assert registry.get(avg_name).value() == 20  # the load itself (0 ms on the manual clock) and 40
+    h.close()
+    assert registry.get(max_name) is None and registry.get(avg_name) is None

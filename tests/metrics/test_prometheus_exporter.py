@@ -62,6 +62,9 @@ def name(group, type_, n, **tags):
                 "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0",
                 (("listener", "PLAINTEXT"), ("networkProcessor", "0")), attribute="connection-count"), "gauge",
      "kafka_server_socket_server_metrics_connection_count", "gauge", {"listener": "PLAINTEXT", "networkProcessor": "0"}),
+    (MetricName("kafka.server", "transaction-coordinator-metrics", "", None,
+                "kafka.server:type=transaction-coordinator-metrics", (), attribute="partition-load-time-max"), "gauge",
+     "kafka_server_transaction_coordinator_metrics_partition_load_time_max", "gauge", {}),
 ])
 def test_names_follow_the_jmx_exporter_kafka_rules(metric, kind, family, exported_kind, labels):
     exported = jmx_exporter_name(metric, kind)

@@ -61,6 +61,18 @@ DEFAULT_REMOVE_EXPIRED_TRANSACTIONAL_IDS_INTERVAL_MS = 3600 * 1000
 DEFAULT_REQUEST_TIMEOUT_MS = 30000
 # room for one tombstone batch of expired ids (Kafka sizes it by the topic's max.message.bytes)
 _TOMBSTONE_BATCH_BYTES = 16384
+# Kafka's TransactionStateManager.MetricsGroup and LoadTimeSensor
+METRICS_GROUP = "transaction-coordinator-metrics"
+LOAD_TIME_SENSOR = "TransactionsPartitionLoadTime"
+
+
+def _coordinator_metric_name(attribute: str):
+    """``kafka.server:type=transaction-coordinator-metrics`` / ``attribute`` (a Kafka-metrics
+    attribute, as the JmxReporter names it)."""
+    from kafka_py.metrics.yammer import MetricName
+
+    return MetricName("kafka.server", METRICS_GROUP, "", None, f"kafka.server:type={METRICS_GROUP}", (),
+                      attribute=attribute)
 
 
 class TransactionResult:
@@ -186,6 +198,37 @@ class TransactionStateManager:
         self.transaction_topic_partition_count = config.transaction_log_num_partitions
         # the last load of each partition, for the load-time metrics Kafka keeps (max/avg over 30 s)
         self.partition_load_times_ms: List[int] = []
+        self._register_load_time_metrics()
+
+    # ------------------------------------------------------------------ metrics
+
+    def _register_load_time_metrics(self) -> None:
+        """Kafka's PartitionLoadTime sensor: ``partition-load-time-max`` and ``-avg`` of the loads
+        of the last 30 to 60 s (two 30 s samples), attributes of the MBean
+        ``kafka.server:type=transaction-coordinator-metrics``. The newest manager's gauges replace
+        an earlier one's (one coordinator per broker process)."""
+        from kafka_py.common.sensor import Avg, KafkaMetric, Max, MetricConfig, Sensor
+        from kafka_py.metrics.kafka_metrics_group import default_registry
+
+        self.partition_load_sensor = Sensor(LOAD_TIME_SENSOR)
+        self._load_time_gauges = []
+        registry = default_registry()
+        for attribute, stat in (("partition-load-time-max", Max()), ("partition-load-time-avg", Avg())):
+            metric = self.partition_load_sensor.add(KafkaMetric(attribute, stat, MetricConfig()))
+            name = _coordinator_metric_name(attribute)
+            registry.remove_metric(name)
+            gauge = registry.new_gauge(name, lambda m=metric: self.partition_load_sensor.measure(
+                m, self.time.milliseconds()))
+            self._load_time_gauges.append((name, gauge))
+
+    def remove_load_time_metrics(self) -> None:
+        from kafka_py.metrics.kafka_metrics_group import default_registry
+
+        registry = default_registry()
+        for name, gauge in self._load_time_gauges:
+            if registry.get(name) is gauge:
+                registry.remove_metric(name)
+        self._load_time_gauges = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -201,6 +244,7 @@ class TransactionStateManager:
         with self.state_lock.write():
             self.loading_partitions.clear()
             self.transaction_metadata_cache.clear()
+        self.remove_load_time_metrics()
         logger.info("%sShutdown complete", self._log_ident)
 
     def enable_transactional_id_expiration(self) -> None:
@@ -451,6 +495,7 @@ class TransactionStateManager:
             loaded = self._load_transaction_metadata(topic_partition, coordinator_epoch)
             total_ms = self.time.milliseconds() - schedule_start_ms
             self.partition_load_times_ms = (self.partition_load_times_ms + [total_ms])[-100:]
+            self.partition_load_sensor.record(total_ms, self.time.milliseconds(), False)
             logger.info("%sFinished loading %d transaction metadata from %s in %d milliseconds, of which %d "
                         "milliseconds was spent in the scheduler.", self._log_ident, len(loaded), topic_partition,
                         total_ms, scheduler_time_ms)
