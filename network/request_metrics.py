@@ -257,6 +257,49 @@ class RequestChannelMetrics:
             columns[7][j] = size
             # columns 8 and 9 (MessageConversionsTimeMs, TemporaryMemoryBytes) stay 0
 
+    def mark_partition_errors(self, api_key: ApiKeys, answers: Iterable[Any]) -> None:
+        """ErrorsPerSec for an answer written without response objects (Produce v3+): one
+        count per partition answer's ``error``, the NONEs marked at once."""
+        if not recording.enabled:
+            return
+        metrics = self._by_key[api_key]
+        if metrics is None:
+            return
+        none = 0
+        for answer in answers:
+            error = answer.error
+            if error is Errors.NONE:
+                none += 1
+            else:
+                metrics.error_meter(error).mark()
+        if none:
+            metrics.error_meter(Errors.NONE).mark(none)
+
+    def mark_metadata_errors(self, topics: Iterable[tuple]) -> None:
+        """ErrorsPerSec of a Metadata answer written from plain values: each topic's error
+        and each of its partitions' (MetadataResponse.errorCounts), from the tuples
+        fast_paths.encode_metadata_response takes (error first, partitions fifth)."""
+        if not recording.enabled:
+            return
+        metrics = self._by_key[ApiKeys.METADATA]
+        if metrics is None:
+            return
+        none = 0
+        for topic in topics:
+            error = topic[0]
+            if error is Errors.NONE:
+                none += 1
+            else:
+                metrics.error_meter(error).mark()
+            for partition in topic[4]:
+                error = partition[0]
+                if error is Errors.NONE:
+                    none += 1
+                else:
+                    metrics.error_meter(error).mark()
+        if none:
+            metrics.error_meter(Errors.NONE).mark(none)
+
     def update_error_metrics(self, api_key: ApiKeys, error_counts: Mapping[Errors, int]) -> None:
         if not recording.enabled:
             return

@@ -524,6 +524,8 @@ class KafkaApis:
                                              NO_CONTROLLER_ID if controller_id is None else controller_id,
                                              topic_metadata, throttle_time_ms=throttle_time_ms,
                                              cluster_authorized_operations=cluster_authorized_operations)
+            # ErrorsPerSec, which send_response counts for answers built as objects
+            self.request_channel.metrics.mark_metadata_errors(topic_metadata)
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
             logger.exception("%sCould not send the response to %r", self._log_ident, request)
@@ -694,6 +696,8 @@ class KafkaApis:
         try:
             frame = encode_produce_response(version, request.correlation_id, _produce_answer_values(statuses),
                                             throttle_time_ms)
+            # ErrorsPerSec, which send_response counts for answers built as objects
+            self.request_channel.metrics.mark_partition_errors(ApiKeys.PRODUCE, statuses.values())
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
             logger.exception("%sCould not send the response to %r", self._log_ident, request)

@@ -213,3 +213,39 @@ def test_log_purgatory_group_and_zookeeper_metrics(metrics_broker):
     finally:
         admin.close()
     wait_until(lambda: log_end_key not in scrape(broker.metrics_port), 60, "the deleted topic's Log gauges stayed")
+
+
+def test_errors_per_sec_of_answers_written_without_objects(metrics_broker):
+    """Produce v3+ and Metadata answers are written straight from values; their ErrorsPerSec
+    still counts each topic's and partition's error."""
+    from kafka_py.protocol.entities import build_entity
+
+    broker = metrics_broker
+    topic = "metrics-errors"
+    errors = "kafka_network_requestmetrics_errors_total"
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1)
+    producer.send(topic, value=b"x").get(timeout=30)
+    before = scrape(broker.metrics_port)
+    for _ in range(3):
+        producer.send(topic, value=b"y").get(timeout=30)
+    producer.close()
+    produced = scrape(broker.metrics_port)
+    metadata = build_entity(request_schema(ApiKeys.METADATA, 9), {
+        "topics": [{"name": topic}, {"name": "metrics-errors-missing"}], "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False})
+    with RawClient(broker.port, client_id="metrics-test") as client:
+        for _ in range(2):
+            client.request(ApiKeys.METADATA, 9, metadata)
+
+    def delta(request: str, error: str) -> float:
+        # Metadata from after the producer is gone (it asks for metadata too)
+        base = before if request == "Produce" else produced
+        return (value(scrape(broker.metrics_port), errors, request=request, error=error)
+                - value(base, errors, request=request, error=error))
+
+    wait_until(lambda: delta("Metadata", "UNKNOWN_TOPIC_OR_PARTITION") == 2, 30,
+               "Metadata's UNKNOWN_TOPIC_OR_PARTITION not counted")
+    # each answer: the topic and its one partition without error
+    assert delta("Metadata", "NONE") == 4
+    # one partition per produce request, each without error
+    assert delta("Produce", "NONE") == 3
