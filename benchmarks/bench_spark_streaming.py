@@ -14,13 +14,14 @@ No Kafka counterpart. Three measurements, each against its baseline in the same 
 * ``sink``: ``--sink-rows`` rows of 100-byte values written with ``df.write.format("kafka-log")``
   into one partition of that broker (acks=all, idempotent, as the sink's defaults), timed after
   a 20,000-row warm-up write in two tasks (Python workers started, producers connected), against
-  /work/shared/tools/kbench.py's confluent-kafka producer (acks=all) in the same run.
+  /work/shared/tools/kbench.py's producers (acks=all) in the same run: confluent-kafka, the
+  goal's baseline, and kafka-python, the other maintained client (``--kbench-clients``).
 
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_spark_streaming.py [--records 10000000] [--runs 3] \\
         [--latency-seconds 60] [--latency-rate 200] [--sink-rows 1000000] [--only read,latency,sink] \\
-        [--sink-option kafka.linger.ms=20]
+        [--sink-option kafka.linger.ms=20] [--kbench-clients confluent,kafka-python]
 """
 from __future__ import annotations
 
@@ -184,7 +185,15 @@ def bench_latency(spark, cluster: Cluster, seconds: float, rate: int) -> dict:
 
 # ---------------------------------------------------------------------------- sink
 
-def bench_sink(spark, cluster: Cluster, rows: int, options: dict) -> dict:
+def run_kbench(bootstrap: str, client: str, rows: int) -> dict:
+    done = subprocess.run([sys.executable, str(KBENCH), bootstrap, "--client", client,
+                           "--n", str(rows), "--size", "100", "--acks", "all", "--lat-n", "10"],
+                          capture_output=True, text=True, timeout=900)
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    return json.loads(line[-1]) if line else {"error": done.stderr[-2000:]}
+
+
+def bench_sink(spark, cluster: Cluster, rows: int, options: dict, clients: list[str]) -> dict:
     from pyspark.sql import functions as F
 
     topic = "sink-100b"
@@ -210,19 +219,15 @@ def bench_sink(spark, cluster: Cluster, rows: int, options: dict) -> dict:
     sink_s = time.perf_counter() - start
     result = {"rows": rows, "options": options, "sink_s": sink_s, "sink_records_per_s": rows / sink_s}
     if KBENCH.exists():
-        done = subprocess.run([sys.executable, str(KBENCH), cluster.broker.bootstrap, "--client", "confluent",
-                               "--n", str(rows), "--size", "100", "--acks", "all", "--lat-n", "10"],
-                              capture_output=True, text=True, timeout=900)
-        line = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-        if line:
-            kbench = json.loads(line[-1])
-            result["kbench"] = kbench
+        # The sink's goal is against confluent-kafka; other clients (kafka-python) show what
+        # choosing the producer library is worth.
+        for client in clients:
+            kbench = run_kbench(cluster.broker.bootstrap, client, rows)
+            result.setdefault("kbench", {})[client] = kbench
             produce_rate = kbench.get("produce_rps")
             if produce_rate:
-                result["kbench_produce_records_per_s"] = produce_rate
-                result["sink_over_kbench"] = result["sink_records_per_s"] / produce_rate
-        else:
-            result["kbench_error"] = done.stderr[-2000:]
+                result.setdefault("kbench_produce_records_per_s", {})[client] = produce_rate
+                result.setdefault("sink_over_kbench", {})[client] = result["sink_records_per_s"] / produce_rate
     return result
 
 
@@ -236,6 +241,8 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--dir", default="/tmp/bench-spark-streaming")
     parser.add_argument("--only", default="read,latency,sink")
+    parser.add_argument("--kbench-clients", default="confluent,kafka-python",
+                        help="kbench's producers to run against the sink, comma-separated")
     parser.add_argument("--sink-option", action="append", default=[],
                         help="An extra sink option key=value (e.g. kafka.linger.ms=20); repeat for several.")
     args = parser.parse_args()
@@ -258,7 +265,8 @@ def main() -> int:
                     print(json.dumps({"latency": results["latency"]}), flush=True)
                 if "sink" in parts:
                     results["sink"] = bench_sink(spark, cluster, args.sink_rows,
-                                                 dict(o.split("=", 1) for o in args.sink_option))
+                                                 dict(o.split("=", 1) for o in args.sink_option),
+                                                 args.kbench_clients.split(","))
                     print(json.dumps({"sink": results["sink"]}), flush=True)
             finally:
                 cluster.stop()
