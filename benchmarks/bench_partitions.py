@@ -8,6 +8,9 @@ with ``bin/zookeeper-server-start.sh``, replication factor 1) and, in order:
   served by its leader (a ListOffsets of every partition answers without error);
 * ``metadata_ms``: a full Metadata request (all topics) on an open connection, median of
   ``--metadata-rounds`` (default 5), and the response's size;
+* ``scrape_ms``: one GET of the broker's Prometheus endpoint (``/metrics``, every metric of
+  the broker, the Log gauges of each partition among them), median of ``--scrape-rounds``
+  (default 5), and the answer's size;
 * ``rss_anon_mb``, ``rss_file_mb``, ``fds``, ``threads`` of the broker after creation;
 * ``stop_s``: SIGTERM until the process exits (a clean shutdown);
 * ``clean_restart_s``: from the start of a new process to every partition served again,
@@ -19,6 +22,7 @@ with ``bin/zookeeper-server-start.sh``, replication factor 1) and, in order:
 Usage::
 
     .venv/bin/python benchmarks/bench_partitions.py [--counts 1000,4000,10000] [--json out.json]
+        [--no-restarts]   (creation, Metadata and scrape only)
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
 from kafka_py.protocol.entities import build_entity  # noqa: E402
 from kafka_py.protocol.messages import request_schema  # noqa: E402
-from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until  # noqa: E402
+from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
 
@@ -108,6 +112,25 @@ def metadata_ms(port: int, rounds: int) -> tuple[float, int, int]:
     return statistics.median(times), len(frame), partitions
 
 
+def scrape_ms(port: int, rounds: int) -> tuple[float, int]:
+    import http.client
+
+    times = []
+    body = b""
+    for _ in range(rounds):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            start = time.perf_counter()
+            conn.request("GET", "/metrics")
+            response = conn.getresponse()
+            body = response.read()
+            times.append((time.perf_counter() - start) * 1000)
+            assert response.status == 200, response.status
+        finally:
+            conn.close()
+    return statistics.median(times), len(body)
+
+
 def loaded_line(output: str) -> Optional[str]:
     lines = re.findall(r"Loaded \d+ logs in \d+ms\.", output)
     return lines[-1] if lines else None
@@ -116,9 +139,12 @@ def loaded_line(output: str) -> Optional[str]:
 def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> dict:
     per_topic = args.per_topic
     topics = [f"p{count}-t{i:04d}" for i in range(count // per_topic)]
+    metrics_port = free_port()
     broker = BrokerProcess(workdir / f"broker-{count}", zk.connect_string, unique_chroot("bench-partitions"),
                            overrides={"num.partitions": "1", "log.segment.bytes": str(1 << 20),
-                                      "num.recovery.threads.per.data.dir": str(args.recovery_threads)})
+                                      "num.recovery.threads.per.data.dir": str(args.recovery_threads),
+                                      "kafka.py.metrics.prometheus.port": str(metrics_port),
+                                      "kafka.py.metrics.prometheus.host": "127.0.0.1"})
     result: dict = {"partitions": count}
     broker.start(timeout=120)
     try:
@@ -132,10 +158,14 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
         ms, size, partitions = metadata_ms(broker.port, args.metadata_rounds)
         assert partitions >= count, partitions
         result.update(metadata_ms=round(ms, 1), metadata_bytes=size)
+        ms, size = scrape_ms(metrics_port, args.scrape_rounds)
+        result.update(scrape_ms=round(ms, 1), scrape_bytes=size)
         status = proc_status(broker.process.pid)
         result.update(rss_anon_mb=round(status["RssAnon"] / 1024, 1), rss_file_mb=round(status["RssFile"] / 1024, 1),
                       fds=status["fds"], threads=status["Threads"])
         print(f"  {count}: {result}", flush=True)
+        if args.no_restarts:
+            return result
 
         start = time.monotonic()
         code = broker.stop(timeout=600)
@@ -172,6 +202,8 @@ def main() -> None:
     parser.add_argument("--per-topic", type=int, default=100)
     parser.add_argument("--topics-per-request", type=int, default=10)
     parser.add_argument("--metadata-rounds", type=int, default=5)
+    parser.add_argument("--scrape-rounds", type=int, default=5)
+    parser.add_argument("--no-restarts", action="store_true", help="skip the stop and restart measures")
     parser.add_argument("--recovery-threads", type=int, default=1,
                         help="num.recovery.threads.per.data.dir (Kafka's default is 1)")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between creation and the measures")
