@@ -143,3 +143,21 @@ def test_sasl_plaintext_and_refused_logins(secure_broker, tmp_path) -> None:
     result = _tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", str(bad), "--describe",
                    "--entity-type", "clients")
     assert result.returncode == 1 and "sasl.mechanism" in result.stderr, result.stdout + result.stderr
+
+
+def test_client_certificate_from_the_key_store(secure_broker, tmp_path) -> None:
+    """A listener that requires client certificates (MTLS): ssl.keystore.location (PEM key and
+    chain in one file) reaches it, for the tools' own connection and kafka-python's alike."""
+    server = secure_broker.bootstrap("MTLS")
+    trust = ["security.protocol=SSL", "ssl.truststore.type=PEM", f"ssl.truststore.location={secure_broker.pki.ca_cert}"]
+    with_cert = tmp_path / "mtls.properties"
+    with_cert.write_text("\n".join(trust + ["ssl.keystore.type=PEM",
+                                            f"ssl.keystore.location={secure_broker.pki.client_keystore}"]) + "\n")
+    without = tmp_path / "no-cert.properties"
+    without.write_text("\n".join(trust) + "\n")
+    _ok(_tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", str(with_cert), "--describe",
+              "--entity-type", "clients"))
+    _ok(_tool("kafka-topics.sh", "--bootstrap-server", server, "--command-config", str(with_cert), "--list"))
+    result = _tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", str(without), "--describe",
+                   "--entity-type", "clients")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stdout + result.stderr
