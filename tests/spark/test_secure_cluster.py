@@ -1,9 +1,12 @@
-"""The sink and the stream's cluster questions over a SASL_PLAINTEXT listener (PLAIN).
+"""The sink and the stream's cluster questions over a SASL_PLAINTEXT listener (PLAIN), and the
+sink over an SSL listener.
 
 The ``kafka.*`` security settings (librdkafka's names) reach the sink's producer and the
 stream's admin client; a wrong password fails the write with the authentication error instead
-of losing rows. Records are read back with kafka-python on the broker's PLAINTEXT listener."""
+of losing rows, and so does a broker certificate the client does not trust. Records are read back with kafka-python on the broker's PLAINTEXT listener."""
 from __future__ import annotations
+
+import pathlib
 
 import pytest
 from kafka import KafkaProducer
@@ -13,6 +16,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.spark.cluster_offsets import ClusterOffsets
 from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot
 from tests.spark.test_kafka_sink import consume_all
+from tests.security.certs import make_pki
 from tests.spark.test_streaming import message_of
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
@@ -20,12 +24,23 @@ PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required 
 
 
 @pytest.fixture(scope="module")
-def sasl_broker(zookeeper, tmp_path_factory):
-    port = free_port()
+def pki(tmp_path_factory):
+    return make_pki(pathlib.Path(tmp_path_factory.mktemp("pki")))
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(zookeeper, tmp_path_factory, pki):
+    port, ssl_port = free_port(), free_port()
     broker = BrokerProcess(tmp_path_factory.mktemp("sasl-broker"), zookeeper.connect_string, unique_chroot())
+    broker.ssl_bootstrap = f"127.0.0.1:{ssl_port}"
     broker.overrides.update({
-        "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{port}",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{port},"
+                     f"SSL://127.0.0.1:{ssl_port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(pki.server_keystore),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(pki.ca_cert),
         "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "connection.failed.authentication.delay.ms": "50",
@@ -100,3 +115,25 @@ def test_the_stream_asks_the_cluster_through_sasl(spark, sasl_broker):
     assert query.exception() is None
     values = sorted(bytes(r["value"]) for r in spark.sql("select value from secure_stream").collect())
     assert values == sorted(b"s-%d" % i for i in range(30))
+
+
+def test_the_sink_writes_over_ssl_and_an_untrusted_certificate_fails_the_job(spark, sasl_broker, pki):
+    broker, _ = sasl_broker
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("tls-sink", 1, 1)])
+    admin.close()
+    df = spark.range(200).selectExpr("concat('t-', cast(id as string)) as value")
+
+    def write(ca: pathlib.Path) -> None:
+        (df.write.format("kafka-log").option("topic", "tls-sink").mode("append")
+         .option("kafka.bootstrap.servers", broker.ssl_bootstrap).option("kafka.security.protocol", "SSL")
+         .option("kafka.ssl.ca.location", str(ca)).save())
+
+    write(pki.ca_cert)
+    assert sorted(r.value for r in consume_all(broker.bootstrap, "tls-sink", 1, 200)) == \
+        sorted(b"t-%d" % i for i in range(200))
+    # The client's own certificate is no CA of the broker's: the handshake fails.
+    with pytest.raises(Exception) as failure:
+        write(pki.client_cert)
+    assert "this task sent: _SSL" in message_of(failure.value)
+    assert len(consume_all(broker.bootstrap, "tls-sink", 1, 400)) == 200
