@@ -78,6 +78,7 @@ from kafka_py.log.log_cleaner_manager import (
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.offset_map import OffsetMap, SkimpyOffsetMap
 from kafka_py.log.producer_state_manager import LastRecord
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.record.control_record_type import ControlRecordType
 from kafka_py.record.default_record_batch import (
     LOG_OVERHEAD,
@@ -906,12 +907,19 @@ class CleanerThread(ShutdownableThread):
             logger.warning("\tFound %d invalid messages during compaction.", stats.invalid_messages_read)
 
 
-class LogCleaner:
+class LogCleaner(KafkaMetricsGroup):
     """The log cleaner: a pool of CleanerThreads over the LogManager's logs.
 
     ``logs`` is the LogManager's live mapping of TopicPartition -> Log; logs with
     ``cleanup.policy`` containing ``compact`` are cleaned.
+
+    Gauges ``kafka.log:type=LogCleaner``, over each thread's last cleaning:
+    max-buffer-utilization-percent, cleaner-recopy-percent, max-clean-time-secs,
+    max-compaction-delay-secs, DeadThreadCount; removed at shutdown.
     """
+
+    metrics_group = "kafka.log"
+    metrics_type_name = "LogCleaner"
 
     def __init__(self, initial_config: CleanerConfig, log_dirs: Iterable[str], logs: Mapping[TopicPartition, object],
                  log_dir_failure_channel=None, time: Optional[Time] = None):
@@ -926,6 +934,14 @@ class LogCleaner:
                                    throttle_down=True, metric_name="cleaner-io", units="bytes", time=self.time)
         self.cleaners: List[CleanerThread] = []
         self._lock = threading.Lock()
+        self._gauges = [(name, self.replace_gauge(name, read)) for name, read in (
+            ("max-buffer-utilization-percent", lambda: self.max_buffer_utilization_percent),
+            ("cleaner-recopy-percent", lambda: self.cleaner_recopy_percent),
+            ("max-clean-time-secs", lambda: max(0, int(max(
+                (c.last_stats.elapsed_secs for c in list(self.cleaners)), default=0.0)))),
+            ("max-compaction-delay-secs", lambda: max(0, max(
+                (c.last_pre_clean_stats.max_compaction_delay_ms for c in list(self.cleaners)), default=0) // 1000)),
+            ("DeadThreadCount", lambda: self.dead_thread_count))]
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -949,6 +965,9 @@ class LogCleaner:
                 if isinstance(offset_map, SkimpyOffsetMap):
                     offset_map.close()
             self.cleaners.clear()
+        for name, gauge in self._gauges:
+            self.remove_metric_if_same(name, gauge)
+        self.cleaner_manager.remove_metrics()
 
     # ------------------------------------------------------------------ dynamic reconfiguration
 

@@ -32,6 +32,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from kafka_py.common.errors import KafkaException, KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -135,11 +137,19 @@ class LogToClean:
                 f"firstUncleanableOffset={self.first_uncleanable_offset}, cleanableRatio={self.cleanable_ratio:.3f})")
 
 
-class LogCleanerManager:
+class LogCleanerManager(KafkaMetricsGroup):
     """Cleaning state of every partition and the cleaner checkpoints of every log directory.
 
     ``logs`` is the LogManager's live mapping TopicPartition -> Log (read, never modified here).
+
+    Gauges ``kafka.log:type=LogCleanerManager``: uncleanable-partitions-count and
+    uncleanable-bytes per ``logDirectory``, max-dirty-percent (the dirtiest compacted log's
+    cleanable ratio at the last selection), time-since-last-run-ms; ``remove_metrics`` at
+    the cleaner's shutdown.
     """
+
+    metrics_group = "kafka.log"
+    metrics_type_name = "LogCleanerManager"
 
     offset_checkpoint_file = CLEANER_OFFSET_CHECKPOINT_FILE
 
@@ -162,6 +172,43 @@ class LogCleanerManager:
         self._checkpoint_cond = threading.Condition(self._lock)
         self.dirtiest_log_cleanable_ratio = 0.0
         self.time_of_last_run = 0
+        self._gauges: list = []
+        for d in self.log_dirs:
+            tags = {"logDirectory": d}
+            self._gauges.append(("uncleanable-partitions-count", tags, self.replace_gauge(
+                "uncleanable-partitions-count", lambda d=d: len(self.uncleanable_partitions(d)), tags)))
+            self._gauges.append(("uncleanable-bytes", tags, self.replace_gauge(
+                "uncleanable-bytes", lambda d=d: self._uncleanable_bytes(d), tags)))
+        self._gauges.append(("max-dirty-percent", None, self.replace_gauge(
+            "max-dirty-percent", lambda: int(100 * self.dirtiest_log_cleanable_ratio))))
+        self._gauges.append(("time-since-last-run-ms", None, self.replace_gauge(
+            "time-since-last-run-ms", lambda: Time.SYSTEM.milliseconds() - self.time_of_last_run)))
+
+    def _uncleanable_bytes(self, log_dir: str) -> int:
+        """The cleanable bytes of this directory's partitions the cleaner gave up on."""
+        with self._lock:
+            partitions = self._uncleanable_partitions.get(log_dir)
+            if not partitions:
+                return 0
+            last_clean = self.all_cleaner_checkpoints()
+            now = Time.SYSTEM.milliseconds()
+            total = 0
+            for tp in list(partitions):
+                log = self.logs.get(tp)
+                if log is None:
+                    continue
+                try:
+                    offsets = self.cleanable_offsets(log, last_clean.get(tp), now)
+                    total += self.calculate_cleanable_bytes(log, offsets.first_dirty_offset,
+                                                            offsets.first_uncleanable_dirty_offset)[1]
+                except Exception:  # noqa: BLE001 - a gauge: a log gone offline counts as nothing
+                    continue
+            return total
+
+    def remove_metrics(self) -> None:
+        for name, tags, gauge in self._gauges:
+            self.remove_metric_if_same(name, gauge, tags)
+        self._gauges = []
 
     def _logs_snapshot(self) -> List[Tuple[TopicPartition, object]]:
         # the LogManager adds and removes logs from other threads; copy before iterating

@@ -202,6 +202,13 @@ def test_log_purgatory_group_and_zookeeper_metrics(metrics_broker):
     assert value(samples, "kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count") > 0
     assert value(samples, "kafka_server_sessionexpirelistener_zookeepersyncconnects_total") >= 1
     assert value(samples, "kafka_server_sessionexpirelistener_zookeeperexpires_total") == 0
+    # the log cleaner runs (log.cleaner.enable defaults to true) and reports its gauges
+    assert ("kafka_log_logcleaner_max_buffer_utilization_percent", ()) in samples
+    assert ("kafka_log_logcleanermanager_max_dirty_percent", ()) in samples
+    assert value(samples, "kafka_log_logcleaner_deadthreadcount") == 0
+    uncleanable = ("kafka_log_logcleanermanager_uncleanable_partitions_count",
+                   (("logDirectory", str(pathlib.Path(broker.log_dir).resolve())),))
+    assert samples[uncleanable] == 0
 
     # a deleted topic's log takes its gauges with it
     log_end_key = ("kafka_log_log_logendoffset", (("partition", "0"), ("topic", topic)))

@@ -86,3 +86,31 @@ def test_purgatory_gauges_count_watched_and_delayed_operations():
     finally:
         purgatory.shutdown()
     assert default_registry().find(size) is None and default_registry().find(delayed) is None
+
+
+def test_log_cleaner_gauges_and_their_removal(tmp_path):
+    import os
+
+    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.log.cleaner_config import CleanerConfig
+    from kafka_py.log.log_cleaner import LogCleaner
+
+    log_dir = os.path.abspath(str(tmp_path))
+    cleaner = LogCleaner(CleanerConfig(num_threads=1), [log_dir], {})
+    manager_tags = f"logDirectory={log_dir}"
+    count = f"kafka.log:type=LogCleanerManager,name=uncleanable-partitions-count,{manager_tags}"
+    try:
+        for name in ("max-buffer-utilization-percent", "cleaner-recopy-percent", "max-clean-time-secs",
+                     "max-compaction-delay-secs", "DeadThreadCount"):
+            assert gauge(f"kafka.log:type=LogCleaner,name={name}") == 0, name
+        assert gauge(count) == 0
+        assert gauge(f"kafka.log:type=LogCleanerManager,name=uncleanable-bytes,{manager_tags}") == 0
+        assert gauge("kafka.log:type=LogCleanerManager,name=max-dirty-percent") == 0
+        cleaner.cleaner_manager.mark_partition_uncleanable(log_dir, TopicPartition("t", 0))
+        assert gauge(count) == 1
+        cleaner.cleaner_manager.dirtiest_log_cleanable_ratio = 0.42
+        assert gauge("kafka.log:type=LogCleanerManager,name=max-dirty-percent") == 42
+    finally:
+        cleaner.shutdown()
+    assert default_registry().find(count) is None
+    assert default_registry().find("kafka.log:type=LogCleaner,name=cleaner-recopy-percent") is None
