@@ -145,6 +145,11 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begins = offsets_from_json(start, "The micro-batch's start offset")
         ends = offsets_from_json(end, "The micro-batch's end offset")
         self.planner.check_checkpoint(ends)
+        if self.pin_initial and start == self.initial:
+            # The first micro-batch of a query pinned at "latest", run again after a restart
+            # (Spark starts it from initialOffset, resolved anew): empty by construction, even
+            # when "latest" is now lower (the cluster not answering, a lagging checkpoint).
+            return []
         return [InputPartition(s) for s in self.planner.plan(begins, ends)]
 
     def read(self, partition: InputPartition) -> Iterator:

@@ -105,3 +105,22 @@ def test_earliest_is_not_held_back_for_pinning(tmp_path):
     reader = stream_reader(tmp_path, subscribe="t")
     initial = reader.initialOffset()
     assert reader.latestOffset(initial, ReadAllAvailable()) == {"t": {"0": 20}}
+
+
+def test_the_pinned_first_micro_batch_run_again_reads_nothing_even_if_latest_went_lower(tmp_path):
+    write_partition(str(tmp_path), "t", 0, [10] * 4)
+    checkpoint(tmp_path, {("t", 0): 30})
+    first = stream_reader(tmp_path, subscribe="t", startingOffsets="latest")
+    pinned = first.initialOffset()
+    assert first.latestOffset(pinned, ReadAllAvailable()) == pinned == {"t": {"0": 30}}
+    # Restarted when the high watermark it finds is lower (a replica's lagging checkpoint):
+    # the first micro-batch, run again from the new initial offsets to the pinned ones, reads
+    # nothing from before the query's start; the next one starts at the pinned offsets.
+    checkpoint(tmp_path, {("t", 0): 10})
+    restarted = stream_reader(tmp_path, subscribe="t", startingOffsets="latest")
+    assert restarted.initialOffset() == {"t": {"0": 10}}
+    assert restarted.partitions(restarted.initialOffset(), pinned) == []
+    checkpoint(tmp_path, {("t", 0): 40})
+    end = restarted.latestOffset(pinned, ReadAllAvailable())
+    assert end == {"t": {"0": 40}}
+    assert [(p.value.from_offset, p.value.until_offset) for p in restarted.partitions(pinned, end)] == [(30, 40)]
