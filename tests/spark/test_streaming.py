@@ -209,6 +209,51 @@ def test_records_produced_while_the_stream_runs_all_arrive_with_new_topics_and_p
     assert len([r for r in rows if r[0] == later]) == 150
 
 
+def test_min_offsets_per_trigger_holds_micro_batches_back_until_enough_wait_or_the_delay_passes(
+        spark, stream_data, tmp_path):
+    stream_data.create_topic("held", 1)
+    stream_data.create_topic("held-delay", 1)
+    held, delayed = BatchCollector(), BatchCollector()
+    queries = [
+        stream_reader(spark, stream_data.log_dir, subscribe="held", minOffsetsPerTrigger=100,
+                      maxTriggerDelay="10m", **{"kafka.bootstrap.servers": stream_data.broker.bootstrap})
+        .writeStream.foreachBatch(held).option("checkpointLocation", str(tmp_path / "held"))
+        .trigger(processingTime="200 milliseconds").start(),
+        stream_reader(spark, stream_data.log_dir, subscribe="held-delay", minOffsetsPerTrigger=1000,
+                      maxTriggerDelay="1s", **{"kafka.bootstrap.servers": stream_data.broker.bootstrap})
+        .writeStream.foreachBatch(delayed).option("checkpointLocation", str(tmp_path / "delayed"))
+        .trigger(processingTime="200 milliseconds").start(),
+    ]
+
+    def rows_of(collector) -> list:
+        for q in queries:
+            if q.exception() is not None:
+                raise q.exception()
+        return collector.rows
+
+    try:
+        stream_data.produce("held", 30, 1, "none")
+        # Fewer than minOffsetsPerTrigger wait, and maxTriggerDelay is far: nothing is read
+        # while many triggers pass ...
+        time.sleep(3)
+        assert rows_of(held) == []
+        # ... until enough wait: then the first micro-batch holds them and at least 100 rows
+        # (what arrives after it waits for the next 100).
+        stream_data.produce("held", 80, 1, "none", start=30)
+        wait_until(lambda: len(rows_of(held)) >= 100, WAIT_S, "the held-back records never came", interval=0.3)
+        first = next(rows for _, rows in held.batches if rows)
+        assert len(first) >= 100 and sorted(o for _, _, o in first) == list(range(len(first)))
+
+        # Far fewer than minOffsetsPerTrigger, but maxTriggerDelay passes: read.
+        stream_data.produce("held-delay", 10, 1, "none")
+        wait_until(lambda: len(rows_of(delayed)) >= 10, WAIT_S, "maxTriggerDelay never released them",
+                   interval=0.3)
+        assert sorted(o for _, _, o in rows_of(delayed)) == list(range(10))
+    finally:
+        for q in queries:
+            q.stop()
+
+
 def test_retention_deleting_unread_segments_is_data_loss(spark, stream_data, tmp_path):
     topic = "lossy"
     stream_data.create_topic(topic, 1, **{"segment.bytes": "1024"})
