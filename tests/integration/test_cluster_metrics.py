@@ -125,3 +125,32 @@ def test_exactly_one_active_controller_and_another_after_it_dies(cluster):
     cluster.broker(controller).restart(WAIT)
     cluster.wait_fully_replicated(TOPIC, 1)
     assert sum(active_controllers(cluster).values()) == 1
+
+
+def test_every_query_of_the_grafana_dashboard_names_an_exported_metric(cluster):
+    """config/grafana-dashboard.json asks only for what these brokers export, once they
+    have had traffic, broker changes (the tests before) and a log flush."""
+    import json
+    import pathlib
+    import re
+
+    cluster.create_topic("cluster-metrics-flushed", {0: [0, 1, 2]}, flush_messages="1")
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all")
+    producer.send("cluster-metrics-flushed", value=b"x").get(timeout=30)
+    producer.close()
+    dashboard = json.loads((pathlib.Path(__file__).resolve().parents[2] / "config" / "grafana-dashboard.json")
+                           .read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert len(exprs) >= 16
+    wanted = {name for e in exprs for name in re.findall(r"\b(kafka_[a-z0-9_]+)", e)}
+    for needed in ("kafka_server_replicamanager_underreplicatedpartitions", "kafka_server_replicamanager_isrshrinks_total",
+                   "kafka_network_requestmetrics_totaltimems", "kafka_controller_kafkacontroller_activecontrollercount",
+                   "kafka_server_delayedoperationpurgatory_purgatorysize",
+                   "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent"):
+        assert needed in wanted, needed
+
+    def missing() -> set:
+        exported = {name for b in cluster.brokers if b.running for name, _ in scrape(b.metrics_port)}
+        return wanted - exported
+
+    wait_until(lambda: not missing(), 30, f"the dashboard asks for metrics the brokers do not export: {missing()}")
