@@ -60,6 +60,21 @@ ensure_zookeeper() {
     apt-get install -y -q zookeeper >/dev/null
 }
 
+# Debian's Prometheus server, which one integration test starts to scrape a broker.
+ensure_prometheus() {
+    if command -v prometheus >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "Prometheus is not installed: run 'apt-get install prometheus' as root" >&2
+        return 1
+    fi
+    kafka_py_log "installing Debian's prometheus package"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends prometheus >/dev/null
+}
+
 ensure_installed() {
     ensure_python_env
     ensure_zookeeper

@@ -256,3 +256,66 @@ def test_errors_per_sec_of_answers_written_without_objects(metrics_broker):
     assert delta("Metadata", "NONE") == 4
     # one partition per produce request, each without error
     assert delta("Produce", "NONE") == 3
+
+
+def test_a_real_prometheus_scrapes_the_broker(metrics_broker, tmp_path):
+    """Debian's Prometheus, on a temporary config and port, scrapes the endpoint; the value it
+    stores, read back through its HTTP query API, is the broker's."""
+    import json
+    import shutil
+    import subprocess
+    import urllib.parse
+    import urllib.request
+
+    binary = shutil.which("prometheus")
+    assert binary, "Debian's prometheus package is needed (bin/run-tests.sh installs it)"
+    broker = metrics_broker
+    topic = "metrics-prometheus"
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1)
+    for i in range(5):
+        producer.send(topic, value=b"%d" % i)
+    producer.flush(30)
+    producer.close()
+    wait_until(lambda: value(scrape(broker.metrics_port), "kafka_server_brokertopicmetrics_messagesin_total",
+                             topic=topic) == 5, 30, "the broker did not count the 5 records")
+
+    config = tmp_path / "prometheus.yml"
+    config.write_text(f"""global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: kafka
+    static_configs: [{{targets: ["127.0.0.1:{broker.metrics_port}"]}}]
+""")
+    port = free_port()
+    output = open(tmp_path / "prometheus.out", "wb")
+    process = subprocess.Popen([binary, f"--config.file={config}", f"--web.listen-address=127.0.0.1:{port}",
+                                f"--storage.tsdb.path={tmp_path / 'data'}"], stdout=output, stderr=subprocess.STDOUT)
+    query = urllib.parse.quote(f'kafka_server_brokertopicmetrics_messagesin_total{{topic="{topic}"}}')
+    found: list = []
+
+    def stored() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError((tmp_path / "prometheus.out").read_text(errors="replace")[-3000:])
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/query?query={query}", timeout=5) as r:
+                answer = json.load(r)
+        except OSError:
+            return False
+        results = answer.get("data", {}).get("result", [])
+        if results:
+            found.append(results[0])
+        return bool(results)
+
+    try:
+        wait_until(stored, 60, "Prometheus never stored the broker's metric", interval=0.5)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        output.close()
+    result = found[0]
+    assert result["metric"]["job"] == "kafka" and result["metric"]["topic"] == topic
+    assert float(result["value"][1]) == 5
