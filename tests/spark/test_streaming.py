@@ -300,6 +300,7 @@ def test_delete_records_past_the_stream_is_data_loss(spark, stream_data, tmp_pat
     # Inside the active segment: only log-start-offset-checkpoint tells the files about it.
     stream_data.admin.delete_records({KafkaTopicPartition(topic, 0): 120})
     start_file = os.path.join(stream_data.log_dir, "log-start-offset-checkpoint")
+    # (written every 200 ms here, the first time 30 s after the broker started, as Kafka does)
     wait_until(lambda: os.path.exists(start_file) and f"{topic} 0 120" in open(start_file).read(), WAIT_S,
                "the new log start offset was never checkpointed")
 
