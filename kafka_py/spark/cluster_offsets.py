@@ -10,7 +10,10 @@ as soon as the cluster has acknowledged it, instead of after the next write of
 
 A question that fails (the cluster unreachable, a partition without a leader during an
 election) is not an error: its partitions come back unknown, and the planner falls back to
-the checkpointed high watermarks, which are lower but just as safe.
+the checkpointed high watermarks, which are lower but just as safe. A cluster that refuses
+the client (a SASL login refused, a TLS handshake failed) is a configuration error instead:
+``ClusterAuthenticationException`` names it and the ``kafka.*`` options to check, rather than
+every micro-batch waiting out the timeout and reading behind.
 """
 from __future__ import annotations
 
@@ -23,6 +26,12 @@ from kafka_py.common.topic_partition import TopicPartition
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 15.0
+#: librdkafka's errors (error_cb) for a cluster that refuses this client's credentials.
+_REFUSED = {"_AUTHENTICATION", "_SSL"}
+
+
+class ClusterAuthenticationException(RuntimeError):
+    """The cluster of ``kafka.bootstrap.servers`` refused the client."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class ClusterOffsets:
         self.config = dict(kafka_params)
         self.timeout_s = timeout_s
         self._admin = None
+        self._refused: Optional[str] = None
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_admin": None}
@@ -49,8 +59,26 @@ class ClusterOffsets:
         if self._admin is None:
             from confluent_kafka.admin import AdminClient
 
-            self._admin = AdminClient(self.config)
+            self._admin = AdminClient({**self.config, "error_cb": self._client_error})
         return self._admin
+
+    def _client_error(self, error) -> None:
+        if error.name() in _REFUSED:
+            self._refused = f"{error.name()} ({error.str()})"
+
+    def _check_refused(self) -> None:
+        """After a failed request: serve the client's error callbacks, and fail if the cluster
+        refused the client."""
+        self._refused = None
+        try:
+            self._admin.poll(0)
+        except Exception:  # noqa: BLE001 - only looking for the reason
+            return
+        if self._refused is not None:
+            raise ClusterAuthenticationException(
+                f"The cluster of kafka.bootstrap.servers={self.config.get('bootstrap.servers')} refused the "
+                f"client: {self._refused}. Check the options kafka.security.protocol, kafka.sasl.* and "
+                f"kafka.ssl.* (librdkafka's names)")
 
     def fetch(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionState]:
         """Leader and high watermark of each of ``partitions`` the cluster knows."""
@@ -64,6 +92,7 @@ class ClusterOffsets:
         try:
             metadata = self._client().list_topics(timeout=self.timeout_s)
         except Exception as e:  # noqa: BLE001 - unreachable: fall back to the checkpoints
+            self._check_refused()
             logger.warning("Cannot get metadata from %s (%s); using checkpointed high watermarks",
                            self.config.get("bootstrap.servers"), e)
             return {}

@@ -13,7 +13,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.spark.cluster_offsets import ClusterOffsets
+from kafka_py.spark.cluster_offsets import ClusterAuthenticationException, ClusterOffsets
 from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot
 from tests.spark.test_kafka_sink import consume_all
 from tests.security.certs import make_pki
@@ -103,6 +103,13 @@ def test_the_stream_asks_the_cluster_through_sasl(spark, sasl_broker):
         cluster.close()
     assert (state.leader, state.high_watermark) == (broker.broker_id, 30)
 
+    # A wrong password is a configuration error, named, not a silent fall-back to the
+    # checkpointed high watermarks.
+    refused = ClusterOffsets({k[len("kafka."):]: v for k, v in sasl_options(sasl_bootstrap, "wrong").items()},
+                             timeout_s=3)
+    with pytest.raises(ClusterAuthenticationException, match="refused the client: _AUTHENTICATION"):
+        refused.fetch([TopicPartition("secure-stream", 0)])
+
     reader = spark.readStream.format("kafka-log").option("subscribe", "secure-stream")
     for k, v in sasl_options(sasl_bootstrap).items():
         reader = reader.option(k, v)
@@ -115,6 +122,19 @@ def test_the_stream_asks_the_cluster_through_sasl(spark, sasl_broker):
     assert query.exception() is None
     values = sorted(bytes(r["value"]) for r in spark.sql("select value from secure_stream").collect())
     assert values == sorted(b"s-%d" % i for i in range(30))
+
+    # The query with a wrong password fails, naming why.
+    wrong = spark.readStream.format("kafka-log").option("subscribe", "secure-stream")
+    for k, v in sasl_options(sasl_bootstrap, "wrong").items():
+        wrong = wrong.option(k, v)
+    query = (wrong.load(str(broker.log_dir)).writeStream.format("memory").queryName("refused_stream")
+             .trigger(availableNow=True).start())
+    with pytest.raises(Exception) as failure:
+        try:
+            query.awaitTermination(180)
+        finally:
+            query.stop()
+    assert "refused the client: _AUTHENTICATION" in message_of(failure.value)
 
 
 def test_the_sink_writes_over_ssl_and_an_untrusted_certificate_fails_the_job(spark, sasl_broker, pki):
