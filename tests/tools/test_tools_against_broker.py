@@ -271,9 +271,12 @@ def test_producer_perf_test_then_consumer_perf_test(broker, name, mode, acks):
     assert int(match.group(1)) == 2000
 
     groups_before = perf_consumer_groups(broker)
+    # --timeout bounds the silence before the first record too, which includes joining the new
+    # group: generous, as a loaded machine can take seconds to join (the run ends at 2,000 anyway)
     consumed = run("kafka-consumer-perf-test.sh", "--bootstrap-server", broker.bootstrap, "--topic", topic,
-                   "--messages", "2000", "--timeout", "5000")
+                   "--messages", "2000", "--timeout", "30000")
     assert consumed.returncode == 0, consumed.stderr
+    assert len(consumed.stdout.splitlines()) == 2, consumed.stdout
     header, line = consumed.stdout.splitlines()
     assert header == CONSUMER_HEADER
     match = CONSUMER_LINE.match(line)
