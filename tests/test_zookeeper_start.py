@@ -26,8 +26,12 @@ def test_zookeeper_logs_to_stdout_and_its_log_dir_in_kafkas_format(zookeeper):
     # What a user sees in the terminal (here captured as zookeeper.out) and in $LOG_DIR,
     # through config/log4j.properties: ZooKeeper's own lines, not slf4j's no-operation notice.
     pattern = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] INFO .* \(org\.apache\.zookeeper\.[\w.$]+\)$", re.M)
-    for path in (zookeeper.workdir / "zookeeper.out", zookeeper.workdir / "logs" / "zookeeper.log"):
-        text = path.read_text(errors="replace")
+    # zookeeper.log rolls every hour (zookeeper.log.yyyy-MM-dd-HH): a ZooKeeper started before
+    # the hour has its first lines in the rolled file
+    logs = sorted((zookeeper.workdir / "logs").glob("zookeeper.log*"))
+    assert zookeeper.workdir / "logs" / "zookeeper.log" in logs
+    for text in ((zookeeper.workdir / "zookeeper.out").read_text(errors="replace"),
+                 "".join(path.read_text(errors="replace") for path in logs)):
         assert "NOP" not in text, text[:2000]
         assert pattern.search(text), text[:2000]
         assert f"binding to port /127.0.0.1:{zookeeper.port}" in text, text[:2000]
