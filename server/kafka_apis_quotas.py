@@ -40,6 +40,7 @@ from kafka_py.server.config_handler import (
     PRODUCER_BYTE_RATE_OVERRIDE_CONFIG,
     REQUEST_PERCENTAGE_OVERRIDE_CONFIG,
 )
+from kafka_py.server.kafka_config import java_double_to_string
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
 
 logger = logging.getLogger(__name__)
@@ -78,20 +79,6 @@ def with_throttle_time(response: Any, throttle_time_ms: int) -> Any:
     if "throttle_time_ms" in fields:
         return dataclasses.replace(response, throttle_time_ms=type(response.throttle_time_ms)(throttle_time_ms))
     return response
-
-
-def _java_double(value: float) -> str:
-    """A double as Java's Double.toString writes it for the values quotas take (1.0E7 style
-    only past 10^7, as Java)."""
-    if value == int(value) and abs(value) < 1e7:
-        return f"{int(value)}.0"
-    text = repr(float(value))
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        if "." not in mantissa:
-            mantissa += ".0"
-        return f"{mantissa}E{int(exponent)}"
-    return text
 
 
 class QuotaRequestHandlers:
@@ -416,7 +403,7 @@ class QuotaRequestHandlers:
             if key_type != "INT" and value <= 0:
                 raise InvalidRequestException(f"Quota {key} must be greater than 0")
             if key_type == "DOUBLE":
-                props[key] = _java_double(value)
+                props[key] = java_double_to_string(value)
                 continue
             limit = _INT_MAX if key_type == "INT" else _LONG_MAX
             int_value = min(int(value + _EPSILON), limit)

@@ -71,7 +71,7 @@ __all__ = [
     "KafkaConfig", "Defaults", "CONFIG_DEF", "DYNAMIC_BROKER_CONFIGS", "PER_BROKER_CONFIGS",
     "DYNAMIC_LOG_CONFIGS", "DYNAMIC_THREAD_POOL_CONFIGS", "LOG_CLEANER_RECONFIGURABLE_CONFIGS",
     "SOCKET_SERVER_RECONFIGURABLE_CONFIGS", "DYNAMIC_LISTENER_CONFIGS", "SUPPORTED_SECURITY_PROTOCOLS",
-    "broker_config_synonyms", "ConfigException",
+    "broker_config_synonyms", "ConfigException", "java_double_to_string",
 ]
 
 _INT_MAX = 2**31 - 1
@@ -713,14 +713,14 @@ def _java_string(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_java_string(v) for v in value) + "]"
     if isinstance(value, float):
-        return _java_double(value)
+        return java_double_to_string(value)
     if isinstance(value, Password):
         return "[hidden]"
     return str(value)
 
 
-def _java_double(value: float) -> str:
-    """Double.toString: plain decimals in [1e-3, 1e7), otherwise d.dddE<exp>."""
+def java_double_to_string(value: float) -> str:
+    """Java's Double.toString, as Kafka prints doubles (configs, quotas): plain decimals in [1e-3, 1e7), otherwise d.dddE<exp>."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from kafka_py.server.kafka_config import java_double_to_string
 from kafka_py.tools.command_line_utils import AdminTarget, CommandError
 
 USERS = "users"
@@ -37,11 +38,6 @@ SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 _EXACT, _DEFAULT, _SPECIFIED = 0, 1, 2
 
 Out = Callable[[str], None]
-
-
-def _java_double(value: float) -> str:
-    from kafka_py.server.kafka_apis_quotas import _java_double as fmt
-    return fmt(value)
 
 
 def _send(target: AdminTarget, api_key: Any, version: int, values: Mapping[str, Any]) -> Any:
@@ -101,7 +97,7 @@ def _entity_text(entity: Mapping[str, Optional[str]]) -> str:
 def describe(target: AdminTarget, entity_types: Sequence[str], entity_names: Sequence[str], out: Out) -> None:
     entries = describe_quotas(target, entity_types, entity_names)
     for entity, values in sorted(entries, key=lambda e: _entity_text(e[0])):
-        text = ", ".join(f"{k}={_java_double(v)}" for k, v in values.items())
+        text = ", ".join(f"{k}={java_double_to_string(v)}" for k, v in values.items())
         out(f"Quota configs for {_entity_text(entity)} are {text}")
     # SCRAM credentials are per user: shown for users alone, not for defaults.
     if list(entity_types) == [USERS] and "" not in entity_names:
