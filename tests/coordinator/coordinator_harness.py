@@ -114,18 +114,20 @@ class Result:
         return self.values[0]
 
 
-class CoordinatorHarness:
-    """One broker's GroupCoordinator over real logs in ``log_dir``."""
+class InternalTopicHarness:
+    """Broker 0's storage stack in the test process (config, scheduler, LogManager,
+    MetadataCache, ReplicaManager over ``log_dir``) for a coordinator over one internal topic;
+    a subclass sets ``internal_topic`` and builds ``self.coordinator``."""
 
-    def __init__(self, log_dir: str, num_partitions: int = 1, time: Optional[MockTime] = None,
-                 **overrides: str) -> None:
-        props = {"zookeeper.connect": "localhost:2181", "broker.id": "0", "log.dirs": log_dir,
-                 "offsets.topic.num.partitions": str(num_partitions), "offsets.topic.replication.factor": "1",
-                 "group.initial.rebalance.delay.ms": "0"}
+    internal_topic = ""
+
+    def __init__(self, log_dir: str, num_partitions: int, time: Optional[MockTime], props: dict[str, str],
+                 overrides: dict[str, str], scheduler_prefix: str) -> None:
+        props = {"zookeeper.connect": "localhost:2181", "broker.id": "0", "log.dirs": log_dir, **props}
         props.update({k.replace("_", "."): v for k, v in overrides.items()})
         self.config = KafkaConfig(props, do_log=False)
         self.num_partitions = num_partitions
-        self.scheduler = KafkaScheduler(1, "coordinator-test-scheduler-")
+        self.scheduler = KafkaScheduler(1, scheduler_prefix)
         self.scheduler.startup()
         defaults = self.config.log_config_defaults()
         self.log_manager = LogManager(self.config.log_dirs, LogConfig.from_props(defaults, {}),
@@ -136,15 +138,7 @@ class CoordinatorHarness:
                                               self.metadata_cache)
         self.replica_manager.startup()
         self.time = time if time is not None else MockTime()
-        self.heartbeat_timer = MockTimer(self.time)
-        self.rebalance_timer = MockTimer(self.time)
-        heartbeat = DelayedOperationPurgatory("Heartbeat", timeout_timer=self.heartbeat_timer, reaper_enabled=False)
-        rebalance = DelayedOperationPurgatory("Rebalance", timeout_timer=self.rebalance_timer, reaper_enabled=False)
-        self.manager_scheduler = MockScheduler(self.time)
-        self.coordinator = GroupCoordinator.create(self.config, self.replica_manager, self.time, heartbeat, rebalance,
-                                                   scheduler=self.manager_scheduler)
-        self.coordinator.startup(lambda: num_partitions)
-        self.manager = self.coordinator.group_manager
+        self.coordinator: Any = None
         self._closed = False
 
     def close(self) -> None:
@@ -156,16 +150,15 @@ class CoordinatorHarness:
         self.log_manager.shutdown()
         self.scheduler.shutdown()
 
-    # ------------------------------------------------------------------ partitions
-
     def lead(self, *partitions: int, epoch: int = 1) -> None:
-        """Become leader of __consumer_offsets partitions (all when none are named)."""
+        """Become leader of the internal topic's partitions (all when none are named), with an
+        ISR of this broker alone, so acks=-1 writes complete at once."""
         partitions = partitions or tuple(range(self.num_partitions))
         states = tuple(lai4.LeaderAndIsrPartitionState(
             partition_index=p, controller_epoch=1, leader=0, leader_epoch=epoch, isr=(0,), zk_version=0,
             replicas=(0,), is_new=True) for p in partitions)
         request = lai4.LeaderAndIsrRequest(controller_id=0, controller_epoch=1, broker_epoch=-1, topic_states=(
-            lai4.LeaderAndIsrTopicState(topic_name=GROUP_METADATA_TOPIC_NAME, partition_states=states),),
+            lai4.LeaderAndIsrTopicState(topic_name=self.internal_topic, partition_states=states),),
             live_leaders=())
 
         def on_leadership_change(leaders, followers) -> None:
@@ -175,6 +168,29 @@ class CoordinatorHarness:
                 self.coordinator.on_resignation(partition.partition_id, partition.get_leader_epoch())
 
         self.replica_manager.become_leader_or_follower(1, request, on_leadership_change)
+
+
+class CoordinatorHarness(InternalTopicHarness):
+    """One broker's GroupCoordinator over real logs in ``log_dir``."""
+
+    internal_topic = GROUP_METADATA_TOPIC_NAME
+
+    def __init__(self, log_dir: str, num_partitions: int = 1, time: Optional[MockTime] = None,
+                 **overrides: str) -> None:
+        super().__init__(log_dir, num_partitions, time, {
+            "offsets.topic.num.partitions": str(num_partitions), "offsets.topic.replication.factor": "1",
+            "group.initial.rebalance.delay.ms": "0"}, overrides, "coordinator-test-scheduler-")
+        self.heartbeat_timer = MockTimer(self.time)
+        self.rebalance_timer = MockTimer(self.time)
+        heartbeat = DelayedOperationPurgatory("Heartbeat", timeout_timer=self.heartbeat_timer, reaper_enabled=False)
+        rebalance = DelayedOperationPurgatory("Rebalance", timeout_timer=self.rebalance_timer, reaper_enabled=False)
+        self.manager_scheduler = MockScheduler(self.time)
+        self.coordinator = GroupCoordinator.create(self.config, self.replica_manager, self.time, heartbeat, rebalance,
+                                                   scheduler=self.manager_scheduler)
+        self.coordinator.startup(lambda: num_partitions)
+        self.manager = self.coordinator.group_manager
+
+    # ------------------------------------------------------------------ partitions
 
     def partition_of(self, group_id: str) -> int:
         return self.coordinator.partition_for(group_id)

@@ -20,15 +20,9 @@ from kafka_py.coordinator.transaction.transaction_coordinator import ProducerIdA
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.coordinator.transaction.transaction_marker_channel_manager import TransactionMarkerChannelManager
 from kafka_py.coordinator.transaction.transaction_state_manager import TransactionConfig, TransactionStateManager
-from kafka_py.log.log_config import LogConfig
-from kafka_py.log.log_manager import LogManager
-from kafka_py.protocol.schema.leader_and_isr.v4 import request as lai4
-from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.server.metadata_cache import MetadataCache
-from kafka_py.server.replica_manager import ReplicaManager
-from kafka_py.utils.kafka_scheduler import KafkaScheduler, MockScheduler
-from kafka_py.utils.time import MockTime, Time
-from tests.coordinator.coordinator_harness import Result
+from kafka_py.utils.kafka_scheduler import MockScheduler
+from kafka_py.utils.time import MockTime
+from tests.coordinator.coordinator_harness import InternalTopicHarness, Result
 
 
 class SequentialProducerIds:
@@ -46,26 +40,17 @@ class SequentialProducerIds:
         pass
 
 
-class TxnCoordinatorHarness:
+class TxnCoordinatorHarness(InternalTopicHarness):
+    """One broker's TransactionCoordinator over real logs in ``log_dir``."""
+
+    internal_topic = TRANSACTION_STATE_TOPIC_NAME
+
     def __init__(self, log_dir: str, num_partitions: int = 1, time: Optional[MockTime] = None,
                  **overrides: str) -> None:
-        props = {"zookeeper.connect": "localhost:2181", "broker.id": "0", "log.dirs": log_dir,
-                 "transaction.state.log.num.partitions": str(num_partitions),
-                 "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"}
-        props.update({k.replace("_", "."): v for k, v in overrides.items()})
-        self.config = KafkaConfig(props, do_log=False)
-        self.num_partitions = num_partitions
-        self.scheduler = KafkaScheduler(1, "txn-coordinator-test-scheduler-")
-        self.scheduler.startup()
-        defaults = self.config.log_config_defaults()
-        self.log_manager = LogManager(self.config.log_dirs, LogConfig.from_props(defaults, {}),
-                                      default_props=defaults, time=Time.SYSTEM)
-        self.log_manager.startup()
-        self.metadata_cache = MetadataCache(0)
-        self.replica_manager = ReplicaManager(self.config, Time.SYSTEM, None, self.scheduler, self.log_manager,
-                                              self.metadata_cache)
-        self.replica_manager.startup()
-        self.time = time if time is not None else MockTime()
+        super().__init__(log_dir, num_partitions, time, {
+            "transaction.state.log.num.partitions": str(num_partitions),
+            "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"},
+            overrides, "txn-coordinator-test-scheduler-")
         self.mock_scheduler = MockScheduler(self.time)
         txn_config = TransactionConfig.from_kafka_config(self.config)
         self.state_manager = TransactionStateManager(0, self.mock_scheduler, self.replica_manager, txn_config,
@@ -76,37 +61,8 @@ class TxnCoordinatorHarness:
         self.coordinator = TransactionCoordinator(0, txn_config, self.mock_scheduler, self.producer_ids,
                                                   self.state_manager, self.channel_manager, self.time)
         self.coordinator.startup(lambda: num_partitions)
-        self._closed = False
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.coordinator.shutdown()
-        self.replica_manager.shutdown()
-        self.log_manager.shutdown()
-        self.scheduler.shutdown()
 
     # ------------------------------------------------------------------ partitions
-
-    def lead(self, *partitions: int, epoch: int = 1) -> None:
-        """Become leader of __transaction_state partitions (all when none are named); with an ISR of
-        this broker alone, so acks=-1 writes complete at once."""
-        partitions = partitions or tuple(range(self.num_partitions))
-        states = tuple(lai4.LeaderAndIsrPartitionState(
-            partition_index=p, controller_epoch=1, leader=0, leader_epoch=epoch, isr=(0,), zk_version=0,
-            replicas=(0,), is_new=True) for p in partitions)
-        request = lai4.LeaderAndIsrRequest(controller_id=0, controller_epoch=1, broker_epoch=-1, topic_states=(
-            lai4.LeaderAndIsrTopicState(topic_name=TRANSACTION_STATE_TOPIC_NAME, partition_states=states),),
-            live_leaders=())
-
-        def on_leadership_change(leaders, followers) -> None:
-            for partition in leaders:
-                self.coordinator.on_election(partition.partition_id, partition.get_leader_epoch())
-            for partition in followers:
-                self.coordinator.on_resignation(partition.partition_id, partition.get_leader_epoch())
-
-        self.replica_manager.become_leader_or_follower(1, request, on_leadership_change)
 
     def resign(self, *partitions: int, epoch: int = 2) -> None:
         """What a LeaderAndIsr making this broker a follower triggers."""
