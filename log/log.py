@@ -72,7 +72,7 @@ from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import NO_TIMESTAMP, TimestampType
+from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.time import Time
@@ -85,7 +85,6 @@ __all__ = [
     "OffsetsOutOfOrderException", "UnexpectedAppendOffsetException",
 ]
 
-NO_PARTITION_LEADER_EPOCH = -1
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 UNDEFINED_EPOCH_OFFSET = -1

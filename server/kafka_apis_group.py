@@ -38,6 +38,7 @@ from kafka_py.network.request_channel import Request
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response
+from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -48,7 +49,6 @@ COORDINATOR_TYPE_GROUP = 0
 COORDINATOR_TYPE_TRANSACTION = 1
 NO_NODE_ID = -1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
-NO_PARTITION_LEADER_EPOCH = -1
 
 
 class GroupRequestHandlers:
@@ -295,16 +295,7 @@ class GroupRequestHandlers:
         # v1-v4 may set a retention: those commits expire at a fixed time (old semantics);
         # otherwise retention follows the group (offsets.retention.minutes after it empties)
         expire_timestamp = None if retention_ms == DEFAULT_RETENTION_TIME else current_timestamp + retention_ms
-        offsets = {}
-        for tp, p in to_commit.items():
-            leader_epoch = int(_field(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
-            metadata = p.committed_metadata
-            offsets[tp] = OffsetAndMetadata(
-                offset=int(p.committed_offset),
-                leader_epoch=None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch,
-                metadata=NO_METADATA if metadata is None else metadata,
-                commit_timestamp=current_timestamp,
-                expire_timestamp=expire_timestamp)
+        offsets = offsets_to_commit(to_commit, current_timestamp, expire_timestamp)
         self._coordinator.handle_commit_offsets(
             body.group_id, body.member_id, _field(body, "group_instance_id"),
             int(_field(body, "generation_id_or_member_epoch", -1)), offsets,
@@ -440,6 +431,22 @@ class GroupRequestHandlers:
         if authorized:
             results.update(self._coordinator.handle_delete_groups(authorized))
         self._send(request, {"results": [{"group_id": g, "error_code": results[g]} for g in groups]})
+
+
+def offsets_to_commit(partitions: dict[TopicPartition, Any], commit_timestamp: int,
+                      expire_timestamp: Optional[int]) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The OffsetAndMetadata of each partition of an OffsetCommit or TxnOffsetCommit request."""
+    offsets = {}
+    for tp, p in partitions.items():
+        leader_epoch = int(_field(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
+        metadata = p.committed_metadata
+        offsets[tp] = OffsetAndMetadata(
+            offset=int(p.committed_offset),
+            leader_epoch=None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch,
+            metadata=NO_METADATA if metadata is None else metadata,
+            commit_timestamp=commit_timestamp,
+            expire_timestamp=expire_timestamp)
+    return offsets
 
 
 def offsets_topic_configs(group_coordinator: Optional[Any]) -> dict[str, str]:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
-from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.coordinator.transaction.transaction_coordinator import InitProducerIdResult, ProducerIdAndEpoch
 from kafka_py.coordinator.transaction.transaction_marker_channel_manager import TxnMarkerEntry
 from kafka_py.log.producer_state_manager import AppendOrigin
@@ -33,6 +32,9 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
     PRODUCER_EPOCH_OFFSET,
     PRODUCER_ID_OFFSET,
     RECORD_BATCH_OVERHEAD,
@@ -41,15 +43,13 @@ from kafka_py.record.default_record_batch import (
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import AclOperation, ResourceType
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response
+from kafka_py.server.kafka_apis_group import offsets_to_commit
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
 
 logger = logging.getLogger(__name__)
 
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-NO_PARTITION_LEADER_EPOCH = -1
 RECORD_BATCH_MAGIC_V2 = 2
 _INT16 = struct.Struct(">h")
 _INT64 = struct.Struct(">q")
@@ -403,17 +403,7 @@ class TxnRequestHandlers:
         if not to_commit:
             send_response_callback({})
             return
-        current_timestamp = self.apis.time.milliseconds()
-        offsets = {}
-        for tp, p in to_commit.items():
-            leader_epoch = int(_field(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
-            metadata = p.committed_metadata
-            offsets[tp] = OffsetAndMetadata(
-                offset=int(p.committed_offset),
-                leader_epoch=None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch,
-                metadata=NO_METADATA if metadata is None else metadata,
-                commit_timestamp=current_timestamp,
-                expire_timestamp=None)
+        offsets = offsets_to_commit(to_commit, self.apis.time.milliseconds(), None)
         group_coordinator.handle_txn_commit_offsets(
             body.group_id, int(body.producer_id), int(body.producer_epoch), _field(body, "member_id", "") or "",
             _field(body, "group_instance_id"), int(_field(body, "generation_id", -1)), offsets,

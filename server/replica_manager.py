@@ -62,7 +62,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
 from kafka_py.log.log_files import UNKNOWN_OFFSET
-from kafka_py.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
@@ -90,7 +90,6 @@ logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
 
 HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
-NO_PARTITION_LEADER_EPOCH = -1
 
 # FetchRequest / Request replica ids
 CONSUMER_REPLICA_ID = -1

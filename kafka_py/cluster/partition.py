@@ -53,7 +53,7 @@ from kafka_py.log.log_offset_metadata import (
     LogOffsetMetadata,
 )
 from kafka_py.protocol.errors import Errors
-from kafka_py.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.alter_isr_manager import AlterIsrItem
@@ -64,7 +64,6 @@ state_change_logger = logging.getLogger("state.change.logger")
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
-NO_PARTITION_LEADER_EPOCH = -1
 EARLIEST_TIMESTAMP = -2  # ListOffsetsRequest.EARLIEST_TIMESTAMP
 LATEST_TIMESTAMP = -1  # ListOffsetsRequest.LATEST_TIMESTAMP
 DELETE_RECORDS_HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK

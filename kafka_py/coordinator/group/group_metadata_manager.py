@@ -58,7 +58,13 @@ from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType
-from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SimpleRecord
+from kafka_py.record.default_record_batch import (
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    SimpleRecord,
+)
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.kafka_scheduler import KafkaScheduler, Scheduler
 from kafka_py.utils.time import Time
@@ -67,7 +73,6 @@ logger = logging.getLogger(__name__)
 
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 INVALID_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET
-NO_PARTITION_LEADER_EPOCH = -1
 DEFAULT_TIMESTAMP = -1  # OffsetCommitRequest.DEFAULT_TIMESTAMP
 _INT_MIN = -(2**31)
 

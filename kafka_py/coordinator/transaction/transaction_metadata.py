@@ -30,11 +30,10 @@ from typing import Callable, FrozenSet, Iterable, Optional, TypeVar, Union
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
+from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 logger = logging.getLogger(__name__)
 
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
 _SHORT_MAX = 2**15 - 1
 
 T = TypeVar("T")
