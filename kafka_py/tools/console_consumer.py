@@ -46,6 +46,7 @@ from kafka_py.tools.command_line_utils import (
     validate_bootstrap_servers,
     want_progress_bar,
 )
+from kafka_py.tools.group_subscription import subscribe
 
 logger = logging.getLogger(__name__)
 
@@ -434,9 +435,9 @@ def main(topic: str | None, whitelist: str | None, partition: int | None, offset
             else:
                 consumer.seek(tp, offset_arg)
         elif topic is not None:
-            consumer.subscribe(topics=[topic])
+            subscribe(consumer, topics=[topic])
         else:
-            consumer.subscribe(pattern=whitelist)
+            subscribe(consumer, pattern=whitelist)
         if enable_systest_events:
             click.echo("startup_complete")
         with progress_bar(tool.max_messages, "Consuming",

@@ -41,6 +41,7 @@ from kafka_py.tools.command_line_utils import (
     validate_bootstrap_servers,
     want_progress_bar,
 )
+from kafka_py.tools.group_subscription import subscribe
 
 logger = logging.getLogger(__name__)
 
@@ -340,7 +341,7 @@ def main(bootstrap_server: str | None, broker_list: str | None, topic: str | Non
     try:
         start_ms = now_ms()
         joins = _JoinTimer()
-        consumer.subscribe(topics=[topic], listener=joins.listener())
+        subscribe(consumer, topics=[topic], listener=joins.listener())
         with progress_bar(messages, "Consuming", enabled=want_progress_bar()) as bar:
             result = consume(consumer, messages, record_fetch_timeout_ms, reporting_interval,
                              show_detailed_stats, date_format, click.echo, bar.update,

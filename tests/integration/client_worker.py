@@ -17,6 +17,7 @@ import sys
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka_py.tools.group_subscription import subscribe
 
 
 def _read(consumer: KafkaConsumer, wanted: int) -> None:
@@ -53,7 +54,7 @@ def main(bootstrap: str) -> None:
                     if command == "consume":
                         consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
                     else:
-                        consumer.subscribe([topic])
+                        subscribe(consumer, [topic])
                     _read(consumer, partitions)
                     consumer.commit()
                 finally:

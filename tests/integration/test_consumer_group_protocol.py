@@ -20,6 +20,7 @@ from kafka_py.protocol.messages import request_schema
 from kafka_py.server.kafka_apis import build_entity
 from tests.coordinator.coordinator_harness import assignment, subscription
 from tests.integration.broker_harness import RawClient, wait_until
+from kafka_py.tools.group_subscription import subscribe
 
 TOPIC = "grouped"
 PARTITIONS = [TopicPartition(TOPIC, p) for p in range(4)]
@@ -89,7 +90,7 @@ def grouped_topic(broker):
 def test_a_group_consumer_commits_and_a_new_member_resumes_there(broker):
     first = consumer(broker, "resume-group")
     try:
-        first.subscribe([TOPIC])
+        subscribe(first, [TOPIC])
         assert len(poll_records(first, 40)) == 40
         assert first.assignment() == set(PARTITIONS)
         first.commit()
@@ -100,7 +101,7 @@ def test_a_group_consumer_commits_and_a_new_member_resumes_there(broker):
     produce(broker, TOPIC, 2, 4, tag="later")
     second = consumer(broker, "resume-group")
     try:
-        second.subscribe([TOPIC])
+        subscribe(second, [TOPIC])
         values = sorted(r.value.decode() for r in poll_records(second, 8))
         assert values == sorted(f"later-{p}-{i}" for p in range(4) for i in range(2))
         # nothing more: the committed offsets were honoured, not auto.offset.reset
@@ -115,7 +116,7 @@ class PollingConsumer:
 
     def __init__(self, broker, group: str, client_id: str) -> None:
         self._consumer = consumer(broker, group, client_id=client_id)
-        self._consumer.subscribe([TOPIC])
+        subscribe(self._consumer, [TOPIC])
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._assignment: frozenset = frozenset()
@@ -180,7 +181,7 @@ def test_committed_offsets_survive_a_broker_restart(broker_factory, stop):
     tps = [TopicPartition("durable-offsets", p) for p in range(2)]
     c = consumer(broker, "durable-group")
     try:
-        c.subscribe(["durable-offsets"])
+        subscribe(c, ["durable-offsets"])
         poll_records(c, 10)
         c.commit({tps[0]: OffsetAndMetadata(4, "", -1), tps[1]: OffsetAndMetadata(2, "", -1)})
     finally:
@@ -198,7 +199,7 @@ def test_committed_offsets_survive_a_broker_restart(broker_factory, stop):
 
     c = consumer(broker, "durable-group")
     try:
-        c.subscribe(["durable-offsets"])
+        subscribe(c, ["durable-offsets"])
         values = sorted(r.value.decode() for r in poll_records(c, 4))
         assert values == ["r-0-4", "r-1-2", "r-1-3", "r-1-4"]
     finally:

@@ -25,6 +25,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from tests.integration.broker_harness import ROOT, wait_until
+from kafka_py.tools.group_subscription import subscribe
 
 TOOL = ROOT / "bin" / "kafka-consumer-groups.sh"
 # Within the broker's default group.min.session.timeout.ms (6000) .. max (1800000).
@@ -140,7 +141,7 @@ def worker(bootstrap: str, topic: str, group: str, client_id: str, out_path: str
                              session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
                              max_poll_interval_ms=30000, max_poll_records=50,
                              partition_assignment_strategy=[RangePartitionAssignor])
-    consumer.subscribe([topic], listener=Listener())
+    subscribe(consumer, [topic], listener=Listener())
     log("STARTED", time.monotonic_ns())
     while not os.path.exists(stop_path):
         batch = consumer.poll(timeout_ms=200)
@@ -347,7 +348,7 @@ def test_committed_offsets_survive_consumer_and_broker_restarts(broker_factory):
     produce(broker, topic, 90, 3)
 
     consumer = group_consumer(broker, group)
-    consumer.subscribe([topic])
+    subscribe(consumer, [topic])
     join_and_poll(consumer, 1)
     expected = {tps[0]: 11, tps[1]: 12, tps[2]: 13}
     consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in expected.items()})
@@ -357,7 +358,7 @@ def test_committed_offsets_survive_consumer_and_broker_restarts(broker_factory):
         """A new member of the group starts exactly at the committed offsets, then commits further."""
         c = group_consumer(broker, group)
         try:
-            c.subscribe([topic])
+            subscribe(c, [topic])
             assert first_offsets(c, tps) == expected
             assert {tp: c.committed(tp) for tp in tps} == expected
             advanced = {tp: o + step for tp, o in expected.items()}
@@ -391,7 +392,7 @@ def test_list_and_describe_an_active_group(broker):
     produce(broker, topic, 30, 3)
     consumer = group_consumer(broker, group, client_id="describer")
     try:
-        consumer.subscribe([topic])
+        subscribe(consumer, [topic])
         join_and_poll(consumer, 30)
         consumer.commit({tps[0]: OffsetAndMetadata(4, "", -1), tps[1]: OffsetAndMetadata(7, "", -1),
                          tps[2]: OffsetAndMetadata(10, "", -1)})

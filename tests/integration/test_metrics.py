@@ -13,6 +13,7 @@ from kafka_py.metrics.prometheus_exporter import parse_exposition
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import request_schema
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until
+from kafka_py.tools.group_subscription import subscribe
 
 N = 40
 
@@ -176,8 +177,9 @@ def test_log_purgatory_group_and_zookeeper_metrics(metrics_broker):
         producer.send(topic, value=b"%d" % i)
     producer.flush(30)
     producer.close()
-    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id="metrics-group",
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="metrics-group",
                              auto_offset_reset="earliest", consumer_timeout_ms=5000, enable_auto_commit=False)
+    subscribe(consumer, [topic])
     got = 0
     for _ in consumer:
         got += 1

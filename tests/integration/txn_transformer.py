@@ -20,6 +20,7 @@ import time
 
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
+from kafka_py.tools.group_subscription import subscribe
 
 
 def main(bootstrap: str, input_topic: str, output_topic: str, group: str, transactional_id: str) -> None:
@@ -27,10 +28,11 @@ def main(bootstrap: str, input_topic: str, output_topic: str, group: str, transa
     idle_exit_s = float(os.environ.get("TXN_IDLE_EXIT_S", "5"))
     max_s = float(os.environ.get("TXN_MAX_S", "120"))
     # a killed predecessor leaves the group when its session times out
-    consumer = KafkaConsumer(input_topic, bootstrap_servers=bootstrap, group_id=group,
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
                              isolation_level="read_committed", enable_auto_commit=False,
                              auto_offset_reset="earliest", max_poll_records=20, session_timeout_ms=6000,
                              heartbeat_interval_ms=1000)
+    subscribe(consumer, [input_topic])
     producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id)
     producer.init_transactions()
     print("ready", flush=True)
