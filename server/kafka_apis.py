@@ -215,6 +215,12 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
         return build_response(request, {"results": [
             {"error_code": e, "error_message": message, "resource_type": r.resource_type,
              "resource_name": r.resource_name, "configs": ()} for r in body.resources]})
+    if api is ApiKeys.ELECT_LEADERS:
+        # every partition the request names, with the error and its message (ElectLeadersRequest.getErrorResponse)
+        return build_response(request, {"throttle_time": 0, "error_code": e, "replica_election_results": [
+            {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": e, "error_message": message}
+                                                    for p in t.partitions]}
+            for t in (body.topic_partitions or ())]})
     if api in (ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS):
         return build_response(request, {"responses": [
             {"error_code": e, "error_message": message, "resource_type": r.resource_type,
@@ -299,6 +305,7 @@ class KafkaApis:
             ApiKeys.DESCRIBE_CONFIGS: self._admin.handle_describe_configs_request,
             ApiKeys.ALTER_CONFIGS: self._admin.handle_alter_configs_request,
             ApiKeys.INCREMENTAL_ALTER_CONFIGS: self._admin.handle_incremental_alter_configs_request,
+            ApiKeys.ELECT_LEADERS: self._admin.handle_elect_replica_leader,
         }
         from kafka_py.server import kafka_apis_group  # the group coordinator half of this class
 
@@ -1098,6 +1105,12 @@ class KafkaApis:
             # CreateTopics/DeleteTopics waiting for these topics' metadata may now complete.
             for topic in {tp.topic for tp in _update_metadata_partitions(body)}:
                 admin.try_complete_delayed_topic_operations(topic)
+        if self.replica_manager.has_delayed_election_operations:
+            # ElectLeaders answers waiting for these leaders may now complete.
+            from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
+
+            for tp in _update_metadata_partitions(body):
+                self.replica_manager.try_complete_election(TopicPartitionOperationKey.from_topic_partition(tp))
         self.send_response(request, build_response(request, {"error_code": Errors.NONE}))
 
     def handle_controlled_shutdown_request(self, request: Request) -> None:

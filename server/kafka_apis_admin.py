@@ -1,6 +1,6 @@
 """Port of the admin handlers of core/src/main/scala/kafka/server/KafkaApis.scala (Kafka 2.8.2,
-ZooKeeper mode): CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs
-and IncrementalAlterConfigs.
+ZooKeeper mode): CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
+IncrementalAlterConfigs and ElectLeaders (handleElectReplicaLeader).
 
 Split from server/kafka_apis.py for size only; KafkaApis dispatches to
 ``AdminRequestHandlers`` and these build their answers with its helpers.
@@ -25,6 +25,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping
 
 from kafka_py.common.errors import InvalidRequestException
+from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -362,5 +363,65 @@ class AdminRequestHandlers:
             {"error_code": error.error, "error_message": error.message, "resource_type": resource_type,
              "resource_name": name} for (resource_type, name), error in results.items()]}))
 
+    # ------------------------------------------------------------------ ElectLeaders
 
-__all__ = ["AdminRequestHandlers"]
+    def handle_elect_replica_leader(self, request: Request) -> None:
+        """ElectLeaders: Alter on the cluster; the controller elects (only the active one
+        does: elsewhere every partition answers NOT_CONTROLLER, so the admin client asks the
+        controller), and the answer waits in the replica manager's ElectLeader purgatory until
+        this broker's metadata shows the new leaders. A request naming no partitions (null)
+        means every partition, and is answered only with those that needed an election."""
+        from kafka_py.common.api_error import ApiError
+
+        apis = self.apis
+        body = request.body
+        all_partitions = body.topic_partitions is None
+        requested = election_request_partitions(body)
+
+        def send_response_callback(error: ApiError, results: Mapping[TopicPartition, ApiError]) -> None:
+            if all_partitions:
+                results = {tp: e for tp, e in results.items() if e.error is not Errors.ELECTION_NOT_NEEDED}
+            by_topic: dict[str, list[dict[str, Any]]] = {}
+            for tp, e in results.items():
+                by_topic.setdefault(tp.topic, []).append(
+                    {"partition_id": tp.partition, "error_code": e.error, "error_message": e.message})
+            apis.send_response(request, build_response(request, {
+                "throttle_time": 0, "error_code": error.error,
+                "replica_election_results": [{"topic": topic, "partition_result": partitions}
+                                             for topic, partitions in by_topic.items()]}))
+
+        if not apis.auth_helper.authorize(request.context, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+            error = ApiError(Errors.CLUSTER_AUTHORIZATION_FAILED, None)
+            send_response_callback(error, {tp: error for tp in requested})
+            return
+        election_type = election_request_type(request.api_version, body)
+        partitions = apis.metadata_cache.get_all_partitions() if all_partitions else requested
+        apis.replica_manager.elect_leaders(
+            apis.controller, partitions, election_type,
+            apis.answering(request, lambda results: send_response_callback(ApiError.NONE, results)),  # type: ignore[attr-defined]
+            _millis(body.timeout))
+
+
+def election_request_partitions(body: Any) -> set[TopicPartition]:
+    """The partitions an ElectLeaders request names (none when it asks for all of them)."""
+    if body.topic_partitions is None:
+        return set()
+    return {TopicPartition(t.topic, int(p)) for t in body.topic_partitions for p in t.partitions}
+
+
+def election_request_type(version: int, body: Any) -> Any:
+    """The request's ElectionType: PREFERRED for v0, which has no field for it; an unknown
+    value is an InvalidRequestException (INVALID_REQUEST), as 2.8.2's KRaft controller
+    answers (its ZooKeeper broker fails on it with UNKNOWN_SERVER_ERROR)."""
+    from kafka_py.controller.kafka_controller import ElectionType
+
+    if version == 0:
+        return ElectionType.PREFERRED
+    value = int(body.election_type)
+    try:
+        return ElectionType(value)
+    except ValueError:
+        raise InvalidRequestException(f"Unknown election type {value}") from None
+
+
+__all__ = ["AdminRequestHandlers", "election_request_partitions", "election_request_type"]

@@ -14,6 +14,8 @@ clients ask of them:
   the segment files; the network layer sends them with sendfile), or park the fetch in the
   fetch purgatory until enough bytes arrive (long poll);
 * ListOffsets, DeleteRecords, OffsetsForLeaderEpoch;
+* ElectLeaders (``elect_leaders``): the controller elects, and the answer waits in the
+  "ElectLeader" purgatory until the metadata cache shows the new leaders;
 * the ``highwatermark-checkpoint`` task and the ``isr-expiration`` task;
 * failed log dirs (``handle_log_dir_failure``, run by the LogDirFailureHandler thread off the
   LogDirFailureChannel): their partitions go offline and answer KAFKA_STORAGE_ERROR, waiting
@@ -428,6 +430,8 @@ class ReplicaManager(KafkaMetricsGroup):
         self.delayed_delete_records_purgatory = delayed_delete_records_purgatory or DelayedOperationPurgatory(
             "DeleteRecords", broker_id=config.broker_id,
             purge_interval=getattr(config, "delete_records_purgatory_purge_interval_requests", 1))
+        # ElectLeaders answers waiting for the metadata cache to show the new leaders
+        self.delayed_elect_leader_purgatory = DelayedOperationPurgatory("ElectLeader", broker_id=config.broker_id)
 
         # epoch of the controller that last changed leadership here
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH
@@ -436,6 +440,7 @@ class ReplicaManager(KafkaMetricsGroup):
         # serialises LeaderAndIsr, StopReplica and UpdateMetadata, as Kafka's replicaStateChangeLock
         self._replica_state_change_lock = threading.RLock()
         self.replica_fetcher_manager = self.create_replica_fetcher_manager()
+        self.replica_alter_log_dirs_manager = self.create_replica_alter_log_dirs_manager()
         self._high_watermark_check_point_thread_started = False
         self._hw_thread_lock = threading.Lock()
         self.high_watermark_checkpoints: dict[str, OffsetCheckpointFile] = {
@@ -480,6 +485,13 @@ class ReplicaManager(KafkaMetricsGroup):
 
         return ReplicaFetcherManager(self.config, self, self.time, self.thread_name_prefix)
 
+    def create_replica_alter_log_dirs_manager(self):
+        from kafka_py.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager
+
+        # the quota of replica.alter.log.dirs.io.max.bytes.per.second where one is configured
+        quota = getattr(self.quota_managers, "alter_log_dirs", None) or UNBOUNDED_QUOTA
+        return ReplicaAlterLogDirsManager(self.config, self, quota, self.time)
+
     # ------------------------------------------------------------------ lifecycle
 
     def startup(self) -> None:
@@ -516,9 +528,11 @@ class ReplicaManager(KafkaMetricsGroup):
         if self._log_dir_failure_handler is not None:
             self._log_dir_failure_handler.shutdown()
         self.replica_fetcher_manager.shutdown()
+        self.replica_alter_log_dirs_manager.shutdown()
         self.delayed_fetch_purgatory.shutdown()
         self.delayed_produce_purgatory.shutdown()
         self.delayed_delete_records_purgatory.shutdown()
+        self.delayed_elect_leader_purgatory.shutdown()
         if checkpoint_hw:
             self.checkpoint_high_watermarks()
         logger.info("%sShut down completely", self._log_ident)
@@ -645,6 +659,12 @@ class ReplicaManager(KafkaMetricsGroup):
 
     def get_log(self, topic_partition: TopicPartition):
         return self.log_manager.get_log(topic_partition)
+
+    def future_log_exists(self, topic_partition: TopicPartition) -> bool:
+        return self.get_partition_or_exception(topic_partition).future_log is not None
+
+    def future_local_log_or_exception(self, topic_partition: TopicPartition):
+        return self.get_partition_or_exception(topic_partition).future_local_log_or_exception()
 
     def get_log_dir(self, topic_partition: TopicPartition) -> Optional[str]:
         log = self.local_log(topic_partition)
@@ -839,6 +859,40 @@ class ReplicaManager(KafkaMetricsGroup):
             self.delayed_delete_records_purgatory.try_complete_else_watch(delayed, keys)
         else:
             response_callback({tp: s.response_status for tp, s in status.items()})
+
+    # ------------------------------------------------------------------ elect leaders
+
+    @property
+    def has_delayed_election_operations(self) -> bool:
+        return self.delayed_elect_leader_purgatory.num_delayed() != 0
+
+    def try_complete_election(self, key: TopicPartitionOperationKey) -> None:
+        completed = self.delayed_elect_leader_purgatory.check_and_complete(key)
+        logger.debug("%sRequest key %s unblocked %d ElectLeader.", self._log_ident, key, completed)
+
+    def elect_leaders(self, controller: Any, partitions: Iterable[TopicPartition], election_type: Any,
+                      response_callback: Callable[[dict[TopicPartition, Any]], None], request_timeout_ms: int) -> None:
+        """Ask the controller for preferred or unclean elections; answer (an ApiError per
+        partition) once this broker's metadata cache shows the leaders it elected, or when
+        ``request_timeout_ms`` has passed (REQUEST_TIMED_OUT for those still waiting)."""
+        from kafka_py.common.api_error import ApiError
+        from kafka_py.server.delayed_elect_leader import DelayedElectLeader
+
+        deadline = self.time.milliseconds() + request_timeout_ms
+
+        def election_callback(results: Mapping[TopicPartition, Any]) -> None:
+            expected_leaders = {tp: r for tp, r in results.items() if not isinstance(r, ApiError)}
+            failures = {tp: r for tp, r in results.items() if isinstance(r, ApiError)}
+            if expected_leaders:
+                delayed = DelayedElectLeader(max(0, deadline - self.time.milliseconds()), expected_leaders,
+                                             failures, self, response_callback)
+                keys = [TopicPartitionOperationKey.from_topic_partition(tp) for tp in expected_leaders]
+                self.delayed_elect_leader_purgatory.try_complete_else_watch(delayed, keys)
+            else:
+                # nothing was elected: nothing to wait for
+                response_callback(failures)
+
+        controller.elect_leaders(set(partitions), election_type, election_callback)
 
     # ------------------------------------------------------------------ list offsets
 
@@ -1174,7 +1228,9 @@ class ReplicaManager(KafkaMetricsGroup):
 
             # only now are all partitions in place, so checkpoints cannot miss any
             self.start_high_watermark_check_point_thread()
+            self.maybe_add_log_dir_fetchers(partition_states, hw_checkpoints)
             self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+            self.replica_alter_log_dirs_manager.shutdown_idle_fetcher_threads()
             if on_leadership_change is not None:
                 on_leadership_change(become_leader, become_follower)
             response = build_leader_and_isr_response(version, Errors.NONE, response_map, topic_ids)
@@ -1341,6 +1397,7 @@ class ReplicaManager(KafkaMetricsGroup):
                          ) -> dict[TopicPartition, BaseException]:
         # fetchers first: they look partitions up through this manager
         self.replica_fetcher_manager.remove_fetcher_for_partitions(set(partitions_to_stop))
+        self.replica_alter_log_dirs_manager.remove_fetcher_for_partitions(set(partitions_to_stop))
         partitions_to_delete = []
         for tp, should_delete in partitions_to_stop.items():
             if should_delete:
@@ -1406,8 +1463,10 @@ class ReplicaManager(KafkaMetricsGroup):
             new_offline = {p.topic_partition for p in online if p.log is not None and p.log.parent_dir == dir}
             with_offline_future = [p for p in online if p.future_log is not None and p.future_log.parent_dir == dir]
             self.replica_fetcher_manager.remove_fetcher_for_partitions(new_offline)
+            self.replica_alter_log_dirs_manager.remove_fetcher_for_partitions(
+                new_offline | {p.topic_partition for p in with_offline_future})
             for partition in with_offline_future:
-                partition.future_log = None
+                partition.remove_future_local_replica(delete_from_log_dir=False)
             for tp in new_offline:
                 self.mark_partition_offline(tp)
             self.high_watermark_checkpoints = {d: c for d, c in self.high_watermark_checkpoints.items() if d != dir}

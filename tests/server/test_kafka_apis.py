@@ -176,3 +176,18 @@ def test_a_request_for_a_missing_topic_is_answered_with_its_error(env):
     env.apis.handle(request)
     assert isinstance(env.collector.responses.get(timeout=WAIT_S), SendResponse)
     assert request.api_local_complete_time_ns > 0
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_elect_leaders_with_an_unknown_election_type_is_an_invalid_request(env, version):
+    env.broker.lead(T0, T1)
+    body = env.call(ApiKeys.ELECT_LEADERS, version, election_type=7, timeout=5000,
+                    topic_partitions=[{"topic": "t", "partitions": [0, 1]}])
+    assert Errors.for_code(body.error_code) is Errors.INVALID_REQUEST
+    [topic] = body.replica_election_results
+    assert topic.topic == "t"
+    assert sorted((int(p.partition_id), Errors.for_code(p.error_code), p.error_message)
+                  for p in topic.partition_result) == [
+        (0, Errors.INVALID_REQUEST, "Unknown election type 7"), (1, Errors.INVALID_REQUEST, "Unknown election type 7")]
+    # nothing moved: this broker still leads both partitions
+    assert {p.leader for p in (env.broker.metadata_cache.get_partition_info(tp) for tp in (T0, T1))} == {0}
