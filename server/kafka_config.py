@@ -453,11 +453,14 @@ CONFIG_DEF: ConfigDef = (
             Defaults.DELETE_RECORDS_PURGATORY_PURGE_INTERVAL_REQUESTS, None, _M,
             "Completed delayed delete-records tolerated before the purgatory is purged.")
     .define("auto.leader.rebalance.enable", Type.BOOLEAN, Defaults.AUTO_LEADER_REBALANCE_ENABLE, None, _H,
-            "Let the controller move leadership back to preferred replicas.")
+            "Let the controller move leadership back to preferred replicas: every "
+            "leader.imbalance.check.interval.seconds it elects the preferred replicas of a broker whose share "
+            "of partitions led by another broker exceeds leader.imbalance.per.broker.percentage.")
     .define("leader.imbalance.per.broker.percentage", Type.INT, Defaults.LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
-            None, _H, "Share of non-preferred leaders on a broker that triggers a rebalance.")
+            None, _H, "The share (in percent) of a broker's preferred partitions led by other brokers above "
+                      "which the controller moves their leadership back.")
     .define("leader.imbalance.check.interval.seconds", Type.LONG, Defaults.LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS,
-            None, _H, "How often the controller checks leader balance.")
+            at_least(1), _H, "How often the controller checks the leader balance.")
     .define("unclean.leader.election.enable", Type.BOOLEAN, Defaults.UNCLEAN_LEADER_ELECTION_ENABLE, None, _H,
             "Default unclean.leader.election.enable of topics.")
     .define("security.inter.broker.protocol", Type.STRING, Defaults.INTER_BROKER_SECURITY_PROTOCOL, None, _M,
