@@ -5,10 +5,16 @@ hands it to the handler of that entity type:
 
 * ``TopicConfigHandler``: the topic's overrides become each of its live logs' LogConfig
   (broker defaults with the overrides on top), through the LogManager, which also keeps them
-  for logs of the topic created later.
+  for logs of the topic created later. ``leader.replication.throttled.replicas`` and
+  ``follower.replication.throttled.replicas`` (``partition:broker`` pairs, or ``*``) name the
+  partitions of this broker the leader and follower replication quotas throttle.
 * ``BrokerConfigHandler``: brokers/<default> is the cluster-default dynamic layer,
   brokers/<this broker's id> the per-broker one; both go to ``DynamicBrokerConfig``. Other
-  brokers' ids are not ours to apply.
+  brokers' ids are not ours to apply. The per-broker layer's
+  ``leader.replication.throttled.rate``, ``follower.replication.throttled.rate`` and
+  ``replica.alter.log.dirs.io.max.bytes.per.second`` become the bounds of the replication
+  quota managers (absent: no bound), as Kafka 2.8 applies them: from this broker's own
+  znode only, never from the cluster default.
 
 * ``UserConfigHandler``: users/<sanitized user> holds the user's SCRAM credentials; they go to
   the broker's CredentialCache, so a user added or changed with kafka-configs.sh can log in
@@ -21,8 +27,7 @@ hands it to the handler of that entity type:
 Quota values are ``producer_byte_rate`` and ``consumer_byte_rate`` (bytes per second) and
 ``request_percentage`` (percent of one handler thread) and ``controller_mutation_rate``
 (partitions created or deleted per second); a key that is absent removes that quota for the
-entity. Replication throttles are stored but not enforced: only a replication quota manager
-would act on them.
+entity.
 """
 from __future__ import annotations
 
@@ -65,14 +70,55 @@ class TopicConfigHandler:
     def process_config_changes(self, topic: str, topic_config: Mapping[str, str]) -> None:
         excluded = self.excluded_configs(topic, topic_config)
         self._update_log_config(topic, topic_config, excluded)
-        for prop in (LEADER_REPLICATION_THROTTLED_REPLICAS_PROP, FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP):
-            if topic_config.get(prop):
-                logger.debug("%s of topic %s is stored but not enforced: kafka-py has no replication quotas",
-                             prop, topic)
+        quotas = self.quotas
+        if quotas is not None:
+            self._update_throttled_list(topic, topic_config, LEADER_REPLICATION_THROTTLED_REPLICAS_PROP, quotas.leader)
+            self._update_throttled_list(topic, topic_config, FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP,
+                                        quotas.follower)
         if str(topic_config.get(UNCLEAN_LEADER_ELECTION_ENABLE_PROP, "")).strip().lower() == "true":
             enable = getattr(self.kafka_controller, "enable_topic_unclean_leader_election", None)
             if enable is not None:
                 enable(topic)
+
+    def _update_throttled_list(self, topic: str, topic_config: Mapping[str, str], prop: str,
+                               quota_manager: Any) -> None:
+        value = topic_config.get(prop)
+        if value is not None and str(value) != "":
+            try:
+                partitions = self.parse_throttled_partitions(topic_config, self.kafka_config.broker_id, prop)
+            except ValueError as e:
+                # written to ZooKeeper by hand: the broker keeps going without this throttle
+                logger.error("Ignoring %s=%r of topic %s: %s", prop, value, topic, e)
+                quota_manager.remove_throttle(topic)
+                return
+            quota_manager.mark_throttled(topic, partitions)
+            logger.debug("Setting %s on broker %d for topic: %s and partitions %s", prop, self.kafka_config.broker_id,
+                         topic, partitions)
+        else:
+            quota_manager.remove_throttle(topic)
+            logger.debug("Removing %s from broker %d for topic %s", prop, self.kafka_config.broker_id, topic)
+
+    @staticmethod
+    def parse_throttled_partitions(topic_config: Mapping[str, str], broker_id: int, prop: str) -> list[int]:
+        """The partitions of this broker a ``partition:broker,...`` (or ``*``) list names;
+        ``[-1]`` (ALL_REPLICAS) for ``*``. ValueError for anything else."""
+        from kafka_py.server.replication_quota_manager import ALL_REPLICAS
+
+        text = str(topic_config[prop]).strip()
+        entries = [e.strip() for e in text.split(",")]
+        if text == "*":
+            return list(ALL_REPLICAS)
+        if text == "":
+            return []
+        partitions = []
+        for entry in entries:
+            partition, sep, broker = entry.partition(":")
+            if not (sep and partition.isdigit() and broker.isdigit()):
+                raise ValueError(f"{prop} must be the literal '*' or a list of replicas in the following format: "
+                                 "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+            if int(broker) == broker_id:
+                partitions.append(int(partition))
+        return partitions
 
     def _update_log_config(self, topic: str, topic_config: Mapping[str, str], excluded: set[str]) -> None:
         known = set(LogConfig.config_names())
@@ -121,6 +167,37 @@ class BrokerConfigHandler:
             return
         if entity_id == self.broker_config.broker_id:
             self.broker_config.update_broker_config(entity_id, properties)
+            managers = self.quota_managers
+            if managers is not None:
+                for manager, prop in ((managers.leader, LEADER_REPLICATION_THROTTLED_RATE_PROP),
+                                      (managers.follower, FOLLOWER_REPLICATION_THROTTLED_RATE_PROP),
+                                      (managers.alter_log_dirs, REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND_PROP)):
+                    manager.update_quota(_replication_quota(properties, prop))
+
+
+LEADER_REPLICATION_THROTTLED_RATE_PROP = "leader.replication.throttled.rate"
+FOLLOWER_REPLICATION_THROTTLED_RATE_PROP = "follower.replication.throttled.rate"
+REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND_PROP = "replica.alter.log.dirs.io.max.bytes.per.second"
+
+
+def _replication_quota(properties: Mapping[str, str], prop: str) -> Any:
+    """The bound of a replication throttle in a broker's dynamic config (Long.MaxValue when
+    absent, as Kafka's getOrDefault). A value that is not a non-negative integer, written to
+    ZooKeeper by hand, is logged and treated as absent."""
+    from kafka_py.common.sensor import Quota
+    from kafka_py.server.replication_quota_manager import QUOTA_BYTES_PER_SECOND_DEFAULT
+
+    raw = properties.get(prop)
+    value = QUOTA_BYTES_PER_SECOND_DEFAULT
+    if raw is not None:
+        try:
+            value = int(str(raw).strip())
+            if value < 0:
+                raise ValueError(raw)
+        except ValueError:
+            logger.error("Ignoring %s=%r: a replication throttle must be a non-negative integer", prop, raw)
+            value = QUOTA_BYTES_PER_SECOND_DEFAULT
+    return Quota.upper_bound(float(value))
 
 
 PRODUCER_BYTE_RATE_OVERRIDE_CONFIG = "producer_byte_rate"

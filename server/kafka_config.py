@@ -598,7 +598,7 @@ CONFIG_DEF: ConfigDef = (
     .define("kafka.py.metrics.enabled", Type.BOOLEAN, True, None, _L,
             "kafka-py only. Record the per-request metrics (RequestMetrics, ErrorsPerSec, BrokerTopicMetrics); "
             "false skips them, to measure what they cost. Gauges are always served.")
-    # Client quotas (server/quota_factory.py); replication and controller quotas: accepted, unused
+    # Client, controller and replication quotas (server/quota_factory.py)
     .define("quota.producer.default", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(1), _H,
             "Deprecated: the producer byte rate of every client id without a dynamic quota; prefer "
             "kafka-configs.sh --entity-type clients --entity-default.")
@@ -607,17 +607,31 @@ CONFIG_DEF: ConfigDef = (
             "kafka-configs.sh --entity-type clients --entity-default.")
     .define("quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
             "Samples kept in memory for client quotas (the rate spans at least this many minus one windows).")
-    .define("replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L, _IGNORED)
+    .define("replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
+            "Samples kept in memory for replication quotas (server/replication_quota_manager.py).")
     .define("alter.log.dirs.replication.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
-            _IGNORED)
+            "Samples kept in memory for the quota of replicas moving between log dirs.")
     .define("controller.quota.window.num", Type.INT, Defaults.NUM_QUOTA_SAMPLES, at_least(1), _L,
             "Samples of controller_mutation_rate quotas: the token bucket holds this many windows' worth.")
     .define("quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
             "Seconds each client quota sample spans.")
     .define("replication.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
-            _IGNORED)
+            "Seconds each replication quota sample spans.")
     .define("alter.log.dirs.replication.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS,
-            at_least(1), _L, _IGNORED)
+            at_least(1), _L, "Seconds each sample of the quota of replicas moving between log dirs spans.")
+    # Replication throttles (Kafka's DynamicConfig.Broker): dynamic per-broker configs only.
+    .define("leader.replication.throttled.rate", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(0), _M,
+            "Bytes per second this broker sends to followers of the replicas listed in the topic config "
+            "leader.replication.throttled.replicas. Applied from the broker's own dynamic config "
+            "(kafka-configs.sh --entity-type brokers --entity-name <id>), as in Kafka 2.8; a value in "
+            "server.properties or a cluster default is not applied.")
+    .define("follower.replication.throttled.rate", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT, at_least(0),
+            _M, "Bytes per second this broker's replica fetchers take for the replicas listed in the topic config "
+            "follower.replication.throttled.replicas. Per-broker dynamic config, as "
+            "leader.replication.throttled.rate.")
+    .define("replica.alter.log.dirs.io.max.bytes.per.second", Type.LONG, Defaults.QUOTA_BYTES_PER_SECOND_DEFAULT,
+            at_least(0), _M, "Bytes per second copied while a replica moves between this broker's log dirs. "
+            "Per-broker dynamic config, as leader.replication.throttled.rate.")
     .define("controller.quota.window.size.seconds", Type.INT, Defaults.QUOTA_WINDOW_SIZE_SECONDS, at_least(1), _L,
             "Seconds each controller_mutation_rate quota sample spans.")
     .define("client.quota.callback.class", Type.CLASS, None, None, _L,
@@ -651,10 +665,16 @@ DYNAMIC_LISTENER_CONFIGS: frozenset[str] = frozenset({
 SOCKET_SERVER_RECONFIGURABLE_CONFIGS: frozenset[str] = frozenset({
     "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connections", "max.connection.creation.rate",
 })
+#: DynamicConfig.Broker: the replication throttles, applied by the BrokerConfigHandler.
+DYNAMIC_REPLICATION_QUOTA_CONFIGS: frozenset[str] = frozenset({
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
+})
 #: Every broker key that may be changed at runtime (Kafka's DynamicBrokerConfig.AllDynamicConfigs).
 DYNAMIC_BROKER_CONFIGS: frozenset[str] = (
     DYNAMIC_LOG_CONFIGS | LOG_CLEANER_RECONFIGURABLE_CONFIGS | DYNAMIC_THREAD_POOL_CONFIGS
     | frozenset({"metric.reporters"}) | DYNAMIC_LISTENER_CONFIGS | SOCKET_SERVER_RECONFIGURABLE_CONFIGS
+    | DYNAMIC_REPLICATION_QUOTA_CONFIGS
 )
 #: Dynamic keys that only make sense for one broker, never as a cluster-wide default.
 PER_BROKER_CONFIGS: frozenset[str] = DYNAMIC_LISTENER_CONFIGS - {"max.connections", "max.connection.creation.rate"}
@@ -1037,6 +1057,11 @@ class KafkaConfig:
         self.quota_window_size_seconds: int = v["quota.window.size.seconds"]
         self.num_controller_quota_samples: int = v["controller.quota.window.num"]
         self.controller_quota_window_size_seconds: int = v["controller.quota.window.size.seconds"]
+        self.num_replication_quota_samples: int = v["replication.quota.window.num"]
+        self.replication_quota_window_size_seconds: int = v["replication.quota.window.size.seconds"]
+        self.num_alter_log_dirs_replication_quota_samples: int = v["alter.log.dirs.replication.quota.window.num"]
+        self.alter_log_dirs_replication_quota_window_size_seconds: int = \
+            v["alter.log.dirs.replication.quota.window.size.seconds"]
 
         # Fetch
         self.max_incremental_fetch_session_cache_slots: int = v["max.incremental.fetch.session.cache.slots"]

@@ -323,6 +323,7 @@ class KafkaServer:
                                                   is_shutting_down=self._is_shutting_down,
                                                   alter_isr_manager=self.alter_isr_manager,
                                                   broker_topic_stats=self.broker_topic_stats,
+                                                  quota_managers=self.quota_managers,
                                                   thread_name_prefix=self.thread_name_prefix)
             self.replica_manager.startup()
 
@@ -380,8 +381,9 @@ class KafkaServer:
             # max.connections.per.ip(.overrides), max.connections, max.connection.creation.rate
             self.dynamic_config.add_broker_reconfigurable(self.socket_server)
             config_handlers = {
-                ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, None, self.kafka_controller),
-                ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config),
+                ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, self.quota_managers,
+                                                     self.kafka_controller),
+                ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config, self.quota_managers),
                 ConfigType.USER: UserConfigHandler(self.credential_provider, self.quota_managers),
                 ConfigType.CLIENT: ClientIdConfigHandler(self.quota_managers),
                 ConfigType.IP: IpConfigHandler(self.socket_server.connection_quotas),

@@ -1,7 +1,7 @@
 """Port of the parts of clients/src/main/java/org/apache/kafka/common/metrics that client quotas
 use (Kafka 2.8.2): Sensor.java, KafkaMetric.java, MetricConfig.java, Quota.java,
 QuotaViolationException.java, stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java,
-stats/Avg.java, stats/Max.java and stats/TokenBucket.java.
+stats/Avg.java, stats/Max.java, stats/SimpleRate.java and stats/TokenBucket.java.
 
 A ``Sensor`` records values into its stats; a stat whose ``MetricConfig`` carries a ``Quota``
 is checked after every quota-checked record, and a value beyond the bound raises
@@ -232,6 +232,20 @@ class Rate:
         if full_windows < min_full_windows:
             total_elapsed_ms += (min_full_windows - full_windows) * config.time_window_ms
         return total_elapsed_ms
+
+
+class SimpleRate(Rate):
+    """Kafka's stats/SimpleRate, the replication quotas' rate: the retained sum divided by the
+    time since the oldest window began, but never by less than one window (so two records a
+    millisecond apart do not measure as a huge rate). Unlike ``Rate`` it does not pretend a
+    new stream was quiet for ``samples - 1`` windows before: a throttle bites from the start."""
+
+    __slots__ = ()
+
+    def window_size(self, config: MetricConfig, now: int) -> int:
+        self.stat.purge_obsolete_samples(config, now)
+        elapsed = now - self.stat.oldest(now).last_window_ms
+        return max(elapsed, config.time_window_ms)
 
 
 class TokenBucket:
