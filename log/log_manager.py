@@ -40,7 +40,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
-from kafka_py.common.errors import KafkaException, KafkaStorageException
+from kafka_py.common.errors import KafkaException, KafkaStorageException, LogDirNotFoundException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.cleaner_config import CleanerConfig
@@ -223,7 +223,7 @@ class LogManager:
     def is_log_dir_online(self, log_dir: str) -> bool:
         log_dir = os.path.abspath(log_dir)
         if log_dir not in self.log_dirs:
-            raise KafkaException(f"Log dir {log_dir} is not found in the config.")
+            raise LogDirNotFoundException(f"Log dir {log_dir} is not found in the config.")
         return log_dir in self._live_log_dirs
 
     def handle_log_dir_failure(self, dir: str) -> None:
@@ -742,6 +742,47 @@ class LogManager:
             if log.parent_dir in counts:
                 counts[log.parent_dir] += 1
         return sorted(counts, key=lambda d: counts[d])
+
+    def replace_current_with_future_log(self, topic_partition: TopicPartition) -> None:
+        """The future log has caught up: it becomes the partition's log (its directory renamed
+        ``<tp>``), and the old one is renamed ``-delete`` and queued for deletion. Both
+        directories' checkpoints are rewritten, so a restart finds one log of the partition."""
+        with self._log_creation_or_deletion_lock:
+            source_log = self._current_logs.get(topic_partition)
+            dest_log = self._future_logs.get(topic_partition)
+            logger.info("Attempting to replace current log %s with %s for %s", source_log, dest_log, topic_partition)
+            if source_log is None:
+                raise KafkaStorageException(f"The current replica for {topic_partition} is offline")
+            if dest_log is None:
+                raise KafkaStorageException(f"The future replica for {topic_partition} is offline")
+            dest_log.rename_dir(log_files.log_dir_name(topic_partition))
+            dest_log.update_high_watermark(source_log.high_watermark)
+            # from here on the renamed future log is the partition's log
+            del self._future_logs[topic_partition]
+            self._current_logs[topic_partition] = dest_log
+            if self._cleaner is not None:
+                self._cleaner.alter_checkpoint_dir(topic_partition, source_log.parent_dir, dest_log.parent_dir)
+                self.resume_cleaning(topic_partition)
+            try:
+                source_log.rename_dir(log_files.log_delete_dir_name(topic_partition))
+                source_log.close()
+                source_dir = source_log.parent_dir
+                logs = self._logs_by_dir().get(source_dir, {})
+                self._checkpoint_recovery_offsets_in_dir(source_dir, logs)
+                self._checkpoint_log_start_offsets_in_dir(source_dir, logs)
+                source_log.remove_log_metrics()
+                self._add_log_to_be_deleted(source_log)
+            except KafkaStorageException:
+                # its dir failed: no longer among the logs, so the failure handling will not close it
+                source_log.close_handlers()
+                source_log.remove_log_metrics()
+                raise
+            dest_dir = dest_log.parent_dir
+            logs = self._logs_by_dir().get(dest_dir, {})
+            self._checkpoint_recovery_offsets_in_dir(dest_dir, logs)
+            self._checkpoint_log_start_offsets_in_dir(dest_dir, logs)
+            logger.info("The current replica is successfully replaced with the future replica for %s",
+                        topic_partition)
 
     # ------------------------------------------------------------------ deletion
 

@@ -195,6 +195,15 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
             logger.info("%sRemoved fetcher for partitions %s", self._log_ident, ",".join(sorted(map(str, partitions))))
         return fetch_states
 
+    def mark_partitions_for_truncation(self, broker_id: int, topic_partition: TopicPartition,
+                                       truncation_offset: int) -> None:
+        """The partition's log was truncated under its fetcher (a future log's current log): the
+        thread fetching it from ``broker_id`` truncates to ``truncation_offset`` at most."""
+        with self._lock:
+            fetcher = self.fetcher_thread_map.get(BrokerIdAndFetcherId(broker_id, self.get_fetcher_id(topic_partition)))
+            if fetcher is not None:
+                fetcher.mark_partitions_for_truncation(topic_partition, truncation_offset)
+
     def shutdown_idle_fetcher_threads(self) -> None:
         with self._lock:
             for key, fetcher in list(self.fetcher_thread_map.items()):

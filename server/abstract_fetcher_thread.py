@@ -821,6 +821,16 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             self._partition_map_cond.notify_all()
             return set(initial_fetch_states)
 
+    def mark_partitions_for_truncation(self, topic_partition: TopicPartition, truncation_offset: int) -> None:
+        """Back to TRUNCATING, fetching from ``truncation_offset`` at most (see AbstractFetcherManager)."""
+        with self.partition_map_lock:
+            state = self._partition_states.state_value(topic_partition)
+            if state is not None:
+                self._partition_states.update_and_move_to_end(topic_partition, PartitionFetchState(
+                    min(truncation_offset, state.fetch_offset), state.lag, state.current_leader_epoch, state.delay,
+                    ReplicaState.TRUNCATING, None))
+                self._partition_map_cond.notify_all()
+
     def delay_partitions(self, partitions: Iterable[TopicPartition], delay_ms: int) -> None:
         with self.partition_map_lock:
             for tp in partitions:

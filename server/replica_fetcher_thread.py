@@ -246,6 +246,11 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         if truncation_state.offset < log.high_watermark:
             logger.warning("%sTruncating %s to offset %d below high watermark %d", self.log_ident, topic_partition,
                            truncation_state.offset, log.high_watermark)
+        # a replica moving between log dirs: its future log truncates too, once the offset is final
+        alter_log_dirs_manager = getattr(self.replica_mgr, "replica_alter_log_dirs_manager", None)
+        if truncation_state.truncation_completed and alter_log_dirs_manager is not None:
+            alter_log_dirs_manager.mark_partitions_for_truncation(self.replica_id, topic_partition,
+                                                                  truncation_state.offset)
 
     def truncate_fully_and_start_at(self, topic_partition: TopicPartition, offset: int) -> None:
         partition = self.replica_mgr.get_partition_or_exception(topic_partition)

@@ -97,6 +97,7 @@ HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_CONSUMER_ID = -2
 FUTURE_LOCAL_REPLICA_ID = -3
+INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
 
 _InvalidTopicException = type(Errors.INVALID_TOPIC_EXCEPTION.exception(""))
 _ReplicaNotAvailableException = type(Errors.REPLICA_NOT_AVAILABLE.exception(""))
@@ -1431,6 +1432,136 @@ class ReplicaManager(KafkaMetricsGroup):
             partition = self.online_partition(tp)
             if partition is not None:
                 partition.maybe_shrink_isr()
+
+    # ------------------------------------------------------------------ log dirs
+
+    def maybe_add_log_dir_fetchers(self, partitions: Iterable[Partition], offset_checkpoints) -> None:
+        """Resume the moves of partitions that have a future log (loaded at startup, or created
+        before the partition was): attach it and have a ReplicaAlterLogDirsThread copy it."""
+        from kafka_py.server.replica_alter_log_dirs_manager import local_broker_end_point
+
+        future_replicas_and_initial_offset = {}
+        for partition in partitions:
+            tp = partition.topic_partition
+            log = partition.log
+            if log is None or self.log_manager.get_log(tp, is_future=True) is None:
+                continue
+            partition.create_log_if_not_exists(False, True, offset_checkpoints)
+            # no clean while the segments are copied
+            self.log_manager.abort_and_pause_cleaning(tp)
+            future_replicas_and_initial_offset[tp] = InitialFetchState(
+                local_broker_end_point(self.local_broker_id), partition.get_leader_epoch(), log.high_watermark)
+        if future_replicas_and_initial_offset:
+            self.replica_alter_log_dirs_manager.add_fetcher_for_partitions(future_replicas_and_initial_offset)
+
+    def alter_replica_log_dirs(self, partition_dirs: Mapping[TopicPartition, str]) -> dict[TopicPartition, Errors]:
+        """AlterReplicaLogDirs: move each replica to its dir (a future log there, copied by a
+        ReplicaAlterLogDirsThread), or remember the dir for a replica not created yet.
+
+        Errors: LOG_DIR_NOT_FOUND for a dir not in ``log.dirs``, KAFKA_STORAGE_ERROR for an
+        offline dir or partition (or while any dir is offline, as no future log is created
+        then), REPLICA_NOT_AVAILABLE for a replica this broker does not host (yet),
+        INVALID_TOPIC_EXCEPTION for a name too long for a future dir's name."""
+        from kafka_py.common.errors import InvalidTopicException, LogDirNotFoundException
+        from kafka_py.log import log_files
+        from kafka_py.server.replica_alter_log_dirs_manager import local_broker_end_point
+
+        result: dict[TopicPartition, Errors] = {}
+        with self._replica_state_change_lock:
+            for tp, destination_dir in partition_dirs.items():
+                try:
+                    if len(log_files.log_future_dir_name(tp)) > 255:
+                        raise InvalidTopicException("The topic name is too long.")
+                    if not os.path.isabs(destination_dir):
+                        # Kafka compares the path as given with the absolute paths of log.dirs
+                        raise LogDirNotFoundException(f"Log dir {destination_dir} is not found in the config.")
+                    destination_dir = os.path.abspath(destination_dir)
+                    if not self.log_manager.is_log_dir_online(destination_dir):
+                        raise KafkaStorageException(f"Log directory {destination_dir} is offline")
+                    hosted = self.get_partition(tp)
+                    if isinstance(hosted, _Online):
+                        # a move under way to another dir is given up first
+                        if hosted.partition.future_replica_dir_changed(destination_dir):
+                            self.replica_alter_log_dirs_manager.remove_fetcher_for_partitions({tp})
+                            hosted.partition.remove_future_local_replica()
+                    elif hosted is HostedPartition.OFFLINE:
+                        raise KafkaStorageException(f"Partition {tp} is offline")
+                    # a replica not created yet will be created there (answered REPLICA_NOT_AVAILABLE below)
+                    self.log_manager.maybe_update_preferred_log_dir(tp, destination_dir)
+                    partition = self.get_partition_or_exception(tp)
+                    partition.local_log_or_exception()
+                    hw_checkpoints = LazyOffsetCheckpoints(self.high_watermark_checkpoints)
+                    if partition.maybe_create_future_replica(destination_dir, hw_checkpoints):
+                        future_log = self.future_local_log_or_exception(tp)
+                        self.log_manager.abort_and_pause_cleaning(tp)
+                        self.replica_alter_log_dirs_manager.add_fetcher_for_partitions({tp: InitialFetchState(
+                            local_broker_end_point(self.local_broker_id), partition.get_leader_epoch(),
+                            future_log.high_watermark)})
+                    result[tp] = Errors.NONE
+                except (InvalidTopicException, LogDirNotFoundException, _ReplicaNotAvailableException,
+                        KafkaStorageException) as e:
+                    logger.warning("%sUnable to alter log dirs for %s: %s", self._log_ident, tp, e)
+                    result[tp] = Errors.for_exception(e)
+                except NotLeaderOrFollowerException as e:
+                    # a known partition without a replica here: REPLICA_NOT_AVAILABLE, as Kafka kept it
+                    logger.warning("%sUnable to alter log dirs for %s: %s", self._log_ident, tp, e)
+                    result[tp] = Errors.REPLICA_NOT_AVAILABLE
+                except UnknownTopicOrPartitionException as e:
+                    logger.warning("%sUnable to alter log dirs for %s: %s", self._log_ident, tp, e)
+                    result[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                except Exception as e:  # noqa: BLE001 - every partition gets an answer
+                    logger.error("%sError while changing replica dir for partition %s", self._log_ident, tp,
+                                 exc_info=e)
+                    result[tp] = Errors.for_exception(e)
+        return result
+
+    def describe_log_dirs(self, partitions: Optional[set[TopicPartition]]) -> list[dict[str, Any]]:
+        """DescribeLogDirs: for every dir of ``log.dirs``, its error and the size and offset lag
+        of each current and future log of ``partitions`` (None: all) in it, as the response's
+        DescribeLogDirsResult values."""
+        logs_by_dir: dict[str, list] = {}
+        for log in self.log_manager.all_logs():
+            logs_by_dir.setdefault(log.parent_dir, []).append(log)
+        results = []
+        seen = set()
+        for configured in self.log_manager.log_dirs:
+            absolute_path = os.path.abspath(configured)
+            if absolute_path in seen:
+                continue
+            seen.add(absolute_path)
+            try:
+                if not self.log_manager.is_log_dir_online(absolute_path):
+                    raise KafkaStorageException(f"Log directory {absolute_path} is offline")
+                by_topic: dict[str, list[dict[str, Any]]] = {}
+                for log in logs_by_dir.get(absolute_path, ()):
+                    tp = log.topic_partition
+                    entries = by_topic.setdefault(tp.topic, [])
+                    if partitions is not None and tp not in partitions:
+                        continue
+                    entries.append({"partition_index": tp.partition, "partition_size": log.size,
+                                    "offset_lag": self.get_log_end_offset_lag(tp, log.log_end_offset, log.is_future),
+                                    "is_future_key": log.is_future})
+                topics = [{"name": topic, "partitions": sorted(entries, key=lambda e: e["partition_index"])}
+                          for topic, entries in sorted(by_topic.items())]
+                results.append({"error_code": Errors.NONE, "log_dir": absolute_path, "topics": topics})
+            except KafkaStorageException as e:
+                logger.warning("%sUnable to describe replica dirs for %s: %s", self._log_ident, absolute_path, e)
+                results.append({"error_code": Errors.KAFKA_STORAGE_ERROR, "log_dir": absolute_path, "topics": []})
+            except Exception as e:  # noqa: BLE001 - the dir is answered with the error
+                logger.error("%sError while describing replica in dir %s", self._log_ident, absolute_path,
+                             exc_info=e)
+                results.append({"error_code": Errors.for_exception(e), "log_dir": absolute_path, "topics": []})
+        return results
+
+    def get_log_end_offset_lag(self, topic_partition: TopicPartition, log_end_offset: int, is_future: bool) -> int:
+        """How far a log trails: a future log behind the current log's end, a current log
+        behind the high watermark; -1 when the partition has no online log here."""
+        log = self.local_log(topic_partition)
+        if log is None:
+            return INVALID_OFFSET_LAG
+        if is_future:
+            return log.log_end_offset - log_end_offset
+        return max(log.high_watermark - log_end_offset, 0)
 
     # ------------------------------------------------------------------ checkpoints and failures
 

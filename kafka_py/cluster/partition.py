@@ -586,6 +586,63 @@ class Partition:
                     self.topic_partition, initial)
         return log
 
+    # ------------------------------------------------------------------ moving between log dirs
+
+    def future_replica_dir_changed(self, new_destination_dir: str) -> bool:
+        """Whether a move of this replica is under way to a directory other than ``new_destination_dir``."""
+        with self._leader_isr_update_lock.read():
+            future = self.future_log
+            return future is not None and future.parent_dir != new_destination_dir
+
+    def remove_future_local_replica(self, delete_from_log_dir: bool = True) -> None:
+        """Forget the future log (a move given up, or finished); its directory is deleted unless told not to."""
+        with self._leader_isr_update_lock.write():
+            self.future_log = None
+            if delete_from_log_dir:
+                self.log_manager.async_delete(self.topic_partition, is_future=True)
+
+    def maybe_create_future_replica(self, log_dir: str, high_watermark_checkpoints) -> bool:
+        """Create the future log in ``log_dir`` unless the replica is there already or a move
+        there is under way; True if it was created. A move under way to another directory is
+        an IllegalStateException (the caller removes it first)."""
+        with self._leader_isr_update_lock.write():
+            current_log_dir = self.local_log_or_exception().parent_dir
+            if current_log_dir == log_dir:
+                logger.info("%sCurrent log directory %s is same as requested log dir %s. Skipping future replica "
+                            "creation.", self._log_ident, current_log_dir, log_dir)
+                return False
+            future = self.future_log
+            if future is not None:
+                if future.parent_dir != log_dir:
+                    raise RuntimeError(f"The future log dir {future.parent_dir} of {self.topic_partition} is "
+                                       f"different from the requested log dir {log_dir}")
+                return False
+            self.create_log_if_not_exists(False, True, high_watermark_checkpoints)
+            return True
+
+    def maybe_replace_current_with_future_replica(self) -> bool:
+        """Swap in the future log once it holds everything the current one does; True if it did.
+
+        Follower appends are held off by the future-log lock, leader appends and truncations
+        by the exclusive leader/ISR lock, so neither log end can move between the check and
+        the swap."""
+        with self._future_log_lock:
+            local_log_end_offset = self.local_log_or_exception().log_end_offset
+            future = self.future_log
+            if future is None or future.log_end_offset != local_log_end_offset:
+                return False
+            with self._leader_isr_update_lock.write():
+                future = self.future_log
+                if future is None:
+                    # removed meanwhile by someone else, who also took it off the fetcher
+                    return False
+                if self.log is None or self.log.log_end_offset != future.log_end_offset:
+                    return False
+                self.log_manager.replace_current_with_future_log(self.topic_partition)
+                self.log = future
+                self.remove_future_local_replica(delete_from_log_dir=False)
+                return True
+
     def check_or_set_topic_id(self, request_topic_id) -> bool:
         """False if the request names a different topic id than the one this partition has."""
         if request_topic_id is None or request_topic_id.int == 0:

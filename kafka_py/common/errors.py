@@ -48,6 +48,7 @@ UnknownTopicOrPartitionException = _api(
 )
 NotLeaderOrFollowerException = _api("NotLeaderOrFollowerException", "NOT_LEADER_OR_FOLLOWER")
 KafkaStorageException = _api("KafkaStorageException", "KAFKA_STORAGE_ERROR")
+LogDirNotFoundException = _api("LogDirNotFoundException", "LOG_DIR_NOT_FOUND")
 OutOfOrderSequenceException = _api("OutOfOrderSequenceException", "OUT_OF_ORDER_SEQUENCE_NUMBER")
 DuplicateSequenceException = _api("DuplicateSequenceException", "DUPLICATE_SEQUENCE_NUMBER")
 InvalidProducerEpochException = _api("InvalidProducerEpochException", "INVALID_PRODUCER_EPOCH")
