@@ -33,7 +33,7 @@ import select
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence
 
 import click
 
@@ -202,6 +202,16 @@ def handle_errors(prefix: str = "") -> Callable[[Callable[..., Any]], Callable[.
         return wrapper
 
     return decorate
+
+
+def print_usage_and_die(message: str) -> NoReturn:
+    """CommandLineUtils.printUsageAndDie: ``message``, then the tool's help, on stderr and exit
+    status 1 (a missing required option, a tool run without arguments), as Kafka's tools do."""
+    ctx = click.get_current_context()
+    click.echo(message, err=True)
+    click.echo(ctx.get_help(), err=True)
+    ctx.exit(1)
+    raise AssertionError("unreachable")  # ctx.exit raises
 
 
 def describe_exception(e: BaseException) -> str:
@@ -463,6 +473,15 @@ def validate_bootstrap_servers(servers: str, option: str = "--bootstrap-server")
         raise click.UsageError(
             f"Please provide valid host:port like host1:9091,host2:9092 for {option} (got '{servers}')")
     return entries
+
+
+def validate_port_or_die(servers: str) -> list[str]:
+    """ToolsUtils.validatePortOrDie as Kafka's tools end on it: its message and the tool's help
+    on stderr, exit status 1 (``validate_bootstrap_servers`` is the click usage error)."""
+    try:
+        return validate_bootstrap_servers(servers)
+    except click.UsageError:
+        print_usage_and_die("Please provide valid host:port like host1:9091,host2:9092\n ")
 
 
 def connect(factory: Callable[..., Any], configs: Mapping[str, Any]) -> Any:
