@@ -71,9 +71,12 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
+from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
+from kafka_py.server.kafka_config import Defaults
 from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
+    FetchPartitionData,
     PartitionData,
     build_leader_and_isr_response,
     build_stop_replica_response,
@@ -140,6 +143,14 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
 
     if api in TXN_APIS:
         return txn_error_response(request, error)
+    if api is ApiKeys.ALTER_REPLICA_LOG_DIRS:
+        from kafka_py.server.kafka_apis_log_dirs import alter_replica_log_dirs_error_response
+
+        return alter_replica_log_dirs_error_response(request, error)
+    if api is ApiKeys.DESCRIBE_LOG_DIRS:
+        from kafka_py.server.kafka_apis_log_dirs import describe_log_dirs_error_response
+
+        return describe_log_dirs_error_response(request)
     if api is ApiKeys.API_VERSIONS:
         return api_versions_response(request.api_version, error)
     if api is ApiKeys.PRODUCE:
@@ -233,6 +244,11 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
     return None
 
 
+def _fetch_error_data(error: Errors) -> FetchPartitionData:
+    """A partition the fetch cannot read (not authorized, unknown), as the ReplicaManager's reads are."""
+    return FetchPartitionData(error, INVALID_HIGH_WATERMARK, INVALID_LOG_START_OFFSET, MemoryRecords.EMPTY)
+
+
 def _fetch_error_partition(partition: int, error: Errors) -> dict[str, Any]:
     return {"partition_index": partition, "error_code": error, "high_watermark": INVALID_HIGH_WATERMARK,
             "last_stable_offset": INVALID_LAST_STABLE_OFFSET, "log_start_offset": INVALID_LOG_START_OFFSET,
@@ -254,7 +270,8 @@ class KafkaApis:
     def __init__(self, request_channel: RequestChannel, replica_manager: Any, admin_manager: Any,
                  controller: Any, zk_client: Any, broker_id: int, config: Any, metadata_cache: Any,
                  cluster_id: str, time: Time = Time.SYSTEM, producer_id_manager: Any = None,
-                 admin_zk_client: Any = None, group_coordinator: Any = None, quotas: Any = None, authorizer: Any = None) -> None:
+                 admin_zk_client: Any = None, group_coordinator: Any = None, quotas: Any = None, authorizer: Any = None,
+                 fetch_manager: Optional[FetchManager] = None) -> None:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
         self.admin_manager = admin_manager
@@ -268,6 +285,12 @@ class KafkaApis:
         self.producer_id_manager = producer_id_manager
         self.admin_zk_client = admin_zk_client
         self.group_coordinator = group_coordinator
+        # Incremental fetch sessions (server/fetch_session.py): Kafka's KafkaServer makes the
+        # FetchManager; one made here by default serves every KafkaApis the same way.
+        self.fetch_manager = fetch_manager or FetchManager(time, FetchSessionCache(
+            int(getattr(config, "max_incremental_fetch_session_cache_slots",
+                        Defaults.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS)),
+            MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS))
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
         self.txn_coordinator: Any = None
         # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
@@ -353,6 +376,13 @@ class KafkaApis:
         self._handlers.update({
             ApiKeys.DESCRIBE_CLIENT_QUOTAS: self._quota.handle_describe_client_quotas_request,
             ApiKeys.ALTER_CLIENT_QUOTAS: self._quota.handle_alter_client_quotas_request,
+        })
+        from kafka_py.server import kafka_apis_log_dirs  # AlterReplicaLogDirs, DescribeLogDirs
+
+        self._log_dirs = kafka_apis_log_dirs.LogDirRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.ALTER_REPLICA_LOG_DIRS: self._log_dirs.handle_alter_replica_log_dirs_request,
+            ApiKeys.DESCRIBE_LOG_DIRS: self._log_dirs.handle_describe_log_dirs_request,
         })
 
     def close(self) -> None:
@@ -715,18 +745,20 @@ class KafkaApis:
     def handle_fetch_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
-        session_epoch = int(_field(body, "session_epoch", FETCH_FINAL_EPOCH))
-        session_id = int(_field(body, "session_id", INITIAL_SESSION_ID))
-        if session_epoch > FETCH_INITIAL_EPOCH or (session_id != INITIAL_SESSION_ID
-                                                  and session_epoch != FETCH_FINAL_EPOCH):
-            # This broker creates no fetch sessions (every answer says session id 0), so an
-            # incremental fetch names a session that cannot exist; the client starts a full one.
-            self.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": Errors.FETCH_SESSION_ID_NOT_FOUND,
-                "session_id": INITIAL_SESSION_ID, "responses": ()}))
-            return
         replica_id = int(_field(body, "replica_id", CONSUMER_REPLICA_ID))
-        erroneous: list[tuple[TopicPartition, dict[str, Any]]] = []
+        # what the request asks for, in request order; an incremental fetch's session adds to it
+        fetch_data = [(TopicPartition(topic.topic, int(p.partition)), PartitionData(
+            int(p.fetch_offset), int(_field(p, "log_start_offset", -1)), int(p.partition_max_bytes),
+            _optional_epoch(_field(p, "current_leader_epoch")), _optional_epoch(_field(p, "last_fetched_epoch"))))
+            for topic in body.topics for p in topic.partitions]
+        forgotten = _field(body, "forgotten_topics_data")
+        to_forget = [TopicPartition(t.topic, int(p)) for t in forgotten for p in t.partitions] if forgotten else ()
+        # (v0-v6 carry no session fields: sessionless)
+        fetch_context = self.fetch_manager.new_context(
+            int(_field(body, "session_id", INITIAL_SESSION_ID)), int(_field(body, "session_epoch", FETCH_FINAL_EPOCH)),
+            fetch_data, to_forget, replica_id >= 0)
+        partitions_to_read = fetch_context.partitions()
+        erroneous: list[tuple[TopicPartition, FetchPartitionData]] = []
         interesting: list[tuple[TopicPartition, PartitionData]] = []
         authorized_topics = None
         if self.authorizer is not None:
@@ -734,42 +766,44 @@ class KafkaApis:
             if replica_id >= 0:
                 allowed = self.auth_helper.authorize(request.context, AclOperation.CLUSTER_ACTION,
                                                      ResourceType.CLUSTER, CLUSTER_NAME)
-                authorized_topics = {t.topic for t in body.topics} if allowed else set()
+                authorized_topics = {tp.topic for tp, _ in partitions_to_read} if allowed else set()
             else:
                 authorized_topics = self.auth_helper.filter_by_authorized(
-                    request.context, AclOperation.READ, ResourceType.TOPIC,
-                    [t.topic for t in body.topics for _ in t.partitions])
-        for topic in body.topics:
-            denied = authorized_topics is not None and topic.topic not in authorized_topics
-            for p in topic.partitions:
-                tp = TopicPartition(topic.topic, int(p.partition))
-                if denied:
-                    erroneous.append((tp, _fetch_error_partition(tp.partition, Errors.TOPIC_AUTHORIZATION_FAILED)))
-                elif not self.metadata_cache.contains(tp):
-                    erroneous.append((tp, _fetch_error_partition(tp.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)))
-                else:
-                    interesting.append((tp, PartitionData(
-                        int(p.fetch_offset), int(_field(p, "log_start_offset", -1)), int(p.partition_max_bytes),
-                        _optional_epoch(_field(p, "current_leader_epoch")),
-                        _optional_epoch(_field(p, "last_fetched_epoch")))))
+                    request.context, AclOperation.READ, ResourceType.TOPIC, [tp.topic for tp, _ in partitions_to_read])
+        contains = self.metadata_cache.contains
+        for tp, data in partitions_to_read:
+            if authorized_topics is not None and tp.topic not in authorized_topics:
+                erroneous.append((tp, _fetch_error_data(Errors.TOPIC_AUTHORIZATION_FAILED)))
+            elif not contains(tp):
+                erroneous.append((tp, _fetch_error_data(Errors.UNKNOWN_TOPIC_OR_PARTITION)))
+            else:
+                interesting.append((tp, data))
+
+        def build(answer: Any) -> Any:
+            by_topic: dict[str, list[dict[str, Any]]] = {}
+            for tp, data in answer.partitions:
+                partition = self._fetch_partition(tp, data, version)
+                partition["partition_index"] = tp.partition
+                by_topic.setdefault(tp.topic, []).append(partition)
+            return build_response(request, {
+                "throttle_time": 0, "error_code": answer.error, "session_id": answer.session_id,
+                "responses": [{"topic": topic, "partitions": parts} for topic, parts in by_topic.items()]})
 
         def process_response_callback(response_partition_data: Sequence[tuple[TopicPartition, Any]]) -> None:
-            partitions: list[tuple[TopicPartition, dict[str, Any]]] = []
-            for tp, data in response_partition_data:
-                partitions.append((tp, self._fetch_partition(tp, data, version)))
-            partitions.extend(erroneous)
-            response = build_response(request, {
-                "throttle_time": 0, "error_code": Errors.NONE, "session_id": INITIAL_SESSION_ID,
-                "responses": [{"topic": topic, "partitions": [dict(p, partition_index=index) for index, p in parts]}
-                              for topic, parts in _topics_of(partitions)]})
+            updates = list(response_partition_data)
+            updates.extend(erroneous)
             quotas = self.quotas
             if quotas is not None and (quotas.fetch.quotas_enabled or quotas.request.quotas_enabled):
-                # A throttled consumer gets an answer without data (Kafka's getThrottledResponse).
-                self._quota.send_fetch_response(request, response, build_response(request, {
-                    "throttle_time": 0, "error_code": Errors.NONE, "session_id": INITIAL_SESSION_ID,
-                    "responses": ()}), replica_id)
+                # A consumer's answer is sized before its session learns what it says: a throttled
+                # consumer gets an answer without data (Kafka's getThrottledResponse), after which
+                # its session must not think it knows more.
+                self._quota.send_fetch_response(
+                    request, None if replica_id >= 0 else build(fetch_context.get_response_data(updates)),
+                    lambda: build(fetch_context.get_throttled_response(0)), replica_id,
+                    lambda: build(fetch_context.update_and_generate_response_data(updates)))
             else:
-                self.send_response_exempt_throttle(request, response)
+                self.send_response_exempt_throttle(request,
+                                                   build(fetch_context.update_and_generate_response_data(updates)))
 
         fetch_max_bytes = min(int(_field(body, "max_bytes", 2**31 - 1)), int(self.config.fetch_max_bytes))
         if replica_id < 0 and self.quotas is not None and self.quotas.fetch.quotas_enabled:

@@ -272,7 +272,9 @@ CONFIG_DEF: ConfigDef = (
             "Processor threads per listener, each reading requests and writing responses.")
     .define("num.io.threads", Type.INT, Defaults.NUM_IO_THREADS, at_least(1), _H,
             "Request handler threads that run KafkaApis.")
-    .define("num.replica.alter.log.dirs.threads", Type.INT, None, None, _H, _IGNORED)
+    .define("num.replica.alter.log.dirs.threads", Type.INT, None, None, _H,
+            "The number of threads that move replicas between log directories (AlterReplicaLogDirs); "
+            "by default one per directory of log.dirs.")
     .define("background.threads", Type.INT, Defaults.BACKGROUND_THREADS, at_least(1), _H,
             "Threads of the broker's scheduler (retention, flushes, checkpoints).")
     .define("queued.max.requests", Type.INT, Defaults.QUEUED_MAX_REQUESTS, at_least(1), _H,

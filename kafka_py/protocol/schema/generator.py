@@ -3,13 +3,13 @@
 Kafka generates its message classes from the JSON specs in
 clients/src/main/resources/common/message/. kio does the same for Python, but its
 specs come from a Kafka release without the ZooKeeper-era inter-broker APIs (and
-without OffsetForLeaderEpoch's versions 0 and 1, the ACL APIs' version 0 and WriteTxnMarkers'
-version 0). This script fills that gap: it reads Kafka 2.8.2's specs for LeaderAndIsr,
-StopReplica, UpdateMetadata, ControlledShutdown, AlterIsr, OffsetForLeaderEpoch, DescribeAcls,
-CreateAcls, DeleteAcls and WriteTxnMarkers and writes one module per API version, in
+without OffsetForLeaderEpoch's versions 0 and 1, the ACL APIs' version 0, WriteTxnMarkers'
+version 0, and AlterReplicaLogDirs' and DescribeLogDirs' version 0). This script fills that gap: it reads Kafka 2.8.2's specs for LeaderAndIsr, StopReplica,
+UpdateMetadata, ControlledShutdown, AlterIsr, OffsetForLeaderEpoch, DescribeAcls, CreateAcls,
+DeleteAcls, WriteTxnMarkers, AlterReplicaLogDirs and DescribeLogDirs and writes one module per API version, in
 kio's dataclass style (frozen dataclasses whose fields carry ``kafka_type``
 metadata), so kio's entity writers and kafka_py.protocol.codec read and write them
-like any kio message. The specs of these ten APIs have no tagged fields, and the
+like any kio message. The specs of these twelve APIs have no tagged fields, and the
 generator refuses any rather than guess kio's rules for their defaults.
 
 Usage, from a Kafka 2.8.2 checkout::
@@ -41,6 +41,8 @@ GENERATED_APIS = (
     "CreateAcls",
     "DeleteAcls",
     "WriteTxnMarkers",
+    "AlterReplicaLogDirs",
+    "DescribeLogDirs",
 )
 
 SCHEMA_ROOT = Path(__file__).resolve().parent

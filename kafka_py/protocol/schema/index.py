@@ -177,6 +177,34 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.delete_acls.v2.response:DeleteAclsResponse",
         ),
     },
+    34: {
+        0: (
+            "kafka_py.protocol.schema.alter_replica_log_dirs.v0.request:AlterReplicaLogDirsRequest",
+            "kafka_py.protocol.schema.alter_replica_log_dirs.v0.response:AlterReplicaLogDirsResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.alter_replica_log_dirs.v1.request:AlterReplicaLogDirsRequest",
+            "kafka_py.protocol.schema.alter_replica_log_dirs.v1.response:AlterReplicaLogDirsResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.alter_replica_log_dirs.v2.request:AlterReplicaLogDirsRequest",
+            "kafka_py.protocol.schema.alter_replica_log_dirs.v2.response:AlterReplicaLogDirsResponse",
+        ),
+    },
+    35: {
+        0: (
+            "kafka_py.protocol.schema.describe_log_dirs.v0.request:DescribeLogDirsRequest",
+            "kafka_py.protocol.schema.describe_log_dirs.v0.response:DescribeLogDirsResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.describe_log_dirs.v1.request:DescribeLogDirsRequest",
+            "kafka_py.protocol.schema.describe_log_dirs.v1.response:DescribeLogDirsResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.describe_log_dirs.v2.request:DescribeLogDirsRequest",
+            "kafka_py.protocol.schema.describe_log_dirs.v2.response:DescribeLogDirsResponse",
+        ),
+    },
     56: {
         0: (
             "kafka_py.protocol.schema.alter_isr.v0.request:AlterIsrRequest",

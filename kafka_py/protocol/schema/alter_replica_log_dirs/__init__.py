@@ -1,0 +1,1 @@
+"""AlterReplicaLogDirs messages, one module per version (generated)."""

@@ -1,0 +1,1 @@
+"""DescribeLogDirs messages, one module per version (generated)."""

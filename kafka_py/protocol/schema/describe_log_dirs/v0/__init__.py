@@ -1,0 +1,5 @@
+"""DescribeLogDirs version 0 (generated)."""
+from .request import DescribeLogDirsRequest
+from .response import DescribeLogDirsResponse
+
+__all__ = ("DescribeLogDirsRequest", "DescribeLogDirsResponse")

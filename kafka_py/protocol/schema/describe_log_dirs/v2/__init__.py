@@ -1,0 +1,5 @@
+"""DescribeLogDirs version 2 (generated)."""
+from .request import DescribeLogDirsRequest
+from .response import DescribeLogDirsResponse
+
+__all__ = ("DescribeLogDirsRequest", "DescribeLogDirsResponse")
