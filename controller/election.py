@@ -12,6 +12,7 @@ wins whenever it qualifies; that is what keeps leadership balanced without a reb
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -29,6 +30,14 @@ logger = logging.getLogger(__name__)
 
 class PartitionLeaderElectionStrategy:
     """Which algorithm the partition state machine runs for an OnlinePartition transition."""
+
+    def __str__(self) -> str:
+        # As Scala prints the case objects and classes (the error messages quote it):
+        # PreferredReplicaPartitionLeaderElectionStrategy, OfflinePartitionLeaderElectionStrategy(true).
+        values = [getattr(self, f.name) for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []
+        if not values:
+            return type(self).__name__
+        return f"{type(self).__name__}({','.join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)})"
 
 
 @dataclass(frozen=True)
