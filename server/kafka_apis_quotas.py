@@ -27,7 +27,7 @@ import datetime
 import ipaddress
 import logging
 import socket
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
 from kafka_py.network.request_channel import SendResponse
@@ -132,13 +132,17 @@ class QuotaRequestHandlers:
         limit = self.apis.quotas.fetch.get_max_value_in_quota_window(context.principal, context.client_id or "")
         return int(min(limit, _INT_MAX))
 
-    def send_fetch_response(self, request: Any, response: Any, empty_response: Any, replica_id: int) -> None:
+    def send_fetch_response(self, request: Any, response: Any, empty_response: Any, replica_id: int,
+                            commit: Optional[Callable[[], Any]] = None) -> None:
         """Answer a fetch: a follower's exempt, a consumer's recorded against its byte rate and
-        request quota; a throttled consumer gets ``empty_response`` with the throttle time."""
+        request quota; a throttled consumer gets ``empty_response`` (or what it returns, when it
+        is a callable) with the throttle time. With ``commit``, ``response`` is only sized, and
+        an answer that is not throttled is what ``commit()`` returns: the same answer, built
+        once the fetch session has taken it in (server/fetch_session.py)."""
         quotas = self.apis.quotas
         if replica_id >= 0:
             quotas.request.maybe_record_exempt(request)
-            self.apis.send_response_exempt_throttle(request, response)
+            self.apis.send_response_exempt_throttle(request, response if commit is None else commit())
             return
         send = request.build_response_send(response)
         time_ms = self.apis.time.hi_res_milliseconds()
@@ -146,6 +150,8 @@ class QuotaRequestHandlers:
         bandwidth_ms = quotas.fetch.maybe_record_and_get_throttle_time_ms(request, send.size, time_ms)
         max_ms = max(bandwidth_ms, request_ms)
         if max_ms <= 0:
+            if commit is not None:
+                send = request.build_response_send(commit())
             self.apis.request_channel.send_response(SendResponse(request, send))
             return
         request.api_throttle_time_ms = max_ms
@@ -155,6 +161,8 @@ class QuotaRequestHandlers:
             self._throttle(quotas.fetch, request, bandwidth_ms)
         else:
             self._throttle(quotas.request, request, request_ms)
+        if callable(empty_response):
+            empty_response = empty_response()
         self.apis.send_response_exempt_throttle(request, with_throttle_time(empty_response, max_ms))
 
     # ------------------------------------------------------------------ DescribeClientQuotas
