@@ -226,6 +226,14 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
         return build_response(request, {"results": [
             {"error_code": e, "error_message": message, "resource_type": r.resource_type,
              "resource_name": r.resource_name, "configs": ()} for r in body.resources]})
+    if api is ApiKeys.ALTER_PARTITION_REASSIGNMENTS:
+        # the error at the top and on every partition named (AlterPartitionReassignmentsRequest.getErrorResponse)
+        return build_response(request, {"throttle_time": 0, "error_code": e, "error_message": message, "responses": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": e,
+                                             "error_message": message} for p in t.partitions]}
+            for t in body.topics]})
+    if api is ApiKeys.LIST_PARTITION_REASSIGNMENTS:
+        return build_response(request, {"throttle_time": 0, "error_code": e, "error_message": message, "topics": ()})
     if api is ApiKeys.ELECT_LEADERS:
         # every partition the request names, with the error and its message (ElectLeadersRequest.getErrorResponse)
         return build_response(request, {"throttle_time": 0, "error_code": e, "replica_election_results": [
@@ -383,6 +391,13 @@ class KafkaApis:
         self._handlers.update({
             ApiKeys.ALTER_REPLICA_LOG_DIRS: self._log_dirs.handle_alter_replica_log_dirs_request,
             ApiKeys.DESCRIBE_LOG_DIRS: self._log_dirs.handle_describe_log_dirs_request,
+        })
+        from kafka_py.server import kafka_apis_reassignment  # AlterPartitionReassignments, ListPartitionReassignments
+
+        self._reassignment = kafka_apis_reassignment.ReassignmentRequestHandlers(self)
+        self._handlers.update({
+            ApiKeys.ALTER_PARTITION_REASSIGNMENTS: self._reassignment.handle_alter_partition_reassignments_request,
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS: self._reassignment.handle_list_partition_reassignments_request,
         })
 
     def close(self) -> None:
@@ -793,6 +808,11 @@ class KafkaApis:
             updates = list(response_partition_data)
             updates.extend(erroneous)
             quotas = self.quotas
+            if replica_id >= 0 and quotas is not None and quotas.leader.has_throttled_partitions:
+                # what throttled replicas are sent counts against leader.replication.throttled.rate
+                leader_quota = quotas.leader
+                leader_quota.record(sum(len(data.records) for tp, data in response_partition_data
+                                        if data.records is not None and leader_quota.is_throttled(tp)))
             if quotas is not None and (quotas.fetch.quotas_enabled or quotas.request.quotas_enabled):
                 # A consumer's answer is sized before its session learns what it says: a throttled
                 # consumer gets an answer without data (Kafka's getThrottledResponse), after which
@@ -819,7 +839,8 @@ class KafkaApis:
             fetch_max_bytes=fetch_max_bytes,
             hard_max_bytes_limit=version <= 2,
             fetch_infos=interesting,
-            quota=None,
+            # a follower's fetch of a throttled replica is held back while the leader quota is exceeded
+            quota=self.quotas.leader if replica_id >= 0 and self.quotas is not None else None,
             response_callback=self.answering(request, process_response_callback),
             isolation_level=int(_field(body, "isolation_level", 0)),
             client_metadata=None)

@@ -484,7 +484,9 @@ class ReplicaManager(KafkaMetricsGroup):
         # imported here: the fetcher modules import this one for its value types
         from kafka_py.server.replica_fetcher_manager import ReplicaFetcherManager
 
-        return ReplicaFetcherManager(self.config, self, self.time, self.thread_name_prefix)
+        # the follower replication throttle (follower.replication.throttled.rate)
+        quota = getattr(self.quota_managers, "follower", None) or UNBOUNDED_QUOTA
+        return ReplicaFetcherManager(self.config, self, self.time, self.thread_name_prefix, quota)
 
     def create_replica_alter_log_dirs_manager(self):
         from kafka_py.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager
