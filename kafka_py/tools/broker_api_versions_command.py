@@ -1,9 +1,10 @@
-"""Port of core/src/main/scala/kafka/admin/BrokerApiVersionsCommand.scala and of the text of
-clients/src/main/java/org/apache/kafka/clients/NodeApiVersions.java (Kafka 2.8.2):
-``bin/kafka-broker-api-versions.sh --bootstrap-server host:port [--command-config file]``.
+"""Port of core/src/main/scala/kafka/admin/BrokerApiVersionsCommand.scala, with the text of
+clients/src/main/java/org/apache/kafka/clients/NodeApiVersions.java
+(``bin/kafka-broker-api-versions.sh``).
 
-Finds every broker of the cluster with a Metadata request to the bootstrap servers, asks each
-for its ApiVersions and prints them as Kafka's tool does, one API a line, with the latest
+``bin/kafka-broker-api-versions.sh --bootstrap-server host:port [--command-config file]``
+finds every broker of the cluster with a Metadata request to the bootstrap servers, asks
+each for its ApiVersions and prints them as Kafka's tool does, one API a line, with the latest
 version usable by a client of Kafka 2.8.2 (this project's ApiKeys)::
 
     127.0.0.1:9092 (id: 0 rack: null) -> (

@@ -1,5 +1,6 @@
-"""The connections of the admin tools that send their own requests to particular brokers
-(``kafka-broker-api-versions.sh``, ``kafka-delete-records.sh``): Metadata from whichever
+"""The connections of the admin tools that send requests to particular brokers (no Kafka counterpart).
+
+``kafka-broker-api-versions.sh`` and ``kafka-delete-records.sh`` send Metadata to whichever
 ``--bootstrap-server`` entry answers first, as Kafka's admin clients send it to any node,
 then requests to the brokers that Metadata names (each partition's leader, every broker).
 

@@ -1,10 +1,9 @@
-"""Port of core/src/main/scala/kafka/admin/DeleteRecordsCommand.scala (Kafka 2.8.2):
-``bin/kafka-delete-records.sh --bootstrap-server host:port --offset-json-file file
-[--command-config file]``.
+"""Port of core/src/main/scala/kafka/admin/DeleteRecordsCommand.scala (``bin/kafka-delete-records.sh``).
 
-Deletes the records of each listed partition below the given offset (the partition's log
-start offset moves up to it; ``-1`` means its high watermark), with DeleteRecords requests
-to the partitions' leaders. The JSON file is Kafka's::
+``bin/kafka-delete-records.sh --bootstrap-server host:port --offset-json-file file
+[--command-config file]`` deletes the records of each listed partition below the given
+offset (the partition's log start offset moves up to it; ``-1`` means its high watermark),
+with DeleteRecords requests to the partitions' leaders. The JSON file is Kafka's::
 
     {"partitions": [{"topic": "foo", "partition": 1, "offset": 1}], "version": 1}
 

@@ -1,12 +1,13 @@
-"""Port of core/src/main/scala/kafka/tools/GetOffsetShell.scala (Kafka 2.8.2):
-``bin/kafka-run-class.sh kafka.tools.GetOffsetShell --broker-list host:port --topic t
-[--partitions 0,1] [--time -1|-2|<timestamp>]``.
+"""Port of core/src/main/scala/kafka/tools/GetOffsetShell.scala
+(``bin/kafka-run-class.sh kafka.tools.GetOffsetShell``).
 
-Prints one line per partition of the topic, ``topic:partition:offset``, sorted by partition:
-with ``--time -1`` (the default) the log end offset, with ``-2`` the log start offset, with a
-timestamp (ms since the epoch) the offset of the first record at or after it, or nothing
-after the second colon when no record is that recent. The offsets come from ListOffsets
-requests sent by a consumer (kafka-python's), as Kafka's tool asks its KafkaConsumer.
+``bin/kafka-run-class.sh kafka.tools.GetOffsetShell --broker-list host:port --topic t
+[--partitions 0,1] [--time -1|-2|<timestamp>]`` prints one line per partition of the
+topic, ``topic:partition:offset``, sorted by partition: with ``--time -1`` (the default)
+the log end offset, with ``-2`` the log start offset, with a timestamp (ms since the
+epoch) the offset of the first record at or after it, or nothing after the second colon
+when no record is that recent. The offsets come from ListOffsets requests sent by a
+consumer (kafka-python's), as Kafka's tool asks its KafkaConsumer.
 
 Errors go to stderr as Kafka's tool writes them: ``Topic t does not exist`` (exit 1),
 ``Error: partition 9 does not exist`` for a requested partition the topic lacks, ``Error:

@@ -5,12 +5,14 @@ their output formats and exit statuses, and checks what they did through the bro
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 
 import pytest
 
+from kafka_py.protocol.api_keys import ApiKeys
 from tests.integration.broker_harness import BrokerProcess, ROOT, free_port, unique_chroot, wait_until
 
 BIN = ROOT / "bin"
@@ -306,6 +308,8 @@ def test_every_tool_reports_a_missing_broker_in_one_line(tmp_path):
     address = f"127.0.0.1:{free_port()}"
     props = tmp_path / "client.properties"
     props.write_text("bootstrap.timeout.ms=1000\n")
+    offsets = tmp_path / "offsets.json"
+    offsets.write_text('{"partitions": [{"topic": "t", "partition": 0, "offset": 1}], "version": 1}')
     commands = [
         ("kafka-topics.sh", "--bootstrap-server", address, "--list", "--command-config", str(props)),
         ("kafka-configs.sh", "--bootstrap-server", address, "--describe", "--entity-type", "topics",
@@ -316,6 +320,11 @@ def test_every_tool_reports_a_missing_broker_in_one_line(tmp_path):
          "-1", "--producer.config", str(props), "--producer-props", f"bootstrap.servers={address}"),
         ("kafka-consumer-perf-test.sh", "--bootstrap-server", address, "--topic", "t", "--messages", "1",
          "--consumer.config", str(props), "--hide-header"),
+        ("kafka-delete-records.sh", "--bootstrap-server", address, "--offset-json-file", str(offsets),
+         "--command-config", str(props)),
+        ("kafka-broker-api-versions.sh", "--bootstrap-server", address, "--command-config", str(props)),
+        ("kafka-run-class.sh", "kafka.tools.GetOffsetShell", "--broker-list", address, "--topic", "t",
+         "--command-config", str(props)),
     ]
     procs = [subprocess.Popen([str(BIN / c[0]), *c[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=ROOT) for c in commands]
@@ -324,3 +333,165 @@ def test_every_tool_reports_a_missing_broker_in_one_line(tmp_path):
         assert proc.returncode == 1, (command, out, err)
         assert err.count("\n") == 1, (command, err)
         assert f"Unable to connect to the bootstrap server(s) {address}" in err
+
+
+# -- kafka-delete-records.sh, kafka-run-class.sh kafka.tools.GetOffsetShell ---------------------
+
+UNKNOWN_PARTITION = ("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host "
+                     "this topic-partition.")
+OUT_OF_RANGE = ("org.apache.kafka.common.errors.OffsetOutOfRangeException: The requested offset is not within the "
+                "range of offsets maintained by the server.")
+
+
+def get_offsets(broker: BrokerProcess, topic: str, *args: str) -> subprocess.CompletedProcess:
+    return run("kafka-run-class.sh", "kafka.tools.GetOffsetShell", "--broker-list", broker.bootstrap,
+               "--topic", topic, *args)
+
+
+def delete_records(broker: BrokerProcess, path, entries: list[dict]) -> subprocess.CompletedProcess:
+    path.write_text(json.dumps({"partitions": entries, "version": 1}))
+    return run("kafka-delete-records.sh", "--bootstrap-server", broker.bootstrap, "--offset-json-file", str(path))
+
+
+def test_get_offset_shell_and_delete_records(broker, tmp_path):
+    from kafka import KafkaProducer
+
+    topic = "tools-trim"
+    assert topics(broker, "--create", "--topic", topic, "--partitions", "2").returncode == 0
+    base = 1_700_000_000_000
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    try:
+        for p in range(2):
+            for i in range(10):
+                producer.send(topic, b"v%d" % i, partition=p, timestamp_ms=base + i * 1000)
+        producer.flush(timeout=30)
+    finally:
+        producer.close()
+
+    latest = get_offsets(broker, topic)
+    assert (latest.returncode, latest.stdout, latest.stderr) == (0, f"{topic}:0:10\n{topic}:1:10\n", "")
+    assert get_offsets(broker, topic, "--time", "-2").stdout == f"{topic}:0:0\n{topic}:1:0\n"
+    # the first record at or after a timestamp; none that recent: an empty offset
+    assert get_offsets(broker, topic, "--time", str(base + 3500), "--partitions", "1").stdout == f"{topic}:1:4\n"
+    assert get_offsets(broker, topic, "--time", str(base + 60000)).stdout == f"{topic}:0:\n{topic}:1:\n"
+
+    deleted = delete_records(broker, tmp_path / "offsets.json", [
+        {"topic": topic, "partition": 0, "offset": 4}, {"topic": topic, "partition": 1, "offset": -1},
+        {"topic": topic, "partition": 2, "offset": 1}, {"topic": "tools-no-such-topic", "partition": 0, "offset": 1}])
+    assert (deleted.returncode, deleted.stderr) == (0, "")
+    assert deleted.stdout.splitlines() == [
+        "Executing records delete operation",
+        "Records delete operation completed:",
+        f"partition: {topic}-0\tlow_watermark: 4",
+        f"partition: {topic}-1\tlow_watermark: 10",  # -1: up to the high watermark
+        f"partition: {topic}-2\terror: {UNKNOWN_PARTITION}",
+        f"partition: tools-no-such-topic-0\terror: {UNKNOWN_PARTITION}"]
+    assert get_offsets(broker, topic, "--time", "-2").stdout == f"{topic}:0:4\n{topic}:1:10\n"
+    consumed = run("kafka-console-consumer.sh", "--bootstrap-server", broker.bootstrap, "--topic", topic,
+                   "--partition", "0", "--offset", "earliest", "--max-messages", "1")
+    assert consumed.stdout == "v4\n", consumed.stderr
+
+    # past the high watermark: the partition's error, nothing deleted
+    beyond = delete_records(broker, tmp_path / "beyond.json", [{"topic": topic, "partition": 0, "offset": 11}])
+    assert beyond.returncode == 0
+    assert beyond.stdout.splitlines()[2:] == [f"partition: {topic}-0\terror: {OUT_OF_RANGE}"]
+    assert get_offsets(broker, topic, "--time", "-2", "--partitions", "0").stdout == f"{topic}:0:4\n"
+
+
+def test_get_offset_shell_bad_input(broker):
+    assert topics(broker, "--create", "--topic", "tools-offsets", "--partitions", "2").returncode == 0
+    some = get_offsets(broker, "tools-offsets", "--partitions", "1,7")
+    assert (some.returncode, some.stdout, some.stderr) == (
+        0, "tools-offsets:1:0\n", "Error: partition 7 does not exist\n")
+    for args, message in [
+        (("--partitions", "7"), "Topic tools-offsets does not have any of the requested partitions 7"),
+        (("--partitions", "1,x"), "--partitions expects a comma separated list of numeric partition ids, but "
+                                  "received: 1,x"),
+        (("--time", "-3"), "The target time for partition tools-offsets-0 is -3. The target time cannot be "
+                           "negative."),
+    ]:
+        result = get_offsets(broker, "tools-offsets", *args)
+        assert (result.returncode, result.stdout, result.stderr) == (1, "", message + "\n"), args
+    missing = get_offsets(broker, "tools-no-such-topic")
+    assert (missing.returncode, missing.stderr) == (1, "Topic tools-no-such-topic does not exist\n")
+    assert "tools-no-such-topic" not in topics(broker, "--list").stdout.split()  # not created by asking
+
+    no_topic = run("kafka-run-class.sh", "kafka.tools.GetOffsetShell", "--bootstrap-server", broker.bootstrap)
+    assert no_topic.returncode == 1
+    assert no_topic.stderr.splitlines()[0] == 'Missing required argument "[topic]"'
+    unknown = run("kafka-run-class.sh", "kafka.tools.NoSuchTool", "--help")
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    assert unknown.stderr.splitlines()[:2] == ["Error: Could not find or load main class kafka.tools.NoSuchTool",
+                                               "Caused by: java.lang.ClassNotFoundException: kafka.tools.NoSuchTool"]
+    assert "kafka.tools.GetOffsetShell" in unknown.stderr
+    # a class with a bin/ script runs it
+    listed = run("kafka-run-class.sh", "kafka.admin.TopicCommand", "--bootstrap-server", broker.bootstrap, "--list")
+    assert listed.returncode == 0 and "tools-offsets" in listed.stdout.split()
+
+
+def test_broker_api_versions(broker):
+    result = run("kafka-broker-api-versions.sh", "--bootstrap-server", broker.bootstrap)
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{broker.bootstrap} (id: 0 rack: null) -> ("
+    expected = []
+    for api in sorted((a for a in ApiKeys if a.zk_broker or a.implemented), key=lambda a: a.id):
+        low, high = api.min_supported_version, api.max_supported_version
+        if low is None:
+            expected.append(f"{api.api_name}({api.id}): UNSUPPORTED")
+        else:
+            versions = str(low) if low == high else f"{low} to {high}"
+            expected.append(f"{api.api_name}({api.id}): {versions} [usable: {high}]")
+    assert lines[1:-1] == ["\t" + line + "," for line in expected[:-1]] + ["\t" + expected[-1]]
+    assert lines[-1] == ")"
+    assert "\tProduce(0): 3 to 9 [usable: 9]," in lines
+
+
+# -- zookeeper-shell.sh -------------------------------------------------------------------------
+
+def test_zookeeper_shell_one_command_and_interactive(broker):
+    registration = run("zookeeper-shell.sh", broker.zk_connect, "get", "/brokers/ids/0")
+    assert registration.returncode == 0, registration.stderr
+    out = registration.stdout.splitlines()
+    assert out[0] == f"Connecting to {broker.zk_connect}"
+    assert json.loads(out[-1])["port"] == broker.port
+    assert registration.stderr == ""  # the client's INFO lines and its exit line stay quiet
+
+    missing = run("zookeeper-shell.sh", broker.zk_connect, "get", "/no/such/node")
+    assert missing.returncode == 1
+    assert "Node does not exist: /no/such/node" in missing.stderr
+
+    session = run("zookeeper-shell.sh", broker.zk_connect, stdin="ls /brokers/ids\nget /controller\n")
+    assert session.returncode == 0, session.stderr
+    out = session.stdout.splitlines()
+    assert "Welcome to ZooKeeper!" in out and "[0]" in out
+    assert json.loads(out[-1])["brokerid"] == 0
+
+    usage = run("zookeeper-shell.sh")
+    assert (usage.returncode, usage.stdout) == (
+        1, f"USAGE: {BIN / 'zookeeper-shell.sh'} zookeeper_host:port[/path] [args...]\n")
+    tls = run("zookeeper-shell.sh", broker.zk_connect, "-zk-tls-config-file", "zk-tls.properties", "ls", "/")
+    assert tls.returncode == 1 and "-zk-tls-config-file is not supported" in tls.stderr
+
+
+# -- dynamic configs that take effect without a restart -----------------------------------------
+
+@pytest.mark.parametrize("entity", [["--topic", "tools-min-isr"], ["--entity-type", "brokers", "--entity-default"]])
+def test_min_insync_replicas_changed_at_runtime(broker, entity):
+    from kafka import KafkaProducer
+    from kafka.errors import NotEnoughReplicasError
+
+    topic = "tools-min-isr"
+    created = topics(broker, "--create", "--topic", topic, "--if-not-exists")
+    assert created.returncode == 0, created.stderr
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", retries=0)
+    try:
+        assert producer.send(topic, b"before").get(timeout=30).offset >= 0
+        assert configs(broker, *entity, "--alter", "--add-config", "min.insync.replicas=2").returncode == 0
+        # one replica in the ISR, two wanted: acks=all is refused from now on
+        with pytest.raises(NotEnoughReplicasError):
+            producer.send(topic, b"refused").get(timeout=30)
+        assert configs(broker, *entity, "--alter", "--delete-config", "min.insync.replicas").returncode == 0
+        assert producer.send(topic, b"after").get(timeout=30).offset >= 0
+    finally:
+        producer.close()
