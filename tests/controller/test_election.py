@@ -75,3 +75,15 @@ def test_offline_algorithm(assignment, isr, live, expected):
     ctx = ControllerContext()
     assert PartitionLeaderElectionAlgorithms.offline_partition_leader_election(
         assignment, isr, live, False, ctx) == expected
+
+
+def test_strategies_print_as_scala_prints_them():
+    # the controller's StateChangeFailedException messages, which ElectLeaders answers carry, quote them
+    from kafka_py.controller.election import (
+        OfflinePartitionLeaderElectionStrategy,
+        PreferredReplicaPartitionLeaderElectionStrategy,
+    )
+
+    assert str(PreferredReplicaPartitionLeaderElectionStrategy()) == "PreferredReplicaPartitionLeaderElectionStrategy"
+    assert str(OfflinePartitionLeaderElectionStrategy(True)) == "OfflinePartitionLeaderElectionStrategy(true)"
+    assert f"{OfflinePartitionLeaderElectionStrategy()}" == "OfflinePartitionLeaderElectionStrategy(false)"
