@@ -380,3 +380,35 @@ def test_bad_acl_requests_get_kafkas_errors(cluster) -> None:
     assert (int(response.error_code), response.resources) == (0, ())
     # the broker carries on
     assert cluster.acls("--list").returncode == 0
+
+
+def test_leader_elections_need_alter_on_the_cluster(cluster) -> None:
+    topic = _topic("elect")
+    _create_topics(cluster, {topic: {0: [0, 1]}})
+
+    def elect(user: str) -> tuple[int, dict]:
+        admin = _admin(cluster, user)
+        try:
+            response = admin.elect_leaders(0, {topic: [0]}, timeout_ms=10000, raise_errors=False)
+        finally:
+            admin.close()
+        return int(response.error_code), {(r.topic, int(p.partition_id)): int(p.error_code)
+                                          for r in response.replica_election_results for p in r.partition_result}
+
+    authorization_failed = Errors.CLUSTER_AUTHORIZATION_FAILED.code
+    assert elect("dave") == (authorization_failed, {(topic, 0): authorization_failed})
+    tool = [str(ROOT / "bin" / "kafka-leader-election.sh"), "--bootstrap-server", cluster.bootstrap,
+            "--election-type", "preferred", "--all-topic-partitions", "--admin.config", cluster.command_configs["dave"]]
+    refused = subprocess.run(tool, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1
+    assert refused.stdout == refused.stderr == "Not authorized to perform leader election\n"
+
+    cluster.acls("--add", "--allow-principal", "User:dave", "--operation", "Alter", "--cluster")
+    try:
+        wait_until(lambda: elect("dave")[0] == 0, WAIT, "Alter on the cluster lets dave elect leaders")
+        # nothing to elect: the partition's preferred replica leads
+        assert elect("dave") == (0, {(topic, 0): Errors.ELECTION_NOT_NEEDED.code})
+        allowed = subprocess.run(tool, capture_output=True, text=True, timeout=120)
+        assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, "", "")
+    finally:
+        cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Alter", "--cluster")
