@@ -161,3 +161,44 @@ def test_client_certificate_from_the_key_store(secure_broker, tmp_path) -> None:
     result = _tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", str(without), "--describe",
                    "--entity-type", "clients")
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stdout + result.stderr
+
+
+def test_tools_with_their_own_broker_connections_over_sasl_ssl(secure_broker, tmp_path) -> None:
+    """kafka-broker-api-versions.sh and kafka-delete-records.sh send their requests on their own
+    connections to the brokers Metadata names (those of the SASL_SSL listener here);
+    GetOffsetShell's consumer is kafka-python's."""
+    server = secure_broker.bootstrap("SASL_SSL")
+    alice = _command_config(tmp_path, secure_broker, "SASL_SSL", "PLAIN", PLAIN_LOGIN.format("alice", "alice-secret"))
+    broker_id = secure_broker.process.broker_id
+    versions = _ok(_tool("kafka-broker-api-versions.sh", "--bootstrap-server", server, "--command-config", alice))
+    assert versions.splitlines()[0] == f"{server} (id: {broker_id} rack: null) -> ("
+    assert "\tSaslAuthenticate(36): 0 to 2 [usable: 2]," in versions.splitlines()
+
+    topic = f"dr-{uuid.uuid4().hex[:8]}"
+    _ok(_tool("kafka-topics.sh", "--bootstrap-server", server, "--command-config", alice, "--create",
+              "--topic", topic))
+    producer = KafkaProducer(bootstrap_servers=secure_broker.process.bootstrap, acks="all")  # its PLAINTEXT listener
+    try:
+        for i in range(5):
+            producer.send(topic, b"%d" % i)
+        producer.flush(timeout=30)
+    finally:
+        producer.close()
+    offsets = tmp_path / "offsets.json"
+    offsets.write_text(f'{{"partitions": [{{"topic": "{topic}", "partition": 0, "offset": 3}}], "version": 1}}')
+    deleted = _ok(_tool("kafka-delete-records.sh", "--bootstrap-server", server, "--command-config", alice,
+                        "--offset-json-file", str(offsets)))
+    assert deleted.splitlines()[-1] == f"partition: {topic}-0\tlow_watermark: 3"
+    earliest = _ok(_tool("kafka-run-class.sh", "kafka.tools.GetOffsetShell", "--bootstrap-server", server,
+                         "--command-config", alice, "--topic", topic, "--time", "-2"))
+    assert earliest == f"{topic}:0:3\n"
+
+    wrong = _command_config(tmp_path, secure_broker, "SASL_SSL", "PLAIN", PLAIN_LOGIN.format("alice", "nope"))
+    for script, args in (("kafka-broker-api-versions.sh", ()), ("kafka-delete-records.sh", ("--offset-json-file",
+                                                                                           str(offsets)))):
+        result = _tool(script, "--bootstrap-server", server, "--command-config", wrong, *args)
+        assert result.returncode == 1, result.stdout + result.stderr
+        # the client's ERROR log line, as Kafka's NetworkClient logs it, then the tool's own line
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.splitlines()[-1] == (f"Authentication to {server} failed: SaslAuthenticationException: "
+                                                  "Authentication failed: Invalid username or password")
