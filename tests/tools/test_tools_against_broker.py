@@ -495,3 +495,30 @@ def test_min_insync_replicas_changed_at_runtime(broker, entity):
         assert producer.send(topic, b"after").get(timeout=30).offset >= 0
     finally:
         producer.close()
+
+
+def test_broker_api_versions_reports_a_broker_that_does_not_answer(broker, tmp_path):
+    import signal
+
+    # a second broker of the cluster, stopped with SIGSTOP: registered, listed by Metadata, silent
+    silent = BrokerProcess(tmp_path / "silent", broker.zk_hosts, broker.chroot, broker_id=1,
+                           overrides={"zookeeper.session.timeout.ms": "60000"})
+    silent.start()
+    props = tmp_path / "admin.properties"
+    props.write_text("request.timeout.ms=2000\n")
+    try:
+        wait_until(lambda: "(id: 1 rack: null) -> (" in run("kafka-broker-api-versions.sh", "--bootstrap-server",
+                                                             broker.bootstrap).stdout, 60, "broker 1 is not listed")
+        os.kill(silent.process.pid, signal.SIGSTOP)
+        try:
+            result = run("kafka-broker-api-versions.sh", "--bootstrap-server", broker.bootstrap, "--command-config",
+                         str(props))
+        finally:
+            os.kill(silent.process.pid, signal.SIGCONT)
+    finally:
+        assert silent.stop() == 0, silent.tail()
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{broker.bootstrap} (id: 0 rack: null) -> (" and lines[-2] == ")"
+    assert lines[-1].startswith(f"{silent.bootstrap} (id: 1 rack: null) -> ERROR: "), lines[-1]
+    assert "request timeout" in lines[-1]
