@@ -497,7 +497,7 @@ def test_min_insync_replicas_changed_at_runtime(broker, entity):
         producer.close()
 
 
-def test_broker_api_versions_reports_a_broker_that_does_not_answer(broker, tmp_path):
+def test_a_broker_that_does_not_answer_and_a_partition_without_leader(broker, tmp_path):
     import signal
 
     # a second broker of the cluster, stopped with SIGSTOP: registered, listed by Metadata, silent
@@ -509,6 +509,8 @@ def test_broker_api_versions_reports_a_broker_that_does_not_answer(broker, tmp_p
     try:
         wait_until(lambda: "(id: 1 rack: null) -> (" in run("kafka-broker-api-versions.sh", "--bootstrap-server",
                                                              broker.bootstrap).stdout, 60, "broker 1 is not listed")
+        # partition 1 on the second broker alone, offline once it has stopped
+        assert topics(broker, "--create", "--topic", "tools-half", "--replica-assignment", "0,1").returncode == 0
         os.kill(silent.process.pid, signal.SIGSTOP)
         try:
             result = run("kafka-broker-api-versions.sh", "--bootstrap-server", broker.bootstrap, "--command-config",
@@ -522,3 +524,7 @@ def test_broker_api_versions_reports_a_broker_that_does_not_answer(broker, tmp_p
     assert lines[0] == f"{broker.bootstrap} (id: 0 rack: null) -> (" and lines[-2] == ")"
     assert lines[-1].startswith(f"{silent.bootstrap} (id: 1 rack: null) -> ERROR: "), lines[-1]
     assert "request timeout" in lines[-1]
+
+    half = get_offsets(broker, "tools-half")
+    assert (half.returncode, half.stdout, half.stderr) == (
+        0, "tools-half:0:0\n", "Error: partition 1 does not have a leader. Skip getting offsets\n")
