@@ -14,7 +14,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 
 usage() {
-    echo "USAGE: $0 [-daemon] [-name servicename] [-loggc] classname [opts]" >&2
+    echo "USAGE: $0 [-daemon] [-name servicename] [-loggc] classname [opts]"
     exit 1
 }
 [ $# -ge 1 ] || usage
