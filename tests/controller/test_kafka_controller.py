@@ -487,3 +487,41 @@ def test_controller_resigns_when_another_broker_takes_the_controller_znode(clust
     wait_until(lambda: not controller.controller_channel_manager.broker_state_info, message="send threads stopped")
     wait_until(lambda: not controller.controller_context.all_topics, message="context reset")
     assert cluster.admin.get_controller_id() == 9
+
+
+def test_unclean_election_on_request_of_a_partition_without_a_live_isr(cluster):
+    controller = cluster.start_controller(1)
+    cluster.active_controller()
+    tp = TopicPartition("uc", 0)
+    cluster.create_topic("uc", {0: [2, 3]})
+    cluster.wait_state(tp, 2, (2, 3))
+    cluster.brokers[3].kill_session()
+    cluster.wait_state(tp, 2, (2,))
+    cluster.brokers[2].kill_session()
+    cluster.wait_state(tp, LeaderAndIsr.NO_LEADER, (2,))
+    results: queue.Queue = queue.Queue()
+
+    # no replica alive at all
+    controller.elect_leaders({tp}, ElectionType.UNCLEAN, results.put)
+    assert results.get(timeout=10)[tp].error is Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
+
+    # the follower returns, out of sync: unclean.leader.election.enable is off, so it does not lead
+    cluster.brokers[3].register()
+    wait_until(lambda: 3 in controller.controller_context.live_broker_ids, message="broker 3 back")
+    assert cluster.state(tp).leader_and_isr.leader == LeaderAndIsr.NO_LEADER
+    controller.elect_leaders({tp}, ElectionType.PREFERRED, results.put)
+    preferred = results.get(timeout=10)[tp]
+    assert preferred.error is Errors.PREFERRED_LEADER_NOT_AVAILABLE
+    assert preferred.message == ("Failed to elect leader for partition uc-0 under strategy "
+                                 "PreferredReplicaPartitionLeaderElectionStrategy")
+
+    # asked for, it leads, alone in its ISR
+    controller.elect_leaders({tp}, ElectionType.UNCLEAN, results.put)
+    assert results.get(timeout=10) == {tp: 3}
+    assert cluster.state(tp).leader_and_isr.isr == (3,)
+    lai = cluster.brokers[3].wait_for(ApiKeys.LEADER_AND_ISR, lambda b: ("uc", 0) in lai_partitions(b)
+                                      and lai_partitions(b)[("uc", 0)].leader == 3)
+    assert lai_partitions(lai)[("uc", 0)].isr == (3,)
+    # a partition with a live leader needs no unclean election
+    controller.elect_leaders({tp}, ElectionType.UNCLEAN, results.put)
+    assert results.get(timeout=10)[tp].error is Errors.ELECTION_NOT_NEEDED
