@@ -194,7 +194,7 @@ def test_log_purgatory_group_and_zookeeper_metrics(metrics_broker):
     assert value(samples, "kafka_log_log_numlogsegments", topic=topic, partition="0") == 1
     log_bytes = sum(p.stat().st_size for p in pathlib.Path(broker.log_dir, f"{topic}-0").glob("*.log"))
     assert value(samples, "kafka_log_log_size", topic=topic, partition="0") == log_bytes
-    for operation in ("Produce", "Fetch", "DeleteRecords", "Heartbeat", "Rebalance"):
+    for operation in ("Produce", "Fetch", "DeleteRecords", "ElectLeader", "Heartbeat", "Rebalance"):
         assert ("kafka_server_delayedoperationpurgatory_purgatorysize",
                 (("delayedOperation", operation),)) in samples, operation
         assert ("kafka_server_delayedoperationpurgatory_numdelayedoperations",
