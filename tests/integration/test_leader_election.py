@@ -67,7 +67,7 @@ def leader_epochs(cluster, topic: str, partitions) -> dict[int, int]:
     return {p: cluster.state(topic, p)["leader_epoch"] for p in partitions}
 
 
-def test_the_leader_election_tool_gives_a_restarted_broker_its_preferred_leadership_back(cluster):
+def test_the_leader_election_tool_gives_a_restarted_broker_its_preferred_leadership_back(cluster, tmp_path):
     restarted = restart_follower_of_its_own_partition(cluster)
 
     result = run_tool("kafka-leader-election.sh", "--bootstrap-server", ",".join(cluster.bootstrap()),
@@ -81,6 +81,14 @@ def test_the_leader_election_tool_gives_a_restarted_broker_its_preferred_leaders
                      "--election-type", "PREFERRED", "--topic", TOPIC, "--partition", str(restarted))
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout == f"Valid replica already elected for partitions {TOPIC}-{restarted}\n"
+
+    # the deprecated tool's admin path, with its own wording
+    json_file = tmp_path / "election.json"
+    json_file.write_text(json.dumps({"partitions": [{"topic": TOPIC, "partition": restarted}]}))
+    deprecated = run_tool("kafka-preferred-replica-election.sh", "--bootstrap-server", ",".join(cluster.bootstrap()),
+                          "--path-to-json-file", str(json_file))
+    assert deprecated.returncode == 0, deprecated.stdout + deprecated.stderr
+    assert deprecated.stdout.splitlines()[1:] == [f"Preferred replica already elected for partitions {TOPIC}-{restarted}"]
 
 
 def test_kafka_python_elect_leaders_moves_only_the_partition_off_its_preferred_leader(cluster):
