@@ -10,7 +10,9 @@ every acknowledged record.
 With two log dirs of which only the tmpfs one fills up, the broker keeps serving the other:
 the controller hears of the failure through /log_dir_event_notification and takes the failed
 partition offline (no leader), while a topic in the healthy dir, and topics created
-afterwards, go on taking and serving records.
+afterwards, go on taking and serving records. In a three-broker cluster the failed
+partition's leadership moves to another replica of its ISR instead, and a producer writing
+to it loses none of the records it was told were written.
 
 Mounting needs root (or CAP_SYS_ADMIN); where ``mount`` is refused the tests skip and say so.
 """
@@ -26,7 +28,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaStorageError
 
-from tests.integration.broker_harness import wait_until
+from tests.integration.broker_harness import unique_chroot, wait_until
 
 TMPFS_SIZE = "8m"
 # 1 KiB records: 12 MiB of them overfill the 8 MiB tmpfs whatever the batching overhead
@@ -199,3 +201,62 @@ def test_one_failed_log_dir_of_two_leaves_the_other_serving(broker_factory, tmpf
     assert SHUTDOWN_MESSAGE not in output
     assert "Uncaught exception in scheduled task" not in output
     assert broker.stop() == 0
+
+
+def test_a_failed_log_dir_of_a_replicated_broker_moves_its_leaderships_and_loses_nothing(broker_factory, tmpfs_dir,
+                                                                                           tmp_path):
+    """Three brokers; broker 0 has the tmpfs and a healthy dir. Filling the tmpfs takes only the
+    partition in it offline on broker 0: another replica of the ISR leads it, an idempotent
+    acks=all producer carries on there and every record it was told is written is there; broker
+    0 keeps leading the partition in its healthy dir."""
+    from tests.integration.replicated_cluster import make_replicated_cluster
+
+    cluster = make_replicated_cluster(broker_factory, unique_chroot("log-dir-failure"),
+                                      **{"log.segment.bytes": str(1024 * 1024)})
+    healthy_dir = tmp_path / "healthy-logs"
+    b0 = cluster.broker(0)
+    b0.overrides["log.dirs"] = f"{tmpfs_dir},{healthy_dir}"
+    b0.write_config()
+    cluster.start()
+    try:
+        # the first partition goes to the first of the two empty dirs, the next to the other
+        cluster.create_topic("fill", {0: [0, 1, 2]})
+        wait_until(lambda: (tmpfs_dir / "fill-0").is_dir(), 30, "fill-0 was not created on the tmpfs")
+        cluster.create_topic("steady", {0: [0, 1, 2]})
+        wait_until(lambda: (healthy_dir / "steady-0").is_dir(), 30, "steady-0 was not created in the healthy dir")
+        cluster.wait_fully_replicated("fill", 1)
+        cluster.wait_fully_replicated("steady", 1)
+
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all", enable_idempotence=True,
+                                 linger_ms=5, request_timeout_ms=REQUEST_TIMEOUT_MS, delivery_timeout_ms=120000,
+                                 max_block_ms=120000)
+        try:
+            futures = []
+            for i in range(RECORDS):
+                futures.append((i, producer.send("fill", value=record_value(i))))
+            wait_until(lambda: all(f.is_done for _, f in futures), 180,
+                       f"{sum(1 for _, f in futures if not f.is_done)} of {RECORDS} sends never completed")
+            acked = {f.value.offset: record_value(i) for i, f in futures if f.succeeded()}
+            # the producer was never told a write failed: it moved to the new leader
+            assert len(acked) == RECORDS, [f.exception for _, f in futures if f.failed()][:3]
+
+            state = cluster.wait_state("fill", lambda s: s["leader"] in (1, 2) and 0 not in s["isr"],
+                                       "fill-0 moved to another replica of the ISR")
+            assert b0.running, b0.tail(80)
+            assert cluster.state("steady")["leader"] == 0
+            steady = [producer.send("steady", value=record_value(i)) for i in range(50)]
+            assert [f.get(timeout=60).offset for f in steady] == list(range(50))
+        finally:
+            producer.close(timeout=10)
+
+        stored = read_all(cluster.broker(state["leader"]).bootstrap, "fill")
+        missing = [offset for offset, value in acked.items() if stored.get((0, offset)) != value]
+        assert not missing, f"{len(missing)} acknowledged records lost, e.g. {sorted(missing)[:5]}"
+        output = b0.output()
+        assert f"Logs for partitions fill-0 are offline due to failure on log directory {tmpfs_dir}" in output
+        assert SHUTDOWN_MESSAGE not in output
+    finally:
+        for b in cluster.brokers:
+            if b.running:
+                b.stop()
+        cluster.close()
