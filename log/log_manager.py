@@ -25,6 +25,13 @@ cleaner threads, so it never races a clean of the same log. Without a
 cleaner, compacted logs get no retention at all, again as in Kafka.
 Truncation and deletion of a log stop any clean of it first.
 
+With several ``log.dirs``, a new log goes to the live dir holding the fewest logs (Kafka's
+nextLogDirs), or to the dir AlterReplicaLogDirs named for it (``maybe_update_preferred_log_dir``).
+A replica moving to another dir has a second, *future* log there (``<tp>.<uuid>-future``,
+loaded again after a restart); ``replace_current_with_future_log`` swaps it in once it has
+caught up, and the move keeps the partition's cleaning paused meanwhile
+(``pause_cleaning_for_move``).
+
 A log dir whose disk failed (``handle_log_dir_failure``, called by the ReplicaManager's
 LogDirFailureHandler) loses its logs, checkpoints and lock, so that none of the tasks above
 touch it again; when it was the last live dir the broker halts (Exit.halt), as in Kafka.
@@ -148,6 +155,8 @@ class LogManager:
         # (log, time it was queued), oldest first
         self._logs_to_be_deleted: collections.deque = collections.deque()
         self._preferred_log_dirs: Dict[TopicPartition, str] = {}
+        # partitions moving between log dirs, whose cleaning the move keeps paused
+        self._cleaning_paused_for_move: set = set()
         self._live_log_dirs: List[str] = self._create_and_validate_log_dirs(self.log_dirs)
         self._dir_locks: List[FileLock] = self._lock_log_dirs(self._live_log_dirs)
         self._recovery_point_checkpoints = {d: self._offset_checkpoint(d, RECOVERY_POINT_CHECKPOINT_FILE)
@@ -250,6 +259,9 @@ class LogManager:
                         logs.pop(tp, None)
                         log.close_handlers()
                         offline.append(tp)
+                        if logs is self._future_logs:
+                            # the move into this dir is over
+                            self._end_cleaning_pause_for_move(tp)
             logger.warning("Logs for partitions %s are offline due to failure on log directory %s",
                            ",".join(map(str, offline)), dir)
             for lock in [lk for lk in self._dir_locks if os.path.dirname(lk.file) == dir]:
@@ -623,6 +635,28 @@ class LogManager:
         if self._cleaner is not None:
             self._cleaner.resume_cleaning([topic_partition])
 
+    def pause_cleaning_for_move(self, topic_partition: TopicPartition) -> None:
+        """No clean of a partition while it moves to another log dir. Pauses nest, and Kafka
+        pauses again at every LeaderAndIsr during a move but resumes once when it ends,
+        leaving such a partition uncleaned until a restart; here a move holds one pause,
+        however often it is asked for, released when the move ends or is given up."""
+        with self._log_creation_or_deletion_lock:
+            if topic_partition in self._cleaning_paused_for_move:
+                return
+            self._cleaning_paused_for_move.add(topic_partition)
+        self.abort_and_pause_cleaning(topic_partition)
+
+    def _end_cleaning_pause_for_move(self, topic_partition: TopicPartition) -> None:
+        with self._log_creation_or_deletion_lock:
+            if topic_partition not in self._cleaning_paused_for_move:
+                return
+            self._cleaning_paused_for_move.discard(topic_partition)
+        if self._cleaner is not None:
+            try:
+                self._cleaner.resume_cleaning([topic_partition])
+            except RuntimeError:  # the partition's cleaning state went with its deleted log
+                pass
+
     def _maybe_truncate_cleaner_checkpoint_to_active_segment_base_offset(self, log: Log,
                                                                         topic_partition: TopicPartition) -> None:
         # a checkpoint beyond the truncation point would make the cleaner skip rewritten data
@@ -762,7 +796,7 @@ class LogManager:
             self._current_logs[topic_partition] = dest_log
             if self._cleaner is not None:
                 self._cleaner.alter_checkpoint_dir(topic_partition, source_log.parent_dir, dest_log.parent_dir)
-                self.resume_cleaning(topic_partition)
+            self._end_cleaning_pause_for_move(topic_partition)
             try:
                 source_log.rename_dir(log_files.log_delete_dir_name(topic_partition))
                 source_log.close()
@@ -840,6 +874,9 @@ class LogManager:
             if checkpoint:
                 self._cleaner.update_checkpoints(removed.parent_dir, partition_to_remove=topic_partition)
         removed.rename_dir(log_files.log_delete_dir_name(topic_partition))
+        if is_future:
+            # a move given up (or its partition deleted)
+            self._end_cleaning_pause_for_move(topic_partition)
         if checkpoint:
             dir = removed.parent_dir
             logs = self._logs_by_dir().get(dir, {})

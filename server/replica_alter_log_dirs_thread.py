@@ -121,8 +121,17 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
             still_moving = {}
             for tp, state in initial_fetch_states.items():
                 try:
-                    if self.replica_mgr.future_log_exists(tp):
-                        still_moving[tp] = state
+                    if not self.replica_mgr.future_log_exists(tp):
+                        continue
+                    # The initial offset is the current log's high watermark when a LeaderAndIsr
+                    # (re)adds the move: the future log is truncated to it, and fetches from it.
+                    # A future log that ends below it (nothing or little copied yet, and no epoch
+                    # to truncate by) fetches from its own end instead; Kafka fetches from the
+                    # high watermark there and fails the partition on the offset mismatch.
+                    end = self.log_end_offset(tp)
+                    if 0 <= end < state.init_offset:
+                        state = InitialFetchState(state.leader, state.current_leader_epoch, end)
+                    still_moving[tp] = state
                 except Exception as e:  # noqa: BLE001 - the partition went away meanwhile
                     logger.debug("%sNot adding %s: %s", self.log_ident, tp, e)
             return super().add_partitions(still_moving)

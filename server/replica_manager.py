@@ -1450,7 +1450,7 @@ class ReplicaManager(KafkaMetricsGroup):
                 continue
             partition.create_log_if_not_exists(False, True, offset_checkpoints)
             # no clean while the segments are copied
-            self.log_manager.abort_and_pause_cleaning(tp)
+            self.log_manager.pause_cleaning_for_move(tp)
             future_replicas_and_initial_offset[tp] = InitialFetchState(
                 local_broker_end_point(self.local_broker_id), partition.get_leader_epoch(), log.high_watermark)
         if future_replicas_and_initial_offset:
@@ -1495,7 +1495,7 @@ class ReplicaManager(KafkaMetricsGroup):
                     hw_checkpoints = LazyOffsetCheckpoints(self.high_watermark_checkpoints)
                     if partition.maybe_create_future_replica(destination_dir, hw_checkpoints):
                         future_log = self.future_local_log_or_exception(tp)
-                        self.log_manager.abort_and_pause_cleaning(tp)
+                        self.log_manager.pause_cleaning_for_move(tp)
                         self.replica_alter_log_dirs_manager.add_fetcher_for_partitions({tp: InitialFetchState(
                             local_broker_end_point(self.local_broker_id), partition.get_leader_epoch(),
                             future_log.high_watermark)})

@@ -294,3 +294,34 @@ def test_offline_dirs_and_partitions_answer_kafka_storage_error(broker, dirs):
     assert described[healthy]["error_code"] is Errors.NONE
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in described[healthy]["topics"]] == [
         (T, [0])]
+
+
+def test_a_move_pauses_cleaning_once_and_resumes_it_when_done(tmp_path):
+    from kafka_py.log.cleaner_config import CleanerConfig
+    from kafka_py.log.log_cleaner_manager import LogCleaningPaused
+
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    broker = Broker(",".join(dirs))
+    try:
+        # a cleaner over the same logs, as a broker with log.cleaner.enable has
+        from kafka_py.log.log_cleaner import LogCleaner
+
+        lm = broker.log_manager
+        lm._cleaner = LogCleaner(CleanerConfig(enable_cleaner=True), lm.live_log_dirs, lm._current_logs, None)
+        broker.lead(TP0)
+        produce_batches(broker, TP0, 3)
+        source = broker.rm.get_log_dir(TP0)
+        [dest] = [d for d in dirs if d != source]
+        quota = StopAfter(0)
+        broker.rm.replica_alter_log_dirs_manager.quota_manager = quota
+        assert broker.rm.alter_replica_log_dirs({TP0: dest}) == {TP0: Errors.NONE}
+        manager = lm.cleaner.cleaner_manager
+        assert manager.cleaning_state(TP0) == LogCleaningPaused(1)
+        # a LeaderAndIsr during the move asks again: still one pause
+        broker.lead(TP0, epoch=2)
+        assert manager.cleaning_state(TP0) == LogCleaningPaused(1)
+        quota.limit = 1 << 62
+        wait_for(lambda: broker.rm.get_log_dir(TP0) == dest, "the replica did not move")
+        assert manager.cleaning_state(TP0) is None
+    finally:
+        broker.close()
