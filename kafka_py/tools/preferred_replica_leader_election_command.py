@@ -22,12 +22,21 @@ election (Kafka 2.8.2 prints the elected ones there).
 """
 from __future__ import annotations
 
+import logging
+import os
 from typing import Iterable
 
 import click
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.tools.command_line_utils import CommandError, handle_errors, load_props, run_tool, validate_bootstrap_servers
+from kafka_py.tools.command_line_utils import (
+    LOG_LEVEL_ENV,
+    CommandError,
+    handle_errors,
+    load_props,
+    run_tool,
+    validate_bootstrap_servers,
+)
 from kafka_py.tools.leader_election_command import (
     ELECTION_TYPES,
     AdminCommandFailedException,
@@ -74,6 +83,9 @@ def elect_through_zookeeper(zookeeper: str, partitions_from_user: set[TopicParti
     """ZkCommand.electPreferredLeaders."""
     from kafka_py.zk.kafka_zk_client import KafkaZkClient
 
+    if not os.environ.get(LOG_LEVEL_ENV, "").strip():
+        # kazoo's reconnect warnings would bury the one line that matters, as kafka-python's do
+        logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
     try:
         zk = KafkaZkClient(zookeeper, session_timeout_ms=ZK_TIMEOUT_MS, connection_timeout_ms=ZK_TIMEOUT_MS,
                            create_chroot_if_missing=False, name="preferred-replica-election")
