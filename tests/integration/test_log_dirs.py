@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition, TopicPartitionReplica
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.admin import NewTopic
 from kafka.errors import LogDirNotFoundError, NoError
 
 from tests.integration.broker_harness import ROOT, BrokerProcess, unique_chroot, wait_until
@@ -184,12 +184,14 @@ def test_kafka_log_dirs_sh_describe(broker, admin):
 THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
-def set_alter_log_dirs_throttle(admin, value: str | None) -> None:
-    """Set broker 0's throttle of moves between log dirs, or remove it (None)."""
-    if value is None:
-        admin.reset_configs([ConfigResource(ConfigResourceType.BROKER, "0", configs=[THROTTLE])])
-    else:
-        admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "0", configs={THROTTLE: value})])
+def set_alter_log_dirs_throttle(broker, value: str | None) -> None:
+    """Set broker 0's throttle of moves between log dirs, or remove it (None), as
+    docs/operations.md says to."""
+    change = ["--delete-config", THROTTLE] if value is None else ["--add-config", f"{THROTTLE}={value}"]
+    done = subprocess.run([str(ROOT / "bin" / "kafka-configs.sh"), "--bootstrap-server", broker.bootstrap,
+                           "--entity-type", "brokers", "--entity-name", "0", "--alter", *change],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_move_survives_a_kill_mid_copy(broker, admin):
@@ -199,7 +201,7 @@ def test_a_move_survives_a_kill_mid_copy(broker, admin):
     dest = other_dir(broker, source)
     applied = f"with config: {{'{THROTTLE}': '100000'}}"
     seen = broker.output().count(applied)
-    set_alter_log_dirs_throttle(admin, "100000")
+    set_alter_log_dirs_throttle(broker, "100000")
     # the broker applies it when it hears of the change from ZooKeeper
     wait_until(lambda: broker.output().count(applied) > seen, WAIT, "the throttle was not applied")
     try:
@@ -218,11 +220,7 @@ def test_a_move_survives_a_kill_mid_copy(broker, admin):
 
         broker.restart()
     finally:
-        fresh = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=30000)
-        try:
-            set_alter_log_dirs_throttle(fresh, None)
-        finally:
-            fresh.close()
+        set_alter_log_dirs_throttle(broker, None)
     with KafkaAdminClientContext(broker) as after:
         wait_until(lambda: [r[0] for r in replicas(after).get(("slow", 0), [])] == [dest], WAIT,
                    f"slow-0 did not finish moving to {dest}: {replicas(after).get(('slow', 0))}\n{broker.tail()}")
