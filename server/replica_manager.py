@@ -1365,15 +1365,18 @@ class ReplicaManager(KafkaMetricsGroup):
                 elif isinstance(hosted, _Online):
                     current_leader_epoch = hosted.partition.get_leader_epoch()
                     request_leader_epoch = state.leader_epoch
-                    # deletion does not bump the epoch, hence its sentinel; old requests carry none
+                    # Deletion does not bump the epoch, hence its sentinel; old requests carry none.
+                    # The current epoch itself is accepted, as Kafka does since KAFKA-13972 (3.5):
+                    # the adding replicas of a cancelled reassignment are stopped without an epoch
+                    # bump (they are not in the ISR), and 2.8.2, refusing that, left them stray.
                     if (request_leader_epoch in (LeaderAndIsr.EPOCH_DURING_DELETE, LeaderAndIsr.NO_EPOCH)
-                            or request_leader_epoch > current_leader_epoch):
+                            or request_leader_epoch >= current_leader_epoch):
                         stopped[tp] = delete_partition
                         response_map[tp] = Errors.NONE
                     else:
                         state_change_logger.warning(
                             "%sIgnoring StopReplica request (delete=%s) from controller %d with correlation id %d "
-                            "epoch %d for partition %s since its associated leader epoch %d is not newer than the "
+                            "epoch %d for partition %s since its associated leader epoch %d is smaller than the "
                             "current leader epoch %d", self._state_change_ident, delete_partition, controller_id,
                             correlation_id, controller_epoch, tp, request_leader_epoch, current_leader_epoch)
                         response_map[tp] = Errors.FENCED_LEADER_EPOCH

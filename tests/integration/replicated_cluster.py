@@ -256,10 +256,11 @@ class ProduceLoad:
 # -- reading it back -----------------------------------------------------------------------------
 
 
-def read_everything(cluster: ReplicatedCluster, topic: str, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
+def read_everything(cluster: ReplicatedCluster, topic: str, partitions: int,
+                    replica_ids: tuple[int, ...] = (0, 1, 2)) -> dict[int, list[tuple[int, bytes]]]:
     """Every record of every partition, read from offset 0 by a kafka-python consumer up to the
     replicas' log end offset (which the replicas agree on: wait for that first)."""
-    ends = {p: log_end_offset(cluster.brokers[0], topic, p) for p in range(partitions)}
+    ends = {p: log_end_offset(cluster.brokers[replica_ids[0]], topic, p) for p in range(partitions)}
     consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), auto_offset_reset="earliest",
                              enable_auto_commit=False, fetch_max_wait_ms=200)
     records: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
@@ -278,13 +279,14 @@ def read_everything(cluster: ReplicatedCluster, topic: str, partitions: int) -> 
     return records
 
 
-def check_nothing_lost(cluster: ReplicatedCluster, load: ProduceLoad, topic: str, partitions: int) -> int:
+def check_nothing_lost(cluster: ReplicatedCluster, load: ProduceLoad, topic: str, partitions: int,
+                       replica_ids: tuple[int, ...] = (0, 1, 2)) -> int:
     """Once every replica agrees: every acknowledged value is read back at the offset its
     acknowledgement named, no value is in the log twice, and each partition's offsets run from 0
     without a hole. Returns how many records the partitions hold."""
     for p in range(partitions):
-        wait_replicas_identical(cluster, topic, partition=p)
-    records = read_everything(cluster, topic, partitions)
+        wait_replicas_identical(cluster, topic, ids=replica_ids, partition=p)
+    records = read_everything(cluster, topic, partitions, replica_ids)
     where: dict[bytes, tuple[int, int]] = {}
     for p, found in records.items():
         offsets = [o for o, _ in found]

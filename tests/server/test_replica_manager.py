@@ -228,9 +228,9 @@ def test_stop_replica_with_delete_removes_the_log(broker) -> None:
 
     errors, error = broker.rm.stop_replicas(7, 0, 1, -1, {
         T0: StopReplicaPartitionState(0, leader_epoch=3, delete_partition=True),
-        T1: StopReplicaPartitionState(1, leader_epoch=2, delete_partition=True)})
+        T1: StopReplicaPartitionState(1, leader_epoch=1, delete_partition=True)})
     assert error is Errors.NONE
-    # T1's epoch is not newer than the one it is led in: fenced, kept
+    # T1's epoch is older than the one it is led in: fenced, kept
     assert errors == {T0: Errors.NONE, T1: Errors.FENCED_LEADER_EPOCH}
     assert not os.path.exists(log_dir)
     assert broker.log_manager.get_log(T0) is None
@@ -241,6 +241,17 @@ def test_stop_replica_with_delete_removes_the_log(broker) -> None:
 
     stale, error = broker.rm.stop_replicas(8, 0, 0, -1, {T1: StopReplicaPartitionState(1, -2, True)})
     assert error is Errors.STALE_CONTROLLER_EPOCH and stale == {}
+
+
+def test_stop_replica_in_the_current_leader_epoch_is_accepted(broker) -> None:
+    """A cancelled reassignment stops its adding replicas without bumping the epoch they were
+    told of (KAFKA-13972): the request in the current epoch must still remove them."""
+    broker.lead(T0, epoch=4)
+    errors, error = broker.rm.stop_replicas(8, 0, 1, -1, {
+        T0: StopReplicaPartitionState(0, leader_epoch=4, delete_partition=True)})
+    assert (error, errors) == (Errors.NONE, {T0: Errors.NONE})
+    assert broker.rm.get_partition(T0) is HostedPartition.NONE
+    assert not os.path.exists(os.path.join(broker.config.log_dirs[0], str(T0)))
 
 
 def test_stop_replica_request_views() -> None:
