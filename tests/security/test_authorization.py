@@ -8,6 +8,7 @@ listener as alice (producer ACLs), bob (prefixed consumer ACLs), carol and dave.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -412,3 +413,42 @@ def test_leader_elections_need_alter_on_the_cluster(cluster) -> None:
         assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, "", "")
     finally:
         cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Alter", "--cluster")
+
+
+def test_log_dirs_need_describe_and_alter_on_the_cluster(cluster) -> None:
+    from kafka import TopicPartitionReplica
+    from kafka.errors import ClusterAuthorizationFailedError, NoError
+
+    topic = _topic("dirs")
+    _create_topics(cluster, {topic: {0: [0]}})
+    log_dir = str(cluster.brokers[0].log_dir)
+    replica = TopicPartitionReplica(topic, 0, 0)
+    tool = [str(ROOT / "bin" / "kafka-log-dirs.sh"), "--bootstrap-server", cluster.bootstrap, "--describe",
+            "--broker-list", "0", "--command-config", cluster.command_configs["dave"]]
+
+    def described() -> list:
+        done = subprocess.run(tool, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.splitlines()[2])["brokers"][0]["logDirs"]
+
+    def alter() -> dict:
+        admin = _admin(cluster, "dave")
+        try:
+            return admin.alter_replica_log_dirs({replica: log_dir})
+        finally:
+            admin.close()
+
+    # without Describe the answer lists no dirs, without Alter every partition is refused
+    assert described() == []
+    assert alter() == {replica: ClusterAuthorizationFailedError}
+
+    cluster.acls("--add", "--allow-principal", "User:dave", "--operation", "Describe", "--operation", "Alter",
+                 "--cluster")
+    try:
+        wait_until(lambda: [d["logDir"] for d in described()] == [log_dir], WAIT,
+                   "Describe on the cluster lets dave see the log dirs")
+        # Alter lets dave move the replica; to the dir it is in, nothing moves
+        wait_until(lambda: alter() == {replica: NoError}, WAIT, "Alter on the cluster lets dave move replicas")
+    finally:
+        cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Describe",
+                     "--operation", "Alter", "--cluster")
