@@ -10,8 +10,14 @@ ReplicaManager's logs.
 * request versions follow inter.broker.protocol.version as in Kafka: Fetch 12 from 2.7-IV1
   (it carries ``last_fetched_epoch``, and truncation happens on fetch), 11 from 2.3-IV1,
   ...; OffsetForLeaderEpoch 4 from 2.8-IV0, 3 from 2.3-IV1, ...; ListOffsets 6 / 5 / ...;
-* fetches are sessionless (session id 0, epoch -1): kafka-py brokers keep no fetch
-  sessions, and a full fetch is what a session would start with anyway;
+* fetches go through a FetchSessionHandler (kafka_py/clients/fetch_session_handler.py):
+  the first fetch lists every partition and asks the leader for an incremental fetch
+  session (KIP-227); from then on a fetch lists only the partitions whose fetch offset, log
+  start offset or epochs changed, and the partitions left out of the fetch (backing off,
+  truncating, throttled, removed) as forgotten; the leader answers only the partitions with
+  news. An answer with a session error (FETCH_SESSION_ID_NOT_FOUND after an eviction,
+  INVALID_FETCH_SESSION_EPOCH) is dropped and the next fetch, at once, is a full one, as in
+  Kafka; a failed request makes the next fetch a full one too;
 * a Fetch request is written, and its answer read, from plain values (``FetchRequestSpec``
   over kafka_py/protocol/fast_paths.py): only the partition headers are parsed, and each
   partition's records stay a view of the response frame;
@@ -26,6 +32,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Optional
 
+from kafka_py.clients.fetch_session_handler import FetchSessionHandler
 from kafka_py.clients.network_client import PreparedRequest
 from kafka_py.cluster.broker import BrokerEndPoint
 from kafka_py.cluster.partition import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset
@@ -60,6 +67,7 @@ LATEST_TIMESTAMP = -1  # ListOffsetsRequest.LATEST_TIMESTAMP
 INVALID_SESSION_ID = 0  # FetchMetadata: no session
 FINAL_EPOCH = -1  # FetchMetadata.FINAL_EPOCH: a sessionless full fetch
 NO_EPOCH = -1
+_SESSION_ERRORS = (Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH)
 
 
 def _first_version(ibp: ApiVersion, table: tuple[tuple[str, int], ...]) -> int:
@@ -99,15 +107,16 @@ class FetchRequestSpec(PreparedRequest):
     the way (the same bytes as kio's, tests/protocol/test_fast_paths_fetcher.py).
 
     ``topics``: (topic, partitions), each partition a tuple (partition, current_leader_epoch,
-    fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes).
+    fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes); ``forgotten``:
+    (topic, [partition, ...]), the partitions an incremental fetch drops from its session.
     """
 
     __slots__ = ("version", "replica_id", "max_wait_ms", "min_bytes", "max_bytes", "isolation_level",
-                 "session_id", "session_epoch", "topics", "rack_id")
+                 "session_id", "session_epoch", "topics", "rack_id", "forgotten")
 
     def __init__(self, version: int, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
                  topics: list, isolation_level: int = 0, session_id: int = INVALID_SESSION_ID,
-                 session_epoch: int = FINAL_EPOCH, rack_id: str = "") -> None:
+                 session_epoch: int = FINAL_EPOCH, rack_id: str = "", forgotten: list = ()) -> None:
         self.version = version
         self.replica_id = replica_id
         self.max_wait_ms = max_wait_ms
@@ -118,18 +127,21 @@ class FetchRequestSpec(PreparedRequest):
         self.session_epoch = session_epoch
         self.topics = topics
         self.rack_id = rack_id
+        self.forgotten = forgotten
 
     def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
         return encode_fetch_request(self.version, correlation_id, client_id, self.replica_id, self.max_wait_ms,
                                     self.min_bytes, self.max_bytes, self.isolation_level, self.session_id,
-                                    self.session_epoch, self.topics, self.rack_id)
+                                    self.session_epoch, self.topics, self.rack_id, self.forgotten)
 
     def read_response(self, body: memoryview) -> FetchAnswer:
         return read_fetch_response(self.version, body)
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{topic}-{p[0]}@{p[2]}" for topic, partitions in self.topics for p in partitions)
-        return f"Fetch(v{self.version}, replica_id={self.replica_id}, [{parts}])"
+        forgotten = ", ".join(f"{topic}-{p}" for topic, partitions in self.forgotten for p in partitions)
+        return (f"Fetch(v{self.version}, replica_id={self.replica_id}, session={self.session_id}/"
+                f"{self.session_epoch}, [{parts}], forgotten=[{forgotten}])")
 
 
 class ReplicaFetcherThread(AbstractFetcherThread):
@@ -159,6 +171,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         self._fetch_size = broker_config.replica_fetch_max_bytes
         self._is_offset_for_leader_epoch_supported = ibp >= api_version("0.11.0-IV2")
         self._is_truncation_on_fetch_supported = is_truncation_on_fetch_supported(ibp)
+        self.fetch_session_handler = FetchSessionHandler(source_broker.id, self.log_ident)
 
     @property
     def is_offset_for_leader_epoch_supported(self) -> bool:
@@ -260,7 +273,8 @@ class ReplicaFetcherThread(AbstractFetcherThread):
 
     def build_fetch(self, partition_map: Mapping[TopicPartition, PartitionFetchState]) -> ResultWithPartitions:
         partitions_with_error: set[TopicPartition] = set()
-        partition_data: dict[TopicPartition, PartitionData] = {}
+        # the session's partitions are the handler's own dict, read before the next build
+        builder = self.fetch_session_handler.new_builder(copy_session_partitions=False)
         for tp, fetch_state in partition_map.items():
             # a replica is left out of the fetch while it must be throttled
             if not fetch_state.is_ready_for_fetch or self._should_follower_throttle(fetch_state, tp):
@@ -276,27 +290,34 @@ class ReplicaFetcherThread(AbstractFetcherThread):
                 partitions_with_error.add(tp)
                 continue
             last_fetched_epoch = fetch_state.last_fetched_epoch if self._is_truncation_on_fetch_supported else None
-            partition_data[tp] = PartitionData(fetch_state.fetch_offset, log_start_offset, self._fetch_size,
-                                               fetch_state.current_leader_epoch, last_fetched_epoch)
-        if not partition_data:
+            builder.add(tp, PartitionData(fetch_state.fetch_offset, log_start_offset, self._fetch_size,
+                                          fetch_state.current_leader_epoch, last_fetched_epoch))
+        fetch_data = builder.build()
+        if not fetch_data.session_partitions and not fetch_data.to_forget:
             return ResultWithPartitions(None, frozenset(partitions_with_error))
         topics: dict[str, list[tuple[int, int, int, int, int, int]]] = {}
-        for tp, data in partition_data.items():
+        for tp, data in fetch_data.to_send.items():
             last_fetched_epoch = NO_EPOCH if data.last_fetched_epoch is None else data.last_fetched_epoch
             topics.setdefault(tp.topic, []).append((tp.partition, data.current_leader_epoch, data.fetch_offset,
                                                     last_fetched_epoch, data.log_start_offset, data.max_bytes))
+        forgotten: dict[str, list[int]] = {}
+        for tp in fetch_data.to_forget:
+            forgotten.setdefault(tp.topic, []).append(tp.partition)
+        metadata = fetch_data.metadata
         request = FetchRequestSpec(self.fetch_request_version, self.replica_id, self._max_wait, self._min_bytes,
-                                   self._max_bytes, list(topics.items()))
-        return ResultWithPartitions(ReplicaFetch(partition_data, request), frozenset(partitions_with_error))
+                                   self._max_bytes, list(topics.items()), session_id=metadata.session_id,
+                                   session_epoch=metadata.epoch, forgotten=list(forgotten.items()))
+        return ResultWithPartitions(ReplicaFetch(fetch_data.session_partitions, request),
+                                    frozenset(partitions_with_error))
 
     def fetch_from_leader(self, fetch_request: FetchRequestSpec) -> dict[TopicPartition, FetchPartitionData]:
-        response: FetchAnswer = self.leader_endpoint.send_request(ApiKeys.FETCH, fetch_request.version,
-                                                                  fetch_request).response_body
-        error = Errors.for_code(response.error_code)
-        if error is not Errors.NONE:
-            # Kafka's session handler drops such an answer; raising backs the partitions off
-            # instead of asking again at once
-            raise error.exception(f"Fetch from broker {self.source_broker.id} failed: {error.name}")
+        session_handler = self.fetch_session_handler
+        try:
+            response: FetchAnswer = self.leader_endpoint.send_request(ApiKeys.FETCH, fetch_request.version,
+                                                                      fetch_request).response_body
+        except Exception as e:
+            session_handler.handle_error(e)
+            raise
         result: dict[TopicPartition, FetchPartitionData] = {}
         for topic, partitions in response.responses:
             for p in partitions:
@@ -310,6 +331,14 @@ class ReplicaFetcherThread(AbstractFetcherThread):
                     Errors.for_code(p.error_code), p.high_watermark, p.log_start_offset,
                     records if records is not None else MemoryRecords.EMPTY.buffer, diverging_epoch,
                     p.last_stable_offset)
+        error = Errors.for_code(response.error_code)
+        if not session_handler.handle_response(error, response.session_id, response.throttle_time_ms, result):
+            if error is not Errors.NONE and error not in _SESSION_ERRORS:
+                # Kafka drops such an answer too; raising backs the partitions off instead of
+                # asking again at once
+                raise error.exception(f"Fetch from broker {self.source_broker.id} failed: {error.name}")
+            # the session is gone or the answer does not fit it: the next fetch, at once, is a full one
+            return {}
         return result
 
     def _should_follower_throttle(self, fetch_state: PartitionFetchState, topic_partition: TopicPartition) -> bool:

@@ -435,12 +435,15 @@ _FETCH_REQUEST_PARTITION_V12 = struct.Struct(">iiqiqi")  # ... fetch offset, las
 
 def encode_fetch_request(version: int, correlation_id: int, client_id: Optional[str], replica_id: int,
                          max_wait_ms: int, min_bytes: int, max_bytes: int, isolation_level: int,
-                         session_id: int, session_epoch: int, topics: Any, rack_id: str = "") -> bytes:
-    """The size-prefixed frame of a Fetch request without forgotten topics, header included.
+                         session_id: int, session_epoch: int, topics: Any, rack_id: str = "",
+                         forgotten_topics: Any = ()) -> bytes:
+    """The size-prefixed frame of a Fetch request, header included.
 
     ``topics``: (topic, partitions) pairs, each partition a tuple (partition,
     current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset,
     partition_max_bytes); fields the version lacks are left out, as kio leaves them.
+    ``forgotten_topics`` (v7+, an incremental fetch's partitions to drop from its session):
+    (topic, [partition, ...]) pairs.
     """
     if not 0 <= version <= 12:
         raise ValueError(f"Fetch request version {version} has no layout here")
@@ -482,7 +485,15 @@ def encode_fetch_request(version: int, correlation_id: int, client_id: Optional[
         if flexible:
             out.append(0)
     if version >= 7:
-        out += b"\x01" if flexible else b"\0\0\0\0"  # no forgotten topics
+        out += _compact_length(len(forgotten_topics)) if flexible else _I32.pack(len(forgotten_topics))
+        for topic, partitions in forgotten_topics:
+            if flexible:
+                _compact_string(out, topic)
+                _int32_array(out, partitions, True)
+                out.append(0)
+            else:
+                _legacy_string(out, topic)
+                _int32_array(out, partitions, False)
     if version >= 11:
         if flexible:
             _compact_string(out, rack_id)

@@ -1,5 +1,6 @@
 """A replica fetcher's Fetch request written by fast_paths.encode_fetch_request is, byte for
-byte, the request kio writes from the same values, for every Fetch version; and
+byte, the request kio writes from the same values (forgotten topics included), for every
+Fetch version; and
 fast_paths.read_fetch_response reads every field a fetcher uses from any answer kio writes
 (tagged fields of v12 included), the records a view of the frame, never a copy."""
 from __future__ import annotations
@@ -37,10 +38,12 @@ def fetch_requests(draw):
         partitions = [tuple(draw(st.tuples(int32s, int32s, int64s, int32s, int64s, int32s)))
                       for _ in range(draw(st.integers(0, 3)))]
         topics.append((draw(names), partitions))
+    # an incremental fetch's partitions to forget (v7+)
+    forgotten = [(draw(names), draw(st.lists(int32s, max_size=3))) for _ in range(draw(st.integers(0, 2)))]
     return dict(correlation_id=draw(int32s), client_id=draw(client_ids), replica_id=draw(int32s),
                 max_wait_ms=draw(st.integers(0, 2**31 - 1)), min_bytes=draw(int32s), max_bytes=draw(int32s),
                 isolation_level=draw(int8s), session_id=draw(int32s), session_epoch=draw(int32s), topics=topics,
-                rack_id=draw(names))
+                rack_id=draw(names), forgotten_topics=forgotten)
 
 
 def kio_request_frame(version: int, values: dict) -> bytes:
@@ -52,7 +55,9 @@ def kio_request_frame(version: int, values: dict) -> bytes:
         "replica_id": values["replica_id"], "max_wait": values["max_wait_ms"], "min_bytes": values["min_bytes"],
         "max_bytes": values["max_bytes"], "isolation_level": values["isolation_level"],
         "session_id": values["session_id"], "session_epoch": values["session_epoch"],
-        "forgotten_topics_data": (), "rack_id": values["rack_id"], "topics": topics})
+        "forgotten_topics_data": [{"topic": topic, "partitions": partitions}
+                                  for topic, partitions in values["forgotten_topics"]],
+        "rack_id": values["rack_id"], "topics": topics})
     header = RequestHeader.for_request(ApiKeys.FETCH, version, values["correlation_id"], values["client_id"])
     return encode_request(header, body)
 
