@@ -13,9 +13,11 @@ Differences from Kafka's tool, on purpose:
 - only ``--bootstrap-server``; the deprecated ``--zookeeper`` mode is refused;
 - failures go to stderr (Kafka prints "Error while executing topic command : ..." on
   stdout) and exit with status 1; an unreachable cluster fails after the admin client's
-  ``bootstrap.timeout.ms`` (15 s here unless --command-config sets it);
-- partition reassignments are not listed (this broker has no reassignment API), so the
-  "Adding Replicas"/"Removing Replicas" columns never appear.
+  ``bootstrap.timeout.ms`` (15 s here unless --command-config sets it).
+
+A partition being reassigned is described with its "Adding Replicas" and "Removing
+Replicas" (ListPartitionReassignments), and its replication factor is that of its original
+replicas, as in Kafka.
 """
 from __future__ import annotations
 
@@ -260,6 +262,24 @@ class PartitionInfo:
 
 
 @dataclass(frozen=True)
+class Reassignment:
+    """A partition's ongoing reassignment (Kafka's admin PartitionReassignment)."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+def get_replication_factor(info: PartitionInfo, reassignment: Reassignment | None) -> int:
+    """The original replica count while a reassignment is still changing the partition's
+    replicas (one may have completed since it was listed: then the replicas as they are)."""
+    if reassignment is not None and set(info.replicas) & (set(reassignment.adding_replicas)
+                                                          | set(reassignment.removing_replicas)):
+        return len([r for r in reassignment.replicas if r not in reassignment.adding_replicas])
+    return len(info.replicas)
+
+
+@dataclass(frozen=True)
 class TopicDescription:
     topic: str
     topic_id: str | None
@@ -287,6 +307,7 @@ class PartitionDescription:
     info: PartitionInfo
     config: tuple[ConfigEntry, ...] | None
     marked_for_deletion: bool = False
+    reassignment: Reassignment | None = None
 
     @property
     def min_isr_count(self) -> int | None:
@@ -300,7 +321,7 @@ class PartitionDescription:
         return self.info.leader is not None
 
     def is_under_replicated(self) -> bool:
-        return len(self.info.replicas) - len(self.info.isr) > 0
+        return get_replication_factor(self.info, self.reassignment) - len(self.info.isr) > 0
 
     def is_under_min_isr(self) -> bool:
         min_isr = self.min_isr_count
@@ -317,6 +338,9 @@ class PartitionDescription:
         line = (f"\tTopic: {self.topic}\tPartition: {self.info.partition}\tLeader: {leader}"
                 f"\tReplicas: {','.join(map(str, self.info.replicas))}"
                 f"\tIsr: {','.join(map(str, self.info.isr))}")
+        if self.reassignment is not None:
+            line += (f"\tAdding Replicas: {','.join(map(str, self.reassignment.adding_replicas))}"
+                     f"\tRemoving Replicas: {','.join(map(str, self.reassignment.removing_replicas))}")
         if self.marked_for_deletion:
             line += "\tMarkedForDeletion: true"
         return line
@@ -356,8 +380,10 @@ def partition_infos(topic_metadata: Mapping[str, Any]) -> list[PartitionInfo]:
 
 
 def describe_lines(opts: TopicCommandOptions, topic: str, topic_id: Any, partitions: Sequence[PartitionInfo],
-                   config: Sequence[ConfigEntry], live_brokers: set[int]) -> list[str]:
-    """The lines --describe prints for one topic."""
+                   config: Sequence[ConfigEntry], live_brokers: set[int],
+                   reassignments: Mapping[int, Reassignment] | None = None) -> list[str]:
+    """The lines --describe prints for one topic (``reassignments``: by partition)."""
+    reassignments = reassignments or {}
     describe = DescribeOptions(opts, live_brokers)
     config = tuple(config)
     lines: list[str] = []
@@ -365,11 +391,12 @@ def describe_lines(opts: TopicCommandOptions, topic: str, topic_id: Any, partiti
         has_non_default = any(not e.is_default for e in config)
         if not opts.topics_with_overrides or has_non_default:
             lines.append(TopicDescription(
-                topic, format_topic_id(topic_id), len(partitions), len(partitions[0].replicas),
+                topic, format_topic_id(topic_id), len(partitions),
+                get_replication_factor(partitions[0], reassignments.get(partitions[0].partition)),
                 config).description())
     if describe.describe_partitions:
         for info in partitions:
-            desc = PartitionDescription(topic, info, config)
+            desc = PartitionDescription(topic, info, config, reassignment=reassignments.get(info.partition))
             if describe.should_print_topic_partition(desc):
                 lines.append(desc.description())
     return lines
@@ -459,6 +486,7 @@ class AdminClientTopicService:
             return
         live_brokers = set(cluster_brokers(self.admin))
         metadata = {t["name"]: t for t in self.admin.describe_topics(topics)}
+        reassignments = self.list_all_reassignments(metadata.values())
         for name in topics:
             topic = metadata.get(name)
             if topic is None or topic.get("error_code"):
@@ -467,8 +495,28 @@ class AdminClientTopicService:
                 continue
             config = describe_configs(self.admin, TOPIC_RESOURCE, name)
             for line in describe_lines(opts, name, topic.get("topic_id"), partition_infos(topic), config,
-                                       live_brokers):
+                                       live_brokers, reassignments.get(name)):
                 self.out(line)
+
+    def list_all_reassignments(self, topics: Any) -> dict[str, dict[int, Reassignment]]:
+        """The ongoing reassignments of the described partitions, by topic and partition; none
+        when the cluster cannot say (Kafka logs that and describes without them)."""
+        from kafka import TopicPartition as KafkaTopicPartition
+
+        wanted = [KafkaTopicPartition(t["name"], p["partition_index"]) for t in topics if not t.get("error_code")
+                  for p in t.get("partitions") or ()]
+        if not wanted:
+            return {}
+        try:
+            listed = self.admin.list_partition_reassignments(wanted)
+        except Exception as e:  # noqa: BLE001 - an older broker, or no Describe on the cluster
+            logger.debug("Couldn't query reassignments through the AdminClient API: %s", e)
+            return {}
+        result: dict[str, dict[int, Reassignment]] = {}
+        for tp, r in listed.items():
+            result.setdefault(tp.topic, {})[tp.partition] = Reassignment(
+                tuple(r["replicas"]), tuple(r["adding_replicas"]), tuple(r["removing_replicas"]))
+        return result
 
     def delete_topic(self, opts: TopicCommandOptions) -> None:
         topics = self.get_topics(opts.topic, opts.exclude_internal)

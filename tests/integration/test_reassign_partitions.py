@@ -243,6 +243,13 @@ def test_the_tool_generates_executes_throttles_lists_verifies_and_cancels(cluste
     r = tool(cluster, "--list")
     assert (r.returncode, r.stdout) == (
         0, f"Current partition reassignments:\n{topic}-0: replicas: 1,2,3,0. adding: 3. removing: 0.\n")
+    described = subprocess.run([str(ROOT / "bin" / "kafka-topics.sh"), "--bootstrap-server",
+                                cluster.bootstrap()[0], "--describe", "--topic", topic],
+                               capture_output=True, text=True, timeout=180)
+    assert described.stdout.splitlines()[1:] == [
+        f"\tTopic: {topic}\tPartition: 0\tLeader: 0\tReplicas: 1,2,3,0\tIsr: 0,1,2\tAdding Replicas: 3"
+        "\tRemoving Replicas: 0"], described.stdout + described.stderr
+    assert "\tReplicationFactor: 3\t" in described.stdout
     # held back by the throttle: at 1 B/s broker 3 gets one 16 KiB fetch per quota window span
     time.sleep(3)
     assert log_end_offset(cluster.brokers[3], topic) < 300

@@ -12,6 +12,7 @@ from kafka_py.tools.topic_command import (
     IncludeList,
     PartitionDescription,
     PartitionInfo,
+    Reassignment,
     TopicCommandOptions,
     describe_lines,
     do_get_topics,
@@ -186,6 +187,20 @@ def test_topics_with_overrides() -> None:
         "Topic: t\tPartitionCount: 4\tReplicationFactor: 2\tConfigs: min.insync.replicas=2,retention.ms=1000"]
     defaults_only = [entry("segment.bytes", "1073741824", "DEFAULT_CONFIG")]
     assert describe_lines(o, "t", None, PARTITIONS, defaults_only, {1, 2}) == []
+
+
+def test_a_partition_being_reassigned_shows_its_adding_and_removing_replicas() -> None:
+    moving = [PartitionInfo(0, 0, (1, 2, 3, 0), (0, 1, 2))]
+    reassignment = {0: Reassignment((1, 2, 3, 0), (3,), (0,))}
+    assert describe_lines(opts(describe=True), "t", None, moving, [], {0, 1, 2, 3}, reassignment) == [
+        "Topic: t\tPartitionCount: 1\tReplicationFactor: 3\tConfigs: ",
+        "\tTopic: t\tPartition: 0\tLeader: 0\tReplicas: 1,2,3,0\tIsr: 0,1,2\tAdding Replicas: 3"
+        "\tRemoving Replicas: 0"]
+    # the replication factor is the original one: three in sync is not under-replicated
+    assert describe_lines(opts(describe=True, under_replicated_partitions=True), "t", None, moving, [],
+                          {0, 1, 2, 3}, reassignment) == []
+    assert len(describe_lines(opts(describe=True, under_replicated_partitions=True), "t", None, moving, [],
+                              {0, 1, 2, 3})) == 1
 
 
 def test_static_broker_overrides_count_as_non_default() -> None:
