@@ -452,3 +452,47 @@ def test_log_dirs_need_describe_and_alter_on_the_cluster(cluster) -> None:
     finally:
         cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Describe",
                      "--operation", "Alter", "--cluster")
+
+
+def test_reassignments_need_alter_and_describe_on_the_cluster(cluster) -> None:
+    from kafka.errors import ClusterAuthorizationFailedError, NoReassignmentInProgressError
+
+    topic = _topic("moved")
+    _create_topics(cluster, {topic: {0: [0]}})
+    partition = TopicPartition(topic, 0)
+
+    def as_dave(call):
+        admin = _admin(cluster, "dave")
+        try:
+            return call(admin)
+        finally:
+            admin.close()
+
+    with pytest.raises(ClusterAuthorizationFailedError):
+        as_dave(lambda admin: admin.alter_partition_reassignments({partition: [1]}))
+    with pytest.raises(ClusterAuthorizationFailedError):
+        as_dave(lambda admin: admin.list_partition_reassignments())
+    # refused before the controller saw it: nothing moved
+    admin = _admin(cluster)
+    try:
+        [described] = admin.describe_topics([topic])
+    finally:
+        admin.close()
+    assert [p["replica_nodes"] for p in described["partitions"]] == [[0]]
+
+    cluster.acls("--add", "--allow-principal", "User:dave", "--operation", "Alter", "--operation", "Describe",
+                 "--cluster")
+    try:
+        def listed() -> bool:
+            try:
+                return as_dave(lambda admin: admin.list_partition_reassignments()) == {}
+            except ClusterAuthorizationFailedError:  # the ACL has not reached the controller yet
+                return False
+
+        wait_until(listed, WAIT, "Describe on the cluster lets dave list reassignments")
+        # allowed: cancelling what is not moving gets the controller's own answer
+        assert as_dave(lambda admin: admin.alter_partition_reassignments({partition: None})) == {
+            partition: NoReassignmentInProgressError}
+    finally:
+        cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Alter",
+                     "--operation", "Describe", "--cluster")
