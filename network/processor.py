@@ -41,7 +41,7 @@ from kafka_py.network.request_channel import (
     SendResponse,
     StartThrottlingResponse,
 )
-from kafka_py.network.selector import KafkaChannel, Selector
+from kafka_py.network.selector import KafkaChannel, Selector, SelectorMetrics
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, TimeRatio
 from kafka_py.network.send import Send
 
@@ -146,13 +146,15 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         self.security_protocol = protocol_name(security_protocol)
         self._config = config
         self._log_prefix = log_prefix
+        selector_metrics = SelectorMetrics(time, int(getattr(config, "metric_num_samples", 2)),
+                                           int(getattr(config, "metric_sample_window_ms", 30_000)))
         if channel_builder is None:
-            self._selector = Selector(max_request_size, connections_max_idle_ms, time, log_prefix)
+            self._selector = Selector(max_request_size, connections_max_idle_ms, time, log_prefix, selector_metrics)
         else:
             # TLS and SASL listeners: channels authenticate before their frames become requests.
             from kafka_py.network.secure_selector import SecureSelector
             self._selector = SecureSelector(max_request_size, connections_max_idle_ms, time, log_prefix,
-                                            channel_builder)
+                                            channel_builder, selector_metrics)
         self._new_connections: queue.Queue[tuple[socket.socket, str, int]] = queue.Queue(
             connection_queue_size
         )

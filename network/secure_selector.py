@@ -46,7 +46,7 @@ from typing import Optional
 
 from kafka_py.network.channel_builders import ChannelBuilder
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
-from kafka_py.network.selector import EVENT_READ, EVENT_WRITE, KafkaChannel, Selector
+from kafka_py.network.selector import EVENT_READ, EVENT_WRITE, KafkaChannel, Selector, SelectorMetrics
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
 from kafka_py.protocol.api_keys import ApiKeys
@@ -91,8 +91,9 @@ class SecureKafkaChannel(KafkaChannel):
 
 class SecureSelector(Selector):
     def __init__(self, max_receive_size: int, connection_max_idle_ms: int, time: Time,
-                 log_prefix: str, channel_builder: ChannelBuilder) -> None:
-        super().__init__(max_receive_size, connection_max_idle_ms, time, log_prefix)
+                 log_prefix: str, channel_builder: ChannelBuilder,
+                 metrics: Optional[SelectorMetrics] = None) -> None:
+        super().__init__(max_receive_size, connection_max_idle_ms, time, log_prefix, metrics)
         self._builder = channel_builder
         self._failed_delay_ns = channel_builder.failed_authentication_delay_ms * 1_000_000
         # TLS channels with decrypted bytes waiting inside OpenSSL: read without readiness.
@@ -102,8 +103,6 @@ class SecureSelector(Selector):
         # Whether any connection of this listener can have a session that ends.
         self._sessions_expire = bool(channel_builder.sasl is not None
                                      and any(channel_builder.sasl.connections_max_reauth_ms.values()))
-        self.expired_connections_killed = 0
-        self.successful_reauthentications = 0
 
     # ---- connections ------------------------------------------------------------------
     def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
@@ -185,6 +184,10 @@ class SecureSelector(Selector):
             pass
         except Exception as e:  # noqa: BLE001 - any failure ends this connection only
             if channel.id in self._channels:
+                if (channel.state is ChannelState.HANDSHAKE and isinstance(e, ssl.SSLError)
+                        and not isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError))):
+                    # Kafka's SslAuthenticationException; a peer that just hung up is not one
+                    self.metrics.record(self.metrics.failed_authentication)
                 self._fail(channel, e)
 
     def _read(self, channel: SecureKafkaChannel, max_size: int) -> None:
@@ -208,6 +211,10 @@ class SecureSelector(Selector):
             return
         channel.principal = self._builder.ssl_principal(channel.transport.peer_certificate)
         channel.state = ChannelState.AUTHENTICATE if channel.authenticator is not None else ChannelState.READY
+        if channel.state is ChannelState.READY:
+            # an SSL listener's connection is authenticated by its handshake (which cannot be redone)
+            self.metrics.record(self.metrics.successful_authentication)
+            self.metrics.record(self.metrics.successful_authentication_no_reauth)
         logger.debug("%sTLS handshake with %s complete (%s, principal %s)", self._log_prefix,
                      channel.socket_address, channel.transport.protocol_version, channel.principal)
         self._set_events(channel, EVENT_READ)
@@ -224,14 +231,15 @@ class SecureSelector(Selector):
             if step.complete:
                 channel.principal = authenticator.principal
                 channel.state = ChannelState.READY
-                if authenticator.reauthenticating:
-                    self.successful_reauthentications += 1
+                self._record_authenticated(authenticator, now)
                 logger.debug("%s%s %s as %s with %s (session lifetime %d ms)", self._log_prefix,
                              "Re-authenticated" if authenticator.reauthenticating else "Authenticated",
                              channel.socket_address, channel.principal, authenticator.mechanism,
                              authenticator.session_lifetime_ms)
             if step.failure is not None:
                 channel.state = ChannelState.FAILED
+                self.metrics.record(self.metrics.failed_reauthentication if authenticator.reauthenticating
+                                    else self.metrics.failed_authentication)
                 logger.info("%sFailed %s with %s (channelId=%s) (%s)", self._log_prefix,
                             "re-authentication" if authenticator.reauthenticating else "authentication",
                             channel.socket_address, channel.id, step.failure)
@@ -243,6 +251,21 @@ class SecureSelector(Selector):
                 self._schedule_close(channel, now)
         if channel.state is ChannelState.READY and channel.frames and not channel.muted:
             self._ready.add(channel.id)
+
+    def _record_authenticated(self, authenticator: SaslServerAuthenticator, now: int) -> None:
+        metrics = self.metrics
+        if authenticator.reauthenticating:
+            metrics.record(metrics.successful_reauthentication)
+            begin = authenticator.reauthentication_begin_ns
+            if begin is not None:
+                # as Kafka: at least 1 ms when it took any time at all
+                latency_ns = max(0, now - begin)
+                metrics.record(metrics.reauthentication_latency,
+                               0 if latency_ns == 0 else max(1, round(latency_ns / 1_000_000)))
+        else:
+            metrics.record(metrics.successful_authentication)
+            if not authenticator.connected_client_supports_reauthentication:
+                metrics.record(metrics.successful_authentication_no_reauth)
 
     def _write_authentication(self, channel: SecureKafkaChannel, now: int) -> None:
         send = channel.send
@@ -295,7 +318,7 @@ class SecureSelector(Selector):
                                 "%d ms ago without re-authentication", self._log_prefix, channel.socket_address,
                                 channel.id, channel.principal,
                                 (now - authenticator.session_expiration_ns) // 1_000_000)
-                    self.expired_connections_killed += 1
+                    self.metrics.record(self.metrics.expired_connections_killed)
                     self._disconnect(channel)
                     continue
             self.completed_receives.append((channel_id, channel.frames.popleft()))

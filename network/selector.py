@@ -37,8 +37,9 @@ import selectors
 import socket
 import struct
 from collections import OrderedDict, deque
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
+from kafka_py.common.sensor import Avg, CumulativeSum, KafkaMetric, Max, MetricConfig, Sensor
 from kafka_py.protocol.framing import InvalidReceiveException
 from kafka_py.utils.time import Time
 from kafka_py.network.send import Send
@@ -192,6 +193,72 @@ class KafkaChannel:
         return f"KafkaChannel(id={self.id}, muted={self.muted})"
 
 
+class SelectorMetrics:
+    """The authentication part of Selector.SelectorMetrics (Kafka 2.8.2), with the Processor's
+    ``expired-connections-killed-count``, for one network thread: Kafka-metrics attributes of
+    ``kafka.server:type=socket-server-metrics,listener=L,networkProcessor=N`` (the SocketServer
+    registers them). Every listener's thread has them; only TLS and SASL connections
+    (network/secure_selector.py) ever record, as a PLAINTEXT channel is ready from the start:
+
+    * ``successful-authentication-rate|total``: TLS handshakes (SSL listeners) or SASL
+      exchanges completed; ``successful-authentication-no-reauth-total``: those whose client
+      cannot re-authenticate (no SaslAuthenticate v1+; every SSL one);
+    * ``failed-authentication-rate|total``: a failed TLS handshake or SASL exchange (wrong
+      password, unknown mechanism, a request out of turn), not a peer that just went away;
+    * ``successful-reauthentication-rate|total``, ``failed-reauthentication-rate|total`` and
+      ``reauthentication-latency-max|avg`` (ms from the client's SaslHandshake to the end)
+      for KIP-368 re-authentications;
+    * ``expired-connections-killed-count``: connections closed because their SASL session
+      ended without a re-authentication.
+
+    Rates are per second over ``metrics.num.samples`` windows of ``metrics.sample.window.ms``;
+    the network thread records, scrapes read (each sensor has its lock).
+    """
+
+    def __init__(self, time: Time = Time.SYSTEM, samples: int = 2, window_ms: int = 30_000) -> None:
+        self._time = time
+        config = MetricConfig(samples, window_ms)
+
+        def meter(base: str) -> Sensor:
+            sensor = Sensor(base)
+            sensor.add_meter(base, config)
+            return sensor
+
+        self.successful_authentication = meter("successful-authentication")
+        self.successful_reauthentication = meter("successful-reauthentication")
+        self.successful_authentication_no_reauth = Sensor("successful-authentication-no-reauth")
+        self.successful_authentication_no_reauth.add(
+            KafkaMetric("successful-authentication-no-reauth-total", CumulativeSum(), config))
+        self.failed_authentication = meter("failed-authentication")
+        self.failed_reauthentication = meter("failed-reauthentication")
+        self.reauthentication_latency = Sensor("reauthentication-latency")
+        self.reauthentication_latency.add(KafkaMetric("reauthentication-latency-max", Max(), config))
+        self.reauthentication_latency.add(KafkaMetric("reauthentication-latency-avg", Avg(), config))
+        self.expired_connections_killed = Sensor("expired-connections-killed")
+        self.expired_connections_killed.add(KafkaMetric("expired-connections-killed-count", CumulativeSum(), config))
+        self._sensors = (self.successful_authentication, self.successful_reauthentication,
+                         self.successful_authentication_no_reauth, self.failed_authentication,
+                         self.failed_reauthentication, self.reauthentication_latency,
+                         self.expired_connections_killed)
+
+    def record(self, sensor: Sensor, value: float = 1.0) -> None:
+        sensor.record(value, self._time.milliseconds(), False)
+
+    def value(self, attribute: str) -> float:
+        """One attribute measured now (``failed-authentication-total``, ...)."""
+        for sensor in self._sensors:
+            for metric in sensor.metrics:
+                if metric.name == attribute:
+                    return sensor.measure(metric, self._time.milliseconds())
+        raise KeyError(attribute)
+
+    def gauges(self) -> list[tuple[str, Callable[[], float]]]:
+        """(attribute, read) for every metric, to register as gauges."""
+        now = self._time.milliseconds
+        return [(metric.name, lambda s=sensor, m=metric: s.measure(m, now()))
+                for sensor in self._sensors for metric in sensor.metrics]
+
+
 class Selector:
     """A Processor's view of its connections (Kafka's ``org.apache.kafka.common.network.Selector``)."""
 
@@ -201,7 +268,10 @@ class Selector:
         connection_max_idle_ms: int,
         time: Time = Time.SYSTEM,
         log_prefix: str = "",
+        metrics: Optional[SelectorMetrics] = None,
     ) -> None:
+        # What the SocketServer publishes of this thread's connections (see SelectorMetrics).
+        self.metrics = metrics if metrics is not None else SelectorMetrics(time)
         self._max_receive_size = max_receive_size
         self._idle_ns = connection_max_idle_ms * 1_000_000 if connection_max_idle_ms >= 0 else -1
         self._next_idle_check_ns = 0

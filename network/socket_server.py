@@ -343,8 +343,10 @@ class SocketServer(KafkaMetricsGroup):
     """The broker's network front end: an Acceptor and Processors per listener.
 
     Its metrics: Kafka's ``kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent``
-    (the mean of the Processors' IdlePercent) and the ``connection-count`` of every Processor,
-    ``kafka.server:type=socket-server-metrics,listener=L,networkProcessor=N``.
+    (the mean of the Processors' IdlePercent) and ``ExpiredConnectionsKilledCount`` (the sum of
+    theirs), and per Processor the attributes of
+    ``kafka.server:type=socket-server-metrics,listener=L,networkProcessor=N``: ``connection-count``
+    and the authentication metrics of its selector (network/selector.py's SelectorMetrics).
     """
 
     def __init__(self, config: Any, time: Time = Time.SYSTEM,
@@ -368,6 +370,8 @@ class SocketServer(KafkaMetricsGroup):
         self._stopped_processing_requests = False
         self._lock = threading.RLock()
         self.new_gauge("NetworkProcessorAvgIdlePercent", self._network_processor_avg_idle)
+        self.new_gauge("ExpiredConnectionsKilledCount", lambda: sum(
+            p.selector.metrics.value("expired-connections-killed-count") for p in self.processors))
 
     def _network_processor_avg_idle(self) -> float:
         processors = self.processors
@@ -376,11 +380,24 @@ class SocketServer(KafkaMetricsGroup):
         return sum(min(p.idle_ratio.ratio(), 1.0) for p in processors) / len(processors)
 
     @staticmethod
-    def _connection_count_name(processor: Processor) -> MetricName:
+    def _socket_server_metric_name(processor: Processor, attribute: str) -> MetricName:
         listener, pid = processor.listener_name, str(processor.id)
         return MetricName("kafka.server", "socket-server-metrics", "", None,
                           f"kafka.server:type=socket-server-metrics,listener={listener},networkProcessor={pid}",
-                          (("listener", listener), ("networkProcessor", pid)), attribute="connection-count")
+                          (("listener", listener), ("networkProcessor", pid)), attribute=attribute)
+
+    def _register_processor_metrics(self, processor: Processor) -> None:
+        selector = processor.selector
+        registry = self.metrics_registry
+        registry.new_gauge(self._socket_server_metric_name(processor, "connection-count"), lambda: len(selector))
+        for attribute, read in selector.metrics.gauges():
+            registry.new_gauge(self._socket_server_metric_name(processor, attribute), read)
+
+    def _remove_processor_metrics(self, processor: Processor) -> None:
+        registry = self.metrics_registry
+        registry.remove_metric(self._socket_server_metric_name(processor, "connection-count"))
+        for attribute, _ in processor.selector.metrics.gauges():
+            registry.remove_metric(self._socket_server_metric_name(processor, attribute))
 
     # ---- BrokerReconfigurable (SocketServer.reconfigure): connection limits at runtime ------
     @property
@@ -497,8 +514,7 @@ class SocketServer(KafkaMetricsGroup):
                                             end_point.security_protocol)
             new_processors.append(processor)
             self.request_channel.add_processor(processor)
-            selector = processor.selector
-            self.metrics_registry.new_gauge(self._connection_count_name(processor), lambda s=selector: len(s))
+            self._register_processor_metrics(processor)
             self._next_processor_id += 1
         for processor in new_processors:
             self._processors[processor.id] = processor
@@ -547,7 +563,7 @@ class SocketServer(KafkaMetricsGroup):
                         old_num_network_threads - new_num_network_threads, self.request_channel)
                     for processor in removed:
                         self._processors.pop(processor.id, None)
-                        self.metrics_registry.remove_metric(self._connection_count_name(processor))
+                        self._remove_processor_metrics(processor)
 
     def shutdown(self) -> None:
         logger.info("%sShutting down socket server", self._log_prefix)
@@ -556,8 +572,9 @@ class SocketServer(KafkaMetricsGroup):
                 self.stop_processing_requests()
             self.request_channel.shutdown()
             for processor in self._processors.values():
-                self.metrics_registry.remove_metric(self._connection_count_name(processor))
+                self._remove_processor_metrics(processor)
         self.remove_metric("NetworkProcessorAvgIdlePercent")
+        self.remove_metric("ExpiredConnectionsKilledCount")
         logger.info("%sShutdown completed", self._log_prefix)
 
     def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:

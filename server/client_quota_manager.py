@@ -38,6 +38,14 @@ No quota costs nothing: until a quota of the manager's kind has been set, ``quot
 is False and the handlers skip every call here (as in Kafka, it stays True after the quotas
 are removed again, until the broker restarts).
 
+Metrics: each client's sensors are published, as Kafka's JmxReporter publishes them, as
+attributes of ``kafka.server:type=<Produce|Fetch|Request|ControllerMutation>,user=U,client-id=C``
+(a tag with an empty value left out): the quota metric (``byte-rate``, ``request-time``;
+``tokens`` and ``mutation-rate`` for controller mutations) and ``throttle-time``, the average
+throttle time given to the client over the last 30 to 60 s (NaN when none was). They come and
+go with the sensors (created at a client's first record once quotas are enabled, removed after
+an hour without one).
+
 The ClientQuotaCallback plug-in (``client.quota.callback.class``) is not ported: the
 default callback's logic is this class's own.
 """
@@ -53,6 +61,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from kafka_py.common.sensor import Avg, KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
+from kafka_py.metrics.kafka_metrics_group import default_registry
+from kafka_py.metrics.yammer import Gauge, MetricName
 from kafka_py.security.sanitizer import desanitize, sanitize
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
@@ -304,6 +314,8 @@ class ClientQuotaManager:
         self.quotas_enabled = self._quota_types_enabled != QuotaTypes.NO_QUOTAS
         self._overridden_quotas: dict[KafkaQuotaEntity, Quota] = {}
         self._sensors: dict[tuple[str, str], ClientSensors] = {}
+        # the registry gauges of each client's sensors (see the module doc)
+        self._sensor_gauges: dict[tuple[str, str], list[tuple[MetricName, Gauge]]] = {}
         self._next_purge_ms = 0
         self.throttled_channel_reaper = ThrottledChannelReaper(quota_type, time, thread_name_prefix)
         self.throttled_channel_reaper.start()
@@ -469,6 +481,8 @@ class ClientQuotaManager:
             for tags, sensors in self._sensors.items():
                 new_bound = self._quota_limit(tags)
                 for metric in sensors.quota_sensor.metrics:
+                    if metric.name != self.quota_metric_name:
+                        continue  # a sensor's other metrics (ControllerMutation's mutation-rate) have no quota
                     if metric.config.quota is None or metric.config.quota.bound != new_bound:
                         logger.info("Sensor for quota-id %s already exists. Setting quota to %s in MetricConfig",
                                     _tags_repr(tags), new_bound)
@@ -487,6 +501,7 @@ class ClientQuotaManager:
                     self._purge_expired_sensors(now)
                 sensors = self._create_sensors(tags, now)
                 self._sensors[tags] = sensors
+                self._register_sensor_metrics(sensors)
             return sensors
 
     def _create_sensors(self, tags: tuple[str, str], now: int) -> ClientSensors:
@@ -505,6 +520,32 @@ class ClientQuotaManager:
                    if s.quota_sensor.has_expired(now) and s.throttle_time_sensor.has_expired(now)]
         for tags in expired:
             del self._sensors[tags]
+            self._remove_sensor_metrics(tags)
+
+    def _metric_name(self, tags: tuple[str, str], attribute: str) -> MetricName:
+        """``kafka.server:type=<quota type>,user=U,client-id=C`` / ``attribute``, as Kafka's
+        JmxReporter names a sensor's metric (tags with an empty value left out)."""
+        kept = tuple((k, v) for k, v in zip((USER_TAG, CLIENT_ID_TAG), tags) if v)
+        mbean = f"kafka.server:type={self.quota_type}" + "".join(f",{k}={v}" for k, v in kept)
+        return MetricName("kafka.server", str(self.quota_type), "", None, mbean, kept, attribute=attribute)
+
+    def _register_sensor_metrics(self, sensors: ClientSensors) -> None:
+        registry = default_registry()
+        now = self.time.hi_res_milliseconds
+        gauges = []
+        for sensor in (sensors.quota_sensor, sensors.throttle_time_sensor):
+            for metric in sensor.metrics:
+                name = self._metric_name(sensors.metric_tags, metric.name)
+                # another broker of this process measuring the same client: the newest one counts
+                registry.remove_metric(name)
+                gauges.append((name, registry.new_gauge(name, lambda s=sensor, m=metric: s.measure(m, now()))))
+        self._sensor_gauges[sensors.metric_tags] = gauges
+
+    def _remove_sensor_metrics(self, tags: tuple[str, str]) -> None:
+        registry = default_registry()
+        for name, gauge in self._sensor_gauges.pop(tags, ()):
+            if registry.get(name) is gauge:
+                registry.remove_metric(name)
 
     def _quota_metric_config(self, bound: float) -> MetricConfig:
         return MetricConfig(samples=self.config.num_quota_samples,
@@ -536,6 +577,9 @@ class ClientQuotaManager:
     def shutdown(self) -> None:
         self.throttled_channel_reaper.shutdown()
         self.throttled_channel_reaper.end_all()
+        with self._lock:
+            for tags in list(self._sensor_gauges):
+                self._remove_sensor_metrics(tags)
 
 
 def _tags_repr(tags: tuple[str, str]) -> str:

@@ -582,9 +582,11 @@ CONFIG_DEF: ConfigDef = (
             "Incremental fetch sessions the broker keeps.")
     .define("fetch.max.bytes", Type.INT, Defaults.FETCH_MAX_BYTES, at_least(1024), _M,
             "Largest fetch response the broker builds.")
-    # Metrics (accepted, unused)
-    .define("metrics.num.samples", Type.INT, Defaults.METRIC_NUM_SAMPLES, at_least(1), _L, _IGNORED)
-    .define("metrics.sample.window.ms", Type.LONG, Defaults.METRIC_SAMPLE_WINDOW_MS, at_least(1), _L, _IGNORED)
+    # Metrics: the samples of Kafka-metrics rates and averages (socket-server-metrics); the rest accepted, unused
+    .define("metrics.num.samples", Type.INT, Defaults.METRIC_NUM_SAMPLES, at_least(1), _L,
+            "Windows the network threads' authentication rates and averages are computed over.")
+    .define("metrics.sample.window.ms", Type.LONG, Defaults.METRIC_SAMPLE_WINDOW_MS, at_least(1), _L,
+            "Length of each of those windows.")
     .define("metric.reporters", Type.LIST, Defaults.METRIC_REPORTER_CLASSES, None, _L, _IGNORED)
     .define("metrics.recording.level", Type.STRING, Defaults.METRIC_RECORDING_LEVEL, None, _L, _IGNORED)
     .define("kafka.metrics.reporters", Type.LIST, Defaults.KAFKA_METRIC_REPORTER_CLASSES, None, _L, _IGNORED)
@@ -1361,6 +1363,10 @@ class KafkaConfig:
         if not self.log_dirs:
             name = "log.dirs" if v["log.dirs"] is not None else "log.dir"
             raise ConfigException(name, v[name], "At least one log directory must be defined via log.dirs or log.dir.")
+        if v["num.replica.alter.log.dirs.threads"] is not None and v["num.replica.alter.log.dirs.threads"] < 1:
+            # Kafka takes any number and fails with a division by zero at the first move
+            raise ConfigException("num.replica.alter.log.dirs.threads", v["num.replica.alter.log.dirs.threads"],
+                                  "Value must be at least 1")
         # Integer division as in Kafka; with no cleaner thread there is no buffer to share.
         if self.log_cleaner_threads > 0 and \
                 self.log_cleaner_dedupe_buffer_size // self.log_cleaner_threads <= 1024 * 1024:

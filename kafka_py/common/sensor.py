@@ -1,7 +1,8 @@
 """Port of the parts of clients/src/main/java/org/apache/kafka/common/metrics that client quotas
 use (Kafka 2.8.2): Sensor.java, KafkaMetric.java, MetricConfig.java, Quota.java,
 QuotaViolationException.java, stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java,
-stats/Avg.java, stats/Max.java, stats/SimpleRate.java and stats/TokenBucket.java.
+stats/Avg.java, stats/Max.java, stats/SimpleRate.java, stats/TokenBucket.java, stats/CumulativeSum.java
+and stats/Meter.java.
 
 A ``Sensor`` records values into its stats; a stat whose ``MetricConfig`` carries a ``Quota``
 is checked after every quota-checked record, and a value beyond the bound raises
@@ -14,8 +15,10 @@ by the time those windows span, in seconds. As in Kafka, the span counts at leas
 been quiet before (its first burst is allowed up to (samples - 1) windows' worth), and a
 window older than ``samples x time_window_ms`` is reset before it is measured.
 
-The registry of Kafka's ``Metrics`` class is not ported: the quota managers keep their
-sensors themselves (server/client_quota_manager.py).
+The registry of Kafka's ``Metrics`` class is not ported: the quota managers and the
+network threads' selectors keep their sensors themselves (server/client_quota_manager.py,
+network/selector.py) and register what they measure as gauges of the broker's metrics
+registry (kafka_py/metrics/), under the JMX names Kafka's JmxReporter gives them.
 """
 from __future__ import annotations
 
@@ -173,7 +176,7 @@ class WindowedSum(SampledStat):
 
 
 class Avg(SampledStat):
-    """The mean of the values recorded in the retained windows (0.0 when there are none)."""
+    """The mean of the values recorded in the retained windows (NaN when there are none, as Kafka's)."""
 
     __slots__ = ()
 
@@ -189,7 +192,7 @@ class Avg(SampledStat):
         for s in samples:
             total += s.value
             count += s.event_count
-        return total / count if count else 0.0
+        return total / count if count else float("nan")
 
 
 class Max(SampledStat):
@@ -283,6 +286,21 @@ class TokenBucket:
         self.tokens = min(burst, self.tokens - value)
 
 
+class CumulativeSum:
+    """The sum of every value recorded, never reset (Kafka's stats/CumulativeSum)."""
+
+    __slots__ = ("total",)
+
+    def __init__(self) -> None:
+        self.total = 0.0
+
+    def record(self, config: MetricConfig, value: float, time_ms: int) -> None:
+        self.total += value
+
+    def measure(self, config: MetricConfig, now: int) -> float:
+        return self.total
+
+
 class KafkaMetric:
     """A named stat with its config (the config, and so the quota, may be replaced at runtime)."""
 
@@ -321,6 +339,12 @@ class Sensor:
         with self._lock:
             self.metrics.append(metric)
         return metric
+
+    def add_meter(self, base_name: str, config: MetricConfig) -> tuple[KafkaMetric, KafkaMetric]:
+        """Kafka's stats/Meter: ``<base>-rate`` (per second over the config's windows) and
+        ``<base>-total`` (every value ever recorded), fed by the same records."""
+        return (self.add(KafkaMetric(f"{base_name}-rate", Rate(), config)),
+                self.add(KafkaMetric(f"{base_name}-total", CumulativeSum(), config)))
 
     def record(self, value: float, time_ms: int, check_quotas: bool = True) -> None:
         self.last_record_time_ms = time_ms

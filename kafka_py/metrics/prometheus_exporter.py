@@ -10,8 +10,16 @@ the same rules to our registry, so dashboards and alerts written for a Kafka bro
 here; docs/operations.md has the table. In rule order:
 
 1. gauges of ``kafka.server`` with tags clientId, topic, partition: ``kafka_server_<type>_<name>``;
+   with tags clientId, brokerHost, brokerPort: ``kafka_server_<type>_<name>{clientId,broker="host:port"}``,
+   and so the fetcher threads' FetcherStats meters ``kafka_server_fetcherstats_<prefix>_total``
+   with those two labels (the exporter's generic rules would garble three tags);
+   the client quota metrics ``kafka.server:type=Produce|Fetch|Request|ControllerMutation,
+   user=U,client-id=C`` (either tag may be absent): ``kafka_server_quota_<attribute>{resource,
+   user,clientId}`` (the exporter's rules cover user and client-id, and client-id alone; user
+   alone is this broker's addition in the same form);
    the per-listener, per-processor socket-server metrics:
-   ``kafka_server_<type>_<attribute>{listener,networkProcessor}``;
+   ``kafka_server_<type>_<attribute>{listener,networkProcessor}``, a counter for the ``-total``
+   ones;
 2. names containing ``Percent``: ``kafka_<domain>_<type>_<prefix>_percent`` (a meter's mean
    rate, a gauge's value), with at most one tag;
 3. meters named ``...PerSec``: ``kafka_<domain>_<type>_<prefix>_total``, the count, as a counter;
@@ -24,7 +32,9 @@ Names are lower-cased, characters outside ``[a-zA-Z0-9:_]`` become ``_`` and run
 collapse to one, as the exporter does. Metrics that no rule matches (more than two tags)
 are not exported, as the exporter would drop them; neither are histograms and timers that
 have recorded nothing yet (every API has nine, most never used). ``kafka_server_app_info`` (version and
-commit id as labels, value 1) is this broker's own addition.
+commit id as labels, value 1) is this broker's own addition, and so are gauges whose value is
+a name (the exporter drops strings): a StateGauge, such as ZooKeeper's SessionState, has one
+sample per state, ``{state="CONNECTED"} 1`` and 0 for the others.
 
 The collector reads every metric when Prometheus scrapes (``prometheus_client`` writes the
 text format). ``PrometheusMetricsServer`` serves it on ``GET /metrics`` (anything else: 404)
@@ -55,6 +65,8 @@ logger = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^a-zA-Z0-9:_]")
 _UNDERSCORES = re.compile(r"_+")
 _QUANTILE_LABELS = tuple((q, "0." + attr[: -len("thPercentile")]) for q, attr in PERCENTILES)
+# The tags of the client quota managers' metrics (ClientQuotaManager's user and client-id, empty ones left out).
+_QUOTA_TAGS = (("user", "client-id"), ("client-id",), ("user",))
 
 
 def safe_name(name: str) -> str:
@@ -97,7 +109,15 @@ def jmx_exporter_name(name: MetricName, kind: str) -> Optional[ExportedName]:
     # transaction-coordinator-metrics.
     if name.attribute is not None:
         if group == "kafka.server" and keys == ("listener", "networkProcessor"):
+            if name.attribute.endswith("-total"):
+                return ExportedName(safe_name(f"kafka_server_{name.type}_{name.attribute[:-len('-total')]}"),
+                                    "counter", labels, "Count")
             return ExportedName(safe_name(f"kafka_server_{name.type}_{name.attribute}"), "gauge", labels, "Value")
+        if group == "kafka.server" and keys in _QUOTA_TAGS:
+            quota_labels = {"resource": name.type}
+            for k, v in tags:
+                quota_labels["clientId" if k == "client-id" else k] = v
+            return ExportedName(safe_name(f"kafka_server_quota_{name.attribute}"), "gauge", quota_labels, "Value")
         if group == "kafka.server" and name.type == "app-info":
             return ExportedName(safe_name(f"kafka_server_app_info_{name.attribute}"), "gauge", labels, "Value")
         if group == "kafka.server" and name.type == "transaction-coordinator-metrics" and not keys:
@@ -110,6 +130,11 @@ def jmx_exporter_name(name: MetricName, kind: str) -> Optional[ExportedName]:
         if group == "kafka.server" and keys == ("clientId", "brokerHost", "brokerPort"):
             return ExportedName(safe_name(f"kafka_server_{name.type}_{name.name}"), "gauge",
                                 {"clientId": values[0], "broker": f"{values[1]}:{values[2]}"}, "Value")
+    if kind == "meter" and group == "kafka.server" and keys == ("clientId", "brokerHost", "brokerPort"):
+        per_sec = name.name.rfind("PerSec")
+        if per_sec > 0:
+            return ExportedName(safe_name(f"kafka_server_{name.type}_{name.name[:per_sec]}"), "counter",
+                                {"clientId": values[0], "broker": f"{values[1]}:{values[2]}"}, "Count")
     percent_at = name.name.rfind("Percent")
     if simple_domain and percent_at > 0 and len(tags) <= 1 and kind in ("gauge", "meter"):
         if kind == "meter" and not tags:
@@ -186,10 +211,18 @@ class KafkaMetricsCollector:
                 continue
             try:
                 if isinstance(metric, Gauge):
-                    value = _number(metric.value())
+                    raw = metric.value()
+                    value = _number(raw)
                     if value is None:
+                        if isinstance(raw, str):
+                            fam = family(exported, name)
+                            states = getattr(metric, "states", ())
+                            for state in states if raw in states else (*states, raw):
+                                fam.add_sample(exported.family, {**exported.labels, "state": state},
+                                               1.0 if state == raw else 0.0)
                         continue
-                    family(exported, name).add_sample(exported.family, exported.labels, value)
+                    sample = exported.family + "_total" if exported.kind == "counter" else exported.family
+                    family(exported, name).add_sample(sample, exported.labels, value)
                 elif isinstance(metric, Meter):
                     fam = family(exported, name)
                     if exported.attribute == "MeanRate":

@@ -108,6 +108,18 @@ class Gauge(Metric):
         return self._read()
 
 
+class StateGauge(Gauge):
+    """A gauge whose value is the name of a state out of a known set (a ZooKeeper client's
+    ``SessionState``: CONNECTED, CLOSED, ...). JMX shows the name; the Prometheus export has one
+    sample per state, 1 for the current one."""
+
+    __slots__ = ("states",)
+
+    def __init__(self, read: Callable[[], str], states: tuple[str, ...]) -> None:
+        super().__init__(read)
+        self.states = states
+
+
 class EWMA:
     """An exponentially weighted moving average of a rate, ticked every five seconds."""
 
@@ -450,6 +462,9 @@ class MetricsRegistry:
 
     def new_gauge(self, name: MetricName, read: Callable[[], Any]) -> Gauge:
         return self._get_or_add(name, lambda: Gauge(read), "gauge")
+
+    def new_state_gauge(self, name: MetricName, read: Callable[[], str], states: tuple[str, ...]) -> StateGauge:
+        return self._get_or_add(name, lambda: StateGauge(read, states), "gauge")
 
     def new_meter(self, name: MetricName, event_type: str = "events",
                   lock: Optional[threading.Lock] = None, rate_unit_s: float = 1.0) -> Meter:

@@ -110,6 +110,9 @@ class SaslServerAuthenticator:
         self._previous_principal: Optional[str] = None
         self._bad_mechanism_message = ""
         self.reauthentication_begin_ns: Optional[int] = None
+        # Whether the client sent SaslAuthenticate v1+ (so can re-authenticate, KIP-368): the
+        # selector counts successful-authentication-no-reauth-total from it.
+        self.connected_client_supports_reauthentication = False
 
     @property
     def reauthenticating(self) -> bool:
@@ -245,6 +248,8 @@ class SaslServerAuthenticator:
             raise IllegalSaslStateException(
                 f"Unexpected Kafka request of type {header.api_key.name} during SASL authentication.")
         header, body = self._parse(frame)
+        if header.api_version > 0:
+            self.connected_client_supports_reauthentication = True
         try:
             challenge = self._evaluate(bytes(body.auth_bytes))
         except SaslAuthenticationException as e:

@@ -424,7 +424,12 @@ class ZooKeeperClientMetrics(KafkaMetricsGroup):
     name=ZooKeeperRequestLatencyMs`` (a histogram of each request's time to its answer) and the
     session state meters ``kafka.server:type=SessionExpireListener,name=ZooKeeper<X>PerSec``
     (Expires, Disconnects, SyncConnects, AuthFailures; ReadOnlyConnects and
-    SaslAuthentications exist and stay at 0 here). One set per process, as Kafka's."""
+    SaslAuthentications exist and stay at 0 here). One set per process, as Kafka's.
+
+    Each ZooKeeperClient registers ``kafka.server:type=SessionExpireListener,name=SessionState``
+    itself (``session_state_name``): the state of its connection under the name Java's
+    ``ZooKeeper.States`` gives it (the newest client of a process holds the name, and takes it
+    away when it closes, as Kafka's removes it)."""
 
     def __init__(self) -> None:
         registry = self.metrics_registry
@@ -447,6 +452,16 @@ class ZooKeeperClientMetrics(KafkaMetricsGroup):
         latency = self.latency
         async_result.rawlink(lambda _result: latency.update((_time.monotonic_ns() - start) / 1e6))
 
+
+# Java's ZooKeeper.States, what Kafka's SessionState gauge shows.
+ZOOKEEPER_STATES = ("CONNECTING", "ASSOCIATING", "CONNECTED", "CONNECTEDREADONLY", "CLOSED", "AUTH_FAILED",
+                    "NOT_CONNECTED")
+# kazoo's KeeperState -> ZooKeeper.States. A Java client whose session expired is CLOSED
+# (Kafka then makes a new one, CONNECTING); kazoo's keeps going and says EXPIRED_SESSION.
+_JAVA_STATES = {KeeperState.CONNECTING: "CONNECTING", KeeperState.CONNECTED: "CONNECTED",
+                KeeperState.CONNECTED_RO: "CONNECTEDREADONLY", KeeperState.AUTH_FAILED: "AUTH_FAILED",
+                KeeperState.EXPIRED_SESSION: "CLOSED", KeeperState.CLOSED: "CLOSED"}
+SESSION_STATE_METRIC = explicit_metric_name("kafka.server", "SessionExpireListener", "SessionState")
 
 _zk_client_metrics: "ZooKeeperClientMetrics | None" = None
 
@@ -494,6 +509,10 @@ class ZooKeeperClient:
         self._zk = KazooClient(hosts=connect_string, timeout=session_timeout_ms / 1000.0,
                                connection_retry=retry, logger=logging.getLogger("kazoo.client"))
         self._zk.add_listener(self._on_state_change)
+        registry = self._metrics.metrics_registry
+        registry.remove_metric(SESSION_STATE_METRIC)
+        self._session_state_gauge = registry.new_state_gauge(SESSION_STATE_METRIC, self.session_state_name,
+                                                             ZOOKEEPER_STATES)
         prefix = "".join(name.split()) + "-" if name else ""
         self._reinitializer = threading.Thread(target=self._run_reinitializer, daemon=True,
                                                name=f"zk-client-{prefix}reinit")
@@ -511,6 +530,12 @@ class ZooKeeperClient:
     @property
     def connection_state(self) -> str:
         return self._zk.client_state
+
+    def session_state_name(self) -> str:
+        """The connection's state as Java's ZooKeeper.States names it (Kafka's SessionState)."""
+        if self._closing:
+            return "CLOSED"
+        return _JAVA_STATES.get(self._zk.client_state, "NOT_CONNECTED")
 
     @property
     def session_id(self) -> int | None:
@@ -896,6 +921,9 @@ class ZooKeeperClient:
             self._zk.stop()
         finally:
             self._zk.close()
+            registry = self._metrics.metrics_registry
+            if registry.get(SESSION_STATE_METRIC) is self._session_state_gauge:
+                registry.remove_metric(SESSION_STATE_METRIC)
         logger.info("%sClosed.", self._log_prefix)
 
 

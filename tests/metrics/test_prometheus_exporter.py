@@ -65,6 +65,37 @@ def name(group, type_, n, **tags):
     (MetricName("kafka.server", "transaction-coordinator-metrics", "", None,
                 "kafka.server:type=transaction-coordinator-metrics", (), attribute="partition-load-time-max"), "gauge",
      "kafka_server_transaction_coordinator_metrics_partition_load_time_max", "gauge", {}),
+    (MetricName("kafka.server", "socket-server-metrics", "", None,
+                "kafka.server:type=socket-server-metrics,listener=SASL_PLAINTEXT,networkProcessor=3",
+                (("listener", "SASL_PLAINTEXT"), ("networkProcessor", "3")), attribute="failed-authentication-total"),
+     "gauge", "kafka_server_socket_server_metrics_failed_authentication", "counter",
+     {"listener": "SASL_PLAINTEXT", "networkProcessor": "3"}),
+    (MetricName("kafka.server", "socket-server-metrics", "", None,
+                "kafka.server:type=socket-server-metrics,listener=SSL,networkProcessor=0",
+                (("listener", "SSL"), ("networkProcessor", "0")), attribute="successful-authentication-rate"),
+     "gauge", "kafka_server_socket_server_metrics_successful_authentication_rate", "gauge",
+     {"listener": "SSL", "networkProcessor": "0"}),
+    (name("kafka.network", "SocketServer", "ExpiredConnectionsKilledCount"), "gauge",
+     "kafka_network_socketserver_expiredconnectionskilledcount", "gauge", {}),
+    # the quota rules of kafka-2_0_0.yml: user and client-id, client-id alone (and user alone)
+    (MetricName("kafka.server", "Produce", "", None, "kafka.server:type=Produce,user=alice,client-id=c1",
+                (("user", "alice"), ("client-id", "c1")), attribute="throttle-time"), "gauge",
+     "kafka_server_quota_throttle_time", "gauge", {"resource": "Produce", "user": "alice", "clientId": "c1"}),
+    (MetricName("kafka.server", "Fetch", "", None, "kafka.server:type=Fetch,client-id=c1",
+                (("client-id", "c1"),), attribute="byte-rate"), "gauge",
+     "kafka_server_quota_byte_rate", "gauge", {"resource": "Fetch", "clientId": "c1"}),
+    (MetricName("kafka.server", "Request", "", None, "kafka.server:type=Request,user=bob",
+                (("user", "bob"),), attribute="request-time"), "gauge",
+     "kafka_server_quota_request_time", "gauge", {"resource": "Request", "user": "bob"}),
+    (MetricName("kafka.server", "ControllerMutation", "", None, "kafka.server:type=ControllerMutation,client-id=c",
+                (("client-id", "c"),), attribute="mutation-rate"), "gauge",
+     "kafka_server_quota_mutation_rate", "gauge", {"resource": "ControllerMutation", "clientId": "c"}),
+    # FetcherStats: the two labels of the exporter's clientId/brokerHost/brokerPort rule
+    (name("kafka.server", "FetcherStats", "BytesPerSec", clientId="ReplicaFetcherThread-0-1",
+          brokerHost="h1", brokerPort="9092"), "meter",
+     "kafka_server_fetcherstats_bytes", "counter", {"clientId": "ReplicaFetcherThread-0-1", "broker": "h1:9092"}),
+    (name("kafka.server", "SessionExpireListener", "SessionState"), "gauge",
+     "kafka_server_sessionexpirelistener_sessionstate", "gauge", {}),
 ])
 def test_names_follow_the_jmx_exporter_kafka_rules(metric, kind, family, exported_kind, labels):
     exported = jmx_exporter_name(metric, kind)
@@ -75,6 +106,35 @@ def test_names_follow_the_jmx_exporter_kafka_rules(metric, kind, family, exporte
 def test_metrics_with_more_than_two_tags_are_not_exported():
     metric = name("kafka.log", "Log", "Size", topic="t", partition="0", **{"is-future": "true"})
     assert jmx_exporter_name(metric, "gauge") is None
+    # a quota manager's metric without tags (the exempt request time) matches no rule either
+    exempt = MetricName("kafka.server", "Request", "", None, "kafka.server:type=Request", (),
+                        attribute="exempt-request-time")
+    assert jmx_exporter_name(exempt, "gauge") is None
+
+
+def test_counters_and_state_gauges_in_a_scrape():
+    registry = MetricsRegistry(start_ticker=False)
+    tags = (("listener", "SASL_PLAINTEXT"), ("networkProcessor", "2"))
+    mbean = "kafka.server:type=socket-server-metrics,listener=SASL_PLAINTEXT,networkProcessor=2"
+    registry.new_gauge(MetricName("kafka.server", "socket-server-metrics", "", None, mbean, tags,
+                                  attribute="failed-authentication-total"), lambda: 3.0)
+    state = ["CONNECTED"]
+    registry.new_state_gauge(name("kafka.server", "SessionExpireListener", "SessionState"), lambda: state[0],
+                             ("CONNECTING", "CONNECTED", "CLOSED"))
+    server = PrometheusMetricsServer("127.0.0.1", 0, registry)
+    text = server.render().decode()
+    assert "# TYPE kafka_server_socket_server_metrics_failed_authentication_total counter" in text
+    samples = parse_exposition(text)
+    assert samples[("kafka_server_socket_server_metrics_failed_authentication_total",
+                    (("listener", "SASL_PLAINTEXT"), ("networkProcessor", "2")))] == 3
+    state_samples = {dict(labels)["state"]: v for (n, labels), v in samples.items()
+                     if n == "kafka_server_sessionexpirelistener_sessionstate"}
+    assert state_samples == {"CONNECTING": 0, "CONNECTED": 1, "CLOSED": 0}
+    state[0] = "ASSOCIATING"  # a state the gauge did not list still shows
+    time.sleep(0.01)
+    samples = parse_exposition(server.render().decode())
+    assert samples[("kafka_server_sessionexpirelistener_sessionstate", (("state", "ASSOCIATING"),))] == 1
+    assert samples[("kafka_server_sessionexpirelistener_sessionstate", (("state", "CONNECTED"),))] == 0
 
 
 def test_safe_name_collapses_and_lowercases():

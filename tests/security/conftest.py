@@ -37,6 +37,7 @@ def pki(tmp_path_factory) -> Pki:
 @pytest.fixture(scope="module")
 def secure_broker(zookeeper, tmp_path_factory, pki):
     ports = {name: free_port() for name in ("SSL", "MTLS", "SASL_PLAINTEXT", "SASL_SSL")}
+    metrics_port = free_port()
     broker = BrokerProcess(tmp_path_factory.mktemp("secure-broker"), zookeeper.connect_string, unique_chroot())
     listeners = [f"PLAINTEXT://127.0.0.1:{broker.port}"] + [f"{n}://127.0.0.1:{p}" for n, p in ports.items()]
     broker.overrides.update({
@@ -56,7 +57,10 @@ def secure_broker(zookeeper, tmp_path_factory, pki):
         "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
         "connection.failed.authentication.delay.ms": "50",
         "sasl.server.max.receive.size": "4096",
+        "kafka.py.metrics.prometheus.port": str(metrics_port),
+        "kafka.py.metrics.prometheus.host": "127.0.0.1",
     })
+    broker.metrics_port = metrics_port
     broker.write_config()
     broker.start()
     yield SecureBroker(broker, pki, ports)

@@ -35,6 +35,7 @@ PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required u
 def reauth_broker(zookeeper, tmp_path_factory):
     pki = make_pki(tmp_path_factory.mktemp("pki"))
     ports = {"SASL_PLAINTEXT": free_port(), "SASL_SSL": free_port()}
+    metrics_port = free_port()
     broker = BrokerProcess(tmp_path_factory.mktemp("reauth-broker"), zookeeper.connect_string, unique_chroot())
     broker.overrides.update({
         "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{ports['SASL_PLAINTEXT']},"
@@ -49,14 +50,33 @@ def reauth_broker(zookeeper, tmp_path_factory):
         # per listener and mechanism, as Kafka reads it
         "listener.name.sasl_plaintext.plain.connections.max.reauth.ms": str(PLAIN_LIFETIME_MS),
         "connection.failed.authentication.delay.ms": "50",
+        "kafka.py.metrics.prometheus.port": str(metrics_port),
+        "kafka.py.metrics.prometheus.host": "127.0.0.1",
     })
     broker.write_config()
     broker.start()
     broker.sasl_ports = ports
+    broker.metrics_port = metrics_port
     broker.pki = pki
     yield broker
     if broker.running:
         assert broker.stop() == 0, broker.tail()
+
+
+def _sasl_plaintext_metrics(broker) -> dict:
+    """The SASL_PLAINTEXT listener's socket-server-metrics summed over its network threads,
+    (a NaN, an average or maximum of nothing, left out) and the SocketServer's
+    ExpiredConnectionsKilledCount."""
+    from tests.integration.test_metrics import scrape
+
+    prefix = "kafka_server_socket_server_metrics_"
+    totals: dict = {}
+    samples = scrape(broker.metrics_port)
+    for (name, labels), v in samples.items():
+        if name.startswith(prefix) and ("listener", "SASL_PLAINTEXT") in labels and v == v:  # NaN: none measured
+            totals[name[len(prefix):]] = totals.get(name[len(prefix):], 0.0) + v
+    totals["ExpiredConnectionsKilledCount"] = samples[("kafka_network_socketserver_expiredconnectionskilledcount", ())]
+    return totals
 
 
 # ---- the wire, by hand ----------------------------------------------------------------------
@@ -106,6 +126,7 @@ class _Connection:
 
 def test_session_lifetime_expiry_and_reauthentication_on_the_wire(reauth_broker) -> None:
     port = reauth_broker.sasl_ports["SASL_PLAINTEXT"]
+    before = _sasl_plaintext_metrics(reauth_broker)
     expiring, renewed = _Connection(port), _Connection(port)
     try:
         answer = expiring.login_plain()
@@ -133,6 +154,14 @@ def test_session_lifetime_expiry_and_reauthentication_on_the_wire(reauth_broker)
         renewed.close()
     wait_until(lambda: "SASL session expired" in reauth_broker.output(), 30,
                "the broker did not log the expired session")
+    # Kafka's Selector metrics counted it all: two logins, one re-authentication (with its
+    # latency), one connection killed at the end of its session
+    after = _sasl_plaintext_metrics(reauth_broker)
+    for metric, n in (("successful_authentication_total", 2), ("successful_reauthentication_total", 1),
+                      ("expired_connections_killed_count", 1), ("ExpiredConnectionsKilledCount", 1),
+                      ("successful_authentication_no_reauth_total", 0), ("failed_authentication_total", 0)):
+        assert after[metric] - before.get(metric, 0.0) == n, metric
+    assert after.get("reauthentication_latency_max", -1) >= 0  # some thread measured one
 
 
 def test_reauthentication_as_another_user_is_refused(reauth_broker) -> None:
@@ -141,11 +170,15 @@ def test_reauthentication_as_another_user_is_refused(reauth_broker) -> None:
         assert Errors.for_code(int(connection.login_plain().error_code)) is Errors.NONE
         time.sleep(1.1)  # past the one-second minimum between re-authentications
         # the JAAS users are alice only: a wrong password fails like a change of user would
+        before = _sasl_plaintext_metrics(reauth_broker)
         answer = connection.login_plain(password="wrong")
         assert Errors.for_code(int(answer.error_code)) is Errors.SASL_AUTHENTICATION_FAILED
         assert connection.closed_by_broker()
     finally:
         connection.close()
+    after = _sasl_plaintext_metrics(reauth_broker)
+    assert after["failed_reauthentication_total"] - before["failed_reauthentication_total"] == 1
+    assert after["failed_authentication_total"] == before["failed_authentication_total"]
 
 
 # ---- real clients -----------------------------------------------------------------------------

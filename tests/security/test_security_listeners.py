@@ -289,3 +289,75 @@ def test_bad_input_closes_only_that_connection(secure_broker) -> None:
     bystander.close(timeout=10)
     _still_serving(secure_broker)
     assert secure_broker.process.running
+
+
+# ---- authentication metrics ------------------------------------------------------------------
+
+_AUTH_METRICS = ("failed_authentication_total", "successful_authentication_total",
+                 "successful_authentication_no_reauth_total")
+
+
+def _auth_totals(secure_broker) -> dict:
+    """kafka_server_socket_server_metrics_<metric>{listener} summed over the network threads."""
+    from tests.integration.test_metrics import scrape
+
+    totals: dict = {}
+    for (name, labels), v in scrape(secure_broker.process.metrics_port).items():
+        for metric in _AUTH_METRICS:
+            if name == f"kafka_server_socket_server_metrics_{metric}":
+                key = (metric, dict(labels)["listener"])
+                totals[key] = totals.get(key, 0.0) + v
+    return totals
+
+
+def test_authentications_are_counted_per_listener(secure_broker) -> None:
+    """Kafka's Selector metrics of each listener's network threads, read from the broker's
+    Prometheus endpoint: a wrong password and a TLS handshake that fails count as failed
+    authentications, completed SASL exchanges and TLS handshakes as successful ones, and
+    those of clients that cannot re-authenticate (SaslAuthenticate v0, any SSL connection)
+    as successful-authentication-no-reauth."""
+    from kio.schema.sasl_authenticate.v0 import SaslAuthenticateRequest as SaslAuthenticateRequestV0
+
+    before = _auth_totals(secure_broker)
+
+    def connect(listener: str) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", secure_broker.ports[listener]), timeout=15)
+
+    def plain_login(password: str, version: int) -> Errors:
+        with connect("SASL_PLAINTEXT") as s:
+            s.sendall(_frame(ApiKeys.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN")))
+            assert _error_of(_read_frame(s), ApiKeys.SASL_HANDSHAKE, 1) is Errors.NONE
+            request = SaslAuthenticateRequest if version == 2 else SaslAuthenticateRequestV0
+            s.sendall(_frame(ApiKeys.SASL_AUTHENTICATE, version,
+                             request(auth_bytes=b"\0alice\0" + password.encode())))
+            return _error_of(_read_frame(s), ApiKeys.SASL_AUTHENTICATE, version)
+
+    assert plain_login("wrong", 2) is Errors.SASL_AUTHENTICATION_FAILED
+    assert plain_login("alice-secret", 2) is Errors.NONE
+    assert plain_login("alice-secret", 0) is Errors.NONE
+    with connect("SSL") as s:  # not TLS at all
+        s.sendall(b"\x16\x03\x01\x00\x10" + b"not a hello, no" * 4)
+        assert _closed(s)
+    context = ssl.create_default_context(cafile=str(secure_broker.pki.ca_cert))
+    with context.wrap_socket(connect("SSL"), server_hostname="localhost") as tls:
+        tls.sendall(_api_versions_frame())
+        assert _read_frame(tls) is not None
+
+    def delta(metric: str, listener: str) -> float:
+        return _auth_totals(secure_broker).get((metric, listener), 0.0) - before.get((metric, listener), 0.0)
+
+    wait_until(lambda: delta("successful_authentication_total", "SSL") == 1, 30,
+               "the TLS handshake was not counted")
+    assert delta("failed_authentication_total", "SASL_PLAINTEXT") == 1
+    assert delta("successful_authentication_total", "SASL_PLAINTEXT") == 2
+    assert delta("successful_authentication_no_reauth_total", "SASL_PLAINTEXT") == 1  # the v0 one
+    assert delta("failed_authentication_total", "SSL") == 1
+    assert delta("successful_authentication_no_reauth_total", "SSL") == 1
+    # nothing of it on the PLAINTEXT listener, whose connections need no authentication
+    assert delta("successful_authentication_total", "PLAINTEXT") == 0
+    from tests.integration.test_metrics import scrape
+    samples = scrape(secure_broker.process.metrics_port)
+    rate = sum(v for (name, labels), v in samples.items()
+               if name == "kafka_server_socket_server_metrics_failed_authentication_rate"
+               and ("listener", "SASL_PLAINTEXT") in labels)
+    assert rate > 0

@@ -249,3 +249,56 @@ def test_reaper_on_the_real_clock_ends_throttles_in_order() -> None:
     finally:
         m.shutdown()
     assert not m.throttled_channel_reaper.is_alive()
+
+
+def _quota_gauges(quota_type: str) -> dict:
+    """The registry's gauges of one quota type: {(mbean, attribute): value}."""
+    from kafka_py.metrics.kafka_metrics_group import default_registry
+
+    return {(n.mbean_name, n.attribute): m.value() for n, m in default_registry().all_metrics()
+            if n.group == "kafka.server" and n.type == quota_type and n.attribute is not None}
+
+
+def test_client_sensors_are_published_under_kafkas_jmx_names(time) -> None:
+    m = make(time, ClientQuotaManagerConfig(num_quota_samples=11, quota_window_size_seconds=1), QuotaType.FETCH)
+    try:
+        assert _quota_gauges("Fetch") == {}
+        m.update_quota(None, "metrics-client", "metrics-client", Quota.upper_bound(100))
+        mbean = "kafka.server:type=Fetch,client-id=metrics-client"
+        request = _Request(client_id="metrics-client")
+        throttle_ms = record(m, time, "ANONYMOUS", "metrics-client", 2000)
+        assert throttle_ms > 0
+        gauges = _quota_gauges("Fetch")
+        # 2000 bytes over 10 windows of 1 s; nothing throttled yet
+        assert gauges[(mbean, "byte-rate")] == pytest.approx(200.0)
+        assert gauges[(mbean, "throttle-time")] != gauges[(mbean, "throttle-time")]  # NaN, as Kafka's Avg
+        m.throttle(request, throttle_ms, lambda response: None)
+        assert _quota_gauges("Fetch")[(mbean, "throttle-time")] == throttle_ms
+        # a user quota measures all the user's client ids together: the user tag only;
+        # a (user, client id) quota measures the pair
+        m.update_quota("alice", None, None, Quota.upper_bound(10**9))
+        record(m, time, "alice", "metrics-client", 10)
+        assert _quota_gauges("Fetch")[("kafka.server:type=Fetch,user=alice", "byte-rate")] == pytest.approx(1.0)
+        m.update_quota("bob", "metrics-client", "metrics-client", Quota.upper_bound(10**9))
+        record(m, time, "bob", "metrics-client", 10)
+        assert ("kafka.server:type=Fetch,user=bob,client-id=metrics-client", "byte-rate") in _quota_gauges("Fetch")
+        # an hour without a record takes a client's sensors and metrics away
+        time.sleep(3600 * 1000 + 31_000)
+        record(m, time, "ANONYMOUS", "another-client", 1)
+        assert (mbean, "byte-rate") not in _quota_gauges("Fetch")
+    finally:
+        m.shutdown()
+    assert _quota_gauges("Fetch") == {}
+
+
+def test_request_quota_publishes_request_time(time) -> None:
+    m = ClientRequestQuotaManager(ClientQuotaManagerConfig(num_quota_samples=11, quota_window_size_seconds=1), time)
+    try:
+        m.update_quota(None, "rq", "rq", Quota.upper_bound(0.1))
+        request = _Request(client_id="rq", thread_time_ns=50_000_000)  # 5% of a second
+        assert m.maybe_record_and_get_throttle_time_ms(request, time.hi_res_milliseconds()) > 0
+        gauges = _quota_gauges("Request")
+        assert gauges[("kafka.server:type=Request,client-id=rq", "request-time")] == pytest.approx(0.5)
+        assert ("kafka.server:type=Request,client-id=rq", "throttle-time") in gauges
+    finally:
+        m.shutdown()

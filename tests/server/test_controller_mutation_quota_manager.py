@@ -120,3 +120,22 @@ def test_entities_and_defaults_as_the_other_quotas(manager) -> None:
     manager.new_quota_for(_Request(6, user="carol"), 6).record(1e6)
     assert {m["type"] for m in manager.client_metrics()} == {"ControllerMutation"}
     assert all("tokens" in m for m in manager.client_metrics())
+
+
+def test_tokens_mutation_rate_and_throttle_time_are_published(manager) -> None:
+    from kafka_py.metrics.kafka_metrics_group import default_registry
+
+    manager.update_quota("alice", None, None, Quota.upper_bound(10))
+    manager.new_quota_for(_Request(6), 6).record(30)
+    permissive = manager.new_quota_for(_Request(5), 6)
+    permissive.record(90)  # 20 short of a 100 burst
+    manager.throttle(_Request(5), permissive.throttle_time(), lambda response: None)
+    gauges = {n.attribute: m.value() for n, m in default_registry().all_metrics()
+              if n.mbean_name == "kafka.server:type=ControllerMutation,user=alice"}
+    assert gauges["tokens"] == pytest.approx(-20.0)
+    assert gauges["mutation-rate"] == pytest.approx(120 / 30.0)  # over Kafka's default 2 x 30 s
+    assert gauges["throttle-time"] == 2000
+    # a changed quota reaches the bucket, not the rate beside it
+    manager.update_quota("alice", None, None, Quota.upper_bound(20))
+    sensor = manager.get_or_create_quota_sensors("User:alice", "c").quota_sensor
+    assert {m.name: m.config.quota for m in sensor.metrics} == {"tokens": Quota.upper_bound(20), "mutation-rate": None}
