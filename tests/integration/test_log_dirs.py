@@ -238,3 +238,30 @@ class KafkaAdminClientContext:
 
     def __exit__(self, *exc: object) -> None:
         self.client.close()
+
+
+def test_kafka_reassign_partitions_sh_moves_a_replica_to_the_log_dir_its_plan_names(broker, admin, tmp_path):
+    create_topic(admin, "planned")
+    values = produce(broker, "planned", 50)
+    [(source, _, _, _)] = replicas(admin)[("planned", 0)]
+    dest = other_dir(broker, source)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "planned", "partition": 0, "replicas": [0], "log_dirs": [dest]}]}))
+    tool = [str(ROOT / "bin" / "kafka-reassign-partitions.sh"), "--bootstrap-server", broker.bootstrap]
+    done = subprocess.run([*tool, "--execute", "--reassignment-json-file", str(plan)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == ["Successfully started partition reassignment for planned-0",
+                                             "Successfully started log directory move for: planned-0-0"]
+    wait_until(lambda: [r[0] for r in replicas(admin).get(("planned", 0), [])] == [dest], WAIT,
+               f"planned-0 did not move to {dest}: {replicas(admin).get(('planned', 0))}")
+    verified = subprocess.run([*tool, "--verify", "--reassignment-json-file", str(plan)], capture_output=True,
+                              text=True, timeout=120)
+    assert (verified.returncode, verified.stdout) == (0, (
+        "Status of partition reassignment:\n"
+        "Reassignment of partition planned-0 is complete.\n"
+        "Reassignment of replica planned-0-0 completed successfully.\n"
+        "Clearing broker-level throttles on broker 0\n"
+        "Clearing topic-level throttles on topic planned\n")), verified.stderr
+    assert consume(broker, "planned") == values
