@@ -7,7 +7,7 @@ consumer reading from offset 0 must find every acknowledged value at the offset 
 acknowledgement named, no value twice and no hole in the offsets
 (replicated_cluster.check_nothing_lost). Every wait is bounded; no timing is asserted.
 
-The randomized test runs for KAFKA_PY_CHAOS_SECONDS (default 60) and prints its seed;
+The randomized test runs for KAFKA_PY_CHAOS_SECONDS (default 30) and prints its seed;
 KAFKA_PY_CHAOS_SEED replays one.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tests.integration.broker_harness import RawClient, unique_chroot, wait_unti
 from tests.integration.replicated_cluster import (WAIT, ProduceLoad, check_nothing_lost,
                                                   make_replicated_cluster)
 
-CHAOS_SECONDS = float(os.environ.get("KAFKA_PY_CHAOS_SECONDS", "60"))
+CHAOS_SECONDS = float(os.environ.get("KAFKA_PY_CHAOS_SECONDS", "30"))
 
 
 @pytest.fixture
