@@ -75,6 +75,21 @@ def test_follower_death_shrinks_and_its_return_expands_the_isr(cluster):
     assert ("kafka_server_replicafetchermanager_maxlag", (("clientId", "Replica"),)) in samples
     assert ("kafka_server_replicafetchermanager_minfetchrate", (("clientId", "Replica"),)) in samples
     assert value(samples, "kafka_server_brokertopicmetrics_replicationbytesout_total") >= 0
+
+    # its fetcher thread's FetcherStats (clientId, brokerHost, brokerPort: exported as clientId
+    # and broker="host:port"): the fetches it sent the leader and the record bytes it got back
+    def fetcher_stat(name: str) -> float:
+        return sum(v for (n, labels), v in scrape(follower.metrics_port).items()
+                   if n == name and dict(labels)["broker"].endswith(f":{leader.port}")
+                   and dict(labels)["clientId"].startswith("ReplicaFetcherThread-"))
+
+    fetches, fetched = (fetcher_stat("kafka_server_fetcherstats_requests_total"),
+                        fetcher_stat("kafka_server_fetcherstats_bytes_total"))
+    assert fetches > 0 and fetched > 0
+    produce(cluster, 5, acks="all")
+    wait_until(lambda: fetcher_stat("kafka_server_fetcherstats_bytes_total") > fetched, WAIT,
+               "the follower's FetcherStats BytesPerSec did not grow")
+    assert fetcher_stat("kafka_server_fetcherstats_requests_total") > fetches
     wait_until(lambda: metric(leader, "kafka_server_brokertopicmetrics_replicationbytesout_total") > 0, WAIT,
                "the leader counted no replication bytes out")
     assert metric(leader, "kafka_server_replicamanager_underreplicatedpartitions") == 0
@@ -129,24 +144,34 @@ def test_exactly_one_active_controller_and_another_after_it_dies(cluster):
 
 def test_every_query_of_the_grafana_dashboard_names_an_exported_metric(cluster):
     """config/grafana-dashboard.json asks only for what these brokers export, once they
-    have had traffic, broker changes (the tests before) and a log flush."""
+    have had traffic, broker changes (the tests before), a log flush and a client under a
+    quota (which makes the quota metrics exist)."""
     import json
     import pathlib
     import re
 
+    from tests.integration.test_client_quotas import alter_ok
+
+    client = "dashboard-client"
+    alter_ok(cluster.broker(0), [({"client-id": client}, {"producer_byte_rate": 10**9, "request_percentage": 10**4})])
+    for b in cluster.brokers:
+        line = f"Changing Request quota for client-id {client}"
+        wait_until(lambda: line in b.output(), 30, f"broker {b.broker_id} never logged {line!r}")
     cluster.create_topic("cluster-metrics-flushed", {0: [0, 1, 2]}, flush_messages="1")
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all")
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all", client_id=client)
     producer.send("cluster-metrics-flushed", value=b"x").get(timeout=30)
     producer.close()
     dashboard = json.loads((pathlib.Path(__file__).resolve().parents[2] / "config" / "grafana-dashboard.json")
                            .read_text())
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
-    assert len(exprs) >= 16
+    assert len(exprs) >= 25
     wanted = {name for e in exprs for name in re.findall(r"\b(kafka_[a-z0-9_]+)", e)}
     for needed in ("kafka_server_replicamanager_underreplicatedpartitions", "kafka_server_replicamanager_isrshrinks_total",
                    "kafka_network_requestmetrics_totaltimems", "kafka_controller_kafkacontroller_activecontrollercount",
                    "kafka_server_delayedoperationpurgatory_purgatorysize",
-                   "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent"):
+                   "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent",
+                   "kafka_server_quota_throttle_time", "kafka_server_socket_server_metrics_failed_authentication_total",
+                   "kafka_server_fetcherstats_bytes_total", "kafka_server_sessionexpirelistener_sessionstate"):
         assert needed in wanted, needed
 
     def missing() -> set:

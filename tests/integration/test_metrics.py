@@ -322,3 +322,51 @@ scrape_configs:
     result = found[0]
     assert result["metric"]["job"] == "kafka" and result["metric"]["topic"] == topic
     assert float(result["value"][1]) == 5
+
+
+def test_zookeeper_session_state_reads_connected(metrics_broker):
+    """kafka.server:type=SessionExpireListener,name=SessionState: one sample per state of Java's
+    ZooKeeper.States, 1 for the broker's connected session."""
+    samples = scrape(metrics_broker.metrics_port)
+    states = {dict(labels)["state"]: v for (n, labels), v in samples.items()
+              if n == "kafka_server_sessionexpirelistener_sessionstate"}
+    assert states["CONNECTED"] == 1
+    assert sum(states.values()) == 1 and {"CONNECTING", "CLOSED", "AUTH_FAILED"} <= set(states)
+
+
+def test_client_quota_metrics_of_a_throttled_client(metrics_broker):
+    """A client id held to producer_byte_rate, request_percentage and controller_mutation_rate:
+    Kafka's kafka.server:type=Produce|Request|ControllerMutation,client-id=.. metrics, exported
+    as kafka_server_quota_<attribute>{resource,clientId}, show its rates and the throttle time
+    its answers carried."""
+    from tests.integration.test_client_quotas import PROBE_TOPIC, alter_ok, create_topic, probe
+    from tests.integration.test_controller_mutation_quota import _create, _throttle_ms
+
+    broker = metrics_broker
+    client = "metrics-throttled"
+    create_topic(broker, PROBE_TOPIC)
+    # a probe (200 KB) over 10 windows of 1 s is 20,000 bytes/s: twice the producer quota
+    alter_ok(broker, [({"client-id": client}, {"producer_byte_rate": 10_000, "request_percentage": 1000,
+                                               "controller_mutation_rate": 0.1})])
+    for quota in ("Produce", "Request", "ControllerMutation"):
+        line = f"Changing {quota} quota for client-id {client}"
+        wait_until(lambda: line in broker.output(), 30, f"the broker never logged {line!r}")
+    size, throttle_ms = probe(broker, client)
+    assert throttle_ms > 0
+    # 3 partitions from a bucket of 11 windows x 0.1: 1.9 short, 19 s to win back (v5: served anyway)
+    errors, response = _create(broker, 5, {"metrics-quota-topic": 3}, client_id=client)
+    assert errors == {"metrics-quota-topic": 0}
+    mutation_throttle_ms = _throttle_ms(response)
+    assert mutation_throttle_ms > 10_000
+
+    def quota(attribute: str, resource: str) -> float:
+        return scrape(broker.metrics_port).get(
+            (f"kafka_server_quota_{attribute}", (("clientId", client), ("resource", resource))), float("nan"))
+
+    wait_until(lambda: quota("throttle_time", "Produce") == throttle_ms, 30,
+               f"Produce throttle-time {quota('throttle_time', 'Produce')} is not {throttle_ms}")
+    assert 0 < quota("byte_rate", "Produce") <= size / 10  # the bytes over (at least) the 10 windows
+    assert quota("request_time", "Request") > 0
+    assert quota("throttle_time", "ControllerMutation") == mutation_throttle_ms
+    assert quota("tokens", "ControllerMutation") < 0
+    assert quota("mutation_rate", "ControllerMutation") > 0
