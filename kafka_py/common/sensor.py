@@ -1,8 +1,8 @@
 """Port of the parts of clients/src/main/java/org/apache/kafka/common/metrics that client quotas
-use (Kafka 2.8.2): Sensor.java, KafkaMetric.java, MetricConfig.java, Quota.java,
-QuotaViolationException.java, stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java,
-stats/Avg.java, stats/Max.java, stats/SimpleRate.java, stats/TokenBucket.java, stats/CumulativeSum.java
-and stats/Meter.java.
+and the network threads' authentication metrics use (Kafka 2.8.2): Sensor.java,
+KafkaMetric.java, MetricConfig.java, Quota.java, QuotaViolationException.java,
+stats/SampledStat.java, stats/WindowedSum.java, stats/Rate.java, stats/Avg.java, stats/Max.java,
+stats/SimpleRate.java, stats/TokenBucket.java, stats/CumulativeSum.java and stats/Meter.java.
 
 A ``Sensor`` records values into its stats; a stat whose ``MetricConfig`` carries a ``Quota``
 is checked after every quota-checked record, and a value beyond the bound raises
