@@ -325,3 +325,15 @@ def test_a_move_pauses_cleaning_once_and_resumes_it_when_done(tmp_path):
         assert manager.cleaning_state(TP0) is None
     finally:
         broker.close()
+
+
+def test_num_replica_alter_log_dirs_threads_must_be_at_least_one(dirs):
+    from kafka_py.server.kafka_config import ConfigException, KafkaConfig
+
+    props = {"zookeeper.connect": "localhost:2181", "log.dirs": ",".join(dirs)}
+    assert KafkaConfig(props, do_log=False).num_replica_alter_log_dirs_threads == 2
+    assert KafkaConfig({**props, "num.replica.alter.log.dirs.threads": "3"},
+                       do_log=False).num_replica_alter_log_dirs_threads == 3
+    with pytest.raises(ConfigException) as info:
+        KafkaConfig({**props, "num.replica.alter.log.dirs.threads": "0"}, do_log=False)
+    assert info.value.name == "num.replica.alter.log.dirs.threads" and "at least 1" in str(info.value)
