@@ -327,6 +327,7 @@ def test_malformed_file_names_the_file(tmp_path):
     ("log.message.timestamp.type", "WallClock", "CreateTime, LogAppendTime"),
     ("inter.broker.protocol.version", "9.9", "is not a valid version"),
     ("fetch.max.bytes", "1000", "Value must be at least 1024"),
+    ("max.incremental.fetch.session.cache.slots", "-1", "Value must be at least 0"),
     ("offsets.topic.compression.codec", "7", "Value must be no more than 4"),
     ("log.prefault.bytes", "-1", "Value must be at least 0"),
     ("log.prefault.bytes", "16MB", "Not a number of type LONG"),
