@@ -1,7 +1,7 @@
 """Partition reassignment benchmark: two kafka-py brokers and one ZooKeeper on this machine.
 
     .venv/bin/python benchmarks/bench_reassignment.py [--mb 1024] [--throttled-mb 1024] \
-        [--throttle 10000000] [--rounds 1] [--only unthrottled throttled]
+        [--throttle 10000000] [--rounds 1] [--only unthrottled throttled] [--override key=value ...]
 
 A topic of one partition on broker 0 gets ``--mb`` MB (10,000-byte values from confluent-kafka,
 acks=1), then ``bin/kafka-reassign-partitions.sh --execute`` moves it to broker 1, as an
@@ -18,7 +18,7 @@ operator would. Figures:
   the quota lets through before it has measured anything).
 
 Brokers are the test harness's (``tests/integration/broker_harness.py``), with their default
-``replica.fetch.max.bytes`` (1 MiB) and 256 MiB segments.
+``replica.fetch.max.bytes`` (1 MiB) and 256 MiB segments; ``--override`` adds broker configs.
 """
 from __future__ import annotations
 
@@ -49,13 +49,13 @@ VALUE = 10_000
 
 
 class Bench:
-    def __init__(self, workdir: pathlib.Path) -> None:
+    def __init__(self, workdir: pathlib.Path, overrides: dict[str, str]) -> None:
         (workdir / "zk").mkdir()
         self.workdir = workdir
         self.zookeeper = ZooKeeperServer(workdir / "zk").start()
         chroot = unique_chroot("bench-reassignment")
         self.brokers = [BrokerProcess(workdir / f"broker{i}", self.zookeeper.connect_string, chroot, i,
-                                      overrides=PROPS) for i in range(2)]
+                                      overrides=dict(PROPS, **overrides)) for i in range(2)]
         for b in self.brokers:
             b.start(wait=False)
         for b in self.brokers:
@@ -149,15 +149,23 @@ def move(bench: Bench, megabytes: int, throttle: int | None, workdir: pathlib.Pa
     start = time.perf_counter()
     bench.tool(*args)
     deadline = time.monotonic() + max(600.0, 3 * megabytes * 1e6 / (throttle or 50e6))
+    caught_up = None
     while bench.replicas(topic) != ([1], False):
         if time.monotonic() > deadline:
             raise TimeoutError(f"{topic} was not moved: {bench.replicas(topic)}")
-        samples.append((time.perf_counter(), segment_bytes(target, topic)))
-        time.sleep(0.5)
+        now, copied = time.perf_counter(), segment_bytes(target, topic)
+        samples.append((now, copied))
+        if caught_up is None and copied >= size:
+            caught_up = now
+        time.sleep(0.5 if throttle is not None else 0.05)
     elapsed = time.perf_counter() - start
     verified = bench.tool("--verify", "--reassignment-json-file", str(plan))
     assert "is complete" in verified, verified
     result = {"mb": round(size / 1e6), "seconds": round(elapsed, 2), "mb_s": round(size / elapsed / 1e6, 1)}
+    if caught_up is not None:
+        # from the tool's start to the new replica holding every byte (its log, before the
+        # controller's last steps)
+        result["copy_mb_s"] = round(size / (caught_up - start) / 1e6, 1)
     if throttle is not None:
         steady = steady_rate(samples)
         result["steady_mb_s"] = None if steady is None else round(steady, 2)
@@ -172,11 +180,13 @@ def main() -> None:
     parser.add_argument("--throttle", type=int, default=10_000_000)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=["unthrottled", "throttled"])
+    parser.add_argument("--override", nargs="*", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
+    overrides = dict(o.split("=", 1) for o in args.override)
     print(f"{datetime.datetime.now().isoformat(timespec='seconds')}, {os.cpu_count()} CPUs", flush=True)
     summary: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-reassignment-") as tmp:
-        bench = Bench(pathlib.Path(tmp))
+        bench = Bench(pathlib.Path(tmp), overrides)
         try:
             for name in args.only:
                 rounds = []
