@@ -249,11 +249,23 @@ def test_kafka_reassign_partitions_sh_moves_a_replica_to_the_log_dir_its_plan_na
     plan.write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "planned", "partition": 0, "replicas": [0], "log_dirs": [dest]}]}))
     tool = [str(ROOT / "bin" / "kafka-reassign-partitions.sh"), "--bootstrap-server", broker.bootstrap]
-    done = subprocess.run([*tool, "--execute", "--reassignment-json-file", str(plan)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run([*tool, "--execute", "--reassignment-json-file", str(plan),
+                           "--replica-alter-log-dirs-throttle", "100000000"], capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-2:] == ["Successfully started partition reassignment for planned-0",
-                                             "Successfully started log directory move for: planned-0-0"]
+    assert done.stdout.splitlines()[-4:] == [
+        "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle "
+        "is removed.",
+        "The replica-alter-dir throttle limit was set to 100000000 B/s",
+        "Successfully started partition reassignment for planned-0",
+        "Successfully started log directory move for: planned-0-0"]
+    zk = broker.zk()
+    try:
+        assert json.loads(zk.get("/config/brokers/0")[0])["config"] == {
+            "replica.alter.log.dirs.io.max.bytes.per.second": "100000000"}
+    finally:
+        zk.stop()
+        zk.close()
     wait_until(lambda: [r[0] for r in replicas(admin).get(("planned", 0), [])] == [dest], WAIT,
                f"planned-0 did not move to {dest}: {replicas(admin).get(('planned', 0))}")
     verified = subprocess.run([*tool, "--verify", "--reassignment-json-file", str(plan)], capture_output=True,
@@ -264,4 +276,10 @@ def test_kafka_reassign_partitions_sh_moves_a_replica_to_the_log_dir_its_plan_na
         "Reassignment of replica planned-0-0 completed successfully.\n"
         "Clearing broker-level throttles on broker 0\n"
         "Clearing topic-level throttles on topic planned\n")), verified.stderr
+    zk = broker.zk()
+    try:
+        assert json.loads(zk.get("/config/brokers/0")[0])["config"] == {}
+    finally:
+        zk.stop()
+        zk.close()
     assert consume(broker, "planned") == values
