@@ -1067,8 +1067,9 @@ class ReplicaManager(KafkaMetricsGroup):
         """Throttle only a replica outside the ISR, so throttling never pushes one out of it."""
         if quota is None or quota is UNBOUNDED_QUOTA:
             return False
-        is_replica_in_sync = replica_id in partition.in_sync_replica_ids
-        return not is_replica_in_sync and quota.is_throttled(partition.topic_partition) and quota.is_quota_exceeded()
+        # Kafka's three conditions, the cheapest first: nothing is throttled most of the time
+        return (quota.is_throttled(partition.topic_partition) and replica_id not in partition.in_sync_replica_ids
+                and quota.is_quota_exceeded())
 
     def _update_follower_fetch_state(self, follower_id: int, read_results: list[tuple[TopicPartition, LogReadResult]]
                                      ) -> list[tuple[TopicPartition, LogReadResult]]:
