@@ -35,8 +35,8 @@ next incremental fetch and starts again with a full one.
 
 Kafka's TreeMaps of sessions by last use and by value are heaps here whose stale entries are
 skipped when met (``_SessionOrder``); Kafka's ImplicitLinkedHashCollection of a session's
-partitions is an ordered dict. Each session has its own lock; the cache's lock is never
-taken while a session's is held.
+partitions is an ordered dict. Each session has its own lock; where both locks are needed the
+cache's is taken first, never the other way round.
 
 Partition answers are the ReplicaManager's ``FetchPartitionData`` (or anything with its
 ``error``, ``high_watermark``, ``log_start_offset``, ``records``, ``preferred_read_replica``
