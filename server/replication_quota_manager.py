@@ -23,6 +23,10 @@ so a throttle never pushes an in-sync replica out of the ISR.
 Both the bound (``update_quota``) and the throttled partitions (``mark_throttled``,
 ``remove_throttle``) change at runtime, from the DynamicConfigManager's handlers
 (server/config_handler.py).
+
+The measured rate is the ``byte-rate`` attribute of ``kafka.server:type=LeaderReplication``
+(``FollowerReplication``, ``AlterLogDirsReplication``) in the broker's metrics registry, as
+Kafka's JmxReporter names it.
 """
 from __future__ import annotations
 
@@ -78,6 +82,16 @@ class ReplicationQuotaManager:
         self._quota: Optional[Quota] = None
         self._sensor = Sensor(f"{replication_type}")
         self._rate_metric = self._sensor.add(KafkaMetric("byte-rate", SimpleRate(), self._quota_metric_config(None)))
+        self._gauge_name = _byte_rate_metric_name(replication_type)
+        self._gauge = self._register_gauge()
+
+    def _register_gauge(self):
+        from kafka_py.metrics.kafka_metrics_group import default_registry
+
+        registry = default_registry()
+        # the newest manager of its type counts (one broker per process)
+        registry.remove_metric(self._gauge_name)
+        return registry.new_gauge(self._gauge_name, self.byte_rate)
 
     def _quota_metric_config(self, quota: Optional[Quota]) -> MetricConfig:
         return MetricConfig(samples=self.config.num_quota_samples,
@@ -152,7 +166,18 @@ class ReplicationQuotaManager:
         return self._throttled_partitions.get(topic)
 
     def shutdown(self) -> None:
-        pass
+        from kafka_py.metrics.kafka_metrics_group import default_registry
+
+        registry = default_registry()
+        if registry.get(self._gauge_name) is self._gauge:
+            registry.remove_metric(self._gauge_name)
+
+
+def _byte_rate_metric_name(replication_type: str):
+    from kafka_py.metrics.yammer import MetricName
+
+    return MetricName("kafka.server", replication_type, "", None, f"kafka.server:type={replication_type}", (),
+                      attribute="byte-rate")
 
 
 __all__ = [

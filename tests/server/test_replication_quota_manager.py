@@ -148,3 +148,19 @@ def test_broker_config_handler_sets_the_rates_from_this_brokers_own_config_only(
     assert quotas.leader.upper_bound == QUOTA_BYTES_PER_SECOND_DEFAULT
     assert quotas.follower.upper_bound == 2000
     quotas.shutdown()
+
+
+def test_the_byte_rate_is_a_gauge_under_kafkas_name_until_shutdown():
+    from kafka_py.metrics.kafka_metrics_group import default_registry
+    from kafka_py.metrics.yammer import MetricName
+
+    name = MetricName("kafka.server", "FollowerReplication", "", None, "kafka.server:type=FollowerReplication", (),
+                      attribute="byte-rate")
+    time = MockTime()
+    quota = ReplicationQuotaManager(ReplicationQuotaManagerConfig(), "FollowerReplication", time)
+    quota.record(4000)
+    time.sleep(2000)
+    # 4,000 bytes over the 2 s since the first sample began
+    assert default_registry().get(name).value() == pytest.approx(2000.0)
+    quota.shutdown()
+    assert default_registry().get(name) is None
