@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot  # noqa: E402
 from tests.security.certs import make_pki  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
-from kafka_py.tools.group_subscription import subscribe
 
 RECORD = b"x" * 10_000
 
@@ -65,7 +64,7 @@ def consume(configs: dict, topic: str, count: int) -> float:
     from confluent_kafka import Consumer
     consumer = Consumer({**configs, "group.id": "bench-" + uuid.uuid4().hex, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False, "fetch.max.bytes": 52_428_800})
-    subscribe(consumer, [topic])
+    consumer.subscribe([topic])
     got = 0
     size = 0
     start = None

@@ -44,7 +44,6 @@ from kafka_py.protocol.messages import request_schema  # noqa: E402
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
 from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
-from kafka_py.tools.group_subscription import subscribe
 
 VALUE = b"x" * 100
 
@@ -196,7 +195,7 @@ class Bench:
                              "auto.offset.reset": "earliest", "enable.auto.commit": False,
                              "isolation.level": isolation, "enable.partition.eof": True,
                              "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 10485760})
-        subscribe(consumer, [topic])
+        consumer.subscribe([topic])
         got = 0
         first = None
         deadline = time.monotonic() + 300

@@ -44,7 +44,6 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from tests.integration.broker_harness import BrokerProcess, unique_chroot  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
-from kafka_py.tools.group_subscription import subscribe
 
 
 def sample(pid: int) -> dict[str, float]:
@@ -112,7 +111,7 @@ class Load:
     def consume(self) -> None:
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "soak-steady",
                              "auto.offset.reset": "earliest", "enable.auto.commit": True})
-        subscribe(consumer, self.topics)
+        consumer.subscribe(self.topics)
         try:
             while not self.stop.is_set():
                 for message in consumer.consume(500, 0.5):

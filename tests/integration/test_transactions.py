@@ -25,7 +25,6 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
-from kafka_py.tools.group_subscription import subscribe
 
 WAIT = 60.0
 # Short enough that a hung producer's transaction is aborted within the test.
@@ -151,7 +150,7 @@ def test_confluent_kafka_transactions_and_read_committed_consumer(broker):
                            "isolation.level": "read_committed", "auto.offset.reset": "earliest",
                            "enable.partition.eof": True})
     try:
-        subscribe(consumer, [topic])
+        consumer.subscribe([topic])
         values, eofs = [], set()
         deadline = time.monotonic() + WAIT
         while len(eofs) < 2:

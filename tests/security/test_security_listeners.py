@@ -21,7 +21,6 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import decode_response, encode_request
 from tests.integration.broker_harness import ROOT, wait_until
-from kafka_py.tools.group_subscription import subscribe
 
 RECORDS = [f"record-{i}".encode() * 50 for i in range(200)]
 
@@ -86,7 +85,7 @@ def test_confluent_kafka_over_ssl_with_client_certificate(secure_broker) -> None
         producer.produce(topic, value)
     assert producer.flush(30) == 0
     consumer = confluent_kafka.Consumer({**common, "group.id": "g-" + topic, "auto.offset.reset": "earliest"})
-    subscribe(consumer, [topic])
+    consumer.subscribe([topic])
     got = []
     deadline = time.monotonic() + 60
     try:
