@@ -18,14 +18,15 @@ import time
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka import TopicPartition as KTP
-from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError, UnknownTopicOrPartitionError
+from kafka.errors import (InvalidReplicationAssignmentError, KafkaError, NoReassignmentInProgressError,
+                          UnknownTopicOrPartitionError)
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
-from kafka_py.tools.command_line_utils import BROKER_RESOURCE, OP_DELETE, OP_SET, TOPIC_RESOURCE
-from kafka_py.tools.command_line_utils import incremental_alter_configs
+from kafka_py.tools.command_line_utils import (BROKER_RESOURCE, OP_DELETE, OP_SET, TOPIC_RESOURCE, CommandError,
+                                               incremental_alter_configs)
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
 from tests.integration.replicated_cluster import (CLUSTER_PROPS, WAIT, ProduceLoad, ReplicatedCluster,
                                                   check_nothing_lost)
@@ -127,6 +128,21 @@ def raw_list(port: int):
                                                                                       "topics": None})
     with RawClient(port, timeout=30) as client:
         return client.request(ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, request)
+
+
+def with_fresh_admin(cluster: ReplicatedCluster, call):
+    """``call(admin)`` with a new admin client of the live brokers; None when the cluster does not
+    answer yet (a dead controller's id is still in some broker's metadata, say)."""
+    try:
+        client = KafkaAdminClient(bootstrap_servers=cluster.bootstrap(), request_timeout_ms=10000)
+    except (KafkaError, OSError):
+        return None
+    try:
+        return call(client)
+    except (KafkaError, OSError, RuntimeError, CommandError):
+        return None
+    finally:
+        client.close()
 
 
 # -- bad requests ------------------------------------------------------------------------------
@@ -350,18 +366,16 @@ def test_a_reassignment_survives_the_controller_killed_mid_way(cluster, admin):
         cluster.broker(3).kill()
         new_controller = cluster.wait_controller(exclude=3)
         load.wait_acked(200)
-        # the new controller knows the reassignment from ZooKeeper
-        fresh = KafkaAdminClient(bootstrap_servers=cluster.bootstrap(), request_timeout_ms=30000)
-        try:
-            wait_until(lambda: fresh.list_partition_reassignments() == {KTP(topic, 0): {
-                "replicas": [1, 2, 3, 0], "adding_replicas": [3], "removing_replicas": [0]}}, WAIT,
-                f"controller {new_controller} does not list the reassignment")
-            incremental_alter_configs(fresh, BROKER_RESOURCE, "0",
-                                      [("leader.replication.throttled.rate", OP_DELETE, None)])
-            incremental_alter_configs(fresh, TOPIC_RESOURCE, topic,
-                                      [("leader.replication.throttled.replicas", OP_DELETE, None)])
-        finally:
-            fresh.close()
+        # the new controller knows the reassignment from ZooKeeper; the throttle goes
+        expected = {KTP(topic, 0): {"replicas": [1, 2, 3, 0], "adding_replicas": [3], "removing_replicas": [0]}}
+        wait_until(lambda: with_fresh_admin(cluster, lambda a: a.list_partition_reassignments()) == expected, WAIT,
+                   f"controller {new_controller} does not list the reassignment")
+        wait_until(lambda: with_fresh_admin(cluster, lambda a: (
+            incremental_alter_configs(a, BROKER_RESOURCE, "0", [("leader.replication.throttled.rate", OP_DELETE,
+                                                                   None)]),
+            incremental_alter_configs(a, TOPIC_RESOURCE, topic, [("leader.replication.throttled.replicas",
+                                                                  OP_DELETE, None)]))) is not None, WAIT,
+                   "the throttle could not be removed")
         assert not reassigned(cluster, topic, [1, 2, 3])  # it cannot finish without broker 3
 
         cluster.broker(3).restart(WAIT)
