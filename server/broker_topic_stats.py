@@ -11,6 +11,8 @@ topic (``topic=<t>``):
   FailedFetchRequestsPerSec per partition read, BytesOutPerSec per partition answered to a
   consumer; ReplicationBytesOutPerSec (all topics only) for answers to followers;
 * ReplicationBytesInPerSec (all topics only): what this broker's replica fetchers appended;
+* ReassignmentBytesInPerSec and ReassignmentBytesOutPerSec (all topics only): the part of the
+  replication traffic that goes to replicas being added by a reassignment;
 * ProduceMessageConversionsPerSec and FetchMessageConversionsPerSec exist and stay at 0: this
   broker converts no record formats.
 
@@ -32,6 +34,8 @@ BYTES_OUT = "BytesOutPerSec"
 BYTES_REJECTED = "BytesRejectedPerSec"
 REPLICATION_BYTES_IN = "ReplicationBytesInPerSec"
 REPLICATION_BYTES_OUT = "ReplicationBytesOutPerSec"
+REASSIGNMENT_BYTES_IN = "ReassignmentBytesInPerSec"
+REASSIGNMENT_BYTES_OUT = "ReassignmentBytesOutPerSec"
 FAILED_PRODUCE_REQUESTS = "FailedProduceRequestsPerSec"
 FAILED_FETCH_REQUESTS = "FailedFetchRequestsPerSec"
 TOTAL_PRODUCE_REQUESTS = "TotalProduceRequestsPerSec"
@@ -70,10 +74,15 @@ class BrokerTopicMetrics(KafkaMetricsGroup):
                        FETCH_MESSAGE_CONVERSIONS, PRODUCE_MESSAGE_CONVERSIONS]
         self.replication_bytes_in_rate: Optional[Meter] = None
         self.replication_bytes_out_rate: Optional[Meter] = None
+        self.reassignment_bytes_in_rate: Optional[Meter] = None
+        self.reassignment_bytes_out_rate: Optional[Meter] = None
         if name is None:
             self.replication_bytes_in_rate = meter(REPLICATION_BYTES_IN, "bytes")
             self.replication_bytes_out_rate = meter(REPLICATION_BYTES_OUT, "bytes")
-            self._names += [REPLICATION_BYTES_IN, REPLICATION_BYTES_OUT]
+            self.reassignment_bytes_in_rate = meter(REASSIGNMENT_BYTES_IN, "bytes")
+            self.reassignment_bytes_out_rate = meter(REASSIGNMENT_BYTES_OUT, "bytes")
+            self._names += [REPLICATION_BYTES_IN, REPLICATION_BYTES_OUT, REASSIGNMENT_BYTES_IN,
+                            REASSIGNMENT_BYTES_OUT]
 
     def record_produce(self, messages: int, size: int) -> None:
         """One partition's successful append: a produce request, its messages and bytes."""
@@ -140,11 +149,18 @@ class BrokerTopicStats:
         if recording.enabled:
             self.all_topics_stats.replication_bytes_in_rate.mark(value)
 
-    def update_bytes_out(self, topic: str, is_follower: bool, value: int) -> None:
-        """BrokerTopicStats.updateBytesOut: followers' fetches count as replication."""
+    def update_reassignment_bytes_in(self, value: int) -> None:
+        if recording.enabled:
+            self.all_topics_stats.reassignment_bytes_in_rate.mark(value)
+
+    def update_bytes_out(self, topic: str, is_follower: bool, value: int, is_reassignment: bool = False) -> None:
+        """BrokerTopicStats.updateBytesOut: followers' fetches count as replication, those of
+        replicas being added by a reassignment as reassignment too."""
         if not recording.enabled:
             return
         if is_follower:
+            if is_reassignment:
+                self.all_topics_stats.reassignment_bytes_out_rate.mark(value)
             self.all_topics_stats.replication_bytes_out_rate.mark(value)
         else:
             self.topic_stats(topic).bytes_out_rate.mark(value)

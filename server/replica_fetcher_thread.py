@@ -240,6 +240,8 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         if self.quota.is_throttled(topic_partition):
             self.quota.record(records.size_in_bytes)
         self.replica_mgr.broker_topic_stats.update_replication_bytes_in(records.size_in_bytes)
+        if partition.is_reassigning and partition.is_adding_local_replica:
+            self.replica_mgr.broker_topic_stats.update_reassignment_bytes_in(records.size_in_bytes)
         return log_append_info
 
     def _maybe_warn_if_oversized_records(self, records: MemoryRecords, topic_partition: TopicPartition) -> None:

@@ -573,6 +573,7 @@ class ReplicaManager(KafkaMetricsGroup):
         self.new_gauge("UnderMinIsrPartitionCount",
                        lambda: sum(1 for p in self._leader_partitions() if p.is_under_min_isr))
         self.new_gauge("AtMinIsrPartitionCount", lambda: sum(1 for p in self._leader_partitions() if p.is_at_min_isr))
+        self.new_gauge("ReassigningPartitions", lambda: sum(1 for p in self._leader_partitions() if p.is_reassigning))
         self.isr_expand_rate = self.new_meter("IsrExpandsPerSec", "expands")
         self.isr_shrink_rate = self.new_meter("IsrShrinksPerSec", "shrinks")
         self.failed_isr_updates_rate = self.new_meter("FailedIsrUpdatesPerSec", "failedUpdates")
@@ -984,7 +985,7 @@ class ReplicaManager(KafkaMetricsGroup):
             for tp, data in partition_data:
                 size = _records_size(data.records)
                 if size:
-                    stats.update_bytes_out(tp.topic, is_from_follower, size)
+                    stats.update_bytes_out(tp.topic, is_from_follower, size, data.is_reassignment_fetch)
             response_callback(partition_data)
 
         return respond

@@ -27,7 +27,8 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.tools.command_line_utils import (BROKER_RESOURCE, OP_DELETE, OP_SET, TOPIC_RESOURCE, CommandError,
                                                incremental_alter_configs)
-from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, free_port, unique_chroot, wait_until
+from tests.integration.test_metrics import scrape, value
 from tests.integration.replicated_cluster import (CLUSTER_PROPS, WAIT, ProduceLoad, ReplicatedCluster,
                                                   check_nothing_lost)
 from tests.integration.test_replication import log_end_offset, partition_dir
@@ -39,8 +40,14 @@ RECORD = b"r" * 1000
 @pytest.fixture(scope="module")
 def cluster(zookeeper, tmp_path_factory):
     chroot = unique_chroot("reassign")
-    brokers = [BrokerProcess(tmp_path_factory.mktemp(f"ra-broker{i}-"), zookeeper.connect_string, chroot, i,
-                             overrides=dict(PROPS)) for i in range(4)]
+    brokers = []
+    for i in range(4):
+        metrics_port = free_port()
+        broker = BrokerProcess(tmp_path_factory.mktemp(f"ra-broker{i}-"), zookeeper.connect_string, chroot, i,
+                               overrides=dict(PROPS, **{"kafka.py.metrics.prometheus.port": str(metrics_port),
+                                                        "kafka.py.metrics.prometheus.host": "127.0.0.1"}))
+        broker.metrics_port = metrics_port
+        brokers.append(broker)
     c = ReplicatedCluster(brokers)
     c.start(ids=(3,))
     c.start(ids=(0, 1, 2))
@@ -266,6 +273,13 @@ def test_the_tool_generates_executes_throttles_lists_verifies_and_cancels(cluste
         f"\tTopic: {topic}\tPartition: 0\tLeader: 0\tReplicas: 1,2,3,0\tIsr: 0,1,2\tAdding Replicas: 3"
         "\tRemoving Replicas: 0"], described.stdout + described.stderr
     assert "\tReplicationFactor: 3\t" in described.stdout
+    # Kafka's reassignment metrics: the leader counts the partition and what it sent the new
+    # replica, which counts what it received
+    leader_metrics = scrape(cluster.broker(0).metrics_port)
+    assert value(leader_metrics, "kafka_server_replicamanager_reassigningpartitions") == 1
+    assert value(leader_metrics, "kafka_server_brokertopicmetrics_reassignmentbytesout_total") >= 1000
+    assert value(scrape(cluster.broker(3).metrics_port),
+                 "kafka_server_brokertopicmetrics_reassignmentbytesin_total") >= 1000
     # held back by the throttle: at 1 B/s broker 3 gets one 16 KiB fetch per quota window span
     time.sleep(3)
     assert log_end_offset(cluster.brokers[3], topic) < 300
