@@ -35,6 +35,7 @@ from kafka_py.common.errors import (
     CorruptRecordException,
     InvalidOffsetException,
     InvalidRecordException,
+    InvalidTxnStateException,
     KafkaException,
     KafkaStorageException,
     OffsetOutOfRangeException,
@@ -70,6 +71,7 @@ from kafka_py.log.log_offset_metadata import (
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
+from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, TimestampType
@@ -757,6 +759,31 @@ class Log:
         with self._lock:
             return dict(self.producer_state_manager.active_producers)
 
+    # ------------------------------------------------------------------ transaction verification
+
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether the producer has a transaction open on this partition at this epoch (its
+        first batch was verified and appended: later batches need no verification)."""
+        entry = self.producer_state_manager.last_entry(producer_id)
+        return (entry is not None and entry.current_txn_first_offset is not None
+                and entry.producer_epoch == producer_epoch)
+
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int,
+                                             epoch: int) -> VerificationGuard:
+        """SENTINEL when the producer's transaction is already open here at ``epoch``; else the
+        guard of the verification to make with the coordinator (log/verification_guard.py),
+        kept in the producer state until a transactional append of the producer uses it."""
+        with self._lock:
+            if self.has_ongoing_transaction(producer_id, epoch):
+                return SENTINEL
+            return self.producer_state_manager.maybe_create_verification_state_entry(
+                producer_id, sequence, epoch, self.time.milliseconds()).verification_guard
+
+    def verification_guard(self, producer_id: int) -> VerificationGuard:
+        with self._lock:
+            entry = self.producer_state_manager.verification_state_entry(producer_id)
+            return SENTINEL if entry is None else entry.verification_guard
+
     def take_producer_snapshot(self) -> None:
         with self._lock:
             self._check_if_memory_mapped_buffer_closed()
@@ -924,12 +951,19 @@ class Log:
     # ------------------------------------------------------------------ append
 
     def append_as_leader(self, records, leader_epoch: int, origin=None,
-                         inter_broker_protocol_version=None) -> LogAppendInfo:
-        """Validate ``records`` (a MemoryRecords), assign offsets and the leader epoch in place, and append."""
+                         inter_broker_protocol_version=None,
+                         verification_guard: Optional[VerificationGuard] = None) -> LogAppendInfo:
+        """Validate ``records`` (a MemoryRecords), assign offsets and the leader epoch in place, and append.
+
+        ``verification_guard`` (a client's produce with transaction verification on, see
+        ``maybe_start_transaction_verification``): a transactional batch of a producer with no
+        transaction open here at its epoch is appended only if this is the guard its verification
+        left in the producer state, else InvalidTxnStateException; SENTINEL passes nothing but
+        batches of open transactions. None checks nothing (Kafka 2.8's append)."""
         if origin is None:
             origin = AppendOrigin.CLIENT
         validate_and_assign = origin is not AppendOrigin.RAFT_LEADER
-        return self._append(records, origin, validate_and_assign, leader_epoch, False)
+        return self._append(records, origin, validate_and_assign, leader_epoch, False, verification_guard)
 
     def append_as_follower(self, records) -> LogAppendInfo:
         """Append batches replicated from the leader, keeping their offsets and epochs."""
@@ -937,7 +971,7 @@ class Log:
         return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
 
     def _append(self, records, origin, validate_and_assign_offsets: bool, leader_epoch: int,
-                ignore_record_size: bool) -> LogAppendInfo:
+                ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None) -> LogAppendInfo:
         append_info, batch_epochs, has_producer_ids = self._analyze_and_validate_records(
             records, origin, ignore_record_size, leader_epoch)
         if append_info.shallow_count == 0:
@@ -991,7 +1025,7 @@ class Log:
                 if has_producer_ids:
                     updated_producers, completed_txns, maybe_duplicate = self._analyze_and_validate_producer_state(
                         LogOffsetMetadata(first_offset, segment.base_offset, segment_position), valid_records,
-                        origin)
+                        origin, verification_guard)
                     if maybe_duplicate is not None:
                         # a retry of a batch already in the log: answer with where it went
                         append_info.first_offset = LogOffsetMetadata(maybe_duplicate.first_offset)
@@ -1075,7 +1109,8 @@ class Log:
                         f"{max_message_size}.")
         return validated
 
-    def _analyze_and_validate_producer_state(self, append_offset_metadata: LogOffsetMetadata, records, origin):
+    def _analyze_and_validate_producer_state(self, append_offset_metadata: LogOffsetMetadata, records, origin,
+                                             verification_guard: Optional[VerificationGuard] = None):
         psm = self.producer_state_manager
         updated_producers: dict = {}
         completed_txns: list = []
@@ -1089,16 +1124,28 @@ class Log:
                         duplicate = entry.find_duplicate_batch(batch)
                         if duplicate is not None:
                             return updated_producers, completed_txns, duplicate
+                info = updated_producers.get(batch.producer_id)
+                if verification_guard is not None and batch.is_transactional and not batch.is_control_batch:
+                    # the first batch of a transaction here goes in only with the guard of its verification
+                    state = psm.last_entry(batch.producer_id) if info is None else info.to_entry()
+                    if state is None or state.current_txn_first_offset is None \
+                            or state.producer_epoch != batch.producer_epoch:
+                        entry = psm.verification_state_entry(batch.producer_id)
+                        if entry is None or not entry.verification_guard.verify(verification_guard):
+                            raise InvalidTxnStateException("Record was not part of an ongoing transaction")
                 # transactions remember where they start, for the last stable offset
                 first_offset_metadata = (
                     LogOffsetMetadata(batch.base_offset, append_offset_metadata.segment_base_offset, relative_position)
                     if batch.is_transactional else None)
-                info = updated_producers.get(batch.producer_id)
                 if info is None:
                     info = updated_producers[batch.producer_id] = psm.prepare_update(batch.producer_id, origin)
                 completed = info.append(batch, first_offset_metadata)
                 if completed is not None:
                     completed_txns.append(completed)
+                if batch.is_transactional:
+                    # its first batch or its marker: a verification of the producer is used up
+                    psm.clear_verification_state_entry(batch.producer_id)
+                    info.verification_state_entry = None
             relative_position += batch.size_in_bytes
         return updated_producers, completed_txns, None
 

@@ -58,6 +58,7 @@ from kafka_py.log.log_files import (
     producer_snapshot_file,
 )
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
+from kafka_py.log.verification_guard import VerificationStateEntry
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP
 
@@ -333,11 +334,14 @@ class ProducerAppendInfo:
         producer_id: int,
         current_entry: ProducerStateEntry,
         origin: AppendOrigin,
+        verification_state_entry: Optional[VerificationStateEntry] = None,
     ):
         self.topic_partition = topic_partition
         self.producer_id = producer_id
         self.current_entry = current_entry
         self.origin = origin
+        # the producer's transaction verification in progress, if any (log/verification_guard.py)
+        self.verification_state_entry = verification_state_entry
         self._transactions: list[TxnMetadata] = []
         self._updated_entry = ProducerStateEntry(
             producer_id,
@@ -368,6 +372,14 @@ class ProducerAppendInfo:
                 raise InvalidProducerEpochException(message)
 
     def _check_sequence(self, producer_epoch: int, append_first_seq: int, offset: int) -> None:
+        verifying = self.verification_state_entry
+        if verifying is not None and append_first_seq > verifying.lowest_sequence:
+            # a lower sequence of this producer is still waiting for its verification
+            raise OutOfOrderSequenceException(
+                f"Out of order sequence number for producer {self.producer_id} at offset {offset} in partition "
+                f"{self.topic_partition}: {append_first_seq} (incoming seq. number), "
+                f"{verifying.lowest_sequence} (earliest seen sequence)"
+            )
         updated = self._updated_entry
         if producer_epoch != updated.producer_epoch:
             # A new epoch must start over at sequence 0, unless the producer is
@@ -705,6 +717,8 @@ class ProducerStateManager:
         self._ongoing_txns: _SortedOffsetMap[TxnMetadata] = _SortedOffsetMap()
         # Completed transactions whose marker is not yet below the high watermark.
         self._unreplicated_txns: _SortedOffsetMap[TxnMetadata] = _SortedOffsetMap()
+        # Transaction verifications in progress, by producer id (log/verification_guard.py).
+        self._verification_states: dict[int, VerificationStateEntry] = {}
 
     # -- file helpers (Kafka keeps these on the companion objects) -----------------------
 
@@ -905,7 +919,28 @@ class ProducerStateManager:
         current_entry = self._producers.get(producer_id)
         if current_entry is None:
             current_entry = ProducerStateEntry.empty(producer_id)
-        return ProducerAppendInfo(self.topic_partition, producer_id, current_entry, origin)
+        verifying = self._verification_states.get(producer_id) if self._verification_states else None
+        return ProducerAppendInfo(self.topic_partition, producer_id, current_entry, origin, verifying)
+
+    # -- transaction verification (KIP-890) ------------------------------------------------
+
+    def maybe_create_verification_state_entry(self, producer_id: int, sequence: int, epoch: int,
+                                              now_ms: int) -> VerificationStateEntry:
+        """The producer's verification in progress, made if there is none; its lowest
+        sequence and epoch updated with this batch's."""
+        entry = self._verification_states.get(producer_id)
+        if entry is None:
+            entry = self._verification_states[producer_id] = VerificationStateEntry(now_ms, sequence, epoch)
+        else:
+            entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
+        return entry
+
+    def verification_state_entry(self, producer_id: int) -> Optional[VerificationStateEntry]:
+        return self._verification_states.get(producer_id)
+
+    def clear_verification_state_entry(self, producer_id: int) -> None:
+        if self._verification_states:
+            self._verification_states.pop(producer_id, None)
 
     def update(self, append_info: ProducerAppendInfo) -> None:
         """Make a validated append's producer state current."""
@@ -953,6 +988,11 @@ class ProducerStateManager:
         expired = [pid for pid, entry in self._producers.items() if self._is_producer_expired(current_time_ms, entry)]
         for pid in expired:
             del self._producers[pid]
+        # verifications never completed (refused, or their produce never came back) go as well
+        stale = [pid for pid, entry in self._verification_states.items()
+                 if current_time_ms - entry.timestamp >= self.max_producer_id_expiration_ms]
+        for pid in stale:
+            del self._verification_states[pid]
 
     # -- transactions ----------------------------------------------------------------------
 

@@ -68,6 +68,7 @@ from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_T
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
+from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
@@ -698,9 +699,15 @@ class ReplicaManager(KafkaMetricsGroup):
                        entries_per_partition: Mapping[TopicPartition, MemoryRecords],
                        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
                        delayed_produce_lock: Any = None,
-                       record_conversion_stats_callback: Optional[Callable[[dict], None]] = None) -> None:
+                       record_conversion_stats_callback: Optional[Callable[[dict], None]] = None,
+                       verification_guards: Optional[Mapping[TopicPartition, Any]] = None) -> None:
         """Append to the leaders' logs and answer through ``response_callback``: at once for
         acks 0 and 1, once the ISR has the records for acks=-1 (or at ``timeout_ms``).
+
+        ``verification_guards`` (a transactional produce with transaction verification on): the
+        guard of each partition whose producer's transaction verification was made; the other
+        partitions take transactional batches only of transactions already open on them
+        (Log.append_as_leader).
 
         Waiting fetches and produces on the partitions are woken right after the append. A
         caller passing ``delayed_produce_lock`` holds a lock those operations may need (the
@@ -714,7 +721,7 @@ class ReplicaManager(KafkaMetricsGroup):
             return
 
         local_produce_results = self._append_to_local_log(internal_topics_allowed, origin, entries_per_partition,
-                                                          required_acks)
+                                                          required_acks, verification_guards)
         produce_status = {}
         for tp, result in local_produce_results.items():
             info = result.info
@@ -788,7 +795,8 @@ class ReplicaManager(KafkaMetricsGroup):
 
     def _append_to_local_log(self, internal_topics_allowed: bool, origin,
                              entries_per_partition: Mapping[TopicPartition, MemoryRecords],
-                             required_acks: int) -> dict[TopicPartition, LogAppendResult]:
+                             required_acks: int, verification_guards: Optional[Mapping[TopicPartition, Any]] = None
+                             ) -> dict[TopicPartition, LogAppendResult]:
         results: dict[TopicPartition, LogAppendResult] = {}
         stats = self.broker_topic_stats
         for tp, records in entries_per_partition.items():
@@ -798,7 +806,9 @@ class ReplicaManager(KafkaMetricsGroup):
                 continue
             try:
                 partition = self.get_partition_or_exception(tp)
-                info = partition.append_records_to_leader(records, origin, required_acks)
+                info = partition.append_records_to_leader(
+                    records, origin, required_acks,
+                    None if verification_guards is None else verification_guards.get(tp, VERIFICATION_SENTINEL))
                 results[tp] = LogAppendResult(info)
                 stats.record_produce(tp.topic, info.num_messages, records.size_in_bytes)
             except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, RecordTooLargeException,

@@ -1075,9 +1075,20 @@ class Partition:
 
     # ------------------------------------------------------------------ produce
 
-    def append_records_to_leader(self, records: MemoryRecords, origin, required_acks: int) -> LogAppendInfo:
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int) -> Any:
+        """The leader log's ``maybe_start_transaction_verification`` (log/verification_guard.py);
+        NotLeaderOrFollowerException off the leader."""
+        leader_log = self.leader_log_if_local
+        if leader_log is None:
+            raise NotLeaderOrFollowerException(
+                f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}")
+        return leader_log.maybe_start_transaction_verification(producer_id, sequence, epoch)
+
+    def append_records_to_leader(self, records: MemoryRecords, origin, required_acks: int,
+                                 verification_guard: Any = None) -> LogAppendInfo:
         """Append a produce request's records; raises NotLeaderOrFollowerException off the leader
-        and NotEnoughReplicasException for acks=all below min.insync.replicas (nothing written)."""
+        and NotEnoughReplicasException for acks=all below min.insync.replicas (nothing written).
+        ``verification_guard``: see Log.append_as_leader."""
         with self._leader_isr_update_lock.read():
             leader_log = self.leader_log_if_local
             if leader_log is None:
@@ -1090,7 +1101,7 @@ class Partition:
                     f"The size of the current ISR {set(in_sync)} is insufficient to satisfy the min.isr "
                     f"requirement of {min_isr} for partition {self.topic_partition}")
             info = leader_log.append_as_leader(records, self._leader_epoch, origin,
-                                               self.inter_broker_protocol_version)
+                                               self.inter_broker_protocol_version, verification_guard)
             # with an ISR of one this moves the HW to the new log end at once
             hw_incremented = self._maybe_increment_leader_hw(leader_log)
         info.leader_hw_change = LeaderHwChange.INCREASED if hw_incremented else LeaderHwChange.SAME
