@@ -301,6 +301,9 @@ class KafkaApis:
             MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS))
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
         self.txn_coordinator: Any = None
+        # Transaction verification of produce requests (server/add_partitions_to_txn_manager.py),
+        # set by KafkaServer; None: transactional batches are appended unverified, as by Kafka 2.8.
+        self.add_partitions_to_txn_manager: Any = None
         # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
         self.quotas = quotas
         self._quota = QuotaRequestHandlers(self)
@@ -363,6 +366,7 @@ class KafkaApis:
             ApiKeys.END_TXN: self._txn.handle_end_txn_request,
             ApiKeys.WRITE_TXN_MARKERS: self._txn.handle_write_txn_markers_request,
             ApiKeys.TXN_OFFSET_COMMIT: self._txn.handle_txn_offset_commit_request,
+            ApiKeys.DESCRIBE_TRANSACTIONS: self._txn.handle_describe_transactions_request,
         })
         from kafka_py.server import kafka_apis_security  # SASL state errors and SCRAM credentials
 
@@ -692,12 +696,6 @@ class KafkaApis:
                     early[tp] = PartitionResponse(Errors.for_exception(e), error_message=str(e))
                     continue
                 to_append[tp] = records
-        produce_transactional_id = _field(body, "transactional_id")
-        if produce_transactional_id is not None and to_append:
-            # only partitions of the producer's ongoing transaction (server/kafka_apis_txn.py)
-            for tp, error in self._txn.verify_transactional_produce(produce_transactional_id, to_append).items():
-                del to_append[tp]
-                early[tp] = PartitionResponse(error)
 
         def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
             merged: dict[TopicPartition, PartitionResponse] = dict(response_status)
@@ -726,16 +724,33 @@ class KafkaApis:
                                  status.error.exception_name)
             self._send_produce_response(request, merged, throttle_time_ms)
 
-        if not to_append:
-            send_response_callback({})
+        def append(entries: dict[TopicPartition, MemoryRecords], verification_guards: Optional[Mapping]) -> None:
+            if not entries:
+                send_response_callback({})
+                return
+            self.replica_manager.append_records(
+                timeout_ms=_millis(body.timeout),
+                required_acks=acks,
+                internal_topics_allowed=request.header.client_id == ADMIN_CLIENT_ID,
+                origin=AppendOrigin.CLIENT,
+                entries_per_partition=entries,
+                response_callback=self.answering(request, send_response_callback),
+                verification_guards=verification_guards)
+
+        produce_transactional_id = _field(body, "transactional_id")
+        if produce_transactional_id is not None and to_append:
+            # Transaction verification (KIP-890, server/kafka_apis_txn.py): the first batch of a
+            # transaction on a partition waits for the coordinator's word, and this thread does
+            # not; the append is made when the answer comes, on the thread that gets it.
+            def verified(refused: Mapping[TopicPartition, PartitionResponse],
+                         verification_guards: Optional[Mapping]) -> None:
+                early.update(refused)
+                append({tp: r for tp, r in to_append.items() if tp not in refused}, verification_guards)
+
+            self._txn.verify_transactional_produce(produce_transactional_id, to_append,
+                                                   self.answering(request, verified))
             return
-        self.replica_manager.append_records(
-            timeout_ms=_millis(body.timeout),
-            required_acks=acks,
-            internal_topics_allowed=request.header.client_id == ADMIN_CLIENT_ID,
-            origin=AppendOrigin.CLIENT,
-            entries_per_partition=to_append,
-            response_callback=self.answering(request, send_response_callback))
+        append(to_append, None)
 
     def _send_produce_response(self, request: Request, statuses: Mapping[TopicPartition, PartitionResponse],
                                throttle_time_ms: int = 0) -> None:

@@ -19,19 +19,21 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
 from kafka_py.coordinator.transaction.transaction_coordinator import InitProducerIdResult, ProducerIdAndEpoch
 from kafka_py.coordinator.transaction.transaction_marker_channel_manager import TxnMarkerEntry
 from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
+    BASE_SEQUENCE_OFFSET,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -41,7 +43,9 @@ from kafka_py.record.default_record_batch import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.security.authorizer.acl import AclOperation, ResourceType
+from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.server.add_partitions_to_txn_manager import produce_error
+from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response
 from kafka_py.server.kafka_apis_group import offsets_to_commit
 
@@ -52,9 +56,16 @@ logger = logging.getLogger(__name__)
 
 RECORD_BATCH_MAGIC_V2 = 2
 _INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 TXN_APIS = frozenset({ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN,
-                      ApiKeys.WRITE_TXN_MARKERS, ApiKeys.TXN_OFFSET_COMMIT})
+                      ApiKeys.WRITE_TXN_MARKERS, ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_TRANSACTIONS})
+
+
+def _describe_transactions_state(transactional_id: str, error: Errors) -> dict[str, Any]:
+    return {"error_code": error, "transactional_id": transactional_id, "transaction_state": "",
+            "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": NO_PRODUCER_ID,
+            "producer_epoch": NO_PRODUCER_EPOCH, "topics": []}
 
 
 def txn_error_response(request: Request, error: Errors) -> Any:
@@ -72,6 +83,9 @@ def txn_error_response(request: Request, error: Errors) -> Any:
         return build_response(request, {"throttle_time": 0, "topics": [
             {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error}
                                             for p in t.partitions]} for t in body.topics]})
+    if api is ApiKeys.DESCRIBE_TRANSACTIONS:
+        return build_response(request, {"throttle_time_ms": 0, "transaction_states": [
+            _describe_transactions_state(str(t), error) for t in body.transactional_ids]})
     if api is ApiKeys.WRITE_TXN_MARKERS:
         return build_response(request, {"markers": [
             {"producer_id": m.producer_id, "topics": [
@@ -125,15 +139,28 @@ class TxnRequestHandlers:
 
     # ------------------------------------------------------------------ Produce
 
-    def verify_transactional_produce(self, transactional_id: str,
-                                     entries: dict[TopicPartition, MemoryRecords]) -> dict[TopicPartition, Errors]:
-        """The partitions of a transactional produce that are not part of the producer's ongoing
-        transaction, with their error (TransactionCoordinator.verify_transactional_write); read
-        from the batch headers only."""
-        coordinator = self._coordinator
-        if coordinator is None:
-            return {}
-        by_producer: dict[tuple[int, int], list[TopicPartition]] = {}
+    def verify_transactional_produce(
+            self, transactional_id: str, entries: Mapping[TopicPartition, MemoryRecords],
+            callback: Callable[[dict[TopicPartition, PartitionResponse], Optional[dict[TopicPartition, Any]]], None]
+    ) -> None:
+        """Transaction verification of a transactional produce (KIP-890 part 1): for each
+        partition whose batch is the first of the producer's transaction there (no transaction
+        of the producer open on it at the batch's epoch), the coordinator is asked whether the
+        partition is part of the ongoing transaction (server/add_partitions_to_txn_manager.py).
+
+        ``callback(refused, guards)`` is called once, on this thread when nothing has to be
+        asked of another broker, else on the thread that gets the coordinator's answer:
+        ``refused`` holds the partitions not to append, with their answer; ``guards`` the
+        verification guard of each verified partition, for ReplicaManager.append_records
+        (None: verification is off and the log checks nothing). Read from the batch headers;
+        transactional batches of more than one producer raise INVALID_PRODUCER_ID_MAPPING's
+        exception (the whole request fails with it)."""
+        manager = self.apis.add_partitions_to_txn_manager
+        if manager is None:
+            callback({}, None)
+            return
+        producer: Optional[tuple[int, int]] = None
+        first_sequences: dict[TopicPartition, int] = {}
         for tp, records in entries.items():
             buffer = records.buffer
             if len(buffer) < RECORD_BATCH_OVERHEAD:
@@ -143,12 +170,76 @@ class TxnRequestHandlers:
                 continue
             (producer_id,) = _INT64.unpack_from(buffer, PRODUCER_ID_OFFSET)
             (producer_epoch,) = _INT16.unpack_from(buffer, PRODUCER_EPOCH_OFFSET)
-            by_producer.setdefault((producer_id, producer_epoch), []).append(tp)
-        errors: dict[TopicPartition, Errors] = {}
-        for (producer_id, producer_epoch), partitions in by_producer.items():
-            errors.update(coordinator.verify_transactional_write(transactional_id, producer_id, producer_epoch,
-                                                                 partitions))
-        return errors
+            if producer is None:
+                producer = (producer_id, producer_epoch)
+            elif producer != (producer_id, producer_epoch):
+                raise Errors.INVALID_PRODUCER_ID_MAPPING.exception(
+                    "Transactional records contained more than one producer ID")
+            (first_sequences[tp],) = _INT32.unpack_from(buffer, BASE_SEQUENCE_OFFSET)
+        refused: dict[TopicPartition, PartitionResponse] = {}
+        guards: dict[TopicPartition, Any] = {}
+        if producer is None:
+            callback(refused, guards)
+            return
+        producer_id, producer_epoch = producer
+        replica_manager = self.apis.replica_manager
+        for tp, sequence in first_sequences.items():
+            try:
+                guard = replica_manager.get_partition_or_exception(tp).maybe_start_transaction_verification(
+                    producer_id, sequence, producer_epoch)
+            except Exception as e:  # noqa: BLE001 - not led here (or gone): that partition's answer
+                refused[tp] = PartitionResponse(Errors.for_exception(e))
+                continue
+            if guard is not VERIFICATION_SENTINEL:
+                guards[tp] = guard
+        if not guards:
+            callback(refused, guards)
+            return
+
+        def verified(errors: dict[TopicPartition, Errors]) -> None:
+            for tp, error in errors.items():
+                answer, message = produce_error(error)
+                refused[tp] = PartitionResponse(answer, error_message=message)
+            callback(refused, guards)
+
+        manager.verify_transaction(transactional_id, producer_id, producer_epoch, list(guards), verified)
+
+    # ------------------------------------------------------------------ DescribeTransactions
+
+    def handle_describe_transactions_request(self, request: Request) -> None:
+        """DescribeTransactions (Kafka 3.0): each id needs Describe on it, and only the topics the
+        principal may describe are listed. A broker (ClusterAction on the cluster, which brokers
+        need for replication anyway) may describe every id and topic: partition leaders ask it
+        before taking a transaction's first batch."""
+        helper = self.apis.auth_helper
+        broker = self.apis.authorizer is not None and helper.authorize(
+            request.context, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+        states = []
+        for transactional_id in request.body.transactional_ids:
+            transactional_id = str(transactional_id)
+            if not broker and not self._authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                                                  transactional_id):
+                states.append(_describe_transactions_state(transactional_id,
+                                                           Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+                continue
+            if self._coordinator is None:
+                states.append(_describe_transactions_state(transactional_id, Errors.COORDINATOR_NOT_AVAILABLE))
+                continue
+            description = self._coordinator.handle_describe_transactions(transactional_id)
+            partitions = sorted(description.topic_partitions, key=lambda tp: (tp.topic, tp.partition))
+            if not broker and partitions:
+                describable = set(helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
+                                                              ResourceType.TOPIC, {tp.topic for tp in partitions}))
+                partitions = [tp for tp in partitions if tp.topic in describable]
+            states.append({
+                "error_code": description.error, "transactional_id": transactional_id,
+                "transaction_state": description.state, "transaction_timeout_ms": description.timeout_ms,
+                "transaction_start_time_ms": description.start_time_ms, "producer_id": description.producer_id,
+                "producer_epoch": description.producer_epoch,
+                "topics": [{"topic": topic, "partitions": [index for index, _ in parts]}
+                           for topic, parts in _topics_of((tp, None) for tp in partitions)]})
+        self.apis.send_response(request, build_response(request, {"throttle_time_ms": 0,
+                                                                  "transaction_states": states}))
 
     # ------------------------------------------------------------------ AddPartitionsToTxn
 

@@ -576,6 +576,10 @@ CONFIG_DEF: ConfigDef = (
     .define("transaction.remove.expired.transaction.cleanup.interval.ms", Type.INT,
             Defaults.TRANSACTIONS_REMOVE_EXPIRED_TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS, at_least(1), _L,
             "How often expired transactional ids are removed.")
+    # Kafka 3.6's (KIP-890): docs/transactions.md
+    .define("transaction.partition.verification.enable", Type.BOOLEAN, True, None, _L,
+            "Whether a partition leader asks the transaction coordinator that a partition is part of "
+            "the producer's ongoing transaction before taking the transaction's first batch on it.")
     # Fetch
     .define("max.incremental.fetch.session.cache.slots", Type.INT,
             Defaults.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, at_least(0), _M,
@@ -1047,6 +1051,7 @@ class KafkaConfig:
             v["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
         self.transaction_remove_expired_transactional_id_cleanup_interval_ms: int = \
             v["transaction.remove.expired.transaction.cleanup.interval.ms"]
+        self.transaction_partition_verification_enable: bool = v["transaction.partition.verification.enable"]
 
         # Metrics (read so DescribeConfigs and the values dump show them; unused) and client quotas.
         self.metric_num_samples: int = v["metrics.num.samples"]

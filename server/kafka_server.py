@@ -94,6 +94,7 @@ from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
 from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
@@ -237,6 +238,7 @@ class KafkaServer:
         self.group_coordinator: Optional[GroupCoordinator] = None
         self.producer_id_manager: Optional[ProducerIdManager] = None
         self.transaction_coordinator: Optional[TransactionCoordinator] = None
+        self.add_partitions_to_txn_manager: Optional[AddPartitionsToTxnManager] = None
         self.data_plane_request_processor: Optional[KafkaApis] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
         self.dynamic_config_manager: Optional[DynamicConfigManager] = None
@@ -370,6 +372,11 @@ class KafkaServer:
             # markers for this broker's own partitions are appended without a request to itself
             self.transaction_coordinator.txn_marker_channel_manager.local_marker_writer = \
                 self.data_plane_request_processor.write_txn_markers
+            # a transaction's first batch on a partition is verified with its coordinator (KIP-890)
+            if config.transaction_partition_verification_enable:
+                self.add_partitions_to_txn_manager = AddPartitionsToTxnManager(
+                    config, self.metadata_cache, self.transaction_coordinator, self.time)
+                self.data_plane_request_processor.add_partitions_to_txn_manager = self.add_partitions_to_txn_manager
             self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
                 config.broker_id, self.socket_server.data_plane_request_channel, self.data_plane_request_processor,
                 self.time, config.num_io_threads, "RequestHandlerAvgIdlePercent", DATA_PLANE_THREAD_PREFIX)
@@ -659,6 +666,9 @@ class KafkaServer:
             self._swallow(self.socket_server.stop_processing_requests)
         if self.data_plane_request_handler_pool is not None:
             self._swallow(self.data_plane_request_handler_pool.shutdown)
+        # produce requests still waiting for their coordinator's answer are answered
+        if self.add_partitions_to_txn_manager is not None:
+            self._swallow(self.add_partitions_to_txn_manager.shutdown)
         if self.kafka_scheduler is not None:
             self._swallow(self.kafka_scheduler.shutdown)
         if self.data_plane_request_processor is not None:

@@ -1,6 +1,6 @@
 """Port of clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java (Kafka 2.8.2).
 
-Every API Kafka 2.8.2 defines, with the version range 2.8.2's message specs allow
+Every API Kafka 2.8.2 defines (and DescribeTransactions, key 65, from Kafka 3.0), with the version range 2.8.2's message specs allow
 (``oldest_version``/``latest_version``), the first flexible version (KIP-482),
 whether it is a ClusterAction (sent only by brokers) and whether a ZooKeeper-mode
 broker serves it (the spec's ``"listeners": ["zkBroker", ...]``).
@@ -129,6 +129,10 @@ class ApiKeys(enum.IntEnum):
     BROKER_REGISTRATION = (62, "BrokerRegistration", 0, 0, 0, True, False)
     BROKER_HEARTBEAT = (63, "BrokerHeartbeat", 0, 0, 0, True, False)
     UNREGISTER_BROKER = (64, "UnregisterBroker", 0, 0, 0, False, False)
+    # Kafka 3.0's (KIP-664), the one later API served here: a partition leader asks the
+    # transaction coordinator with it whether a partition is part of a producer's ongoing
+    # transaction before taking the transaction's first batch (docs/transactions.md).
+    DESCRIBE_TRANSACTIONS = (65, "DescribeTransactions", 0, 0, 0, False, True)
 
     @classmethod
     def for_id(cls, api_id: int) -> ApiKeys:
@@ -241,6 +245,7 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
     ApiKeys.DELETE_ACLS,
     ApiKeys.DESCRIBE_CLIENT_QUOTAS,
     ApiKeys.ALTER_CLIENT_QUOTAS,
+    ApiKeys.DESCRIBE_TRANSACTIONS,
 })
 
 

@@ -1,7 +1,8 @@
 """Port of clients/src/main/java/org/apache/kafka/common/protocol/Errors.java (Kafka 2.8.2).
 
 Every error code Kafka 2.8.2 can put in a response, from UNKNOWN_SERVER_ERROR (-1)
-to INCONSISTENT_CLUSTER_ID (104). Each member carries its wire code, whether a
+to INCONSISTENT_CLUSTER_ID (104), and Kafka 3.0's TRANSACTIONAL_ID_NOT_FOUND (105) for
+DescribeTransactions. Each member carries its wire code, whether a
 client may retry it (Kafka's ``RetriableException`` subclasses), the simple name
 of Kafka's exception class, and the default message clients print.
 
@@ -666,6 +667,13 @@ class Errors(enum.Enum):
         False,
         "InconsistentClusterIdException",
         "The clusterId in the request does not match that found on the server",
+    )
+    # Kafka 3.0's, for DescribeTransactions (the one later API served here)
+    TRANSACTIONAL_ID_NOT_FOUND = (
+        105,
+        False,
+        "TransactionalIdNotFoundException",
+        "The transactionalId could not be found",
     )
 
     @property

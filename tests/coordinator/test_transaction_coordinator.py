@@ -217,18 +217,47 @@ def test_loading_answers_load_in_progress(make_harness):
     assert h.init_producer_id("tx").error is Errors.COORDINATOR_LOAD_IN_PROGRESS
 
 
-def test_transactional_writes_only_to_partitions_of_the_ongoing_transaction(harness):
+def test_describe_transactions_tells_the_ongoing_transaction(harness):
+    describe = harness.coordinator.handle_describe_transactions
+    assert describe("unknown").error is Errors.TRANSACTIONAL_ID_NOT_FOUND
+    assert describe("").error is Errors.INVALID_REQUEST
+    pid = harness.init_producer_id("tx", timeout_ms=45_000)
+    empty = describe("tx")
+    assert (empty.error, empty.state, empty.producer_id, empty.producer_epoch, empty.timeout_ms) == \
+        (Errors.NONE, "Empty", pid.producer_id, pid.producer_epoch, 45_000)
+    assert empty.topic_partitions == frozenset()
+    assert harness.add_partitions("tx", pid.producer_id, pid.producer_epoch, TP0, TP1) is Errors.NONE
+    ongoing = describe("tx")
+    assert ongoing.state == "Ongoing" and ongoing.topic_partitions == {TP0, TP1}
+    assert ongoing.start_time_ms == harness.time.milliseconds()
+    assert harness.end_txn("tx", pid.producer_id, pid.producer_epoch, True) is Errors.NONE
+    assert describe("tx").state in ("PrepareCommit", "CompleteCommit")
+
+
+def test_what_the_description_lets_a_producer_write(harness):
+    """The partition leader's decision (server/add_partitions_to_txn_manager.py) from what the
+    coordinator describes: the ongoing transaction's partitions only, at the id's producer id
+    and epoch."""
+    from kafka_py.server.add_partitions_to_txn_manager import verification_errors
+
+    def verify(txn_id, producer_id, epoch, partitions):
+        return verification_errors(harness.coordinator.handle_describe_transactions(txn_id), producer_id, epoch,
+                                   partitions)
+
     pid = harness.init_producer_id("tx")
-    verify = harness.coordinator.verify_transactional_write
     assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_TXN_STATE}
     assert harness.add_partitions("tx", pid.producer_id, pid.producer_epoch, TP0) is Errors.NONE
+    assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {}
     assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0, TP1]) == {TP1: Errors.INVALID_TXN_STATE}
     assert verify("tx", pid.producer_id + 1, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_TXN_STATE}
+    assert verify("tx", pid.producer_id, pid.producer_epoch + 1, [TP0]) == {TP0: Errors.INVALID_TXN_STATE}
+    assert verify("unknown", pid.producer_id, 0, [TP0]) == {TP0: Errors.INVALID_PRODUCER_ID_MAPPING}
     newer = harness.init_producer_id("tx")  # fences: the open transaction is aborted
     assert newer.error is Errors.CONCURRENT_TRANSACTIONS
     assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {TP0: Errors.INVALID_PRODUCER_EPOCH}
-    # an id this broker does not coordinate is left to the partition leader's own checks
-    assert verify("elsewhere-or-unknown", 1, 0, [TP0]) == {}
+    # an id of a partition this broker does not lead: it is not the one to ask
+    harness.resign(0)
+    assert verify("tx", pid.producer_id, pid.producer_epoch, [TP0]) == {TP0: Errors.NOT_COORDINATOR}
 
 
 def test_partition_load_time_metrics_are_registered_under_kafkas_names(make_harness):

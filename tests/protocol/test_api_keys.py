@@ -8,14 +8,19 @@ from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_r
 from kafka_py.protocol.messages import request_schema, response_schema
 
 
-def test_every_2_8_2_api_key() -> None:
-    assert [api.id for api in ApiKeys] == list(range(0, 65))
+def test_every_2_8_2_api_key_and_describe_transactions() -> None:
+    # 2.8.2's 0-64, and Kafka 3.0's DescribeTransactions (65), served for transaction verification
+    assert [api.id for api in ApiKeys] == list(range(0, 66))
     assert ApiKeys.for_id(3) is ApiKeys.METADATA
     assert ApiKeys.METADATA.api_name == "Metadata"
     assert ApiKeys.ALTER_ISR.id == 56  # its 2.8.2 name; later Kafkas call it AlterPartition
-    assert not ApiKeys.has_id(65)
-    with pytest.raises(ValueError, match="Unexpected api key: 65"):
-        ApiKeys.for_id(65)
+    assert ApiKeys.for_id(65) is ApiKeys.DESCRIBE_TRANSACTIONS
+    assert ApiKeys.DESCRIBE_TRANSACTIONS.implemented
+    assert ApiKeys.DESCRIBE_TRANSACTIONS.supported_versions() == range(0, 1)
+    assert ApiKeys.DESCRIBE_TRANSACTIONS.request_header_version(0) == 2  # flexible from v0
+    assert not ApiKeys.has_id(66)
+    with pytest.raises(ValueError, match="Unexpected api key: 66"):
+        ApiKeys.for_id(66)
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,10 @@ from kafka_py.common import errors as common_errors
 from kafka_py.protocol.errors import Errors
 
 
-def test_codes_cover_minus_one_to_104_without_gaps() -> None:
-    assert [e.code for e in Errors] == list(range(-1, 105))
+def test_codes_cover_minus_one_to_105_without_gaps() -> None:
+    # 2.8.2's -1 to 104, and Kafka 3.0's TRANSACTIONAL_ID_NOT_FOUND for DescribeTransactions
+    assert [e.code for e in Errors] == list(range(-1, 106))
+    assert Errors.TRANSACTIONAL_ID_NOT_FOUND.code == 105 and not Errors.TRANSACTIONAL_ID_NOT_FOUND.retriable
     assert Errors.UNKNOWN_SERVER_ERROR.code == -1
     assert Errors.NONE.code == 0
     assert Errors.CORRUPT_MESSAGE.code == 2
@@ -28,9 +30,9 @@ def test_lookup_by_name_and_code() -> None:
 
 
 def test_unknown_code_maps_to_unknown_server_error(caplog) -> None:
-    assert Errors.for_code(105) is Errors.UNKNOWN_SERVER_ERROR
+    assert Errors.for_code(106) is Errors.UNKNOWN_SERVER_ERROR
     assert Errors.for_code(-2) is Errors.UNKNOWN_SERVER_ERROR
-    assert "Unexpected error code: 105" in caplog.text
+    assert "Unexpected error code: 106" in caplog.text
 
 
 def test_messages_and_retriable() -> None:

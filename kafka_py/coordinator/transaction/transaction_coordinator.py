@@ -73,6 +73,21 @@ class ProducerIdAndEpoch:
     epoch: int
 
 
+@dataclass(frozen=True, slots=True)
+class TransactionDescription:
+    """One id's entry of a DescribeTransactions answer (DescribeTransactionsResponse's
+    TransactionState); the rest is unset when ``error`` is not NONE."""
+
+    transactional_id: str
+    error: Errors
+    state: str = ""  # Kafka's name of the TransactionState
+    timeout_ms: int = 0
+    start_time_ms: int = -1
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    topic_partitions: frozenset = frozenset()
+
+
 def _init_transaction_error(error: Errors) -> InitProducerIdResult:
     return InitProducerIdResult(NO_PRODUCER_ID, NO_PRODUCER_EPOCH, error)
 
@@ -255,32 +270,33 @@ class TransactionCoordinator:
         self.txn_manager.append_transaction_to_log(transactional_id, coordinator_epoch, new_metadata,
                                                    response_callback)
 
-    # ------------------------------------------------------------------ produce verification
+    # ------------------------------------------------------------------ DescribeTransactions
 
-    def verify_transactional_write(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                   partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Errors]:
-        """Whether a transactional produce of this broker may go to ``partitions``: each must be
-        part of the id's ongoing transaction. Kafka 2.8 leaves this to the client (a write to a
-        partition never added leaves a transaction no marker will ever end, and the partition's
-        LSO stuck); here a broker that coordinates the id itself refuses such a write with
-        INVALID_TXN_STATE, as later Kafka versions do (KIP-890), and an older epoch with
-        INVALID_PRODUCER_EPOCH. Partitions whose check cannot be made here (the id is
-        coordinated elsewhere, or its partition is loading) are passed, as in Kafka 2.8."""
+    def handle_describe_transactions(self, transactional_id: str) -> "TransactionDescription":
+        """What DescribeTransactions (Kafka 3.0, KIP-664) tells of an id: its producer id and
+        epoch, state, timeout, start time and the partitions of its ongoing transaction; an
+        error when this broker does not coordinate it (NOT_COORDINATOR), is loading it
+        (COORDINATOR_LOAD_IN_PROGRESS) or does not know it (TRANSACTIONAL_ID_NOT_FOUND). A
+        partition leader asks it before taking the first transactional batch of a producer
+        (server/add_partitions_to_txn_manager.py)."""
+        if not self.is_active:
+            return TransactionDescription(transactional_id, Errors.COORDINATOR_NOT_AVAILABLE)
+        if not transactional_id:
+            return TransactionDescription(transactional_id, Errors.INVALID_REQUEST)
         current = self.txn_manager.get_transaction_state(transactional_id)
-        if not isinstance(current, CoordinatorEpochAndTxnMetadata):
-            return {}
+        if isinstance(current, Errors):
+            return TransactionDescription(transactional_id, current)
+        if current is None:
+            return TransactionDescription(transactional_id, Errors.TRANSACTIONAL_ID_NOT_FOUND)
         metadata = current.transaction_metadata
-        errors: dict[TopicPartition, Errors] = {}
         with metadata.lock:
-            if metadata.producer_id != producer_id:
-                return {tp: Errors.INVALID_TXN_STATE for tp in partitions}
-            if producer_epoch < metadata.producer_epoch:
-                return {tp: Errors.INVALID_PRODUCER_EPOCH for tp in partitions}
-            ongoing = metadata.state is Ongoing and metadata.producer_epoch == producer_epoch
-            for tp in partitions:
-                if not ongoing or tp not in metadata.topic_partitions:
-                    errors[tp] = Errors.INVALID_TXN_STATE
-        return errors
+            if metadata.state is Dead:
+                # being expired: as if already gone
+                return TransactionDescription(transactional_id, Errors.TRANSACTIONAL_ID_NOT_FOUND)
+            return TransactionDescription(
+                transactional_id, Errors.NONE, str(metadata.state), metadata.txn_timeout_ms,
+                metadata.txn_start_timestamp, metadata.producer_id, metadata.producer_epoch,
+                frozenset(metadata.topic_partitions))
 
     # ------------------------------------------------------------------ leadership
 

@@ -211,4 +211,10 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.alter_isr.v0.response:AlterIsrResponse",
         ),
     },
+    65: {
+        0: (
+            "kafka_py.protocol.schema.describe_transactions.v0.request:DescribeTransactionsRequest",
+            "kafka_py.protocol.schema.describe_transactions.v0.response:DescribeTransactionsResponse",
+        ),
+    },
 }

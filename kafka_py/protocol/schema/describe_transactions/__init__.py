@@ -1,0 +1,1 @@
+"""DescribeTransactions messages, one module per version (generated)."""
