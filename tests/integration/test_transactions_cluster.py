@@ -1,8 +1,9 @@
 """Transactions on a three-broker cluster: __transaction_state with replication factor 3
 (min.insync.replicas 2), the broker hosting the transaction coordinator killed with SIGKILL
 after EndTxn but before the markers could be written, the coordinator failing over to
-another broker, the transaction completed after recovery. Every wait is bounded; nothing
-is timed."""
+another broker, the transaction completed after recovery; and transaction verification
+between a partition leader and a coordinator on another broker (refused writes, the
+coordinator down, real producers). Every wait is bounded; nothing is timed."""
 from __future__ import annotations
 
 import time
@@ -105,16 +106,31 @@ def _req(api, version: int, **fields):
     return build_entity(request_schema(api, version), fields)
 
 
-def test_a_write_outside_the_transaction_is_taken_when_another_broker_coordinates(cluster):
-    """Kafka 2.8's behaviour, kept: the leader of a partition that is not part of the
-    transaction appends a transactional batch when the id is coordinated elsewhere; the
-    coordinator's markers skip the partition, so its LSO stays at that batch until a later
-    transaction of the producer adds the partition and ends (docs/transactions.md)."""
+@pytest.fixture
+def rf1_cluster(broker_factory):
+    """__transaction_state on one broker only: killing it leaves the ids without a coordinator."""
+    c = make_replicated_cluster(broker_factory, unique_chroot("txn-verify"), **{
+        "transaction.state.log.num.partitions": "1", "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1"}).start()
+    yield c
+    c.close()
+
+
+def test_a_write_outside_the_transaction_is_refused_when_another_broker_coordinates(rf1_cluster):
+    """Transaction verification (docs/transactions.md): the leader of a partition the producer
+    never added asks the coordinator on another broker (DescribeTransactions) and refuses the
+    transactional batch, appending nothing; read_committed consumers are not held. Later
+    batches of a transaction already open on the partition need no question (they go in with
+    the coordinator down); a first batch while the coordinator is down gets a retriable error.
+    Real kafka-python and confluent-kafka transactional producers work across the brokers."""
+    from confluent_kafka import Producer as CKProducer
+
     from kafka_py.protocol.api_keys import ApiKeys
     from kafka_py.protocol.errors import Errors
     from kafka_py.record.default_record_batch import SimpleRecord, build_batch
     from tests.integration.broker_harness import RawClient
 
+    cluster = rf1_cluster
     tid = "outside-1"
     found: list = []
 
@@ -138,16 +154,20 @@ def test_a_write_outside_the_transaction_is_taken_when_another_broker_coordinate
         with RawClient(broker.port) as client:
             return client.request(api, version, _req(api, version, **fields))
 
-    init: list = []
+    def init_producer_id():
+        init: list = []
 
-    def initialised() -> bool:
-        response = call(coordinator, ApiKeys.INIT_PRODUCER_ID, 4, transactional_id=tid, transaction_timeout=60000)
-        if response.error_code == 0:
-            init.append(response)
-        return bool(init)
+        def initialised() -> bool:
+            response = call(coordinator, ApiKeys.INIT_PRODUCER_ID, 4, transactional_id=tid,
+                            transaction_timeout=60000)
+            if response.error_code == 0:
+                init.append((response.producer_id, response.producer_epoch))
+            return bool(init)
 
-    wait_until(initialised, WAIT, "InitProducerId never succeeded")
-    pid, epoch = init[0].producer_id, init[0].producer_epoch
+        wait_until(initialised, WAIT, "InitProducerId never succeeded")
+        return init[0]
+
+    pid, epoch = init_producer_id()
 
     def add(partition: int) -> int:
         response = call(coordinator, ApiKeys.ADD_PARTITIONS_TO_TXN, 3, v3_and_below_transactional_id=tid,
@@ -159,17 +179,14 @@ def test_a_write_outside_the_transaction_is_taken_when_another_broker_coordinate
         return int(call(coordinator, ApiKeys.END_TXN, 3, transactional_id=tid, producer_id=pid,
                         producer_epoch=epoch, committed=True).error_code)
 
-    def produce(partition: int, value: bytes, sequence: int) -> int:
-        batch = build_batch([SimpleRecord(None, value, 1_700_000_000_000)], producer_id=pid, producer_epoch=epoch,
+    def produce(partition: int, value: bytes, sequence: int, producer_epoch: int | None = None):
+        batch = build_batch([SimpleRecord(None, value, 1_700_000_000_000)], producer_id=pid,
+                            producer_epoch=epoch if producer_epoch is None else producer_epoch,
                             base_sequence=sequence, is_transactional=True)
         response = call(leader, ApiKeys.PRODUCE, 8, transactional_id=tid, acks=-1, timeout=30000,
                         topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": batch}]}])
-        return int(response.responses[0].partition_responses[0].error_code)
-
-    assert add(1) == 0
-    assert produce(1, b"inside", 0) == 0
-    assert produce(0, b"outside", 0) == 0  # never added: taken, as by Kafka 2.8
-    assert end_txn() == 0
+        answer = response.responses[0].partition_responses[0]
+        return Errors.for_code(int(answer.error_code)), answer.error_message
 
     def ends(isolation: str) -> list[int]:
         consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), isolation_level=isolation)
@@ -180,12 +197,79 @@ def test_a_write_outside_the_transaction_is_taken_when_another_broker_coordinate
         finally:
             consumer.close()
 
-    # partition 1 gets its commit marker; partition 0's LSO stays at the unended batch
-    wait_until(lambda: ends("read_committed") == [0, 2], WAIT, f"LSOs {ends('read_committed')}")
-    assert ends("read_uncommitted") == [1, 2]
+    def committed_values() -> list[bytes]:
+        consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), isolation_level="read_committed",
+                                 auto_offset_reset="earliest", enable_auto_commit=False)
+        try:
+            tps = [TopicPartition(topic, p) for p in (0, 1)]
+            consumer.assign(tps)
+            end = consumer.end_offsets(tps)
+            values: list[bytes] = []
+            deadline = time.monotonic() + WAIT
+            while any(consumer.position(tp) < end[tp] for tp in tps):
+                assert time.monotonic() < deadline, "read_committed consumer stuck"
+                for records in consumer.poll(200).values():
+                    values.extend(r.value for r in records)
+            return sorted(values)
+        finally:
+            consumer.close()
 
-    # a later transaction that adds partition 0 ends it (its records with it)
-    wait_until(lambda: add(0) == 0, WAIT, "partition 0 never added (the first commit not completed)")
+    # partition 1 added, partition 0 not: the leader asks the coordinator on the other broker
+    assert add(1) == 0
+    assert produce(1, b"inside", 0) == (Errors.NONE, None)
+    assert produce(0, b"outside", 0) == (Errors.INVALID_TXN_STATE, "Partition was not added to the transaction")
     assert end_txn() == 0
-    wait_until(lambda: ends("read_committed") == [2, 2], WAIT, f"LSOs {ends('read_committed')}")
-    assert read_committed(cluster.bootstrap(), topic) == [b"outside"]
+    # nothing went to partition 0; both partitions' LSOs are their ends, no consumer waits
+    wait_until(lambda: ends("read_committed") == [0, 2], WAIT, f"LSOs {ends('read_committed')}")
+    assert ends("read_uncommitted") == [0, 2]
+    assert committed_values() == [b"inside"]
+
+    # a fenced epoch is told so by the coordinator
+    old_epoch = epoch
+    pid, epoch = init_producer_id()
+    assert epoch == old_epoch + 1
+    assert produce(0, b"fenced", 0, producer_epoch=old_epoch)[0] is Errors.INVALID_PRODUCER_EPOCH
+
+    # a transaction open on partition 1: its later batches need no question, even with the
+    # coordinator gone; a first batch on partition 0 cannot be verified and is retriable
+    wait_until(lambda: add(1) == 0, WAIT, "partition 1 never added")
+    assert produce(1, b"second-0", 0) == (Errors.NONE, None)
+    coordinator.kill()
+    assert produce(1, b"second-1", 1) == (Errors.NONE, None)
+    error, message = produce(0, b"unverifiable", 0)
+    assert error is Errors.NOT_ENOUGH_REPLICAS and error.retriable, (error, message)
+    assert "Unable to verify the partition has been added to the transaction" in message
+    cluster.wait_state("__transaction_state", lambda s: s["leader"] == -1, "the coordinator's partition offline")
+    error, message = produce(0, b"unverifiable", 0)
+    assert error is Errors.NOT_ENOUGH_REPLICAS, (error, message)
+    assert ends("read_uncommitted") == [0, 4]  # inside, its marker, second-0, second-1
+    coordinator.restart()
+    cluster.wait_state("__transaction_state", lambda s: s["leader"] == coordinator.broker_id,
+                       "the coordinator back")
+    wait_until(lambda: end_txn() == 0, WAIT, "the second transaction never committed")
+    wait_until(lambda: ends("read_committed") == [0, 5], WAIT, f"LSOs {ends('read_committed')}")
+    assert committed_values() == [b"inside", b"second-0", b"second-1"]
+
+    # real producers, their coordinator on one broker and their partitions' leader on another
+    bootstrap = cluster.bootstrap()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id="kafka-python-1")
+    try:
+        producer.init_transactions()
+        for n in range(2):
+            producer.begin_transaction()
+            for p in (0, 1):
+                producer.send(topic, b"kp-%d-%d" % (n, p), partition=p)
+            producer.commit_transaction()
+    finally:
+        producer.close(timeout=5)
+    ck = CKProducer({"bootstrap.servers": ",".join(bootstrap), "transactional.id": "librdkafka-1",
+                     "linger.ms": 0})
+    ck.init_transactions(60)
+    ck.begin_transaction()
+    for p in (0, 1):
+        ck.produce(topic, b"ck-%d" % p, partition=p)
+    ck.commit_transaction(60)
+    expected = sorted([b"inside", b"second-0", b"second-1", b"ck-0", b"ck-1"]
+                      + [b"kp-%d-%d" % (n, p) for n in range(2) for p in (0, 1)])
+    assert committed_values() == expected
+    assert ends("read_committed") == ends("read_uncommitted")

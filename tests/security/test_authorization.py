@@ -496,3 +496,51 @@ def test_reassignments_need_alter_and_describe_on_the_cluster(cluster) -> None:
     finally:
         cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Alter",
                      "--operation", "Describe", "--cluster")
+
+
+def test_describe_transactions_needs_describe_on_the_transactional_id(cluster) -> None:
+    """Kafka 3.0's rules: Describe on the id, and only the topics the principal may describe.
+    The transaction itself (admin's) runs across both brokers, its partition leader verifying
+    with the coordinator over the inter-broker listener."""
+    topic = _topic("described")
+    _create_topics(cluster, {topic: {0: [0]}})
+    transactional_id = f"described-{uuid.uuid4().hex[:8]}"
+    producer = KafkaProducer(transactional_id=transactional_id, request_timeout_ms=15000,
+                             **cluster.client_configs("admin"))
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"open", partition=0).get(timeout=20)  # verified, left open
+
+        with _sasl_raw(cluster, 0, "admin") as client:
+            found = client.request(ApiKeys.FIND_COORDINATOR, 3, request_schema(ApiKeys.FIND_COORDINATOR, 3)(
+                key=transactional_id, key_type=1))
+        assert found.error_code == 0
+        coordinator_index = [b.broker_id for b in cluster.brokers].index(found.node_id)
+
+        def describe(user: str):
+            schema = request_schema(ApiKeys.DESCRIBE_TRANSACTIONS, 0)
+            with _sasl_raw(cluster, coordinator_index, user) as client:
+                [state] = client.request(ApiKeys.DESCRIBE_TRANSACTIONS, 0,
+                                         schema(transactional_ids=(transactional_id,))).transaction_states
+            return (Errors.for_code(int(state.error_code)), str(state.transaction_state),
+                    [(str(t.topic), [int(p) for p in t.partitions]) for t in state.topics])
+
+        assert describe("admin") == (Errors.NONE, "Ongoing", [(topic, [0])])
+        assert describe("dave") == (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "", [])
+        cluster.acls("--add", "--allow-principal", "User:dave", "--operation", "Describe", "--transactional-id",
+                     transactional_id)
+        try:
+            wait_until(lambda: describe("dave") == (Errors.NONE, "Ongoing", []), WAIT,
+                       "Describe on the id lets dave describe it, without the topic he may not describe")
+            cluster.acls("--add", "--allow-principal", "User:dave", "--operation", "Describe", "--topic", topic)
+            wait_until(lambda: describe("dave") == (Errors.NONE, "Ongoing", [(topic, [0])]), WAIT,
+                       "Describe on the topic lists it")
+        finally:
+            cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Describe",
+                         "--transactional-id", transactional_id)
+            cluster.acls("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Describe",
+                         "--topic", topic)
+        producer.abort_transaction()
+    finally:
+        producer.close(timeout=10)
