@@ -1,9 +1,21 @@
-"""Transactions benchmark: one kafka-py broker and one ZooKeeper on this machine.
+"""Transactions benchmark: kafka-py brokers and one ZooKeeper on this machine.
 
     .venv/bin/python benchmarks/bench_transactions.py [--rounds 3] [--only commits|large|read_committed ...]
+        [--cross] [--tree NAME=PATH ...]
 
-The broker is the test harness's (``tests/integration/broker_harness.py``). Figures, each the
-median of ``--rounds`` rounds run in one go:
+The brokers are the test harness's (``tests/integration/broker_harness.py``). By default one
+broker is both the transaction coordinator and the leader of the data partition. With
+``--cross`` each setup is two brokers in one cluster, ``__transaction_state`` (one partition)
+led by one and the data partitions by the other: every transaction's first batch on a
+partition is then verified with the coordinator on the other broker (docs/transactions.md).
+``--tree NAME=PATH`` adds a setup whose brokers run the code of another checkout (a ``git
+worktree``), measured in the same rounds (the setups alternate), to compare before and after
+a change::
+
+    git worktree add /tmp/before <commit>
+    .venv/bin/python benchmarks/bench_transactions.py --only commits large --cross --tree before=/tmp/before
+
+Figures, each the median of ``--rounds`` rounds run in one go:
 
 * ``commits``: transactions of 100 records of 100 B to one partition, committed one after
   another from one producer, for ``--seconds`` seconds: commits/s, with confluent-kafka
@@ -45,6 +57,9 @@ from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # no
 from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_broker import _RUN_FROM_TREE  # noqa: E402
+
 VALUE = b"x" * 100
 
 
@@ -52,32 +67,94 @@ def req(api: ApiKeys, version: int, **fields):
     return build_entity(request_schema(api, version), fields)
 
 
+class TreeBroker(BrokerProcess):
+    """A harness broker running the code of another checkout (bench_broker's launcher)."""
+
+    def __init__(self, *args, root: pathlib.Path, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.root = root
+
+    def start(self, timeout: float = 60.0, wait: bool = True) -> "TreeBroker":
+        import os
+        import subprocess
+
+        self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
+        self._output = open(self.output_path, "ab")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
+        self.process = subprocess.Popen([sys.executable, "-c", _RUN_FROM_TREE, str(self.root), str(self.config_path)],
+                                        cwd=self.root, stdout=self._output, stderr=subprocess.STDOUT, env=env)
+        if wait:
+            self.wait_started(timeout)
+        return self
+
+
 class Bench:
-    def __init__(self, workdir: pathlib.Path) -> None:
-        (workdir / "zk").mkdir()
-        self.zookeeper = ZooKeeperServer(workdir / "zk").start()
-        self.broker = BrokerProcess(workdir / "broker", self.zookeeper.connect_string,
-                                    unique_chroot("bench-transactions"), 0,
-                                    overrides={"log.segment.bytes": str(256 << 20)})
-        self.broker.start()
+    """One setup: a broker, or with ``cross`` two brokers (coordinator and partition leader apart)."""
+
+    def __init__(self, workdir: pathlib.Path, zookeeper: ZooKeeperServer, name: str = "kafka-py",
+                 root: pathlib.Path | None = None, cross: bool = False) -> None:
+        self.name = name
+        chroot = unique_chroot(f"bench-transactions-{name}")
+        overrides = {"log.segment.bytes": str(256 << 20)}
+        if cross:
+            overrides.update({"transaction.state.log.num.partitions": "1"})
+        self.brokers = []
+        for broker_id in range(2 if cross else 1):
+            path = workdir / f"{name}-broker{broker_id}"
+            if root is None:
+                broker = BrokerProcess(path, zookeeper.connect_string, chroot, broker_id, overrides=overrides)
+            else:
+                broker = TreeBroker(path, zookeeper.connect_string, chroot, broker_id, overrides=overrides,
+                                    root=root)
+            self.brokers.append(broker)
+        for broker in self.brokers:
+            broker.start(wait=False)
+        for broker in self.brokers:
+            broker.wait_started()
+        # the transaction coordinator of every id (one __transaction_state partition) and the
+        # broker leading the data partitions: the same one, or (cross) the other one
+        self.coordinator = self.brokers[self._coordinator_id()]
+        self.leader = next((b for b in self.brokers if b is not self.coordinator), self.coordinator)
+
+    def _coordinator_id(self) -> int:
+        found = []
+
+        def coordinator() -> bool:
+            with RawClient(self.brokers[0].port) as client:
+                response = client.request(ApiKeys.FIND_COORDINATOR, 3, req(
+                    ApiKeys.FIND_COORDINATOR, 3, key="bench-find", key_type=1))
+            if response.error_code == 0 and response.node_id in range(len(self.brokers)):
+                found.append(int(response.node_id))
+            return bool(found)
+
+        wait_until(coordinator, 60, "no transaction coordinator")
+        return found[0]
 
     def close(self) -> None:
-        if self.broker.running:
-            self.broker.kill()
-        self.zookeeper.stop()
+        for broker in self.brokers:
+            if broker.running:
+                broker.kill()
 
     @property
     def bootstrap(self) -> str:
-        return self.broker.bootstrap
+        return ",".join(b.bootstrap for b in self.brokers)
 
     def topic(self, prefix: str) -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap.split(","))
         try:
-            admin.create_topics([NewTopic(name, 1, 1)])
+            admin.create_topics([NewTopic(name, replica_assignments={0: [self.leader.broker_id]})])
         finally:
             admin.close()
+        wait_until(lambda: self._led(name), 60, f"{name} has no leader")
         return name
+
+    def _led(self, topic: str) -> bool:
+        request = req(ApiKeys.METADATA, 9, topics=[{"name": topic}], allow_auto_topic_creation=False)
+        with RawClient(self.leader.port) as client:
+            response = client.request(ApiKeys.METADATA, 9, request)
+        return any(t.name == topic and t.error_code == 0 and t.partitions
+                   and int(t.partitions[0].leader_id) == self.leader.broker_id for t in response.topics)
 
     # ------------------------------------------------------------------ commits/s
 
@@ -99,7 +176,7 @@ class Bench:
     def commits_protocol(self, seconds: float) -> float:
         topic = self.topic("commits-raw")
         txn_id = f"bench-raw-{uuid.uuid4()}"
-        with RawClient(self.broker.port) as client:
+        with RawClient(self.coordinator.port) as client, RawClient(self.leader.port) as leader:
             wait_until(lambda: client.request(ApiKeys.FIND_COORDINATOR, 3, req(
                 ApiKeys.FIND_COORDINATOR, 3, key=txn_id, key_type=1)).error_code == 0, 60, "no coordinator")
             init = []
@@ -127,7 +204,7 @@ class Bench:
                 batch = build_batch([SimpleRecord(None, VALUE, now)] * 100, producer_id=pid, producer_epoch=epoch,
                                     base_sequence=sequence, is_transactional=True)
                 sequence += 100
-                response = client.request(ApiKeys.PRODUCE, 8, req(
+                response = leader.request(ApiKeys.PRODUCE, 8, req(
                     ApiKeys.PRODUCE, 8, transactional_id=txn_id, acks=-1, timeout=30000,
                     topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": batch}]}]))
                 assert response.responses[0].partition_responses[0].error_code == 0
@@ -215,55 +292,67 @@ class Bench:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--large-records", type=int, default=200_000)
     parser.add_argument("--read-records", type=int, default=200_000)
     parser.add_argument("--only", nargs="*", default=["commits", "large", "read_committed"])
+    parser.add_argument("--cross", action="store_true",
+                        help="two brokers per setup: the coordinator and the data partitions' leader apart")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
+                        help="also measure brokers running the code of another checkout")
     args = parser.parse_args()
-    results: dict = {"date": datetime.date.today().isoformat(), "rounds": args.rounds}
+    results: dict = {"date": datetime.date.today().isoformat(), "rounds": args.rounds,
+                     "brokers": "coordinator and leader apart (2)" if args.cross else "one"}
+    trees = [("kafka-py", None)] + [(name, pathlib.Path(path).resolve())
+                                    for name, path in (t.split("=", 1) for t in args.tree)]
     with tempfile.TemporaryDirectory() as tmp:
-        bench = Bench(pathlib.Path(tmp))
+        (pathlib.Path(tmp) / "zk").mkdir()
+        zookeeper = ZooKeeperServer(pathlib.Path(tmp) / "zk").start()
+        benches: list[Bench] = []
         try:
-            if "commits" in args.only:
-                librdkafka, protocol = [], []
-                for _ in range(args.rounds):
-                    librdkafka.append(bench.commits_librdkafka(args.seconds))
-                    protocol.append(bench.commits_protocol(args.seconds))
-                results["commits_per_s"] = {"confluent_kafka": round(statistics.median(librdkafka), 1),
-                                            "protocol_producer": round(statistics.median(protocol), 1),
-                                            "rounds": {"confluent_kafka": [round(x) for x in librdkafka],
-                                                       "protocol_producer": [round(x) for x in protocol]}}
-            if "large" in args.only:
-                txn, idem, ratios = [], [], []
-                for r in range(args.rounds):
-                    order = (True, False) if r % 2 == 0 else (False, True)
-                    got = {t: bench.produce_records(args.large_records, t) for t in order}
-                    txn.append(got[True])
-                    idem.append(got[False])
-                    ratios.append(got[True] / got[False])
-                results["large_transactions"] = {"transactional_records_per_s": round(statistics.median(txn)),
-                                                 "idempotent_records_per_s": round(statistics.median(idem)),
-                                                 "ratio": round(statistics.median(ratios), 3)}
+            for name, root in trees:
+                benches.append(Bench(pathlib.Path(tmp), zookeeper, name, root, args.cross))
+            samples: dict = {b.name: {} for b in benches}
+
+            def record(bench: Bench, key: str, value: float) -> None:
+                samples[bench.name].setdefault(key, []).append(value)
+                print(f"{bench.name:<10} {key:<32} {value:12,.1f}", file=sys.stderr, flush=True)
+
+            read_topics = {}
             if "read_committed" in args.only:
-                topic = bench.fill_with_aborts(args.read_records)
-                aborted = args.read_records // 1000 // 10 * 1000
-                committed_rate, uncommitted_rate, ratios = [], [], []
-                for r in range(args.rounds):
-                    order = ("read_committed", "read_uncommitted") if r % 2 == 0 else \
-                        ("read_uncommitted", "read_committed")
-                    got = {iso: bench.consume(topic, iso, args.read_records - (aborted if iso == "read_committed"
-                                                                                 else 0)) for iso in order}
-                    committed_rate.append(got["read_committed"])
-                    uncommitted_rate.append(got["read_uncommitted"])
-                    ratios.append(got["read_committed"] / got["read_uncommitted"])
-                results["read_committed"] = {"read_committed_records_per_s": round(statistics.median(committed_rate)),
-                                             "read_uncommitted_records_per_s":
-                                                 round(statistics.median(uncommitted_rate)),
-                                             "ratio": round(statistics.median(ratios), 3)}
+                read_topics = {b.name: b.fill_with_aborts(args.read_records) for b in benches}
+            for r in range(args.rounds):
+                # the setups alternate, and within each the two sides of a ratio
+                for bench in (benches if r % 2 == 0 else benches[::-1]):
+                    if "commits" in args.only:
+                        record(bench, "commits_confluent_kafka", bench.commits_librdkafka(args.seconds))
+                        record(bench, "commits_protocol_producer", bench.commits_protocol(args.seconds))
+                    if "large" in args.only:
+                        order = (True, False) if r % 2 == 0 else (False, True)
+                        got = {t: bench.produce_records(args.large_records, t) for t in order}
+                        record(bench, "large_transactional_records_per_s", got[True])
+                        record(bench, "large_idempotent_records_per_s", got[False])
+                        samples[bench.name].setdefault("large_ratio", []).append(got[True] / got[False])
+                    if "read_committed" in args.only:
+                        aborted = args.read_records // 1000 // 10 * 1000
+                        order = ("read_committed", "read_uncommitted") if r % 2 == 0 else \
+                            ("read_uncommitted", "read_committed")
+                        got = {iso: bench.consume(read_topics[bench.name], iso, args.read_records - (
+                            aborted if iso == "read_committed" else 0)) for iso in order}
+                        record(bench, "read_committed_records_per_s", got["read_committed"])
+                        record(bench, "read_uncommitted_records_per_s", got["read_uncommitted"])
+                        samples[bench.name].setdefault("read_ratio", []).append(
+                            got["read_committed"] / got["read_uncommitted"])
+            for name, figures in samples.items():
+                results[name] = {key: {"median": round(statistics.median(values), 3 if "ratio" in key else 1),
+                                       "rounds": [round(v, 3 if "ratio" in key else 1) for v in values]}
+                                 for key, values in figures.items()}
         finally:
-            bench.close()
+            for bench in benches:
+                bench.close()
+            zookeeper.stop()
     print(json.dumps(results, indent=2))
 
 
