@@ -540,6 +540,30 @@ class FetchSessionCache(KafkaMetricsGroup):
                 session.cached_size = -1
             return removed
 
+    def remove_sessions_of(self, partitions: Iterable[TopicPartition]) -> int:
+        """Close every session that holds one of ``partitions``, partitions this broker no longer
+        hosts; returns how many. Their clients' next incremental fetch is answered
+        FETCH_SESSION_ID_NOT_FOUND and they start again with a full fetch, whose answer says
+        what became of each partition (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION).
+        Kafka 2.8 leaves such sessions in the cache, where a session whose client went away
+        keeps naming the partitions until it is evicted, which a cache that is not full never
+        does."""
+        partitions = set(partitions)
+        if not partitions:
+            return 0
+        with self._lock:
+            holding = []
+            for session in self._sessions.values():
+                with session.lock:
+                    if not session.partition_map.keys().isdisjoint(partitions):
+                        holding.append(session)
+            for session in holding:
+                self.remove(session)
+        if holding:
+            logger.debug("Removed %d fetch session(s) holding %s that left this broker.", len(holding),
+                         partitions_to_log_string(partitions))
+        return len(holding)
+
     def touch(self, session: FetchSession, now: int) -> None:
         """The session was just used: move it in the last-used order and re-value it by its size."""
         with self._lock:

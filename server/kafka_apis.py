@@ -1152,6 +1152,8 @@ class KafkaApis:
                         and state.delete_partition):
                     self.group_coordinator.on_resignation(
                         tp.partition, state.leader_epoch if state.leader_epoch >= 0 else None)
+        # Fetch sessions holding a partition that left are closed (server/fetch_session.py).
+        self.fetch_manager.cache.remove_sessions_of(tp for tp, e in result.items() if e is Errors.NONE)
         self.send_response(request, build_stop_replica_response(request.api_version, error, result))
         try:
             self.replica_manager.replica_fetcher_manager.shutdown_idle_fetcher_threads()

@@ -278,6 +278,29 @@ def test_cached_request_data_follows_the_requests(manager: FetchManager) -> None
     assert manager.new_context(session_id, 2, changed, (), False).partitions() == changed
 
 
+def test_sessions_holding_a_partition_that_left_are_closed(manager: FetchManager) -> None:
+    def session_of(*tps: TopicPartition, follower: bool = False) -> int:
+        full = manager.new_context(INVALID_SESSION_ID, INITIAL_EPOCH, request_of(*((tp, 0) for tp in tps)), (),
+                                   follower)
+        return full.update_and_generate_response_data([(tp, answer(5)) for tp in tps]).session_id
+
+    consumer, follower, other = session_of(FOO0, FOO1), session_of(FOO1, BAR0, follower=True), session_of(BAR0)
+    in_flight = manager.new_context(follower, 1, [], (), True)
+    assert manager.cache.total_partitions == 5
+
+    assert manager.cache.remove_sessions_of([]) == 0
+    assert manager.cache.remove_sessions_of({FOO1, TopicPartition("gone", 0)}) == 2
+    assert_cache_contains(manager.cache, other)
+    assert manager.cache.total_partitions == 1
+    # a fetch already under way is answered; the next one starts over with a full fetch
+    assert in_flight.update_and_generate_response_data([(FOO1, answer(6)), (BAR0, answer(5))]).partitions == [
+        (FOO1, answer(6))]
+    for session_id, epoch in ((consumer, 1), (follower, 2)):
+        context = manager.new_context(session_id, epoch, [], (), False)
+        assert context.update_and_generate_response_data([]).error is Errors.FETCH_SESSION_ID_NOT_FOUND
+    assert manager.cache.size == 1 and manager.cache.get(other).epoch == 1
+
+
 # ---------------------------------------------------------------------------- the client side
 
 
