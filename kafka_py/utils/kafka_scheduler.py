@@ -72,6 +72,10 @@ class ScheduledTask:
         return self._done.wait(timeout)
 
     def _finish(self) -> None:
+        # A finished task lets go of its function, as Java's FutureTask does once it ran: the
+        # function's closure may hold what is gone since (a deleted log's segments, say), and
+        # whoever keeps the task handle must not keep that alive.
+        self.fun = _finished_task_fun
         self._done.set()
 
     def __repr__(self) -> str:
@@ -92,6 +96,10 @@ class _NoOpScheduledTask(ScheduledTask):
 
 def _cancelled_task_fun() -> None:
     """What a cancelled task runs instead of its function, should a worker already hold it."""
+
+
+def _finished_task_fun() -> None:
+    """A finished one-shot task's function."""
 
 
 def _to_ns(value: float, unit_ms: bool) -> int:
@@ -298,6 +306,8 @@ class KafkaScheduler(Scheduler):
             if task is None:
                 return
             self._run(task, generation)
+            # Not held while waiting for the next one (an idle worker may wait for hours).
+            del task
 
     def _run(self, task: ScheduledTask, generation: int) -> None:
         # Runs without the lock: tasks are long (log retention, flushes) and may schedule more.

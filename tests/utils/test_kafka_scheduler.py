@@ -229,6 +229,26 @@ def test_cancelled_tasks_release_what_they_hold(scheduler):
     assert ran.wait(TIMEOUT)
 
 
+def test_finished_one_shot_tasks_release_what_they_held(scheduler):
+    """A log's one-shot tasks (a flush after a roll, the deletion of old segments) hold the
+    log: once run, neither their handle nor the idle worker that ran them may keep it."""
+    import gc
+    import weakref
+
+    class Held:
+        def work(self) -> None:
+            pass
+
+    held = Held()
+    ref = weakref.ref(held)
+    task = scheduler.schedule_once("flush-log", held.work)
+    del held
+    assert task.wait(TIMEOUT)
+    # the worker is idle, waiting for its next task
+    assert _wait_until(lambda: gc.collect() >= 0 and ref() is None)
+    assert task.is_done() and not task.is_cancelled()
+
+
 # -- MockTime / MockScheduler --------------------------------------------------------------
 
 
