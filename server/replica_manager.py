@@ -28,8 +28,8 @@ and epoch (``_make_followers``); becoming leader or being stopped removes it; id
 threads stop after each LeaderAndIsr. ISR changes go through ``alter_isr_manager`` when one is
 given.
 
-Fetch sessions are not kept: every fetch is sessionless (session id 0), as Kafka answers a
-fetch that asks for no session.
+Fetch sessions are not kept here but by KafkaApis's FetchManager (server/fetch_session.py),
+which hands this manager each fetch's partitions.
 """
 from __future__ import annotations
 
@@ -449,6 +449,9 @@ class ReplicaManager(KafkaMetricsGroup):
             os.path.abspath(d): OffsetCheckpointFile(os.path.join(d, HIGH_WATERMARK_FILENAME),
                                                      log_dir_failure_channel)
             for d in log_manager.live_log_dirs}
+        # The dirs whose replication-offset-checkpoint may name a partition that is no longer
+        # here: every dir until the first write, then the dirs that had logs at the last one.
+        self._hw_dirs_with_entries: set[str] = set(self.high_watermark_checkpoints)
         self._action_queue = ActionQueue()
         self._log_dir_failure_handler = None
         # topic -> config overrides read ahead for the LeaderAndIsr being handled
@@ -1583,12 +1586,19 @@ class ReplicaManager(KafkaMetricsGroup):
     # ------------------------------------------------------------------ checkpoints and failures
 
     def checkpoint_high_watermarks(self) -> None:
-        """Write every hosted log's high watermark to replication-offset-checkpoint in its log dir."""
+        """Write every hosted log's high watermark to replication-offset-checkpoint in its log dir.
+
+        Kafka rewrites only the dirs that have logs now, so the last partition to leave a dir
+        (deleted, moved to another broker or dir) stayed in that dir's file; here a dir that
+        had entries is written once more, empty."""
         by_dir: dict[str, dict[TopicPartition, int]] = {}
         for partition in self._online_partitions():
             for log in (partition.log, partition.future_log):
                 if log is not None:
                     by_dir.setdefault(log.parent_dir, {})[log.topic_partition] = log.high_watermark
+        for log_dir in self._hw_dirs_with_entries - by_dir.keys():
+            by_dir[log_dir] = {}
+        self._hw_dirs_with_entries = {d for d, hws in by_dir.items() if hws}
         for log_dir, hws in by_dir.items():
             checkpoint = self.high_watermark_checkpoints.get(log_dir)
             if checkpoint is None:

@@ -549,6 +549,23 @@ def test_high_watermark_checkpoint_written_and_reloaded(tmp_path) -> None:
         second.close()
 
 
+def test_the_last_partition_to_leave_a_log_dir_leaves_its_high_watermark_checkpoint(broker) -> None:
+    def checkpointed() -> list[str]:
+        broker.rm.checkpoint_high_watermarks()
+        with open(os.path.join(broker.config.log_dirs[0], HIGH_WATERMARK_FILENAME)) as f:
+            return f.read().splitlines()[2:]
+
+    broker.lead(T0, T1)
+    broker.produce({T0: records(b"a"), T1: records(b"x", b"y")})
+    assert sorted(checkpointed()) == ["t 0 1", "t 1 2"]
+    broker.rm.stop_replicas(1, 0, 1, -1, {T0: StopReplicaPartitionState(0, -1, True)})
+    assert checkpointed() == ["t 1 2"]
+    # the dir has no partition left: its file is written once more, empty (Kafka leaves it as it was)
+    broker.rm.stop_replicas(2, 0, 1, -1, {T1: StopReplicaPartitionState(1, -1, True)})
+    assert checkpointed() == []
+    assert checkpointed() == []
+
+
 def test_delayed_operations_are_answered_on_shutdown_paths(broker) -> None:
     """StopReplica with delete answers a waiting fetch at once (the partition is gone from here)."""
     broker.lead(T0)
