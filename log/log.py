@@ -773,6 +773,10 @@ class Log:
         """SENTINEL when the producer's transaction is already open here at ``epoch``; else the
         guard of the verification to make with the coordinator (log/verification_guard.py),
         kept in the producer state until a transactional append of the producer uses it."""
+        if self.has_ongoing_transaction(producer_id, epoch):
+            # without the lock: should the transaction end meanwhile, the append refuses the
+            # batch under the lock (it carries no guard), as it must
+            return SENTINEL
         with self._lock:
             if self.has_ongoing_transaction(producer_id, epoch):
                 return SENTINEL
