@@ -15,7 +15,7 @@ import collections
 import gc
 import sys
 import types
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 
@@ -203,9 +203,10 @@ def find_holders(topics: Iterable[str], markers: Iterable[str] = (), limit: int 
     or as the name) or to a string containing one of ``markers``; ``ignore``: objects of the
     caller (its lists of names) that are not to be reported."""
     matcher = _Matcher(topics, markers)
+    ignore = ignore if isinstance(ignore, list) else list(ignore)
     gc.collect()
     objects = gc.get_objects()
-    ignore_ids = {id(objects)} | _own_frames() | {id(o) for o in ignore}
+    ignore_ids = {id(objects), id(ignore)} | _own_frames() | {id(o) for o in ignore}
     ignore_ids.add(id(matcher.topics))
     ignore_ids.add(id(matcher.markers))
     reports: list[LeakReport] = []
@@ -236,10 +237,13 @@ def find_holders(topics: Iterable[str], markers: Iterable[str] = (), limit: int 
 
 
 def persistent_holders(topics: Iterable[str], markers: Iterable[str] = (), attempts: int = 5,
-                       interval_s: float = 1.0, ignore: Iterable[Any] = ()) -> list[LeakReport]:
+                       interval_s: float = 1.0, ignore: Iterable[Any] = (),
+                       rightly_held: Optional[Callable[[], Iterable[Any]]] = None) -> list[LeakReport]:
     """``find_holders``, repeated until a walk finds nothing (at most ``attempts`` walks,
     ``interval_s`` apart): what a thread holds for a moment while it finishes a request or
-    a timer task is not a leak; what every walk finds is. Returns the last walk's reports."""
+    a timer task is not a leak; what every walk finds is. Returns the last walk's reports.
+    ``rightly_held``, called before each walk, gives more objects to ignore: state that may
+    name the topics and is replaced while the broker runs (its metadata cache's view)."""
     import time
 
     topics = list(topics)
@@ -247,7 +251,9 @@ def persistent_holders(topics: Iterable[str], markers: Iterable[str] = (), attem
     ignore = list(ignore) + [topics, markers]
     reports: list[LeakReport] = []
     for attempt in range(attempts):
-        reports = find_holders(topics, markers, ignore=ignore)
+        held = list(rightly_held()) if rightly_held is not None else []
+        reports = find_holders(topics, markers, ignore=ignore + held + [held])
+        del held
         if not reports:
             return []
         if attempt < attempts - 1:

@@ -6,10 +6,14 @@ metrics, buffers) is not mistaken for the broker's. Each command answers ``ok`` 
 ``error <reason>`` on one line:
 
     create <topic> <partitions> [<config>=<value> ...]
+    create-assigned <topic> <replicas>[/<replicas> ...] [<config>=<value> ...]
+                                          replicas of partitions 0, 1, ... as 1,0/0,1
     delete <topic>
-    produce <topic> <partitions>          one record to each partition, idempotent, acks=all
+    produce <topic> <partitions> [<n>]    n records (default 1), all with the same key, to each
+                                          partition, idempotent, acks=all
     consume <topic> <partitions> <group>  assign, read one record per partition, commit
     subscribe <topic> <partitions> <group> join the group, read one record per partition, commit
+    read <topic> <partitions> <n>         no group: assign, read n records from the partitions
 """
 from __future__ import annotations
 
@@ -37,15 +41,29 @@ def main(bootstrap: str) -> None:
             if command == "create":
                 configs = dict(a.split("=", 1) for a in args[2:])
                 admin.create_topics([NewTopic(args[0], int(args[1]), 1, topic_configs=configs)])
+            elif command == "create-assigned":
+                assignment = {p: [int(b) for b in replicas.split(",")] for p, replicas in enumerate(args[1].split("/"))}
+                configs = dict(a.split("=", 1) for a in args[2:])
+                admin.create_topics([NewTopic(args[0], replica_assignments=assignment, topic_configs=configs)])
             elif command == "delete":
                 admin.delete_topics([args[0]])
             elif command == "produce":
                 producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
                 try:
                     for partition in range(int(args[1])):
-                        producer.send(args[0], b"value", key=b"key", partition=partition).get(30)
+                        for _ in range(int(args[2]) if len(args) > 2 else 1):
+                            producer.send(args[0], b"value", key=b"key", partition=partition).get(30)
                 finally:
                     producer.close()
+            elif command == "read":
+                topic, partitions, wanted = args[0], int(args[1]), int(args[2])
+                consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
+                                         enable_auto_commit=False)
+                try:
+                    consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+                    _read(consumer, wanted)
+                finally:
+                    consumer.close()
             elif command in ("consume", "subscribe"):
                 topic, partitions, group = args[0], int(args[1]), args[2]
                 consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",

@@ -12,64 +12,26 @@ topics (tests/leak_finder.py names the holder of anything it finds).
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 
 import pytest
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.kafka_server import KafkaServer
-from tests.integration.broker_harness import ROOT, free_port, unique_chroot, wait_until
+from tests.integration.broker_harness import unique_chroot, wait_until
+from tests.integration.in_process_state import ClientWorker, in_process_broker, log_dirs_of
 from tests.leak_finder import persistent_holders
 
 CYCLES = 8
 PARTITIONS = 2
 
 
-class ClientWorker:
-    def __init__(self, bootstrap: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.client_worker", bootstrap], cwd=ROOT,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def call(self, *args: object) -> None:
-        self.process.stdin.write(" ".join(map(str, args)) + "\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline()
-        assert answer.startswith("ok"), f"{args}: {answer or 'client worker exited'}"
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 @pytest.fixture(scope="module")
 def server(zookeeper, tmp_path_factory):
-    log_dir = tmp_path_factory.mktemp("deleted-topics-logs")
-    config = KafkaConfig({
-        "broker.id": "0", "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}", "log.dirs": str(log_dir),
-        "zookeeper.connect": f"{zookeeper.connect_string}{unique_chroot()}",
-        "num.network.threads": "1", "num.io.threads": "2", "controlled.shutdown.enable": "false",
-        "offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "2",
-        "group.initial.rebalance.delay.ms": "0",
-        # a deleted log's directory goes as soon as the deletion task runs
-        "file.delete.delay.ms": "0",
-        "log.cleaner.enable": "true",
-        # a client's metadata refresh must not bring a deleted topic back
-        "auto.create.topics.enable": "false",
-    }, do_log=False)
-    server = KafkaServer(config)
-    server.startup()
-    wait_until(lambda: server.metadata_cache.has_alive_broker(0), 30, "no metadata from the controller")
-    yield server
-    server.shutdown()
+    with in_process_broker(f"{zookeeper.connect_string}{unique_chroot()}", tmp_path_factory.mktemp("deleted-topics"),
+                           overrides={"offsets.topic.replication.factor": "1",
+                                      "offsets.topic.num.partitions": "2"}) as server:
+        yield server
 
 
 def _deletion_complete(server: KafkaServer, topic: str) -> bool:
@@ -80,10 +42,6 @@ def _deletion_complete(server: KafkaServer, topic: str) -> bool:
             and not any(tp in server.replica_manager.all_partitions for tp in tps)
             and not any(server.log_manager.get_log(tp) for tp in tps)
             and topic not in server.kafka_controller.controller_context.all_topics)
-
-
-def _log_dirs_of(server: KafkaServer, marker: str) -> list[str]:
-    return [name for d in server.config.log_dirs for name in os.listdir(d) if marker in name]
 
 
 def test_deleted_topics_leave_no_state_behind(server):
@@ -104,8 +62,7 @@ def test_deleted_topics_leave_no_state_behind(server):
             wait_until(lambda: _deletion_complete(server, topic), 60, f"{topic} deletion did not complete")
     finally:
         worker.close()
-    # The first run of the log deletion task comes 30 s after startup, as in Kafka.
-    wait_until(lambda: not _log_dirs_of(server, marker), 120, "deleted logs still on disk")
+    wait_until(lambda: not log_dirs_of(server, marker), 60, "deleted logs still on disk")
 
     reports = persistent_holders(topics, markers=[marker], ignore=[topics])
     assert not reports, "state of deleted topics is still held:\n" + "\n".join(map(str, reports))
