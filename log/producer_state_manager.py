@@ -22,6 +22,11 @@ directory, in Kafka's binary format (all big-endian)::
         coordinator_epoch        int32
         current_txn_first_offset int64   (-1: no open transaction)
 
+The transaction verifications in progress (KIP-890, log/verification_guard.py) are kept here
+too, by producer id, in memory only: a ``VerificationStateEntry`` lives from the leader's
+question to the coordinator until the producer's first transactional append (or a marker)
+uses it, or until it expires with idle producers.
+
 Also here, as Kafka keeps them beside the log: ``AppendOrigin``,
 ``CompletedTxn`` and ``LastRecord`` (Log.scala / LogValidator.scala).
 Control batches are decoded with kafka_py.record.control_record_type.
