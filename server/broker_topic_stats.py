@@ -16,8 +16,11 @@ topic (``topic=<t>``):
 * ProduceMessageConversionsPerSec and FetchMessageConversionsPerSec exist and stay at 0: this
   broker converts no record formats.
 
-A topic's meters are made on its first use and removed with the topic (``remove_metrics``),
-so a deleted topic leaves no metric behind. Meters of one BrokerTopicMetrics share a lock, and
+A topic's meters are made on its first use and removed when the broker stops hosting the
+topic (``remove_metrics``), so a deleted or moved topic leaves no metric behind. A produce or
+fetch naming a partition this broker does not host (a client whose metadata is stale after a
+reassignment or a deletion, or asks for a topic it never had) counts for all topics only:
+Kafka makes the topic's meters for it too, and nothing ever removes them. Meters of one BrokerTopicMetrics share a lock, and
 the produce path marks its three with one ``record_produce`` call per partition.
 """
 from __future__ import annotations
@@ -119,10 +122,12 @@ class BrokerTopicStats:
             self.topic_stats(topic).record_produce(messages, size)
             self.all_topics_stats.record_produce(messages, size)
 
-    def mark_produce_request(self, topic: str) -> None:
-        """A produce to a partition that did not append (the successful case: record_produce)."""
+    def mark_produce_request(self, topic: Optional[str]) -> None:
+        """A produce to a partition that did not append (the successful case: record_produce);
+        ``topic`` None for a partition not hosted here (all topics only)."""
         if recording.enabled:
-            self.topic_stats(topic).total_produce_request_rate.mark()
+            if topic is not None:
+                self.topic_stats(topic).total_produce_request_rate.mark()
             self.all_topics_stats.total_produce_request_rate.mark()
 
     def mark_failed_produce(self, topic: str) -> None:
@@ -135,9 +140,11 @@ class BrokerTopicStats:
             self.topic_stats(topic).bytes_rejected_rate.mark(size)
             self.all_topics_stats.bytes_rejected_rate.mark(size)
 
-    def mark_fetch_request(self, topic: str) -> None:
+    def mark_fetch_request(self, topic: Optional[str]) -> None:
+        """A partition read; ``topic`` None for a partition not hosted here (all topics only)."""
         if recording.enabled:
-            self.topic_stats(topic).total_fetch_request_rate.mark()
+            if topic is not None:
+                self.topic_stats(topic).total_fetch_request_rate.mark()
             self.all_topics_stats.total_fetch_request_rate.mark()
 
     def mark_failed_fetch(self, topic: str) -> None:

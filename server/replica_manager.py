@@ -809,6 +809,12 @@ class ReplicaManager(KafkaMetricsGroup):
                 continue
             try:
                 partition = self.get_partition_or_exception(tp)
+            except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, KafkaStorageException) as e:
+                # not hosted here: no meters made for its topic (server/broker_topic_stats.py)
+                stats.mark_produce_request(None)
+                results[tp] = LogAppendResult(LogAppendInfo.unknown(), e)
+                continue
+            try:
                 info = partition.append_records_to_leader(
                     records, origin, required_acks,
                     None if verification_guards is None else verification_guards.get(tp, VERIFICATION_SENTINEL))
@@ -1029,9 +1035,14 @@ class ReplicaManager(KafkaMetricsGroup):
               replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
               hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Any) -> LogReadResult:
         adjusted_max_bytes = min(fetch_info.max_bytes, limit_bytes)
-        self.broker_topic_stats.mark_fetch_request(tp.topic)
         try:
             partition = self.get_partition_or_exception(tp)
+        except (UnknownTopicOrPartitionException, NotLeaderOrFollowerException, KafkaStorageException) as e:
+            # not hosted here: no meters made for its topic (server/broker_topic_stats.py)
+            self.broker_topic_stats.mark_fetch_request(None)
+            return self._failed_read(e)
+        self.broker_topic_stats.mark_fetch_request(tp.topic)
+        try:
             fetch_time_ms = self.time.milliseconds()
             preferred_read_replica = (None if client_metadata is None else
                                       self.find_preferred_read_replica(partition, client_metadata, replica_id,

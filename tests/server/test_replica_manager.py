@@ -549,6 +549,30 @@ def test_high_watermark_checkpoint_written_and_reloaded(tmp_path) -> None:
         second.close()
 
 
+def test_requests_for_partitions_not_hosted_make_no_topic_meters(broker) -> None:
+    """A client with stale metadata after a reassignment or a deletion: counted for all
+    topics, but the topic's meters, removed when it left, are not made again."""
+    stats = broker.rm.broker_topic_stats
+    broker.lead(T0)
+    broker.produce({T0: records(b"a")})
+    broker.fetch([(T0, PartitionData(0, 0, 1024))])
+    broker.rm.stop_replicas(1, 0, 1, -1, {T0: StopReplicaPartitionState(0, -1, True)})
+    assert "t" not in stats._stats
+    produced = stats.all_topics_stats.total_produce_request_rate.count
+    fetched = stats.all_topics_stats.total_fetch_request_rate.count
+    gone = TopicPartition("never-here", 0)
+
+    answers = broker.produce({T0: records(b"b"), gone: records(b"c")})
+    assert {tp: a.error for tp, a in answers.items()} == {T0: Errors.NOT_LEADER_OR_FOLLOWER,
+                                                          gone: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    answers = broker.fetch([(T0, PartitionData(0, 0, 1024)), (gone, PartitionData(0, 0, 1024))])
+    assert {tp: a.error for tp, a in answers.items()} == {T0: Errors.NOT_LEADER_OR_FOLLOWER,
+                                                          gone: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    assert set(stats._stats) == set()
+    assert stats.all_topics_stats.total_produce_request_rate.count == produced + 2
+    assert stats.all_topics_stats.total_fetch_request_rate.count == fetched + 2
+
+
 def test_the_last_partition_to_leave_a_log_dir_leaves_its_high_watermark_checkpoint(broker) -> None:
     def checkpointed() -> list[str]:
         broker.rm.checkpoint_high_watermarks()
