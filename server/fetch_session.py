@@ -317,7 +317,7 @@ class FullFetchContext(FetchContext):
             return cached
 
         session_id = self.cache.maybe_create_session(self.time.milliseconds(), self.is_from_follower, len(updates),
-                                                     create_partitions)
+                                                     create_partitions, (tp for tp, _ in updates))
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("Full fetch context with session id %d returning %s", session_id,
                          partitions_to_log_string(tp for tp, _ in updates))
@@ -442,9 +442,12 @@ class FetchSessionCache(KafkaMetricsGroup):
     metrics_group = "kafka.server"
     metrics_type_name = "FetchSessionCache"
 
-    def __init__(self, max_entries: int, eviction_ms: int = MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS) -> None:
+    def __init__(self, max_entries: int, eviction_ms: int = MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS,
+                 is_hosted: Optional[Callable[[TopicPartition], bool]] = None) -> None:
         self.max_entries = max_entries
         self.eviction_ms = eviction_ms
+        # whether this broker hosts a partition (the ReplicaManager's view); None: every one
+        self.is_hosted = is_hosted
         self._lock = threading.RLock()
         self._num_partitions = 0
         self._sessions: dict[int, FetchSession] = {}
@@ -483,10 +486,20 @@ class FetchSessionCache(KafkaMetricsGroup):
                     return session_id
 
     def maybe_create_session(self, now: int, privileged: bool, size: int,
-                             create_partitions: Callable[[], "OrderedDict[TopicPartition, CachedPartition]"]) -> int:
-        """A new session of ``size`` partitions, if there is room or one can be evicted: its id,
-        or INVALID_SESSION_ID."""
+                             create_partitions: Callable[[], "OrderedDict[TopicPartition, CachedPartition]"],
+                             topic_partitions: Iterable[TopicPartition] = ()) -> int:
+        """A new session of ``size`` partitions (``topic_partitions``), if there is room or one
+        can be evicted: its id, or INVALID_SESSION_ID. None is made for a fetch naming a
+        partition this broker does not host (``is_hosted``): the client's metadata is stale,
+        and a session would keep naming the partition should the client go away, where
+        ``remove_sessions_of`` cannot see it (it ran when the partition left). The check and the
+        session's creation are one step under the cache's lock, so a partition leaving at the
+        same time is either seen here or its removal sees the new session."""
         with self._lock:
+            is_hosted = self.is_hosted
+            if is_hosted is not None and not all(map(is_hosted, topic_partitions)):
+                logger.debug("No fetch session created: the fetch names a partition this broker does not host.")
+                return INVALID_SESSION_ID
             if len(self._sessions) < self.max_entries or self.try_evict(privileged, (privileged, size, 0), now):
                 session = FetchSession(self.new_session_id(), privileged, create_partitions(), now, now,
                                        next_epoch(INITIAL_EPOCH))

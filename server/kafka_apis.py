@@ -77,6 +77,7 @@ from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
     FetchPartitionData,
+    HostedPartition,
     PartitionData,
     build_leader_and_isr_response,
     build_stop_replica_response,
@@ -295,10 +296,14 @@ class KafkaApis:
         self.group_coordinator = group_coordinator
         # Incremental fetch sessions (server/fetch_session.py): Kafka's KafkaServer makes the
         # FetchManager; one made here by default serves every KafkaApis the same way.
+        # A full fetch naming a partition not hosted here makes no session (see
+        # FetchSessionCache.maybe_create_session).
+        is_hosted = None if replica_manager is None else (
+            lambda tp: replica_manager.get_partition(tp) is not HostedPartition.NONE)
         self.fetch_manager = fetch_manager or FetchManager(time, FetchSessionCache(
             int(getattr(config, "max_incremental_fetch_session_cache_slots",
                         Defaults.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS)),
-            MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS))
+            MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, is_hosted))
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
         self.txn_coordinator: Any = None
         # Transaction verification of produce requests (server/add_partitions_to_txn_manager.py),

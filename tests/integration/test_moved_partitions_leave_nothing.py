@@ -15,7 +15,8 @@ nothing but the metadata cache's view of the cluster may still name the partitio
   session to broker 1 had the partition;
 * a leadership moved away: [0, 1] -> [1, 2] removes the leader; a consumer and broker 1's
   follower read from broker 0 in fetch sessions, and their long polls and the producer's
-  acks=all wait in its purgatories.
+  acks=all wait in its purgatories; once moved, a full fetch of the partition from broker
+  0 (a client with stale metadata) makes no session there.
 """
 from __future__ import annotations
 
@@ -26,8 +27,12 @@ import uuid
 import pytest
 
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import request_schema
 from kafka_py.server.kafka_server import KafkaServer
-from tests.integration.broker_harness import ROOT, BrokerProcess, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
 from tests.integration.in_process_state import (ClientWorker, checkpoint_lines_of, in_process_broker, log_dirs_of,
                                                 reachable_from)
 from tests.leak_finder import persistent_holders
@@ -160,4 +165,23 @@ def test_a_leadership_moved_away_leaves_nothing_behind(cluster, tmp_path):
         worker.call("read", topic, 1, 1)
     finally:
         worker.close()
+    # a client whose metadata still names broker 0 asks it for a session: none is made
+    error, session_id = _full_fetch(server, topic)
+    assert (error, session_id) == (Errors.NOT_LEADER_OR_FOLLOWER, 0)
     _check_nothing_left(server, topic, marker)
+
+
+def _full_fetch(server: KafkaServer, topic: str) -> tuple[Errors, int]:
+    """A Fetch of ``topic``-0 asking broker 0 for a new session: the partition's error and the
+    answer's session id."""
+    request = build_entity(request_schema(ApiKeys.FETCH, 12), {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": 0, "session_epoch": 0, "rack_id": "",
+        "topics": [{"topic": topic, "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+             "log_start_offset": -1, "partition_max_bytes": 1 << 16}]}],
+        "forgotten_topics_data": []})
+    with RawClient(server.bound_port(), timeout=30) as client:
+        response = client.request(ApiKeys.FETCH, 12, request)
+    [answer] = [p for t in response.responses for p in t.partitions]
+    return Errors.for_code(answer.error_code), int(response.session_id)

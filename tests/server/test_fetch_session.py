@@ -301,6 +301,30 @@ def test_sessions_holding_a_partition_that_left_are_closed(manager: FetchManager
     assert manager.cache.size == 1 and manager.cache.get(other).epoch == 1
 
 
+def test_a_full_fetch_naming_a_partition_not_hosted_makes_no_session() -> None:
+    hosted = {FOO0, FOO1}
+    cache = FetchSessionCache(10, 1000, is_hosted=hosted.__contains__)
+    manager = FetchManager(MockTime(), cache)
+
+    def full(*tps: TopicPartition) -> FullFetchContext:
+        return manager.new_context(INVALID_SESSION_ID, INITIAL_EPOCH, request_of(*((tp, 0) for tp in tps)), (), False)
+
+    # a client with stale metadata: answered in full, without a session
+    updates = [(FOO0, answer(5)), (BAR0, answer(-1, error=Errors.NOT_LEADER_OR_FOLLOWER))]
+    assert full(FOO0, BAR0).update_and_generate_response_data(updates) == (Errors.NONE, INVALID_SESSION_ID, updates)
+    # a partition that leaves while the fetch is read: the session is not made...
+    context = full(FOO0, FOO1)
+    hosted.discard(FOO1)
+    cache.remove_sessions_of([FOO1])
+    assert context.update_and_generate_response_data([(FOO0, answer(5)), (FOO1, answer(5))]).session_id == 0
+    # ...and one made before it left is closed when it leaves
+    session_id = full(FOO0).update_and_generate_response_data([(FOO0, answer(5))]).session_id
+    assert cache.get(session_id) is not None
+    hosted.discard(FOO0)
+    cache.remove_sessions_of([FOO0])
+    assert cache.size == 0
+
+
 # ---------------------------------------------------------------------------- the client side
 
 
