@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from kafka_py.clients.network_client import NetworkClient
-from kafka_py.clients.network_client_utils import await_ready, send_and_receive
+from kafka_py.clients.network_client_utils import NodeConnection
 from kafka_py.cluster.broker import Node
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.transaction.transaction_coordinator import TransactionDescription
@@ -151,8 +151,7 @@ class _VerificationSender(ShutdownableThread):
         self.node = node
         self._cond = threading.Condition()
         self._pending: Dict[str, List[_PendingVerification]] = {}
-        self._client: Optional[NetworkClient] = None
-        self._client_lock = threading.Lock()
+        self._connection = NodeConnection(manager.new_network_client)
 
     def add(self, node: Node, transactional_id: str, pending: _PendingVerification) -> bool:
         """Queue a verification; False once the sender is shutting down (nothing queued)."""
@@ -169,20 +168,8 @@ class _VerificationSender(ShutdownableThread):
             return False
         with self._cond:
             self._cond.notify()
-        with self._client_lock:
-            if self._client is not None:
-                self._client.initiate_close()
+        self._connection.initiate_close()
         return True
-
-    def _client_for(self, node: Node) -> NetworkClient:
-        with self._client_lock:
-            client = self._client
-            if client is not None and (client.node.host, client.node.port) != (node.host, node.port):
-                client.close()
-                client = None
-            if client is None:
-                client = self._client = self.manager.new_network_client(node)
-            return client
 
     def do_work(self) -> None:
         with self._cond:
@@ -197,17 +184,11 @@ class _VerificationSender(ShutdownableThread):
             return
         request = self.manager.describe_transactions_request(list(batch))
         try:
-            client = self._client_for(node)
-            if not await_ready(client, self.manager.request_timeout_ms):
-                raise TimeoutError(f"Failed to connect to broker {node.id} within "
-                                   f"{self.manager.request_timeout_ms} ms")
-            response = send_and_receive(client, ApiKeys.DESCRIBE_TRANSACTIONS, DESCRIBE_TRANSACTIONS_VERSION,
-                                        request).response_body
+            response = self._connection.send_and_receive(node, ApiKeys.DESCRIBE_TRANSACTIONS,
+                                                         DESCRIBE_TRANSACTIONS_VERSION, request,
+                                                         self.manager.request_timeout_ms)
         except Exception as e:  # noqa: BLE001 - a lost connection: every waiting produce is told to retry
             logger.warning("%sDescribeTransactions to broker %d failed: %s", self.manager.log_ident, node.id, e)
-            with self._client_lock:
-                if self._client is not None:
-                    self._client.disconnect()
             self._answer_all(batch, Errors.NETWORK_EXCEPTION)
             if self.is_running:
                 self.pause(RECONNECT_BACKOFF_MS)
@@ -232,10 +213,7 @@ class _VerificationSender(ShutdownableThread):
         with self._cond:
             batch, self._pending = self._pending, {}
         self._answer_all(batch, Errors.NETWORK_EXCEPTION)
-        with self._client_lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+        self._connection.close()
 
 
 class AddPartitionsToTxnManager(KafkaMetricsGroup):

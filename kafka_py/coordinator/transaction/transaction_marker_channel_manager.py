@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, Deque, Dict, Iterable, List, Optional, Tuple
 
 from kafka_py.clients.network_client import NetworkClient
-from kafka_py.clients.network_client_utils import await_ready, send_and_receive
+from kafka_py.clients.network_client_utils import NodeConnection
 from kafka_py.cluster.broker import Node
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.transaction.transaction_metadata import TransactionMetadata, TxnTransitMetadata
@@ -169,27 +169,14 @@ class _BrokerMarkerSender(ShutdownableThread):
         self.manager = manager
         self.broker_id = broker_id
         self.queue = queue
-        self._client: Optional[NetworkClient] = None
-        self._client_lock = threading.Lock()
+        self._connection = NodeConnection(manager.new_network_client)
 
     def initiate_shutdown(self) -> bool:
         if not super().initiate_shutdown():
             return False
         self.queue.wake()
-        with self._client_lock:
-            if self._client is not None:
-                self._client.initiate_close()
+        self._connection.initiate_close()
         return True
-
-    def _client_for(self, node: Node) -> NetworkClient:
-        with self._client_lock:
-            client = self._client
-            if client is not None and (client.node.host, client.node.port) != (node.host, node.port):
-                client.close()
-                client = None
-            if client is None:
-                client = self._client = self.manager.new_network_client(node)
-            return client
 
     def do_work(self) -> None:
         entries = self.queue.wait_and_drain(IDLE_WAIT_MS / 1000.0, self._shutdown_initiated)
@@ -203,18 +190,12 @@ class _BrokerMarkerSender(ShutdownableThread):
             return
         request = self.manager.build_write_txn_markers_request([e.txn_marker_entry for e in entries])
         try:
-            client = self._client_for(node)
-            if not await_ready(client, self.manager.request_timeout_ms):
-                raise TimeoutError(f"Failed to connect to broker {node.id} within "
-                                   f"{self.manager.request_timeout_ms} ms")
-            response = send_and_receive(client, ApiKeys.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_REQUEST_VERSION,
-                                        request).response_body
+            response = self._connection.send_and_receive(node, ApiKeys.WRITE_TXN_MARKERS,
+                                                         WRITE_TXN_MARKERS_REQUEST_VERSION, request,
+                                                         self.manager.request_timeout_ms)
         except Exception as e:  # noqa: BLE001 - a disconnection: the markers are queued again
             if self.is_running:
                 logger.debug("%sWriteTxnMarkers to broker %d failed: %s", self.manager.log_ident, node.id, e)
-            with self._client_lock:
-                if self._client is not None:
-                    self._client.disconnect()
             if self.is_running:
                 self._handle(handler.on_disconnected)
                 self.pause(RECONNECT_BACKOFF_MS)
@@ -252,10 +233,7 @@ class _BrokerMarkerSender(ShutdownableThread):
 
     def shutdown(self) -> None:
         super().shutdown()
-        with self._client_lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+        self._connection.close()
 
 
 class TransactionMarkerChannelManager(ShutdownableThread):
