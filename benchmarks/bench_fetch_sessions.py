@@ -13,8 +13,8 @@ each is answered at once with nothing new:
   (epochs 1, 2, ...) listing no partition; the broker still reads every partition of the
   session and answers none of them;
 * ``full-epoch0`` (with ``--with-epoch0``): full fetches asking for a session each time
-  (what a client does while the broker keeps no session for it: each one closes the
-  previous session and makes a new one).
+  (what a client does while the broker keeps no cache entry for it: each one closes the
+  entry its id named and makes a new one).
 
 The modes alternate for ``--rounds`` rounds of ``--seconds`` each (the first mode flips
 from round to round); the figure of a round is the broker process's CPU time (user and

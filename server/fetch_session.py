@@ -160,7 +160,7 @@ class FetchSession:
         self.creation_ms = creation_ms
         self.last_used_ms = last_used_ms
         self.epoch = epoch
-        # the size the cache last counted for this session; -1 while it is not in the cache
+        # the size the cache last counted for this entry; -1 while it is not in the cache
         self.cached_size = -1
         self.lock = threading.Lock()
 
@@ -260,10 +260,8 @@ class SessionErrorContext(FetchContext):
         return FetchResponseData(self.error, INVALID_SESSION_ID, [])
 
 
-class SessionlessFetchContext(FetchContext):
-    """A fetch without a session: the request lists everything, the answer too."""
-
-    __slots__ = ("fetch_data",)
+class _ListedFetchContext(FetchContext):
+    """A fetch whose request lists every partition it reads (no increment to apply)."""
 
     def __init__(self, fetch_data: list[tuple[TopicPartition, Any]]) -> None:
         self.fetch_data = fetch_data
@@ -280,32 +278,24 @@ class SessionlessFetchContext(FetchContext):
     def get_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
         return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
+
+class SessionlessFetchContext(_ListedFetchContext):
+    """A fetch without a session: the request lists everything, the answer too."""
+
     def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
         return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
 
-class FullFetchContext(FetchContext):
+class FullFetchContext(_ListedFetchContext):
     """A full fetch asking for a session: answered in full, with the id of the session the
     answer creates (0 when the cache keeps none for it)."""
 
     def __init__(self, time: Time, cache: "FetchSessionCache", fetch_data: list[tuple[TopicPartition, Any]],
                  is_from_follower: bool) -> None:
+        super().__init__(fetch_data)
         self.time = time
         self.cache = cache
-        self.fetch_data = fetch_data
         self.is_from_follower = is_from_follower
-
-    def get_fetch_offset(self, topic_partition: TopicPartition) -> Optional[int]:
-        for tp, req in self.fetch_data:
-            if tp == topic_partition:
-                return req.fetch_offset
-        return None
-
-    def partitions(self) -> list[tuple[TopicPartition, Any]]:
-        return self.fetch_data
-
-    def get_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
-        return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
     def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
         requested = dict(self.fetch_data)
@@ -367,7 +357,7 @@ class IncrementalFetchContext(FetchContext):
     def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
         session = self.session
         with session.lock:
-            # another request of this session may have come in since this one's context was made
+            # another request with this id may have come in since this one's context was made
             expected_epoch = next_epoch(self.request_epoch)
             if session.epoch != expected_epoch:
                 logger.info("Incremental fetch session %d expected epoch %d, but got %d.  Possible duplicate "

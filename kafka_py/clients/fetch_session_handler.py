@@ -65,7 +65,7 @@ class FetchMetadata:
         return self.epoch == INITIAL_EPOCH or self.epoch == FINAL_EPOCH
 
     def next_close_existing(self) -> "FetchMetadata":
-        """The next request after an error: a full fetch closing this session and asking for a new one."""
+        """The next request after an error: a full fetch that closes the broker's fetch context for this id and asks it for a new one."""
         return FetchMetadata(self.session_id, INITIAL_EPOCH)
 
     @staticmethod
