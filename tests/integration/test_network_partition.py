@@ -4,8 +4,9 @@ The test builds its own network out of Linux network namespaces: a hub namespace
 bridge, ZooKeeper and the test's clients, and one namespace per broker joined to the bridge by
 a veth pair. Addresses are in 10.213.0.0/16 and exist only inside those namespaces; nothing
 outside them (or loopback) is touched. The partition is the hub end of the leader's veth pair
-set down: the leader keeps its address, but reaches nobody and nobody reaches it, except a
-client the test runs inside the leader's own namespace.
+set down (and, inside the leader's namespace, the other addresses made unreachable so that
+connects fail at once): the leader keeps its address, but reaches nobody and nobody reaches it,
+except a client the test runs inside the leader's own namespace.
 
 What must hold:
 * the controller, once the leader's ZooKeeper session has expired, elects a new leader from
@@ -116,10 +117,21 @@ class Network:
             ip("link", "set", "eth0", "up", namespace=ns)
         return self
 
+    def others(self, broker_id: int) -> list[str]:
+        """Every address on the bridge but ``broker_id``'s own."""
+        return [self.hub_address] + [self.address(i) for i in range(len(self.namespaces)) if i != broker_id]
+
     def cut(self, broker_id: int) -> None:
         ip("link", "set", self.hub_port(broker_id), "down", namespace=self.hub)
+        # Inside the cut namespace a connect would otherwise wait out ARP (about 3 s) before it
+        # fails; a client there that tries another broker first would spend its whole metadata
+        # budget that way. Unreachable routes make every such connect fail at once.
+        for address in self.others(broker_id):
+            ip("route", "add", "unreachable", f"{address}/32", namespace=self.namespaces[broker_id])
 
     def heal(self, broker_id: int) -> None:
+        for address in self.others(broker_id):
+            ip("route", "del", "unreachable", f"{address}/32", namespace=self.namespaces[broker_id])
         ip("link", "set", self.hub_port(broker_id), "up", namespace=self.hub)
 
     def delete(self) -> None:
