@@ -146,6 +146,7 @@ class Defaults:
     LOG_DELETE_DELAY_MS = 60000
     LOG_FLUSH_SCHEDULER_INTERVAL_MS = _LONG_MAX
     LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = 60000
+    LOG_INITIAL_TASK_DELAY_MS = 30 * 1000
     LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = 60000
     LOG_PRE_ALLOCATE_ENABLE = False
     LOG_PREFAULT_BYTES = 16 * 1024 * 1024
@@ -395,6 +396,9 @@ CONFIG_DEF: ConfigDef = (
     .define("log.flush.start.offset.checkpoint.interval.ms", Type.INT,
             Defaults.LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, at_least(0), _H,
             "How often log start offsets are checkpointed.")
+    # Kafka 3.x's internal key of the same name; 2.8 hard-codes the delay (LogManager.InitialTaskDelayMs)
+    .define("log.initial.task.delay.ms", Type.LONG, Defaults.LOG_INITIAL_TASK_DELAY_MS, at_least(0), _L,
+            "Delay before the log manager's periodic tasks (retention, flush, checkpoints) first run.")
     .define("log.preallocate", Type.BOOLEAN, Defaults.LOG_PRE_ALLOCATE_ENABLE, None, _M,
             "Preallocate new segment files at full size.")
     # kafka-py's own key (no Kafka counterpart): log/page_cache_prefaulter.py
@@ -959,6 +963,7 @@ class KafkaConfig:
         self.log_flush_scheduler_interval_ms: int = v["log.flush.scheduler.interval.ms"]
         self.log_flush_offset_checkpoint_interval_ms: int = v["log.flush.offset.checkpoint.interval.ms"]
         self.log_flush_start_offset_checkpoint_interval_ms: int = v["log.flush.start.offset.checkpoint.interval.ms"]
+        self.log_initial_task_delay_ms: int = v["log.initial.task.delay.ms"]
         self.log_cleanup_interval_ms: int = v["log.retention.check.interval.ms"]
         self.log_cleanup_policy: list[str] = [p.lower() for p in v["log.cleanup.policy"]]
         self.offsets_retention_minutes: int = v["offsets.retention.minutes"]

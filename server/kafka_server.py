@@ -457,6 +457,7 @@ class KafkaServer:
             flush_recovery_offset_checkpoint_ms=config.log_flush_offset_checkpoint_interval_ms,
             flush_start_offset_checkpoint_ms=config.log_flush_start_offset_checkpoint_interval_ms,
             retention_check_ms=config.log_cleanup_interval_ms,
+            initial_task_delay_ms=config.log_initial_task_delay_ms,
             max_pid_expiration_ms=config.transactional_id_expiration_ms,
             scheduler=self.kafka_scheduler, time=self.time,
             log_dir_failure_channel=self.log_dir_failure_channel,

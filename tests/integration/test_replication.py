@@ -92,6 +92,7 @@ def make_cluster(broker_factory):
         props = {"auto.leader.rebalance.enable": "false", "controlled.shutdown.retry.backoff.ms": "500",
                  "replica.high.watermark.checkpoint.interval.ms": CHECKPOINT_MS,
                  "log.flush.offset.checkpoint.interval.ms": CHECKPOINT_MS,
+                 "log.initial.task.delay.ms": CHECKPOINT_MS,
                  "default.replication.factor": "3", "offsets.topic.replication.factor": "3",
                  "replica.fetch.backoff.ms": "200"}
         props.update(overrides)

@@ -92,6 +92,7 @@ KAFKA_2_8_2_DEFAULTS = {
     "log.segment.delete.delay.ms": 60000,
     "log.flush.offset.checkpoint.interval.ms": 60000,
     "log.flush.start.offset.checkpoint.interval.ms": 60000,
+    "log.initial.task.delay.ms": 30000,
     "log.message.format.version": "2.8-IV1",
     "log.message.timestamp.type": "CreateTime",
     "num.recovery.threads.per.data.dir": 1,

@@ -207,10 +207,12 @@ def produced(spark_broker) -> ProducedData:
 @pytest.fixture(scope="session")
 def stream_broker(zookeeper, tmp_path_factory):
     """A broker for the streaming source and sink tests: high watermarks and log start offsets
-    checkpointed every 200 ms, retention checked every 300 ms, no topic created by producing to it."""
+    checkpointed every 200 ms, retention checked every 300 ms (from 200 ms after startup), no topic
+    created by producing to it."""
     broker = BrokerProcess(tmp_path_factory.mktemp("stream-broker"), zookeeper.connect_string, unique_chroot(),
                            overrides={"replica.high.watermark.checkpoint.interval.ms": "200",
                                       "log.flush.start.offset.checkpoint.interval.ms": "200",
+                                      "log.initial.task.delay.ms": "200",
                                       "log.retention.check.interval.ms": "300",
                                       "log.index.interval.bytes": "1024",
                                       "auto.create.topics.enable": "false"})
