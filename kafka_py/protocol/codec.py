@@ -31,19 +31,19 @@ from functools import cache
 from typing import Any, TypeAlias, TypeVar
 
 from kio.serial import entity_writer
-from kio.serial._implicit_defaults import get_tagged_field_default
-from kio.serial._introspect import EntityField
-from kio.serial._introspect import EntityTupleField
-from kio.serial._introspect import PrimitiveField
-from kio.serial._introspect import PrimitiveTupleField
-from kio.serial._introspect import classify_field
-from kio.serial._introspect import get_field_tag
-from kio.serial._introspect import get_schema_field_type
-from kio.serial._introspect import is_optional
-from kio.serial._parse import get_reader as kio_primitive_reader
 from kio.serial.readers import read_unsigned_varint
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.protocol.kio_fields import EntityField
+from kafka_py.protocol.kio_fields import EntityTupleField
+from kafka_py.protocol.kio_fields import PrimitiveField
+from kafka_py.protocol.kio_fields import PrimitiveTupleField
+from kafka_py.protocol.kio_fields import classify_field
+from kafka_py.protocol.kio_fields import get_field_tag
+from kafka_py.protocol.kio_fields import get_schema_field_type
+from kafka_py.protocol.kio_fields import get_tagged_field_default
+from kafka_py.protocol.kio_fields import is_optional
+from kafka_py.protocol.kio_fields import primitive_reader as kio_primitive_reader
 
 logger = logging.getLogger(__name__)
 

@@ -20,8 +20,10 @@ from functools import cache
 from typing import Any, Mapping
 
 from kio.schema.errors import ErrorCode
-from kio.serial._introspect import (
+
+from kafka_py.protocol.kio_fields import (
     EntityField,
+    EntityTupleField,
     PrimitiveField,
     PrimitiveTupleField,
     classify_field,
