@@ -113,6 +113,7 @@ KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-py": ({}, {}),
     "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"}, {"KAFKA_PY_SCHED_POLICY": "none"}),
     "kafka-py-unpinned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none"}),
+    "kafka-py-no-batch": ({}, {"KAFKA_PY_SCHED_POLICY": "none"}),
     # without preallocated segments, so without the page cache prefaulter
     "kafka-py-no-prefault": ({"log.preallocate": "false"}, {}),
 }

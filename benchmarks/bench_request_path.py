@@ -123,7 +123,7 @@ PRODUCE_LAYERS = (
     ("kafka_py.record.file_records:FileRecords", "append"),
     ("kafka_py.server.kafka_apis:KafkaApis", "_send_produce_response"),
     ("kafka_py.server.kafka_apis", "_produce_answer_values"),
-    ("kafka_py.protocol.fast_paths", "encode_produce_response"),
+    ("kafka_py.tuning.fast_paths", "encode_produce_response"),
     ("kafka_py.network.request_channel:RequestChannel", "send_response"),
     ("kafka_py.protocol.messages", "decode_request"),
 )

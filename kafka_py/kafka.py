@@ -14,9 +14,9 @@ broker in order without a controlled shutdown, closing every connection, and exi
 halt's status (1); should that stop take longer than HALT_STOP_TIMEOUT_S, it ends the process
 there and then, as Kafka's halt would have at once.
 
-Before anything starts, the process is pinned to one CPU (kafka_py.utils.cpu_affinity:
+Before anything starts, the process is pinned to one CPU (kafka_py.tuning.cpu_affinity:
 KAFKA_PY_CPU_AFFINITY=auto|none|<cpu list>) and put under SCHED_BATCH
-(kafka_py.utils.sched_policy: KAFKA_PY_SCHED_POLICY=batch|none), the Python counterpart
+(kafka_py.tuning.sched_policy: KAFKA_PY_SCHED_POLICY=batch|none), the Python counterpart
 of the JVM options Kafka's launcher sets.
 """
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Optional, Sequence
 import click
 
 from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
+from kafka_py.tuning.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
 from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
-from kafka_py.utils.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
+from kafka_py.tuning.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
 

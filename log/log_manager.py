@@ -55,7 +55,7 @@ from kafka_py.log.log import Log
 from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
-from kafka_py.log.page_cache_prefaulter import PageCachePrefaulter
+from kafka_py.tuning.page_cache_prefaulter import PageCachePrefaulter
 from kafka_py.utils.exit import Exit
 
 logger = logging.getLogger(__name__)

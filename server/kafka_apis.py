@@ -56,7 +56,7 @@ from kafka_py.protocol.messages import (
     response_schema,
     unsupported_api_versions_response,
 )
-from kafka_py.protocol.fast_paths import encode_metadata_response, encode_produce_response
+from kafka_py.tuning.fast_paths import encode_metadata_response, encode_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,

@@ -401,7 +401,7 @@ CONFIG_DEF: ConfigDef = (
             "Delay before the log manager's periodic tasks (retention, flush, checkpoints) first run.")
     .define("log.preallocate", Type.BOOLEAN, Defaults.LOG_PRE_ALLOCATE_ENABLE, None, _M,
             "Preallocate new segment files at full size.")
-    # kafka-py's own key (no Kafka counterpart): log/page_cache_prefaulter.py
+    # kafka-py's own key (no Kafka counterpart): kafka_py/tuning/page_cache_prefaulter.py
     .define("log.prefault.bytes", Type.LONG, Defaults.LOG_PREFAULT_BYTES, at_least(0), _L,
             "kafka-py only. With log.preallocate, how far ahead of each fast-written active segment's end "
             "a background thread fills the page cache, so that appends do not pay for touching new "

@@ -206,7 +206,7 @@ class KafkaServer:
     def __init__(self, config: Any, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None,
                  spare_cpus: Optional[frozenset[int]] = None) -> None:
         self.config = config
-        # CPUs the launcher did not pin this process to (kafka_py.utils.cpu_affinity), for the
+        # CPUs the launcher did not pin this process to (kafka_py.tuning.cpu_affinity), for the
         # page cache prefaulter; None: it runs where the broker's threads do.
         self.spare_cpus = spare_cpus
         self.time = time

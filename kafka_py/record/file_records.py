@@ -293,7 +293,7 @@ class FileRecords:
             limit = min(channel.size(), end)
             self._size = limit - start
         # An append that takes the size to ``_prefault_mark`` or past it calls
-        # ``_prefault_listener`` (log/page_cache_prefaulter.py); no mark, no call.
+        # ``_prefault_listener`` (kafka_py/tuning/page_cache_prefaulter.py); no mark, no call.
         self._prefault_mark = _NO_PREFAULT_MARK
         self._prefault_listener: Optional[Callable[["FileRecords"], None]] = None
 

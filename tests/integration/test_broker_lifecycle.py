@@ -141,7 +141,7 @@ def test_broker_threads_are_pinned_to_one_cpu(broker_factory):
     chosen = allowed[-1]
     pinned = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": str(chosen)}).start()
     # every thread, the network and request handler pools included, runs on that CPU but
-    # the page cache prefaulter, which moves itself to the others (log/page_cache_prefaulter.py)
+    # the page cache prefaulter, which moves itself to the others (kafka_py/tuning/page_cache_prefaulter.py)
     others = ",".join(map(str, allowed[:-1])) if len(allowed) == 2 else None
     lists = _thread_cpu_lists_with_counts(pinned.process.pid)
     assert lists[str(chosen)] > 1

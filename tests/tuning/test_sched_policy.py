@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_py.utils.sched_policy import SchedPolicyError, apply_sched_policy, choose_policy
+from kafka_py.tuning.sched_policy import SchedPolicyError, apply_sched_policy, choose_policy
 
 OTHER, BATCH, FIFO = 0, 3, 1  # Linux's numbers, but any distinct values do here
 
@@ -41,7 +41,7 @@ def test_apply_switches_a_child_process_and_its_threads():
     # In a child process: the policy of the test runner itself must not change.
     code = (
         "import os, threading\n"
-        "from kafka_py.utils.sched_policy import apply_sched_policy\n"
+        "from kafka_py.tuning.sched_policy import apply_sched_policy\n"
         "assert os.sched_getscheduler(0) == os.SCHED_OTHER\n"
         "assert apply_sched_policy({}) == os.SCHED_BATCH\n"
         "seen = []\n"

@@ -79,7 +79,7 @@ def choose_cpus(value: Optional[str], allowed: frozenset[int], pid: int) -> Opti
 
 def spare_cpus(allowed: frozenset[int], pinned: Optional[frozenset[int]]) -> Optional[frozenset[int]]:
     """The CPUs the process may use but was not pinned to: where work that runs outside
-    the GIL (log/page_cache_prefaulter.py) can go without taking the broker's CPU."""
+    the GIL (kafka_py/tuning/page_cache_prefaulter.py) can go without taking the broker's CPU."""
     if pinned is None:
         return None
     return (allowed - pinned) or None

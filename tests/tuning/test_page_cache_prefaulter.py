@@ -1,4 +1,4 @@
-"""PageCachePrefaulter (log/page_cache_prefaulter.py) on real, preallocated segment files:
+"""PageCachePrefaulter (kafka_py/tuning/page_cache_prefaulter.py) on real, preallocated segment files:
 the prefault mark in FileRecords.append, the fill thread, window adaptation, closed segments,
 shutdown, CPU placement, and the Log / LogManager wiring."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
-from kafka_py.log.page_cache_prefaulter import BrokerCpuMonitor, PageCachePrefaulter
+from kafka_py.tuning.page_cache_prefaulter import BrokerCpuMonitor, PageCachePrefaulter
 from kafka_py.record.file_records import ClosedChannelException, FileRecords
 from kafka_py.utils.kafka_scheduler import MockScheduler
 from kafka_py.utils.time import MockTime
@@ -368,7 +368,7 @@ def test_broker_cpu_monitor_counts_the_other_threads_over_a_quarter_second():
 
 
 def test_closed_or_trimmed_segment_does_not_stop_the_thread(tmp_path, prefaulters, files, caplog):
-    caplog.set_level(logging.WARNING, logger="kafka_py.log.page_cache_prefaulter")
+    caplog.set_level(logging.WARNING, logger="kafka_py.tuning.page_cache_prefaulter")
     closed = files(preallocated(tmp_path / "closed.log", 4 * MiB))
     trimmed = files(preallocated(tmp_path / "trimmed.log", 4 * MiB))
     other = files(preallocated(tmp_path / "other.log", 4 * MiB))
@@ -446,9 +446,9 @@ _PLACEMENT_SCRIPT = """
 import json, os, sys, threading, time
 # as the launcher does: pin the process to CPU 0 before any thread starts, and hand the
 # CPUs it was allowed but not pinned to on to the prefaulter
-from kafka_py.utils.cpu_affinity import apply_cpu_affinity
+from kafka_py.tuning.cpu_affinity import apply_cpu_affinity
 spare = apply_cpu_affinity({"KAFKA_PY_CPU_AFFINITY": "0"})
-from kafka_py.log.page_cache_prefaulter import PageCachePrefaulter
+from kafka_py.tuning.page_cache_prefaulter import PageCachePrefaulter
 result = {"spare": sorted(spare or ())}
 for name, cpus in (("given", spare), ("none", None)):
     prefaulter = PageCachePrefaulter(1 << 20, cpus=cpus)

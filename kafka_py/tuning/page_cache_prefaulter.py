@@ -7,7 +7,7 @@ far more than the copy: on the VMs we measure on (the hypervisor takes free gues
 back and hands it out again on first touch) about 25 microseconds per 4 KiB page, so a
 16 KiB append took ~100 microseconds instead of ~6 (docs/performance.md, "Page cache
 prefaulting"). A JVM broker pays that cost in whichever request handler thread writes,
-on any core. kafka-py runs every thread on one core (kafka_py.utils.cpu_affinity), so
+on any core. kafka-py runs every thread on one core (kafka_py.tuning.cpu_affinity), so
 the cost stopped the whole broker, Processor included, for the length of the copy.
 
 What: with ``log.preallocate=true`` a new segment file is created at its full size (a

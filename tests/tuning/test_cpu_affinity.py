@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.utils.cpu_affinity import CpuAffinityError, choose_cpus, parse_cpu_list, spare_cpus
+from kafka_py.tuning.cpu_affinity import CpuAffinityError, choose_cpus, parse_cpu_list, spare_cpus
 
 
 @pytest.mark.parametrize("text, cpus", [

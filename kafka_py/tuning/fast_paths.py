@@ -421,7 +421,7 @@ def encode_metadata_response(version: int, correlation_id: int, brokers: Any, cl
 
 # A replica fetcher sends one Fetch request per round and reads one answer: both are written
 # and read here from plain values (FetchRequest.json and FetchResponse.json, versions 0-12),
-# without kio objects. The request bytes are kio's (tests/protocol/test_fast_paths.py); the
+# without kio objects. The request bytes are kio's (tests/tuning/test_fast_paths.py); the
 # reader returns the fields a fetcher uses, the records a view of the frame (never copied).
 
 _FETCH_REQUEST_HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
