@@ -58,6 +58,7 @@ from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.alter_isr_manager import AlterIsrItem
 from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
+from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
@@ -426,7 +427,7 @@ class Partition:
         self._controller_epoch = INITIAL_CONTROLLER_EPOCH
         # Kafka keeps the topic id in the log's partition.metadata file; here in memory only.
         self._topic_id = None
-        self._log_ident = f"[Partition {topic_partition} broker={local_broker_id}] "
+        self.logger = IdentLogger(logger, f"[Partition {topic_partition} broker={local_broker_id}] ")
 
     @classmethod
     def create(cls, topic_partition: TopicPartition, time, replica_manager) -> "Partition":
@@ -578,11 +579,11 @@ class Partition:
             except ValueError:
                 checkpointed = None
         if checkpointed is None:
-            logger.info("%sNo checkpointed highwatermark is found for partition %s", self._log_ident,
+            self.logger.info("No checkpointed highwatermark is found for partition %s",
                         self.topic_partition)
             checkpointed = 0
         initial = log.update_high_watermark(checkpointed)
-        logger.info("%sLog loaded for partition %s with initial high watermark %d", self._log_ident,
+        self.logger.info("Log loaded for partition %s with initial high watermark %d",
                     self.topic_partition, initial)
         return log
 
@@ -608,8 +609,8 @@ class Partition:
         with self._leader_isr_update_lock.write():
             current_log_dir = self.local_log_or_exception().parent_dir
             if current_log_dir == log_dir:
-                logger.info("%sCurrent log directory %s is same as requested log dir %s. Skipping future replica "
-                            "creation.", self._log_ident, current_log_dir, log_dir)
+                self.logger.info("Current log directory %s is same as requested log dir %s. Skipping future replica "
+                            "creation.", current_log_dir, log_dir)
                 return False
             future = self.future_log
             if future is not None:
@@ -654,7 +655,7 @@ class Partition:
             return True
         if self._topic_id != request_topic_id:
             state_change_logger.error("%sTopic Id in memory: %s does not match the topic Id for partition %s "
-                                      "provided in the request: %s.", self._log_ident, self._topic_id,
+                                      "provided in the request: %s.", self.logger.ident, self._topic_id,
                                       self.topic_partition, request_topic_id)
             return False
         return True
@@ -884,7 +885,7 @@ class Partition:
                     new_high_watermark = replica_leo
         old = leader_log.maybe_increment_high_watermark(new_high_watermark)
         if old is not None:
-            logger.debug("%sHigh watermark updated from %s to %s", self._log_ident, old, new_high_watermark)
+            self.logger.debug("High watermark updated from %s to %s", old, new_high_watermark)
             return True
         return False
 
@@ -922,8 +923,8 @@ class Partition:
             if leader_log is not None:
                 out_of_sync = self.get_out_of_sync_replicas(self.replica_lag_time_max_ms)
                 if out_of_sync:
-                    logger.info("%sShrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). "
-                                "Out of sync replicas: %s.", self._log_ident, sorted(self.isr_state.isr),
+                    self.logger.info("Shrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). "
+                                "Out of sync replicas: %s.", sorted(self.isr_state.isr),
                                 sorted(self.isr_state.isr - out_of_sync), leader_log.high_watermark,
                                 leader_log.log_end_offset,
                                 [(r, self._get_replica_or_exception(r).log_end_offset) for r in sorted(out_of_sync)])
@@ -974,7 +975,7 @@ class Partition:
             self._mark_isr("mark_failed")
             raise RuntimeError(f"Invalid state {proposed} for ISR change for partition {self.topic_partition}")
         if self.alter_isr_manager is None:
-            logger.debug("%sNo AlterIsr manager; keeping ISR %s instead of %s", self._log_ident,
+            self.logger.debug("No AlterIsr manager; keeping ISR %s instead of %s",
                          sorted(self.isr_state.isr), sorted(isr_to_send))
             return
         new_leader_and_isr = LeaderAndIsr(self.local_broker_id, self._leader_epoch, tuple(sorted(isr_to_send)),
@@ -989,7 +990,7 @@ class Partition:
             self._mark_isr("mark_failed")
             raise RuntimeError(f"Failed to enqueue ISR change state {new_leader_and_isr} for partition "
                                f"{self.topic_partition}")
-        logger.debug("%sEnqueued ISR change to state %s after transition to %s", self._log_ident,
+        self.logger.debug("Enqueued ISR change to state %s after transition to %s",
                      new_leader_and_isr, proposed)
 
     def _on_alter_isr_response(self, proposed, result) -> None:
@@ -1012,10 +1013,10 @@ class Partition:
                 self._mark_isr("mark_failed")
                 if result in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
                               Errors.INVALID_UPDATE_VERSION):
-                    logger.debug("%sFailed to update ISR to %s: %s. Giving up.", self._log_ident, proposed,
+                    self.logger.debug("Failed to update ISR to %s: %s. Giving up.", proposed,
                                  result.name)
                 else:
-                    logger.warning("%sFailed to update ISR to %s due to unexpected %s. Retrying.", self._log_ident,
+                    self.logger.warning("Failed to update ISR to %s due to unexpected %s. Retrying.",
                                    proposed, result.name)
                     self._send_alter_isr_request(proposed)
                 return False
@@ -1024,7 +1025,7 @@ class Partition:
                 return False
             self.isr_state = CommittedIsr(frozenset(result.isr))
             self._zk_version = result.zk_version
-            logger.info("%sISR updated to %s and version updated to [%d]", self._log_ident,
+            self.logger.info("ISR updated to %s and version updated to [%d]",
                         ",".join(map(str, sorted(self.isr_state.isr))), self._zk_version)
             self._mark_isr("mark_expand" if isinstance(proposed, PendingExpandIsr) else "mark_shrink")
             leader_log = self.leader_log_if_local
@@ -1057,9 +1058,9 @@ class Partition:
             # (after DeleteRecords); restart the follower's log at that batch's base offset.
             if (log_end_offset == log.log_start_offset and e.first_offset < log_end_offset
                     and e.last_offset >= log_end_offset):
-                logger.info("%sUnexpected offset in append to %s. First offset %d is less than log start offset "
+                self.logger.info("Unexpected offset in append to %s. First offset %d is less than log start offset "
                             "%d. Since this is the first record to be appended to the %s's log, will start the "
-                            "log from offset %d.", self._log_ident, self.topic_partition, e.first_offset,
+                            "log from offset %d.", self.topic_partition, e.first_offset,
                             log.log_start_offset, "future replica" if is_future else "follower", e.first_offset)
                 self.truncate_fully_and_start_at(e.first_offset, is_future)
                 return self._do_append_records_to_follower_or_future_replica(records, is_future)

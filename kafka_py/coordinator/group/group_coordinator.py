@@ -64,6 +64,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
 from kafka_py.server.delayed_operation_key import GroupJoinKey, GroupSyncKey, MemberKey
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,7 @@ class GroupCoordinator:
         self.rebalance_purgatory = rebalance_purgatory
         self.time = time
         self._is_active = threading.Event()
-        self._log_ident = f"[GroupCoordinator {broker_id}]: "
+        self.logger = IdentLogger(logger, f"[GroupCoordinator {broker_id}]: ")
 
     @classmethod
     def create(cls, config: Any, replica_manager: Any, time: Time = Time.SYSTEM,
@@ -149,18 +150,18 @@ class GroupCoordinator:
 
     def startup(self, retrieve_group_metadata_topic_partition_count: Callable[[], int],
                 enable_metadata_expiration: bool = True) -> None:
-        logger.info("%sStarting up.", self._log_ident)
+        self.logger.info("Starting up.")
         self.group_manager.startup(retrieve_group_metadata_topic_partition_count, enable_metadata_expiration)
         self._is_active.set()
-        logger.info("%sStartup complete.", self._log_ident)
+        self.logger.info("Startup complete.")
 
     def shutdown(self) -> None:
-        logger.info("%sShutting down.", self._log_ident)
+        self.logger.info("Shutting down.")
         self._is_active.clear()
         self.group_manager.shutdown()
         self.heartbeat_purgatory.shutdown()
         self.rebalance_purgatory.shutdown()
-        logger.info("%sShutdown complete.", self._log_ident)
+        self.logger.info("Shutdown complete.")
 
     @property
     def is_active(self) -> bool:
@@ -234,15 +235,15 @@ class GroupCoordinator:
                                                              response_callback)
                 elif require_known_member_id:
                     # KIP-394: hand out the id first, count the member only when it comes back with it
-                    logger.debug("%sDynamic member with unknown member id joins group %s in %s state. Created a new "
-                                 "member id %s and request the member to rejoin with this id.", self._log_ident,
+                    self.logger.debug("Dynamic member with unknown member id joins group %s in %s state. Created a new "
+                                 "member id %s and request the member to rejoin with this id.",
                                  group.group_id, group.current_state, new_member_id)
                     group.add_pending_member(new_member_id)
                     self._add_pending_member_expiration(group, new_member_id, session_timeout_ms)
                     response_callback(JoinGroupResult.error_result(new_member_id, Errors.MEMBER_ID_REQUIRED))
                 else:
-                    logger.info("%s%s Member with unknown member id joins group %s in %s state. Created a new member "
-                                "id %s for this member and add to the group.", self._log_ident,
+                    self.logger.info("%s Member with unknown member id joins group %s in %s state. Created a new member "
+                                "id %s for this member and add to the group.",
                                 "Static" if group_instance_id is not None else "Dynamic", group.group_id,
                                 group.current_state, new_member_id)
                     self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id,
@@ -261,8 +262,8 @@ class GroupCoordinator:
                 if group_instance_id is not None:
                     raise RuntimeError(f"the static member {group_instance_id} was not expected to be assigned into "
                                        f"pending member bucket with member id {member_id}")
-                logger.debug("%sDynamic Member with specific member id %s joins group %s in %s state. Adding to the "
-                             "group now.", self._log_ident, member_id, group.group_id, group.current_state)
+                self.logger.debug("Dynamic Member with specific member id %s joins group %s in %s state. Adding to the "
+                             "group now.", member_id, group.group_id, group.current_state)
                 self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, group_instance_id,
                                                client_id, client_host, protocol_type, protocols, group,
                                                response_callback)
@@ -311,8 +312,8 @@ class GroupCoordinator:
                                 protocol_type=group.protocol_type, protocol_name=group.protocol_name,
                                 leader_id=group.leader_or_null, error=Errors.NONE))
                     else:
-                        logger.warning("%sAttempt to add rejoining member %s of group %s in unexpected group state %s",
-                                       self._log_ident, member_id, group.group_id, state)
+                        self.logger.warning("Attempt to add rejoining member %s of group %s in unexpected group state %s",
+                                       member_id, group.group_id, state)
                         response_callback(JoinGroupResult.error_result(member_id, Errors.UNKNOWN_MEMBER_ID))
 
     # ------------------------------------------------------------------ SyncGroup
@@ -362,16 +363,16 @@ class GroupCoordinator:
                     group.get(member_id).awaiting_sync_callback = response_callback
                     self._remove_pending_sync_member(group, member_id)
                     if group.is_leader(member_id):
-                        logger.info("%sAssignment received from leader for group %s for generation %d. The group has "
-                                    "%d members, %d of which are static.", self._log_ident, group.group_id,
+                        self.logger.info("Assignment received from leader for group %s for generation %d. The group has "
+                                    "%d members, %d of which are static.", group.group_id,
                                     group.generation_id, group.size, len(group.all_static_members))
                         missing = [m for m in group.all_members if m not in group_assignment]
                         assignment = dict(group_assignment)
                         for m in missing:
                             assignment[m] = b""
                         if missing:
-                            logger.warning("%sSetting empty assignments for members %s of %s for generation %d",
-                                           self._log_ident, missing, group.group_id, group.generation_id)
+                            self.logger.warning("Setting empty assignments for members %s of %s for generation %d",
+                                           missing, group.group_id, group.generation_id)
 
                         def on_stored(error: Errors) -> None:
                             with group.lock:
@@ -425,7 +426,7 @@ class GroupCoordinator:
                     if instance_id is not None:
                         raise RuntimeError(f"the static member {instance_id} was not expected to be leaving from "
                                            f"pending member bucket with member id {member_id}")
-                    logger.info("%sPending member %s is leaving group %s.", self._log_ident, member_id,
+                    self.logger.info("Pending member %s is leaving group %s.", member_id,
                                 group.group_id)
                     self._remove_pending_member_and_update_group(group, member_id)
                     self.heartbeat_purgatory.check_and_complete(MemberKey(group.group_id, member_id))
@@ -438,8 +439,8 @@ class GroupCoordinator:
                     else:
                         member = group.get(member_id)
                     self._remove_heartbeat_for_leaving_member(group, member)
-                    logger.info("%sMember[group.instance.id %s, member.id %s] in group %s has left, removing it from "
-                                "the group", self._log_ident, member.group_instance_id, member.member_id,
+                    self.logger.info("Member[group.instance.id %s, member.id %s] in group %s has left, removing it from "
+                                "the group", member.group_instance_id, member.member_id,
                                 group.group_id)
                     self._remove_member_and_update_group(group, member, f"removing member {member_id} on LeaveGroup")
                     member_errors.append(_member_leave_error(leaving, Errors.NONE))
@@ -475,8 +476,8 @@ class GroupCoordinator:
             offsets_removed = self.group_manager.cleanup_group_metadata(eligible, lambda g: g.remove_all_offsets())
             for group in eligible:
                 group_errors[group.group_id] = Errors.NONE
-            logger.info("%sThe following groups were deleted: %s. A total of %d offsets were removed.",
-                        self._log_ident, ", ".join(g.group_id for g in eligible), offsets_removed)
+            self.logger.info("The following groups were deleted: %s. A total of %d offsets were removed.",
+                        ", ".join(g.group_id for g in eligible), offsets_removed)
         return group_errors
 
     def handle_delete_offsets(self, group_id: str, partitions: Sequence[TopicPartition]
@@ -514,8 +515,8 @@ class GroupCoordinator:
             offsets_removed = self.group_manager.cleanup_group_metadata([group], lambda g: g.remove_offsets(eligible))
             for tp in eligible:
                 partition_errors[tp] = Errors.NONE
-            logger.info("%sThe following offsets of the group %s were deleted: %s. A total of %d offsets were "
-                        "removed.", self._log_ident, group_id, ", ".join(str(tp) for tp in eligible), offsets_removed)
+            self.logger.info("The following offsets of the group %s were deleted: %s. A total of %d offsets were "
+                        "removed.", group_id, ", ".join(str(tp) for tp in eligible), offsets_removed)
         if group_error is not Errors.NONE:
             return group_error, {}
         return group_error, partition_errors
@@ -677,7 +678,7 @@ class GroupCoordinator:
     def handle_deleted_partitions(self, topic_partitions: Sequence[TopicPartition]) -> None:
         removed = self.group_manager.cleanup_group_metadata(self.group_manager.current_groups,
                                                             lambda g: g.remove_offsets(topic_partitions))
-        logger.info("%sRemoved %d offsets associated with deleted partitions: %s.", self._log_ident, removed,
+        self.logger.info("Removed %d offsets associated with deleted partitions: %s.", removed,
                     ", ".join(str(tp) for tp in topic_partitions))
 
     # ------------------------------------------------------------------ validation
@@ -705,7 +706,7 @@ class GroupCoordinator:
 
     def _on_group_unloaded(self, group: GroupMetadata) -> None:
         with group.lock:
-            logger.info("%sUnloading group metadata for %s with generation %d", self._log_ident, group.group_id,
+            self.logger.info("Unloading group metadata for %s with generation %d", group.group_id,
                         group.generation_id)
             previous_state = group.current_state
             group.transition_to(Dead)
@@ -722,7 +723,7 @@ class GroupCoordinator:
 
     def _on_group_loaded(self, group: GroupMetadata) -> None:
         with group.lock:
-            logger.info("%sLoading group metadata for %s with generation %d", self._log_ident, group.group_id,
+            self.logger.info("Loading group metadata for %s with generation %d", group.group_id,
                         group.generation_id)
             if not (group.is_(Stable) or group.is_(Empty)):
                 raise AssertionError(f"Loaded group {group.group_id} in state {group.current_state}")
@@ -735,14 +736,14 @@ class GroupCoordinator:
 
     def on_election(self, offset_topic_partition_id: int, coordinator_epoch: int) -> None:
         """This broker now leads the partition: load its groups and start serving them."""
-        logger.info("%sElected as the group coordinator for partition %d in epoch %d", self._log_ident,
+        self.logger.info("Elected as the group coordinator for partition %d in epoch %d",
                     offset_topic_partition_id, coordinator_epoch)
         self.group_manager.schedule_load_group_and_offsets(offset_topic_partition_id, coordinator_epoch,
                                                            self._on_group_loaded)
 
     def on_resignation(self, offset_topic_partition_id: int, coordinator_epoch: Optional[int]) -> None:
         """This broker no longer leads the partition: drop its groups."""
-        logger.info("%sResigned as the group coordinator for partition %d in epoch %s", self._log_ident,
+        self.logger.info("Resigned as the group coordinator for partition %d in epoch %s",
                     offset_topic_partition_id, coordinator_epoch)
         self.group_manager.remove_groups_for_partition(offset_topic_partition_id, coordinator_epoch,
                                                        self._on_group_unloaded)
@@ -768,8 +769,8 @@ class GroupCoordinator:
             protocol_type, protocol_name = None, None
         for member in group.all_member_metadata:
             if not member.assignment and error is Errors.NONE:
-                logger.warning("%sSending empty assignment to member %s of %s for generation %d with no errors",
-                               self._log_ident, member.member_id, group.group_id, group.generation_id)
+                self.logger.warning("Sending empty assignment to member %s of %s for generation %d with no errors",
+                               member.member_id, group.group_id, group.generation_id)
             if group.maybe_invoke_sync_callback(member, SyncGroupResult(protocol_type, protocol_name,
                                                                         member.assignment, error)):
                 # a session that expired while the member waited on its sync was ignored: start
@@ -814,7 +815,7 @@ class GroupCoordinator:
         # disconnect, so its parked join times out on its own; a client still there retries.
         self._complete_and_schedule_next_expiration(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         if member.is_static_member:
-            logger.info("%sAdding new static member %s to group %s with member id %s.", self._log_ident,
+            self.logger.info("Adding new static member %s to group %s with member id %s.",
                         group_instance_id, group.group_id, member_id)
             group.add_static_member(group_instance_id, member_id)
         else:
@@ -826,8 +827,8 @@ class GroupCoordinator:
                                             group_instance_id: Optional[str], protocols: Sequence[Protocol],
                                             response_callback: JoinCallback) -> None:
         old_member_id = group.get_static_member_id(group_instance_id)
-        logger.info("%sStatic member %s of group %s with unknown member id rejoins, assigning new member id %s, while "
-                    "old member id %s will be removed.", self._log_ident, group_instance_id, group.group_id,
+        self.logger.info("Static member %s of group %s with unknown member id rejoins, assigning new member id %s, while "
+                    "old member id %s will be removed.", group_instance_id, group.group_id,
                     new_member_id, old_member_id)
         current_leader = group.leader_or_null
         member = group.replace_group_instance(old_member_id, new_member_id, group_instance_id)
@@ -841,14 +842,14 @@ class GroupCoordinator:
             # no rebalance unless the group's protocol would change; the new id is persisted
             selected_protocol_of_next_generation = group.select_protocol()
             if group.protocol_name == selected_protocol_of_next_generation:
-                logger.info("%sStatic member which joins during Stable stage and doesn't affect selectProtocol will "
-                            "not trigger rebalance.", self._log_ident)
+                self.logger.info("Static member which joins during Stable stage and doesn't affect selectProtocol will "
+                            "not trigger rebalance.")
                 group_assignment = {m.member_id: m.assignment for m in group.all_member_metadata}
 
                 def on_stored(error: Errors) -> None:
                     with group.lock:
                         if error is not Errors.NONE:
-                            logger.warning("%sFailed to persist metadata for group %s: %s", self._log_ident,
+                            self.logger.warning("Failed to persist metadata for group %s: %s",
                                            group.group_id, error.message)
                             # undo: the old member id is the one on record
                             group.update_member(known_static_member, old_protocols, None)
@@ -904,8 +905,8 @@ class GroupCoordinator:
         else:
             delayed_rebalance = DelayedJoin(self, group, group.rebalance_timeout_ms)
         group.transition_to(PreparingRebalance)
-        logger.info("%sPreparing to rebalance group %s in state %s with old generation %d (%s-%d) (reason: %s)",
-                    self._log_ident, group.group_id, group.current_state, group.generation_id,
+        self.logger.info("Preparing to rebalance group %s in state %s with old generation %d (%s-%d) (reason: %s)",
+                    group.group_id, group.current_state, group.generation_id,
                     GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id), reason)
         self.rebalance_purgatory.try_complete_else_watch(delayed_rebalance, [GroupJoinKey(group.group_id)])
 
@@ -937,36 +938,36 @@ class GroupCoordinator:
             not_yet_rejoined_dynamic = {mid: m for mid, m in group.not_yet_rejoined_members().items()
                                         if not m.is_static_member}
             if not_yet_rejoined_dynamic:
-                logger.info("%sGroup %s removed dynamic members who haven't joined: %s", self._log_ident,
+                self.logger.info("Group %s removed dynamic members who haven't joined: %s",
                             group.group_id, set(not_yet_rejoined_dynamic))
                 for failed_member in not_yet_rejoined_dynamic.values():
                     self._remove_heartbeat_for_leaving_member(group, failed_member)
                     group.remove(failed_member.member_id)
             if group.is_(Dead):
-                logger.info("%sGroup %s is dead, skipping rebalance stage", self._log_ident, group.group_id)
+                self.logger.info("Group %s is dead, skipping rebalance stage", group.group_id)
             elif not group.maybe_elect_new_joined_leader() and group.all_members:
                 # nobody rejoined (only static members remain): wait another round until their
                 # sessions expire
-                logger.error("%sGroup %s could not complete rebalance because no members rejoined", self._log_ident,
+                self.logger.error("Group %s could not complete rebalance because no members rejoined",
                              group.group_id)
                 self.rebalance_purgatory.try_complete_else_watch(DelayedJoin(self, group, group.rebalance_timeout_ms),
                                                                  [GroupJoinKey(group.group_id)])
             else:
                 group.init_next_generation()
                 if group.is_(Empty):
-                    logger.info("%sGroup %s with generation %d is now empty (%s-%d)", self._log_ident, group.group_id,
+                    self.logger.info("Group %s with generation %d is now empty (%s-%d)", group.group_id,
                                 group.generation_id, GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id))
 
                     def on_stored(error: Errors) -> None:
                         if error is not Errors.NONE:
                             # harmless: the previous generation comes back after a failover and
                             # its members, long gone, simply time out
-                            logger.warning("%sFailed to write empty metadata for group %s: %s", self._log_ident,
+                            self.logger.warning("Failed to write empty metadata for group %s: %s",
                                            group.group_id, error.message)
 
                     self.group_manager.store_group(group, {}, on_stored)
                 else:
-                    logger.info("%sStabilized group %s generation %d (%s-%d) with %d members", self._log_ident,
+                    self.logger.info("Stabilized group %s generation %d (%s-%d) with %d members",
                                 group.group_id, group.generation_id, GROUP_METADATA_TOPIC_NAME,
                                 self.partition_for(group.group_id), group.size)
                     for member in group.all_member_metadata:
@@ -1011,19 +1012,19 @@ class GroupCoordinator:
     def on_expire_pending_sync(self, group: GroupMetadata, generation_id: int) -> None:
         with group.lock:
             if generation_id != group.generation_id:
-                logger.error("%sReceived unexpected notification of sync expiration for %s with an old generation %d "
-                             "while the group has %d.", self._log_ident, group.group_id, generation_id,
+                self.logger.error("Received unexpected notification of sync expiration for %s with an old generation %d "
+                             "while the group has %d.", group.group_id, generation_id,
                              group.generation_id)
             elif group.current_state in (Dead, Empty, PreparingRebalance):
-                logger.error("%sReceived unexpected notification of sync expiration after group %s already "
-                             "transitioned to the %s state.", self._log_ident, group.group_id, group.current_state)
+                self.logger.error("Received unexpected notification of sync expiration after group %s already "
+                             "transitioned to the %s state.", group.group_id, group.current_state)
             elif not group.has_received_sync_from_all_members:
                 pending_sync_members = group.all_pending_sync_members
                 for member_id in pending_sync_members:
                     member = group.get(member_id)
                     self._remove_heartbeat_for_leaving_member(group, member)
                     group.remove(member_id)
-                logger.debug("%sGroup %s removed members who haven't sent their sync request: %s", self._log_ident,
+                self.logger.debug("Group %s removed members who haven't sent their sync request: %s",
                              group.group_id, set(pending_sync_members))
                 self.prepare_rebalance(group, f"Removing {set(pending_sync_members)} on pending sync request "
                                               "expiration")
@@ -1045,25 +1046,25 @@ class GroupCoordinator:
         if group.has(member_id):
             member = group.get(member_id)
             return member.has_satisfied_heartbeat or member.is_leaving
-        logger.info("%sMember id %s was not found in %s during heartbeat completion check", self._log_ident,
+        self.logger.info("Member id %s was not found in %s during heartbeat completion check",
                     member_id, group.group_id)
         return True
 
     def on_expire_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool) -> None:
         with group.lock:
             if group.is_(Dead):
-                logger.info("%sReceived notification of heartbeat expiration for member %s after group %s had "
-                            "already been unloaded or deleted.", self._log_ident, member_id, group.group_id)
+                self.logger.info("Received notification of heartbeat expiration for member %s after group %s had "
+                            "already been unloaded or deleted.", member_id, group.group_id)
             elif is_pending:
-                logger.info("%sPending member %s in group %s has been removed after session timeout expiration.",
-                            self._log_ident, member_id, group.group_id)
+                self.logger.info("Pending member %s in group %s has been removed after session timeout expiration.",
+                            member_id, group.group_id)
                 self._remove_pending_member_and_update_group(group, member_id)
             elif not group.has(member_id):
-                logger.debug("%sMember %s has already been removed from the group.", self._log_ident, member_id)
+                self.logger.debug("Member %s has already been removed from the group.", member_id)
             else:
                 member = group.get(member_id)
                 if not member.has_satisfied_heartbeat:
-                    logger.info("%sMember %s in group %s has failed, removing it from the group", self._log_ident,
+                    self.logger.info("Member %s in group %s has failed, removing it from the group",
                                 member.member_id, group.group_id)
                     self._remove_member_and_update_group(group, member, f"removing member {member.member_id} on "
                                                                         "heartbeat expiration")

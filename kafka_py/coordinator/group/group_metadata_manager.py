@@ -67,6 +67,7 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.kafka_scheduler import KafkaScheduler, Scheduler
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -317,7 +318,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
         # the newest leader epoch seen per partition, to tell racing LeaderAndIsr apart
         self.epoch_for_partition_id: dict[int, int] = {}
         self._epoch_lock = threading.Lock()
-        self._log_ident = f"[GroupMetadataManager brokerId={broker_id}] "
+        self.logger = IdentLogger(logger, f"[GroupMetadataManager brokerId={broker_id}] ")
         self._gauges = [(name, self.replace_gauge(name, read)) for name, read in self._gauge_reads()]
 
     def _gauge_reads(self) -> list:
@@ -462,8 +463,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
             if error is Errors.NONE:
                 response_error = Errors.NONE
             else:
-                logger.debug("%sMetadata from group %s with generation %d failed when appending to log due to %s",
-                             self._log_ident, group.group_id, generation_id, error.exception_name)
+                self.logger.debug("Metadata from group %s with generation %d failed when appending to log due to %s",
+                             group.group_id, generation_id, error.exception_name)
                 if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
                              Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
                     response_error = Errors.COORDINATOR_NOT_AVAILABLE
@@ -472,13 +473,13 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 elif error is Errors.REQUEST_TIMED_OUT:
                     response_error = Errors.REBALANCE_IN_PROGRESS
                 elif error in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE, Errors.INVALID_FETCH_SIZE):
-                    logger.error("%sAppending metadata message for group %s generation %d failed due to %s, "
-                                 "returning UNKNOWN error code to the client", self._log_ident, group.group_id,
+                    self.logger.error("Appending metadata message for group %s generation %d failed due to %s, "
+                                 "returning UNKNOWN error code to the client", group.group_id,
                                  generation_id, error.exception_name)
                     response_error = Errors.UNKNOWN_SERVER_ERROR
                 else:
-                    logger.error("%sAppending metadata message for group %s generation %d failed due to unexpected "
-                                 "error: %s", self._log_ident, group.group_id, generation_id, error.exception_name)
+                    self.logger.error("Appending metadata message for group %s generation %d failed due to unexpected "
+                                 "error: %s", group.group_id, generation_id, error.exception_name)
                     response_error = error
             response_callback(response_error)
 
@@ -510,9 +511,9 @@ class GroupMetadataManager(KafkaMetricsGroup):
                     if self._validate_offset_metadata_length(oam.metadata)}
         with group.lock:
             if not group.has_received_consistent_offset_commits:
-                logger.warning("%sgroup: %s with leader: %s has received offset commits from consumers as well as "
+                self.logger.warning("group: %s with leader: %s has received offset commits from consumers as well as "
                                "transactional producers. Mixing both types of offset commits will generally result "
-                               "in surprises and should be avoided.", self._log_ident, group.group_id,
+                               "in surprises and should be avoided.", group.group_id,
                                group.leader_or_null)
         is_txn_offset_commit = producer_id != NO_PRODUCER_ID
         if not filtered:
@@ -554,8 +555,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                                 group.fail_pending_txn_offset_commit(producer_id, tp)
                             else:
                                 group.fail_pending_offset_write(tp, oam)
-                    logger.debug("%sOffset commit %s from group %s, consumer %s with generation %d failed when "
-                                 "appending to log due to %s", self._log_ident, filtered, group.group_id,
+                    self.logger.debug("Offset commit %s from group %s, consumer %s with generation %d failed when "
+                                 "appending to log due to %s", filtered, group.group_id,
                                  consumer_id, group.generation_id, status.error.exception_name)
                     error = status.error
                     if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
@@ -611,7 +612,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
     def schedule_load_group_and_offsets(self, offsets_partition: int, coordinator_epoch: int,
                                         on_group_loaded: Callable[[GroupMetadata], None]) -> None:
         topic_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, offsets_partition)
-        logger.info("%sScheduling loading of offsets and group metadata from %s for epoch %d", self._log_ident,
+        self.logger.info("Scheduling loading of offsets and group metadata from %s for epoch %d",
                     topic_partition, coordinator_epoch)
         start_ms = self.time.milliseconds()
         self.scheduler.schedule(str(topic_partition), lambda: self.load_groups_and_offsets(
@@ -620,24 +621,24 @@ class GroupMetadataManager(KafkaMetricsGroup):
     def load_groups_and_offsets(self, topic_partition: TopicPartition, coordinator_epoch: int,
                                 on_group_loaded: Callable[[GroupMetadata], None], start_ms: int) -> None:
         if not self._maybe_update_coordinator_epoch(topic_partition.partition, coordinator_epoch):
-            logger.info("%sNot loading offsets and group metadata for %s in epoch %d since current epoch is %s",
-                        self._log_ident, topic_partition, coordinator_epoch,
+            self.logger.info("Not loading offsets and group metadata for %s in epoch %d since current epoch is %s",
+                        topic_partition, coordinator_epoch,
                         self.epoch_for_partition_id.get(topic_partition.partition))
             return
         if not self.add_loading_partition(topic_partition.partition):
-            logger.info("%sAlready loading offsets and group metadata from %s", self._log_ident, topic_partition)
+            self.logger.info("Already loading offsets and group metadata from %s", topic_partition)
             return
         try:
             scheduler_time_ms = self.time.milliseconds() - start_ms
-            logger.debug("%sStarted loading offsets and group metadata from %s for epoch %d", self._log_ident,
+            self.logger.debug("Started loading offsets and group metadata from %s for epoch %d",
                          topic_partition, coordinator_epoch)
             self._do_load_groups_and_offsets(topic_partition, on_group_loaded)
             total_ms = self.time.milliseconds() - start_ms
-            logger.info("%sFinished loading offsets and group metadata from %s in %d milliseconds for epoch %d, of "
-                        "which %d milliseconds was spent in the scheduler.", self._log_ident, topic_partition,
+            self.logger.info("Finished loading offsets and group metadata from %s in %d milliseconds for epoch %d, of "
+                        "which %d milliseconds was spent in the scheduler.", topic_partition,
                         total_ms, coordinator_epoch, scheduler_time_ms)
         except Exception:  # noqa: BLE001 - the partition is owned regardless, as in Kafka
-            logger.exception("%sError loading offsets from %s", self._log_ident, topic_partition)
+            self.logger.exception("Error loading offsets from %s", topic_partition)
         finally:
             with self.partition_lock:
                 self._owned_partitions.add(topic_partition.partition)
@@ -652,8 +653,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
 
         log = self.replica_manager.get_log(topic_partition)
         if log is None:
-            logger.warning("%sAttempted to load offsets and group metadata from %s, but found no log",
-                           self._log_ident, topic_partition)
+            self.logger.warning("Attempted to load offsets and group metadata from %s, but found no log",
+                           topic_partition)
             return
         loaded_offsets: dict[GroupTopicPartition, CommitRecordMetadataAndOffset] = {}
         pending_offsets: dict[int, dict[GroupTopicPartition, CommitRecordMetadataAndOffset]] = {}
@@ -675,8 +676,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 needed = max(self.config.load_buffer_size, size)
                 if len(buffer) < needed:
                     if self.config.load_buffer_size < needed:
-                        logger.warning("%sLoaded offsets and group metadata from %s with buffer larger (%d bytes) "
-                                       "than configured offsets.load.buffer.size (%d bytes)", self._log_ident,
+                        self.logger.warning("Loaded offsets and group metadata from %s with buffer larger (%d bytes) "
+                                       "than configured offsets.load.buffer.size (%d bytes)",
                                        topic_partition, needed, self.config.load_buffer_size)
                     buffer = bytearray(needed)
                 mem_records = records.read_into(buffer, 0)
@@ -745,7 +746,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
         for group in loaded_groups.values():
             offsets = group_offsets.get(group.group_id, {})
             pending = pending_group_offsets.get(group.group_id, {})
-            logger.debug("%sLoaded group metadata %r with offsets %s and pending offsets %s", self._log_ident, group,
+            self.logger.debug("Loaded group metadata %r with offsets %s and pending offsets %s", group,
                          offsets, pending)
             self._load_group(group, offsets, pending)
             on_group_loaded(group)
@@ -755,7 +756,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
             group = GroupMetadata(group_id, Empty, self.time)
             offsets = empty_group_offsets.get(group_id, {})
             pending = pending_empty_group_offsets.get(group_id, {})
-            logger.debug("%sLoaded group metadata %r with offsets %s and pending offsets %s", self._log_ident, group,
+            self.logger.debug("Loaded group metadata %r with offsets %s and pending offsets %s", group,
                          offsets, pending)
             self._load_group(group, offsets, pending)
             on_group_loaded(group)
@@ -773,8 +774,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
         group.initialize_offsets(offsets, pending_transactional_offsets)
         current_group = self.add_group(group)
         if group is not current_group:
-            logger.debug("%sAttempt to load group %s from log with generation %d failed because there is already a "
-                         "cached group with generation %d", self._log_ident, group.group_id, group.generation_id,
+            self.logger.debug("Attempt to load group %s from log with generation %d failed because there is already a "
+                         "cached group with generation %d", group.group_id, group.generation_id,
                          current_group.generation_id)
 
     # ------------------------------------------------------------------ unloading
@@ -782,7 +783,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
     def remove_groups_for_partition(self, offsets_partition: int, coordinator_epoch: Optional[int],
                                     on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
         topic_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, offsets_partition)
-        logger.info("%sScheduling unloading of offsets and group metadata from %s", self._log_ident, topic_partition)
+        self.logger.info("Scheduling unloading of offsets and group metadata from %s", topic_partition)
         self.scheduler.schedule(str(topic_partition), lambda: self.remove_groups_and_offsets(
             topic_partition, coordinator_epoch, on_group_unloaded))
 
@@ -790,14 +791,14 @@ class GroupMetadataManager(KafkaMetricsGroup):
                                   on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
         offsets_partition = topic_partition.partition
         if not self._maybe_update_coordinator_epoch(offsets_partition, coordinator_epoch):
-            logger.info("%sNot removing offsets and group metadata for %s in epoch %s since current epoch is %s",
-                        self._log_ident, topic_partition, coordinator_epoch,
+            self.logger.info("Not removing offsets and group metadata for %s in epoch %s since current epoch is %s",
+                        topic_partition, coordinator_epoch,
                         self.epoch_for_partition_id.get(offsets_partition))
             return
         num_offsets_removed = 0
         num_groups_removed = 0
-        logger.debug("%sStarted unloading offsets and group metadata for %s for coordinator epoch %s",
-                     self._log_ident, topic_partition, coordinator_epoch)
+        self.logger.debug("Started unloading offsets and group metadata for %s for coordinator epoch %s",
+                     topic_partition, coordinator_epoch)
         # under the partition lock, so no request can find the partition owned and then miss
         # the group that is being removed
         with self.partition_lock:
@@ -810,8 +811,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                     self._remove_group_from_all_producers(group.group_id)
                     num_groups_removed += 1
                     num_offsets_removed += group.num_offsets
-        logger.info("%sFinished unloading %s for coordinator epoch %s. Removed %d cached offsets and %d cached "
-                    "groups.", self._log_ident, topic_partition, coordinator_epoch, num_offsets_removed,
+        self.logger.info("Finished unloading %s for coordinator epoch %s. Removed %d cached offsets and %d cached "
+                    "groups.", topic_partition, coordinator_epoch, num_offsets_removed,
                     num_groups_removed)
 
     def _maybe_update_coordinator_epoch(self, partition_id: int, epoch: Optional[int]) -> bool:
@@ -843,7 +844,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 self.current_groups,
                 lambda g: g.remove_expired_offsets(current_timestamp, self.config.offsets_retention_ms))
             if removed > 0:
-                logger.info("%sRemoved %d expired offsets in %d milliseconds.", self._log_ident, removed,
+                self.logger.info("Removed %d expired offsets in %d milliseconds.", removed,
                             self.time.milliseconds() - current_timestamp)
             return removed
 
@@ -853,7 +854,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
             with group.lock:
                 removed_offsets = selector(group)
                 if group.is_(Empty) and not group.has_offsets:
-                    logger.info("%sGroup %s transitioned to Dead in generation %d", self._log_ident, group_id,
+                    self.logger.info("Group %s transitioned to Dead in generation %d", group_id,
                                 group.generation_id)
                     group.transition_to(Dead)
                 group_is_dead = group.is_(Dead)
@@ -861,8 +862,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
             offsets_partition = self.partition_for(group_id)
             append_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, offsets_partition)
             if self._get_magic(offsets_partition) is None:
-                logger.info("%sBrokerId %d is no longer a coordinator for the group %s. Proceeding cleanup for other "
-                            "alive groups", self._log_ident, self.broker_id, group_id)
+                self.logger.info("BrokerId %d is no longer a coordinator for the group %s. Proceeding cleanup for other "
+                            "alive groups", self.broker_id, group_id)
                 continue
             partition = self.replica_manager.online_partition(append_partition)
             if partition is None:
@@ -880,8 +881,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 partition.append_records_to_leader(records, AppendOrigin.COORDINATOR, 0)
                 offsets_removed += len(removed_offsets)
             except Exception:  # noqa: BLE001 - the other groups are still cleaned up
-                logger.exception("%sFailed to append %d tombstones to %s for expired/deleted offsets and/or "
-                                 "metadata for group %s.", self._log_ident, len(tombstones), append_partition,
+                self.logger.exception("Failed to append %d tombstones to %s for expired/deleted offsets and/or "
+                                 "metadata for group %s.", len(tombstones), append_partition,
                                  group_id)
         return offsets_removed
 
@@ -897,9 +898,9 @@ class GroupMetadataManager(KafkaMetricsGroup):
         for group_id in self._groups_belonging_to_partitions(producer_id, completed_partitions):
             group = self.get_group(group_id)
             if group is None:
-                logger.info("%sGroup %s has moved away from %d after transaction marker was written but before the "
+                self.logger.info("Group %s has moved away from %d after transaction marker was written but before the "
                             "cache was updated. The cache on the new group owner will be updated instead.",
-                            self._log_ident, group_id, self.broker_id)
+                            group_id, self.broker_id)
                 continue
             with group.lock:
                 if not group.is_(Dead):

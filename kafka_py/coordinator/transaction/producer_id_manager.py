@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.zk_data import ProducerIdBlockZNode
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class ProducerIdManager:
     def __init__(self, broker_id: int, zk_client) -> None:
         self.broker_id = broker_id
         self.zk_client = zk_client
-        self._log_ident = f"[ProducerId Manager {broker_id}]: "
+        self.logger = IdentLogger(logger, f"[ProducerId Manager {broker_id}]: ")
         self._lock = threading.Lock()
         self._current_block: ProducerIdBlock | None = None
         self._next_producer_id = -1
@@ -68,14 +69,14 @@ class ProducerIdManager:
             data, zk_version = self.zk_client.get_data_and_version(path)
             current = _parse_block(data)
             if current is None:
-                logger.debug("%sThere is no producerId block yet (Zk path version %d), creating the first block",
-                             self._log_ident, zk_version)
+                self.logger.debug("There is no producerId block yet (Zk path version %d), creating the first block",
+                             zk_version)
                 block = ProducerIdBlock(self.broker_id, 0, PID_BLOCK_SIZE - 1)
             else:
                 if current.block_end_id > _LONG_MAX - PID_BLOCK_SIZE:
-                    logger.critical("%sExhausted all producerIds as the next block's end producerId would exceed "
+                    self.logger.critical("Exhausted all producerIds as the next block's end producerId would exceed "
                                     "the long type limit (current block end producerId is %d)",
-                                    self._log_ident, current.block_end_id)
+                                    current.block_end_id)
                     raise KafkaException("Have exhausted all producerIds.")
                 block = ProducerIdBlock(self.broker_id, current.block_end_id + 1,
                                         current.block_end_id + PID_BLOCK_SIZE)
@@ -88,8 +89,8 @@ class ProducerIdManager:
                                                                         self._check_producer_id_block_zk_data)
             if succeeded:
                 self._current_block = block
-                logger.info("%sAcquired new producerId block %s by writing to Zk with path version %d",
-                            self._log_ident, block, version)
+                self.logger.info("Acquired new producerId block %s by writing to Zk with path version %d",
+                            block, version)
                 return
 
     @staticmethod
@@ -116,7 +117,7 @@ class ProducerIdManager:
             return self._next_producer_id - 1
 
     def shutdown(self) -> None:
-        logger.info("%sShutdown complete: last producerId assigned %d", self._log_ident, self._next_producer_id)
+        self.logger.info("Shutdown complete: last producerId assigned %d", self._next_producer_id)
 
 
 __all__ = ["ProducerIdManager", "ProducerIdBlock", "PID_BLOCK_SIZE"]

@@ -55,6 +55,7 @@ from kafka_py.coordinator.transaction.transaction_state_manager import (
 )
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.kafka_scheduler import KafkaScheduler, Scheduler
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class TransactionCoordinator:
         self.txn_manager = txn_manager
         self.txn_marker_channel_manager = txn_marker_channel_manager
         self.time = time
-        self._log_ident = f"[TransactionCoordinator id={broker_id}] "
+        self.logger = IdentLogger(logger, f"[TransactionCoordinator id={broker_id}] ")
         self._is_active = threading.Event()
 
     @classmethod
@@ -176,14 +177,14 @@ class TransactionCoordinator:
 
         def send_pid_response_callback(error: Errors) -> None:
             if error is Errors.NONE:
-                logger.info("%sInitialized transactionalId %s with producerId %d and producer epoch %d on partition "
-                            "%s-%d", self._log_ident, transactional_id, new_metadata.producer_id,
+                self.logger.info("Initialized transactionalId %s with producerId %d and producer epoch %d on partition "
+                            "%s-%d", transactional_id, new_metadata.producer_id,
                             new_metadata.producer_epoch, TRANSACTION_STATE_TOPIC_NAME,
                             self.txn_manager.partition_for(transactional_id))
                 response_callback(InitProducerIdResult(new_metadata.producer_id, new_metadata.producer_epoch,
                                                        Errors.NONE))
             else:
-                logger.info("%sReturning %s error code to client for %s's InitProducerId request", self._log_ident,
+                self.logger.info("Returning %s error code to client for %s's InitProducerId request",
                             error.name, transactional_id)
                 response_callback(_init_transaction_error(error))
 
@@ -225,7 +226,7 @@ class TransactionCoordinator:
             return coordinator_epoch, metadata.prepare_fence_producer_epoch()
         message = (f"Found transactionalId {transactional_id} with state {state}. This is illegal as we should "
                    "never have transitioned to this state.")
-        logger.critical("%s%s", self._log_ident, message)
+        self.logger.critical("%s", message)
         raise RuntimeError(message)
 
     # ------------------------------------------------------------------ AddPartitionsToTxn
@@ -234,8 +235,8 @@ class TransactionCoordinator:
                                              producer_epoch: int, partitions: Iterable[TopicPartition],
                                              response_callback: Callable[[Errors], None]) -> None:
         if not transactional_id:
-            logger.debug("%sReturning INVALID_REQUEST error code to client for %s's AddPartitions request",
-                         self._log_ident, transactional_id)
+            self.logger.debug("Returning INVALID_REQUEST error code to client for %s's AddPartitions request",
+                         transactional_id)
             response_callback(Errors.INVALID_REQUEST)
             return
         partitions = frozenset(partitions)
@@ -262,7 +263,7 @@ class TransactionCoordinator:
                     result = (current.coordinator_epoch,
                               metadata.prepare_add_partitions(partitions, self.time.milliseconds()))
         if isinstance(result, Errors):
-            logger.debug("%sReturning %s error code to client for %s's AddPartitions request", self._log_ident,
+            self.logger.debug("Returning %s error code to client for %s's AddPartitions request",
                          result.name, transactional_id)
             response_callback(result)
             return
@@ -302,7 +303,7 @@ class TransactionCoordinator:
 
     def on_election(self, txn_topic_partition_id: int, coordinator_epoch: int) -> None:
         """Became leader of a __transaction_state partition: load its ids."""
-        logger.info("%sElected as the txn coordinator for partition %d at epoch %d", self._log_ident,
+        self.logger.info("Elected as the txn coordinator for partition %d at epoch %d",
                     txn_topic_partition_id, coordinator_epoch)
         # anything left from an earlier term on this partition goes first
         self.txn_marker_channel_manager.remove_markers_for_txn_topic_partition(txn_topic_partition_id)
@@ -312,7 +313,7 @@ class TransactionCoordinator:
     def on_resignation(self, txn_topic_partition_id: int, coordinator_epoch: Optional[int]) -> None:
         """No longer leader of a __transaction_state partition (``coordinator_epoch`` is None when the
         replica was deleted by a StopReplica)."""
-        logger.info("%sResigned as the txn coordinator for partition %d at epoch %s", self._log_ident,
+        self.logger.info("Resigned as the txn coordinator for partition %d at epoch %s",
                     txn_topic_partition_id, coordinator_epoch)
         self.txn_manager.remove_transactions_for_txn_topic_partition(txn_topic_partition_id, coordinator_epoch)
         self.txn_marker_channel_manager.remove_markers_for_txn_topic_partition(txn_topic_partition_id)
@@ -334,8 +335,8 @@ class TransactionCoordinator:
         is_epoch_fence = False
 
         def invalid_state(state) -> Errors:
-            logger.debug("%sTransactionalId: %s's state is %s, but received transaction marker result to send: %s",
-                         self._log_ident, transactional_id, state, result_name)
+            self.logger.debug("TransactionalId: %s's state is %s, but received transaction marker result to send: %s",
+                         transactional_id, state, result_name)
             return Errors.INVALID_TXN_STATE
 
         current = self.txn_manager.get_transaction_state(transactional_id)
@@ -380,12 +381,12 @@ class TransactionCoordinator:
                 else:
                     message = (f"Found transactionalId {transactional_id} with state {state}. This is illegal as "
                                "we should never have transitioned to this state.")
-                    logger.critical("%s%s", self._log_ident, message)
+                    self.logger.critical("%s", message)
                     raise RuntimeError(message)
 
         if isinstance(pre_append, Errors):
-            logger.debug("%sAborting append of %s to transaction log with coordinator and returning %s error to "
-                         "client for %s's EndTransaction request", self._log_ident, result_name, pre_append.name,
+            self.logger.debug("Aborting append of %s to transaction log with coordinator and returning %s error to "
+                         "client for %s's EndTransaction request", result_name, pre_append.name,
                          transactional_id)
             response_callback(pre_append)
             return
@@ -393,23 +394,23 @@ class TransactionCoordinator:
 
         def send_txn_markers_callback(error: Errors) -> None:
             if error is not Errors.NONE:
-                logger.info("%sAborting sending of transaction markers and returning %s error to client for %s's "
+                self.logger.info("Aborting sending of transaction markers and returning %s error to client for %s's "
                             "EndTransaction request of %s, since appending %s to transaction log with coordinator "
-                            "epoch %d failed", self._log_ident, error.name, transactional_id, result_name,
+                            "epoch %d failed", error.name, transactional_id, result_name,
                             new_metadata, coordinator_epoch)
                 if is_epoch_fence:
                     state_now = self.txn_manager.get_transaction_state(transactional_id)
                     if state_now is None:
-                        logger.warning("%sThe coordinator still owns the transaction partition for %s, but there is "
-                                       "no metadata in the cache; this is not expected", self._log_ident,
+                        self.logger.warning("The coordinator still owns the transaction partition for %s, but there is "
+                                       "no metadata in the cache; this is not expected",
                                        transactional_id)
                     elif isinstance(state_now, CoordinatorEpochAndTxnMetadata) \
                             and state_now.coordinator_epoch == coordinator_epoch:
                         # the bumped epoch was never handed out: the next fence reuses it
                         state_now.transaction_metadata.has_failed_epoch_fence = True
-                        logger.warning("%sThe coordinator failed to write an epoch fence transition for producer %s "
+                        self.logger.warning("The coordinator failed to write an epoch fence transition for producer %s "
                                        "to the transaction log with error %s. The epoch was increased to %d but not "
-                                       "returned to the client", self._log_ident, transactional_id, error.name,
+                                       "returned to the client", transactional_id, error.name,
                                        new_metadata.producer_epoch)
                 response_callback(error)
                 return
@@ -418,13 +419,13 @@ class TransactionCoordinator:
             if state_now is None:
                 message = (f"The coordinator still owns the transaction partition for {transactional_id}, but "
                            "there is no metadata in the cache; this is not expected")
-                logger.critical("%s%s", self._log_ident, message)
+                self.logger.critical("%s", message)
                 raise RuntimeError(message)
             if isinstance(state_now, Errors):
                 pre_send: Union[Errors, Tuple[TransactionMetadata, TxnTransitMetadata]] = state_now
             elif state_now.coordinator_epoch != coordinator_epoch:
-                logger.debug("%sThe transaction coordinator epoch has changed to %d after %s was successfully "
-                             "appended to the log for %s with old epoch %d", self._log_ident,
+                self.logger.debug("The transaction coordinator epoch has changed to %d after %s was successfully "
+                             "appended to the log for %s with old epoch %d",
                              state_now.coordinator_epoch, result_name, transactional_id, coordinator_epoch)
                 pre_send = Errors.NOT_COORDINATOR
             else:
@@ -448,11 +449,11 @@ class TransactionCoordinator:
                     else:
                         message = (f"Found transactionalId {transactional_id} with state {state}. This is illegal "
                                    "as we should never have transitioned to this state.")
-                        logger.critical("%s%s", self._log_ident, message)
+                        self.logger.critical("%s", message)
                         raise RuntimeError(message)
             if isinstance(pre_send, Errors):
-                logger.info("%sAborting sending of transaction markers after appended %s to transaction log and "
-                            "returning %s error to client for %s's EndTransaction request", self._log_ident,
+                self.logger.info("Aborting sending of transaction markers after appended %s to transaction log and "
+                            "returning %s error to client for %s's EndTransaction request",
                             result_name, pre_send.name, transactional_id)
                 response_callback(pre_send)
                 return
@@ -482,15 +483,15 @@ class TransactionCoordinator:
                                      ) -> Callable[[Errors], None]:
         def callback(error: Errors) -> None:
             if error is Errors.NONE:
-                logger.info("%sCompleted rollback of ongoing transaction for transactionalId %s due to timeout",
-                            self._log_ident, txn_id_and_pid_epoch.transactional_id)
+                self.logger.info("Completed rollback of ongoing transaction for transactionalId %s due to timeout",
+                            txn_id_and_pid_epoch.transactional_id)
             elif error in (Errors.INVALID_PRODUCER_ID_MAPPING, Errors.PRODUCER_FENCED,
                            Errors.CONCURRENT_TRANSACTIONS):
-                logger.debug("%sRollback of ongoing transaction for transactionalId %s has been cancelled due to "
-                             "error %s", self._log_ident, txn_id_and_pid_epoch.transactional_id, error.name)
+                self.logger.debug("Rollback of ongoing transaction for transactionalId %s has been cancelled due to "
+                             "error %s", txn_id_and_pid_epoch.transactional_id, error.name)
             else:
-                logger.warning("%sRollback of ongoing transaction for transactionalId %s failed due to error %s",
-                               self._log_ident, txn_id_and_pid_epoch.transactional_id, error.name)
+                self.logger.warning("Rollback of ongoing transaction for transactionalId %s failed due to error %s",
+                               txn_id_and_pid_epoch.transactional_id, error.name)
         return callback
 
     def abort_timed_out_transactions(self,
@@ -503,20 +504,20 @@ class TransactionCoordinator:
             if isinstance(current, Errors):
                 continue
             if current is None:
-                logger.error("%sCould not find transaction metadata when trying to timeout transaction for %s",
-                             self._log_ident, txn_id_and_pid_epoch)
+                self.logger.error("Could not find transaction metadata when trying to timeout transaction for %s",
+                             txn_id_and_pid_epoch)
                 continue
             metadata = current.transaction_metadata
             with metadata.lock:
                 if metadata.producer_id != txn_id_and_pid_epoch.producer_id:
-                    logger.error("%sFound incorrect producerId when expiring transactionalId: %s. Expected "
-                                 "producerId: %d. Found producerId: %d", self._log_ident,
+                    self.logger.error("Found incorrect producerId when expiring transactionalId: %s. Expected "
+                                 "producerId: %d. Found producerId: %d",
                                  txn_id_and_pid_epoch.transactional_id, txn_id_and_pid_epoch.producer_id,
                                  metadata.producer_id)
                     transit = None
                 elif metadata.pending_transition_in_progress:
-                    logger.debug("%sSkipping abort of timed out transaction %s since there is a pending state "
-                                 "transition", self._log_ident, txn_id_and_pid_epoch)
+                    self.logger.debug("Skipping abort of timed out transaction %s since there is a pending state "
+                                 "transition", txn_id_and_pid_epoch)
                     transit = None
                 else:
                     transit = metadata.prepare_fence_producer_epoch()
@@ -528,13 +529,13 @@ class TransactionCoordinator:
         try:
             self.abort_timed_out_transactions()
         except Exception:  # noqa: BLE001 - the next round tries again
-            logger.exception("%sError aborting timed out transactions", self._log_ident)
+            self.logger.exception("Error aborting timed out transactions")
 
     # ------------------------------------------------------------------ lifecycle
 
     def startup(self, retrieve_transaction_topic_partition_count: Callable[[], int],
                 enable_transactional_id_expiration: bool = True) -> None:
-        logger.info("%sStarting up.", self._log_ident)
+        self.logger.info("Starting up.")
         self.scheduler.startup()
         interval = self.txn_config.abort_timed_out_transactions_interval_ms
         self.scheduler.schedule("transaction-abort", self._abort_timed_out_transactions_task, delay_ms=interval,
@@ -542,16 +543,16 @@ class TransactionCoordinator:
         self.txn_manager.startup(retrieve_transaction_topic_partition_count, enable_transactional_id_expiration)
         self.txn_marker_channel_manager.start()
         self._is_active.set()
-        logger.info("%sStartup complete.", self._log_ident)
+        self.logger.info("Startup complete.")
 
     def shutdown(self) -> None:
-        logger.info("%sShutting down.", self._log_ident)
+        self.logger.info("Shutting down.")
         self._is_active.clear()
         self.scheduler.shutdown()
         self.producer_id_generator.shutdown()
         self.txn_manager.shutdown()
         self.txn_marker_channel_manager.shutdown()
-        logger.info("%sShutdown complete.", self._log_ident)
+        self.logger.info("Shutdown complete.")
 
 
 __all__ = ["InitProducerIdResult", "ProducerIdAndEpoch", "TransactionCoordinator"]

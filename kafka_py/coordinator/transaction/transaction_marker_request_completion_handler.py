@@ -25,6 +25,7 @@ from kafka_py.coordinator.transaction.transaction_marker_channel_manager import 
 )
 from kafka_py.coordinator.transaction.transaction_state_manager import TransactionStateManager
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 
@@ -56,20 +57,20 @@ class TransactionMarkerRequestCompletionHandler:
         self.txn_state_manager = txn_state_manager
         self.txn_marker_channel_manager = txn_marker_channel_manager
         self.txn_id_and_marker_entries = txn_id_and_marker_entries
-        self._log_ident = f"[Transaction Marker Request Completion Handler {broker_id}]: "
+        self.logger = IdentLogger(logger, f"[Transaction Marker Request Completion Handler {broker_id}]: ")
 
     def _current_state_or_cancel(self, transactional_id: str, txn_marker) -> Any:
         """The id's cache entry, or None after dropping its markers when this broker no longer
         coordinates it (or is loading its partition)."""
         current = self.txn_state_manager.get_transaction_state(transactional_id)
         if current is Errors.NOT_COORDINATOR:
-            logger.info("%sI am no longer the coordinator for %s; cancel sending transaction markers %s to the "
-                        "brokers", self._log_ident, transactional_id, txn_marker)
+            self.logger.info("I am no longer the coordinator for %s; cancel sending transaction markers %s to the "
+                        "brokers", transactional_id, txn_marker)
             self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
             return None
         if current is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-            logger.info("%sI am loading the transaction partition that contains %s which means the current markers "
-                        "have to be obsoleted; cancel sending transaction markers %s to the brokers", self._log_ident,
+            self.logger.info("I am loading the transaction partition that contains %s which means the current markers "
+                        "have to be obsoleted; cancel sending transaction markers %s to the brokers",
                         transactional_id, txn_marker)
             self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
             return None
@@ -79,8 +80,8 @@ class TransactionMarkerRequestCompletionHandler:
             raise RuntimeError(f"The coordinator still owns the transaction partition for {transactional_id}, but "
                                "there is no metadata in the cache; this is not expected")
         if current.coordinator_epoch != txn_marker.coordinator_epoch:
-            logger.info("%sTransaction coordinator epoch for %s has changed from %d to %d; cancel sending "
-                        "transaction markers %s to the brokers", self._log_ident, transactional_id,
+            self.logger.info("Transaction coordinator epoch for %s has changed from %d to %d; cancel sending "
+                        "transaction markers %s to the brokers", transactional_id,
                         txn_marker.coordinator_epoch, current.coordinator_epoch, txn_marker)
             self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
             return None
@@ -92,8 +93,8 @@ class TransactionMarkerRequestCompletionHandler:
             if self._current_state_or_cancel(entry.txn_id, marker) is None:
                 continue
             # queued again, to the partitions' current leaders
-            logger.debug("%sRe-enqueuing %s transaction markers for transactional id %s under coordinator epoch %d",
-                         self._log_ident, "COMMIT" if marker.transaction_result else "ABORT", entry.txn_id,
+            self.logger.debug("Re-enqueuing %s transaction markers for transactional id %s under coordinator epoch %d",
+                         "COMMIT" if marker.transaction_result else "ABORT", entry.txn_id,
                          marker.coordinator_epoch)
             self.txn_marker_channel_manager.add_txn_markers_to_broker_queue(
                 entry.txn_id, marker.producer_id, marker.producer_epoch, marker.transaction_result,
@@ -126,21 +127,21 @@ class TransactionMarkerRequestCompletionHandler:
                         raise RuntimeError(f"Received fatal error {error.exception_name} while sending txn marker "
                                            f"for {transactional_id}")
                     elif error in _RETRIABLE:
-                        logger.info("%sSending %s's transaction marker for partition %s has failed with error %s, "
-                                    "retrying with current coordinator epoch %d", self._log_ident, transactional_id,
+                        self.logger.info("Sending %s's transaction marker for partition %s has failed with error %s, "
+                                    "retrying with current coordinator epoch %d", transactional_id,
                                     tp, error.exception_name, current.coordinator_epoch)
                         retry_partitions.append(tp)
                     elif error in _SUPERSEDED:
-                        logger.info("%sSending %s's transaction marker for partition %s has permanently failed with "
+                        self.logger.info("Sending %s's transaction marker for partition %s has permanently failed with "
                                     "error %s with the current coordinator epoch %d; cancel sending any more "
-                                    "transaction markers %s to the brokers", self._log_ident, transactional_id, tp,
+                                    "transaction markers %s to the brokers", transactional_id, tp,
                                     error.exception_name, current.coordinator_epoch, marker)
                         self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
                         abort_sending = True
                     elif error in _UNSUPPORTED:
-                        logger.info("%sSending %s's transaction marker from partition %s has failed with %s. This "
+                        self.logger.info("Sending %s's transaction marker from partition %s has failed with %s. This "
                                     "partition will be removed from the set of partitions waiting for completion",
-                                    self._log_ident, transactional_id, tp, error.name)
+                                    transactional_id, tp, error.name)
                         metadata.remove_partition(tp)
                     else:
                         raise RuntimeError(f"Unexpected error {error.exception_name} while sending txn marker for "
@@ -148,8 +149,8 @@ class TransactionMarkerRequestCompletionHandler:
             if abort_sending:
                 continue
             if retry_partitions:
-                logger.debug("%sRe-enqueuing %s transaction markers for transactional id %s under coordinator epoch "
-                             "%d", self._log_ident, "COMMIT" if marker.transaction_result else "ABORT",
+                self.logger.debug("Re-enqueuing %s transaction markers for transactional id %s under coordinator epoch "
+                             "%d", "COMMIT" if marker.transaction_result else "ABORT",
                              transactional_id, marker.coordinator_epoch)
                 self.txn_marker_channel_manager.add_txn_markers_to_broker_queue(
                     transactional_id, marker.producer_id, marker.producer_epoch, marker.transaction_result,

@@ -50,6 +50,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.record.default_record_batch import SimpleRecord
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.kafka_scheduler import Scheduler
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -187,7 +188,7 @@ class TransactionStateManager:
         self.replica_manager = replica_manager
         self.config = config
         self.time = time
-        self._log_ident = f"[Transaction State Manager {broker_id}]: "
+        self.logger = IdentLogger(logger, f"[Transaction State Manager {broker_id}]: ")
         self._shutting_down = threading.Event()
         self.state_lock = _ReentrantReadWriteLock()
         # guarded by state_lock
@@ -245,7 +246,7 @@ class TransactionStateManager:
             self.loading_partitions.clear()
             self.transaction_metadata_cache.clear()
         self.remove_load_time_metrics()
-        logger.info("%sShutdown complete", self._log_ident)
+        self.logger.info("Shutdown complete")
 
     def enable_transactional_id_expiration(self) -> None:
         interval = self.config.remove_expired_transactional_ids_interval_ms
@@ -343,9 +344,9 @@ class TransactionStateManager:
                                           entry: TxnMetadataCacheEntry) -> None:
         with self.state_lock.read():
             if self.replica_manager.get_log_config(transaction_partition) is None:
-                logger.warning("%sTransaction expiration for partition %s failed because the log config was not "
+                self.logger.warning("Transaction expiration for partition %s failed because the log config was not "
                                "available, which likely means the partition is not online or is no longer local.",
-                               self._log_ident, transaction_partition)
+                               transaction_partition)
                 return
             current_time_ms = self.time.milliseconds()
             expired: List[TransactionalIdCoordinatorEpochAndMetadata] = []
@@ -386,10 +387,10 @@ class TransactionStateManager:
                                     and response.error is Errors.NONE):
                                 entry.remove(expired.transactional_id)
                             else:
-                                logger.warning(
-                                    "%sFailed to remove expired transactionalId: %s from cache. Tombstone append "
+                                self.logger.warning(
+                                    "Failed to remove expired transactionalId: %s from cache. Tombstone append "
                                     "error code: %s, pendingState: %s, producerEpoch: %d, expected producerEpoch: "
-                                    "%d, coordinatorEpoch: %d, expected coordinatorEpoch: %d", self._log_ident,
+                                    "%d, coordinatorEpoch: %d, expected coordinatorEpoch: %d",
                                     expired.transactional_id, response.error, metadata.pending_state,
                                     metadata.producer_epoch, expired.transit_metadata.producer_epoch,
                                     entry.coordinator_epoch, expired.coordinator_epoch)
@@ -412,7 +413,7 @@ class TransactionStateManager:
         loaded: Dict[str, TransactionMetadata] = {}
         log = self.replica_manager.get_log(topic_partition)
         if log is None:
-            logger.warning("%sAttempted to load transaction metadata from %s, but found no log", self._log_ident,
+            self.logger.warning("Attempted to load transaction metadata from %s, but found no log",
                            topic_partition)
             return loaded
 
@@ -444,9 +445,9 @@ class TransactionStateManager:
                     needed = max(load_buffer_size, size)
                     if len(buffer) < needed:
                         if load_buffer_size < needed:
-                            logger.warning("%sLoaded transaction metadata from %s with buffer larger (%d bytes) than "
+                            self.logger.warning("Loaded transaction metadata from %s with buffer larger (%d bytes) than "
                                            "configured transaction.state.log.load.buffer.size (%d bytes)",
-                                           self._log_ident, topic_partition, needed, load_buffer_size)
+                                           topic_partition, needed, load_buffer_size)
                         buffer = bytearray(needed)
                     mem_records = records.read_into(buffer, 0)
                 read_at_least_one_record = size > 0
@@ -463,7 +464,7 @@ class TransactionStateManager:
                             loaded[transactional_id] = metadata
                     curr_offset = batch.next_offset
         except Exception:  # noqa: BLE001 - Kafka logs and goes on with what was loaded
-            logger.exception("%sError loading transactions from transaction log %s", self._log_ident,
+            self.logger.exception("Error loading transactions from transaction log %s",
                              topic_partition)
         return loaded
 
@@ -474,8 +475,8 @@ class TransactionStateManager:
         self.transaction_metadata_cache[txn_topic_partition] = TxnMetadataCacheEntry(coordinator_epoch,
                                                                                      dict(loaded_transactions))
         if previous is not None:
-            logger.warning("%sUnloaded transaction metadata %s from %d as part of loading metadata at epoch %d",
-                           self._log_ident, previous, txn_topic_partition, coordinator_epoch)
+            self.logger.warning("Unloaded transaction metadata %s from %d as part of loading metadata at epoch %d",
+                           previous, txn_topic_partition, coordinator_epoch)
 
     def load_transactions_for_txn_topic_partition(self, partition_id: int, coordinator_epoch: int,
                                                   send_txn_markers: SendTxnMarkersCallback) -> None:
@@ -489,15 +490,15 @@ class TransactionStateManager:
 
         def load_transactions() -> None:
             scheduler_time_ms = self.time.milliseconds() - schedule_start_ms
-            logger.info("%sLoading transaction metadata from %s at epoch %d", self._log_ident, topic_partition,
+            self.logger.info("Loading transaction metadata from %s at epoch %d", topic_partition,
                         coordinator_epoch)
             self._validate_transaction_topic_partition_count_is_stable()
             loaded = self._load_transaction_metadata(topic_partition, coordinator_epoch)
             total_ms = self.time.milliseconds() - schedule_start_ms
             self.partition_load_times_ms = (self.partition_load_times_ms + [total_ms])[-100:]
             self.partition_load_sensor.record(total_ms, self.time.milliseconds(), False)
-            logger.info("%sFinished loading %d transaction metadata from %s in %d milliseconds, of which %d "
-                        "milliseconds was spent in the scheduler.", self._log_ident, len(loaded), topic_partition,
+            self.logger.info("Finished loading %d transaction metadata from %s in %d milliseconds, of which %d "
+                        "milliseconds was spent in the scheduler.", len(loaded), topic_partition,
                         total_ms, scheduler_time_ms)
             pending_completion: List[Tuple[int, bool, TransactionMetadata, TxnTransitMetadata]] = []
             with self.state_lock.write():
@@ -518,8 +519,8 @@ class TransactionStateManager:
                 self.loading_partitions.discard(partition_and_leader_epoch)
                 for epoch, result, metadata, transit in pending_completion:
                     send_txn_markers(epoch, result, metadata, transit)
-            logger.info("%sCompleted loading transaction metadata from %s for coordinator epoch %d",
-                        self._log_ident, topic_partition, coordinator_epoch)
+            self.logger.info("Completed loading transaction metadata from %s for coordinator epoch %d",
+                        topic_partition, coordinator_epoch)
 
         self.scheduler.schedule(f"load-txns-for-partition-{topic_partition}", load_transactions)
 
@@ -534,11 +535,11 @@ class TransactionStateManager:
                 self.loading_partitions.discard(TransactionPartitionAndLeaderEpoch(partition_id, coordinator_epoch))
             entry = self.transaction_metadata_cache.pop(partition_id, None)
         if entry is not None:
-            logger.info("%sUnloaded transaction metadata %s for %s on become-follower transition", self._log_ident,
+            self.logger.info("Unloaded transaction metadata %s for %s on become-follower transition",
                         entry, topic_partition)
         else:
-            logger.info("%sNo cached transaction metadata found for %s during become-follower transition",
-                        self._log_ident, topic_partition)
+            self.logger.info("No cached transaction metadata found for %s during become-follower transition",
+                        topic_partition)
 
     def _validate_transaction_topic_partition_count_is_stable(self) -> None:
         previous = self.transaction_topic_partition_count
@@ -571,7 +572,7 @@ class TransactionStateManager:
             if error is Errors.NONE:
                 response_error = Errors.NONE
             else:
-                logger.debug("%sAppending %s's new metadata %s failed due to %s", self._log_ident,
+                self.logger.debug("Appending %s's new metadata %s failed due to %s",
                              transactional_id, new_metadata, error.exception_name)
                 if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
                              Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT):
@@ -586,58 +587,58 @@ class TransactionStateManager:
             current = self.get_transaction_state(transactional_id)
             if response_error is Errors.NONE:
                 if isinstance(current, Errors):
-                    logger.info("%sAccessing the cached transaction metadata for %s returns %s error; aborting "
+                    self.logger.info("Accessing the cached transaction metadata for %s returns %s error; aborting "
                                 "transition to the new metadata and setting the error in the callback",
-                                self._log_ident, transactional_id, current)
+                                transactional_id, current)
                     response_error = current
                 elif current is None:
-                    logger.info("%sThe cached coordinator metadata does not exist in the cache anymore for %s after "
+                    self.logger.info("The cached coordinator metadata does not exist in the cache anymore for %s after "
                                 "appended its new metadata %s to the transaction log (txn topic partition %d) while "
                                 "it was %d before appending; aborting transition to the new metadata and returning "
-                                "NOT_COORDINATOR in the callback", self._log_ident, transactional_id, new_metadata,
+                                "NOT_COORDINATOR in the callback", transactional_id, new_metadata,
                                 topic_partition.partition, coordinator_epoch)
                     response_error = Errors.NOT_COORDINATOR
                 else:
                     metadata = current.transaction_metadata
                     with metadata.lock:
                         if current.coordinator_epoch != coordinator_epoch:
-                            logger.info("%sThe cached coordinator epoch for %s has changed to %d after appended its "
+                            self.logger.info("The cached coordinator epoch for %s has changed to %d after appended its "
                                         "new metadata %s to the transaction log (txn topic partition %d) while it "
                                         "was %d before appending; aborting transition to the new metadata and "
-                                        "returning NOT_COORDINATOR in the callback", self._log_ident,
+                                        "returning NOT_COORDINATOR in the callback",
                                         transactional_id, current.coordinator_epoch, new_metadata,
                                         topic_partition.partition, coordinator_epoch)
                             response_error = Errors.NOT_COORDINATOR
                         else:
                             metadata.complete_transition_to(new_metadata)
-                            logger.debug("%sUpdating %s's transaction state to %s with coordinator epoch %d "
-                                         "succeeded", self._log_ident, transactional_id, new_metadata,
+                            self.logger.debug("Updating %s's transaction state to %s with coordinator epoch %d "
+                                         "succeeded", transactional_id, new_metadata,
                                          coordinator_epoch)
             elif isinstance(current, CoordinatorEpochAndTxnMetadata):
                 metadata = current.transaction_metadata
                 with metadata.lock:
                     if current.coordinator_epoch == coordinator_epoch:
                         if retry_on_error(response_error):
-                            logger.info("%sTransactionalId %s append transaction log for %s transition failed due "
+                            self.logger.info("TransactionalId %s append transaction log for %s transition failed due "
                                         "to %s, not resetting pending state %s but just returning the error in the "
-                                        "callback to let the caller retry", self._log_ident, transactional_id,
+                                        "callback to let the caller retry", transactional_id,
                                         new_metadata, response_error, metadata.pending_state)
                         else:
-                            logger.info("%sTransactionalId %s append transaction log for %s transition failed due "
+                            self.logger.info("TransactionalId %s append transaction log for %s transition failed due "
                                         "to %s, resetting pending state from %s, aborting state transition and "
-                                        "returning %s in the callback", self._log_ident, transactional_id,
+                                        "returning %s in the callback", transactional_id,
                                         new_metadata, response_error, metadata.pending_state, response_error)
                             metadata.pending_state = None
                     else:
-                        logger.info("%sTransactionalId %s append transaction log for %s transition failed due to %s, "
+                        self.logger.info("TransactionalId %s append transaction log for %s transition failed due to %s, "
                                     "aborting state transition and returning the error in the callback since the "
-                                    "coordinator epoch has changed from %d to %d", self._log_ident,
+                                    "coordinator epoch has changed from %d to %d",
                                     transactional_id, new_metadata, response_error, current.coordinator_epoch,
                                     coordinator_epoch)
             else:
-                logger.info("%sTransactionalId %s append transaction log for %s transition failed due to %s, "
+                self.logger.info("TransactionalId %s append transaction log for %s transition failed due to %s, "
                             "aborting state transition and returning the error in the callback since the metadata "
-                            "is not available (%s)", self._log_ident, transactional_id, new_metadata, response_error,
+                            "is not available (%s)", transactional_id, new_metadata, response_error,
                             current)
             response_callback(response_error)
 
