@@ -36,6 +36,7 @@ from kafka_py.controller.election import (
     ReassignPartitionLeaderElectionStrategy,
 )
 from kafka_py.controller.state_change_logger import StateChangeLogger
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
 from kafka_py.zk.zk_data import TopicPartitionStateZNode
 
@@ -85,23 +86,20 @@ ElectionResults = dict[TopicPartition, "Exception | LeaderAndIsr"]
 class PartitionStateMachine:
     def __init__(self, controller_context: "ControllerContext") -> None:
         self.controller_context = controller_context
+        self.logger = IdentLogger(logger)
 
     def startup(self) -> None:
         """Called when this broker becomes controller: derive every partition's state from the
         leadership just read from ZooKeeper, then try to bring new and offline ones online."""
-        logger.info("%sInitializing partition state", self._log_ident)
+        self.logger.info("Initializing partition state")
         self._initialize_partition_state()
-        logger.info("%sTriggering online partition state changes", self._log_ident)
+        self.logger.info("Triggering online partition state changes")
         self.trigger_online_partition_state_change()
-        logger.debug("%sStarted partition state machine with initial state -> %s", self._log_ident,
+        self.logger.debug("Started partition state machine with initial state -> %s",
                      self.controller_context.partition_states)
 
     def shutdown(self) -> None:
-        logger.info("%sStopped partition state machine", self._log_ident)
-
-    @property
-    def _log_ident(self) -> str:
-        return ""
+        self.logger.info("Stopped partition state machine")
 
     def trigger_online_partition_state_change(self, topic: str | None = None) -> ElectionResults:
         partitions = self.controller_context.partitions_in_states({OfflinePartition, NewPartition}, topic)
@@ -137,14 +135,11 @@ class ZkPartitionStateMachine(PartitionStateMachine):
         self.zk_client = zk_client
         self.controller_broker_request_batch = controller_broker_request_batch
         self.controller_id: int = config.broker_id
+        self.logger.ident = f"[PartitionStateMachine controllerId={self.controller_id}] "
         # The broker config as it is now: unclean.leader.election.enable is a dynamic broker
         # default, and Kafka's KafkaConfig always reads the current dynamic value. The
         # controller points this at DynamicBrokerConfig when it has one.
         self.current_config: Callable[[], Any] = lambda: self.config
-
-    @property
-    def _log_ident(self) -> str:
-        return f"[PartitionStateMachine controllerId={self.controller_id}] "
 
     def handle_state_changes(self, partitions: Sequence[TopicPartition], target_state: PartitionState,
                              leader_election_strategy: PartitionLeaderElectionStrategy | None = None,
@@ -158,11 +153,11 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             self.controller_broker_request_batch.send_requests_to_brokers(self.controller_context.epoch)
             return result
         except ControllerMovedException:
-            logger.error("%sController moved to another broker when moving some partitions to %s state",
-                         self._log_ident, target_state, exc_info=True)
+            self.logger.error("Controller moved to another broker when moving some partitions to %s state",
+                         target_state, exc_info=True)
             raise
         except Exception as e:  # noqa: BLE001 - report per partition, as Kafka does
-            logger.error("%sError while moving some partitions to %s state", self._log_ident, target_state,
+            self.logger.error("Error while moving some partitions to %s state", target_state,
                          exc_info=True)
             return {p: e for p in partitions}
 
@@ -230,8 +225,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
         try:
             responses = self.zk_client.create_topic_partition_states_raw(states, ctx.epoch_zk_version)
         except ControllerMovedException:
-            logger.error("%sController moved to another broker when trying to create the topic partition state znode",
-                         self._log_ident, exc_info=True)
+            self.logger.error("Controller moved to another broker when trying to create the topic partition state znode",
+                         exc_info=True)
             raise
         except Exception as e:  # noqa: BLE001
             for p in states:
@@ -261,7 +256,7 @@ class ZkPartitionStateMachine(PartitionStateMachine):
                                                   result)
             finished_elections.update(finished)
             if remaining:
-                logger.info("%sRetrying leader election with strategy %s for partitions %s", self._log_ident,
+                self.logger.info("Retrying leader election with strategy %s for partitions %s",
                             strategy, [str(p) for p in remaining])
         return finished_elections
 
@@ -330,8 +325,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
                 self.controller_broker_request_batch.add_leader_and_isr_request_for_brokers(
                     recipients[p], p, leadership, ctx.partition_full_replica_assignment(p), is_new=False)
         for p in update.partitions_to_retry:
-            logger.debug("%sController failed to elect leader for partition %s. Attempted to write state %s, but "
-                         "failed with bad ZK version. This will be retried.", self._log_ident, p, adjusted[p])
+            self.logger.debug("Controller failed to elect leader for partition %s. Attempted to write state %s, but "
+                         "failed with bad ZK version. This will be retried.", p, adjusted[p])
         finished: ElectionResults = dict(update.finished_partitions)
         finished.update(failed)
         return finished, list(update.partitions_to_retry)

@@ -26,6 +26,7 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoc
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.partition_state_machine import StateChangeFailedException
 from kafka_py.controller.state_change_logger import StateChangeLogger
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
 from kafka_py.zk.zk_data import ReplicaAssignment, TopicPartitionStateZNode
 
@@ -75,26 +76,23 @@ _VALID_PREVIOUS_REPLICA_STATES = {
 class ReplicaStateMachine:
     def __init__(self, controller_context: "ControllerContext") -> None:
         self.controller_context = controller_context
-
-    @property
-    def _log_ident(self) -> str:
-        return ""
+        self.logger = IdentLogger(logger)
 
     def startup(self) -> None:
         """Called when this broker becomes controller: every replica on a live broker goes
         online (each gets a LeaderAndIsr with the current state), the rest offline."""
-        logger.info("%sInitializing replica state", self._log_ident)
+        self.logger.info("Initializing replica state")
         self._initialize_replica_state()
-        logger.info("%sTriggering online replica state changes", self._log_ident)
+        self.logger.info("Triggering online replica state changes")
         online, offline = self.controller_context.online_and_offline_replicas()
         self.handle_state_changes(online, OnlineReplica)
-        logger.info("%sTriggering offline replica state changes", self._log_ident)
+        self.logger.info("Triggering offline replica state changes")
         self.handle_state_changes(offline, OfflineReplica)
-        logger.debug("%sStarted replica state machine with initial state -> %s", self._log_ident,
+        self.logger.debug("Started replica state machine with initial state -> %s",
                      self.controller_context.replica_states)
 
     def shutdown(self) -> None:
-        logger.info("%sStopped replica state machine", self._log_ident)
+        self.logger.info("Stopped replica state machine")
 
     def _initialize_replica_state(self) -> None:
         from kafka_py.controller.controller_context import PartitionAndReplica
@@ -123,10 +121,7 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
         self.zk_client = zk_client
         self.controller_broker_request_batch = controller_broker_request_batch
         self.controller_id: int = config.broker_id
-
-    @property
-    def _log_ident(self) -> str:
-        return f"[ReplicaStateMachine controllerId={self.controller_id}] "
+        self.logger.ident = f"[ReplicaStateMachine controllerId={self.controller_id}] "
 
     def handle_state_changes(self, replicas: Sequence["PartitionAndReplica"], target_state: ReplicaState) -> None:
         replicas = list(replicas)
@@ -139,11 +134,11 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
                 self._do_handle_state_changes(replica_id, list(group), target_state)
             self.controller_broker_request_batch.send_requests_to_brokers(self.controller_context.epoch)
         except ControllerMovedException:
-            logger.error("%sController moved to another broker when moving some replicas to %s state",
-                         self._log_ident, target_state, exc_info=True)
+            self.logger.error("Controller moved to another broker when moving some replicas to %s state",
+                         target_state, exc_info=True)
             raise
         except Exception:  # noqa: BLE001 - logged; the caller carries on, as in Kafka
-            logger.error("%sError while moving some replicas to %s state", self._log_ident, target_state,
+            self.logger.error("Error while moving some replicas to %s state", target_state,
                          exc_info=True)
 
     def _do_handle_state_changes(self, replica_id: int, replicas: list["PartitionAndReplica"],
@@ -185,7 +180,7 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
                 if current_state is NewReplica:
                     assignment = ctx.partition_full_replica_assignment(partition)
                     if replica_id not in assignment.replicas:
-                        logger.error("%sAdding replica (%d) that is not part of the assignment %s", self._log_ident,
+                        self.logger.error("Adding replica (%d) that is not part of the assignment %s",
                                      replica_id, assignment)
                         ctx.update_partition_full_replica_assignment(partition, ReplicaAssignment(
                             assignment.replicas + (replica_id,), assignment.adding_replicas,
@@ -304,8 +299,8 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
             else:
                 results[partition] = result
         for partition in update.partitions_to_retry:
-            logger.debug("%sController failed to remove replica %d from ISR of partition %s. Attempted to write "
-                         "state %s, but failed with bad ZK version. This will be retried.", self._log_ident,
+            self.logger.debug("Controller failed to remove replica %d from ISR of partition %s. Attempted to write "
+                         "state %s, but failed with bad ZK version. This will be retried.",
                          replica_id, partition, adjusted[partition])
         return results, list(update.partitions_to_retry)
 

@@ -77,6 +77,7 @@ from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -298,7 +299,7 @@ class Log:
         # Serves each new active segment when the config preallocates them (LogManager's).
         self._page_cache_prefaulter = page_cache_prefaulter
         self._had_clean_shutdown = had_clean_shutdown
-        self._log_ident = f"[Log partition={self.topic_partition}, dir={self._parent_dir}] "
+        self.logger = IdentLogger(logger, f"[Log partition={self.topic_partition}, dir={self._parent_dir}] ")
 
         self._lock = threading.RLock()
         self._is_memory_mapped_buffer_closed = False
@@ -530,7 +531,7 @@ class Log:
             if not os.path.isfile(path):
                 continue
             if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(TMP_FILE_SUFFIX):
-                logger.debug("%sDeleting stray temporary file %s", self._log_ident, path)
+                self.logger.debug("Deleting stray temporary file %s", path)
                 log_files.delete_file_if_exists(path)
             elif name.endswith(CLEANED_FILE_SUFFIX):
                 try:
@@ -542,7 +543,7 @@ class Log:
                 # A crash mid-swap: index swaps are simply dropped (they get rebuilt),
                 # a log swap is completed after the segments are loaded.
                 base_file = log_files.replace_suffix(path, SWAP_FILE_SUFFIX, "")
-                logger.info("%sFound file %s from interrupted swap operation.", self._log_ident, path)
+                self.logger.info("Found file %s from interrupted swap operation.", path)
                 if log_files.is_index_file(base_file):
                     delete_indices_if_exist(base_file)
                 elif log_files.is_log_file(base_file):
@@ -573,8 +574,8 @@ class Log:
                 except ValueError:
                     continue
                 if not os.path.exists(log_files.log_file(self._dir, offset)):
-                    logger.warning("%sFound an orphaned index file %s, with no corresponding log file.",
-                                   self._log_ident, path)
+                    self.logger.warning("Found an orphaned index file %s, with no corresponding log file.",
+                                   path)
                     log_files.delete_file_if_exists(path)
             elif log_files.is_log_file(path):
                 base_offset = log_files.offset_from_file(path)
@@ -583,12 +584,12 @@ class Log:
                 try:
                     segment.sanity_check(time_index_file_newly_created)
                 except FileNotFoundError:
-                    logger.error("%sCould not find offset index file corresponding to log file %s, "
-                                 "recovering segment and rebuilding index files...", self._log_ident, path)
+                    self.logger.error("Could not find offset index file corresponding to log file %s, "
+                                 "recovering segment and rebuilding index files...", path)
                     self._recover_segment(segment)
                 except CorruptIndexException as e:
-                    logger.warning("%sFound a corrupted index file corresponding to log file %s due to %s, "
-                                   "recovering segment and rebuilding index files...", self._log_ident, path, e)
+                    self.logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
+                                   "recovering segment and rebuilding index files...", path, e)
                     self._recover_segment(segment)
                 self._add_segment(segment)
 
@@ -607,7 +608,7 @@ class Log:
             base_offset = log_files.offset_from_file(log_file)
             swap_segment = LogSegment.open(os.path.dirname(swap_file), base_offset, self.config, self.time,
                                            file_already_exists=True, file_suffix=SWAP_FILE_SUFFIX)
-            logger.info("%sFound log file %s from interrupted swap operation, repairing.", self._log_ident, swap_file)
+            self.logger.info("Found log file %s from interrupted swap operation, repairing.", swap_file)
             self._recover_segment(swap_segment)
             swap_next = swap_segment.read_next_offset()
             old_segments = [s for s in self._segments.range(swap_segment.base_offset, swap_next)
@@ -636,17 +637,17 @@ class Log:
         if not self._had_clean_shutdown:
             unflushed = list(self._segments.range(self.recovery_point, _LONG_MAX))
             for i, segment in enumerate(unflushed):
-                logger.info("%sRecovering unflushed segment %d", self._log_ident, segment.base_offset)
+                self.logger.info("Recovering unflushed segment %d", segment.base_offset)
                 self.recovered_segments += 1
                 try:
                     truncated_bytes = self._recover_segment(segment, self.leader_epoch_cache)
                 except InvalidOffsetException:
-                    logger.warning("%sFound invalid offset during recovery. Deleting the corrupt segment and "
-                                   "creating an empty one with starting offset %d", self._log_ident, segment.base_offset)
+                    self.logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
+                                   "creating an empty one with starting offset %d", segment.base_offset)
                     truncated_bytes = segment.truncate_to(segment.base_offset)
                 if truncated_bytes > 0:
                     # whatever follows a corrupt batch cannot be trusted: drop the later segments
-                    logger.warning("%sCorruption found in segment %d, truncating to offset %d", self._log_ident,
+                    self.logger.warning("Corruption found in segment %d, truncating to offset %d",
                                    segment.base_offset, segment.read_next_offset())
                     self._remove_and_delete_segments(unflushed[i + 1:], True, SegmentDeletionReason.LOG_RECOVERY)
                     break
@@ -657,9 +658,9 @@ class Log:
             if log_end_offset >= self.log_start_offset:
                 log_end_offset_option = log_end_offset
             else:
-                logger.warning("%sDeleting all segments because logEndOffset (%d) is smaller than logStartOffset "
+                self.logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
                                "(%d). This could happen if segment files were deleted from the file system.",
-                               self._log_ident, log_end_offset, self.log_start_offset)
+                               log_end_offset, self.log_start_offset)
                 self._remove_and_delete_segments(self._segments.segments, True, SegmentDeletionReason.LOG_RECOVERY)
                 if self.leader_epoch_cache is not None:
                     self.leader_epoch_cache.clear_and_flush()
@@ -695,7 +696,7 @@ class Log:
                 offsets_to_snapshot = [lower.base_offset if lower is not None else None, last_base, last_offset]
             else:
                 offsets_to_snapshot = [last_offset]
-            logger.info("%sLoading producer state till offset %d", self._log_ident, last_offset)
+            self.logger.info("Loading producer state till offset %d", last_offset)
 
             if psm.latest_snapshot_offset is None and reload_from_clean_shutdown:
                 # After a clean shutdown with no snapshots (an upgrade), write empty snapshots
@@ -858,7 +859,7 @@ class Log:
             raise ValueError("High watermark offset should be non-negative")
         with self._lock:
             if new_hw.message_offset < self._high_watermark_metadata.message_offset:
-                logger.warning("%sNon-monotonic update of high watermark from %s to %s", self._log_ident,
+                self.logger.warning("Non-monotonic update of high watermark from %s to %s",
                                self._high_watermark_metadata, new_hw)
             self._high_watermark_metadata = new_hw
             self.producer_state_manager.on_high_watermark_updated(new_hw.message_offset)
@@ -907,7 +908,7 @@ class Log:
             if found is not None and (found.message_offset_only or found.message_offset < self.log_start_offset):
                 found = self._convert_to_offset_metadata_or_throw(max(found.message_offset, self.log_start_offset))
             if found != self._first_unstable_offset_metadata:
-                logger.debug("%sFirst unstable offset updated to %s", self._log_ident, found)
+                self.logger.debug("First unstable offset updated to %s", found)
                 self._first_unstable_offset_metadata = found
 
     def _update_log_end_offset(self, offset: int) -> None:
@@ -940,7 +941,7 @@ class Log:
                 self._check_if_memory_mapped_buffer_closed()
                 if new_log_start_offset > self.log_start_offset:
                     self._update_log_start_offset(new_log_start_offset)
-                    logger.info("%sIncremented log start offset to %d due to %s", self._log_ident,
+                    self.logger.info("Incremented log start offset to %d due to %s",
                                 new_log_start_offset, reason)
                     if self.leader_epoch_cache is not None:
                         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
@@ -1276,8 +1277,8 @@ class Log:
         params = RollParams(derived.max_segment_ms, derived.segment_size, append_info.max_timestamp,
                             append_info.last_offset, messages_size, now)
         if segment.should_roll(params):
-            logger.debug("%sRolling new log segment (log_size = %d/%d, offset_index_size = %d/%d, "
-                         "time_index_size = %d/%d, inactive_time_ms = %d/%d).", self._log_ident, segment.size,
+            self.logger.debug("Rolling new log segment (log_size = %d/%d, offset_index_size = %d/%d, "
+                         "time_index_size = %d/%d, inactive_time_ms = %d/%d).", segment.size,
                          derived.segment_size, segment.offset_index.entries, segment.offset_index.max_entries,
                          segment.time_index.entries, segment.time_index.max_entries,
                          segment.time_waited_for_roll(now, append_info.max_timestamp),
@@ -1302,8 +1303,8 @@ class Log:
                 if new_offset in view.offsets:
                     if active is not None and active.base_offset == new_offset and active.size == 0:
                         # an empty active segment whose index reports full: replace it (KAFKA-6388)
-                        logger.warning("%sTrying to roll a new log segment with start offset %d while it already "
-                                       "exists and is active with size 0.", self._log_ident, new_offset)
+                        self.logger.warning("Trying to roll a new log segment with start offset %d while it already "
+                                       "exists and is active with size 0.", new_offset)
                         self._remove_and_delete_segments([active], True, SegmentDeletionReason.LOG_ROLL)
                     else:
                         raise KafkaException(
@@ -1319,8 +1320,8 @@ class Log:
                                  log_files.time_index_file(self._dir, new_offset),
                                  log_files.transaction_index_file(self._dir, new_offset)):
                         if os.path.exists(file):
-                            logger.warning("%sNewly rolled segment file %s already exists; deleting it first",
-                                           self._log_ident, file)
+                            self.logger.warning("Newly rolled segment file %s already exists; deleting it first",
+                                           file)
                             os.remove(file)
                     if active is not None:
                         active.on_become_inactive_segment()
@@ -1335,7 +1336,7 @@ class Log:
                 # same end offset, new segment position
                 self._update_log_end_offset(self._next_offset_metadata.message_offset)
                 self._schedule_or_run("flush-log", lambda: self._flush_unless_offline(new_offset))
-                logger.info("%sRolled new log segment at offset %d in %d ms.", self._log_ident, new_offset,
+                self.logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
                             self.time.milliseconds() - start)
                 return segment
         except OSError as e:
@@ -1364,7 +1365,7 @@ class Log:
         try:
             self._check_for_log_dir_failure()
             if offset > self.recovery_point:
-                logger.debug("%sFlushing log up to offset %d, last flushed: %d, unflushed: %d", self._log_ident,
+                self.logger.debug("Flushing log up to offset %d, last flushed: %d, unflushed: %d",
                              offset, self._last_flushed_time, self.unflushed_messages)
                 flush_timer = log_flush_stats().log_flush_timer
                 for segment in self.log_segments_range(self.recovery_point, offset):
@@ -1395,7 +1396,7 @@ class Log:
         with a KafkaStorageException traceback from the scheduler would only repeat the
         error already logged when the dir failed."""
         if self._log_dir_offline or self._is_memory_mapped_buffer_closed:
-            logger.debug("%sSkipping flush-log up to offset %d: the log dir %s is offline", self._log_ident,
+            self.logger.debug("Skipping flush-log up to offset %d: the log dir %s is offline",
                          offset, self._parent_dir)
             return
         self.flush(offset)
@@ -1642,7 +1643,7 @@ class Log:
         if not to_delete:
             return
         with self._lock:
-            logger.info("%sDeleting segments due to %s: %s", self._log_ident, reason, to_delete)
+            self.logger.info("Deleting segments due to %s: %s", reason, to_delete)
             self._segments = self._segments.without(s.base_offset for s in to_delete)
             self._delete_segment_files(to_delete, async_delete)
 
@@ -1657,7 +1658,7 @@ class Log:
             segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
 
         def delete_segments() -> None:
-            logger.info("%sDeleting segment files %s", self._log_ident, segments)
+            self.logger.info("Deleting segment files %s", segments)
             try:
                 for segment in segments:
                     segment.close_handlers()
@@ -1710,14 +1711,14 @@ class Log:
         try:
             self._check_for_log_dir_failure()
             if target_offset >= self.log_end_offset:
-                logger.info("%sTruncating to %d has no effect as the largest offset in the log is %d",
-                            self._log_ident, target_offset, self.log_end_offset - 1)
+                self.logger.info("Truncating to %d has no effect as the largest offset in the log is %d",
+                            target_offset, self.log_end_offset - 1)
                 # The leader may have written an epoch entry without data; drop it anyway.
                 with self._lock:
                     if self.leader_epoch_cache is not None:
                         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
                 return False
-            logger.info("%sTruncating to offset %d", self._log_ident, target_offset)
+            self.logger.info("Truncating to offset %d", target_offset)
             with self._lock:
                 self._check_if_memory_mapped_buffer_closed()
                 if self._segments.offsets[0] > target_offset:
@@ -1738,7 +1739,7 @@ class Log:
         """Delete all data and restart the log, empty, at ``new_offset``."""
         try:
             self._check_for_log_dir_failure()
-            logger.debug("%sTruncate and start at offset %d", self._log_ident, new_offset)
+            self.logger.debug("Truncate and start at offset %d", new_offset)
             with self._lock:
                 self._check_if_memory_mapped_buffer_closed()
                 self._remove_and_delete_segments(self._segments.segments, True, SegmentDeletionReason.LOG_TRUNCATION)
@@ -1765,7 +1766,7 @@ class Log:
 
     def close(self) -> None:
         """Close the segments; a producer snapshot at the end offset spares the next start a log scan."""
-        logger.debug("%sClosing log", self._log_ident)
+        self.logger.debug("Closing log")
         self.remove_log_metrics()
         with self._lock:
             self._check_if_memory_mapped_buffer_closed()

@@ -90,6 +90,7 @@ from kafka_py.record.default_record_batch import (
     write_record,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 
@@ -335,7 +336,7 @@ class Cleaner:
         self.throttler = throttler
         self.time = time
         self.check_done = check_done
-        self._log_ident = f"Cleaner {id}: "
+        self.logger = IdentLogger(logger, f"Cleaner {id}: ")
         self._read_buffer = bytearray(io_buffer_size)
         self._write_buffer_size = io_buffer_size
         if not offset_map.slots * dup_buffer_load_factor > 1:
@@ -357,10 +358,10 @@ class Cleaner:
 
     def do_clean(self, cleanable: LogToClean, delete_horizon_ms: int) -> Tuple[int, CleanerStats]:
         log = cleanable.log
-        logger.info("%sBeginning cleaning of log %s.", self._log_ident, log.name)
+        self.logger.info("Beginning cleaning of log %s.", log.name)
         stats = CleanerStats(self.time)
 
-        logger.info("%sBuilding offset map for %s...", self._log_ident, log.name)
+        self.logger.info("Building offset map for %s...", log.name)
         upper_bound_offset = cleanable.first_uncleanable_offset
         self.build_offset_map(log, cleanable.first_dirty_offset, upper_bound_offset, self.offset_map, stats)
         end_offset = self.offset_map.latest_offset + 1
@@ -368,8 +369,8 @@ class Cleaner:
 
         uncleanable_segments = log.log_segments_range(0, cleanable.first_uncleanable_offset)
         cleanable_horizon_ms = uncleanable_segments[-1].last_modified if uncleanable_segments else 0
-        logger.info("%sCleaning log %s (cleaning prior to %s, discarding tombstones prior to %s)...",
-                    self._log_ident, log.name, _format_ms(cleanable_horizon_ms), _format_ms(delete_horizon_ms))
+        self.logger.info("Cleaning log %s (cleaning prior to %s, discarding tombstones prior to %s)...",
+                    log.name, _format_ms(cleanable_horizon_ms), _format_ms(delete_horizon_ms))
         transaction_metadata = CleanedTransactionMetadata()
         grouped_segments = self.group_segments_by_size(log.log_segments_range(0, end_offset), log.config.segment_size,
                                                        log.config.max_index_size, cleanable.first_uncleanable_offset)
@@ -397,8 +398,8 @@ class Cleaner:
                 transaction_metadata.add_aborted_transactions(
                     log.collect_aborted_transactions(start_offset, upper_bound_offset))
                 retain_deletes_and_txn_markers = current_segment.last_modified > delete_horizon_ms
-                logger.info("%sCleaning %s in log %s into %d with deletion horizon %d, %s deletes.",
-                            self._log_ident, current_segment, log.name, cleaned.base_offset, delete_horizon_ms,
+                self.logger.info("Cleaning %s in log %s into %d with deletion horizon %d, %s deletes.",
+                            current_segment, log.name, cleaned.base_offset, delete_horizon_ms,
                             "retaining" if retain_deletes_and_txn_markers else "discarding")
                 try:
                     self.clean_into(log.topic_partition, current_segment.log, cleaned, offset_map,
@@ -407,7 +408,7 @@ class Cleaner:
                 except LogSegmentOffsetOverflowException as e:
                     # Only logs written by old message formats can hold such a segment; this broker
                     # writes magic 2 only, so give up on this clean rather than split the segment.
-                    logger.info("%sCaught segment overflow error during cleaning: %s", self._log_ident, e)
+                    self.logger.info("Caught segment overflow error during cleaning: %s", e)
                     raise LogCleaningAbortedException() from e
 
             cleaned.on_become_inactive_segment()
@@ -415,7 +416,7 @@ class Cleaner:
             cleaned.flush()
             # carry the group's age over, so the tombstone horizon keeps measuring from the data's writes
             cleaned.last_modified = segments[-1].last_modified
-            logger.info("%sSwapping in cleaned segment %s for segment(s) %s in log %s", self._log_ident, cleaned,
+            self.logger.info("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned,
                         list(segments), log)
             log.replace_segments([cleaned], list(segments))
         except LogCleaningAbortedException:
@@ -423,7 +424,7 @@ class Cleaner:
                 cleaned.close_handlers()
                 cleaned.delete_if_exists()
             except Exception:  # noqa: BLE001 - the abort is what matters; a stray .cleaned goes at next load
-                logger.warning("%sCould not delete aborted cleaned segment %s", self._log_ident, cleaned,
+                self.logger.warning("Could not delete aborted cleaned segment %s", cleaned,
                                exc_info=True)
             raise
 
@@ -585,7 +586,7 @@ class Cleaner:
             raise RuntimeError(f"This log contains a message larger than maximum allowable size of "
                                f"{max_buffer_size}.")
         new_size = min(capacity * 2, max_buffer_size)
-        logger.info("%sGrowing cleaner I/O buffers from %d bytes to %d bytes.", self._log_ident, capacity, new_size)
+        self.logger.info("Growing cleaner I/O buffers from %d bytes to %d bytes.", capacity, new_size)
         self._read_buffer = bytearray(new_size)
         self._write_buffer_size = new_size
 
@@ -645,7 +646,7 @@ class Cleaner:
         offset_map.clear()
         dirty = list(log.log_segments_range(start, end))
         next_segment_start_offsets = [s.base_offset for s in dirty[1:]] + ([end] if dirty else [])
-        logger.info("%sBuilding offset map for log %s for %d segments in offset range [%d, %d).", self._log_ident,
+        self.logger.info("Building offset map for log %s for %d segments in offset range [%d, %d).",
                     log.name, len(dirty), start, end)
         transaction_metadata = CleanedTransactionMetadata()
         transaction_metadata.add_aborted_transactions(log.collect_aborted_transactions(start, end))
@@ -656,10 +657,10 @@ class Cleaner:
                                                       next_segment_start_offset, log.config.max_message_size,
                                                       transaction_metadata, stats)
             if full:
-                logger.debug("%sOffset map is full, %d segments fully mapped, segment with base offset %d is "
-                             "partially mapped", self._log_ident, i, segment.base_offset)
+                self.logger.debug("Offset map is full, %d segments fully mapped, segment with base offset %d is "
+                             "partially mapped", i, segment.base_offset)
                 break
-        logger.info("%sOffset map for log %s complete.", self._log_ident, log.name)
+        self.logger.info("Offset map for log %s complete.", log.name)
 
     def _build_offset_map_for_segment(self, topic_partition: TopicPartition, segment: LogSegment,
                                       offset_map: OffsetMap, start_offset: int, next_segment_start_offset: int,
