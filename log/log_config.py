@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kafka_py.common.errors import InvalidConfigException
+from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import TimestampType
 from kafka_py.utils.config_def import (
     ConfigDef,
@@ -388,6 +389,15 @@ def _raw(attribute: str, value: Any) -> Any:
     return value
 
 
+def _target_compression(compression_type: str) -> CompressionType | None:
+    """Kafka's BrokerCompressionCodec.getTargetCompressionCodec: None keeps the producer's codec."""
+    if compression_type == "producer":
+        return None
+    if compression_type == "uncompressed":
+        return CompressionType.NONE
+    return CompressionType.for_name(compression_type)
+
+
 @dataclass(frozen=True)
 class LogConfig:
     """The effective configuration of one log. ``LogConfig()`` is Kafka's defaults."""
@@ -424,6 +434,14 @@ class LogConfig:
     message_downconversion_enable: bool = Defaults.MESSAGE_DOWNCONVERSION_ENABLE
     #: Topic config names that came from the topic's own overrides rather than broker defaults.
     overridden_configs: frozenset[str] = field(default=frozenset(), compare=False)
+    # Derived once from the values above when the config is made (Kafka's LogConfig vals
+    # and BrokerCompressionCodec.getTargetCompressionCodec), so the append path only reads.
+    #: The cleanup policy holds "compact".
+    compact: bool = field(init=False, repr=False, compare=False)
+    #: Kafka's maxSegmentMs: a compacted topic with a max compaction lag rolls at least that often.
+    max_segment_ms: int = field(init=False, repr=False, compare=False)
+    #: The codec appended batches are written in; None keeps the producer's ("producer").
+    target_compression: CompressionType | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Every value goes through the same parser and validators as raw properties, so a
@@ -433,6 +451,11 @@ class LogConfig:
             parsed = CONFIG_DEF.parse_value(config_key, _raw(attribute, getattr(self, attribute)), True)
             object.__setattr__(self, attribute, self._typed(attribute, parsed))
         object.__setattr__(self, "overridden_configs", frozenset(self.overridden_configs))
+        compact = COMPACT in self.cleanup_policy
+        object.__setattr__(self, "compact", compact)
+        object.__setattr__(self, "max_segment_ms", min(self.max_compaction_lag_ms, self.segment_ms)
+                           if compact and self.max_compaction_lag_ms > 0 else self.segment_ms)
+        object.__setattr__(self, "target_compression", _target_compression(self.compression_type))
 
     @staticmethod
     def _typed(attribute: str, parsed: Any) -> Any:
@@ -516,10 +539,6 @@ class LogConfig:
     # -- derived values --------------------------------------------------------------------
 
     @property
-    def compact(self) -> bool:
-        return COMPACT in self.cleanup_policy
-
-    @property
     def delete(self) -> bool:
         return DELETE in self.cleanup_policy
 
@@ -527,12 +546,6 @@ class LogConfig:
     def record_version(self) -> int:
         """Highest record batch magic the configured message format allows."""
         return self.message_format_version.record_version
-
-    @property
-    def max_segment_ms(self) -> int:
-        if self.compact and self.max_compaction_lag_ms > 0:
-            return min(self.max_compaction_lag_ms, self.segment_ms)
-        return self.segment_ms
 
     @property
     def init_file_size(self) -> int:

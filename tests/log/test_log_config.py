@@ -1,6 +1,8 @@
 """LogConfig: Kafka 2.8.2's topic configs, defaults and validation (and the ConfigDef under it)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kafka_py.common.errors import InvalidConfigException
@@ -10,6 +12,7 @@ from kafka_py.log.log_config import (
     api_version,
     server_config_synonyms,
 )
+from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import TimestampType
 from kafka_py.utils.config_def import (
     ConfigDef,
@@ -234,3 +237,17 @@ def test_config_def_generic_behaviour():
     with pytest.raises(ValueError, match="defined twice"):
         definition.define("a.bool", Type.BOOLEAN, True)
     assert "a.count" in definition.to_rst()
+
+
+@pytest.mark.parametrize("compression, target", [
+    ("producer", None), ("uncompressed", CompressionType.NONE), ("lz4", CompressionType.LZ4),
+    ("zstd", CompressionType.ZSTD)])
+def test_derived_values_are_set_when_the_config_is_made(compression, target):
+    config = LogConfig.from_props({}, {"compression.type": compression, "cleanup.policy": "compact",
+                                       "max.compaction.lag.ms": "900", "segment.ms": "1000"})
+    assert config.target_compression is target
+    assert config.compact and config.max_segment_ms == 900
+    # a copy with other values derives them again
+    changed = replace(config, cleanup_policy=("delete",), compression_type="gzip")
+    assert not changed.compact and changed.max_segment_ms == 1000
+    assert changed.target_compression is CompressionType.GZIP
