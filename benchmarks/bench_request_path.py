@@ -214,7 +214,9 @@ class Loop:
             self.one(frame)
         if self.on_start is not None:
             self.on_start()
-        profiler = cProfile.Profile() if profile else None
+        # Thread CPU time: the drain thread's GIL turns would otherwise land on whatever
+        # function was running when it took the GIL.
+        profiler = cProfile.Profile(time.thread_time) if profile else None
         count = 0
         cpu0 = time.thread_time()
         start = time.perf_counter()

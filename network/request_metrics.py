@@ -314,44 +314,71 @@ class RequestChannelMetrics:
 
 # ---- error counts of a response ----------------------------------------------------------
 
-_error_fields: dict[type, tuple[tuple[str, bool], ...]] = {}
+# What to look at in an instance of each response class: (field name, kind), kind being
+# _ERROR (an error code), _ONE (a nested struct) or _MANY (an array of structs); value fields
+# are left out once, here, instead of being looked at in every response.
+_ERROR, _ONE, _MANY = 0, 1, 2
+_SKIPPED = frozenset(("records", "error_message", "throttle_time_ms", "throttle_time"))
+_plans: dict[type, tuple[tuple[str, int], ...]] = {}
+# Errors by wire code, kio ErrorCode or Errors member (ErrorCode is an IntEnum: it hashes as its code).
+_ERROR_OF: dict[Any, Errors] = {**{e.code: e for e in Errors}, **{e: e for e in Errors}}
 
 
-def _fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
-    """(name, is error_code) of a kio message class's fields that can hold error codes."""
-    cached = _error_fields.get(cls)
-    if cached is None:
-        fields = []
+def _plan_of(cls: type) -> tuple[tuple[str, int], ...]:
+    plan = _plans.get(cls)
+    if plan is None:
+        from kafka_py.protocol.kio_fields import EntityField, EntityTupleField, classify_field
+
+        entries = []
         for f in dataclasses.fields(cls):
             if f.name == "error_code":
-                fields.append((f.name, True))
-            elif f.name not in ("records", "error_message", "throttle_time_ms", "throttle_time"):
-                fields.append((f.name, False))
-        cached = _error_fields[cls] = tuple(fields)
-    return cached
+                entries.append((f.name, _ERROR))
+            elif f.name not in _SKIPPED:
+                try:
+                    kind = classify_field(f)
+                except Exception:  # noqa: BLE001 - not a kio field: looked at per value
+                    entries.append((f.name, -1))
+                    continue
+                if isinstance(kind, EntityTupleField):
+                    entries.append((f.name, _MANY))
+                elif isinstance(kind, EntityField):
+                    entries.append((f.name, _ONE))
+        plan = _plans[cls] = tuple(entries)
+    return plan
 
 
 def error_counts(response: Any) -> dict[Errors, int]:
     """AbstractResponse.errorCounts, for any kio response: every ``error_code`` it carries,
     top level and nested (topics, partitions ...), counted once each."""
     counts: dict[Errors, int] = {}
-    _count_errors(response, counts, 0)
+    if dataclasses.is_dataclass(response) and not isinstance(response, type):
+        _count_errors(response, counts, 0)
     return counts
 
 
 def _count_errors(obj: Any, counts: dict[Errors, int], depth: int) -> None:
-    if depth > 6 or not dataclasses.is_dataclass(obj):
-        return
-    for name, is_error in _fields_of(type(obj)):
+    plan = _plans.get(type(obj))
+    if plan is None:
+        plan = _plan_of(type(obj))
+    for name, kind in plan:
         value = getattr(obj, name, None)
-        if is_error:
-            if value is None:
-                continue
-            try:
-                error = value if isinstance(value, Errors) else Errors.for_code(int(value))
-            except (ValueError, KeyError, TypeError):
-                error = Errors.UNKNOWN_SERVER_ERROR
+        if value is None:
+            continue
+        if kind == _ERROR:
+            error = _ERROR_OF.get(value)
+            if error is None:
+                try:
+                    error = Errors.for_code(int(value))
+                except (ValueError, KeyError, TypeError):
+                    error = Errors.UNKNOWN_SERVER_ERROR
             counts[error] = counts.get(error, 0) + 1
+        elif depth >= 6:
+            continue
+        elif kind == _MANY:
+            for item in value:
+                _count_errors(item, counts, depth + 1)
+        elif kind == _ONE:
+            _count_errors(value, counts, depth + 1)
         elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
             for item in value:
                 _count_errors(item, counts, depth + 1)
