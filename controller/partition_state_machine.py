@@ -96,7 +96,7 @@ class PartitionStateMachine:
         self.logger.info("Triggering online partition state changes")
         self.trigger_online_partition_state_change()
         self.logger.debug("Started partition state machine with initial state -> %s",
-                     self.controller_context.partition_states)
+                          self.controller_context.partition_states)
 
     def shutdown(self) -> None:
         self.logger.info("Stopped partition state machine")
@@ -154,11 +154,11 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             return result
         except ControllerMovedException:
             self.logger.error("Controller moved to another broker when moving some partitions to %s state",
-                         target_state, exc_info=True)
+                              target_state, exc_info=True)
             raise
         except Exception as e:  # noqa: BLE001 - report per partition, as Kafka does
             self.logger.error("Error while moving some partitions to %s state", target_state,
-                         exc_info=True)
+                              exc_info=True)
             return {p: e for p in partitions}
 
     def _do_handle_state_changes(self, partitions: list[TopicPartition], target_state: PartitionState,
@@ -226,7 +226,7 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             responses = self.zk_client.create_topic_partition_states_raw(states, ctx.epoch_zk_version)
         except ControllerMovedException:
             self.logger.error("Controller moved to another broker when trying to create the topic partition state znode",
-                         exc_info=True)
+                              exc_info=True)
             raise
         except Exception as e:  # noqa: BLE001
             for p in states:
@@ -257,7 +257,7 @@ class ZkPartitionStateMachine(PartitionStateMachine):
             finished_elections.update(finished)
             if remaining:
                 self.logger.info("Retrying leader election with strategy %s for partitions %s",
-                            strategy, [str(p) for p in remaining])
+                                 strategy, [str(p) for p in remaining])
         return finished_elections
 
     def _do_elect_leader_for_partitions(self, partitions: list[TopicPartition],
@@ -326,7 +326,7 @@ class ZkPartitionStateMachine(PartitionStateMachine):
                     recipients[p], p, leadership, ctx.partition_full_replica_assignment(p), is_new=False)
         for p in update.partitions_to_retry:
             self.logger.debug("Controller failed to elect leader for partition %s. Attempted to write state %s, but "
-                         "failed with bad ZK version. This will be retried.", p, adjusted[p])
+                              "failed with bad ZK version. This will be retried.", p, adjusted[p])
         finished: ElectionResults = dict(update.finished_partitions)
         finished.update(failed)
         return finished, list(update.partitions_to_retry)

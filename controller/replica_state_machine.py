@@ -89,7 +89,7 @@ class ReplicaStateMachine:
         self.logger.info("Triggering offline replica state changes")
         self.handle_state_changes(offline, OfflineReplica)
         self.logger.debug("Started replica state machine with initial state -> %s",
-                     self.controller_context.replica_states)
+                          self.controller_context.replica_states)
 
     def shutdown(self) -> None:
         self.logger.info("Stopped replica state machine")
@@ -135,11 +135,11 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
             self.controller_broker_request_batch.send_requests_to_brokers(self.controller_context.epoch)
         except ControllerMovedException:
             self.logger.error("Controller moved to another broker when moving some replicas to %s state",
-                         target_state, exc_info=True)
+                              target_state, exc_info=True)
             raise
         except Exception:  # noqa: BLE001 - logged; the caller carries on, as in Kafka
             self.logger.error("Error while moving some replicas to %s state", target_state,
-                         exc_info=True)
+                              exc_info=True)
 
     def _do_handle_state_changes(self, replica_id: int, replicas: list["PartitionAndReplica"],
                                  target_state: ReplicaState) -> None:
@@ -181,7 +181,7 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
                     assignment = ctx.partition_full_replica_assignment(partition)
                     if replica_id not in assignment.replicas:
                         self.logger.error("Adding replica (%d) that is not part of the assignment %s",
-                                     replica_id, assignment)
+                                          replica_id, assignment)
                         ctx.update_partition_full_replica_assignment(partition, ReplicaAssignment(
                             assignment.replicas + (replica_id,), assignment.adding_replicas,
                             assignment.removing_replicas))
@@ -300,8 +300,8 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
                 results[partition] = result
         for partition in update.partitions_to_retry:
             self.logger.debug("Controller failed to remove replica %d from ISR of partition %s. Attempted to write "
-                         "state %s, but failed with bad ZK version. This will be retried.",
-                         replica_id, partition, adjusted[partition])
+                              "state %s, but failed with bad ZK version. This will be retried.",
+                              replica_id, partition, adjusted[partition])
         return results, list(update.partitions_to_retry)
 
     def _get_topic_partition_states_from_zk(

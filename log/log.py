@@ -575,7 +575,7 @@ class Log:
                     continue
                 if not os.path.exists(log_files.log_file(self._dir, offset)):
                     self.logger.warning("Found an orphaned index file %s, with no corresponding log file.",
-                                   path)
+                                        path)
                     log_files.delete_file_if_exists(path)
             elif log_files.is_log_file(path):
                 base_offset = log_files.offset_from_file(path)
@@ -585,11 +585,11 @@ class Log:
                     segment.sanity_check(time_index_file_newly_created)
                 except FileNotFoundError:
                     self.logger.error("Could not find offset index file corresponding to log file %s, "
-                                 "recovering segment and rebuilding index files...", path)
+                                      "recovering segment and rebuilding index files...", path)
                     self._recover_segment(segment)
                 except CorruptIndexException as e:
                     self.logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
-                                   "recovering segment and rebuilding index files...", path, e)
+                                        "recovering segment and rebuilding index files...", path, e)
                     self._recover_segment(segment)
                 self._add_segment(segment)
 
@@ -643,12 +643,12 @@ class Log:
                     truncated_bytes = self._recover_segment(segment, self.leader_epoch_cache)
                 except InvalidOffsetException:
                     self.logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
-                                   "creating an empty one with starting offset %d", segment.base_offset)
+                                        "creating an empty one with starting offset %d", segment.base_offset)
                     truncated_bytes = segment.truncate_to(segment.base_offset)
                 if truncated_bytes > 0:
                     # whatever follows a corrupt batch cannot be trusted: drop the later segments
                     self.logger.warning("Corruption found in segment %d, truncating to offset %d",
-                                   segment.base_offset, segment.read_next_offset())
+                                        segment.base_offset, segment.read_next_offset())
                     self._remove_and_delete_segments(unflushed[i + 1:], True, SegmentDeletionReason.LOG_RECOVERY)
                     break
 
@@ -659,8 +659,8 @@ class Log:
                 log_end_offset_option = log_end_offset
             else:
                 self.logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
-                               "(%d). This could happen if segment files were deleted from the file system.",
-                               log_end_offset, self.log_start_offset)
+                                    "(%d). This could happen if segment files were deleted from the file system.",
+                                    log_end_offset, self.log_start_offset)
                 self._remove_and_delete_segments(self._segments.segments, True, SegmentDeletionReason.LOG_RECOVERY)
                 if self.leader_epoch_cache is not None:
                     self.leader_epoch_cache.clear_and_flush()
@@ -860,7 +860,7 @@ class Log:
         with self._lock:
             if new_hw.message_offset < self._high_watermark_metadata.message_offset:
                 self.logger.warning("Non-monotonic update of high watermark from %s to %s",
-                               self._high_watermark_metadata, new_hw)
+                                    self._high_watermark_metadata, new_hw)
             self._high_watermark_metadata = new_hw
             self.producer_state_manager.on_high_watermark_updated(new_hw.message_offset)
             self._maybe_increment_first_unstable_offset()
@@ -942,7 +942,7 @@ class Log:
                 if new_log_start_offset > self.log_start_offset:
                     self._update_log_start_offset(new_log_start_offset)
                     self.logger.info("Incremented log start offset to %d due to %s",
-                                new_log_start_offset, reason)
+                                     new_log_start_offset, reason)
                     if self.leader_epoch_cache is not None:
                         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
                     self.producer_state_manager.on_log_start_offset_incremented(new_log_start_offset)
@@ -1278,11 +1278,11 @@ class Log:
                             append_info.last_offset, messages_size, now)
         if segment.should_roll(params):
             self.logger.debug("Rolling new log segment (log_size = %d/%d, offset_index_size = %d/%d, "
-                         "time_index_size = %d/%d, inactive_time_ms = %d/%d).", segment.size,
-                         derived.segment_size, segment.offset_index.entries, segment.offset_index.max_entries,
-                         segment.time_index.entries, segment.time_index.max_entries,
-                         segment.time_waited_for_roll(now, append_info.max_timestamp),
-                         derived.max_segment_ms - segment.roll_jitter_ms)
+                              "time_index_size = %d/%d, inactive_time_ms = %d/%d).", segment.size,
+                              derived.segment_size, segment.offset_index.entries, segment.offset_index.max_entries,
+                              segment.time_index.entries, segment.time_index.max_entries,
+                              segment.time_waited_for_roll(now, append_info.max_timestamp),
+                              derived.max_segment_ms - segment.roll_jitter_ms)
             first = append_info.first_offset
             # Without a first offset (never for magic 2) Kafka bounds it from the last offset instead.
             roll_offset = first.message_offset if first is not None else append_info.last_offset - _INT_MAX
@@ -1304,7 +1304,7 @@ class Log:
                     if active is not None and active.base_offset == new_offset and active.size == 0:
                         # an empty active segment whose index reports full: replace it (KAFKA-6388)
                         self.logger.warning("Trying to roll a new log segment with start offset %d while it already "
-                                       "exists and is active with size 0.", new_offset)
+                                            "exists and is active with size 0.", new_offset)
                         self._remove_and_delete_segments([active], True, SegmentDeletionReason.LOG_ROLL)
                     else:
                         raise KafkaException(
@@ -1321,7 +1321,7 @@ class Log:
                                  log_files.transaction_index_file(self._dir, new_offset)):
                         if os.path.exists(file):
                             self.logger.warning("Newly rolled segment file %s already exists; deleting it first",
-                                           file)
+                                                file)
                             os.remove(file)
                     if active is not None:
                         active.on_become_inactive_segment()
@@ -1337,7 +1337,7 @@ class Log:
                 self._update_log_end_offset(self._next_offset_metadata.message_offset)
                 self._schedule_or_run("flush-log", lambda: self._flush_unless_offline(new_offset))
                 self.logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
-                            self.time.milliseconds() - start)
+                                 self.time.milliseconds() - start)
                 return segment
         except OSError as e:
             raise self._io_failed(f"Error while rolling log segment for {self.topic_partition} in dir "
@@ -1366,7 +1366,7 @@ class Log:
             self._check_for_log_dir_failure()
             if offset > self.recovery_point:
                 self.logger.debug("Flushing log up to offset %d, last flushed: %d, unflushed: %d",
-                             offset, self._last_flushed_time, self.unflushed_messages)
+                                  offset, self._last_flushed_time, self.unflushed_messages)
                 flush_timer = log_flush_stats().log_flush_timer
                 for segment in self.log_segments_range(self.recovery_point, offset):
                     try:
@@ -1397,7 +1397,7 @@ class Log:
         error already logged when the dir failed."""
         if self._log_dir_offline or self._is_memory_mapped_buffer_closed:
             self.logger.debug("Skipping flush-log up to offset %d: the log dir %s is offline",
-                         offset, self._parent_dir)
+                              offset, self._parent_dir)
             return
         self.flush(offset)
 
@@ -1712,7 +1712,7 @@ class Log:
             self._check_for_log_dir_failure()
             if target_offset >= self.log_end_offset:
                 self.logger.info("Truncating to %d has no effect as the largest offset in the log is %d",
-                            target_offset, self.log_end_offset - 1)
+                                 target_offset, self.log_end_offset - 1)
                 # The leader may have written an epoch entry without data; drop it anyway.
                 with self._lock:
                     if self.leader_epoch_cache is not None:

@@ -370,7 +370,7 @@ class Cleaner:
         uncleanable_segments = log.log_segments_range(0, cleanable.first_uncleanable_offset)
         cleanable_horizon_ms = uncleanable_segments[-1].last_modified if uncleanable_segments else 0
         self.logger.info("Cleaning log %s (cleaning prior to %s, discarding tombstones prior to %s)...",
-                    log.name, _format_ms(cleanable_horizon_ms), _format_ms(delete_horizon_ms))
+                         log.name, _format_ms(cleanable_horizon_ms), _format_ms(delete_horizon_ms))
         transaction_metadata = CleanedTransactionMetadata()
         grouped_segments = self.group_segments_by_size(log.log_segments_range(0, end_offset), log.config.segment_size,
                                                        log.config.max_index_size, cleanable.first_uncleanable_offset)
@@ -399,8 +399,8 @@ class Cleaner:
                     log.collect_aborted_transactions(start_offset, upper_bound_offset))
                 retain_deletes_and_txn_markers = current_segment.last_modified > delete_horizon_ms
                 self.logger.info("Cleaning %s in log %s into %d with deletion horizon %d, %s deletes.",
-                            current_segment, log.name, cleaned.base_offset, delete_horizon_ms,
-                            "retaining" if retain_deletes_and_txn_markers else "discarding")
+                                 current_segment, log.name, cleaned.base_offset, delete_horizon_ms,
+                                 "retaining" if retain_deletes_and_txn_markers else "discarding")
                 try:
                     self.clean_into(log.topic_partition, current_segment.log, cleaned, offset_map,
                                     retain_deletes_and_txn_markers, log.config.max_message_size,
@@ -417,7 +417,7 @@ class Cleaner:
             # carry the group's age over, so the tombstone horizon keeps measuring from the data's writes
             cleaned.last_modified = segments[-1].last_modified
             self.logger.info("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned,
-                        list(segments), log)
+                             list(segments), log)
             log.replace_segments([cleaned], list(segments))
         except LogCleaningAbortedException:
             try:
@@ -425,7 +425,7 @@ class Cleaner:
                 cleaned.delete_if_exists()
             except Exception:  # noqa: BLE001 - the abort is what matters; a stray .cleaned goes at next load
                 self.logger.warning("Could not delete aborted cleaned segment %s", cleaned,
-                               exc_info=True)
+                                    exc_info=True)
             raise
 
     def clean_into(self, topic_partition: TopicPartition, source_records, dest: LogSegment, offset_map: OffsetMap,
@@ -647,7 +647,7 @@ class Cleaner:
         dirty = list(log.log_segments_range(start, end))
         next_segment_start_offsets = [s.base_offset for s in dirty[1:]] + ([end] if dirty else [])
         self.logger.info("Building offset map for log %s for %d segments in offset range [%d, %d).",
-                    log.name, len(dirty), start, end)
+                         log.name, len(dirty), start, end)
         transaction_metadata = CleanedTransactionMetadata()
         transaction_metadata.add_aborted_transactions(log.collect_aborted_transactions(start, end))
         # at least as many segments as fit slots * load factor entries; more if keys repeat a lot
@@ -658,7 +658,7 @@ class Cleaner:
                                                       transaction_metadata, stats)
             if full:
                 self.logger.debug("Offset map is full, %d segments fully mapped, segment with base offset %d is "
-                             "partially mapped", i, segment.base_offset)
+                                  "partially mapped", i, segment.base_offset)
                 break
         self.logger.info("Offset map for log %s complete.", log.name)
 

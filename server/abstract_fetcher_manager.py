@@ -37,8 +37,8 @@ from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_c
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
 from kafka_py.server.replica_manager import InitialFetchState
+from kafka_py.utils.logging import IdentLogger
 
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=AbstractFetcherThread)
 
@@ -78,7 +78,9 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
         self._lock = threading.RLock()
         self._num_fetchers_per_broker = num_fetchers
         self.failed_partitions = FailedPartitions()
-        self._log_ident = f"[{name}] "
+        # named after the concrete manager's module, as Kafka's Logging names its logger after
+        # the concrete class (ReplicaFetcherManager's lines, the shared ones included)
+        self.logger = IdentLogger(logging.getLogger(type(self).__module__), f"[{name}] ")
         self._metric_tags = {"clientId": client_id}
         self.new_gauge("MaxLag", self._max_lag, self._metric_tags)
         self.new_gauge("MinFetchRate", self._min_fetch_rate, self._metric_tags)
@@ -133,7 +135,7 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
     def resize_thread_pool(self, new_size: int) -> None:
         with self._lock:
             current_size = self._num_fetchers_per_broker
-            logger.info("%sResizing fetcher thread pool size from %d to %d", self._log_ident, current_size, new_size)
+            self.logger.info("Resizing fetcher thread pool size from %d to %d", current_size, new_size)
             self._num_fetchers_per_broker = new_size
             if new_size != current_size:
                 # every partition is placed again by its hash, as new ones will be
@@ -151,7 +153,7 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
             partitions_per_fetcher: dict[BrokerAndFetcherId, dict[TopicPartition, InitialFetchState]] = {}
             for tp, initial in partition_and_offsets.items():
                 if initial.leader is None:
-                    logger.warning("%sNo end point for the leader of %s; it will not be fetched", self._log_ident, tp)
+                    self.logger.warning("No end point for the leader of %s; it will not be fetched", tp)
                     continue
                 key = BrokerAndFetcherId(initial.leader, self.get_fetcher_id(tp))
                 partitions_per_fetcher.setdefault(key, {})[tp] = initial
@@ -180,8 +182,8 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
     def _add_partitions_to_fetcher_thread(self, fetcher_thread: T,
                                           initial_offset_and_epochs: Mapping[TopicPartition, InitialFetchState]) -> None:
         fetcher_thread.add_partitions(initial_offset_and_epochs)
-        logger.info("%sAdded fetcher to broker %d for partitions %s", self._log_ident, fetcher_thread.source_broker.id,
-                    {str(tp): (s.current_leader_epoch, s.init_offset) for tp, s in initial_offset_and_epochs.items()})
+        self.logger.info("Added fetcher to broker %d for partitions %s", fetcher_thread.source_broker.id,
+                         {str(tp): (s.current_leader_epoch, s.init_offset) for tp, s in initial_offset_and_epochs.items()})
 
     def remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]
                                       ) -> dict[TopicPartition, PartitionFetchState]:
@@ -192,7 +194,7 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
                 fetch_states.update(fetcher.remove_partitions(partitions))
             self.failed_partitions.remove_all(partitions)
         if partitions:
-            logger.info("%sRemoved fetcher for partitions %s", self._log_ident, ",".join(sorted(map(str, partitions))))
+            self.logger.info("Removed fetcher for partitions %s", ",".join(sorted(map(str, partitions))))
         return fetch_states
 
     def mark_partitions_for_truncation(self, broker_id: int, topic_partition: TopicPartition,

@@ -33,6 +33,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.utils import replication_utils
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class DefaultAlterIsrManager(AlterIsrManager):
         self.time = time
         self.broker_id = broker_id
         self.broker_epoch_supplier = broker_epoch_supplier
-        self._log_ident = f"[AlterIsrManager broker={broker_id}] "
+        self.logger = IdentLogger(logger, f"[AlterIsrManager broker={broker_id}] ")
         self._lock = threading.Lock()  # guards the two fields below
         self.unsent_isr_updates: dict[TopicPartition, AlterIsrItem] = {}
         self._inflight_request = False
@@ -145,27 +146,26 @@ class DefaultAlterIsrManager(AlterIsrManager):
     def _clear_in_flight_request(self) -> None:
         with self._lock:
             if not self._inflight_request:
-                logger.warning("%sAttempting to clear AlterIsr in-flight flag when no apparent request is in-flight",
-                               self._log_ident)
+                self.logger.warning("Attempting to clear AlterIsr in-flight flag when no apparent request is in-flight")
             self._inflight_request = False
 
     def schedule_retry(self) -> None:
         try:
             self.scheduler.schedule_once("send-alter-isr", self.maybe_propagate_isr_changes, delay_ms=RETRY_DELAY_MS)
         except Exception:  # noqa: BLE001 - the scheduler is gone: the broker is shutting down
-            logger.debug("%sNot retrying AlterIsr: the scheduler is stopped", self._log_ident, exc_info=True)
+            self.logger.debug("Not retrying AlterIsr: the scheduler is stopped", exc_info=True)
 
     def _send_request(self, inflight: list[AlterIsrItem]) -> None:
         try:
             broker_epoch = self.broker_epoch_supplier()
             request = self.build_request(inflight, broker_epoch)
         except Exception:  # noqa: BLE001 - the in-flight flag must not stay set with nothing in flight
-            logger.exception("%sCould not build the AlterIsr request for %s", self._log_ident,
-                             [item.topic_partition for item in inflight])
+            self.logger.exception("Could not build the AlterIsr request for %s",
+                                  [item.topic_partition for item in inflight])
             self._clear_in_flight_request()
             self.schedule_retry()
             return
-        logger.debug("%sSending AlterIsr to controller %s", self._log_ident, request)
+        self.logger.debug("Sending AlterIsr to controller %s", request)
         self.controller_channel_manager.send_request(ApiKeys.ALTER_ISR, request,
                                                      _AlterIsrCompletionHandler(self, broker_epoch, inflight))
 
@@ -178,7 +178,7 @@ class DefaultAlterIsrManager(AlterIsrManager):
             else:
                 error = self.handle_alter_isr_response(response.response_body, sent_broker_epoch, inflight)
         except Exception:  # noqa: BLE001 - a malformed answer is retried like an error
-            logger.exception("%sError handling the AlterIsr response %s", self._log_ident, response)
+            self.logger.exception("Error handling the AlterIsr response %s", response)
             error = Errors.UNKNOWN_SERVER_ERROR
         finally:
             self._clear_in_flight_request()
@@ -192,7 +192,7 @@ class DefaultAlterIsrManager(AlterIsrManager):
         # The channel never times AlterIsr out (its retry timeout is infinite); should it, the
         # items stay waiting and go again.
         self._clear_in_flight_request()
-        logger.error("%sUnexpected timeout of an AlterIsr request to the controller", self._log_ident)
+        self.logger.error("Unexpected timeout of an AlterIsr request to the controller")
         self.schedule_retry()
 
     def build_request(self, items: list[AlterIsrItem], broker_epoch: int) -> Any:
@@ -217,12 +217,12 @@ class DefaultAlterIsrManager(AlterIsrManager):
         """Hand each sent item its partition's answer; returns the top-level error."""
         error = Errors.for_code(int(response.error_code))
         if error is Errors.STALE_BROKER_EPOCH:
-            logger.warning("%sBroker had a stale broker epoch (%d), retrying.", self._log_ident, sent_broker_epoch)
+            self.logger.warning("Broker had a stale broker epoch (%d), retrying.", sent_broker_epoch)
         elif error is Errors.CLUSTER_AUTHORIZATION_FAILED:
-            logger.error("%sBroker is not authorized to send AlterIsr to controller", self._log_ident)
+            self.logger.error("Broker is not authorized to send AlterIsr to controller")
         elif error is not Errors.NONE:
-            logger.warning("%sController returned an unexpected top-level error when handling AlterIsr request: %s",
-                           self._log_ident, error.name)
+            self.logger.warning("Controller returned an unexpected top-level error when handling AlterIsr request: %s",
+                                error.name)
         else:
             results: dict[TopicPartition, AlterIsrResult] = {}
             for topic in response.topics:
@@ -238,8 +238,8 @@ class DefaultAlterIsrManager(AlterIsrManager):
             for item in inflight:
                 result = results.get(item.topic_partition)
                 if result is None:
-                    logger.warning("%sPartition %s was sent but not included in the response", self._log_ident,
-                                   item.topic_partition)
+                    self.logger.warning("Partition %s was sent but not included in the response",
+                                        item.topic_partition)
                     continue
                 # Removed before the callback, so that a retry the callback submits is accepted;
                 # and only this very item: clear_pending and a newer proposal may have replaced it.
@@ -249,8 +249,8 @@ class DefaultAlterIsrManager(AlterIsrManager):
                 try:
                     item.callback(result)
                 except Exception:  # noqa: BLE001 - one partition's failure must not strand the others
-                    logger.exception("%sError handling the AlterIsr answer %s for partition %s", self._log_ident,
-                                     result, item.topic_partition)
+                    self.logger.exception("Error handling the AlterIsr answer %s for partition %s",
+                                          result, item.topic_partition)
         return error
 
 

@@ -19,6 +19,7 @@ from typing import Optional, Protocol
 
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.network.request_channel import Request, RequestChannel, ShutdownRequest
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class KafkaRequestHandler:
         self._time = time
         self._shutdown_complete = threading.Event()
         self._stopped = False
-        self._log_ident = f"[Kafka Request Handler {id} on Broker {broker_id}], "
+        self.logger = IdentLogger(logger, f"[Kafka Request Handler {id} on Broker {broker_id}], ")
         self.idle_time_ns = 0
         self.thread: Optional[threading.Thread] = None
 
@@ -67,8 +68,8 @@ class KafkaRequestHandler:
                 if request is None:
                     continue
                 if request is ShutdownRequest:
-                    logger.debug("%sKafka request handler %d on broker %d received shut down command",
-                                 self._log_ident, self.id, self.broker_id)
+                    self.logger.debug("Kafka request handler %d on broker %d received shut down command",
+                                      self.id, self.broker_id)
                     return
                 self._handle(request, end)
         finally:
@@ -79,12 +80,12 @@ class KafkaRequestHandler:
             request.request_dequeue_time_ns = dequeue_time_ns
             self._apis.handle(request)
         except Exception:  # noqa: BLE001 - one request must never stop a handler thread
-            logger.exception("%sException when handling request %r", self._log_ident, request)
+            self.logger.exception("Exception when handling request %r", request)
             try:
                 # The client gets no answer for this request, so it must not wait for one.
                 self._request_channel.close_connection(request)
             except Exception:  # noqa: BLE001
-                logger.exception("%sCould not close the connection of %r", self._log_ident, request)
+                self.logger.exception("Could not close the connection of %r", request)
 
     def stop(self) -> None:
         """Stop after the current request (used when the pool shrinks)."""
@@ -114,7 +115,8 @@ class KafkaRequestHandlerPool(KafkaMetricsGroup):
         self.time = time
         self.request_handler_avg_idle_metric_name = request_handler_avg_idle_metric_name
         self._prefix = log_and_thread_name_prefix
-        self._log_ident = f"[{log_and_thread_name_prefix} Kafka Request Handler on Broker {broker_id}], "
+        self.logger = IdentLogger(
+            logger, f"[{log_and_thread_name_prefix} Kafka Request Handler on Broker {broker_id}], ")
         # A one-element list shared with the handlers so a resize is seen by all of them.
         self._thread_pool_size = [num_threads]
         self._lock = threading.Lock()
@@ -136,8 +138,8 @@ class KafkaRequestHandlerPool(KafkaMetricsGroup):
 
     def resize_thread_pool(self, new_size: int) -> None:
         current = self._thread_pool_size[0]
-        logger.info("%sResizing request handler thread pool size from %d to %d",
-                    self._log_ident, current, new_size)
+        self.logger.info("Resizing request handler thread pool size from %d to %d",
+                         current, new_size)
         if new_size > current:
             for i in range(current, new_size):
                 self.create_handler(i)
@@ -152,7 +154,7 @@ class KafkaRequestHandlerPool(KafkaMetricsGroup):
         return self._thread_pool_size[0]
 
     def shutdown(self) -> None:
-        logger.info("%sshutting down", self._log_ident)
+        self.logger.info("shutting down")
         with self._lock:
             handlers = list(self.runnables)
         for handler in handlers:
@@ -161,7 +163,7 @@ class KafkaRequestHandlerPool(KafkaMetricsGroup):
             handler.await_shutdown()
         if self.request_handler_avg_idle_metric_name:
             self.remove_metric(self.request_handler_avg_idle_metric_name)
-        logger.info("%sshut down completely", self._log_ident)
+        self.logger.info("shut down completely")
 
 
 __all__ = ["KafkaRequestHandler", "KafkaRequestHandlerPool", "ApiRequestHandler", "DATA_PLANE_THREAD_PREFIX"]

@@ -98,6 +98,7 @@ from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnMana
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import AdminZkClient
 from kafka_py.zk.kafka_zk_client import KafkaZkClient, ZooKeeperClientTimeoutException
@@ -218,7 +219,7 @@ class KafkaServer:
         self._shutdown_latch = threading.Event()
         self._shutdown_latch.set()
         self._lock = threading.Lock()
-        self._log_ident = ""
+        self.logger = IdentLogger(logger, "")
         # Controlled shutdown attempts that gave up waiting for ZooKeeper (for the final log line).
         self._zookeeper_unreachable_attempts = 0
 
@@ -254,7 +255,7 @@ class KafkaServer:
     def startup(self) -> None:
         """Start the broker; on any failure, shut down what was started and re-raise."""
         try:
-            logger.info("%sstarting", self._log_ident)
+            self.logger.info("starting")
             if self._is_shutting_down.is_set():
                 raise KafkaException("Kafka server is still shutting down, cannot re-start!")
             if self._startup_complete.is_set():
@@ -270,7 +271,7 @@ class KafkaServer:
 
             self.cluster_id = self.zk_client.get_cluster_id() or self.zk_client.create_or_get_cluster_id(
                 generate_uuid_as_base64())
-            logger.info("%sCluster ID = %s", self._log_ident, self.cluster_id)
+            self.logger.info("Cluster ID = %s", self.cluster_id)
 
             preloaded, initial_offline_dirs = get_broker_metadata_and_offline_dirs(self.config.log_dirs,
                                                                                    ignore_missing=True)
@@ -279,7 +280,7 @@ class KafkaServer:
 
             self.config.broker_id = get_or_generate_broker_id(
                 preloaded, self.config.broker_id, self.config.broker_id_generation_enable, self._generate_broker_id)
-            self._log_ident = f"[KafkaServer id={self.config.broker_id}] "
+            self.logger.ident = f"[KafkaServer id={self.config.broker_id}] "
 
             # The dynamic layers in ZooKeeper apply from the start; later changes arrive through
             # the DynamicConfigManager.
@@ -405,10 +406,10 @@ class KafkaServer:
             self._shutdown_latch.clear()
             self._startup_complete.set()
             self._is_starting_up = False
-            logger.info("%sstarted", self._log_ident)
+            self.logger.info("started")
         except BaseException as e:
-            logger.critical("%sFatal error during KafkaServer startup. Prepare to shutdown", self._log_ident,
-                            exc_info=e)
+            self.logger.critical("Fatal error during KafkaServer startup. Prepare to shutdown",
+                                 exc_info=e)
             self._is_starting_up = False
             self._shutdown_started_components()
             raise
@@ -432,7 +433,7 @@ class KafkaServer:
 
     def _init_zk_client(self) -> None:
         config = self.config
-        logger.info("%sConnecting to zookeeper on %s", self._log_ident, config.zk_connect)
+        self.logger.info("Connecting to zookeeper on %s", config.zk_connect)
         # KafkaZkClient creates the chroot itself (a short-lived client on the bare hosts).
         self.zk_client = KafkaZkClient(config.zk_connect, False, config.zk_session_timeout_ms,
                                        config.zk_connection_timeout_ms, config.zk_max_in_flight_requests,
@@ -443,7 +444,7 @@ class KafkaServer:
         try:
             return self.zk_client.generate_broker_sequence_id() + self.config.reserved_broker_max_id
         except Exception as e:
-            logger.error("%sFailed to generate broker.id due to", self._log_ident, exc_info=e)
+            self.logger.error("Failed to generate broker.id due to", exc_info=e)
             raise GenerateBrokerIdException("Failed to generate broker.id") from e
 
     def _create_log_manager(self, initial_offline_dirs: list[str]) -> LogManager:
@@ -520,7 +521,7 @@ class KafkaServer:
         config = self.config
         if not config.controlled_shutdown_enable:
             return
-        logger.info("%sStarting controlled shutdown", self._log_ident)
+        self.logger.info("Starting controlled shutdown")
         self.broker_state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
         self._zookeeper_unreachable_attempts = 0
         retries = int(config.controlled_shutdown_max_retries)
@@ -528,14 +529,14 @@ class KafkaServer:
             if self._zookeeper_unreachable_attempts == retries:
                 # Without ZooKeeper there is no controller to ask: every attempt gave up after
                 # zookeeper.connection.timeout.ms, so this broker stops still leading its partitions.
-                logger.warning("%sProceeding to do an unclean shutdown as all the controlled shutdown attempts "
-                               "failed: ZooKeeper was not reachable within zookeeper.connection.timeout.ms "
-                               "(%d ms) in any of %d attempts, so the controller could not be found and no "
-                               "leadership was moved off this broker", self._log_ident,
-                               config.zk_connection_timeout_ms, retries)
+                self.logger.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts "
+                                    "failed: ZooKeeper was not reachable within zookeeper.connection.timeout.ms "
+                                    "(%d ms) in any of %d attempts, so the controller could not be found and no "
+                                    "leadership was moved off this broker",
+                                    config.zk_connection_timeout_ms, retries)
             else:
-                logger.warning("%sProceeding to do an unclean shutdown as all the controlled shutdown attempts "
-                               "failed", self._log_ident)
+                self.logger.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts "
+                                    "failed")
 
     def _controller_from_zookeeper(self) -> Optional[Broker]:
         """The controller's registration, or None. Each lookup waits at most
@@ -562,8 +563,7 @@ class KafkaServer:
                 try:
                     controller = self._controller_from_zookeeper()
                     if controller is None:
-                        logger.info("%sNo controller registered in ZooKeeper, or its registration is gone",
-                                    self._log_ident)
+                        self.logger.info("No controller registered in ZooKeeper, or its registration is gone")
                     elif network_client is None or io_exception or controller != prev_controller:
                         io_exception = False
                         if network_client is not None:
@@ -584,30 +584,30 @@ class KafkaServer:
                         error = Errors.for_code(int(response.error_code))
                         remaining = getattr(response, "remaining_partitions", ())
                         if error is Errors.NONE and not remaining:
-                            logger.info("%sControlled shutdown succeeded", self._log_ident)
+                            self.logger.info("Controlled shutdown succeeded")
                             return True
                         if remaining:
-                            logger.info("%sRemaining partitions to move: %s", self._log_ident,
-                                        ", ".join(f"{p.topic_name}-{p.partition_index}" for p in remaining))
-                        logger.info("%sError from controller: %s", self._log_ident, error.name)
+                            self.logger.info("Remaining partitions to move: %s",
+                                             ", ".join(f"{p.topic_name}-{p.partition_index}" for p in remaining))
+                        self.logger.info("Error from controller: %s", error.name)
                         if error is Errors.NONE and self._is_last_live_broker():
                             # No retry can find these partitions another leader: do not wait out the backoffs.
-                            logger.info("%sNo other broker is alive to lead the remaining partitions; shutting "
-                                        "down without further controlled shutdown attempts", self._log_ident)
+                            self.logger.info("No other broker is alive to lead the remaining partitions; shutting "
+                                             "down without further controlled shutdown attempts")
                             return True
                 except ZooKeeperClientTimeoutException as e:
                     self._zookeeper_unreachable_attempts += 1
-                    logger.warning("%sController lookup for controlled shutdown gave up after "
-                                   "zookeeper.connection.timeout.ms (%d ms): %s", self._log_ident,
-                                   config.zk_connection_timeout_ms, e)
+                    self.logger.warning("Controller lookup for controlled shutdown gave up after "
+                                        "zookeeper.connection.timeout.ms (%d ms): %s",
+                                        config.zk_connection_timeout_ms, e)
                 except Exception as e:  # noqa: BLE001 - retried below
-                    logger.warning("%sError during controlled shutdown, possibly because leader movement took "
-                                   "longer than the configured controller.socket.timeout.ms and/or "
-                                   "request.timeout.ms: %s", self._log_ident, e)
+                    self.logger.warning("Error during controlled shutdown, possibly because leader movement took "
+                                        "longer than the configured controller.socket.timeout.ms and/or "
+                                        "request.timeout.ms: %s", e)
                 if remaining_retries > 0:
                     _time.sleep(config.controlled_shutdown_retry_backoff_ms / 1000.0)
-                    logger.info("%sRetrying controlled shutdown (%d retries remaining)", self._log_ident,
-                                remaining_retries)
+                    self.logger.info("Retrying controlled shutdown (%d retries remaining)",
+                                     remaining_retries)
             return False
         finally:
             if network_client is not None:
@@ -639,7 +639,7 @@ class KafkaServer:
         for a broker stopping because all its log dirs failed, whose partitions are offline
         already and which Kafka would halt without a word to the controller.
         """
-        logger.info("%sshutting down", self._log_ident)
+        self.logger.info("shutting down")
         if self._is_starting_up:
             raise KafkaException("Kafka server is still starting up, cannot shut down!")
         if self._shutdown_latch.is_set() or self._is_shutting_down.is_set():
@@ -653,7 +653,7 @@ class KafkaServer:
             self._is_shutting_down.clear()
             self._startup_complete.clear()
             self._shutdown_latch.set()
-        logger.info("%sshut down completed", self._log_ident)
+        self.logger.info("shut down completed")
 
     def _shutdown_started_components(self) -> None:
         self.broker_state = BrokerState.SHUTTING_DOWN
@@ -710,7 +710,7 @@ class KafkaServer:
         try:
             action()
         except Exception:  # noqa: BLE001 - CoreUtils.swallow: one failure must not stop the rest
-            logger.exception("%sError while shutting down %s", self._log_ident, getattr(action, "__qualname__",
+            self.logger.exception("Error while shutting down %s", getattr(action, "__qualname__",
                                                                                         action))
 
     def await_shutdown(self, timeout_s: Optional[float] = None) -> bool:

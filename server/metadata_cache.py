@@ -27,6 +27,7 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr
 from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, Node, SecurityProtocol
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
@@ -224,7 +225,7 @@ class MetadataCache:
         self.broker_id = broker_id
         self._snapshot: MetadataSnapshot = _EMPTY_SNAPSHOT
         self._partition_metadata_lock = threading.Lock()
-        self._log_ident = f"[MetadataCache brokerId={broker_id}] "
+        self.logger = IdentLogger(logger, f"[MetadataCache brokerId={broker_id}] ")
         self._state_change_ident = f"[Broker id={broker_id}] "
 
     # -- zk-flavour factory, as MetadataCache.zkMetadataCache
@@ -267,12 +268,12 @@ class MetadataCache:
             filtered_isr = self._maybe_filter_alive_replicas(snapshot, isr, listener, error_unavailable_endpoints)
             if maybe_leader is None:
                 if leader_id not in snapshot.alive_brokers:
-                    logger.debug("%sError while fetching metadata for %s-%d: leader not available",
-                                 self._log_ident, topic, partition_id)
+                    self.logger.debug("Error while fetching metadata for %s-%d: leader not available",
+                                      topic, partition_id)
                     error = Errors.LEADER_NOT_AVAILABLE
                 else:
-                    logger.debug("%sError while fetching metadata for %s-%d: listener %s not found on leader %d",
-                                 self._log_ident, topic, partition_id, listener, leader_id)
+                    self.logger.debug("Error while fetching metadata for %s-%d: listener %s not found on leader %d",
+                                      topic, partition_id, listener, leader_id)
                     error = Errors.LISTENER_NOT_FOUND if error_unavailable_listeners else Errors.LEADER_NOT_AVAILABLE
                 result.append(PartitionMetadata(error, partition_id, NO_LEADER_ID, state.leader_epoch,
                                                 filtered_replicas, filtered_isr, state.offline_replicas))
@@ -444,7 +445,7 @@ class MetadataCache:
             if own is not None:
                 listeners = set(own)
                 if any(set(nodes) != listeners for nodes in alive_nodes.values()):
-                    logger.error("%sListeners are not identical across brokers: %s", self._log_ident, alive_nodes)
+                    self.logger.error("Listeners are not identical across brokers: %s", alive_nodes)
 
             topic_ids = dict(old.topic_ids)
             topic_ids.update(update_metadata_topic_ids(request))

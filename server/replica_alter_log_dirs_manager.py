@@ -45,17 +45,17 @@ class ReplicaAlterLogDirsManager(AbstractFetcherManager[ReplicaAlterLogDirsThrea
         added_offsets = {str(tp): s.init_offset for tp, s in initial_offset_and_epochs.items() if tp in added}
         not_added = sorted(str(tp) for tp in initial_offset_and_epochs if tp not in added)
         if added_offsets:
-            logger.info("%sAdded log dir fetcher for partitions with initial offsets %s", self._log_ident,
-                        added_offsets)
+            self.logger.info("Added log dir fetcher for partitions with initial offsets %s",
+                             added_offsets)
         if not_added:
-            logger.info("%sFailed to add log dir fetch for partitions %s since the log dir reassignment has "
-                        "already completed", self._log_ident, ",".join(not_added))
+            self.logger.info("Failed to add log dir fetch for partitions %s since the log dir reassignment has "
+                             "already completed", ",".join(not_added))
 
     def shutdown(self) -> None:
-        logger.info("%sshutting down", self._log_ident)
+        self.logger.info("shutting down")
         self.close_all_fetchers()
         self.remove_metrics()
-        logger.info("%sshutdown completed", self._log_ident)
+        self.logger.info("shutdown completed")
 
 
 def local_broker_end_point(broker_id: int) -> BrokerEndPoint:

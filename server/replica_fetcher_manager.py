@@ -35,10 +35,10 @@ class ReplicaFetcherManager(AbstractFetcherManager[ReplicaFetcherThread]):
                                     self.failed_partitions, self.replica_manager, self.time, self.quota_manager)
 
     def shutdown(self) -> None:
-        logger.info("%sshutting down", self._log_ident)
+        self.logger.info("shutting down")
         self.close_all_fetchers()
         self.remove_metrics()
-        logger.info("%sshutdown completed", self._log_ident)
+        self.logger.info("shutdown completed")
 
 
 __all__ = ["ReplicaFetcherManager"]

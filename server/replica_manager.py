@@ -88,6 +88,7 @@ from kafka_py.server.delayed_produce import (
     ProducePartitionStatus,
 )
 from kafka_py.server.metadata_cache import is_internal
+from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
@@ -457,7 +458,7 @@ class ReplicaManager(KafkaMetricsGroup):
         # topic -> config overrides read ahead for the LeaderAndIsr being handled
         self._prefetched_topic_configs: dict[str, dict[str, str]] = {}
         self._scheduled_tasks: list = []
-        self._log_ident = f"[ReplicaManager broker={self.local_broker_id}] "
+        self.logger = IdentLogger(logger, f"[ReplicaManager broker={self.local_broker_id}] ")
         self._state_change_ident = f"[Broker id={self.local_broker_id}] "
 
     # -- IsrChangeListener, as Partition.apply wires it: Kafka's IsrExpandsPerSec,
@@ -523,7 +524,7 @@ class ReplicaManager(KafkaMetricsGroup):
                                                              delay_ms=interval, period_ms=interval))
 
     def shutdown(self, checkpoint_hw: bool = True) -> None:
-        logger.info("%sShutting down", self._log_ident)
+        self.logger.info("Shutting down")
         for name in self._GAUGES:
             self.remove_metric(name)
         for task in self._scheduled_tasks:
@@ -542,7 +543,7 @@ class ReplicaManager(KafkaMetricsGroup):
         self.delayed_elect_leader_purgatory.shutdown()
         if checkpoint_hw:
             self.checkpoint_high_watermarks()
-        logger.info("%sShut down completely", self._log_ident)
+        self.logger.info("Shut down completely")
 
     # ------------------------------------------------------------------ partitions
 
@@ -623,8 +624,8 @@ class ReplicaManager(KafkaMetricsGroup):
         try:
             self._prefetched_topic_configs = self.zk_client.get_entities_configs("topics", sorted(topics))
         except Exception:  # noqa: BLE001 - each log then reads its topic's config itself
-            logger.warning("%sCould not read the configs of %d topics at once", self._log_ident, len(topics),
-                           exc_info=True)
+            self.logger.warning("Could not read the configs of %d topics at once", len(topics),
+                                exc_info=True)
 
     def get_partition_or_error(self, topic_partition: TopicPartition) -> tuple[Errors, Optional[Partition]]:
         """(Errors.NONE, partition), or (error, None): KAFKA_STORAGE_ERROR when offline,
@@ -841,9 +842,9 @@ class ReplicaManager(KafkaMetricsGroup):
         partition = self.online_partition(tp)
         log_start_offset = -1 if partition is None else partition.log_start_offset
         if Errors.for_exception(e) is Errors.UNKNOWN_SERVER_ERROR:
-            logger.error("%sError processing append operation on partition %s", self._log_ident, tp, exc_info=e)
+            self.logger.error("Error processing append operation on partition %s", tp, exc_info=e)
         else:
-            logger.debug("%sError processing append operation on partition %s: %s", self._log_ident, tp, e)
+            self.logger.debug("Error processing append operation on partition %s: %s", tp, e)
         return log_start_offset
 
     # ------------------------------------------------------------------ delete records
@@ -863,8 +864,8 @@ class ReplicaManager(KafkaMetricsGroup):
                     PolicyViolationException, KafkaStorageException) as e:
                 results[tp] = LogDeleteRecordsResult(-1, -1, e)
             except Exception as e:  # noqa: BLE001
-                logger.error("%sError processing delete records operation on partition %s", self._log_ident, tp,
-                             exc_info=e)
+                self.logger.error("Error processing delete records operation on partition %s", tp,
+                                  exc_info=e)
                 results[tp] = LogDeleteRecordsResult(-1, -1, e)
         return results
 
@@ -891,7 +892,7 @@ class ReplicaManager(KafkaMetricsGroup):
 
     def try_complete_election(self, key: TopicPartitionOperationKey) -> None:
         completed = self.delayed_elect_leader_purgatory.check_and_complete(key)
-        logger.debug("%sRequest key %s unblocked %d ElectLeader.", self._log_ident, key, completed)
+        self.logger.debug("Request key %s unblocked %d ElectLeader.", key, completed)
 
     def elect_leaders(self, controller: Any, partitions: Iterable[TopicPartition], election_type: Any,
                       response_callback: Callable[[dict[TopicPartition, Any]], None], request_timeout_ms: int) -> None:
@@ -1074,8 +1075,8 @@ class ReplicaManager(KafkaMetricsGroup):
             return self._failed_read(e)
         except Exception as e:  # noqa: BLE001 - one bad partition must not fail the whole fetch
             self.broker_topic_stats.mark_failed_fetch(tp.topic)
-            logger.error("%sError processing fetch with max size %d from %s on partition %s: %s", self._log_ident,
-                         adjusted_max_bytes, describe_replica_id(replica_id), tp, fetch_info, exc_info=e)
+            self.logger.error("Error processing fetch with max size %d from %s on partition %s: %s",
+                              adjusted_max_bytes, describe_replica_id(replica_id), tp, fetch_info, exc_info=e)
             return self._failed_read(e)
 
     @staticmethod
@@ -1108,16 +1109,16 @@ class ReplicaManager(KafkaMetricsGroup):
                     if not partition.update_follower_fetch_state(follower_id, result.info.fetch_offset_metadata,
                                                                  result.follower_log_start_offset,
                                                                  result.fetch_time_ms, result.leader_log_end_offset):
-                        logger.warning("%sLeader %d failed to record follower %d's position %d since the replica "
-                                       "is not recognized to be one of the assigned replicas %s for partition %s. "
-                                       "Empty records will be returned for this partition.", self._log_ident,
-                                       self.local_broker_id, follower_id,
-                                       result.info.fetch_offset_metadata.message_offset,
-                                       list(partition.assignment_state.replicas), tp)
+                        self.logger.warning("Leader %d failed to record follower %d's position %d since the replica "
+                                            "is not recognized to be one of the assigned replicas %s for partition %s. "
+                                            "Empty records will be returned for this partition.",
+                                            self.local_broker_id, follower_id,
+                                            result.info.fetch_offset_metadata.message_offset,
+                                            list(partition.assignment_state.replicas), tp)
                         result = result.with_empty_fetch_info()
                 else:
-                    logger.warning("%sWhile recording the replica LEO, the partition %s hasn't been created.",
-                                   self._log_ident, tp)
+                    self.logger.warning("While recording the replica LEO, the partition %s hasn't been created.",
+                                        tp)
             updated.append((tp, result))
         return updated
 
@@ -1531,18 +1532,18 @@ class ReplicaManager(KafkaMetricsGroup):
                     result[tp] = Errors.NONE
                 except (InvalidTopicException, LogDirNotFoundException, _ReplicaNotAvailableException,
                         KafkaStorageException) as e:
-                    logger.warning("%sUnable to alter log dirs for %s: %s", self._log_ident, tp, e)
+                    self.logger.warning("Unable to alter log dirs for %s: %s", tp, e)
                     result[tp] = Errors.for_exception(e)
                 except NotLeaderOrFollowerException as e:
                     # a known partition without a replica here: REPLICA_NOT_AVAILABLE, as Kafka kept it
-                    logger.warning("%sUnable to alter log dirs for %s: %s", self._log_ident, tp, e)
+                    self.logger.warning("Unable to alter log dirs for %s: %s", tp, e)
                     result[tp] = Errors.REPLICA_NOT_AVAILABLE
                 except UnknownTopicOrPartitionException as e:
-                    logger.warning("%sUnable to alter log dirs for %s: %s", self._log_ident, tp, e)
+                    self.logger.warning("Unable to alter log dirs for %s: %s", tp, e)
                     result[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 except Exception as e:  # noqa: BLE001 - every partition gets an answer
-                    logger.error("%sError while changing replica dir for partition %s", self._log_ident, tp,
-                                 exc_info=e)
+                    self.logger.error("Error while changing replica dir for partition %s", tp,
+                                      exc_info=e)
                     result[tp] = Errors.for_exception(e)
         return result
 
@@ -1576,11 +1577,11 @@ class ReplicaManager(KafkaMetricsGroup):
                           for topic, entries in sorted(by_topic.items())]
                 results.append({"error_code": Errors.NONE, "log_dir": absolute_path, "topics": topics})
             except KafkaStorageException as e:
-                logger.warning("%sUnable to describe replica dirs for %s: %s", self._log_ident, absolute_path, e)
+                self.logger.warning("Unable to describe replica dirs for %s: %s", absolute_path, e)
                 results.append({"error_code": Errors.KAFKA_STORAGE_ERROR, "log_dir": absolute_path, "topics": []})
             except Exception as e:  # noqa: BLE001 - the dir is answered with the error
-                logger.error("%sError while describing replica in dir %s", self._log_ident, absolute_path,
-                             exc_info=e)
+                self.logger.error("Error while describing replica in dir %s", absolute_path,
+                                  exc_info=e)
                 results.append({"error_code": Errors.for_exception(e), "log_dir": absolute_path, "topics": []})
         return results
 
@@ -1617,8 +1618,8 @@ class ReplicaManager(KafkaMetricsGroup):
             try:
                 checkpoint.write(hws)
             except KafkaStorageException as e:
-                logger.error("%sError while writing to highwatermark file in directory %s: %s", self._log_ident,
-                             log_dir, e)
+                self.logger.error("Error while writing to highwatermark file in directory %s: %s",
+                                  log_dir, e)
 
     def handle_log_dir_failure(self, dir: str, send_zk_notification: bool = True) -> None:
         """Take every partition with a log in ``dir`` offline, answer what waits on them, then
@@ -1626,7 +1627,7 @@ class ReplicaManager(KafkaMetricsGroup):
         dir = os.path.abspath(dir)
         if not self.log_manager.is_log_dir_online(dir):
             return
-        logger.warning("%sStopping serving replicas in dir %s", self._log_ident, dir)
+        self.logger.warning("Stopping serving replicas in dir %s", dir)
         with self._replica_state_change_lock:
             online = self._online_partitions()
             new_offline = {p.topic_partition for p in online if p.log is not None and p.log.parent_dir == dir}
@@ -1639,10 +1640,10 @@ class ReplicaManager(KafkaMetricsGroup):
             for tp in new_offline:
                 self.mark_partition_offline(tp)
             self.high_watermark_checkpoints = {d: c for d, c in self.high_watermark_checkpoints.items() if d != dir}
-            logger.warning("%sBroker %d stopped fetcher for partitions %s and stopped moving logs for partitions %s "
-                           "because they are in the failed log directory %s.", self._log_ident, self.local_broker_id,
-                           ",".join(sorted(map(str, new_offline))),
-                           ",".join(str(p.topic_partition) for p in with_offline_future), dir)
+            self.logger.warning("Broker %d stopped fetcher for partitions %s and stopped moving logs for partitions %s "
+                                "because they are in the failed log directory %s.", self.local_broker_id,
+                                ",".join(sorted(map(str, new_offline))),
+                                ",".join(str(p.topic_partition) for p in with_offline_future), dir)
         # Produces and fetches parked on these partitions would otherwise wait out their
         # timeouts (or, were the broker to halt, never be answered): now they find the
         # partitions offline and complete with KAFKA_STORAGE_ERROR. Outside the state-change
@@ -1658,9 +1659,9 @@ class ReplicaManager(KafkaMetricsGroup):
                 # its replicas and marks those answering KAFKA_STORAGE_ERROR offline
                 self.zk_client.propagate_log_dir_event(self.local_broker_id)
             except Exception:  # noqa: BLE001 - the dir is offline here whatever ZooKeeper says
-                logger.error("%sError while telling the controller about the failed log dir %s", self._log_ident,
-                             dir, exc_info=True)
-        logger.warning("%sStopped serving replicas in dir %s", self._log_ident, dir)
+                self.logger.error("Error while telling the controller about the failed log dir %s",
+                                  dir, exc_info=True)
+        self.logger.warning("Stopped serving replicas in dir %s", dir)
 
 
 class _LogDirFailureHandler:
@@ -1684,8 +1685,8 @@ class _LogDirFailureHandler:
                 except FatalExitError:
                     raise  # the halt: this thread is done
                 except Exception:  # noqa: BLE001 - the thread must live on for the next failed dir
-                    logger.error("%sError while handling the failure of log dir %s", manager._log_ident,
-                                 new_offline_log_dir, exc_info=True)
+                    manager.logger.error("Error while handling the failure of log dir %s",
+                                         new_offline_log_dir, exc_info=True)
 
             def initiate_shutdown(self) -> bool:
                 initiated = super().initiate_shutdown()

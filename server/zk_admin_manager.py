@@ -53,6 +53,7 @@ from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, base_conf
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_py.server.kafka_config import DYNAMIC_BROKER_CONFIGS, KafkaConfig, broker_config_synonyms
 from kafka_py.utils.config_def import ConfigDef, ConfigException, ConfigKey, Type
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import (
     AdminOperationException,
@@ -497,7 +498,7 @@ class ZkAdminManager:
             except Exception:  # noqa: BLE001 - describe still works on the static config
                 logger.exception("Could not load dynamic broker configs")
         self.dynamic_config = dynamic_config
-        self._log_ident = f"[Admin Manager on Broker {config.broker_id}]: "
+        self.logger = IdentLogger(logger, f"[Admin Manager on Broker {config.broker_id}]: ")
         self.topic_purgatory = DelayedOperationPurgatory("topic", broker_id=config.broker_id)
         self.config_helper = ConfigHelper(metadata_cache, dynamic_config, self.admin_zk_client)
 
@@ -515,7 +516,7 @@ class ZkAdminManager:
         metadata cache changed)."""
         key = TopicKey(topic)
         completed = self.topic_purgatory.check_and_complete(key)
-        logger.debug("%sRequest key %s unblocked %d topic requests.", self._log_ident, key.key_label, completed)
+        self.logger.debug("Request key %s unblocked %d topic requests.", key.key_label, completed)
         return completed
 
     def shutdown(self) -> None:
@@ -558,21 +559,21 @@ class ZkAdminManager:
 
         def failed(topic: Any, e: Exception) -> None:
             if isinstance(e, TopicExistsException):
-                logger.debug("%sTopic creation failed since topic '%s' already exists.", self._log_ident, topic.name)
+                self.logger.debug("Topic creation failed since topic '%s' already exists.", topic.name)
                 entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
             elif isinstance(e, ThrottlingQuotaExceededException):
-                logger.debug("%sTopic creation not allowed because quota is violated: %s", self._log_ident, topic.name)
+                self.logger.debug("Topic creation not allowed because quota is violated: %s", topic.name)
                 entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
             elif isinstance(e, ApiException):
-                logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
+                self.logger.info("Error processing create topic request %s: %s", topic, e)
                 entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
             elif isinstance(e, InvalidConfigException):
                 # Bad topic configs (unknown name, bad value): INVALID_CONFIG with the reason.
-                logger.info("%sError processing create topic request %s: %s", self._log_ident, topic, e)
+                self.logger.info("Error processing create topic request %s: %s", topic, e)
                 entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name,
                                                                         ApiError(Errors.INVALID_CONFIG, str(e)))
             else:
-                logger.error("%sError processing create topic request %s", self._log_ident, topic, exc_info=e)
+                self.logger.error("Error processing create topic request %s", topic, exc_info=e)
                 entries[topic.name] = CreatePartitionsMetadata.of_error(topic.name, e)
 
         topics_by_name: dict[str, Any] = {}
@@ -601,7 +602,7 @@ class ZkAdminManager:
                     assignments = {p: list(b) for p, b in topic.assignments.items()}
                 else:
                     assignments = AdminUtils.assign_replicas_to_brokers(brokers, num_partitions, replication_factor)
-                logger.debug("%sAssignments for topic %s are %s", self._log_ident, topic.name, assignments)
+                self.logger.debug("Assignments for topic %s are %s", topic.name, assignments)
                 configs = dict(topic.configs)
                 self.admin_zk_client.validate_topic_create(topic.name, assignments, configs, all_topics=all_topics)
                 # Safe before creation: a failure below discards it.
@@ -695,14 +696,14 @@ class ZkAdminManager:
                 # Still wait for it: repeated calls may all wait for the one deletion.
                 metadata.append(DeleteTopicMetadata(topic, Errors.NONE))
             except ThrottlingQuotaExceededException:
-                logger.debug("%sTopic deletion not allowed because quota is violated: %s", self._log_ident, topic)
+                self.logger.debug("Topic deletion not allowed because quota is violated: %s", topic)
                 metadata.append(DeleteTopicMetadata(topic, Errors.THROTTLING_QUOTA_EXCEEDED))
             except Exception as e:  # noqa: BLE001
                 if isinstance(e, ApiException):
-                    logger.info("%sError processing delete topic request for topic %s: %s", self._log_ident, topic, e)
+                    self.logger.info("Error processing delete topic request for topic %s: %s", topic, e)
                 else:
-                    logger.error("%sError processing delete topic request for topic %s", self._log_ident, topic,
-                                 exc_info=True)
+                    self.logger.error("Error processing delete topic request for topic %s", topic,
+                                      exc_info=True)
                 metadata.append(DeleteTopicMetadata.of_exception(topic, e))
 
         if timeout_ms <= 0 or not any(m.error is Errors.NONE for m in metadata):
@@ -767,8 +768,8 @@ class ZkAdminManager:
             except (ApiException, AdminOperationException) as e:
                 metadata.append(CreatePartitionsMetadata.of_error(topic, e))
             except Exception as e:  # noqa: BLE001
-                logger.error("%sError processing create partitions request for topic %s", self._log_ident, topic,
-                             exc_info=True)
+                self.logger.error("Error processing create partitions request for topic %s", topic,
+                                  exc_info=True)
                 metadata.append(CreatePartitionsMetadata.of_error(topic, e))
         self._complete_or_delay(timeout_ms, validate_only, metadata, list(requested), callback)
 
@@ -826,18 +827,18 @@ class ZkAdminManager:
         if isinstance(e, (ConfigException, ValueError)):
             # A value that does not parse or validate: INVALID_REQUEST naming the key.
             message = f"Invalid config value for resource {resource}: {e}"
-            logger.info("%s%s", self._log_ident, message)
+            self.logger.info("%s", message)
             return ApiError(Errors.INVALID_REQUEST, message)
         if isinstance(e, InvalidConfigException):
             # Unknown config names and inconsistent combinations (Kafka's
             # InvalidConfigurationException).
-            logger.info("%sInvalid config for resource %s: %s", self._log_ident, resource, e)
+            self.logger.info("Invalid config for resource %s: %s", resource, e)
             return ApiError(Errors.INVALID_CONFIG, str(e))
         message = f"Error processing alter configs request for resource {resource}, config {detail}"
         if isinstance(e, ApiException):
-            logger.info("%s%s: %s", self._log_ident, message, e)
+            self.logger.info("%s: %s", message, e)
         else:
-            logger.error("%s%s", self._log_ident, message, exc_info=True)
+            self.logger.error("%s", message, exc_info=True)
         return ApiError.from_throwable(e)
 
     def _alter_topic_configs(self, topic: str, validate_only: bool, props: Mapping[str, str]) -> None:
@@ -845,7 +846,7 @@ class ZkAdminManager:
             raise UnknownTopicOrPartitionException(f"The topic '{topic}' does not exist.")
         self.admin_zk_client.validate_topic_config(topic, props)
         if not validate_only:
-            logger.info("%sUpdating topic %s with new configuration : %s", self._log_ident, topic, dict(props))
+            self.logger.info("Updating topic %s with new configuration : %s", topic, dict(props))
             self.admin_zk_client.change_topic_config(topic, props)
 
     def _alter_broker_configs(self, name: str, validate_only: bool, props: Mapping[str, str]) -> None:
@@ -854,10 +855,10 @@ class ZkAdminManager:
         self.dynamic_config.validate(props, per_broker_config)
         if not validate_only:
             if per_broker_config:
-                logger.info("%sUpdating broker %s with new configuration : %s", self._log_ident, broker_id,
-                            dict(props))
+                self.logger.info("Updating broker %s with new configuration : %s", broker_id,
+                                 dict(props))
             else:
-                logger.info("%sUpdating brokers with new configuration : %s", self._log_ident, dict(props))
+                self.logger.info("Updating brokers with new configuration : %s", dict(props))
             self.admin_zk_client.change_broker_config(
                 broker_id, self.dynamic_config.to_persistent_props(props, per_broker_config))
 
@@ -986,8 +987,8 @@ class ZkAdminManager:
     def _alter_log_level_configs(self, ops: Sequence[tuple[str, AlterConfigOpType, str | None]]) -> None:
         for name, op, value in ops:
             if op is AlterConfigOpType.SET:
-                logger.info("%sUpdating the log level of %s to %s", self._log_ident, name, value)
+                self.logger.info("Updating the log level of %s to %s", name, value)
                 Log4jController.log_level(name, value or "")
             elif op is AlterConfigOpType.DELETE:
-                logger.info("%sUnset the log level of %s", self._log_ident, name)
+                self.logger.info("Unset the log level of %s", name)
                 Log4jController.unset_log_level(name)

@@ -580,11 +580,11 @@ class Partition:
                 checkpointed = None
         if checkpointed is None:
             self.logger.info("No checkpointed highwatermark is found for partition %s",
-                        self.topic_partition)
+                             self.topic_partition)
             checkpointed = 0
         initial = log.update_high_watermark(checkpointed)
         self.logger.info("Log loaded for partition %s with initial high watermark %d",
-                    self.topic_partition, initial)
+                         self.topic_partition, initial)
         return log
 
     # ------------------------------------------------------------------ moving between log dirs
@@ -610,7 +610,7 @@ class Partition:
             current_log_dir = self.local_log_or_exception().parent_dir
             if current_log_dir == log_dir:
                 self.logger.info("Current log directory %s is same as requested log dir %s. Skipping future replica "
-                            "creation.", current_log_dir, log_dir)
+                                 "creation.", current_log_dir, log_dir)
                 return False
             future = self.future_log
             if future is not None:
@@ -924,10 +924,10 @@ class Partition:
                 out_of_sync = self.get_out_of_sync_replicas(self.replica_lag_time_max_ms)
                 if out_of_sync:
                     self.logger.info("Shrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). "
-                                "Out of sync replicas: %s.", sorted(self.isr_state.isr),
-                                sorted(self.isr_state.isr - out_of_sync), leader_log.high_watermark,
-                                leader_log.log_end_offset,
-                                [(r, self._get_replica_or_exception(r).log_end_offset) for r in sorted(out_of_sync)])
+                                     "Out of sync replicas: %s.", sorted(self.isr_state.isr),
+                                     sorted(self.isr_state.isr - out_of_sync), leader_log.high_watermark,
+                                     leader_log.log_end_offset,
+                                     [(r, self._get_replica_or_exception(r).log_end_offset) for r in sorted(out_of_sync)])
                     self._shrink_isr(out_of_sync)
                     leader_hw_incremented = self._maybe_increment_leader_hw(leader_log)
         if leader_hw_incremented:
@@ -976,7 +976,7 @@ class Partition:
             raise RuntimeError(f"Invalid state {proposed} for ISR change for partition {self.topic_partition}")
         if self.alter_isr_manager is None:
             self.logger.debug("No AlterIsr manager; keeping ISR %s instead of %s",
-                         sorted(self.isr_state.isr), sorted(isr_to_send))
+                              sorted(self.isr_state.isr), sorted(isr_to_send))
             return
         new_leader_and_isr = LeaderAndIsr(self.local_broker_id, self._leader_epoch, tuple(sorted(isr_to_send)),
                                           self._zk_version)
@@ -991,7 +991,7 @@ class Partition:
             raise RuntimeError(f"Failed to enqueue ISR change state {new_leader_and_isr} for partition "
                                f"{self.topic_partition}")
         self.logger.debug("Enqueued ISR change to state %s after transition to %s",
-                     new_leader_and_isr, proposed)
+                          new_leader_and_isr, proposed)
 
     def _on_alter_isr_response(self, proposed, result) -> None:
         """The AlterIsr manager's callback. A committed shrink may let the high watermark move
@@ -1014,10 +1014,10 @@ class Partition:
                 if result in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
                               Errors.INVALID_UPDATE_VERSION):
                     self.logger.debug("Failed to update ISR to %s: %s. Giving up.", proposed,
-                                 result.name)
+                                      result.name)
                 else:
                     self.logger.warning("Failed to update ISR to %s due to unexpected %s. Retrying.",
-                                   proposed, result.name)
+                                        proposed, result.name)
                     self._send_alter_isr_request(proposed)
                 return False
             if result.leader_epoch != self._leader_epoch or result.zk_version < self._zk_version:
@@ -1026,7 +1026,7 @@ class Partition:
             self.isr_state = CommittedIsr(frozenset(result.isr))
             self._zk_version = result.zk_version
             self.logger.info("ISR updated to %s and version updated to [%d]",
-                        ",".join(map(str, sorted(self.isr_state.isr))), self._zk_version)
+                             ",".join(map(str, sorted(self.isr_state.isr))), self._zk_version)
             self._mark_isr("mark_expand" if isinstance(proposed, PendingExpandIsr) else "mark_shrink")
             leader_log = self.leader_log_if_local
             return leader_log is not None and self._maybe_increment_leader_hw(leader_log)
@@ -1059,9 +1059,9 @@ class Partition:
             if (log_end_offset == log.log_start_offset and e.first_offset < log_end_offset
                     and e.last_offset >= log_end_offset):
                 self.logger.info("Unexpected offset in append to %s. First offset %d is less than log start offset "
-                            "%d. Since this is the first record to be appended to the %s's log, will start the "
-                            "log from offset %d.", self.topic_partition, e.first_offset,
-                            log.log_start_offset, "future replica" if is_future else "follower", e.first_offset)
+                                 "%d. Since this is the first record to be appended to the %s's log, will start the "
+                                 "log from offset %d.", self.topic_partition, e.first_offset,
+                                 log.log_start_offset, "future replica" if is_future else "follower", e.first_offset)
                 self.truncate_fully_and_start_at(e.first_offset, is_future)
                 return self._do_append_records_to_follower_or_future_replica(records, is_future)
             raise

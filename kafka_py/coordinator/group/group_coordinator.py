@@ -236,16 +236,16 @@ class GroupCoordinator:
                 elif require_known_member_id:
                     # KIP-394: hand out the id first, count the member only when it comes back with it
                     self.logger.debug("Dynamic member with unknown member id joins group %s in %s state. Created a new "
-                                 "member id %s and request the member to rejoin with this id.",
-                                 group.group_id, group.current_state, new_member_id)
+                                      "member id %s and request the member to rejoin with this id.",
+                                      group.group_id, group.current_state, new_member_id)
                     group.add_pending_member(new_member_id)
                     self._add_pending_member_expiration(group, new_member_id, session_timeout_ms)
                     response_callback(JoinGroupResult.error_result(new_member_id, Errors.MEMBER_ID_REQUIRED))
                 else:
                     self.logger.info("%s Member with unknown member id joins group %s in %s state. Created a new member "
-                                "id %s for this member and add to the group.",
-                                "Static" if group_instance_id is not None else "Dynamic", group.group_id,
-                                group.current_state, new_member_id)
+                                     "id %s for this member and add to the group.",
+                                     "Static" if group_instance_id is not None else "Dynamic", group.group_id,
+                                     group.current_state, new_member_id)
                     self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id,
                                                    group_instance_id, client_id, client_host, protocol_type,
                                                    protocols, group, response_callback)
@@ -263,7 +263,7 @@ class GroupCoordinator:
                     raise RuntimeError(f"the static member {group_instance_id} was not expected to be assigned into "
                                        f"pending member bucket with member id {member_id}")
                 self.logger.debug("Dynamic Member with specific member id %s joins group %s in %s state. Adding to the "
-                             "group now.", member_id, group.group_id, group.current_state)
+                                  "group now.", member_id, group.group_id, group.current_state)
                 self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, group_instance_id,
                                                client_id, client_host, protocol_type, protocols, group,
                                                response_callback)
@@ -313,7 +313,7 @@ class GroupCoordinator:
                                 leader_id=group.leader_or_null, error=Errors.NONE))
                     else:
                         self.logger.warning("Attempt to add rejoining member %s of group %s in unexpected group state %s",
-                                       member_id, group.group_id, state)
+                                            member_id, group.group_id, state)
                         response_callback(JoinGroupResult.error_result(member_id, Errors.UNKNOWN_MEMBER_ID))
 
     # ------------------------------------------------------------------ SyncGroup
@@ -364,15 +364,15 @@ class GroupCoordinator:
                     self._remove_pending_sync_member(group, member_id)
                     if group.is_leader(member_id):
                         self.logger.info("Assignment received from leader for group %s for generation %d. The group has "
-                                    "%d members, %d of which are static.", group.group_id,
-                                    group.generation_id, group.size, len(group.all_static_members))
+                                         "%d members, %d of which are static.", group.group_id,
+                                         group.generation_id, group.size, len(group.all_static_members))
                         missing = [m for m in group.all_members if m not in group_assignment]
                         assignment = dict(group_assignment)
                         for m in missing:
                             assignment[m] = b""
                         if missing:
                             self.logger.warning("Setting empty assignments for members %s of %s for generation %d",
-                                           missing, group.group_id, group.generation_id)
+                                                missing, group.group_id, group.generation_id)
 
                         def on_stored(error: Errors) -> None:
                             with group.lock:
@@ -427,7 +427,7 @@ class GroupCoordinator:
                         raise RuntimeError(f"the static member {instance_id} was not expected to be leaving from "
                                            f"pending member bucket with member id {member_id}")
                     self.logger.info("Pending member %s is leaving group %s.", member_id,
-                                group.group_id)
+                                     group.group_id)
                     self._remove_pending_member_and_update_group(group, member_id)
                     self.heartbeat_purgatory.check_and_complete(MemberKey(group.group_id, member_id))
                     member_errors.append(_member_leave_error(leaving, Errors.NONE))
@@ -440,8 +440,8 @@ class GroupCoordinator:
                         member = group.get(member_id)
                     self._remove_heartbeat_for_leaving_member(group, member)
                     self.logger.info("Member[group.instance.id %s, member.id %s] in group %s has left, removing it from "
-                                "the group", member.group_instance_id, member.member_id,
-                                group.group_id)
+                                     "the group", member.group_instance_id, member.member_id,
+                                     group.group_id)
                     self._remove_member_and_update_group(group, member, f"removing member {member_id} on LeaveGroup")
                     member_errors.append(_member_leave_error(leaving, Errors.NONE))
             response_callback(LeaveGroupResult(Errors.NONE, tuple(member_errors)))
@@ -477,7 +477,7 @@ class GroupCoordinator:
             for group in eligible:
                 group_errors[group.group_id] = Errors.NONE
             self.logger.info("The following groups were deleted: %s. A total of %d offsets were removed.",
-                        ", ".join(g.group_id for g in eligible), offsets_removed)
+                             ", ".join(g.group_id for g in eligible), offsets_removed)
         return group_errors
 
     def handle_delete_offsets(self, group_id: str, partitions: Sequence[TopicPartition]
@@ -516,7 +516,7 @@ class GroupCoordinator:
             for tp in eligible:
                 partition_errors[tp] = Errors.NONE
             self.logger.info("The following offsets of the group %s were deleted: %s. A total of %d offsets were "
-                        "removed.", group_id, ", ".join(str(tp) for tp in eligible), offsets_removed)
+                             "removed.", group_id, ", ".join(str(tp) for tp in eligible), offsets_removed)
         if group_error is not Errors.NONE:
             return group_error, {}
         return group_error, partition_errors
@@ -679,7 +679,7 @@ class GroupCoordinator:
         removed = self.group_manager.cleanup_group_metadata(self.group_manager.current_groups,
                                                             lambda g: g.remove_offsets(topic_partitions))
         self.logger.info("Removed %d offsets associated with deleted partitions: %s.", removed,
-                    ", ".join(str(tp) for tp in topic_partitions))
+                         ", ".join(str(tp) for tp in topic_partitions))
 
     # ------------------------------------------------------------------ validation
 
@@ -707,7 +707,7 @@ class GroupCoordinator:
     def _on_group_unloaded(self, group: GroupMetadata) -> None:
         with group.lock:
             self.logger.info("Unloading group metadata for %s with generation %d", group.group_id,
-                        group.generation_id)
+                             group.generation_id)
             previous_state = group.current_state
             group.transition_to(Dead)
             if previous_state is PreparingRebalance:
@@ -724,7 +724,7 @@ class GroupCoordinator:
     def _on_group_loaded(self, group: GroupMetadata) -> None:
         with group.lock:
             self.logger.info("Loading group metadata for %s with generation %d", group.group_id,
-                        group.generation_id)
+                             group.generation_id)
             if not (group.is_(Stable) or group.is_(Empty)):
                 raise AssertionError(f"Loaded group {group.group_id} in state {group.current_state}")
             if self._group_is_over_capacity(group):
@@ -737,14 +737,14 @@ class GroupCoordinator:
     def on_election(self, offset_topic_partition_id: int, coordinator_epoch: int) -> None:
         """This broker now leads the partition: load its groups and start serving them."""
         self.logger.info("Elected as the group coordinator for partition %d in epoch %d",
-                    offset_topic_partition_id, coordinator_epoch)
+                         offset_topic_partition_id, coordinator_epoch)
         self.group_manager.schedule_load_group_and_offsets(offset_topic_partition_id, coordinator_epoch,
                                                            self._on_group_loaded)
 
     def on_resignation(self, offset_topic_partition_id: int, coordinator_epoch: Optional[int]) -> None:
         """This broker no longer leads the partition: drop its groups."""
         self.logger.info("Resigned as the group coordinator for partition %d in epoch %s",
-                    offset_topic_partition_id, coordinator_epoch)
+                         offset_topic_partition_id, coordinator_epoch)
         self.group_manager.remove_groups_for_partition(offset_topic_partition_id, coordinator_epoch,
                                                        self._on_group_unloaded)
 
@@ -770,7 +770,7 @@ class GroupCoordinator:
         for member in group.all_member_metadata:
             if not member.assignment and error is Errors.NONE:
                 self.logger.warning("Sending empty assignment to member %s of %s for generation %d with no errors",
-                               member.member_id, group.group_id, group.generation_id)
+                                    member.member_id, group.group_id, group.generation_id)
             if group.maybe_invoke_sync_callback(member, SyncGroupResult(protocol_type, protocol_name,
                                                                         member.assignment, error)):
                 # a session that expired while the member waited on its sync was ignored: start
@@ -816,7 +816,7 @@ class GroupCoordinator:
         self._complete_and_schedule_next_expiration(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         if member.is_static_member:
             self.logger.info("Adding new static member %s to group %s with member id %s.",
-                        group_instance_id, group.group_id, member_id)
+                             group_instance_id, group.group_id, member_id)
             group.add_static_member(group_instance_id, member_id)
         else:
             group.remove_pending_member(member_id)
@@ -828,8 +828,8 @@ class GroupCoordinator:
                                             response_callback: JoinCallback) -> None:
         old_member_id = group.get_static_member_id(group_instance_id)
         self.logger.info("Static member %s of group %s with unknown member id rejoins, assigning new member id %s, while "
-                    "old member id %s will be removed.", group_instance_id, group.group_id,
-                    new_member_id, old_member_id)
+                         "old member id %s will be removed.", group_instance_id, group.group_id,
+                         new_member_id, old_member_id)
         current_leader = group.leader_or_null
         member = group.replace_group_instance(old_member_id, new_member_id, group_instance_id)
         # the old id's heartbeat expires without effect: the group no longer has that id
@@ -843,14 +843,14 @@ class GroupCoordinator:
             selected_protocol_of_next_generation = group.select_protocol()
             if group.protocol_name == selected_protocol_of_next_generation:
                 self.logger.info("Static member which joins during Stable stage and doesn't affect selectProtocol will "
-                            "not trigger rebalance.")
+                                 "not trigger rebalance.")
                 group_assignment = {m.member_id: m.assignment for m in group.all_member_metadata}
 
                 def on_stored(error: Errors) -> None:
                     with group.lock:
                         if error is not Errors.NONE:
                             self.logger.warning("Failed to persist metadata for group %s: %s",
-                                           group.group_id, error.message)
+                                                group.group_id, error.message)
                             # undo: the old member id is the one on record
                             group.update_member(known_static_member, old_protocols, None)
                             old_member = group.replace_group_instance(new_member_id, old_member_id,
@@ -906,8 +906,8 @@ class GroupCoordinator:
             delayed_rebalance = DelayedJoin(self, group, group.rebalance_timeout_ms)
         group.transition_to(PreparingRebalance)
         self.logger.info("Preparing to rebalance group %s in state %s with old generation %d (%s-%d) (reason: %s)",
-                    group.group_id, group.current_state, group.generation_id,
-                    GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id), reason)
+                         group.group_id, group.current_state, group.generation_id,
+                         GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id), reason)
         self.rebalance_purgatory.try_complete_else_watch(delayed_rebalance, [GroupJoinKey(group.group_id)])
 
     def _remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
@@ -939,7 +939,7 @@ class GroupCoordinator:
                                         if not m.is_static_member}
             if not_yet_rejoined_dynamic:
                 self.logger.info("Group %s removed dynamic members who haven't joined: %s",
-                            group.group_id, set(not_yet_rejoined_dynamic))
+                                 group.group_id, set(not_yet_rejoined_dynamic))
                 for failed_member in not_yet_rejoined_dynamic.values():
                     self._remove_heartbeat_for_leaving_member(group, failed_member)
                     group.remove(failed_member.member_id)
@@ -949,27 +949,27 @@ class GroupCoordinator:
                 # nobody rejoined (only static members remain): wait another round until their
                 # sessions expire
                 self.logger.error("Group %s could not complete rebalance because no members rejoined",
-                             group.group_id)
+                                  group.group_id)
                 self.rebalance_purgatory.try_complete_else_watch(DelayedJoin(self, group, group.rebalance_timeout_ms),
                                                                  [GroupJoinKey(group.group_id)])
             else:
                 group.init_next_generation()
                 if group.is_(Empty):
                     self.logger.info("Group %s with generation %d is now empty (%s-%d)", group.group_id,
-                                group.generation_id, GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id))
+                                     group.generation_id, GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id))
 
                     def on_stored(error: Errors) -> None:
                         if error is not Errors.NONE:
                             # harmless: the previous generation comes back after a failover and
                             # its members, long gone, simply time out
                             self.logger.warning("Failed to write empty metadata for group %s: %s",
-                                           group.group_id, error.message)
+                                                group.group_id, error.message)
 
                     self.group_manager.store_group(group, {}, on_stored)
                 else:
                     self.logger.info("Stabilized group %s generation %d (%s-%d) with %d members",
-                                group.group_id, group.generation_id, GROUP_METADATA_TOPIC_NAME,
-                                self.partition_for(group.group_id), group.size)
+                                     group.group_id, group.generation_id, GROUP_METADATA_TOPIC_NAME,
+                                     self.partition_for(group.group_id), group.size)
                     for member in group.all_member_metadata:
                         join_result = JoinGroupResult(
                             members=tuple(group.current_member_metadata()) if group.is_leader(member.member_id)
@@ -1013,11 +1013,11 @@ class GroupCoordinator:
         with group.lock:
             if generation_id != group.generation_id:
                 self.logger.error("Received unexpected notification of sync expiration for %s with an old generation %d "
-                             "while the group has %d.", group.group_id, generation_id,
-                             group.generation_id)
+                                  "while the group has %d.", group.group_id, generation_id,
+                                  group.generation_id)
             elif group.current_state in (Dead, Empty, PreparingRebalance):
                 self.logger.error("Received unexpected notification of sync expiration after group %s already "
-                             "transitioned to the %s state.", group.group_id, group.current_state)
+                                  "transitioned to the %s state.", group.group_id, group.current_state)
             elif not group.has_received_sync_from_all_members:
                 pending_sync_members = group.all_pending_sync_members
                 for member_id in pending_sync_members:
@@ -1025,7 +1025,7 @@ class GroupCoordinator:
                     self._remove_heartbeat_for_leaving_member(group, member)
                     group.remove(member_id)
                 self.logger.debug("Group %s removed members who haven't sent their sync request: %s",
-                             group.group_id, set(pending_sync_members))
+                                  group.group_id, set(pending_sync_members))
                 self.prepare_rebalance(group, f"Removing {set(pending_sync_members)} on pending sync request "
                                               "expiration")
 
@@ -1047,17 +1047,17 @@ class GroupCoordinator:
             member = group.get(member_id)
             return member.has_satisfied_heartbeat or member.is_leaving
         self.logger.info("Member id %s was not found in %s during heartbeat completion check",
-                    member_id, group.group_id)
+                         member_id, group.group_id)
         return True
 
     def on_expire_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool) -> None:
         with group.lock:
             if group.is_(Dead):
                 self.logger.info("Received notification of heartbeat expiration for member %s after group %s had "
-                            "already been unloaded or deleted.", member_id, group.group_id)
+                                 "already been unloaded or deleted.", member_id, group.group_id)
             elif is_pending:
                 self.logger.info("Pending member %s in group %s has been removed after session timeout expiration.",
-                            member_id, group.group_id)
+                                 member_id, group.group_id)
                 self._remove_pending_member_and_update_group(group, member_id)
             elif not group.has(member_id):
                 self.logger.debug("Member %s has already been removed from the group.", member_id)
@@ -1065,7 +1065,7 @@ class GroupCoordinator:
                 member = group.get(member_id)
                 if not member.has_satisfied_heartbeat:
                     self.logger.info("Member %s in group %s has failed, removing it from the group",
-                                member.member_id, group.group_id)
+                                     member.member_id, group.group_id)
                     self._remove_member_and_update_group(group, member, f"removing member {member.member_id} on "
                                                                         "heartbeat expiration")
 

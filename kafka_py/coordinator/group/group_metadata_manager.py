@@ -464,7 +464,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 response_error = Errors.NONE
             else:
                 self.logger.debug("Metadata from group %s with generation %d failed when appending to log due to %s",
-                             group.group_id, generation_id, error.exception_name)
+                                  group.group_id, generation_id, error.exception_name)
                 if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
                              Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
                     response_error = Errors.COORDINATOR_NOT_AVAILABLE
@@ -474,12 +474,12 @@ class GroupMetadataManager(KafkaMetricsGroup):
                     response_error = Errors.REBALANCE_IN_PROGRESS
                 elif error in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE, Errors.INVALID_FETCH_SIZE):
                     self.logger.error("Appending metadata message for group %s generation %d failed due to %s, "
-                                 "returning UNKNOWN error code to the client", group.group_id,
-                                 generation_id, error.exception_name)
+                                      "returning UNKNOWN error code to the client", group.group_id,
+                                      generation_id, error.exception_name)
                     response_error = Errors.UNKNOWN_SERVER_ERROR
                 else:
                     self.logger.error("Appending metadata message for group %s generation %d failed due to unexpected "
-                                 "error: %s", group.group_id, generation_id, error.exception_name)
+                                      "error: %s", group.group_id, generation_id, error.exception_name)
                     response_error = error
             response_callback(response_error)
 
@@ -512,9 +512,9 @@ class GroupMetadataManager(KafkaMetricsGroup):
         with group.lock:
             if not group.has_received_consistent_offset_commits:
                 self.logger.warning("group: %s with leader: %s has received offset commits from consumers as well as "
-                               "transactional producers. Mixing both types of offset commits will generally result "
-                               "in surprises and should be avoided.", group.group_id,
-                               group.leader_or_null)
+                                    "transactional producers. Mixing both types of offset commits will generally result "
+                                    "in surprises and should be avoided.", group.group_id,
+                                    group.leader_or_null)
         is_txn_offset_commit = producer_id != NO_PRODUCER_ID
         if not filtered:
             response_callback({tp: Errors.OFFSET_METADATA_TOO_LARGE for tp in offset_metadata})
@@ -556,8 +556,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                             else:
                                 group.fail_pending_offset_write(tp, oam)
                     self.logger.debug("Offset commit %s from group %s, consumer %s with generation %d failed when "
-                                 "appending to log due to %s", filtered, group.group_id,
-                                 consumer_id, group.generation_id, status.error.exception_name)
+                                      "appending to log due to %s", filtered, group.group_id,
+                                      consumer_id, group.generation_id, status.error.exception_name)
                     error = status.error
                     if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
                                  Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
@@ -613,7 +613,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
                                         on_group_loaded: Callable[[GroupMetadata], None]) -> None:
         topic_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, offsets_partition)
         self.logger.info("Scheduling loading of offsets and group metadata from %s for epoch %d",
-                    topic_partition, coordinator_epoch)
+                         topic_partition, coordinator_epoch)
         start_ms = self.time.milliseconds()
         self.scheduler.schedule(str(topic_partition), lambda: self.load_groups_and_offsets(
             topic_partition, coordinator_epoch, on_group_loaded, start_ms))
@@ -622,8 +622,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                                 on_group_loaded: Callable[[GroupMetadata], None], start_ms: int) -> None:
         if not self._maybe_update_coordinator_epoch(topic_partition.partition, coordinator_epoch):
             self.logger.info("Not loading offsets and group metadata for %s in epoch %d since current epoch is %s",
-                        topic_partition, coordinator_epoch,
-                        self.epoch_for_partition_id.get(topic_partition.partition))
+                             topic_partition, coordinator_epoch,
+                             self.epoch_for_partition_id.get(topic_partition.partition))
             return
         if not self.add_loading_partition(topic_partition.partition):
             self.logger.info("Already loading offsets and group metadata from %s", topic_partition)
@@ -631,12 +631,12 @@ class GroupMetadataManager(KafkaMetricsGroup):
         try:
             scheduler_time_ms = self.time.milliseconds() - start_ms
             self.logger.debug("Started loading offsets and group metadata from %s for epoch %d",
-                         topic_partition, coordinator_epoch)
+                              topic_partition, coordinator_epoch)
             self._do_load_groups_and_offsets(topic_partition, on_group_loaded)
             total_ms = self.time.milliseconds() - start_ms
             self.logger.info("Finished loading offsets and group metadata from %s in %d milliseconds for epoch %d, of "
-                        "which %d milliseconds was spent in the scheduler.", topic_partition,
-                        total_ms, coordinator_epoch, scheduler_time_ms)
+                             "which %d milliseconds was spent in the scheduler.", topic_partition,
+                             total_ms, coordinator_epoch, scheduler_time_ms)
         except Exception:  # noqa: BLE001 - the partition is owned regardless, as in Kafka
             self.logger.exception("Error loading offsets from %s", topic_partition)
         finally:
@@ -654,7 +654,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
         log = self.replica_manager.get_log(topic_partition)
         if log is None:
             self.logger.warning("Attempted to load offsets and group metadata from %s, but found no log",
-                           topic_partition)
+                                topic_partition)
             return
         loaded_offsets: dict[GroupTopicPartition, CommitRecordMetadataAndOffset] = {}
         pending_offsets: dict[int, dict[GroupTopicPartition, CommitRecordMetadataAndOffset]] = {}
@@ -677,8 +677,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 if len(buffer) < needed:
                     if self.config.load_buffer_size < needed:
                         self.logger.warning("Loaded offsets and group metadata from %s with buffer larger (%d bytes) "
-                                       "than configured offsets.load.buffer.size (%d bytes)",
-                                       topic_partition, needed, self.config.load_buffer_size)
+                                            "than configured offsets.load.buffer.size (%d bytes)",
+                                            topic_partition, needed, self.config.load_buffer_size)
                     buffer = bytearray(needed)
                 mem_records = records.read_into(buffer, 0)
             for batch in mem_records.batches():
@@ -747,7 +747,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
             offsets = group_offsets.get(group.group_id, {})
             pending = pending_group_offsets.get(group.group_id, {})
             self.logger.debug("Loaded group metadata %r with offsets %s and pending offsets %s", group,
-                         offsets, pending)
+                              offsets, pending)
             self._load_group(group, offsets, pending)
             on_group_loaded(group)
 
@@ -757,7 +757,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
             offsets = empty_group_offsets.get(group_id, {})
             pending = pending_empty_group_offsets.get(group_id, {})
             self.logger.debug("Loaded group metadata %r with offsets %s and pending offsets %s", group,
-                         offsets, pending)
+                              offsets, pending)
             self._load_group(group, offsets, pending)
             on_group_loaded(group)
 
@@ -775,8 +775,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
         current_group = self.add_group(group)
         if group is not current_group:
             self.logger.debug("Attempt to load group %s from log with generation %d failed because there is already a "
-                         "cached group with generation %d", group.group_id, group.generation_id,
-                         current_group.generation_id)
+                              "cached group with generation %d", group.group_id, group.generation_id,
+                              current_group.generation_id)
 
     # ------------------------------------------------------------------ unloading
 
@@ -792,13 +792,13 @@ class GroupMetadataManager(KafkaMetricsGroup):
         offsets_partition = topic_partition.partition
         if not self._maybe_update_coordinator_epoch(offsets_partition, coordinator_epoch):
             self.logger.info("Not removing offsets and group metadata for %s in epoch %s since current epoch is %s",
-                        topic_partition, coordinator_epoch,
-                        self.epoch_for_partition_id.get(offsets_partition))
+                             topic_partition, coordinator_epoch,
+                             self.epoch_for_partition_id.get(offsets_partition))
             return
         num_offsets_removed = 0
         num_groups_removed = 0
         self.logger.debug("Started unloading offsets and group metadata for %s for coordinator epoch %s",
-                     topic_partition, coordinator_epoch)
+                          topic_partition, coordinator_epoch)
         # under the partition lock, so no request can find the partition owned and then miss
         # the group that is being removed
         with self.partition_lock:
@@ -812,8 +812,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                     num_groups_removed += 1
                     num_offsets_removed += group.num_offsets
         self.logger.info("Finished unloading %s for coordinator epoch %s. Removed %d cached offsets and %d cached "
-                    "groups.", topic_partition, coordinator_epoch, num_offsets_removed,
-                    num_groups_removed)
+                         "groups.", topic_partition, coordinator_epoch, num_offsets_removed,
+                         num_groups_removed)
 
     def _maybe_update_coordinator_epoch(self, partition_id: int, epoch: Optional[int]) -> bool:
         """Remember ``epoch`` if newer; True when ``epoch`` is None or at least the newest seen."""
@@ -845,7 +845,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 lambda g: g.remove_expired_offsets(current_timestamp, self.config.offsets_retention_ms))
             if removed > 0:
                 self.logger.info("Removed %d expired offsets in %d milliseconds.", removed,
-                            self.time.milliseconds() - current_timestamp)
+                                 self.time.milliseconds() - current_timestamp)
             return removed
 
         offsets_removed = 0
@@ -855,7 +855,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 removed_offsets = selector(group)
                 if group.is_(Empty) and not group.has_offsets:
                     self.logger.info("Group %s transitioned to Dead in generation %d", group_id,
-                                group.generation_id)
+                                     group.generation_id)
                     group.transition_to(Dead)
                 group_is_dead = group.is_(Dead)
                 generation = group.generation_id
@@ -863,7 +863,7 @@ class GroupMetadataManager(KafkaMetricsGroup):
             append_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, offsets_partition)
             if self._get_magic(offsets_partition) is None:
                 self.logger.info("BrokerId %d is no longer a coordinator for the group %s. Proceeding cleanup for other "
-                            "alive groups", self.broker_id, group_id)
+                                 "alive groups", self.broker_id, group_id)
                 continue
             partition = self.replica_manager.online_partition(append_partition)
             if partition is None:
@@ -882,8 +882,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 offsets_removed += len(removed_offsets)
             except Exception:  # noqa: BLE001 - the other groups are still cleaned up
                 self.logger.exception("Failed to append %d tombstones to %s for expired/deleted offsets and/or "
-                                 "metadata for group %s.", len(tombstones), append_partition,
-                                 group_id)
+                                      "metadata for group %s.", len(tombstones), append_partition,
+                                      group_id)
         return offsets_removed
 
     # ------------------------------------------------------------------ transactions
@@ -899,8 +899,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
             group = self.get_group(group_id)
             if group is None:
                 self.logger.info("Group %s has moved away from %d after transaction marker was written but before the "
-                            "cache was updated. The cache on the new group owner will be updated instead.",
-                            group_id, self.broker_id)
+                                 "cache was updated. The cache on the new group owner will be updated instead.",
+                                 group_id, self.broker_id)
                 continue
             with group.lock:
                 if not group.is_(Dead):

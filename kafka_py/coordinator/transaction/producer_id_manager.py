@@ -70,13 +70,13 @@ class ProducerIdManager:
             current = _parse_block(data)
             if current is None:
                 self.logger.debug("There is no producerId block yet (Zk path version %d), creating the first block",
-                             zk_version)
+                                  zk_version)
                 block = ProducerIdBlock(self.broker_id, 0, PID_BLOCK_SIZE - 1)
             else:
                 if current.block_end_id > _LONG_MAX - PID_BLOCK_SIZE:
                     self.logger.critical("Exhausted all producerIds as the next block's end producerId would exceed "
-                                    "the long type limit (current block end producerId is %d)",
-                                    current.block_end_id)
+                                         "the long type limit (current block end producerId is %d)",
+                                         current.block_end_id)
                     raise KafkaException("Have exhausted all producerIds.")
                 block = ProducerIdBlock(self.broker_id, current.block_end_id + 1,
                                         current.block_end_id + PID_BLOCK_SIZE)
@@ -90,7 +90,7 @@ class ProducerIdManager:
             if succeeded:
                 self._current_block = block
                 self.logger.info("Acquired new producerId block %s by writing to Zk with path version %d",
-                            block, version)
+                                 block, version)
                 return
 
     @staticmethod

@@ -178,14 +178,14 @@ class TransactionCoordinator:
         def send_pid_response_callback(error: Errors) -> None:
             if error is Errors.NONE:
                 self.logger.info("Initialized transactionalId %s with producerId %d and producer epoch %d on partition "
-                            "%s-%d", transactional_id, new_metadata.producer_id,
-                            new_metadata.producer_epoch, TRANSACTION_STATE_TOPIC_NAME,
-                            self.txn_manager.partition_for(transactional_id))
+                                 "%s-%d", transactional_id, new_metadata.producer_id,
+                                 new_metadata.producer_epoch, TRANSACTION_STATE_TOPIC_NAME,
+                                 self.txn_manager.partition_for(transactional_id))
                 response_callback(InitProducerIdResult(new_metadata.producer_id, new_metadata.producer_epoch,
                                                        Errors.NONE))
             else:
                 self.logger.info("Returning %s error code to client for %s's InitProducerId request",
-                            error.name, transactional_id)
+                                 error.name, transactional_id)
                 response_callback(_init_transaction_error(error))
 
         self.txn_manager.append_transaction_to_log(transactional_id, coordinator_epoch, new_metadata,
@@ -236,7 +236,7 @@ class TransactionCoordinator:
                                              response_callback: Callable[[Errors], None]) -> None:
         if not transactional_id:
             self.logger.debug("Returning INVALID_REQUEST error code to client for %s's AddPartitions request",
-                         transactional_id)
+                              transactional_id)
             response_callback(Errors.INVALID_REQUEST)
             return
         partitions = frozenset(partitions)
@@ -264,7 +264,7 @@ class TransactionCoordinator:
                               metadata.prepare_add_partitions(partitions, self.time.milliseconds()))
         if isinstance(result, Errors):
             self.logger.debug("Returning %s error code to client for %s's AddPartitions request",
-                         result.name, transactional_id)
+                              result.name, transactional_id)
             response_callback(result)
             return
         coordinator_epoch, new_metadata = result
@@ -304,7 +304,7 @@ class TransactionCoordinator:
     def on_election(self, txn_topic_partition_id: int, coordinator_epoch: int) -> None:
         """Became leader of a __transaction_state partition: load its ids."""
         self.logger.info("Elected as the txn coordinator for partition %d at epoch %d",
-                    txn_topic_partition_id, coordinator_epoch)
+                         txn_topic_partition_id, coordinator_epoch)
         # anything left from an earlier term on this partition goes first
         self.txn_marker_channel_manager.remove_markers_for_txn_topic_partition(txn_topic_partition_id)
         self.txn_manager.load_transactions_for_txn_topic_partition(
@@ -314,7 +314,7 @@ class TransactionCoordinator:
         """No longer leader of a __transaction_state partition (``coordinator_epoch`` is None when the
         replica was deleted by a StopReplica)."""
         self.logger.info("Resigned as the txn coordinator for partition %d at epoch %s",
-                    txn_topic_partition_id, coordinator_epoch)
+                         txn_topic_partition_id, coordinator_epoch)
         self.txn_manager.remove_transactions_for_txn_topic_partition(txn_topic_partition_id, coordinator_epoch)
         self.txn_marker_channel_manager.remove_markers_for_txn_topic_partition(txn_topic_partition_id)
 
@@ -336,7 +336,7 @@ class TransactionCoordinator:
 
         def invalid_state(state) -> Errors:
             self.logger.debug("TransactionalId: %s's state is %s, but received transaction marker result to send: %s",
-                         transactional_id, state, result_name)
+                              transactional_id, state, result_name)
             return Errors.INVALID_TXN_STATE
 
         current = self.txn_manager.get_transaction_state(transactional_id)
@@ -386,8 +386,8 @@ class TransactionCoordinator:
 
         if isinstance(pre_append, Errors):
             self.logger.debug("Aborting append of %s to transaction log with coordinator and returning %s error to "
-                         "client for %s's EndTransaction request", result_name, pre_append.name,
-                         transactional_id)
+                              "client for %s's EndTransaction request", result_name, pre_append.name,
+                              transactional_id)
             response_callback(pre_append)
             return
         coordinator_epoch, new_metadata = pre_append
@@ -395,23 +395,23 @@ class TransactionCoordinator:
         def send_txn_markers_callback(error: Errors) -> None:
             if error is not Errors.NONE:
                 self.logger.info("Aborting sending of transaction markers and returning %s error to client for %s's "
-                            "EndTransaction request of %s, since appending %s to transaction log with coordinator "
-                            "epoch %d failed", error.name, transactional_id, result_name,
-                            new_metadata, coordinator_epoch)
+                                 "EndTransaction request of %s, since appending %s to transaction log with coordinator "
+                                 "epoch %d failed", error.name, transactional_id, result_name,
+                                 new_metadata, coordinator_epoch)
                 if is_epoch_fence:
                     state_now = self.txn_manager.get_transaction_state(transactional_id)
                     if state_now is None:
                         self.logger.warning("The coordinator still owns the transaction partition for %s, but there is "
-                                       "no metadata in the cache; this is not expected",
-                                       transactional_id)
+                                            "no metadata in the cache; this is not expected",
+                                            transactional_id)
                     elif isinstance(state_now, CoordinatorEpochAndTxnMetadata) \
                             and state_now.coordinator_epoch == coordinator_epoch:
                         # the bumped epoch was never handed out: the next fence reuses it
                         state_now.transaction_metadata.has_failed_epoch_fence = True
                         self.logger.warning("The coordinator failed to write an epoch fence transition for producer %s "
-                                       "to the transaction log with error %s. The epoch was increased to %d but not "
-                                       "returned to the client", transactional_id, error.name,
-                                       new_metadata.producer_epoch)
+                                            "to the transaction log with error %s. The epoch was increased to %d but not "
+                                            "returned to the client", transactional_id, error.name,
+                                            new_metadata.producer_epoch)
                 response_callback(error)
                 return
 
@@ -425,8 +425,8 @@ class TransactionCoordinator:
                 pre_send: Union[Errors, Tuple[TransactionMetadata, TxnTransitMetadata]] = state_now
             elif state_now.coordinator_epoch != coordinator_epoch:
                 self.logger.debug("The transaction coordinator epoch has changed to %d after %s was successfully "
-                             "appended to the log for %s with old epoch %d",
-                             state_now.coordinator_epoch, result_name, transactional_id, coordinator_epoch)
+                                  "appended to the log for %s with old epoch %d",
+                                  state_now.coordinator_epoch, result_name, transactional_id, coordinator_epoch)
                 pre_send = Errors.NOT_COORDINATOR
             else:
                 metadata = state_now.transaction_metadata
@@ -453,8 +453,8 @@ class TransactionCoordinator:
                         raise RuntimeError(message)
             if isinstance(pre_send, Errors):
                 self.logger.info("Aborting sending of transaction markers after appended %s to transaction log and "
-                            "returning %s error to client for %s's EndTransaction request",
-                            result_name, pre_send.name, transactional_id)
+                                 "returning %s error to client for %s's EndTransaction request",
+                                 result_name, pre_send.name, transactional_id)
                 response_callback(pre_send)
                 return
             txn_metadata, new_pre_send_metadata = pre_send
@@ -484,14 +484,14 @@ class TransactionCoordinator:
         def callback(error: Errors) -> None:
             if error is Errors.NONE:
                 self.logger.info("Completed rollback of ongoing transaction for transactionalId %s due to timeout",
-                            txn_id_and_pid_epoch.transactional_id)
+                                 txn_id_and_pid_epoch.transactional_id)
             elif error in (Errors.INVALID_PRODUCER_ID_MAPPING, Errors.PRODUCER_FENCED,
                            Errors.CONCURRENT_TRANSACTIONS):
                 self.logger.debug("Rollback of ongoing transaction for transactionalId %s has been cancelled due to "
-                             "error %s", txn_id_and_pid_epoch.transactional_id, error.name)
+                                  "error %s", txn_id_and_pid_epoch.transactional_id, error.name)
             else:
                 self.logger.warning("Rollback of ongoing transaction for transactionalId %s failed due to error %s",
-                               txn_id_and_pid_epoch.transactional_id, error.name)
+                                    txn_id_and_pid_epoch.transactional_id, error.name)
         return callback
 
     def abort_timed_out_transactions(self,
@@ -505,19 +505,19 @@ class TransactionCoordinator:
                 continue
             if current is None:
                 self.logger.error("Could not find transaction metadata when trying to timeout transaction for %s",
-                             txn_id_and_pid_epoch)
+                                  txn_id_and_pid_epoch)
                 continue
             metadata = current.transaction_metadata
             with metadata.lock:
                 if metadata.producer_id != txn_id_and_pid_epoch.producer_id:
                     self.logger.error("Found incorrect producerId when expiring transactionalId: %s. Expected "
-                                 "producerId: %d. Found producerId: %d",
-                                 txn_id_and_pid_epoch.transactional_id, txn_id_and_pid_epoch.producer_id,
-                                 metadata.producer_id)
+                                      "producerId: %d. Found producerId: %d",
+                                      txn_id_and_pid_epoch.transactional_id, txn_id_and_pid_epoch.producer_id,
+                                      metadata.producer_id)
                     transit = None
                 elif metadata.pending_transition_in_progress:
                     self.logger.debug("Skipping abort of timed out transaction %s since there is a pending state "
-                                 "transition", txn_id_and_pid_epoch)
+                                      "transition", txn_id_and_pid_epoch)
                     transit = None
                 else:
                     transit = metadata.prepare_fence_producer_epoch()

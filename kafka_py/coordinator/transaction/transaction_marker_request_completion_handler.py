@@ -65,13 +65,13 @@ class TransactionMarkerRequestCompletionHandler:
         current = self.txn_state_manager.get_transaction_state(transactional_id)
         if current is Errors.NOT_COORDINATOR:
             self.logger.info("I am no longer the coordinator for %s; cancel sending transaction markers %s to the "
-                        "brokers", transactional_id, txn_marker)
+                             "brokers", transactional_id, txn_marker)
             self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
             return None
         if current is Errors.COORDINATOR_LOAD_IN_PROGRESS:
             self.logger.info("I am loading the transaction partition that contains %s which means the current markers "
-                        "have to be obsoleted; cancel sending transaction markers %s to the brokers",
-                        transactional_id, txn_marker)
+                             "have to be obsoleted; cancel sending transaction markers %s to the brokers",
+                             transactional_id, txn_marker)
             self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
             return None
         if isinstance(current, Errors):
@@ -81,8 +81,8 @@ class TransactionMarkerRequestCompletionHandler:
                                "there is no metadata in the cache; this is not expected")
         if current.coordinator_epoch != txn_marker.coordinator_epoch:
             self.logger.info("Transaction coordinator epoch for %s has changed from %d to %d; cancel sending "
-                        "transaction markers %s to the brokers", transactional_id,
-                        txn_marker.coordinator_epoch, current.coordinator_epoch, txn_marker)
+                             "transaction markers %s to the brokers", transactional_id,
+                             txn_marker.coordinator_epoch, current.coordinator_epoch, txn_marker)
             self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
             return None
         return current
@@ -94,8 +94,8 @@ class TransactionMarkerRequestCompletionHandler:
                 continue
             # queued again, to the partitions' current leaders
             self.logger.debug("Re-enqueuing %s transaction markers for transactional id %s under coordinator epoch %d",
-                         "COMMIT" if marker.transaction_result else "ABORT", entry.txn_id,
-                         marker.coordinator_epoch)
+                              "COMMIT" if marker.transaction_result else "ABORT", entry.txn_id,
+                              marker.coordinator_epoch)
             self.txn_marker_channel_manager.add_txn_markers_to_broker_queue(
                 entry.txn_id, marker.producer_id, marker.producer_epoch, marker.transaction_result,
                 marker.coordinator_epoch, marker.partitions)
@@ -128,20 +128,20 @@ class TransactionMarkerRequestCompletionHandler:
                                            f"for {transactional_id}")
                     elif error in _RETRIABLE:
                         self.logger.info("Sending %s's transaction marker for partition %s has failed with error %s, "
-                                    "retrying with current coordinator epoch %d", transactional_id,
-                                    tp, error.exception_name, current.coordinator_epoch)
+                                         "retrying with current coordinator epoch %d", transactional_id,
+                                         tp, error.exception_name, current.coordinator_epoch)
                         retry_partitions.append(tp)
                     elif error in _SUPERSEDED:
                         self.logger.info("Sending %s's transaction marker for partition %s has permanently failed with "
-                                    "error %s with the current coordinator epoch %d; cancel sending any more "
-                                    "transaction markers %s to the brokers", transactional_id, tp,
-                                    error.exception_name, current.coordinator_epoch, marker)
+                                         "error %s with the current coordinator epoch %d; cancel sending any more "
+                                         "transaction markers %s to the brokers", transactional_id, tp,
+                                         error.exception_name, current.coordinator_epoch, marker)
                         self.txn_marker_channel_manager.remove_markers_for_txn_id(transactional_id)
                         abort_sending = True
                     elif error in _UNSUPPORTED:
                         self.logger.info("Sending %s's transaction marker from partition %s has failed with %s. This "
-                                    "partition will be removed from the set of partitions waiting for completion",
-                                    transactional_id, tp, error.name)
+                                         "partition will be removed from the set of partitions waiting for completion",
+                                         transactional_id, tp, error.name)
                         metadata.remove_partition(tp)
                     else:
                         raise RuntimeError(f"Unexpected error {error.exception_name} while sending txn marker for "
@@ -150,8 +150,8 @@ class TransactionMarkerRequestCompletionHandler:
                 continue
             if retry_partitions:
                 self.logger.debug("Re-enqueuing %s transaction markers for transactional id %s under coordinator epoch "
-                             "%d", "COMMIT" if marker.transaction_result else "ABORT",
-                             transactional_id, marker.coordinator_epoch)
+                                  "%d", "COMMIT" if marker.transaction_result else "ABORT",
+                                  transactional_id, marker.coordinator_epoch)
                 self.txn_marker_channel_manager.add_txn_markers_to_broker_queue(
                     transactional_id, marker.producer_id, marker.producer_epoch, marker.transaction_result,
                     marker.coordinator_epoch, retry_partitions)

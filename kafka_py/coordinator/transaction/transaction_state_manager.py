@@ -345,8 +345,8 @@ class TransactionStateManager:
         with self.state_lock.read():
             if self.replica_manager.get_log_config(transaction_partition) is None:
                 self.logger.warning("Transaction expiration for partition %s failed because the log config was not "
-                               "available, which likely means the partition is not online or is no longer local.",
-                               transaction_partition)
+                                    "available, which likely means the partition is not online or is no longer local.",
+                                    transaction_partition)
                 return
             current_time_ms = self.time.milliseconds()
             expired: List[TransactionalIdCoordinatorEpochAndMetadata] = []
@@ -414,7 +414,7 @@ class TransactionStateManager:
         log = self.replica_manager.get_log(topic_partition)
         if log is None:
             self.logger.warning("Attempted to load transaction metadata from %s, but found no log",
-                           topic_partition)
+                                topic_partition)
             return loaded
 
         def log_end_offset() -> int:
@@ -446,8 +446,8 @@ class TransactionStateManager:
                     if len(buffer) < needed:
                         if load_buffer_size < needed:
                             self.logger.warning("Loaded transaction metadata from %s with buffer larger (%d bytes) than "
-                                           "configured transaction.state.log.load.buffer.size (%d bytes)",
-                                           topic_partition, needed, load_buffer_size)
+                                                "configured transaction.state.log.load.buffer.size (%d bytes)",
+                                                topic_partition, needed, load_buffer_size)
                         buffer = bytearray(needed)
                     mem_records = records.read_into(buffer, 0)
                 read_at_least_one_record = size > 0
@@ -465,7 +465,7 @@ class TransactionStateManager:
                     curr_offset = batch.next_offset
         except Exception:  # noqa: BLE001 - Kafka logs and goes on with what was loaded
             self.logger.exception("Error loading transactions from transaction log %s",
-                             topic_partition)
+                                  topic_partition)
         return loaded
 
     def add_loaded_transactions_to_cache(self, txn_topic_partition: int, coordinator_epoch: int,
@@ -476,7 +476,7 @@ class TransactionStateManager:
                                                                                      dict(loaded_transactions))
         if previous is not None:
             self.logger.warning("Unloaded transaction metadata %s from %d as part of loading metadata at epoch %d",
-                           previous, txn_topic_partition, coordinator_epoch)
+                                previous, txn_topic_partition, coordinator_epoch)
 
     def load_transactions_for_txn_topic_partition(self, partition_id: int, coordinator_epoch: int,
                                                   send_txn_markers: SendTxnMarkersCallback) -> None:
@@ -491,15 +491,15 @@ class TransactionStateManager:
         def load_transactions() -> None:
             scheduler_time_ms = self.time.milliseconds() - schedule_start_ms
             self.logger.info("Loading transaction metadata from %s at epoch %d", topic_partition,
-                        coordinator_epoch)
+                             coordinator_epoch)
             self._validate_transaction_topic_partition_count_is_stable()
             loaded = self._load_transaction_metadata(topic_partition, coordinator_epoch)
             total_ms = self.time.milliseconds() - schedule_start_ms
             self.partition_load_times_ms = (self.partition_load_times_ms + [total_ms])[-100:]
             self.partition_load_sensor.record(total_ms, self.time.milliseconds(), False)
             self.logger.info("Finished loading %d transaction metadata from %s in %d milliseconds, of which %d "
-                        "milliseconds was spent in the scheduler.", len(loaded), topic_partition,
-                        total_ms, scheduler_time_ms)
+                             "milliseconds was spent in the scheduler.", len(loaded), topic_partition,
+                             total_ms, scheduler_time_ms)
             pending_completion: List[Tuple[int, bool, TransactionMetadata, TxnTransitMetadata]] = []
             with self.state_lock.write():
                 if partition_and_leader_epoch not in self.loading_partitions:
@@ -520,7 +520,7 @@ class TransactionStateManager:
                 for epoch, result, metadata, transit in pending_completion:
                     send_txn_markers(epoch, result, metadata, transit)
             self.logger.info("Completed loading transaction metadata from %s for coordinator epoch %d",
-                        topic_partition, coordinator_epoch)
+                             topic_partition, coordinator_epoch)
 
         self.scheduler.schedule(f"load-txns-for-partition-{topic_partition}", load_transactions)
 
@@ -536,10 +536,10 @@ class TransactionStateManager:
             entry = self.transaction_metadata_cache.pop(partition_id, None)
         if entry is not None:
             self.logger.info("Unloaded transaction metadata %s for %s on become-follower transition",
-                        entry, topic_partition)
+                             entry, topic_partition)
         else:
             self.logger.info("No cached transaction metadata found for %s during become-follower transition",
-                        topic_partition)
+                             topic_partition)
 
     def _validate_transaction_topic_partition_count_is_stable(self) -> None:
         previous = self.transaction_topic_partition_count
@@ -573,7 +573,7 @@ class TransactionStateManager:
                 response_error = Errors.NONE
             else:
                 self.logger.debug("Appending %s's new metadata %s failed due to %s",
-                             transactional_id, new_metadata, error.exception_name)
+                                  transactional_id, new_metadata, error.exception_name)
                 if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
                              Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT):
                     response_error = Errors.COORDINATOR_NOT_AVAILABLE
@@ -588,58 +588,58 @@ class TransactionStateManager:
             if response_error is Errors.NONE:
                 if isinstance(current, Errors):
                     self.logger.info("Accessing the cached transaction metadata for %s returns %s error; aborting "
-                                "transition to the new metadata and setting the error in the callback",
-                                transactional_id, current)
+                                     "transition to the new metadata and setting the error in the callback",
+                                     transactional_id, current)
                     response_error = current
                 elif current is None:
                     self.logger.info("The cached coordinator metadata does not exist in the cache anymore for %s after "
-                                "appended its new metadata %s to the transaction log (txn topic partition %d) while "
-                                "it was %d before appending; aborting transition to the new metadata and returning "
-                                "NOT_COORDINATOR in the callback", transactional_id, new_metadata,
-                                topic_partition.partition, coordinator_epoch)
+                                     "appended its new metadata %s to the transaction log (txn topic partition %d) while "
+                                     "it was %d before appending; aborting transition to the new metadata and returning "
+                                     "NOT_COORDINATOR in the callback", transactional_id, new_metadata,
+                                     topic_partition.partition, coordinator_epoch)
                     response_error = Errors.NOT_COORDINATOR
                 else:
                     metadata = current.transaction_metadata
                     with metadata.lock:
                         if current.coordinator_epoch != coordinator_epoch:
                             self.logger.info("The cached coordinator epoch for %s has changed to %d after appended its "
-                                        "new metadata %s to the transaction log (txn topic partition %d) while it "
-                                        "was %d before appending; aborting transition to the new metadata and "
-                                        "returning NOT_COORDINATOR in the callback",
-                                        transactional_id, current.coordinator_epoch, new_metadata,
-                                        topic_partition.partition, coordinator_epoch)
+                                             "new metadata %s to the transaction log (txn topic partition %d) while it "
+                                             "was %d before appending; aborting transition to the new metadata and "
+                                             "returning NOT_COORDINATOR in the callback",
+                                             transactional_id, current.coordinator_epoch, new_metadata,
+                                             topic_partition.partition, coordinator_epoch)
                             response_error = Errors.NOT_COORDINATOR
                         else:
                             metadata.complete_transition_to(new_metadata)
                             self.logger.debug("Updating %s's transaction state to %s with coordinator epoch %d "
-                                         "succeeded", transactional_id, new_metadata,
-                                         coordinator_epoch)
+                                              "succeeded", transactional_id, new_metadata,
+                                              coordinator_epoch)
             elif isinstance(current, CoordinatorEpochAndTxnMetadata):
                 metadata = current.transaction_metadata
                 with metadata.lock:
                     if current.coordinator_epoch == coordinator_epoch:
                         if retry_on_error(response_error):
                             self.logger.info("TransactionalId %s append transaction log for %s transition failed due "
-                                        "to %s, not resetting pending state %s but just returning the error in the "
-                                        "callback to let the caller retry", transactional_id,
-                                        new_metadata, response_error, metadata.pending_state)
+                                             "to %s, not resetting pending state %s but just returning the error in the "
+                                             "callback to let the caller retry", transactional_id,
+                                             new_metadata, response_error, metadata.pending_state)
                         else:
                             self.logger.info("TransactionalId %s append transaction log for %s transition failed due "
-                                        "to %s, resetting pending state from %s, aborting state transition and "
-                                        "returning %s in the callback", transactional_id,
-                                        new_metadata, response_error, metadata.pending_state, response_error)
+                                             "to %s, resetting pending state from %s, aborting state transition and "
+                                             "returning %s in the callback", transactional_id,
+                                             new_metadata, response_error, metadata.pending_state, response_error)
                             metadata.pending_state = None
                     else:
                         self.logger.info("TransactionalId %s append transaction log for %s transition failed due to %s, "
-                                    "aborting state transition and returning the error in the callback since the "
-                                    "coordinator epoch has changed from %d to %d",
-                                    transactional_id, new_metadata, response_error, current.coordinator_epoch,
-                                    coordinator_epoch)
+                                         "aborting state transition and returning the error in the callback since the "
+                                         "coordinator epoch has changed from %d to %d",
+                                         transactional_id, new_metadata, response_error, current.coordinator_epoch,
+                                         coordinator_epoch)
             else:
                 self.logger.info("TransactionalId %s append transaction log for %s transition failed due to %s, "
-                            "aborting state transition and returning the error in the callback since the metadata "
-                            "is not available (%s)", transactional_id, new_metadata, response_error,
-                            current)
+                                 "aborting state transition and returning the error in the callback since the metadata "
+                                 "is not available (%s)", transactional_id, new_metadata, response_error,
+                                 current)
             response_callback(response_error)
 
         # Hold the read lock until the local append returns: an unload and reload of the
