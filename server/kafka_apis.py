@@ -84,6 +84,7 @@ from kafka_py.server.replica_manager import (
     leader_and_isr_partition_states,
     stop_replica_partition_states,
 )
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -315,7 +316,7 @@ class KafkaApis:
         # The configured authorizer, or None: then every check passes (server/auth_helper.py).
         self.authorizer = authorizer
         self.auth_helper = AuthHelper(authorizer)
-        self._log_ident = f"[KafkaApi-{broker_id}] "
+        self.logger = IdentLogger(logger, f"[KafkaApi-{broker_id}] ")
         # Topics being auto-created by a Metadata request right now (Kafka's inflightTopics):
         # concurrent requests for them answer UNKNOWN_TOPIC_OR_PARTITION instead of racing in ZooKeeper.
         self._inflight_topics: set[str] = set()
@@ -410,7 +411,7 @@ class KafkaApis:
         })
 
     def close(self) -> None:
-        logger.info("%sShutdown complete.", self._log_ident)
+        self.logger.info("Shutdown complete.")
 
     # ------------------------------------------------------------------ dispatch
 
@@ -430,7 +431,7 @@ class KafkaApis:
             try:
                 self.replica_manager.try_complete_actions()
             except Exception:  # noqa: BLE001
-                logger.exception("%sError completing delayed actions", self._log_ident)
+                self.logger.exception("Error completing delayed actions")
             if request.api_local_complete_time_ns < 0:
                 request.api_local_complete_time_ns = self.time.nanoseconds()
 
@@ -438,16 +439,16 @@ class KafkaApis:
         """RequestHandlerHelper.handleError: the request's error response, or a closed connection."""
         error = Errors.for_exception(e)
         if error is Errors.UNKNOWN_SERVER_ERROR and not isinstance(e, ApiException):
-            logger.error("%sError when handling request: %r", self._log_ident, request, exc_info=e)
+            self.logger.error("Error when handling request: %r", request, exc_info=e)
         else:
-            logger.debug("%sError %s when handling request %r: %s", self._log_ident, error.name, request, e)
+            self.logger.debug("Error %s when handling request %r: %s", error.name, request, e)
         response = None
         # A produce with acks=0 expects no answer: a failure is signalled by closing.
         if not (request.api_key is ApiKeys.PRODUCE and int(_field(request.body, "acks", 1)) == 0):
             try:
                 response = error_response(request, error, str(e) or None)
             except Exception:  # noqa: BLE001 - a request too broken to mirror is closed instead
-                logger.debug("%sNo error response for %r", self._log_ident, request, exc_info=True)
+                self.logger.debug("No error response for %r", request, exc_info=True)
         if response is None:
             self.request_channel.close_connection(request)
         else:
@@ -470,7 +471,7 @@ class KafkaApis:
         try:
             self.request_channel.send_response(request, response)
         except Exception:  # noqa: BLE001
-            logger.exception("%sCould not send the response to %r", self._log_ident, request)
+            self.logger.exception("Could not send the response to %r", request)
             self.request_channel.close_connection(request)
 
     def send_error_response(self, request: Request, error: Errors, message: Optional[str] = None) -> None:
@@ -589,7 +590,7 @@ class KafkaApis:
             self.request_channel.metrics.mark_metadata_errors(topic_metadata)
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
-            logger.exception("%sCould not send the response to %r", self._log_ident, request)
+            self.logger.exception("Could not send the response to %r", request)
             self.request_channel.close_connection(request)
 
     def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
@@ -654,14 +655,14 @@ class KafkaApis:
             replication_factor = int(self.config.default_replication_factor)
         try:
             self.admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
-            logger.info("%sAuto creation of topic %s with %d partitions and replication factor %d is successful",
-                        self._log_ident, topic, partitions, replication_factor)
+            self.logger.info("Auto creation of topic %s with %d partitions and replication factor %d is successful",
+                             topic, partitions, replication_factor)
         except Exception as e:  # noqa: BLE001 - turned into the topic's error code
             error = Errors.for_exception(e)
             if error is Errors.TOPIC_ALREADY_EXISTS:
                 return Errors.LEADER_NOT_AVAILABLE
             if error is Errors.UNKNOWN_SERVER_ERROR:
-                logger.warning("%sAuto creation of topic %s failed: %s", self._log_ident, topic, e)
+                self.logger.warning("Auto creation of topic %s failed: %s", topic, e)
             return error
         # Created, but the controller has yet to elect its leaders.
         return Errors.LEADER_NOT_AVAILABLE
@@ -714,19 +715,19 @@ class KafkaApis:
                 errors = {tp: status.error for tp, status in merged.items() if status.error is not Errors.NONE}
                 if errors:
                     # The producer reads no answer: closing the connection makes it refresh metadata.
-                    logger.info("%sClosing connection due to error during produce request with correlation id "
-                                "%d from client id %s with ack=0; topic and partition to exceptions: %s",
-                                self._log_ident, request.correlation_id, request.header.client_id,
-                                ", ".join(f"{tp} -> {e.exception_name}" for tp, e in errors.items()))
+                    self.logger.info("Closing connection due to error during produce request with correlation id "
+                                     "%d from client id %s with ack=0; topic and partition to exceptions: %s",
+                                     request.correlation_id, request.header.client_id,
+                                     ", ".join(f"{tp} -> {e.exception_name}" for tp, e in errors.items()))
                     self.request_channel.close_connection(request)
                 else:
                     self.request_channel.send_no_op_response(request)
                 return
             for tp, status in merged.items():
                 if status.error is not Errors.NONE:
-                    logger.debug("%sProduce request with correlation id %d from client %s on partition %s failed "
-                                 "due to %s", self._log_ident, request.correlation_id, request.header.client_id, tp,
-                                 status.error.exception_name)
+                    self.logger.debug("Produce request with correlation id %d from client %s on partition %s failed "
+                                      "due to %s", request.correlation_id, request.header.client_id, tp,
+                                      status.error.exception_name)
             self._send_produce_response(request, merged, throttle_time_ms)
 
         def append(entries: dict[TopicPartition, MemoryRecords], verification_guards: Optional[Mapping]) -> None:
@@ -772,7 +773,7 @@ class KafkaApis:
             self.request_channel.metrics.mark_partition_errors(ApiKeys.PRODUCE, statuses.values())
             self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
         except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
-            logger.exception("%sCould not send the response to %r", self._log_ident, request)
+            self.logger.exception("Could not send the response to %r", request)
             self.request_channel.close_connection(request)
 
     # ------------------------------------------------------------------ Fetch
@@ -931,9 +932,9 @@ class KafkaApis:
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, int(p.partition_index))
                 if tp in duplicates:
-                    logger.debug("%sOffsetRequest with correlation id %d from client %s on partition %s failed "
-                                 "because the partition is duplicated in the request.", self._log_ident,
-                                 request.correlation_id, request.header.client_id, tp)
+                    self.logger.debug("OffsetRequest with correlation id %d from client %s on partition %s failed "
+                                      "because the partition is duplicated in the request.",
+                                      request.correlation_id, request.header.client_id, tp)
                     partitions.append(error_partition(tp.partition, Errors.INVALID_REQUEST))
                     continue
                 try:
@@ -945,7 +946,7 @@ class KafkaApis:
                     if error is Errors.OFFSET_NOT_AVAILABLE and version < 5:
                         error = Errors.LEADER_NOT_AVAILABLE
                     if error is Errors.UNKNOWN_SERVER_ERROR:
-                        logger.error("%sError while responding to offset request", self._log_ident, exc_info=e)
+                        self.logger.error("Error while responding to offset request", exc_info=e)
                     partitions.append(error_partition(tp.partition, error))
                     continue
                 if found is None:
@@ -1099,8 +1100,8 @@ class KafkaApis:
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
-            logger.info("%sReceived LeaderAndIsr request with broker epoch %d smaller than the current broker "
-                        "epoch %d", self._log_ident, broker_epoch, self.controller.broker_epoch)
+            self.logger.info("Received LeaderAndIsr request with broker epoch %d smaller than the current broker "
+                             "epoch %d", broker_epoch, self.controller.broker_epoch)
             self.send_error_response(request, Errors.STALE_BROKER_EPOCH)
             return
         response = self.replica_manager.become_leader_or_follower(request.correlation_id, body,
@@ -1131,8 +1132,8 @@ class KafkaApis:
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
-            logger.info("%sReceived StopReplica request with broker epoch %d smaller than the current broker "
-                        "epoch %d", self._log_ident, broker_epoch, self.controller.broker_epoch)
+            self.logger.info("Received StopReplica request with broker epoch %d smaller than the current broker "
+                             "epoch %d", broker_epoch, self.controller.broker_epoch)
             self.send_response(request, build_stop_replica_response(request.api_version,
                                                                     Errors.STALE_BROKER_EPOCH, {}))
             return
@@ -1163,15 +1164,15 @@ class KafkaApis:
         try:
             self.replica_manager.replica_fetcher_manager.shutdown_idle_fetcher_threads()
         except Exception:  # noqa: BLE001 - housekeeping only
-            logger.exception("%sError shutting down idle fetcher threads", self._log_ident)
+            self.logger.exception("Error shutting down idle fetcher threads")
 
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
-            logger.info("%sReceived update metadata request with broker epoch %d smaller than the current broker "
-                        "epoch %d", self._log_ident, broker_epoch, self.controller.broker_epoch)
+            self.logger.info("Received update metadata request with broker epoch %d smaller than the current broker "
+                             "epoch %d", broker_epoch, self.controller.broker_epoch)
             self.send_response(request, build_response(request, {"error_code": Errors.STALE_BROKER_EPOCH}))
             return
         deleted_partitions = self.replica_manager.maybe_update_metadata_cache(request.correlation_id, body)

@@ -43,6 +43,7 @@ from kafka_py.security.authorizer.acl import (
     ResourceType,
 )
 from kafka_py.server.kafka_apis import build_response
+from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -69,10 +70,11 @@ class AclRequestHandlers:
 
     def __init__(self, apis: "KafkaApis") -> None:
         self.apis = apis
+        self.logger = IdentLogger(logger, apis.logger.ident)
 
     def _close(self, request: Request, reason: str) -> None:
-        logger.info("%sClosing the connection of %s: %s", self.apis._log_ident, request.context.connection_id,
-                    reason)
+        self.logger.info("Closing the connection of %s: %s", request.context.connection_id,
+                         reason)
         self.apis.request_channel.close_connection(request)
 
     def _cluster_authorized(self, request: Request, operation: AclOperation) -> bool:
@@ -143,7 +145,7 @@ class AclRequestHandlers:
         except ValueError as e:
             # Kafka fails in the AclBinding constructor, before any creation: the whole request
             # is answered with the error of an IllegalArgumentException.
-            logger.debug("%sCreateAcls with an invalid binding: %s", self.apis._log_ident, e)
+            self.logger.debug("CreateAcls with an invalid binding: %s", e)
             send([_error_of(e)] * len(creations))
             return
         results: list[Optional[ApiError]] = [None] * len(bindings)

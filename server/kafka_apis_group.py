@@ -39,6 +39,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
+from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -56,6 +57,7 @@ class GroupRequestHandlers:
 
     def __init__(self, apis: "KafkaApis") -> None:
         self.apis = apis
+        self.logger = IdentLogger(logger, apis.logger.ident)
 
     @property
     def _coordinator(self) -> Any:
@@ -278,9 +280,9 @@ class GroupRequestHandlers:
             combined = {**commit_status, **non_existing_topic_errors}
             for tp, error in combined.items():
                 if error is not Errors.NONE:
-                    logger.debug("%sOffset commit request with correlation id %d from client %s on partition %s "
-                                 "failed due to %s", self.apis._log_ident, request.correlation_id,
-                                 request.header.client_id, tp, error.exception_name)
+                    self.logger.debug("Offset commit request with correlation id %d from client %s on partition %s "
+                                      "failed due to %s", request.correlation_id,
+                                      request.header.client_id, tp, error.exception_name)
             self._send(request, {"topics": [
                 {"name": topic, "partitions": [{"partition_index": index, "error_code": error}
                                                for index, error in parts]}

@@ -48,6 +48,7 @@ from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response
 from kafka_py.server.kafka_apis_group import offsets_to_commit
+from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -100,6 +101,7 @@ class TxnRequestHandlers:
 
     def __init__(self, apis: "KafkaApis") -> None:
         self.apis = apis
+        self.logger = IdentLogger(logger, apis.logger.ident)
 
     @property
     def _coordinator(self) -> Any:
@@ -409,8 +411,8 @@ class TxnRequestHandlers:
                         self.apis.group_coordinator.schedule_handle_txn_completion(
                             producer_id, successful_offsets_partitions, is_commit)
                     except Exception:  # noqa: BLE001 - answered as an error for those partitions
-                        logger.exception("%sReceived an exception while trying to update the offsets cache on "
-                                         "transaction marker append", self.apis._log_ident)
+                        self.logger.exception("Received an exception while trying to update the offsets cache on "
+                                              "transaction marker append")
                         update_errors(producer_id, {tp: Errors.UNKNOWN_SERVER_ERROR
                                                     for tp in successful_offsets_partitions})
                 one_done()
@@ -480,9 +482,9 @@ class TxnRequestHandlers:
             combined = {**authorized_errors, **unauthorized, **non_existing}
             for tp, error in combined.items():
                 if error is not Errors.NONE:
-                    logger.debug("%sTxnOffsetCommit with correlation id %d from client %s on partition %s failed "
-                                 "due to %s", self.apis._log_ident, request.correlation_id,
-                                 request.header.client_id, tp, error.exception_name)
+                    self.logger.debug("TxnOffsetCommit with correlation id %d from client %s on partition %s failed "
+                                      "due to %s", request.correlation_id,
+                                      request.header.client_id, tp, error.exception_name)
             if version < 2:
                 # 0.11-2.0 clients do not know COORDINATOR_LOAD_IN_PROGRESS here (KAFKA-7296)
                 combined = {tp: Errors.COORDINATOR_NOT_AVAILABLE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS else e
