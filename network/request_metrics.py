@@ -26,7 +26,8 @@ values are whole milliseconds, rounded, as Kafka records them.
 The update runs on the network thread for every request: one lock per API, the metric
 objects found by index (no name is built), and the request's values written into staged
 columns that the registry's ticker folds into the histograms every five seconds (or a read
-does first); no container is allocated per request. ``kafka.py.metrics.enabled=false``
+does first); the spans are staged in nanoseconds and rounded to milliseconds when folded, so
+the request path only subtracts. No container is allocated per request. ``kafka.py.metrics.enabled=false``
 skips it.
 """
 from __future__ import annotations
@@ -116,6 +117,10 @@ class RequestMetrics(KafkaMetricsGroup):
             kept = min(n, self.STAGE_ROWS)
             values = [column[:kept].tolist() for column in self._columns]
             self.staged = 0
+        # The time columns hold nanosecond spans: whole milliseconds, rounded half up as
+        # Kafka's Math.round, a negative span counting as 0.
+        for i in _NANOS_COLUMNS:
+            values[i] = [(v + 500_000.0) // 1_000_000.0 if v > 0 else 0.0 for v in values[i]]
         for hist, column in zip(self._hists, values):
             hist.fold(column, n)
 
@@ -153,6 +158,10 @@ class RequestMetrics(KafkaMetricsGroup):
                 self.remove_metric(self._prefix + "RequestsPerSec", {"request": self.name, "version": str(version)})
         for error in list(self._errors):
             self.remove_metric(self._prefix + "ErrorsPerSec", {"request": self.name, "error": error.name})
+
+
+# Columns staged as nanosecond spans (the others: throttle ms, request bytes, zeros).
+_NANOS_COLUMNS = (0, 1, 2, 4, 5, 6)
 
 
 def _ms(nanos: int) -> int:
@@ -210,29 +219,45 @@ class RequestChannelMetrics:
             response_dequeue = end_time_ns
         if dequeue < 0:
             dequeue = start
-        queue_ms = _ms(dequeue - start)
-        local_ms = _ms(local - dequeue)
-        remote_ms = _ms(remote - local)
         throttle_ms = request.api_throttle_time_ms
-        response_queue_ms = _ms(response_dequeue - response_complete)
-        send_ms = _ms(end_time_ns - response_dequeue)
-        total_ms = _ms(end_time_ns - start)
         size = len(request.buffer)
         version = header.api_version
-        self._record(metrics, version, queue_ms, local_ms, remote_ms, throttle_ms, response_queue_ms, send_ms,
-                     total_ms, size)
+        # The spans are staged in nanoseconds and turned into milliseconds when folded (tick).
+        rate = metrics._request_rate[version] if 0 <= version < 64 else None
+        if rate is None:
+            rate = metrics.request_rate(version)
+        columns = metrics._columns
+        if columns is None:
+            columns = metrics.columns()
+        with metrics.lock:
+            rate.count += 1
+            j = metrics.staged
+            metrics.staged = j + 1
+            if j >= 1024:
+                j = int(metrics._random() * (j + 1))
+            if j < 1024:
+                columns[0][j] = dequeue - start
+                columns[1][j] = local - dequeue
+                columns[2][j] = remote - local
+                columns[3][j] = throttle_ms
+                columns[4][j] = response_dequeue - response_complete
+                columns[5][j] = end_time_ns - response_dequeue
+                columns[6][j] = end_time_ns - start
+                columns[7][j] = size
+                # columns 8 and 9 (MessageConversionsTimeMs, TemporaryMemoryBytes) stay 0
         if api_key is ApiKeys.FETCH:
             replica_id = getattr(request.body, "replica_id", -1)
             fetch_metrics = self.follower_fetch if replica_id is not None and replica_id >= 0 else self.consumer_fetch
-            self._record(fetch_metrics, version, queue_ms, local_ms, remote_ms, throttle_ms, response_queue_ms,
-                         send_ms, total_ms, size)
+            self._record(fetch_metrics, version, dequeue - start, local - dequeue, remote - local, throttle_ms,
+                         response_dequeue - response_complete, end_time_ns - response_dequeue, end_time_ns - start,
+                         size)
         if request_logger.isEnabledFor(logging.DEBUG):
             _log_completed_request(request, end_time_ns, start, dequeue, local, remote, response_complete,
                                    response_dequeue, throttle_ms)
 
     @staticmethod
-    def _record(m: RequestMetrics, version: int, queue_ms: int, local_ms: int, remote_ms: int, throttle_ms: int,
-                response_queue_ms: int, send_ms: int, total_ms: int, size: int) -> None:
+    def _record(m: RequestMetrics, version: int, queue_ns: int, local_ns: int, remote_ns: int, throttle_ms: int,
+                response_queue_ns: int, send_ns: int, total_ns: int, size: int) -> None:
         rate = m._request_rate[version] if 0 <= version < 64 else None
         if rate is None:
             rate = m.request_rate(version)
@@ -247,15 +272,14 @@ class RequestChannelMetrics:
                 j = int(m._random() * (j + 1))
                 if j >= 1024:
                     return
-            columns[0][j] = queue_ms
-            columns[1][j] = local_ms
-            columns[2][j] = remote_ms
+            columns[0][j] = queue_ns
+            columns[1][j] = local_ns
+            columns[2][j] = remote_ns
             columns[3][j] = throttle_ms
-            columns[4][j] = response_queue_ms
-            columns[5][j] = send_ms
-            columns[6][j] = total_ms
+            columns[4][j] = response_queue_ns
+            columns[5][j] = send_ns
+            columns[6][j] = total_ns
             columns[7][j] = size
-            # columns 8 and 9 (MessageConversionsTimeMs, TemporaryMemoryBytes) stay 0
 
     def mark_partition_errors(self, api_key: ApiKeys, answers: Iterable[Any]) -> None:
         """ErrorsPerSec for an answer written without response objects (Produce v3+): one

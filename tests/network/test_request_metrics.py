@@ -32,3 +32,37 @@ def test_an_empty_answer_counts_its_one_error_code_and_a_non_message_nothing():
     assert error_counts(build_entity(FetchResponse, {"error_code": 71})) == {Errors.INVALID_FETCH_SESSION_EPOCH: 1}
     assert error_counts(None) == {}
     assert error_counts(b"raw") == {}
+
+
+def test_request_timings_become_whole_milliseconds_rounded_half_up():
+    """The request's spans (staged in nanoseconds, folded when read) land in Kafka's
+    histograms as whole milliseconds, Math.round style; a negative span counts as 0."""
+    from kafka_py.network.request_channel import Request, RequestContext
+    from kafka_py.network.request_metrics import RequestChannelMetrics
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.headers import RequestHeader
+
+    from .conftest import api_versions_frame
+
+    metrics = RequestChannelMetrics([ApiKeys.API_VERSIONS], prefix="RoundingTest")
+    try:
+        ms = 1_000_000
+        for start_ns in (0, 10 * ms):
+            frame = memoryview(bytearray(api_versions_frame(1, 3)[4:]))
+            header, _ = RequestHeader.parse(frame)
+            request = Request(0, RequestContext(header, "c", "127.0.0.1"), start_ns, frame)
+            request.request_dequeue_time_ns = start_ns + 2 * ms + 499_999      # queue 2
+            request.api_local_complete_time_ns = start_ns + 5 * ms              # local 3 (2.500001)
+            request.response_complete_time_ns = start_ns + 5 * ms
+            request.response_dequeue_time_ns = start_ns + 4 * ms                # response queue < 0: 0
+            metrics.update_request_metrics(request, start_ns + 7 * ms + 500_000)  # send 3.5 -> 4, total 7.5 -> 8
+        m = metrics("ApiVersions")
+        assert m.request_queue_time_hist.snapshot().values == [2.0, 2.0]
+        assert m.local_time_hist.snapshot().values == [3.0, 3.0]
+        assert m.response_queue_time_hist.snapshot().values == [0.0, 0.0]
+        assert m.response_send_time_hist.snapshot().values == [4.0, 4.0]
+        assert m.total_time_hist.snapshot().values == [8.0, 8.0]
+        assert m.request_bytes_hist.snapshot().values == [float(len(frame))] * 2
+        assert m.request_rate(3).count == 2
+    finally:
+        metrics.remove_metrics()
