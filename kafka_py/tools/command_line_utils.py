@@ -31,6 +31,7 @@ import os
 import re
 import select
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence
@@ -484,23 +485,92 @@ def validate_port_or_die(servers: str) -> list[str]:
         print_usage_and_die("Please provide valid host:port like host1:9091,host2:9092\n ")
 
 
+class _LoginRefusalWatch(logging.Handler):
+    """Catches the SASL refusal kafka-python's connection manager logs while a client bootstraps.
+
+    The client itself retries a refused login until its bootstrap timeout and then reports only
+    that no broker answered; Kafka's clients fail at once with the authentication error, and so
+    do the tools here."""
+
+    LOGGER = "kafka.net.manager"
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)  # a refused bootstrap is logged as a warning
+        self.refusal: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from kafka.errors import SaslAuthenticationFailedError
+
+        for arg in record.args if isinstance(record.args, tuple) else ():
+            if isinstance(arg, SaslAuthenticationFailedError):
+                self.refusal = arg
+
+    @contextmanager
+    def watching(self) -> Iterator["_LoginRefusalWatch"]:
+        logger = logging.getLogger(self.LOGGER)
+        level, propagate = logger.level, logger.propagate
+        if not logger.isEnabledFor(logging.WARNING):
+            # the tools keep kafka-python quiet: hear its warnings here without printing them
+            logger.setLevel(logging.WARNING)
+            logger.propagate = False
+        logger.addHandler(self)
+        try:
+            yield self
+        finally:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+
+def _servers(configs: Mapping[str, Any]) -> str:
+    servers = configs.get("bootstrap_servers")
+    return ",".join(servers) if isinstance(servers, (list, tuple)) else str(servers)
+
+
+def _refused_login(configs: Mapping[str, Any], refusal: BaseException) -> str:
+    """As the tools' own connections word it: ``SaslAuthenticationException: <the broker's reason>``."""
+    reason = str(refusal.args[0] if refusal.args else refusal)
+    prefix = f"{type(refusal).__name__}: "
+    reason = reason[len(prefix):] if reason.startswith(prefix) else reason
+    return f"Could not connect to {_servers(configs)}: SaslAuthenticationException: {reason}"
+
+
 def connect(factory: Callable[..., Any], configs: Mapping[str, Any]) -> Any:
-    """Create a kafka-python client, reporting an unreachable cluster as a CommandError."""
+    """Create a kafka-python client, reporting an unreachable cluster or a refused login as a
+    CommandError. The client is made on a thread of its own so that a refused login ends the
+    wait at once (the tool exits right after, taking that thread with it)."""
     import kafka.errors as kafka_errors
 
-    try:
-        return factory(**configs)
-    except (getattr(kafka_errors, "NoBrokersAvailable", kafka_errors.KafkaTimeoutError),
-            kafka_errors.KafkaTimeoutError) as e:
-        servers = configs.get("bootstrap_servers")
-        if isinstance(servers, (list, tuple)):
-            servers = ",".join(servers)
+    outcome: dict[str, Any] = {}
+    made = threading.Event()
+
+    def create() -> None:
+        try:
+            outcome["client"] = factory(**configs)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            outcome["error"] = e
+        finally:
+            made.set()
+
+    with _LoginRefusalWatch().watching() as watch:
+        threading.Thread(target=create, name="kafka-client-bootstrap", daemon=True).start()
+        while not made.wait(0.05):
+            if watch.refusal is not None:
+                raise CommandError(_refused_login(configs, watch.refusal))
+    if "client" in outcome:
+        return outcome["client"]
+    e = outcome["error"]
+    if isinstance(e, (getattr(kafka_errors, "NoBrokersAvailable", kafka_errors.KafkaTimeoutError),
+                      kafka_errors.KafkaTimeoutError)):
+        if watch.refusal is not None:
+            raise CommandError(_refused_login(configs, watch.refusal)) from e
         timeout = configs.get("bootstrap_timeout_ms", 30000)
         raise CommandError(
-            f"Unable to connect to the bootstrap server(s) {servers}: no broker answered within "
+            f"Unable to connect to the bootstrap server(s) {_servers(configs)}: no broker answered within "
             f"{timeout} ms") from e
-    except kafka_errors.KafkaConfigurationError as e:
+    if isinstance(e, kafka_errors.KafkaConfigurationError):
         raise CommandError(f"Invalid client configuration: {describe_exception(e)}") from e
+    raise e
 
 
 def expand_multi_value_options(args: Sequence[str], names: Iterable[str]) -> list[str]:

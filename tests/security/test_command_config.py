@@ -129,6 +129,8 @@ def test_sasl_plaintext_and_refused_logins(secure_broker, tmp_path) -> None:
         result = _tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", wrong, *args)
         assert result.returncode == 1, result.stdout + result.stderr
         assert "Traceback" not in result.stderr and result.stderr.strip(), result.stderr
+        # the refusal itself, not a bootstrap timeout
+        assert "SaslAuthenticationException" in result.stderr, result.stderr
     # A TLS listener with no trust store for its CA: refused, never a traceback.
     untrusted = tmp_path / "untrusted.properties"
     untrusted.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
