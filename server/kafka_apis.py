@@ -35,7 +35,7 @@ import re
 import struct
 import threading
 import uuid
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.common.errors import (
     ApiException,
@@ -72,7 +72,6 @@ from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, Resourc
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
-from kafka_py.server.kafka_config import Defaults
 from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
@@ -86,6 +85,21 @@ from kafka_py.server.replica_manager import (
 )
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
+
+if TYPE_CHECKING:
+    from kafka_py.controller.kafka_controller import KafkaController
+    from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
+    from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
+    from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+    from kafka_py.security.authorizer.authorizer import Authorizer
+    from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.server.metadata_cache import MetadataCache
+    from kafka_py.server.quota_factory import QuotaManagers
+    from kafka_py.server.replica_manager import ReplicaManager
+    from kafka_py.server.zk_admin_manager import ZkAdminManager
+    from kafka_py.zk.admin_zk_client import AdminZkClient
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 
@@ -277,11 +291,14 @@ def _millis(value: Any) -> int:
 class KafkaApis:
     """Handles every request the handler threads take off the RequestChannel."""
 
-    def __init__(self, request_channel: RequestChannel, replica_manager: Any, admin_manager: Any,
-                 controller: Any, zk_client: Any, broker_id: int, config: Any, metadata_cache: Any,
-                 cluster_id: str, time: Time = Time.SYSTEM, producer_id_manager: Any = None,
-                 admin_zk_client: Any = None, group_coordinator: Any = None, quotas: Any = None, authorizer: Any = None,
-                 fetch_manager: Optional[FetchManager] = None) -> None:
+    def __init__(self, request_channel: RequestChannel, replica_manager: ReplicaManager,
+                 admin_manager: Optional[ZkAdminManager], controller: Optional[KafkaController],
+                 zk_client: Optional[KafkaZkClient], broker_id: int, config: KafkaConfig,
+                 metadata_cache: MetadataCache, cluster_id: str, time: Time = Time.SYSTEM,
+                 producer_id_manager: Optional[ProducerIdManager] = None,
+                 admin_zk_client: Optional[AdminZkClient] = None,
+                 group_coordinator: Optional[GroupCoordinator] = None, quotas: Optional[QuotaManagers] = None,
+                 authorizer: Optional[Authorizer] = None, fetch_manager: Optional[FetchManager] = None) -> None:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
         self.admin_manager = admin_manager
@@ -302,14 +319,13 @@ class KafkaApis:
         is_hosted = None if replica_manager is None else (
             lambda tp: replica_manager.get_partition(tp) is not HostedPartition.NONE)
         self.fetch_manager = fetch_manager or FetchManager(time, FetchSessionCache(
-            int(getattr(config, "max_incremental_fetch_session_cache_slots",
-                        Defaults.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS)),
+            config.max_incremental_fetch_session_cache_slots,
             MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, is_hosted))
         # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
-        self.txn_coordinator: Any = None
+        self.txn_coordinator: Optional[TransactionCoordinator] = None
         # Transaction verification of produce requests (server/add_partitions_to_txn_manager.py),
         # set by KafkaServer; None: transactional batches are appended unverified, as by Kafka 2.8.
-        self.add_partitions_to_txn_manager: Any = None
+        self.add_partitions_to_txn_manager: Optional[AddPartitionsToTxnManager] = None
         # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
         self.quotas = quotas
         self._quota = QuotaRequestHandlers(self)
@@ -642,12 +658,12 @@ class KafkaApis:
         if topic == "__consumer_offsets":
             from kafka_py.server.kafka_apis_group import offsets_topic_configs
 
-            partitions = int(getattr(self.config, "offsets_topic_partitions", 50))
-            replication_factor = int(getattr(self.config, "offsets_topic_replication_factor", 3))
+            partitions = self.config.offsets_topic_partitions
+            replication_factor = self.config.offsets_topic_replication_factor
             configs = offsets_topic_configs(self.group_coordinator)
         elif topic == "__transaction_state":
-            partitions = int(getattr(self.config, "transaction_topic_partitions", 50))
-            replication_factor = int(getattr(self.config, "transaction_topic_replication_factor", 3))
+            partitions = self.config.transaction_topic_partitions
+            replication_factor = self.config.transaction_topic_replication_factor
             if self.txn_coordinator is not None:
                 configs = self.txn_coordinator.transaction_topic_configs()
         else:
