@@ -38,7 +38,7 @@ import os
 import threading
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr
 from kafka_py.cluster.partition import (
@@ -88,6 +88,17 @@ from kafka_py.server.delayed_produce import (
     ProducePartitionStatus,
 )
 from kafka_py.server.metadata_cache import is_internal
+
+if TYPE_CHECKING:
+    from kafka_py.log.log_manager import LogManager
+    from kafka_py.server.alter_isr_manager import AlterIsrManager
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
+    from kafka_py.server.metadata_cache import MetadataCache
+    from kafka_py.server.quota_factory import QuotaManagers
+    from kafka_py.utils.kafka_scheduler import Scheduler
+    from kafka_py.utils.time import Time
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
@@ -402,9 +413,13 @@ def _records_size(records: Any) -> int:
 class ReplicaManager(KafkaMetricsGroup):
     """Hosts this broker's partitions and serves produce, fetch and the controller's requests."""
 
-    def __init__(self, config, time, zk_client, scheduler, log_manager, metadata_cache,
-                 log_dir_failure_channel=None, *, is_shutting_down: Optional[threading.Event] = None,
-                 quota_managers=None, broker_topic_stats=None, alter_isr_manager=None,
+    def __init__(self, config: KafkaConfig, time: Time, zk_client: Optional[KafkaZkClient], scheduler: Scheduler,
+                 log_manager: LogManager, metadata_cache: MetadataCache,
+                 log_dir_failure_channel: Optional[LogDirFailureChannel] = None, *,
+                 is_shutting_down: Optional[threading.Event] = None,
+                 quota_managers: Optional[QuotaManagers] = None,
+                 broker_topic_stats: Optional[BrokerTopicStats] = None,
+                 alter_isr_manager: Optional[AlterIsrManager] = None,
                  delayed_produce_purgatory: Optional[DelayedOperationPurgatory] = None,
                  delayed_fetch_purgatory: Optional[DelayedOperationPurgatory] = None,
                  delayed_delete_records_purgatory: Optional[DelayedOperationPurgatory] = None,
@@ -426,13 +441,13 @@ class ReplicaManager(KafkaMetricsGroup):
 
         self.delayed_produce_purgatory = delayed_produce_purgatory or DelayedOperationPurgatory(
             "Produce", broker_id=config.broker_id,
-            purge_interval=getattr(config, "producer_purgatory_purge_interval_requests", 1000))
+            purge_interval=config.producer_purgatory_purge_interval_requests)
         self.delayed_fetch_purgatory = delayed_fetch_purgatory or DelayedOperationPurgatory(
             "Fetch", broker_id=config.broker_id,
-            purge_interval=getattr(config, "fetch_purgatory_purge_interval_requests", 1000))
+            purge_interval=config.fetch_purgatory_purge_interval_requests)
         self.delayed_delete_records_purgatory = delayed_delete_records_purgatory or DelayedOperationPurgatory(
             "DeleteRecords", broker_id=config.broker_id,
-            purge_interval=getattr(config, "delete_records_purgatory_purge_interval_requests", 1))
+            purge_interval=config.delete_records_purgatory_purge_interval_requests)
         # ElectLeaders answers waiting for the metadata cache to show the new leaders
         self.delayed_elect_leader_purgatory = DelayedOperationPurgatory("ElectLeader", broker_id=config.broker_id)
 
@@ -1338,7 +1353,7 @@ class ReplicaManager(KafkaMetricsGroup):
             self._complete_delayed_fetch_or_produce_requests(partition.topic_partition)
         if not self.is_shutting_down.is_set() and made:
             fetch_states = {}
-            listener = getattr(self.config, "inter_broker_listener_name", None)
+            listener = self.config.inter_broker_listener_name
             for partition in made:
                 leader = self.metadata_cache.get_alive_broker(partition.leader_replica_id_opt)
                 if leader is None:
