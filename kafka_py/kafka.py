@@ -14,10 +14,10 @@ broker in order without a controlled shutdown, closing every connection, and exi
 halt's status (1); should that stop take longer than HALT_STOP_TIMEOUT_S, it ends the process
 there and then, as Kafka's halt would have at once.
 
-Before anything starts, the process is pinned to one CPU (kafka_py.tuning.cpu_affinity:
-KAFKA_PY_CPU_AFFINITY=auto|none|<cpu list>) and put under SCHED_BATCH
-(kafka_py.tuning.sched_policy: KAFKA_PY_SCHED_POLICY=batch|none), the Python counterpart
-of the JVM options Kafka's launcher sets.
+Before anything starts, the process takes the tuning its environment asks for
+(kafka_py.tuning.tune_process: KAFKA_PY_CPU_AFFINITY, KAFKA_PY_SCHED_POLICY; both off
+unless set), the Python counterpart of the JVM options Kafka's launcher takes from
+KAFKA_JVM_PERFORMANCE_OPTS.
 """
 from __future__ import annotations
 
@@ -31,10 +31,9 @@ from typing import Optional, Sequence
 import click
 
 from kafka_py.utils.config_def import ConfigException
-from kafka_py.tuning.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
 from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
-from kafka_py.tuning.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
+from kafka_py.tuning import TuningError, tune_process
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
 
@@ -170,15 +169,9 @@ def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[
     # kill -3 prints every thread's stack, as it does for the JVM running Kafka.
     faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True, chain=False)
     try:
-        # before any thread exists, so that every thread of the broker inherits it
-        spare = apply_cpu_affinity()
-    except CpuAffinityError as e:
-        click.echo(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}", err=True)
-        sys.exit(1)
-    try:
-        apply_sched_policy()
-    except SchedPolicyError as e:
-        click.echo(f"Invalid {SCHED_POLICY_ENV_VAR}: {e}", err=True)
+        spare = tune_process()  # before any thread exists, so that every thread inherits it
+    except TuningError as e:
+        click.echo(str(e), err=True)
         sys.exit(1)
     sys.exit(run(config_file, overrides, spare))
 

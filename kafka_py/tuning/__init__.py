@@ -17,3 +17,29 @@ the replica fetcher) each reach it through at most one line, so they read as Kaf
 docs/performance.md, "Broker tuning", says what each piece buys, with the command that
 measures it.
 """
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional
+
+from kafka_py.tuning.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
+from kafka_py.tuning.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
+
+
+class TuningError(ValueError):
+    """A tuning variable of the environment holds something unusable; the message names it."""
+
+
+def tune_process(environ: Mapping[str, str] = os.environ) -> Optional[frozenset[int]]:
+    """Apply ``KAFKA_PY_CPU_AFFINITY`` and ``KAFKA_PY_SCHED_POLICY`` to the calling process,
+    before it starts any thread so that every thread inherits them; the CPUs the process
+    may use but was not pinned to (where the page cache prefaulter runs), or None."""
+    try:
+        spare = apply_cpu_affinity(environ)
+    except CpuAffinityError as e:
+        raise TuningError(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}") from None
+    try:
+        apply_sched_policy(environ)
+    except SchedPolicyError as e:
+        raise TuningError(f"Invalid {SCHED_POLICY_ENV_VAR}: {e}") from None
+    return spare

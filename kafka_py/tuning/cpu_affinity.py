@@ -1,20 +1,22 @@
-"""The broker process's CPU affinity: kafka-py's counterpart of the JVM tuning that Kafka's
-bin/kafka-run-class.sh takes from KAFKA_JVM_PERFORMANCE_OPTS.
+"""The broker process's CPU affinity, a tuning the user turns on: kafka-py's counterpart of
+the JVM tuning that Kafka's bin/kafka-run-class.sh takes from KAFKA_JVM_PERFORMANCE_OPTS.
 
 CPython runs one thread at a time (the GIL), and a request crosses three threads on its
 way through the broker (Processor, request handler, Processor again) with the GIL passed
 at each step and at every blocking system call. When those threads sit on different
 cores, each pass wakes an idle core and moves the interpreter's working set between
-caches; on the 2-core VMs we measure on, that cost as much CPU as the request itself
-(docs/performance.md, "CPU affinity"). Keeping every thread of the broker on one core
-turns those passes into ordinary same-core switches, so by default the launcher pins the
-process to one CPU before any thread starts. Threads created later inherit it.
+caches. Keeping every thread of the broker on one core turns those passes into ordinary
+same-core switches; docs/performance.md ("Broker tuning") has what that buys. It also
+keeps the broker off the other cores, which a machine running several brokers or other
+services wants to decide for itself, so the launcher leaves the affinity alone unless
+told. The CPUs are chosen before any thread starts; threads created later inherit them.
 
 ``KAFKA_PY_CPU_AFFINITY`` chooses:
 
-* ``auto`` (the default): one of the CPUs the process may run on, picked by process id,
-  so that several brokers started on one machine spread over its CPUs;
-* ``none``: leave the affinity alone (every allowed CPU);
+* ``none`` (the default, also when unset or empty): leave the affinity alone (every
+  allowed CPU);
+* ``auto``: one of the CPUs the process may run on, picked by process id, so that several
+  brokers started on one machine spread over its CPUs;
 * a CPU list as taskset(1) and /proc take it, e.g. ``1`` or ``0,2-3``.
 
 The parsing is pure (``parse_cpu_list``, ``choose_cpus``); ``apply_cpu_affinity`` is the
@@ -61,7 +63,7 @@ def choose_cpus(value: Optional[str], allowed: frozenset[int], pid: int) -> Opti
 
     ``allowed`` is the set the process may run on now; an explicit list must lie within it.
     """
-    setting = (value or AUTO).strip().lower()
+    setting = (value or NONE).strip().lower() or NONE
     if setting == NONE:
         return None
     if setting == AUTO:
@@ -96,6 +98,6 @@ def apply_cpu_affinity(environ: Mapping[str, str] = os.environ) -> Optional[froz
     if cpus is None:
         return None
     os.sched_setaffinity(0, cpus)
-    logger.info("Running on CPU(s) %s of %s (%s=%s; 'none' turns this off)", ",".join(map(str, sorted(cpus))),
-                ",".join(map(str, sorted(allowed))), ENV_VAR, environ.get(ENV_VAR, AUTO))
+    logger.info("Running on CPU(s) %s of %s (%s=%s)", ",".join(map(str, sorted(cpus))),
+                ",".join(map(str, sorted(allowed))), ENV_VAR, environ.get(ENV_VAR))
     return spare_cpus(allowed, cpus)

@@ -1,24 +1,25 @@
-"""The broker process's Linux scheduling policy: SCHED_BATCH unless told otherwise.
+"""The broker process's Linux scheduling policy, a tuning the user turns on: SCHED_BATCH.
 
 The companion of cpu_affinity.py. With every thread of the broker on one CPU, a request
 still passes the GIL from the Processor to a request handler and back. When the handler
 answers it wakes the Processor (an eventfd write); under the normal policy the kernel lets
 the freshly woken thread preempt the handler at once, although the Processor cannot run
 a line of Python until the handler lets go of the GIL. It takes the CPU, finds the GIL
-held, and sleeps again: two context switches for nothing, about one per request (counted
-in /proc/<pid>/task/*/status, docs/performance.md "Scheduling policy").
+held, and sleeps again: two context switches for nothing, about one per request.
 
 SCHED_BATCH is the normal time-sharing policy without wake-up preemption: a woken thread
 waits until the running one blocks or its time slice ends. Inside one GIL-bound process
 that is what we want, since the running thread is about to block anyway (on the request
-queue, a read, the next poll). Other processes are not affected, nice values still apply,
-and an unprivileged process may switch itself to it.
+queue, a read, the next poll). Nice values still apply and an unprivileged process may
+switch itself to it, but another process woken on the broker's CPU waits for the broker's
+time slice too, so the launcher leaves the policy alone unless told. docs/performance.md
+("Broker tuning") has what it buys.
 
 ``KAFKA_PY_SCHED_POLICY`` chooses:
 
-* ``batch`` (the default): SCHED_BATCH, when the process runs under the normal policy
-  (a process started under a real-time or idle policy keeps it);
-* ``none``: leave the policy alone.
+* ``none`` (the default, also when unset or empty): leave the policy alone;
+* ``batch``: SCHED_BATCH, when the process runs under the normal policy (a process
+  started under a real-time or idle policy keeps it).
 
 ``choose_policy`` is pure; ``apply_sched_policy`` is the one function with a side effect.
 """
@@ -45,7 +46,7 @@ def choose_policy(value: Optional[str], current: int, normal: int, batch: int) -
     ``current`` is the process's policy now; ``normal`` and ``batch`` are the platform's
     SCHED_OTHER and SCHED_BATCH.
     """
-    setting = (value or BATCH).strip().lower()
+    setting = (value or NONE).strip().lower() or NONE
     if setting == NONE:
         return None
     if setting != BATCH:
@@ -68,6 +69,5 @@ def apply_sched_policy(environ: Mapping[str, str] = os.environ) -> Optional[int]
     if policy is None:
         return None
     os.sched_setscheduler(0, policy, os.sched_param(0))
-    logger.info("Scheduling policy SCHED_BATCH (%s=%s; 'none' turns this off)",
-                ENV_VAR, environ.get(ENV_VAR, BATCH))
+    logger.info("Scheduling policy SCHED_BATCH (%s=%s)", ENV_VAR, value)
     return policy

@@ -156,12 +156,15 @@ def test_broker_threads_are_pinned_to_one_cpu(broker_factory):
                                   overrides={"log.prefault.bytes": "0"}).start()
     assert _thread_cpu_lists(unprefaulted.process.pid) == {str(chosen)}
 
-    default = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": ""}, overrides={"log.prefault.bytes": "0"}).start()
-    lists = _thread_cpu_lists(default.process.pid)
+    auto = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": "auto"}, overrides={"log.prefault.bytes": "0"}).start()
+    lists = _thread_cpu_lists(auto.process.pid)
     assert len(lists) == 1 and int(lists.pop()) in allowed
 
-    unpinned = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": "none"}).start()
-    assert _thread_cpu_lists(unpinned.process.pid) == _thread_cpu_lists(os.getpid())
+    # pinning is a tuning the user turns on: unset, the broker runs where its launcher does
+    for value in ("", "none"):
+        unpinned = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": value}).start()
+        assert _thread_cpu_lists(unpinned.process.pid) == _thread_cpu_lists(os.getpid())
+        assert "Running on CPU(s)" not in unpinned.output()
 
 
 def _thread_policies(pid: int) -> set[int]:
@@ -170,16 +173,18 @@ def _thread_policies(pid: int) -> set[int]:
 
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
-def test_broker_threads_run_under_sched_batch(broker_factory):
+def test_broker_threads_run_under_sched_batch_when_asked(broker_factory):
     if os.sched_getscheduler(0) != os.SCHED_OTHER:
         pytest.skip("the tests run under a policy the broker would keep")
-    default = broker_factory(env={"KAFKA_PY_SCHED_POLICY": ""}).start()
+    batch = broker_factory(env={"KAFKA_PY_SCHED_POLICY": "batch"}).start()
     # every thread, the network and request handler pools included, inherited it
-    assert _thread_policies(default.process.pid) == {os.SCHED_BATCH}
-    assert "Scheduling policy SCHED_BATCH" in default.output()
+    assert _thread_policies(batch.process.pid) == {os.SCHED_BATCH}
+    assert "Scheduling policy SCHED_BATCH" in batch.output()
 
-    untouched = broker_factory(env={"KAFKA_PY_SCHED_POLICY": "none"}).start()
-    assert _thread_policies(untouched.process.pid) == {os.SCHED_OTHER}
+    # a tuning the user turns on: unset, the policy is left alone
+    for value in ("", "none"):
+        untouched = broker_factory(env={"KAFKA_PY_SCHED_POLICY": value}).start()
+        assert _thread_policies(untouched.process.pid) == {os.SCHED_OTHER}
 
 
 @pytest.mark.parametrize("variable, value, problem", [

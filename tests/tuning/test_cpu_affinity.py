@@ -21,11 +21,17 @@ def test_parse_cpu_list_rejects(text):
 
 def test_auto_picks_one_allowed_cpu_by_pid():
     allowed = frozenset({0, 2, 5})
-    chosen = {pid: choose_cpus(None, allowed, pid) for pid in range(6)}
+    chosen = {pid: choose_cpus("auto", allowed, pid) for pid in range(6)}
     assert all(len(cpus) == 1 and cpus <= allowed for cpus in chosen.values())
     # consecutive process ids land on different CPUs
     assert {next(iter(c)) for c in chosen.values()} == allowed
-    assert choose_cpus("AUTO", allowed, 4) == choose_cpus(None, allowed, 4)
+    assert choose_cpus("AUTO", allowed, 4) == choose_cpus("auto", allowed, 4)
+
+
+@pytest.mark.parametrize("value", [None, "", "  "])
+def test_unset_leaves_the_affinity_alone(value):
+    # pinning is a tuning the user turns on (docs/operations.md)
+    assert choose_cpus(value, frozenset({0, 1, 2, 3}), 5) is None
 
 
 def test_auto_on_one_cpu_and_none_change_nothing():
