@@ -11,8 +11,9 @@ timestamps on the way.
 A handler that raises is answered as Kafka's ``RequestHandlerHelper.handleError`` does:
 with the request's error response (``error_response``: the error at the top level
 and/or on every topic, partition or resource of the request), or a closed connection
-when there is nothing sensible to say (an ApiVersions-style "error response" for
-a request type that has none).
+for the request types listed in ``CLOSES_CONNECTION_ON_ERROR``. As Kafka keeps
+``getErrorResponse`` on each request class, each handler module declares the error
+response of its request types beside their handlers (``@error_response_of(ApiKeys.X)``).
 
 Produce keeps the records of the request a writable memoryview of the request frame
 (MemoryRecords over it, no copy) until the log writes them; Fetch answers with the
@@ -30,6 +31,8 @@ delegating to the GroupCoordinator.
 from __future__ import annotations
 
 import datetime
+import functools
+import importlib
 import logging
 import re
 import struct
@@ -146,126 +149,65 @@ def _optional_epoch(epoch: Optional[int]) -> Optional[int]:
     return None if epoch is None or int(epoch) < 0 else int(epoch)
 
 
+# ---------------------------------------------------------------------------- error responses
+
+# What a request type answers when its handling failed as a whole (Kafka's
+# AbstractRequest.getErrorResponse): request, error, error message -> the response.
+ErrorResponseBuilder = Callable[[Request, Errors, Optional[str]], Any]
+
+_ERROR_RESPONSES: dict[ApiKeys, ErrorResponseBuilder] = {}
+
+# The modules whose handlers register error responses; imported before the first lookup.
+_HANDLER_MODULES = (
+    "kafka_py.server.kafka_apis_admin",
+    "kafka_py.server.kafka_apis_group",
+    "kafka_py.server.kafka_apis_log_dirs",
+    "kafka_py.server.kafka_apis_reassignment",
+    "kafka_py.server.kafka_apis_txn",
+)
+
+# The served APIs that have no error response here: a failure of one closes the connection.
+CLOSES_CONNECTION_ON_ERROR = frozenset({
+    ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
+    ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
+    ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS,
+    ApiKeys.DESCRIBE_CLIENT_QUOTAS, ApiKeys.ALTER_CLIENT_QUOTAS,
+})
+
+
+def error_response_of(*apis: ApiKeys) -> Callable[[ErrorResponseBuilder], ErrorResponseBuilder]:
+    """Register the decorated function as the error response of ``apis``; each handler module
+    declares it beside the handler of the request type."""
+
+    def register(builder: ErrorResponseBuilder) -> ErrorResponseBuilder:
+        for api in apis:
+            known = _ERROR_RESPONSES.get(api)
+            if known is not None and (known.__module__, known.__qualname__) != (
+                    builder.__module__, builder.__qualname__):
+                raise ValueError(f"two error responses for {api.name}: {known.__qualname__} "
+                                 f"and {builder.__qualname__}")
+            _ERROR_RESPONSES[api] = builder
+        return builder
+
+    return register
+
+
+@functools.cache
+def error_responses() -> Mapping[ApiKeys, ErrorResponseBuilder]:
+    """Every registered error response, by API (the handler modules imported first)."""
+    for module in _HANDLER_MODULES:
+        importlib.import_module(module)
+    return _ERROR_RESPONSES
+
+
 def error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
     """The request's answer when it failed as a whole (Kafka's AbstractRequest.getErrorResponse):
     ``error`` at the top level where the response has one, and on every item of the request.
 
     Returns None for an API without one; the caller then closes the connection.
     """
-    body = request.body
-    api = request.api_key
-    e = error
-    from kafka_py.server.kafka_apis_txn import TXN_APIS, txn_error_response
-
-    if api in TXN_APIS:
-        return txn_error_response(request, error)
-    if api is ApiKeys.ALTER_REPLICA_LOG_DIRS:
-        from kafka_py.server.kafka_apis_log_dirs import alter_replica_log_dirs_error_response
-
-        return alter_replica_log_dirs_error_response(request, error)
-    if api is ApiKeys.DESCRIBE_LOG_DIRS:
-        from kafka_py.server.kafka_apis_log_dirs import describe_log_dirs_error_response
-
-        return describe_log_dirs_error_response(request)
-    if api is ApiKeys.API_VERSIONS:
-        return api_versions_response(request.api_version, error)
-    if api is ApiKeys.PRODUCE:
-        return build_response(request, {"responses": [
-            {"name": t.name, "partition_responses": [
-                {"index": p.index, "error_code": e, "base_offset": -1, "log_append_time": -1,
-                 "log_start_offset": -1} for p in t.partition_data]}
-            for t in body.topic_data]})
-    if api is ApiKeys.FETCH:
-        return build_response(request, {"error_code": e, "session_id": INITIAL_SESSION_ID, "responses": [
-            {"topic": t.topic, "partitions": [_fetch_error_partition(p.partition, e) for p in t.partitions]}
-            for t in body.topics]})
-    if api is ApiKeys.LIST_OFFSETS:
-        return build_response(request, {"topics": [
-            {"name": t.name, "partitions": [
-                {"partition_index": p.partition_index, "error_code": e, "timestamp": UNKNOWN_TIMESTAMP,
-                 "offset": UNKNOWN_OFFSET} for p in t.partitions]}
-            for t in body.topics]})
-    if api is ApiKeys.METADATA:
-        return build_response(request, {"topics": [
-            {"error_code": e, "name": t.name, "is_internal": is_internal(t.name or ""), "partitions": ()}
-            for t in (body.topics or ())]})
-    if api is ApiKeys.LEADER_AND_ISR:
-        states = leader_and_isr_partition_states(body)
-        return build_leader_and_isr_response(
-            request.api_version, e, {TopicPartition(s.topic_name, s.partition_index): e for s in states})
-    if api is ApiKeys.STOP_REPLICA:
-        return build_stop_replica_response(request.api_version, e,
-                                           {tp: e for tp in stop_replica_partition_states(body)})
-    if api is ApiKeys.OFFSET_COMMIT:
-        return build_response(request, {"topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": e}
-                                            for p in t.partitions]} for t in body.topics]})
-    if api is ApiKeys.OFFSET_FETCH:
-        # v2+ has a top-level error and then lists no partitions; v1 can only say it per partition
-        topics = [] if request.api_version >= 2 else [
-            {"name": t.name, "partitions": [
-                {"partition_index": p, "committed_offset": -1, "metadata": "", "error_code": e}
-                for p in t.partition_indexes]} for t in (body.topics or ())]
-        return build_response(request, {"error_code": e, "topics": topics})
-    if api is ApiKeys.FIND_COORDINATOR:
-        return build_response(request, {"error_code": e, "error_message": message, "node_id": -1, "host": "",
-                                        "port": -1})
-    if api is ApiKeys.JOIN_GROUP:
-        return build_response(request, {"error_code": e, "generation_id": -1,
-                                        "protocol_name": None if request.api_version >= 7 else "",
-                                        "leader": "", "member_id": ""})
-    if api is ApiKeys.DESCRIBE_GROUPS:
-        return build_response(request, {"groups": [{"error_code": e, "group_id": g} for g in body.groups]})
-    if api is ApiKeys.DELETE_GROUPS:
-        return build_response(request, {"results": [{"group_id": g, "error_code": e}
-                                                    for g in body.groups_names]})
-    if api is ApiKeys.CREATE_TOPICS:
-        return build_response(request, {"topics": [
-            {"name": t.name, "error_code": e, "error_message": message, "num_partitions": -1,
-             "replication_factor": -1} for t in body.topics]})
-    if api is ApiKeys.DELETE_TOPICS:
-        names = list(_field(body, "topic_names", None) or ()) or [t.name for t in _field(body, "topics", ())]
-        return build_response(request, {"responses": [{"name": n, "error_code": e, "error_message": message}
-                                                      for n in names]})
-    if api is ApiKeys.OFFSET_FOR_LEADER_EPOCH:
-        return build_response(request, {"throttle_time_ms": 0, "topics": [
-            {"topic": t.topic, "partitions": [{"error_code": e, "partition": p.partition, "leader_epoch": -1,
-                                               "end_offset": -1} for p in t.partitions]} for t in body.topics]})
-    if api is ApiKeys.DELETE_RECORDS:
-        return build_response(request, {"topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": -1,
-                                             "error_code": e} for p in t.partitions]} for t in body.topics]})
-    if api is ApiKeys.CREATE_PARTITIONS:
-        return build_response(request, {"results": [{"name": t.name, "error_code": e, "error_message": message}
-                                                    for t in body.topics]})
-    if api is ApiKeys.DESCRIBE_CONFIGS:
-        return build_response(request, {"results": [
-            {"error_code": e, "error_message": message, "resource_type": r.resource_type,
-             "resource_name": r.resource_name, "configs": ()} for r in body.resources]})
-    if api is ApiKeys.ALTER_PARTITION_REASSIGNMENTS:
-        # the error at the top and on every partition named (AlterPartitionReassignmentsRequest.getErrorResponse)
-        return build_response(request, {"throttle_time": 0, "error_code": e, "error_message": message, "responses": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": e,
-                                             "error_message": message} for p in t.partitions]}
-            for t in body.topics]})
-    if api is ApiKeys.LIST_PARTITION_REASSIGNMENTS:
-        return build_response(request, {"throttle_time": 0, "error_code": e, "error_message": message, "topics": ()})
-    if api is ApiKeys.ELECT_LEADERS:
-        # every partition the request names, with the error and its message (ElectLeadersRequest.getErrorResponse)
-        return build_response(request, {"throttle_time": 0, "error_code": e, "replica_election_results": [
-            {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": e, "error_message": message}
-                                                    for p in t.partitions]}
-            for t in (body.topic_partitions or ())]})
-    if api in (ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS):
-        return build_response(request, {"responses": [
-            {"error_code": e, "error_message": message, "resource_type": r.resource_type,
-             "resource_name": r.resource_name} for r in body.resources]})
-    if api in (ApiKeys.UPDATE_METADATA, ApiKeys.CONTROLLED_SHUTDOWN, ApiKeys.INIT_PRODUCER_ID,
-               ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.LIST_GROUPS,
-               ApiKeys.OFFSET_DELETE, ApiKeys.DESCRIBE_CLUSTER, ApiKeys.ALTER_ISR):
-        return build_response(request, {"error_code": e, "error_message": message, "producer_id": -1,
-                                        "producer_epoch": -1})
-    return None
+    builder = error_responses().get(request.api_key)
+    return None if builder is None else builder(request, error, message)
 
 
 def _fetch_error_data(error: Errors) -> FetchPartitionData:
@@ -512,6 +454,11 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ ApiVersions
 
+    @staticmethod
+    @error_response_of(ApiKeys.API_VERSIONS)
+    def api_versions_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return api_versions_response(request.api_version, error)
+
     def handle_api_versions_request(self, request: Request) -> None:
         if request.context.is_unsupported_api_versions_request:
             # KIP-511: tell the client which ApiVersions versions exist, in a v0 body.
@@ -528,6 +475,13 @@ class KafkaApis:
         self.send_response(request, api_versions_response(request.api_version))
 
     # ------------------------------------------------------------------ Metadata
+
+    @staticmethod
+    @error_response_of(ApiKeys.METADATA)
+    def metadata_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"topics": [
+            {"error_code": error, "name": t.name, "is_internal": is_internal(t.name or ""), "partitions": ()}
+            for t in (request.body.topics or ())]})
 
     def handle_topic_metadata_request(self, request: Request) -> None:
         body = request.body
@@ -685,6 +639,15 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ Produce
 
+    @staticmethod
+    @error_response_of(ApiKeys.PRODUCE)
+    def produce_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"responses": [
+            {"name": t.name, "partition_responses": [
+                {"index": p.index, "error_code": error, "base_offset": -1, "log_append_time": -1,
+                 "log_start_offset": -1} for p in t.partition_data]}
+            for t in request.body.topic_data]})
+
     def handle_produce_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
@@ -793,6 +756,13 @@ class KafkaApis:
             self.request_channel.close_connection(request)
 
     # ------------------------------------------------------------------ Fetch
+
+    @staticmethod
+    @error_response_of(ApiKeys.FETCH)
+    def fetch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error, "session_id": INITIAL_SESSION_ID, "responses": [
+            {"topic": t.topic, "partitions": [_fetch_error_partition(p.partition, error) for p in t.partitions]}
+            for t in request.body.topics]})
 
     def handle_fetch_request(self, request: Request) -> None:
         body = request.body
@@ -915,6 +885,15 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ ListOffsets
 
+    @staticmethod
+    @error_response_of(ApiKeys.LIST_OFFSETS)
+    def list_offsets_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"topics": [
+            {"name": t.name, "partitions": [
+                {"partition_index": p.partition_index, "error_code": error, "timestamp": UNKNOWN_TIMESTAMP,
+                 "offset": UNKNOWN_OFFSET} for p in t.partitions]}
+            for t in request.body.topics]})
+
     def handle_list_offset_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
@@ -978,6 +957,14 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ OffsetForLeaderEpoch
 
+    @staticmethod
+    @error_response_of(ApiKeys.OFFSET_FOR_LEADER_EPOCH)
+    def offset_for_leader_epoch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time_ms": 0, "topics": [
+            {"topic": t.topic, "partitions": [{"error_code": error, "partition": p.partition, "leader_epoch": -1,
+                                               "end_offset": -1} for p in t.partitions]}
+            for t in request.body.topics]})
+
     def handle_offset_for_leader_epoch_request(self, request: Request) -> None:
         """Where each asked-for leader epoch ends in this leader's log (KIP-101): the end offset
         of the largest epoch <= the one asked about, with that epoch (v1+).
@@ -1020,6 +1007,14 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ DeleteRecords
 
+    @staticmethod
+    @error_response_of(ApiKeys.DELETE_RECORDS)
+    def delete_records_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": -1,
+                                             "error_code": error} for p in t.partitions]}
+            for t in request.body.topics]})
+
     def handle_delete_records_request(self, request: Request) -> None:
         body = request.body
         early: dict[TopicPartition, dict[str, Any]] = {}
@@ -1053,6 +1048,12 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ InitProducerId
 
+    @staticmethod
+    @error_response_of(ApiKeys.INIT_PRODUCER_ID)
+    def init_producer_id_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error, "producer_id": NO_PRODUCER_ID,
+                                        "producer_epoch": NO_PRODUCER_EPOCH})
+
     def handle_init_producer_id_request(self, request: Request) -> None:
         body = request.body
         if self.authorizer is not None:
@@ -1084,6 +1085,11 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ DescribeCluster
 
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_CLUSTER)
+    def describe_cluster_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error, "error_message": message})
+
     def handle_describe_cluster(self, request: Request) -> None:
         listener = request.context.listener_name
         controller_id = self.metadata_cache.get_controller_id()
@@ -1110,6 +1116,13 @@ class KafkaApis:
         if broker_epoch_in_request == UNKNOWN_BROKER_EPOCH:
             return False
         return broker_epoch_in_request < self.controller.broker_epoch
+
+    @staticmethod
+    @error_response_of(ApiKeys.LEADER_AND_ISR)
+    def leader_and_isr_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        states = leader_and_isr_partition_states(request.body)
+        return build_leader_and_isr_response(
+            request.api_version, error, {TopicPartition(s.topic_name, s.partition_index): error for s in states})
 
     def handle_leader_and_isr_request(self, request: Request) -> None:
         body = request.body
@@ -1142,6 +1155,12 @@ class KafkaApis:
             for partition in updated_followers:
                 if partition.topic == "__consumer_offsets":
                     self.group_coordinator.on_resignation(partition.partition_id, partition.get_leader_epoch())
+
+    @staticmethod
+    @error_response_of(ApiKeys.STOP_REPLICA)
+    def stop_replica_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_stop_replica_response(request.api_version, error,
+                                           {tp: error for tp in stop_replica_partition_states(request.body)})
 
     def handle_stop_replica_request(self, request: Request) -> None:
         body = request.body
@@ -1182,6 +1201,11 @@ class KafkaApis:
         except Exception:  # noqa: BLE001 - housekeeping only
             self.logger.exception("Error shutting down idle fetcher threads")
 
+    @staticmethod
+    @error_response_of(ApiKeys.UPDATE_METADATA)
+    def update_metadata_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
+
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
@@ -1207,6 +1231,11 @@ class KafkaApis:
                 self.replica_manager.try_complete_election(TopicPartitionOperationKey.from_topic_partition(tp))
         self.send_response(request, build_response(request, {"error_code": Errors.NONE}))
 
+    @staticmethod
+    @error_response_of(ApiKeys.CONTROLLED_SHUTDOWN)
+    def controlled_shutdown_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
+
     def handle_controlled_shutdown_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
@@ -1223,6 +1252,11 @@ class KafkaApis:
         self.controller.controlled_shutdown(int(body.broker_id), int(_field(body, "broker_epoch",
                                                                             UNKNOWN_BROKER_EPOCH)),
                                             self.answering(request, controlled_shutdown_callback))
+
+    @staticmethod
+    @error_response_of(ApiKeys.ALTER_ISR)
+    def alter_isr_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
 
     def handle_alter_isr_request(self, request: Request) -> None:
         """A leader's ISR changes, for the controller: a ClusterAction (any principal passes
@@ -1347,4 +1381,5 @@ def _update_metadata_partitions(body: Any) -> list[TopicPartition]:
     return [TopicPartition(s.topic_name, s.partition_index) for s in update_metadata_partition_states(body)]
 
 
-__all__ = ["KafkaApis", "build_entity", "build_response", "error_response"]
+__all__ = ["CLOSES_CONNECTION_ON_ERROR", "KafkaApis", "build_entity", "build_response", "error_response",
+           "error_response_of", "error_responses"]

@@ -22,14 +22,15 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from kafka_py.common.errors import InvalidRequestException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import _field, _millis, build_response
+from kafka_py.server.kafka_apis import _field, _millis, build_response, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -108,6 +109,13 @@ class AdminRequestHandlers:
 
     # ------------------------------------------------------------------ CreateTopics
 
+    @staticmethod
+    @error_response_of(ApiKeys.CREATE_TOPICS)
+    def create_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"topics": [
+            {"name": t.name, "error_code": error, "error_message": message, "num_partitions": -1,
+             "replication_factor": -1} for t in request.body.topics]})
+
     def handle_create_topics_request(self, request: Request) -> None:
         body = request.body
         apis = self.apis
@@ -175,6 +183,14 @@ class AdminRequestHandlers:
                                   describable, self.apis.answering(request, handle_create_topics_results), quota)
 
     # ------------------------------------------------------------------ DeleteTopics
+
+    @staticmethod
+    @error_response_of(ApiKeys.DELETE_TOPICS)
+    def delete_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        body = request.body
+        names = list(_field(body, "topic_names", None) or ()) or [t.name for t in _field(body, "topics", ())]
+        return build_response(request, {"responses": [{"name": n, "error_code": error, "error_message": message}
+                                                      for n in names]})
 
     def handle_delete_topics_request(self, request: Request) -> None:
         body = request.body
@@ -247,6 +263,12 @@ class AdminRequestHandlers:
 
     # ------------------------------------------------------------------ CreatePartitions
 
+    @staticmethod
+    @error_response_of(ApiKeys.CREATE_PARTITIONS)
+    def create_partitions_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"results": [{"name": t.name, "error_code": error, "error_message": message}
+                                                    for t in request.body.topics]})
+
     def handle_create_partitions_request(self, request: Request) -> None:
         body = request.body
         apis = self.apis
@@ -286,6 +308,13 @@ class AdminRequestHandlers:
 
     # ------------------------------------------------------------------ configs
 
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_CONFIGS)
+    def describe_configs_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"results": [
+            {"error_code": error, "error_message": message, "resource_type": r.resource_type,
+             "resource_name": r.resource_name, "configs": ()} for r in request.body.resources]})
+
     def handle_describe_configs_request(self, request: Request) -> None:
         body = request.body
         for resource in body.resources:
@@ -309,11 +338,18 @@ class AdminRequestHandlers:
              "resource_name": r.resource_name,
              "configs": [{"name": c.name, "value": c.value, "read_only": c.read_only,
                           "config_source": int(c.config_source), "is_sensitive": c.is_sensitive,
-                          "is_default": c.is_default, "config_type": int(c.config_type),
+                          "config_type": int(c.config_type),
                           "documentation": c.documentation,
                           "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)}
                                        for s in c.synonyms]} for c in r.configs]}
             for r in results] + refused_results}))
+
+    @staticmethod
+    @error_response_of(ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS)
+    def alter_configs_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"responses": [
+            {"error_code": error, "error_message": message, "resource_type": r.resource_type,
+             "resource_name": r.resource_name} for r in request.body.resources]})
 
     def handle_alter_configs_request(self, request: Request) -> None:
         body = request.body
@@ -364,6 +400,15 @@ class AdminRequestHandlers:
              "resource_name": name} for (resource_type, name), error in results.items()]}))
 
     # ------------------------------------------------------------------ ElectLeaders
+
+    @staticmethod
+    @error_response_of(ApiKeys.ELECT_LEADERS)
+    def elect_leaders_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # every partition the request names, with the error and its message (ElectLeadersRequest.getErrorResponse)
+        return build_response(request, {"throttle_time": 0, "error_code": error, "replica_election_results": [
+            {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": error, "error_message": message}
+                                                    for p in t.partitions]}
+            for t in (request.body.topic_partitions or ())]})
 
     def handle_elect_replica_leader(self, request: Request) -> None:
         """ElectLeaders: Alter on the cluster; the controller elects (only the active one

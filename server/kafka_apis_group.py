@@ -35,9 +35,17 @@ from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOP
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.network.request_channel import Request
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response
+from kafka_py.server.kafka_apis import (
+    _field,
+    _millis,
+    _topics_of,
+    build_response,
+    error_response,
+    error_response_of,
+)
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
 from kafka_py.utils.logging import IdentLogger
 
@@ -77,6 +85,12 @@ class GroupRequestHandlers:
         return False
 
     # ------------------------------------------------------------------ FindCoordinator
+
+    @staticmethod
+    @error_response_of(ApiKeys.FIND_COORDINATOR)
+    def find_coordinator_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error, "error_message": message, "node_id": -1, "host": "",
+                                        "port": -1})
 
     def handle_find_coordinator_request(self, request: Request) -> None:
         body = request.body
@@ -139,6 +153,13 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ JoinGroup
 
+    @staticmethod
+    @error_response_of(ApiKeys.JOIN_GROUP)
+    def join_group_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error, "generation_id": -1,
+                                        "protocol_name": None if request.api_version >= 7 else "",
+                                        "leader": "", "member_id": ""})
+
     def handle_join_group_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -178,6 +199,11 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ SyncGroup
 
+    @staticmethod
+    @error_response_of(ApiKeys.SYNC_GROUP)
+    def sync_group_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
+
     def handle_sync_group_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -204,6 +230,11 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ Heartbeat
 
+    @staticmethod
+    @error_response_of(ApiKeys.HEARTBEAT)
+    def heartbeat_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
+
     def handle_heartbeat_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -220,6 +251,11 @@ class GroupRequestHandlers:
                                                                                         send_response_callback))
 
     # ------------------------------------------------------------------ LeaveGroup
+
+    @staticmethod
+    @error_response_of(ApiKeys.LEAVE_GROUP)
+    def leave_group_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
 
     def handle_leave_group_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -251,6 +287,13 @@ class GroupRequestHandlers:
                                              self.apis.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ OffsetCommit
+
+    @staticmethod
+    @error_response_of(ApiKeys.OFFSET_COMMIT)
+    def offset_commit_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error}
+                                            for p in t.partitions]} for t in request.body.topics]})
 
     def handle_offset_commit_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -305,6 +348,16 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ OffsetFetch
 
+    @staticmethod
+    @error_response_of(ApiKeys.OFFSET_FETCH)
+    def offset_fetch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # v2+ has a top-level error and then lists no partitions; v1 can only say it per partition
+        topics = [] if request.api_version >= 2 else [
+            {"name": t.name, "partitions": [
+                {"partition_index": p, "committed_offset": -1, "metadata": "", "error_code": error}
+                for p in t.partition_indexes]} for t in (request.body.topics or ())]
+        return build_response(request, {"error_code": error, "topics": topics})
+
     def handle_offset_fetch_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -351,6 +404,11 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ OffsetDelete
 
+    @staticmethod
+    @error_response_of(ApiKeys.OFFSET_DELETE)
+    def offset_delete_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
+
     def handle_offset_delete_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -384,6 +442,12 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ DescribeGroups
 
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_GROUPS)
+    def describe_groups_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"groups": [{"error_code": error, "group_id": g}
+                                                   for g in request.body.groups]})
+
     def handle_describe_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -411,6 +475,11 @@ class GroupRequestHandlers:
 
     # ------------------------------------------------------------------ ListGroups
 
+    @staticmethod
+    @error_response_of(ApiKeys.LIST_GROUPS)
+    def list_groups_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error})
+
     def handle_list_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
@@ -423,6 +492,12 @@ class GroupRequestHandlers:
             {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state} for g in groups]})
 
     # ------------------------------------------------------------------ DeleteGroups
+
+    @staticmethod
+    @error_response_of(ApiKeys.DELETE_GROUPS)
+    def delete_groups_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"results": [{"group_id": g, "error_code": error}
+                                                    for g in request.body.groups_names]})
 
     def handle_delete_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):

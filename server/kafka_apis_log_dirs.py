@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import build_response
+from kafka_py.server.kafka_apis import build_response, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -31,14 +32,16 @@ if TYPE_CHECKING:  # pragma: no cover
 logger = logging.getLogger(__name__)
 
 
-def alter_replica_log_dirs_error_response(request: Request, error: Errors) -> Any:
+@error_response_of(ApiKeys.ALTER_REPLICA_LOG_DIRS)
+def alter_replica_log_dirs_error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
     """AlterReplicaLogDirsRequest.getErrorResponse: ``error`` for every partition named."""
     return build_response(request, {"throttle_time_ms": 0, "results": [
         {"topic_name": t.name, "partitions": [{"partition_index": p, "error_code": error} for p in t.partitions]}
         for d in request.body.dirs for t in d.topics]})
 
 
-def describe_log_dirs_error_response(request: Request) -> Any:
+@error_response_of(ApiKeys.DESCRIBE_LOG_DIRS)
+def describe_log_dirs_error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
     """DescribeLogDirsRequest.getErrorResponse: no dirs at all."""
     return build_response(request, {"throttle_time_ms": 0, "results": []})
 

@@ -24,14 +24,15 @@ through a callback:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import AclOperation
-from kafka_py.server.kafka_apis import build_response
+from kafka_py.server.kafka_apis import build_response, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -59,6 +60,15 @@ class ReassignmentRequestHandlers:
     def __init__(self, apis: "KafkaApis") -> None:
         self.apis = apis
 
+    @staticmethod
+    @error_response_of(ApiKeys.ALTER_PARTITION_REASSIGNMENTS)
+    def alter_partition_reassignments_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error at the top and on every partition named (AlterPartitionReassignmentsRequest.getErrorResponse)
+        return build_response(request, {"throttle_time": 0, "error_code": error, "error_message": message, "responses": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error,
+                                             "error_message": message} for p in t.partitions]}
+            for t in request.body.topics]})
+
     def handle_alter_partition_reassignments_request(self, request: Request) -> None:
         apis = self.apis
         apis.auth_helper.authorize_cluster_operation(request, AclOperation.ALTER)
@@ -83,6 +93,12 @@ class ReassignmentRequestHandlers:
 
         apis.controller.alter_partition_reassignments(reassignments,
                                                       apis.answering(request, send_response_callback))
+
+    @staticmethod
+    @error_response_of(ApiKeys.LIST_PARTITION_REASSIGNMENTS)
+    def list_partition_reassignments_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time": 0, "error_code": error, "error_message": message,
+                                        "topics": ()})
 
     def handle_list_partition_reassignments_request(self, request: Request) -> None:
         apis = self.apis

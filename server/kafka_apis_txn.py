@@ -46,7 +46,7 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
-from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response
+from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response_of
 from kafka_py.server.kafka_apis_group import offsets_to_commit
 from kafka_py.utils.logging import IdentLogger
 
@@ -59,41 +59,10 @@ RECORD_BATCH_MAGIC_V2 = 2
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
-TXN_APIS = frozenset({ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN,
-                      ApiKeys.WRITE_TXN_MARKERS, ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_TRANSACTIONS})
-
-
 def _describe_transactions_state(transactional_id: str, error: Errors) -> dict[str, Any]:
     return {"error_code": error, "transactional_id": transactional_id, "transaction_state": "",
             "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": NO_PRODUCER_ID,
             "producer_epoch": NO_PRODUCER_EPOCH, "topics": []}
-
-
-def txn_error_response(request: Request, error: Errors) -> Any:
-    """The error answer of a transaction API request (each request's getErrorResponse)."""
-    body = request.body
-    api = request.api_key
-    if api is ApiKeys.ADD_PARTITIONS_TO_TXN:
-        return build_response(request, {"throttle_time": 0, "results_by_topic_v3_and_below": [
-            {"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code": error}
-                                                      for p in t.partitions]}
-            for t in _field(body, "v3_and_below_topics", ())]})
-    if api in (ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN):
-        return build_response(request, {"throttle_time": 0, "error_code": error})
-    if api is ApiKeys.TXN_OFFSET_COMMIT:
-        return build_response(request, {"throttle_time": 0, "topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error}
-                                            for p in t.partitions]} for t in body.topics]})
-    if api is ApiKeys.DESCRIBE_TRANSACTIONS:
-        return build_response(request, {"throttle_time_ms": 0, "transaction_states": [
-            _describe_transactions_state(str(t), error) for t in body.transactional_ids]})
-    if api is ApiKeys.WRITE_TXN_MARKERS:
-        return build_response(request, {"markers": [
-            {"producer_id": m.producer_id, "topics": [
-                {"name": t.name, "partitions": [{"partition_index": p, "error_code": error}
-                                                for p in t.partition_indexes]} for t in m.topics]}
-            for m in body.markers]})
-    return None
 
 
 class TxnRequestHandlers:
@@ -208,6 +177,12 @@ class TxnRequestHandlers:
 
     # ------------------------------------------------------------------ DescribeTransactions
 
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_TRANSACTIONS)
+    def describe_transactions_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time_ms": 0, "transaction_states": [
+            _describe_transactions_state(str(t), error) for t in request.body.transactional_ids]})
+
     def handle_describe_transactions_request(self, request: Request) -> None:
         """DescribeTransactions (Kafka 3.0): each id needs Describe on it, and only the topics the
         principal may describe are listed. A broker (ClusterAction on the cluster, which brokers
@@ -244,6 +219,14 @@ class TxnRequestHandlers:
                                                                   "transaction_states": states}))
 
     # ------------------------------------------------------------------ AddPartitionsToTxn
+
+    @staticmethod
+    @error_response_of(ApiKeys.ADD_PARTITIONS_TO_TXN)
+    def add_partitions_to_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time": 0, "results_by_topic_v3_and_below": [
+            {"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code": error}
+                                                      for p in t.partitions]}
+            for t in _field(request.body, "v3_and_below_topics", ())]})
 
     def handle_add_partitions_to_txn_request(self, request: Request) -> None:
         body = request.body
@@ -293,6 +276,11 @@ class TxnRequestHandlers:
 
     # ------------------------------------------------------------------ AddOffsetsToTxn
 
+    @staticmethod
+    @error_response_of(ApiKeys.ADD_OFFSETS_TO_TXN)
+    def add_offsets_to_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time": 0, "error_code": error})
+
     def handle_add_offsets_to_txn_request(self, request: Request) -> None:
         body = request.body
         transactional_id = body.transactional_id
@@ -325,6 +313,11 @@ class TxnRequestHandlers:
 
     # ------------------------------------------------------------------ EndTxn
 
+    @staticmethod
+    @error_response_of(ApiKeys.END_TXN)
+    def end_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time": 0, "error_code": error})
+
     def handle_end_txn_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
@@ -349,6 +342,15 @@ class TxnRequestHandlers:
                                                  self.apis.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ WriteTxnMarkers
+
+    @staticmethod
+    @error_response_of(ApiKeys.WRITE_TXN_MARKERS)
+    def write_txn_markers_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"markers": [
+            {"producer_id": m.producer_id, "topics": [
+                {"name": t.name, "partitions": [{"partition_index": p, "error_code": error}
+                                                for p in t.partition_indexes]} for t in m.topics]}
+            for m in request.body.markers]})
 
     def handle_write_txn_markers_request(self, request: Request) -> None:
         self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
@@ -450,6 +452,13 @@ class TxnRequestHandlers:
 
     # ------------------------------------------------------------------ TxnOffsetCommit
 
+    @staticmethod
+    @error_response_of(ApiKeys.TXN_OFFSET_COMMIT)
+    def txn_offset_commit_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"throttle_time": 0, "topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error}
+                                            for p in t.partitions]} for t in request.body.topics]})
+
     def handle_txn_offset_commit_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
@@ -509,4 +518,4 @@ def _is_internal(topic: str) -> bool:
     return is_internal(topic)
 
 
-__all__ = ["TXN_APIS", "TxnRequestHandlers", "txn_error_response"]
+__all__ = ["TxnRequestHandlers"]

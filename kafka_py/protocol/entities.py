@@ -5,7 +5,8 @@ building a request or response of any version from one description of its conten
 Kafka's generated ``*Data`` classes start every field at its default and let code set
 only what it knows; a field a version lacks is simply not written. ``build_entity`` does
 the same over kio's frozen dataclasses: the caller describes the message as nested dicts
-with kio's field names, keys the version has no field for are dropped, required fields
+with kio's field names, keys the version has no field for are dropped (a key that no
+version of the message has raises, so a misspelling fails at once), required fields
 left out get their type's zero value, and plain ints become error codes, durations and
 timestamps where the field wants them. So one description serves every version: the
 broker's handlers answer with it (``KafkaApis.build_response``), and its clients (the
@@ -20,6 +21,7 @@ from functools import cache
 from typing import Any, Mapping
 
 from kio.schema.errors import ErrorCode
+from kio.static.constants import EntityType
 
 from kafka_py.protocol.kio_fields import (
     EntityField,
@@ -89,14 +91,76 @@ def _field_plan(cls: type) -> tuple[tuple[str, Any, str | None, bool, bool], ...
     return tuple(plan)
 
 
+# The path of a nested struct from its message: the field names leading to it.
+_Path = tuple[str, ...]
+
+
+def _collect_fields(cls: type, path: _Path, known: dict[_Path, set[str]]) -> None:
+    names = known.setdefault(path, set())
+    for name, kind, _, _, _ in _field_plan(cls):
+        names.add(name)
+        if isinstance(kind, (EntityField, EntityTupleField)):
+            _collect_fields(kind.type_, path + (name,), known)
+
+
+@cache
+def _message_family(cls: type) -> tuple[type, ...]:
+    """Every version of the request or response ``cls`` is one version of; ``(cls,)`` for a
+    class that is neither (a header, a struct built on its own)."""
+    api_key = getattr(cls, "__api_key__", None)
+    entity_type = getattr(cls, "__type__", None)
+    if api_key is None or entity_type not in (EntityType.request, EntityType.response):
+        return (cls,)
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.messages import request_schema, response_schema
+
+    api = ApiKeys(int(api_key))
+    schema = response_schema if entity_type is EntityType.response else request_schema
+    family = {schema(api.id, version) for version in api.schema_versions()}
+    family.add(cls)
+    return tuple(sorted(family, key=lambda c: (int(c.__version__), c.__module__)))
+
+
+@cache
+def _family_fields(family: tuple[type, ...]) -> dict[_Path, frozenset[str]]:
+    """For each nested position of a message, the field names that some version of it has
+    there: a key outside them is a misspelling, not a version difference. Computed once per
+    request or response API."""
+    known: dict[_Path, set[str]] = {}
+    for version_cls in family:
+        _collect_fields(version_cls, (), known)
+    return {path: frozenset(names) for path, names in known.items()}
+
+
+@cache
+def _own_fields(cls: type) -> frozenset[str]:
+    return frozenset(name for name, *_ in _field_plan(cls))
+
+
+def _check_keys(root: type, path: _Path, cls: type, values: Mapping[str, Any]) -> None:
+    own = _own_fields(cls)
+    known = _family_fields(_message_family(root)).get(path, frozenset())
+    unknown = sorted(str(k) for k in values if k not in own and k not in known)
+    if unknown:
+        where = ".".join((root.__name__,) + path)
+        raise TypeError(f"{where} has no field {', '.join(map(repr, unknown))} in any version "
+                        f"({cls.__module__}.{cls.__qualname__} has {', '.join(sorted(own)) or 'none'})")
+
+
 def build_entity(cls: type, values: Mapping[str, Any]) -> Any:
     """An instance of the kio class ``cls`` from ``values``.
 
-    Keys the class has no field for are dropped (the field is absent in that version);
-    nested entities may be given as dicts; required fields not given get their type's
+    Keys that another version of the message has but this one lacks are dropped; a key
+    that no version has at that place raises TypeError naming it (a misspelling).
+    Nested entities may be given as dicts; required fields not given get their type's
     zero value (0, "", empty array, null when nullable).
     """
+    return _build(cls, values, cls, ())
+
+
+def _build(cls: type, values: Mapping[str, Any], root: type, path: _Path) -> Any:
     kwargs: dict[str, Any] = {}
+    used = 0
     for name, kind, kafka_type, optional, has_default in _field_plan(cls):
         if name not in values:
             if has_default:
@@ -104,10 +168,11 @@ def build_entity(cls: type, values: Mapping[str, Any]) -> Any:
             if isinstance(kind, PrimitiveField):
                 kwargs[name] = _default_primitive(kafka_type, optional)
             elif isinstance(kind, EntityField):
-                kwargs[name] = None if optional else build_entity(kind.type_, {})
+                kwargs[name] = None if optional else _build(kind.type_, {}, root, path + (name,))
             else:
                 kwargs[name] = None if optional else ()
             continue
+        used += 1
         value = values[name]
         if isinstance(kind, PrimitiveField):
             kwargs[name] = _convert_primitive(kafka_type, optional, value)
@@ -115,10 +180,14 @@ def build_entity(cls: type, values: Mapping[str, Any]) -> Any:
             kwargs[name] = None if value is None else tuple(
                 _convert_primitive(kafka_type, False, v) for v in value)
         elif isinstance(kind, EntityField):
-            kwargs[name] = build_entity(kind.type_, value) if isinstance(value, Mapping) else value
+            kwargs[name] = (_build(kind.type_, value, root, path + (name,))
+                            if isinstance(value, Mapping) else value)
         else:
             kwargs[name] = None if value is None else tuple(
-                build_entity(kind.type_, v) if isinstance(v, Mapping) else v for v in value)
+                _build(kind.type_, v, root, path + (name,)) if isinstance(v, Mapping) else v
+                for v in value)
+    if used != len(values):
+        _check_keys(root, path, cls, values)
     return cls(**kwargs)
 
 
