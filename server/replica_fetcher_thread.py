@@ -363,7 +363,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
             "replica_id": self.replica_id, "isolation_level": 0,
             "topics": [{"name": topic_partition.topic, "partitions": [{
                 "partition_index": topic_partition.partition, "current_leader_epoch": current_leader_epoch,
-                "timestamp": earliest_or_latest, "max_num_offsets": 1}]}]})
+                "timestamp": earliest_or_latest}]}]})
         response = self.leader_endpoint.send_request(ApiKeys.LIST_OFFSETS, version, body).response_body
         for topic in response.topics:
             if topic.name != topic_partition.topic:

@@ -83,3 +83,53 @@ def test_entities_given_as_objects_are_kept() -> None:
     topic = first.responses[0]
     again = build_entity(type(first), {"responses": [topic]})
     assert again.responses[0] is topic
+
+
+def _every_field_name() -> set[str]:
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    import kio.schema
+
+    import kafka_py.protocol.schema
+
+    names: set[str] = set()
+    for package in (kio.schema, kafka_py.protocol.schema):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.rsplit(".", 1)[-1] not in ("request", "response"):
+                continue
+            module = importlib.import_module(info.name)
+            for value in vars(module).values():
+                if isinstance(value, type) and dataclasses.is_dataclass(value):
+                    names.update(f.name for f in dataclasses.fields(value))
+    return names
+
+
+def test_no_literal_key_in_the_code_is_a_field_of_no_message() -> None:
+    """The dict keys written in the code that builds messages (``build_response``,
+    ``build_entity``) are all field names of some message: a misspelling in a path the
+    tests do not run (an error branch, a rare version) is caught here."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    names = _every_field_name()
+    unknown = []
+    for folder in ("server", "controller", "network", "log", "kafka_py"):
+        for path in (root / folder).rglob("*.py"):
+            if "protocol/schema" in path.as_posix():
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name not in ("build_response", "build_entity"):
+                    continue
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Dict):
+                        unknown += [f"{path.relative_to(root)}:{key.lineno}: {key.value}" for key in sub.keys
+                                    if isinstance(key, ast.Constant) and isinstance(key.value, str)
+                                    and key.value not in names]
+    assert unknown == []
