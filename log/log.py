@@ -177,48 +177,6 @@ class _SegmentView:
 _CODECS = tuple(CompressionType(i) for i in range(len(CompressionType)))
 
 
-def _broker_target_codec(config_compression_type) -> Optional[CompressionType]:
-    """Kafka's BrokerCompressionCodec.getTargetCompressionCodec; None means "keep the producer's codec"."""
-    name = config_compression_type
-    if isinstance(name, CompressionType):
-        return name
-    name = str(name).lower()
-    if name == "producer":
-        return None
-    if name == "uncompressed":
-        return CompressionType.NONE
-    return CompressionType.for_name(name)
-
-
-def _timestamp_type_of(config_value) -> TimestampType:
-    if isinstance(config_value, TimestampType):
-        return config_value
-    if isinstance(config_value, int):
-        return TimestampType(config_value)
-    return TimestampType.LOG_APPEND_TIME if str(config_value) == "LogAppendTime" else TimestampType.CREATE_TIME
-
-
-class _DerivedConfig:
-    """The LogConfig values the append path needs, resolved once per config instead of per append."""
-
-    __slots__ = ("segment_size", "max_segment_ms", "max_message_size", "flush_interval", "compact",
-                 "timestamp_type", "timestamp_difference_max_ms", "target_codec")
-
-    def __init__(self, config):
-        self.segment_size = config.segment_size
-        # LogConfig.maxSegmentMs: a compacted topic with a max compaction lag rolls at least that often
-        if config.compact and config.max_compaction_lag_ms > 0:
-            self.max_segment_ms = min(config.max_compaction_lag_ms, config.segment_ms)
-        else:
-            self.max_segment_ms = config.segment_ms
-        self.max_message_size = config.max_message_size
-        self.flush_interval = config.flush_interval
-        self.compact = config.compact
-        self.timestamp_type = _timestamp_type_of(config.message_timestamp_type)
-        self.timestamp_difference_max_ms = config.message_timestamp_difference_max_ms
-        self.target_codec = _broker_target_codec(config.compression_type)
-
-
 class LogMetricNames:
     """``kafka.log:type=Log,name=<name>,topic=<t>,partition=<p>[,is-future=true]`` gauges."""
 
@@ -284,7 +242,6 @@ class Log:
         self._dir = dir
         self._parent_dir = os.path.dirname(os.path.abspath(dir))
         self._config = config
-        self._derived = _DerivedConfig(config)
         self.log_start_offset = log_start_offset
         self.recovery_point = recovery_point
         self.scheduler = scheduler
@@ -400,13 +357,11 @@ class Log:
 
     @config.setter
     def config(self, new_config) -> None:
-        # Swap both together: the append path reads only the derived values.
-        self._derived = _DerivedConfig(new_config)
         self._config = new_config
 
     @property
     def max_segment_ms(self) -> int:
-        return self._derived.max_segment_ms
+        return self._config.max_segment_ms
 
     def update_config(self, new_config) -> None:
         self.config = new_config
@@ -991,7 +946,7 @@ class Log:
                     self._check_for_log_dir_failure()
                 if self._is_memory_mapped_buffer_closed:
                     self._check_if_memory_mapped_buffer_closed()
-                derived = self._derived
+                config = self._config
                 now = self.time.milliseconds()
                 if validate_and_assign_offsets:
                     first_offset = self._next_offset_metadata.message_offset
@@ -1019,10 +974,10 @@ class Log:
                             self._maybe_assign_epoch(epoch, base_offset)
 
                 valid_size = valid_records.size_in_bytes
-                if valid_size > derived.segment_size:
+                if valid_size > config.segment_size:
                     raise RecordBatchTooLargeException(
                         f"Message batch size is {valid_size} bytes in append to partition {self.topic_partition}, "
-                        f"which exceeds the maximum configured segment size of {derived.segment_size}.")
+                        f"which exceeds the maximum configured segment size of {config.segment_size}.")
 
                 segment = self._maybe_roll(valid_size, append_info, now)
                 segment_position = segment.log.size_in_bytes()
@@ -1061,7 +1016,7 @@ class Log:
                 if has_producer_ids or self._first_unstable_offset_metadata is not None:
                     self._maybe_increment_first_unstable_offset()
 
-                if last_offset + 1 - self.recovery_point >= derived.flush_interval:
+                if last_offset + 1 - self.recovery_point >= config.flush_interval:
                     self.flush()
                 return append_info
             except OSError as e:
@@ -1076,9 +1031,9 @@ class Log:
 
     def _validate_and_assign_offsets(self, valid_records, append_info: LogAppendInfo, origin, leader_epoch: int,
                                      ignore_record_size: bool, now: int):
-        derived = self._derived
+        config = self._config
         offset = LongRef(self._next_offset_metadata.message_offset)
-        timestamp_type = derived.timestamp_type
+        timestamp_type = config.message_timestamp_type
         result = LogValidator.validate_messages_and_assign_offsets(
             valid_records,
             topic_partition=self.topic_partition,
@@ -1087,10 +1042,10 @@ class Log:
             now_ms=now,
             source_codec=append_info.source_codec,
             target_codec=append_info.target_codec,
-            compacted_topic=derived.compact,
+            compacted_topic=config.compact,
             magic=2,
             timestamp_type=timestamp_type,
-            timestamp_diff_max_ms=derived.timestamp_difference_max_ms,
+            timestamp_diff_max_ms=config.message_timestamp_difference_max_ms,
             partition_leader_epoch=leader_epoch,
             origin=origin,
             # _analyze_and_validate_records has already checked every batch's CRC
@@ -1105,7 +1060,7 @@ class Log:
             append_info.log_append_time = now
         # recompression or conversion may have grown a batch past the limit
         if not ignore_record_size and result.message_size_maybe_changed:
-            max_message_size = derived.max_message_size
+            max_message_size = config.max_message_size
             for batch in validated.batches():
                 if batch.size_in_bytes > max_message_size:
                     raise RecordTooLargeException(
@@ -1163,8 +1118,8 @@ class Log:
         total = len(buf)
         is_client = origin is AppendOrigin.CLIENT
         is_raft_leader = origin is AppendOrigin.RAFT_LEADER
-        derived = self._derived
-        max_message_size = derived.max_message_size
+        config = self._config
+        max_message_size = config.max_message_size
         unpack = _BATCH_HEADER.unpack_from
         crc = _crc32c.crc32c
 
@@ -1238,7 +1193,7 @@ class Log:
         except IndexError:
             raise CorruptRecordException(f"Unknown compression codec id {source_codec} in the append to "
                                          f"{self.topic_partition}") from None
-        target = derived.target_codec if derived.target_codec is not None else source
+        target = config.target_compression if config.target_compression is not None else source
         info = LogAppendInfo(
             LogOffsetMetadata(first_offset) if first_offset is not None else None,
             last_offset,
@@ -1273,16 +1228,16 @@ class Log:
         segment = self._segments.segments[-1]
         if now is None:
             now = self.time.milliseconds()
-        derived = self._derived
-        params = RollParams(derived.max_segment_ms, derived.segment_size, append_info.max_timestamp,
+        config = self._config
+        params = RollParams(config.max_segment_ms, config.segment_size, append_info.max_timestamp,
                             append_info.last_offset, messages_size, now)
         if segment.should_roll(params):
             self.logger.debug("Rolling new log segment (log_size = %d/%d, offset_index_size = %d/%d, "
                               "time_index_size = %d/%d, inactive_time_ms = %d/%d).", segment.size,
-                              derived.segment_size, segment.offset_index.entries, segment.offset_index.max_entries,
+                              config.segment_size, segment.offset_index.entries, segment.offset_index.max_entries,
                               segment.time_index.entries, segment.time_index.max_entries,
                               segment.time_waited_for_roll(now, append_info.max_timestamp),
-                              derived.max_segment_ms - segment.roll_jitter_ms)
+                              config.max_segment_ms - segment.roll_jitter_ms)
             first = append_info.first_offset
             # Without a first offset (never for magic 2) Kafka bounds it from the last offset instead.
             roll_offset = first.message_offset if first is not None else append_info.last_offset - _INT_MAX
