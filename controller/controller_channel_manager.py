@@ -43,6 +43,7 @@ from kafka_py.log.log_config import api_version
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import ZERO_UUID, ReplicaAssignment
@@ -115,7 +116,7 @@ class ControllerChannelManager:
         self.thread_name_prefix = thread_name_prefix
         self.broker_state_info: dict[int, ControllerBrokerStateInfo] = {}
         self._broker_lock = threading.Lock()
-        self.log_ident = f"[Channel manager on controller {config.broker_id}]: "
+        self.logger = IdentLogger(logger, f"[Channel manager on controller {config.broker_id}]: ")
 
     def startup(self) -> None:
         with self._broker_lock:
@@ -139,8 +140,8 @@ class ControllerChannelManager:
         with self._broker_lock:
             state = self.broker_state_info.get(broker_id)
             if state is None:
-                logger.warning("%sNot sending request %s to broker %d, since it is offline.",
-                               self.log_ident, type(request).__name__, broker_id)
+                self.logger.warning("Not sending request %s to broker %d, since it is offline.",
+                                    type(request).__name__, broker_id)
                 return
             state.message_queue.put(QueueItem(api_key, api_version, request, callback, self.time.milliseconds()))
 
@@ -160,7 +161,7 @@ class ControllerChannelManager:
     def _add_new_broker(self, broker: Broker) -> None:
         listener = _controller_listener(self.config)
         node = broker.node(listener)
-        logger.debug("%sController %d trying to connect to broker %d", self.log_ident, self.config.broker_id, broker.id)
+        self.logger.debug("Controller %d trying to connect to broker %d", self.config.broker_id, broker.id)
         message_queue: queue.Queue[QueueItem | None] = queue.Queue()
         name = f"Controller-{self.config.broker_id}-to-broker-{broker.id}-send-thread"
         if self.thread_name_prefix:
@@ -190,7 +191,7 @@ class ControllerChannelManager:
                     break
             self.broker_state_info.pop(state.broker_node_id, None)
         except Exception:  # noqa: BLE001 - a broker that will not go away must not stop the others
-            logger.exception("%sError while removing broker by the controller", self.log_ident)
+            self.logger.exception("Error while removing broker by the controller")
 
     def _start_request_send_thread(self, broker_id: int) -> None:
         thread = self.broker_state_info[broker_id].request_send_thread

@@ -73,6 +73,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.kafka_zk_client import (
     Code,
@@ -381,7 +382,7 @@ class KafkaController(KafkaMetricsGroup):
         self.config = config
         self.zk_client = zk_client
         self.time = time
-        self.log_ident = f"[Controller id={config.broker_id}] "
+        self.logger = IdentLogger(logger, f"[Controller id={config.broker_id}] ")
         self._broker_info = initial_broker_info
         self._broker_epoch = initial_broker_epoch
         # Brokers of a 2.7-IV2+ cluster report ISR changes with AlterIsr (server/alter_isr_manager.py);
@@ -578,7 +579,7 @@ class KafkaController(KafkaMetricsGroup):
     def _on_controller_failover(self) -> None:
         ctx = self.controller_context
         self._maybe_setup_feature_versioning()
-        logger.info("%sRegistering handlers", self.log_ident)
+        self.logger.info("Registering handlers")
         # Watches first, reads second: a change between the two then still fires an event.
         for handler in (self._broker_change_handler, self._topic_change_handler, self._topic_deletion_handler,
                         self._log_dir_event_notification_handler, self._isr_change_notification_handler):
@@ -586,31 +587,31 @@ class KafkaController(KafkaMetricsGroup):
         for handler in (self._preferred_replica_election_handler, self._partition_reassignment_handler):
             self.zk_client.register_znode_change_handler_and_check_existence(handler)
 
-        logger.info("%sDeleting log dir event notifications", self.log_ident)
+        self.logger.info("Deleting log dir event notifications")
         self.zk_client.delete_log_dir_event_notifications(ctx.epoch_zk_version)
-        logger.info("%sDeleting isr change notifications", self.log_ident)
+        self.logger.info("Deleting isr change notifications")
         self.zk_client.delete_isr_change_notifications(ctx.epoch_zk_version)
-        logger.info("%sInitializing controller context", self.log_ident)
+        self.logger.info("Initializing controller context")
         self._initialize_controller_context()
-        logger.info("%sFetching topic deletions in progress", self.log_ident)
+        self.logger.info("Fetching topic deletions in progress")
         topics_to_be_deleted, topics_ineligible_for_deletion = self._fetch_topic_deletions_in_progress()
-        logger.info("%sInitializing topic deletion manager", self.log_ident)
+        self.logger.info("Initializing topic deletion manager")
         self.topic_deletion_manager.init(topics_to_be_deleted, topics_ineligible_for_deletion)
 
         # Brokers need the live-broker list before they can act on the LeaderAndIsr requests
         # the state machines are about to send.
-        logger.info("%sSending update metadata request", self.log_ident)
+        self.logger.info("Sending update metadata request")
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids), set())
 
         self.replica_state_machine.startup()
         self.partition_state_machine.startup()
-        logger.info("%sReady to serve as the new controller with epoch %d", self.log_ident, self.epoch)
+        self.logger.info("Ready to serve as the new controller with epoch %d", self.epoch)
 
         self._initialize_partition_reassignments()
         self.topic_deletion_manager.try_topic_deletion()
         pending = self._fetch_pending_preferred_replica_elections()
         self._on_replica_election(pending, ElectionType.PREFERRED, ElectionTrigger.ZK_TRIGGERED)
-        logger.info("%sStarting the controller scheduler", self.log_ident)
+        self.logger.info("Starting the controller scheduler")
         self.kafka_scheduler.startup()
         if self.config.auto_leader_rebalance_enable:
             self._schedule_auto_leader_rebalance_task(delay_ms=5000)
@@ -621,7 +622,7 @@ class KafkaController(KafkaMetricsGroup):
         data, version = self.zk_client.get_data_and_version(FeatureZNode.path())
         if self.config.inter_broker_protocol_version >= api_version("2.7-IV0"):
             if version == ZkVersion.UNKNOWN_VERSION:
-                logger.info("%sCreating FeatureZNode at path: %s", self.log_ident, FeatureZNode.path())
+                self.logger.info("Creating FeatureZNode at path: %s", FeatureZNode.path())
                 self.zk_client.create_feature_znode(FeatureZNode(FeatureZNodeStatus.ENABLED, {}))
                 return
             existing = FeatureZNode.decode(data)
@@ -642,7 +643,7 @@ class KafkaController(KafkaMetricsGroup):
                                            delay_ms=delay_ms)
 
     def _on_controller_resignation(self) -> None:
-        logger.debug("%sResigning", self.log_ident)
+        self.logger.debug("Resigning")
         zk = self.zk_client
         zk.unregister_znode_child_change_handler(self._isr_change_notification_handler.path)
         zk.unregister_znode_change_handler(self._partition_reassignment_handler.path)
@@ -670,12 +671,12 @@ class KafkaController(KafkaMetricsGroup):
 
         self.controller_channel_manager.shutdown()
         self.controller_context.reset_context()
-        logger.info("%sResigned", self.log_ident)
+        self.logger.info("Resigned")
 
     def _initialize_controller_context(self) -> None:
         ctx = self.controller_context
         ctx.set_live_brokers(self.zk_client.get_all_broker_and_epochs_in_cluster())
-        logger.info("%sInitialized broker epochs cache: %s", self.log_ident, ctx.live_broker_id_and_epochs)
+        self.logger.info("Initialized broker epochs cache: %s", ctx.live_broker_id_and_epochs)
         ctx.set_all_topics(self.zk_client.get_all_topics_in_cluster(register_watch=True))
         self._register_partition_modifications_handlers(sorted(ctx.all_topics))
         assignments = self.zk_client.get_replica_assignment_and_topic_id_for_topics(sorted(ctx.all_topics))
@@ -690,10 +691,10 @@ class KafkaController(KafkaMetricsGroup):
         self._register_broker_modifications_handler(sorted(ctx.live_or_shutting_down_broker_ids))
         self._update_leader_and_isr_cache()
         self.controller_channel_manager.startup()
-        logger.info("%sCurrently active brokers in the cluster: %s", self.log_ident, sorted(ctx.live_broker_ids))
-        logger.info("%sCurrently shutting brokers in the cluster: %s", self.log_ident,
-                    sorted(ctx.shutting_down_broker_ids))
-        logger.info("%sCurrent list of topics in the cluster: %s", self.log_ident, sorted(ctx.all_topics))
+        self.logger.info("Currently active brokers in the cluster: %s", sorted(ctx.live_broker_ids))
+        self.logger.info("Currently shutting brokers in the cluster: %s",
+                         sorted(ctx.shutting_down_broker_ids))
+        self.logger.info("Current list of topics in the cluster: %s", sorted(ctx.all_topics))
 
     def _fetch_pending_preferred_replica_elections(self) -> set[TopicPartition]:
         ctx = self.controller_context
@@ -707,11 +708,11 @@ class KafkaController(KafkaMetricsGroup):
         pending_ignoring_deletion = undergoing - completed
         skipped = {p for p in pending_ignoring_deletion if self.topic_deletion_manager.is_topic_queued_up_for_deletion(p.topic)}
         pending = pending_ignoring_deletion - skipped
-        logger.info("%sPartitions undergoing preferred replica election: %s", self.log_ident, _tps(undergoing))
-        logger.info("%sPartitions that completed preferred replica election: %s", self.log_ident, _tps(completed))
-        logger.info("%sSkipping preferred replica election for partitions due to topic deletion: %s",
-                    self.log_ident, _tps(skipped))
-        logger.info("%sResuming preferred replica election for partitions: %s", self.log_ident, _tps(pending))
+        self.logger.info("Partitions undergoing preferred replica election: %s", _tps(undergoing))
+        self.logger.info("Partitions that completed preferred replica election: %s", _tps(completed))
+        self.logger.info("Skipping preferred replica election for partitions due to topic deletion: %s",
+                         _tps(skipped))
+        self.logger.info("Resuming preferred replica election for partitions: %s", _tps(pending))
         return pending
 
     def _initialize_partition_reassignments(self) -> None:
@@ -727,8 +728,8 @@ class KafkaController(KafkaMetricsGroup):
             if any(not ctx.is_replica_online(r.replica, r.topic_partition) for r in ctx.replicas_for_topic(topic))}
         topics_being_reassigned = {tp.topic for tp in ctx.partitions_being_reassigned}
         ineligible = topics_with_offline_replicas | topics_being_reassigned
-        logger.info("%sList of topics to be deleted: %s", self.log_ident, ",".join(sorted(topics_to_be_deleted)))
-        logger.info("%sList of topics ineligible for deletion: %s", self.log_ident, ",".join(sorted(ineligible)))
+        self.logger.info("List of topics to be deleted: %s", ",".join(sorted(topics_to_be_deleted)))
+        self.logger.info("List of topics ineligible for deletion: %s", ",".join(sorted(ineligible)))
         return topics_to_be_deleted, ineligible
 
     def _update_leader_and_isr_cache(self, partitions: Sequence[TopicPartition] | None = None) -> None:
@@ -742,13 +743,13 @@ class KafkaController(KafkaMetricsGroup):
     def _on_broker_log_dir_failure(self, broker_ids: Sequence[int]) -> None:
         # LeaderAndIsr to every replica on those brokers: the ones on a failed log dir answer
         # KAFKA_STORAGE_ERROR, which marks them offline.
-        logger.info("%sHandling log directory failure for brokers %s", self.log_ident, ",".join(map(str, broker_ids)))
+        self.logger.info("Handling log directory failure for brokers %s", ",".join(map(str, broker_ids)))
         replicas = self.controller_context.replicas_on_brokers(broker_ids)
         self.replica_state_machine.handle_state_changes(replicas, OnlineReplica)
 
     def _on_broker_startup(self, new_brokers: Sequence[int]) -> None:
         ctx = self.controller_context
-        logger.info("%sNew broker startup callback for %s", self.log_ident, ",".join(map(str, new_brokers)))
+        self.logger.info("New broker startup callback for %s", ",".join(map(str, new_brokers)))
         for broker_id in new_brokers:
             ctx.replicas_on_offline_dirs.pop(broker_id, None)
         new_brokers_set = set(new_brokers)
@@ -764,10 +765,10 @@ class KafkaController(KafkaMetricsGroup):
         for_deletion = [r for r in replicas_on_new_brokers
                         if self.topic_deletion_manager.is_topic_queued_up_for_deletion(r.topic)]
         if for_deletion:
-            logger.info("%sSome replicas %s for topics scheduled for deletion %s are on the newly restarted brokers "
-                        "%s. Signaling restart of topic deletion for these topics", self.log_ident,
-                        ",".join(map(str, for_deletion)), ",".join(sorted(ctx.topics_to_be_deleted)),
-                        ",".join(map(str, new_brokers)))
+            self.logger.info("Some replicas %s for topics scheduled for deletion %s are on the newly restarted brokers "
+                             "%s. Signaling restart of topic deletion for these topics",
+                             ",".join(map(str, for_deletion)), ",".join(sorted(ctx.topics_to_be_deleted)),
+                             ",".join(map(str, new_brokers)))
             self.topic_deletion_manager.resume_deletion_for_topics({r.topic for r in for_deletion})
         self._register_broker_modifications_handler(new_brokers)
 
@@ -779,7 +780,7 @@ class KafkaController(KafkaMetricsGroup):
 
     def _register_broker_modifications_handler(self, broker_ids: Iterable[int]) -> None:
         broker_ids = list(broker_ids)
-        logger.debug("%sRegister BrokerModifications handler for %s", self.log_ident, broker_ids)
+        self.logger.debug("Register BrokerModifications handler for %s", broker_ids)
         for broker_id in broker_ids:
             handler = BrokerModificationsHandler(self.event_manager, broker_id)
             self.zk_client.register_znode_change_handler_and_check_existence(handler)
@@ -787,7 +788,7 @@ class KafkaController(KafkaMetricsGroup):
 
     def _unregister_broker_modifications_handler(self, broker_ids: Iterable[int]) -> None:
         broker_ids = list(broker_ids)
-        logger.debug("%sUnregister BrokerModifications handler for %s", self.log_ident, broker_ids)
+        self.logger.debug("Unregister BrokerModifications handler for %s", broker_ids)
         for broker_id in broker_ids:
             handler = self._broker_modifications_handlers.pop(broker_id, None)
             if handler is not None:
@@ -795,19 +796,19 @@ class KafkaController(KafkaMetricsGroup):
 
     def _on_broker_failure(self, dead_brokers: Sequence[int]) -> None:
         ctx = self.controller_context
-        logger.info("%sBroker failure callback for %s", self.log_ident, ",".join(map(str, dead_brokers)))
+        self.logger.info("Broker failure callback for %s", ",".join(map(str, dead_brokers)))
         for broker_id in dead_brokers:
             ctx.replicas_on_offline_dirs.pop(broker_id, None)
         were_shutting_down = [b for b in dead_brokers if b in ctx.shutting_down_broker_ids]
         ctx.shutting_down_broker_ids.difference_update(were_shutting_down)
         if were_shutting_down:
-            logger.info("%sRemoved %s from list of shutting down brokers.", self.log_ident,
-                        ",".join(map(str, were_shutting_down)))
+            self.logger.info("Removed %s from list of shutting down brokers.",
+                             ",".join(map(str, were_shutting_down)))
         self._on_replicas_become_offline(ctx.replicas_on_brokers(dead_brokers))
         self._unregister_broker_modifications_handler(dead_brokers)
 
     def _on_broker_update(self, updated_broker_id: int) -> None:
-        logger.info("%sBroker info update callback for %d", self.log_ident, updated_broker_id)
+        self.logger.info("Broker info update callback for %d", updated_broker_id)
         self.send_update_metadata_request(sorted(self.controller_context.live_or_shutting_down_broker_ids), set())
 
     def _on_replicas_become_offline(self, new_offline_replicas: Iterable[PartitionAndReplica]) -> None:
@@ -830,7 +831,7 @@ class KafkaController(KafkaMetricsGroup):
 
     def _on_new_partition_creation(self, new_partitions: Iterable[TopicPartition]) -> None:
         new_partitions = sorted(new_partitions)
-        logger.info("%sNew partition creation callback for %s", self.log_ident, _tps(new_partitions))
+        self.logger.info("New partition creation callback for %s", _tps(new_partitions))
         ctx = self.controller_context
         self.partition_state_machine.handle_state_changes(new_partitions, NewPartition)
         self.replica_state_machine.handle_state_changes(ctx.replicas_for_partition(new_partitions), NewReplica)
@@ -871,8 +872,8 @@ class KafkaController(KafkaMetricsGroup):
         ctx = self.controller_context
         current = ctx.partition_full_replica_assignment(topic_partition)
         if current != reassignment:
-            logger.debug("%sUpdating assignment of partition %s from %s to %s", self.log_ident, topic_partition,
-                         current, reassignment)
+            self.logger.debug("Updating assignment of partition %s from %s to %s", topic_partition,
+                              current, reassignment)
             self._update_replica_assignment_for_partition(topic_partition, reassignment)
             ctx.update_partition_full_replica_assignment(topic_partition, reassignment)
             # Replacing a reassignment in flight may leave replicas it was adding unneeded.
@@ -889,19 +890,19 @@ class KafkaController(KafkaMetricsGroup):
         results: dict[TopicPartition, ApiError] = {}
         for tp, reassignment in reassignments.items():
             if self.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic):
-                logger.info("%sSkipping reassignment of %s since the topic is currently being deleted",
-                            self.log_ident, tp)
+                self.logger.info("Skipping reassignment of %s since the topic is currently being deleted",
+                                 tp)
                 results[tp] = ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
             elif self.controller_context.partition_replica_assignment(tp):
                 try:
                     self._on_partition_reassignment(tp, reassignment)
                     results[tp] = ApiError.NONE  # type: ignore[attr-defined]
                 except ControllerMovedException:
-                    logger.info("%sFailed completing reassignment of partition %s because controller has moved to "
-                                "another broker", self.log_ident, tp)
+                    self.logger.info("Failed completing reassignment of partition %s because controller has moved to "
+                                     "another broker", tp)
                     raise
                 except Exception:  # noqa: BLE001
-                    logger.exception("%sError completing reassignment of partition %s", self.log_ident, tp)
+                    self.logger.exception("Error completing reassignment of partition %s", tp)
                     results[tp] = ApiError(Errors.UNKNOWN_SERVER_ERROR)
             else:
                 results[tp] = ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
@@ -909,8 +910,8 @@ class KafkaController(KafkaMetricsGroup):
 
     def _on_replica_election(self, partitions: set[TopicPartition], election_type: ElectionType,
                              election_trigger: ElectionTrigger) -> dict[TopicPartition, Exception | LeaderAndIsr]:
-        logger.info("%sStarting replica leader election (%s) for partitions %s triggered by %s", self.log_ident,
-                    election_type.name, _tps(partitions), election_trigger)
+        self.logger.info("Starting replica leader election (%s) for partitions %s triggered by %s",
+                         election_type.name, _tps(partitions), election_trigger)
         try:
             if election_type is ElectionType.PREFERRED:
                 strategy = PreferredReplicaPartitionLeaderElectionStrategy()
@@ -922,12 +923,12 @@ class KafkaController(KafkaMetricsGroup):
             if election_trigger is not ElectionTrigger.ADMIN_CLIENT_TRIGGERED:
                 for tp, result in results.items():
                     if isinstance(result, ControllerMovedException):
-                        logger.info("%sError completing replica leader election (%s) for partition %s because "
-                                    "controller has moved to another broker.", self.log_ident, election_type.name, tp)
+                        self.logger.info("Error completing replica leader election (%s) for partition %s because "
+                                         "controller has moved to another broker.", election_type.name, tp)
                         raise result
                     if isinstance(result, Exception):
-                        logger.error("%sError completing replica leader election (%s) for partition %s: %s",
-                                     self.log_ident, election_type.name, tp, result)
+                        self.logger.error("Error completing replica leader election (%s) for partition %s: %s",
+                                          election_type.name, tp, result)
             return results
         finally:
             if election_trigger is not ElectionTrigger.ADMIN_CLIENT_TRIGGERED:
@@ -947,17 +948,17 @@ class KafkaController(KafkaMetricsGroup):
         leadership = ctx.partition_leadership_info(topic_partition)
         current_leader = leadership.leader_and_isr.leader if leadership is not None else LeaderAndIsr.NO_LEADER
         if current_leader not in reassigned:
-            logger.info("%sLeader %d for partition %s being reassigned, is not in the new list of replicas %s. "
-                        "Re-electing leader", self.log_ident, current_leader, topic_partition, list(reassigned))
+            self.logger.info("Leader %d for partition %s being reassigned, is not in the new list of replicas %s. "
+                             "Re-electing leader", current_leader, topic_partition, list(reassigned))
             self.partition_state_machine.handle_state_changes([topic_partition], OnlinePartition,
                                                               ReassignPartitionLeaderElectionStrategy())
         elif ctx.is_replica_online(current_leader, topic_partition):
-            logger.info("%sLeader %d for partition %s being reassigned, is already in the new list of replicas %s "
-                        "and is alive", self.log_ident, current_leader, topic_partition, list(reassigned))
+            self.logger.info("Leader %d for partition %s being reassigned, is already in the new list of replicas %s "
+                             "and is alive", current_leader, topic_partition, list(reassigned))
             self._update_leader_epoch_and_send_request(topic_partition, new_assignment)
         else:
-            logger.info("%sLeader %d for partition %s being reassigned, is already in the new list of replicas %s "
-                        "but is dead", self.log_ident, current_leader, topic_partition, list(reassigned))
+            self.logger.info("Leader %d for partition %s being reassigned, is already in the new list of replicas %s "
+                             "but is dead", current_leader, topic_partition, list(reassigned))
             self.partition_state_machine.handle_state_changes([topic_partition], OnlinePartition,
                                                               ReassignPartitionLeaderElectionStrategy())
 
@@ -978,8 +979,8 @@ class KafkaController(KafkaMetricsGroup):
                                                            ctx.topic_ids.get(topic_partition.topic),
                                                            topic_assignment, ctx.epoch_zk_version)
         if response.result_code == Code.OK:
-            logger.info("%sSuccessfully updated assignment of partition %s to %s", self.log_ident, topic_partition,
-                        assignment)
+            self.logger.info("Successfully updated assignment of partition %s to %s", topic_partition,
+                             assignment)
         elif response.result_code == Code.NONODE:
             raise IllegalStateException(f"Failed to update assignment for {topic_partition} since the topic has no "
                                         "current assignment")
@@ -1047,11 +1048,11 @@ class KafkaController(KafkaMetricsGroup):
         reassigning = self.zk_client.get_partition_reassignment()
         removing = {tp: r for tp, r in reassigning.items() if should_remove(tp, r)}
         remaining = {tp: r for tp, r in reassigning.items() if not should_remove(tp, r)}
-        logger.info("%sRemoving partitions %s from the list of reassigned partitions in zookeeper", self.log_ident,
-                    _tps(removing))
+        self.logger.info("Removing partitions %s from the list of reassigned partitions in zookeeper",
+                         _tps(removing))
         if not remaining:
-            logger.info("%sNo more partitions need to be reassigned. Deleting zk path %s", self.log_ident,
-                        ReassignPartitionsZNode.path())
+            self.logger.info("No more partitions need to be reassigned. Deleting zk path %s",
+                             ReassignPartitionsZNode.path())
             self.zk_client.delete_partition_reassignment(self.controller_context.epoch_zk_version)
             # The handler fires on creation only; this re-arms it for the next reassignment.
             self.event_manager.put(ZkPartitionReassignment())
@@ -1068,11 +1069,11 @@ class KafkaController(KafkaMetricsGroup):
                 continue
             current_leader = leadership.leader_and_isr.leader
             if current_leader == replicas[0]:
-                logger.info("%sPartition %s completed preferred replica leader election. New leader is %d",
-                            self.log_ident, partition, replicas[0])
+                self.logger.info("Partition %s completed preferred replica leader election. New leader is %d",
+                                 partition, replicas[0])
             else:
-                logger.warning("%sPartition %s failed to complete preferred replica leader election to %d. Leader is "
-                               "still %d", self.log_ident, partition, replicas[0], current_leader)
+                self.logger.warning("Partition %s failed to complete preferred replica leader election to %d. Leader is "
+                                    "still %d", partition, replicas[0], current_leader)
         if not is_triggered_by_auto_rebalance:
             self.zk_client.delete_preferred_replica_election(ctx.epoch_zk_version)
             # The handler fires on creation only; this re-arms it for the next election.
@@ -1089,7 +1090,7 @@ class KafkaController(KafkaMetricsGroup):
     def _update_leader_epoch(self, partition: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
         """Bump the leader epoch without changing leader or ISR, so the leader accepts a new
         LeaderAndIsr carrying a changed replica list."""
-        logger.debug("%sUpdating leader epoch for partition %s", self.log_ident, partition)
+        self.logger.debug("Updating leader epoch for partition %s", partition)
         while True:
             leadership = self.zk_client.get_topic_partition_states([partition]).get(partition)
             if leadership is None:
@@ -1111,8 +1112,8 @@ class KafkaController(KafkaMetricsGroup):
                 raise written
             updated = LeaderIsrAndControllerEpoch(written, self.epoch)
             self.controller_context.put_partition_leadership_info(partition, updated)
-            logger.info("%sUpdated leader epoch for partition %s to %d, zkVersion=%d", self.log_ident, partition,
-                        written.leader_epoch, written.zk_version)
+            self.logger.info("Updated leader epoch for partition %s to %d, zkVersion=%d", partition,
+                             written.leader_epoch, written.zk_version)
             return updated
 
     # -- automatic leader rebalance -----------------------------------------------------------
@@ -1151,7 +1152,7 @@ class KafkaController(KafkaMetricsGroup):
         if not self.is_active:
             return
         try:
-            logger.info("%sProcessing automatic preferred replica leader election", self.log_ident)
+            self.logger.info("Processing automatic preferred replica leader election")
             self._check_and_trigger_auto_leader_rebalance()
         finally:
             self._schedule_auto_leader_rebalance_task(self.config.leader_imbalance_check_interval_seconds * 1000)
@@ -1159,13 +1160,13 @@ class KafkaController(KafkaMetricsGroup):
     def _process_unclean_leader_election_enable(self) -> None:
         if not self.is_active:
             return
-        logger.info("%sUnclean leader election has been enabled by default", self.log_ident)
+        self.logger.info("Unclean leader election has been enabled by default")
         self.partition_state_machine.trigger_online_partition_state_change()
 
     def _process_topic_unclean_leader_election_enable(self, topic: str) -> None:
         if not self.is_active:
             return
-        logger.info("%sUnclean leader election has been enabled for topic %s", self.log_ident, topic)
+        self.logger.info("Unclean leader election has been enabled for topic %s", topic)
         self.partition_state_machine.trigger_online_partition_state_change(topic)
 
     # -- controlled shutdown ------------------------------------------------------------------
@@ -1186,14 +1187,14 @@ class KafkaController(KafkaMetricsGroup):
             if cached is not None and broker_epoch < cached:
                 message = (f"Received controlled shutdown request from an old broker epoch {broker_epoch} for broker "
                            f"{id}. Current broker epoch is {cached}.")
-                logger.info("%s%s", self.log_ident, message)
+                self.logger.info("%s", message)
                 raise Errors.STALE_BROKER_EPOCH.exception(message)
-        logger.info("%sShutting down broker %d", self.log_ident, id)
+        self.logger.info("Shutting down broker %d", id)
         if id not in ctx.live_or_shutting_down_broker_ids:
             raise Errors.BROKER_NOT_AVAILABLE.exception(f"Broker id {id} does not exist.")
         ctx.shutting_down_broker_ids.add(id)
-        logger.debug("%sAll shutting down brokers: %s", self.log_ident, sorted(ctx.shutting_down_broker_ids))
-        logger.debug("%sLive brokers: %s", self.log_ident, sorted(ctx.live_broker_ids))
+        self.logger.debug("All shutting down brokers: %s", sorted(ctx.shutting_down_broker_ids))
+        self.logger.debug("Live brokers: %s", sorted(ctx.live_broker_ids))
         to_act_on = sorted(p for p in ctx.partitions_on_broker(id)
                            if len(ctx.partition_replica_assignment(p)) > 1
                            and ctx.partition_leadership_info(p) is not None
@@ -1251,8 +1252,8 @@ class KafkaController(KafkaMetricsGroup):
                                                                partition_errors: Mapping[TopicPartition, Errors]) -> None:
         if not self.is_active:
             return
-        logger.debug("%sDelete topic callback invoked on StopReplica response received from broker %d: request "
-                     "error = %s, partition errors = %s", self.log_ident, replica_id, request_error, partition_errors)
+        self.logger.debug("Delete topic callback invoked on StopReplica response received from broker %d: request "
+                          "error = %s, partition errors = %s", replica_id, request_error, partition_errors)
         if request_error is not Errors.NONE:
             in_error = set(partition_errors)
         else:
@@ -1287,7 +1288,7 @@ class KafkaController(KafkaMetricsGroup):
 
     def _handle_illegal_state(self, e: IllegalStateException) -> None:
         # An inconsistent controller must not keep acting: resign and let another take over.
-        logger.error("%sForcing the controller to resign", self.log_ident)
+        self.logger.error("Forcing the controller to resign")
         self.broker_request_batch.clear()
         self._trigger_controller_move()
         raise e
@@ -1295,7 +1296,7 @@ class KafkaController(KafkaMetricsGroup):
     def _trigger_controller_move(self) -> None:
         self._active_controller_id = self.zk_client.get_controller_id() or -1
         if not self.is_active:
-            logger.warning("%sController has already moved when trying to trigger controller movement", self.log_ident)
+            self.logger.warning("Controller has already moved when trying to trigger controller movement")
             return
         try:
             expected_epoch_zk_version = self.controller_context.epoch_zk_version
@@ -1303,7 +1304,7 @@ class KafkaController(KafkaMetricsGroup):
             self._on_controller_resignation()
             self.zk_client.delete_controller(expected_epoch_zk_version)
         except ControllerMovedException:
-            logger.warning("%sController has already moved when trying to trigger controller movement", self.log_ident)
+            self.logger.warning("Controller has already moved when trying to trigger controller movement")
 
     def _maybe_resign(self) -> None:
         was_active = self.is_active
@@ -1319,8 +1320,8 @@ class KafkaController(KafkaMetricsGroup):
         # A Reelect racing with another broker's win (or our own) must not try to create
         # /controller again: the ephemeral create would fail forever.
         if self._active_controller_id != -1:
-            logger.debug("%sBroker %d has been elected as the controller, so stopping the election process.",
-                         self.log_ident, self._active_controller_id)
+            self.logger.debug("Broker %d has been elected as the controller, so stopping the election process.",
+                              self._active_controller_id)
             return
         try:
             epoch, epoch_zk_version = self.zk_client.register_controller_and_increment_controller_epoch(
@@ -1328,20 +1329,20 @@ class KafkaController(KafkaMetricsGroup):
             self.controller_context.epoch = epoch
             self.controller_context.epoch_zk_version = epoch_zk_version
             self._active_controller_id = self.config.broker_id
-            logger.info("%s%d successfully elected as the controller. Epoch incremented to %d and epoch zk version is "
-                        "now %d", self.log_ident, self.config.broker_id, epoch, epoch_zk_version)
+            self.logger.info("%d successfully elected as the controller. Epoch incremented to %d and epoch zk version is "
+                             "now %d", self.config.broker_id, epoch, epoch_zk_version)
             self._on_controller_failover()
         except ControllerMovedException as e:
             self._maybe_resign()
             if self._active_controller_id != -1:
-                logger.debug("%sBroker %d was elected as controller instead of broker %d", self.log_ident,
-                             self._active_controller_id, self.config.broker_id, exc_info=e)
+                self.logger.debug("Broker %d was elected as controller instead of broker %d",
+                                  self._active_controller_id, self.config.broker_id, exc_info=e)
             else:
-                logger.warning("%sA controller has been elected but just resigned, this will result in another round "
-                               "of election", self.log_ident, exc_info=e)
+                self.logger.warning("A controller has been elected but just resigned, this will result in another round "
+                                    "of election", exc_info=e)
         except Exception:  # noqa: BLE001 - an unusable controller must hand over at once
-            logger.exception("%sError while electing or becoming controller on broker %d. Trigger controller "
-                             "movement immediately", self.log_ident, self.config.broker_id)
+            self.logger.exception("Error while electing or becoming controller on broker %d. Trigger controller "
+                                  "movement immediately", self.config.broker_id)
             self._trigger_controller_move()
 
     # -- ZooKeeper-triggered events ---------------------------------------------------------------
@@ -1361,8 +1362,8 @@ class KafkaController(KafkaMetricsGroup):
         bounced_ids = {b for b in cur_ids & known_ids if cur_epochs[b] > known_epochs[b]}
         new_brokers = {b: e for b, e in cur_broker_and_epochs.items() if b.id in new_ids}
         bounced_brokers = {b: e for b, e in cur_broker_and_epochs.items() if b.id in bounced_ids}
-        logger.info("%sNewly added brokers: %s, deleted brokers: %s, bounced brokers: %s, all live brokers: %s",
-                    self.log_ident, _ids(new_ids), _ids(dead_ids), _ids(bounced_ids), _ids(cur_ids))
+        self.logger.info("Newly added brokers: %s, deleted brokers: %s, bounced brokers: %s, all live brokers: %s",
+                         _ids(new_ids), _ids(dead_ids), _ids(bounced_ids), _ids(cur_ids))
 
         for broker in new_brokers:
             self.controller_channel_manager.add_broker(broker)
@@ -1385,7 +1386,7 @@ class KafkaController(KafkaMetricsGroup):
             ctx.remove_live_brokers(dead_ids)
             self._on_broker_failure(sorted(dead_ids))
         if new_ids or dead_ids or bounced_ids:
-            logger.info("%sUpdated broker epochs cache: %s", self.log_ident, ctx.live_broker_id_and_epochs)
+            self.logger.info("Updated broker epochs cache: %s", ctx.live_broker_id_and_epochs)
 
     def _process_broker_modification(self, broker_id: int) -> None:
         if not self.is_active:
@@ -1395,7 +1396,7 @@ class KafkaController(KafkaMetricsGroup):
         if new_metadata is not None and old_metadata is not None:
             if (new_metadata.end_points != old_metadata.end_points
                     or dict(old_metadata.features) != dict(new_metadata.features)):
-                logger.info("%sUpdated broker metadata: %s -> %s", self.log_ident, old_metadata, new_metadata)
+                self.logger.info("Updated broker metadata: %s -> %s", old_metadata, new_metadata)
                 self.controller_context.update_broker_metadata(old_metadata, new_metadata)
                 self._on_broker_update(broker_id)
 
@@ -1417,9 +1418,9 @@ class KafkaController(KafkaMetricsGroup):
             for tp, assignment in sorted(tira.assignment.items()):
                 ctx.update_partition_full_replica_assignment(tp, assignment)
                 new_partitions.append(tp)
-        logger.info("%sNew topics: [%s], deleted topics: [%s], new partition replica assignment [%s]", self.log_ident,
-                    ",".join(sorted(new_topics)), ",".join(sorted(deleted_topics)),
-                    ", ".join(f"{t.topic}: {dict((str(tp), list(a.replicas)) for tp, a in t.assignment.items())}"
+        self.logger.info("New topics: [%s], deleted topics: [%s], new partition replica assignment [%s]",
+                         ",".join(sorted(new_topics)), ",".join(sorted(deleted_topics)),
+                         ", ".join(f"{t.topic}: {dict((str(tp), list(a.replicas)) for tp, a in t.assignment.items())}"
                               for t in added))
         if new_partitions:
             self._on_new_partition_creation(new_partitions)
@@ -1456,23 +1457,22 @@ class KafkaController(KafkaMetricsGroup):
         to_be_added = {tp: a for tp, a in assignment.items() if not ctx.partition_replica_assignment(tp)}
         if self.topic_deletion_manager.is_topic_queued_up_for_deletion(topic):
             if to_be_added:
-                logger.warning("%sSkipping adding partitions %s for topic %s since it is currently being deleted",
-                               self.log_ident, ",".join(str(tp.partition) for tp in sorted(to_be_added)), topic)
+                self.logger.warning("Skipping adding partitions %s for topic %s since it is currently being deleted",
+                                    ",".join(str(tp.partition) for tp in sorted(to_be_added)), topic)
                 self._restore_partition_replica_assignment(topic, assignment)
             else:
                 # Seen after the assignment was restored by the branch above.
-                logger.info("%sIgnoring partition change during topic deletion as no new partitions are added",
-                            self.log_ident)
+                self.logger.info("Ignoring partition change during topic deletion as no new partitions are added")
         elif to_be_added:
-            logger.info("%sNew partitions to be added %s", self.log_ident,
-                        {str(tp): list(a.replicas) for tp, a in sorted(to_be_added.items())})
+            self.logger.info("New partitions to be added %s",
+                             {str(tp): list(a.replicas) for tp, a in sorted(to_be_added.items())})
             for tp, a in sorted(to_be_added.items()):
                 ctx.update_partition_full_replica_assignment(tp, a)
             self._on_new_partition_creation(to_be_added)
 
     def _restore_partition_replica_assignment(self, topic: str,
                                               new_assignment: Mapping[TopicPartition, ReplicaAssignment]) -> None:
-        logger.info("%sRestoring the partition replica assignment for topic %s", self.log_ident, topic)
+        self.logger.info("Restoring the partition replica assignment for topic %s", topic)
         existing_partitions = set(self.zk_client.get_children(TopicPartitionsZNode.path(topic)))
         existing = {tp: self.controller_context.partition_full_replica_assignment(tp)
                     for tp in new_assignment if str(tp.partition) in existing_partitions}
@@ -1484,26 +1484,26 @@ class KafkaController(KafkaMetricsGroup):
             return
         ctx = self.controller_context
         topics_to_be_deleted = set(self.zk_client.get_topic_deletions())
-        logger.debug("%sDelete topics listener fired for topics %s to be deleted", self.log_ident,
-                     ",".join(sorted(topics_to_be_deleted)))
+        self.logger.debug("Delete topics listener fired for topics %s to be deleted",
+                          ",".join(sorted(topics_to_be_deleted)))
         non_existent = topics_to_be_deleted - ctx.all_topics
         if non_existent:
-            logger.warning("%sIgnoring request to delete non-existing topics %s", self.log_ident,
-                           ",".join(sorted(non_existent)))
+            self.logger.warning("Ignoring request to delete non-existing topics %s",
+                                ",".join(sorted(non_existent)))
             self.zk_client.delete_topic_deletions(sorted(non_existent), ctx.epoch_zk_version)
         topics_to_be_deleted -= non_existent
         if self.config.delete_topic_enable:
             if topics_to_be_deleted:
-                logger.info("%sStarting topic deletion for topics %s", self.log_ident,
-                            ",".join(sorted(topics_to_be_deleted)))
+                self.logger.info("Starting topic deletion for topics %s",
+                                 ",".join(sorted(topics_to_be_deleted)))
                 reassigning_topics = {tp.topic for tp in ctx.partitions_being_reassigned}
                 for topic in sorted(topics_to_be_deleted & reassigning_topics):
                     self.topic_deletion_manager.mark_topic_ineligible_for_deletion(
                         {topic}, reason="topic reassignment in progress")
                 self.topic_deletion_manager.enqueue_topics_for_deletion(topics_to_be_deleted)
         else:
-            logger.info("%sRemoving %s since delete topic is disabled", self.log_ident,
-                        ",".join(sorted(topics_to_be_deleted)))
+            self.logger.info("Removing %s since delete topic is disabled",
+                             ",".join(sorted(topics_to_be_deleted)))
             self.zk_client.delete_topic_deletions(sorted(topics_to_be_deleted), ctx.epoch_zk_version)
 
     def _process_zk_partition_reassignment(self) -> set[TopicPartition]:
@@ -1523,7 +1523,7 @@ class KafkaController(KafkaMetricsGroup):
         results.update(self._maybe_trigger_partition_reassignment(to_reassign))
         failed = {tp: e for tp, e in results.items() if not e.is_success()}
         if failed:
-            logger.warning("%sFailed reassignment through zk with the following errors: %s", self.log_ident, failed)
+            self.logger.warning("Failed reassignment through zk with the following errors: %s", failed)
             self._maybe_remove_from_zk_reassignment(lambda tp, _: tp in failed)
         return {tp for tp, e in results.items() if e.is_success()}
 
@@ -1586,8 +1586,8 @@ class KafkaController(KafkaMetricsGroup):
     def _maybe_complete_reassignment(self, topic_partition: TopicPartition) -> None:
         reassignment = self.controller_context.partition_full_replica_assignment(topic_partition)
         if self._is_reassignment_complete(topic_partition, reassignment):
-            logger.info("%sTarget replicas %s have all caught up with the leader for reassigning partition %s",
-                        self.log_ident, list(reassignment.target_replicas), topic_partition)
+            self.logger.info("Target replicas %s have all caught up with the leader for reassigning partition %s",
+                             list(reassignment.target_replicas), topic_partition)
             self._on_partition_reassignment(topic_partition, reassignment)
 
     def _process_list_partition_reassignments(self, partitions: set[TopicPartition] | None,
@@ -1640,14 +1640,14 @@ class KafkaController(KafkaMetricsGroup):
         known = {p for p in partitions if p in all_partitions}
         unknown = partitions - known
         for p in sorted(unknown):
-            logger.info("%sSkipping replica leader election (%s) for partition %s by %s since it doesn't exist.",
-                        self.log_ident, election_type.name, p, election_trigger)
+            self.logger.info("Skipping replica leader election (%s) for partition %s by %s since it doesn't exist.",
+                             election_type.name, p, election_trigger)
         being_deleted = {p for p in known if self.topic_deletion_manager.is_topic_queued_up_for_deletion(p.topic)}
         live = known - being_deleted
         if being_deleted:
-            logger.warning("%sSkipping replica leader election (%s) for partitions %s by %s since the respective "
-                           "topics are being deleted", self.log_ident, election_type.name, _tps(being_deleted),
-                           election_trigger)
+            self.logger.warning("Skipping replica leader election (%s) for partitions %s by %s since the respective "
+                                "topics are being deleted", election_type.name, _tps(being_deleted),
+                                election_trigger)
         electable: set[TopicPartition] = set()
         already_valid: set[TopicPartition] = set()
         for p in live:
@@ -1675,8 +1675,8 @@ class KafkaController(KafkaMetricsGroup):
             results[p] = ApiError(Errors.INVALID_TOPIC_EXCEPTION, "The topic is being deleted")
         for p in unknown:
             results[p] = ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
-        logger.debug("%sWaiting for any successful result for election type (%s) by %s for partitions: %s",
-                     self.log_ident, election_type.name, election_trigger, results)
+        self.logger.debug("Waiting for any successful result for election type (%s) by %s for partitions: %s",
+                          election_type.name, election_trigger, results)
         callback(results)
 
     def _process_alter_isr(self, broker_id: int, broker_epoch: int, isrs_to_alter: Mapping[TopicPartition, LeaderAndIsr],
@@ -1687,12 +1687,12 @@ class KafkaController(KafkaMetricsGroup):
             return
         known_epoch = ctx.live_broker_id_and_epochs.get(broker_id)
         if known_epoch is None:
-            logger.info("%sIgnoring AlterIsr due to unknown broker %d", self.log_ident, broker_id)
+            self.logger.info("Ignoring AlterIsr due to unknown broker %d", broker_id)
             callback(Errors.STALE_BROKER_EPOCH)
             return
         if known_epoch != broker_epoch:
-            logger.info("%sIgnoring AlterIsr due to stale broker epoch %d for broker %d", self.log_ident, broker_epoch,
-                        broker_id)
+            self.logger.info("Ignoring AlterIsr due to stale broker epoch %d for broker %d", broker_epoch,
+                             broker_id)
             callback(Errors.STALE_BROKER_EPOCH)
             return
         responses: dict[TopicPartition, Errors | LeaderAndIsr] = {}
@@ -1711,13 +1711,13 @@ class KafkaController(KafkaMetricsGroup):
                 if new_leader_and_isr.leader_epoch != current.leader_epoch:
                     responses[tp] = Errors.FENCED_LEADER_EPOCH
                 elif new_leader_and_isr.leader != current.leader:
-                    logger.info("%sRejecting AlterIsr from broker %d for partition %s led by %d", self.log_ident,
-                                broker_id, tp, current.leader)
+                    self.logger.info("Rejecting AlterIsr from broker %d for partition %s led by %d",
+                                     broker_id, tp, current.leader)
                     responses[tp] = Errors.INVALID_REQUEST
                 elif not _is_valid_isr(new_leader_and_isr, ctx.partition_replica_assignment(tp)):
-                    logger.info("%sRejecting AlterIsr from broker %d for partition %s: ISR %s is not a set of "
-                                "assigned replicas %s including the leader", self.log_ident, broker_id, tp,
-                                list(new_leader_and_isr.isr), list(ctx.partition_replica_assignment(tp)))
+                    self.logger.info("Rejecting AlterIsr from broker %d for partition %s: ISR %s is not a set of "
+                                     "assigned replicas %s including the leader", broker_id, tp,
+                                     list(new_leader_and_isr.isr), list(ctx.partition_replica_assignment(tp)))
                     responses[tp] = Errors.INVALID_REQUEST
                 elif new_leader_and_isr.equals_ignore_zk(current):
                     # already the state: answer with it, so a retried request is idempotent
@@ -1731,18 +1731,18 @@ class KafkaController(KafkaMetricsGroup):
                     responses[tp] = result
                     successful.append(tp)
                 else:
-                    logger.error("%sFailed to update ISR for partition %s: %s", self.log_ident, tp, result)
+                    self.logger.error("Failed to update ISR for partition %s: %s", tp, result)
                     responses[tp] = Errors.for_exception(result)
             for tp in update.partitions_to_retry:
-                logger.info("%sFailed to update ISR to %s for partition %s, bad ZK version.", self.log_ident,
-                            adjusted[tp], tp)
+                self.logger.info("Failed to update ISR to %s for partition %s, bad ZK version.",
+                                 adjusted[tp], tp)
                 responses[tp] = Errors.INVALID_UPDATE_VERSION
             self._update_leader_and_isr_cache(successful)
             self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids), set(isrs_to_alter))
         except ControllerMovedException:
             raise
         except Exception:  # noqa: BLE001
-            logger.exception("%sError when processing AlterIsr for partitions: %s", self.log_ident, _tps(isrs_to_alter))
+            self.logger.exception("Error when processing AlterIsr for partitions: %s", _tps(isrs_to_alter))
             callback(Errors.UNKNOWN_SERVER_ERROR)
             return
         callback(responses)
@@ -1777,13 +1777,13 @@ class KafkaController(KafkaMetricsGroup):
                 # Test and tool events that carry their own behaviour (Kafka's MockEvent).
                 event.process()  # type: ignore[attr-defined]
             else:
-                logger.error("%sUnexpected event %r", self.log_ident, event)
+                self.logger.error("Unexpected event %r", event)
         except ControllerMovedException:
-            logger.info("%sController moved to another broker when processing %r.", self.log_ident, event,
-                        exc_info=True)
+            self.logger.info("Controller moved to another broker when processing %r.", event,
+                             exc_info=True)
             self._maybe_resign()
         except Exception:  # noqa: BLE001 - one failed event must not stop the controller
-            logger.exception("%sError processing event %r", self.log_ident, event)
+            self.logger.exception("Error processing event %r", event)
         finally:
             self._update_metrics()
 

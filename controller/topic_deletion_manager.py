@@ -30,6 +30,7 @@ from kafka_py.controller.replica_state_machine import (
     ReplicaDeletionStarted,
     ReplicaDeletionSuccessful,
 )
+from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_context import ControllerContext, PartitionAndReplica
@@ -90,18 +91,18 @@ class TopicDeletionManager:
         self.partition_state_machine = partition_state_machine
         self.client = client
         self.is_delete_topic_enabled: bool = bool(config.delete_topic_enable)
-        self.log_ident = f"[Topic Deletion Manager {config.broker_id}] "
+        self.logger = IdentLogger(logger, f"[Topic Deletion Manager {config.broker_id}] ")
 
     def init(self, initial_topics_to_be_deleted: set[str], initial_topics_ineligible_for_deletion: set[str]) -> None:
-        logger.info("%sInitializing manager with initial deletions: %s, initial ineligible deletions: %s",
-                    self.log_ident, sorted(initial_topics_to_be_deleted), sorted(initial_topics_ineligible_for_deletion))
+        self.logger.info("Initializing manager with initial deletions: %s, initial ineligible deletions: %s",
+                         sorted(initial_topics_to_be_deleted), sorted(initial_topics_ineligible_for_deletion))
         ctx = self.controller_context
         if self.is_delete_topic_enabled:
             ctx.queue_topic_deletion(initial_topics_to_be_deleted)
             ctx.topics_ineligible_for_deletion.update(initial_topics_ineligible_for_deletion & ctx.topics_to_be_deleted)
         else:
-            logger.info("%sRemoving %s since delete topic is disabled", self.log_ident,
-                        sorted(initial_topics_to_be_deleted))
+            self.logger.info("Removing %s since delete topic is disabled",
+                             sorted(initial_topics_to_be_deleted))
             self.client.delete_topic_deletions(sorted(initial_topics_to_be_deleted), ctx.epoch_zk_version)
 
     def try_topic_deletion(self) -> None:
@@ -129,8 +130,8 @@ class TopicDeletionManager:
         failed = [r for r in replicas if self.is_topic_queued_up_for_deletion(r.topic)]
         if failed:
             topics = {r.topic for r in failed}
-            logger.debug("%sDeletion failed for replicas %s. Halting deletion for topics %s", self.log_ident,
-                         ",".join(map(str, failed)), sorted(topics))
+            self.logger.debug("Deletion failed for replicas %s. Halting deletion for topics %s",
+                              ",".join(map(str, failed)), sorted(topics))
             self.replica_state_machine.handle_state_changes(failed, ReplicaDeletionIneligible)
             self.mark_topic_ineligible_for_deletion(topics, reason=lambda: "replica deletion failure")
             self._resume_deletions()
@@ -142,7 +143,7 @@ class TopicDeletionManager:
         self.controller_context.topics_ineligible_for_deletion |= newly_halted
         if newly_halted:
             why = reason() if callable(reason) else reason
-            logger.info("%sHalted deletion of topics %s due to %s", self.log_ident, ",".join(sorted(newly_halted)), why)
+            self.logger.info("Halted deletion of topics %s due to %s", ",".join(sorted(newly_halted)), why)
 
     def _is_topic_ineligible_for_deletion(self, topic: str) -> bool:
         if self.is_delete_topic_enabled:
@@ -161,7 +162,7 @@ class TopicDeletionManager:
 
     def complete_replica_deletion(self, replicas: Iterable["PartitionAndReplica"]) -> None:
         deleted = [r for r in replicas if self.is_topic_queued_up_for_deletion(r.topic)]
-        logger.debug("%sDeletion successfully completed for replicas %s", self.log_ident, ",".join(map(str, deleted)))
+        self.logger.debug("Deletion successfully completed for replicas %s", ",".join(map(str, deleted)))
         self.replica_state_machine.handle_state_changes(deleted, ReplicaDeletionSuccessful)
         self._resume_deletions()
 
@@ -172,8 +173,8 @@ class TopicDeletionManager:
 
     def _retry_deletion_for_ineligible_replicas(self, topics: set[str]) -> None:
         failed = [r for t in sorted(topics) for r in self.controller_context.replicas_in_state(t, ReplicaDeletionIneligible)]
-        logger.debug("%sRetrying deletion of topics %s since replicas %s were not successfully deleted",
-                     self.log_ident, ",".join(sorted(topics)), ",".join(map(str, failed)))
+        self.logger.debug("Retrying deletion of topics %s since replicas %s were not successfully deleted",
+                          ",".join(sorted(topics)), ",".join(map(str, failed)))
         self.replica_state_machine.handle_state_changes(failed, OfflineReplica)
 
     def _complete_delete_topic(self, topic: str) -> None:
@@ -211,7 +212,7 @@ class TopicDeletionManager:
             all_dead_replicas.extend(dead)
             all_replicas_for_deletion_retry.extend(r for r in alive if r not in successfully_deleted)
             if dead:
-                logger.debug("%sDead Replicas (%s) found for topic %s", self.log_ident, ",".join(map(str, dead)), topic)
+                self.logger.debug("Dead Replicas (%s) found for topic %s", ",".join(map(str, dead)), topic)
                 ineligible.add(topic)
         self.replica_state_machine.handle_state_changes(all_dead_replicas, ReplicaDeletionIneligible)
         # OfflineReplica first: StopReplica without delete makes followers stop fetching before
@@ -227,18 +228,18 @@ class TopicDeletionManager:
         eligible_for_retry: set[str] = set()
         eligible_for_deletion: set[str] = set()
         if queued:
-            logger.info("%sHandling deletion for topics %s", self.log_ident, ",".join(sorted(queued)))
+            self.logger.info("Handling deletion for topics %s", ",".join(sorted(queued)))
         for topic in sorted(queued):
             if ctx.are_all_replicas_in_state(topic, ReplicaDeletionSuccessful):
                 self._complete_delete_topic(topic)
-                logger.info("%sDeletion of topic %s successfully completed", self.log_ident, topic)
+                self.logger.info("Deletion of topic %s successfully completed", topic)
             elif not ctx.is_any_replica_in_state(topic, ReplicaDeletionStarted):
                 # Nothing in flight and not all done: either deletion never started or some
                 # replica failed, in which case it is retried.
                 if ctx.is_any_replica_in_state(topic, ReplicaDeletionIneligible):
                     eligible_for_retry.add(topic)
             if self._is_topic_eligible_for_deletion(topic):
-                logger.info("%sDeletion of topic %s (re)started", self.log_ident, topic)
+                self.logger.info("Deletion of topic %s (re)started", topic)
                 eligible_for_deletion.add(topic)
         if eligible_for_retry:
             self._retry_deletion_for_ineligible_replicas(eligible_for_retry)

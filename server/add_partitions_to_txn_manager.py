@@ -60,6 +60,7 @@ from kafka_py.network.channel_builders import inter_broker_client_channel_builde
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 
@@ -188,7 +189,7 @@ class _VerificationSender(ShutdownableThread):
                                                          DESCRIBE_TRANSACTIONS_VERSION, request,
                                                          self.manager.request_timeout_ms)
         except Exception as e:  # noqa: BLE001 - a lost connection: every waiting produce is told to retry
-            logger.warning("%sDescribeTransactions to broker %d failed: %s", self.manager.log_ident, node.id, e)
+            self.manager.logger.warning("DescribeTransactions to broker %d failed: %s", node.id, e)
             self._answer_all(batch, Errors.NETWORK_EXCEPTION)
             if self.is_running:
                 self.pause(RECONNECT_BACKOFF_MS)
@@ -226,7 +227,7 @@ class AddPartitionsToTxnManager(KafkaMetricsGroup):
         self.metadata_cache = metadata_cache
         self.txn_coordinator = txn_coordinator
         self.time = time
-        self.log_ident = f"[AddPartitionsToTxnManager broker={self.broker_id}] "
+        self.logger = IdentLogger(logger, f"[AddPartitionsToTxnManager broker={self.broker_id}] ")
         self.inter_broker_listener_name = config.inter_broker_listener_name
         self.request_timeout_ms = config.request_timeout_ms
         self._network_client_factory = network_client_factory
@@ -302,7 +303,7 @@ class AddPartitionsToTxnManager(KafkaMetricsGroup):
         try:
             pending.callback(errors)
         except Exception:  # noqa: BLE001 - the other waiting produce requests must still be answered
-            logger.exception("%sError completing a transaction verification", self.log_ident)
+            self.logger.exception("Error completing a transaction verification")
 
     # ------------------------------------------------------------------ lifecycle
 
