@@ -12,11 +12,13 @@ a controller's epoch) assigns ``self.logger.ident``.
 Nothing is formatted for a level that is off: each method asks the wrapped logger's
 ``isEnabledFor`` first, and the message stays a %-style format with its arguments, the
 ident travelling as the first argument (``"%s" + msg``, ``(ident, *args)``), exactly the
-record a ``logger.info("%s...", ident, ...)`` call made.
+record a ``logger.info("%s...", ident, ...)`` call made. A message without arguments is
+not %-formatted, as with a plain logger.
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 _DEBUG = logging.DEBUG
@@ -41,7 +43,15 @@ class IdentLogger(logging.LoggerAdapter):
     def _emit(self, level: int, msg: Any, args: tuple, kwargs: dict[str, Any]) -> None:
         # called only once the level is known to be enabled
         kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 2
-        self.logger.log(level, "%s" + (msg if isinstance(msg, str) else str(msg)), self.ident, *args, **kwargs)
+        msg = msg if isinstance(msg, str) else str(msg)
+        if not args:
+            # as with a plain logger, a message without arguments is not %-formatted
+            self.logger.log(level, self.ident + msg, **kwargs)
+        elif len(args) == 1 and isinstance(args[0], Mapping) and args[0]:
+            # "%(key)s" formatting from one mapping, as logging does it
+            self.logger.log(level, self.ident.replace("%", "%%") + msg, *args, **kwargs)
+        else:
+            self.logger.log(level, "%s" + msg, self.ident, *args, **kwargs)
 
     def debug(self, msg: Any, *args: Any, **kwargs: Any) -> None:
         if self.logger.isEnabledFor(_DEBUG):

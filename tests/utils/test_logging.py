@@ -24,7 +24,7 @@ def module_logger(caplog):
 def test_lines_start_with_the_ident_and_keep_the_module_logger_name(module_logger, caplog):
     log = IdentLogger(module_logger, "[ReplicaManager broker=0] ")
     log.info("Shrinking ISR from %s to %s", [0, 1], [0])
-    log.warning("plain 100%% text")
+    log.warning("plain 100% text, no arguments: not formatted")
     record = caplog.records[-2]
     assert record.getMessage() == "[ReplicaManager broker=0] Shrinking ISR from [0, 1] to [0]"
     assert record.name == "kafka_py.test_ident"
@@ -32,7 +32,18 @@ def test_lines_start_with_the_ident_and_keep_the_module_logger_name(module_logge
     # the record is the one logger.info("%s...", ident, ...) made: %-style, ident first
     assert record.msg == "%sShrinking ISR from %s to %s"
     assert record.args == ("[ReplicaManager broker=0] ", [0, 1], [0])
-    assert caplog.records[-1].getMessage() == "[ReplicaManager broker=0] plain 100% text"
+    assert caplog.records[-1].getMessage() == "[ReplicaManager broker=0] plain 100% text, no arguments: not formatted"
+
+
+def test_an_ident_with_percent_signs_is_never_taken_for_a_format(module_logger, caplog):
+    log = IdentLogger(module_logger, "[Log partition=t-0, dir=/data/100%] ")
+    log.info("Truncating to offset %d", 7)
+    log.info("no arguments")
+    log.info("mapping %(offset)d", {"offset": 9})
+    assert [r.getMessage() for r in caplog.records[-3:]] == [
+        "[Log partition=t-0, dir=/data/100%] Truncating to offset 7",
+        "[Log partition=t-0, dir=/data/100%] no arguments",
+        "[Log partition=t-0, dir=/data/100%] mapping 9"]
 
 
 def test_records_name_the_caller_not_the_adapter(module_logger, caplog):
