@@ -99,6 +99,8 @@ class RequestMetrics(KafkaMetricsGroup):
         self._request_rate: list[Optional[Meter]] = [None] * 64
         self._errors: dict[Errors, Meter] = {}
         self._errors_lock = threading.Lock()
+        # ErrorsPerSec{error=NONE}, the one nearly every answer marks, once made.
+        self.none_meter: Optional[Meter] = None
 
     STAGE_ROWS = 1024
 
@@ -290,14 +292,19 @@ class RequestChannelMetrics:
         if metrics is None:
             return
         none = 0
+        NONE = Errors.NONE
         for answer in answers:
             error = answer.error
-            if error is Errors.NONE:
+            if error is NONE:
                 none += 1
             else:
                 metrics.error_meter(error).mark()
         if none:
-            metrics.error_meter(Errors.NONE).mark(none)
+            meter = metrics.none_meter
+            if meter is None:
+                meter = metrics.none_meter = metrics.error_meter(NONE)
+            with meter.lock:
+                meter.count += none
 
     def mark_metadata_errors(self, topics: Iterable[tuple]) -> None:
         """ErrorsPerSec of a Metadata answer written from plain values: each topic's error

@@ -114,6 +114,7 @@ class SecureSelector(Selector):
         self._channels[channel_id] = channel
         self._set_events(channel, EVENT_READ)
         self._lru[channel_id] = self._time.nanoseconds()
+        self.connections_created += 1
         return channel
 
     def _close_channel(self, channel: KafkaChannel) -> None:
@@ -134,8 +135,10 @@ class SecureSelector(Selector):
         elif self._delayed_closes:
             soonest = (min(self._delayed_closes.values()) - self._time.nanoseconds()) // 1_000_000
             timeout_ms = max(0, min(timeout_ms, soonest + 1))
+        start = self._time.nanoseconds()
         ready = self._nio.select(timeout_ms / 1000.0 if timeout_ms > 0 else 0)
         now = self._time.nanoseconds()
+        self.io_wait_time_ns += now - start
         for key, mask in ready:
             channel: Optional[SecureKafkaChannel] = key.data
             if channel is None:
@@ -156,6 +159,8 @@ class SecureSelector(Selector):
             self._close_delayed(now)
         if self._idle_ns >= 0:
             self._close_idle_connections(now)
+        self.selects += 1
+        self.io_time_ns += self._time.nanoseconds() - now
 
     def _handle_event(self, channel: SecureKafkaChannel, mask: int, now: int) -> None:
         try:
@@ -191,7 +196,12 @@ class SecureSelector(Selector):
                 self._fail(channel, e)
 
     def _read(self, channel: SecureKafkaChannel, max_size: int) -> None:
-        if channel.read(self._scratch, max_size):
+        n = channel.read(self._scratch, max_size)
+        if n:
+            if channel.state is ChannelState.READY:
+                # Kafka's byte metrics count the frames, not the SASL exchange.
+                self.bytes_received += n
+                self.io_operations += 1
             if channel.transport is not None and channel.transport.pending():
                 self._buffered.add(channel.id)
             if channel.frames and channel.state is ChannelState.READY:

@@ -141,28 +141,28 @@ class KafkaChannel:
     def has_bytes_buffered(self) -> bool:
         return bool(self.frames)
 
-    def read(self, scratch: memoryview, max_size: int) -> bool:
-        """Read once from the socket; False when the peer has closed its side."""
+    def read(self, scratch: memoryview, max_size: int) -> int:
+        """Read once from the socket: the bytes read, 0 when the peer has closed its side."""
         payload = self._payload
         if payload is not None:
             n = self.sock.recv_into(memoryview(payload)[self._filled:])
             if n == 0:
-                return False
+                return 0
             self._filled += n
             if self._filled == len(payload):
                 self.frames.append(memoryview(payload))
                 self._payload = None
-            return True
+            return n
         kept = len(self._pending)
         if kept:
             scratch[:kept] = self._pending
         n = self.sock.recv_into(scratch[kept:])
         if n == 0:
-            return False
+            return 0
         # Cleared only now: a read that raised (nothing to read) must keep them.
         self._pending = b""
         self._split_frames(scratch[:kept + n], max_size)
-        return True
+        return n
 
     def _split_frames(self, data: memoryview, max_size: int) -> None:
         end = len(data)
@@ -213,10 +213,31 @@ class SelectorMetrics:
 
     Rates are per second over ``metrics.num.samples`` windows of ``metrics.sample.window.ms``;
     the network thread records, scrapes read (each sensor has its lock).
+
+    The I/O metrics of Kafka's SelectorMetrics (``IO_METRICS``) are not recorded through
+    sensors: the Selector keeps running totals (plain integer additions, those of a poll's
+    reads added once per poll), and a read turns them into the rates, averages and ratios
+    of the last one to two sample windows, as Kafka's windowed stats would report them
+    (``IoWindows``). Bytes are those of the Kafka frames (decrypted for TLS), not those of a
+    SASL exchange. The names are Kafka's, seen from the broker's side: ``request-*`` are the
+    responses it sent, ``response-*`` the requests it read.
     """
+
+    # Kafka's names of the I/O metrics, each read from the Selector's totals by IoWindows.read
+    IO_METRICS = (
+        "connection-close-rate", "connection-close-total", "connection-creation-rate", "connection-creation-total",
+        "network-io-rate", "network-io-total", "outgoing-byte-rate", "outgoing-byte-total",
+        "request-rate", "request-total", "request-size-avg", "request-size-max",
+        "incoming-byte-rate", "incoming-byte-total", "response-rate", "response-total",
+        "select-rate", "select-total", "io-wait-time-ns-avg", "io-wait-ratio", "io-waittime-total",
+        "io-time-ns-avg", "io-ratio", "iotime-total",
+    )
 
     def __init__(self, time: Time = Time.SYSTEM, samples: int = 2, window_ms: int = 30_000) -> None:
         self._time = time
+        self._samples = max(1, samples)
+        self._window_ms = max(1, window_ms)
+        self.io: Optional[IoWindows] = None
         config = MetricConfig(samples, window_ms)
 
         def meter(base: str) -> Sensor:
@@ -252,11 +273,108 @@ class SelectorMetrics:
                     return sensor.measure(metric, self._time.milliseconds())
         raise KeyError(attribute)
 
+    def bind(self, selector: "Selector") -> None:
+        """The Selector whose running totals the I/O metrics read."""
+        self.io = IoWindows(selector, self._time.nanoseconds, self._window_ms * 1_000_000, self._samples)
+
     def gauges(self) -> list[tuple[str, Callable[[], float]]]:
         """(attribute, read) for every metric, to register as gauges."""
         now = self._time.milliseconds
-        return [(metric.name, lambda s=sensor, m=metric: s.measure(m, now()))
-                for sensor in self._sensors for metric in sensor.metrics]
+        gauges = [(metric.name, lambda s=sensor, m=metric: s.measure(m, now()))
+                  for sensor in self._sensors for metric in sensor.metrics]
+        io = self.io
+        if io is not None:
+            gauges += [(attribute, lambda a=attribute: io.read(a)) for attribute in self.IO_METRICS]
+        return gauges
+
+
+class IoWindows:
+    """The I/O metrics of one Selector, from its running totals: rates, averages and ratios
+    over the current sample window and the one before it (Kafka's two 30 s samples, by
+    default), the elapsed time counted as at least ``samples - 1`` windows as Kafka's Rate
+    does, so a thread that just started does not report a burst as a huge rate.
+
+    Windows roll when read: a window is closed by the first read after its end, so with a
+    scraper reading at least once per window the figures are those of the last 30 to 60 s.
+    ``request-size-max`` is the largest response of the two windows.
+    """
+
+    # The Selector's running totals, in the order of ``_totals``.
+    _FIELDS = ("connections_closed", "connections_created", "io_operations", "bytes_sent", "sends_completed",
+               "send_bytes_completed", "bytes_received", "receives_completed", "selects", "io_wait_time_ns",
+               "io_time_ns")
+    _INDEX = {name: i for i, name in enumerate(_FIELDS)}
+    # Kafka's meter base name -> the total behind its ``-rate`` and ``-total``
+    _READ = {
+        "connection-close": "connections_closed", "connection-creation": "connections_created",
+        "network-io": "io_operations", "outgoing-byte": "bytes_sent", "request": "sends_completed",
+        "incoming-byte": "bytes_received", "response": "receives_completed", "select": "selects",
+    }
+
+    def __init__(self, selector: "Selector", clock_ns: Callable[[], int], window_ns: int, samples: int) -> None:
+        import threading
+
+        self._selector = selector
+        self._clock = clock_ns
+        self._window_ns = window_ns
+        self._min_elapsed_ns = max(1, samples - 1) * window_ns
+        self._lock = threading.Lock()
+        now = clock_ns()
+        totals = self._totals()
+        self._window_start, self._window_totals = now, totals
+        self._previous_start, self._previous_totals = now, totals
+        self._previous_max = 0
+
+    def _totals(self) -> tuple[int, ...]:
+        s = self._selector
+        return tuple(getattr(s, name) for name in self._FIELDS)
+
+    def _window(self) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
+        """(elapsed ns, totals now, their increase over the windows, largest response)."""
+        now = self._clock()
+        totals = self._totals()
+        selector = self._selector
+        with self._lock:
+            if now - self._window_start >= self._window_ns:
+                self._previous_start, self._previous_totals = self._window_start, self._window_totals
+                self._window_start, self._window_totals = now, totals
+                self._previous_max = selector.send_size_max
+                selector.send_size_max = 0
+            elapsed = max(now - self._previous_start, self._min_elapsed_ns)
+            deltas = tuple(t - p for t, p in zip(totals, self._previous_totals))
+            largest = max(self._previous_max, selector.send_size_max)
+        return elapsed, totals, deltas, largest
+
+    def read(self, attribute: str) -> float:
+        elapsed, totals, deltas, largest = self._window()
+        i = self._INDEX
+        if attribute.endswith("-rate"):
+            return deltas[i[self._READ[attribute[:-5]]]] * 1e9 / elapsed
+        if attribute.endswith("-total"):
+            base = attribute[:-6]
+            if base == "io-waittime":
+                return float(totals[i["io_wait_time_ns"]])
+            if base == "iotime":
+                return float(totals[i["io_time_ns"]])
+            return float(totals[i[self._READ[base]]])
+        if attribute == "request-size-max":
+            return float(largest) if deltas[i["sends_completed"]] else float("nan")
+        if attribute == "request-size-avg":
+            return _avg(deltas[i["send_bytes_completed"]], deltas[i["sends_completed"]])
+        if attribute == "io-wait-time-ns-avg":
+            return _avg(deltas[i["io_wait_time_ns"]], deltas[i["selects"]])
+        if attribute == "io-time-ns-avg":
+            return _avg(deltas[i["io_time_ns"]], deltas[i["selects"]])
+        if attribute == "io-wait-ratio":
+            return deltas[i["io_wait_time_ns"]] / elapsed
+        if attribute == "io-ratio":
+            return deltas[i["io_time_ns"]] / elapsed
+        raise KeyError(attribute)
+
+
+def _avg(total: int, count: int) -> float:
+    # Kafka's Avg of a window without samples is NaN.
+    return total / count if count else float("nan")
 
 
 class Selector:
@@ -292,6 +410,21 @@ class Selector:
         self._closed = False
         # Nanoseconds spent waiting in select (written by the owning thread only).
         self.io_wait_time_ns = 0
+        # Running totals of the I/O metrics (SelectorMetrics.IO_METRICS), written by the
+        # owning thread only: reads and writes, their bytes, frames read and responses
+        # written, polls and the time spent in them after select, connections.
+        self.io_operations = 0
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.receives_completed = 0
+        self.sends_completed = 0
+        self.send_bytes_completed = 0
+        self.send_size_max = 0
+        self.selects = 0
+        self.io_time_ns = 0
+        self.connections_created = 0
+        self.connections_closed = 0
+        self.metrics.bind(self)
 
     # ---- connections ------------------------------------------------------------
     def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
@@ -301,6 +434,7 @@ class Selector:
         self._channels[channel_id] = channel
         self._set_events(channel, EVENT_READ)
         self._lru[channel_id] = self._time.nanoseconds()
+        self.connections_created += 1
         return channel
 
     def channel(self, channel_id: str) -> Optional[KafkaChannel]:
@@ -326,6 +460,7 @@ class Selector:
 
     def _close_channel(self, channel: KafkaChannel) -> None:
         del self._channels[channel.id]
+        self.connections_closed += 1
         self._lru.pop(channel.id, None)
         self._ready.discard(channel.id)
         if channel.events:
@@ -406,10 +541,16 @@ class Selector:
 
     def _write(self, channel: KafkaChannel) -> None:
         send = channel.send
-        send.write_to(channel.sock)
+        self.bytes_sent += send.write_to(channel.sock)
+        self.io_operations += 1
         if send.completed:
             channel.send = None
             self.completed_sends.append((channel.id, send))
+            size = send.size
+            self.sends_completed += 1
+            self.send_bytes_completed += size
+            if size > self.send_size_max:
+                self.send_size_max = size
             if channel.events & EVENT_WRITE:
                 self._set_events(channel, channel.events & ~EVENT_WRITE)
         elif not channel.events & EVENT_WRITE:
@@ -443,6 +584,7 @@ class Selector:
         # Kafka's io-wait time: what the Processor's IdlePercent is made of.
         self.io_wait_time_ns += now - start
         lru = self._lru
+        received = reads = 0
         for key, mask in ready:
             channel: Optional[KafkaChannel] = key.data
             if channel is None:
@@ -455,7 +597,10 @@ class Selector:
                     self._write(channel)
                 if mask & EVENT_READ:
                     if self._wanted_read(channel):
-                        if channel.read(self._scratch, self._max_receive_size):
+                        n = channel.read(self._scratch, self._max_receive_size)
+                        if n:
+                            received += n
+                            reads += 1
                             if channel.frames:
                                 self._ready.add(channel.id)
                         else:
@@ -475,6 +620,10 @@ class Selector:
             self._deliver_ready_frames()
         if self._idle_ns >= 0:
             self._close_idle_connections(now)
+        self.bytes_received += received
+        self.io_operations += reads
+        self.selects += 1
+        self.io_time_ns += self._time.nanoseconds() - now
 
     def _on_peer_closed(self, channel: KafkaChannel) -> None:
         # Frames already complete are still handled (their responses may go nowhere);
@@ -521,6 +670,7 @@ class Selector:
     # ---- lifecycle --------------------------------------------------------------
     def drain_completed_receives(self) -> list[tuple[str, memoryview]]:
         receives, self.completed_receives = self.completed_receives, []
+        self.receives_completed += len(receives)
         return receives
 
     def drain_completed_sends(self) -> list[tuple[str, Send]]:

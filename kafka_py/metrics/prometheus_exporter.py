@@ -19,7 +19,9 @@ here; docs/operations.md has the table. In rule order:
    alone is this broker's addition in the same form);
    the per-listener, per-processor socket-server metrics:
    ``kafka_server_<type>_<attribute>{listener,networkProcessor}``, a counter for the ``-total``
-   ones;
+   ones; Kafka-metrics attributes of an MBean without tags (``kafka.server:type=Request`` /
+   ``exempt-request-time``, transaction-coordinator-metrics): ``kafka_server_<type>_<attribute>``
+   (kafka-py's own: the exporter's example rules have none for them);
 2. names containing ``Percent``: ``kafka_<domain>_<type>_<prefix>_percent`` (a meter's mean
    rate, a gauge's value), with at most one tag;
 3. meters named ``...PerSec``: ``kafka_<domain>_<type>_<prefix>_total``, the count, as a counter;
@@ -105,8 +107,8 @@ def jmx_exporter_name(name: MetricName, kind: str) -> Optional[ExportedName]:
     labels = {_safe_label(k): v for k, v in tags}
     simple_domain = "." not in domain and domain != ""
 
-    # Kafka-metrics (not Yammer) attributes: socket-server-metrics, app-info and
-    # transaction-coordinator-metrics.
+    # Kafka-metrics (not Yammer) attributes: socket-server-metrics, the quota metrics, app-info,
+    # and those of an MBean without tags (transaction-coordinator-metrics, exempt-request-time).
     if name.attribute is not None:
         if group == "kafka.server" and keys == ("listener", "networkProcessor"):
             if name.attribute.endswith("-total"):
@@ -120,7 +122,8 @@ def jmx_exporter_name(name: MetricName, kind: str) -> Optional[ExportedName]:
             return ExportedName(safe_name(f"kafka_server_quota_{name.attribute}"), "gauge", quota_labels, "Value")
         if group == "kafka.server" and name.type == "app-info":
             return ExportedName(safe_name(f"kafka_server_app_info_{name.attribute}"), "gauge", labels, "Value")
-        if group == "kafka.server" and name.type == "transaction-coordinator-metrics" and not keys:
+        if group == "kafka.server" and not keys:
+            # transaction-coordinator-metrics, the Request quota's exempt-request-time
             return ExportedName(safe_name(f"kafka_server_{name.type}_{name.attribute}"), "gauge", labels, "Value")
         return None
 

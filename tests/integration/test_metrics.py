@@ -370,3 +370,84 @@ def test_client_quota_metrics_of_a_throttled_client(metrics_broker):
     assert quota("throttle_time", "ControllerMutation") == mutation_throttle_ms
     assert quota("tokens", "ControllerMutation") < 0
     assert quota("mutation_rate", "ControllerMutation") > 0
+
+
+def _listener_sum(samples: dict, family: str, listener: str = "PLAINTEXT") -> float:
+    """A socket-server metric summed over the listener's network threads."""
+    return sum(v for (name, labels), v in samples.items()
+               if name == family and dict(labels).get("listener") == listener)
+
+
+def test_socket_server_byte_metrics_count_the_frames_on_the_wire(metrics_broker):
+    """Kafka's Selector metrics of the listener (socket-server-metrics, per network thread):
+    incoming-byte-total and outgoing-byte-total against the bytes of the frames a client sent
+    and read, response-total (requests read) and request-total (responses written) against
+    the requests, the connection counts, and the windowed rates and ratios in their ranges."""
+    from kafka_py.protocol.headers import RequestHeader
+    from kafka_py.protocol.messages import encode_request
+
+    broker = metrics_broker
+    prefix = "kafka_server_socket_server_metrics_"
+    totals = ("incoming_byte_total", "outgoing_byte_total", "response_total", "request_total",
+              "connection_creation_total", "connection_close_total", "network_io_total", "select_total")
+    before = scrape(broker.metrics_port)
+    metadata = request_schema(ApiKeys.METADATA, 9)(
+        topics=(), allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+        include_topic_authorized_operations=False)
+    sent = received = 0
+    n = 5
+    with RawClient(broker.port, client_id="selector-metrics") as client:
+        for i in range(n):
+            header = RequestHeader.for_request(ApiKeys.METADATA, 9, i + 1, client.client_id)
+            frame = encode_request(header, metadata)
+            client._correlation_id = i + 1
+            client.send_bytes(frame)
+            sent += len(frame)
+            received += 4 + len(client.receive_frame())
+
+    def grown(name: str) -> float:
+        return _listener_sum(scrape(broker.metrics_port), prefix + name) - _listener_sum(before, prefix + name)
+
+    # the closed connection is counted once the network thread has seen the close
+    wait_until(lambda: grown("connection_close_total") >= 1, 30, "connection-close-total never counted the close")
+    after = scrape(broker.metrics_port)
+
+    def diff(name: str) -> float:
+        return _listener_sum(after, prefix + name) - _listener_sum(before, prefix + name)
+
+    assert diff("incoming_byte_total") == sent
+    assert diff("outgoing_byte_total") == received
+    assert diff("response_total") == n
+    assert diff("request_total") == n
+    assert diff("connection_creation_total") == 1
+    assert diff("connection_close_total") == 1
+    assert diff("network_io_total") >= 2 * n       # at least one read and one write per request
+    assert diff("select_total") >= n
+    for name in ("incoming_byte_rate", "outgoing_byte_rate", "response_rate", "request_rate", "network_io_rate",
+                 "select_rate"):
+        assert _listener_sum(after, prefix + name) > 0, name
+    for name in ("io_wait_ratio", "io_ratio"):
+        for (family, labels), v in after.items():
+            if family == prefix + name:
+                assert 0.0 <= v <= 1.0, (name, labels, v)
+    assert any(family == prefix + "request_size_max" and v >= 0 for (family, _), v in after.items())
+    assert _listener_sum(after, prefix + "iotime_total") > 0
+    assert _listener_sum(after, prefix + "io_waittime_total") > 0
+    for name in totals:
+        assert any(family == prefix + name[:-len("_total")] + "_total" for family, _ in after), name
+
+
+def test_exempt_request_time_of_the_requests_brokers_send_each_other(metrics_broker):
+    """With a request quota in force, the controller's requests (LeaderAndIsr, UpdateMetadata
+    for a new topic) are exempt, and their handler time shows in Kafka's
+    kafka.server:type=Request / exempt-request-time."""
+    from tests.integration.test_client_quotas import alter_ok, create_topic
+
+    broker = metrics_broker
+    client = "metrics-exempt"
+    alter_ok(broker, [({"client-id": client}, {"request_percentage": 500})])
+    line = f"Changing Request quota for client-id {client}"
+    wait_until(lambda: line in broker.output(), 30, f"the broker never logged {line!r}")
+    create_topic(broker, "metrics-exempt-topic")
+    wait_until(lambda: value(scrape(broker.metrics_port), "kafka_server_request_exempt_request_time") > 0, 30,
+               "exempt-request-time stayed at 0 after the controller's requests")

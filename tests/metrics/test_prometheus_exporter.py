@@ -75,6 +75,18 @@ def name(group, type_, n, **tags):
                 (("listener", "SSL"), ("networkProcessor", "0")), attribute="successful-authentication-rate"),
      "gauge", "kafka_server_socket_server_metrics_successful_authentication_rate", "gauge",
      {"listener": "SSL", "networkProcessor": "0"}),
+    (MetricName("kafka.server", "socket-server-metrics", "", None,
+                "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=1",
+                (("listener", "PLAINTEXT"), ("networkProcessor", "1")), attribute="incoming-byte-total"),
+     "gauge", "kafka_server_socket_server_metrics_incoming_byte", "counter",
+     {"listener": "PLAINTEXT", "networkProcessor": "1"}),
+    (MetricName("kafka.server", "socket-server-metrics", "", None,
+                "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=1",
+                (("listener", "PLAINTEXT"), ("networkProcessor", "1")), attribute="io-waittime-total"),
+     "gauge", "kafka_server_socket_server_metrics_io_waittime", "counter",
+     {"listener": "PLAINTEXT", "networkProcessor": "1"}),
+    (MetricName("kafka.server", "Request", "", None, "kafka.server:type=Request", (),
+                attribute="exempt-request-time"), "gauge", "kafka_server_request_exempt_request_time", "gauge", {}),
     (name("kafka.network", "SocketServer", "ExpiredConnectionsKilledCount"), "gauge",
      "kafka_network_socketserver_expiredconnectionskilledcount", "gauge", {}),
     # the quota rules of kafka-2_0_0.yml: user and client-id, client-id alone (and user alone)
@@ -106,10 +118,10 @@ def test_names_follow_the_jmx_exporter_kafka_rules(metric, kind, family, exporte
 def test_metrics_with_more_than_two_tags_are_not_exported():
     metric = name("kafka.log", "Log", "Size", topic="t", partition="0", **{"is-future": "true"})
     assert jmx_exporter_name(metric, "gauge") is None
-    # a quota manager's metric without tags (the exempt request time) matches no rule either
-    exempt = MetricName("kafka.server", "Request", "", None, "kafka.server:type=Request", (),
-                        attribute="exempt-request-time")
-    assert jmx_exporter_name(exempt, "gauge") is None
+    # a Kafka-metrics attribute whose tags no rule knows matches none either
+    other = MetricName("kafka.server", "Request", "", None, "kafka.server:type=Request,queue=q",
+                       (("queue", "q"),), attribute="queue-size")
+    assert jmx_exporter_name(other, "gauge") is None
 
 
 def test_counters_and_state_gauges_in_a_scrape():
