@@ -78,6 +78,7 @@ from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_T
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -231,8 +232,7 @@ class Log:
                  max_producer_id_expiration_ms: int = _DEFAULT_PRODUCER_ID_EXPIRATION_MS,
                  producer_id_expiration_check_interval_ms: int = PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
                  topic_partition: Optional[TopicPartition] = None, producer_state_manager=None,
-                 log_dir_failure_channel=None, had_clean_shutdown: bool = True, broker_topic_stats=None,
-                 page_cache_prefaulter=None):
+                 log_dir_failure_channel=None, had_clean_shutdown: bool = True, broker_topic_stats=None):
         """Open (loading and, after an unclean shutdown, recovering) the log in ``dir``.
 
         ``scheduler`` runs async segment deletion, post-roll flushes and producer
@@ -253,8 +253,6 @@ class Log:
                                        ProducerStateManager(self.topic_partition, dir, max_producer_id_expiration_ms))
         self.log_dir_failure_channel = log_dir_failure_channel
         self.broker_topic_stats = broker_topic_stats
-        # Serves each new active segment when the config preallocates them (LogManager's).
-        self._page_cache_prefaulter = page_cache_prefaulter
         self._had_clean_shutdown = had_clean_shutdown
         self.logger = IdentLogger(logger, f"[Log partition={self.topic_partition}, dir={self._parent_dir}] ")
 
@@ -429,10 +427,7 @@ class Log:
 
     def _add_segment(self, segment: LogSegment) -> LogSegment:
         self._segments = self._segments.with_segment(segment)
-        if self._page_cache_prefaulter is not None and segment is self._segments.segments[-1]:
-            # A new active segment (or, while loading, one that may be); the prefaulter
-            # ignores segments that are not preallocated past their data.
-            self._page_cache_prefaulter.watch(segment.log)
+        page_cache_prefaulter.segment_added(self, segment)  # tuning: kafka_py/tuning
         return segment
 
     # ------------------------------------------------------------------ leader epochs

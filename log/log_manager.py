@@ -342,8 +342,7 @@ class LogManager:
                   topic_partition=topic_partition,
                   log_dir_failure_channel=self.log_dir_failure_channel,
                   had_clean_shutdown=had_clean_shutdown,
-                  broker_topic_stats=self.broker_topic_stats,
-                  page_cache_prefaulter=self.page_cache_prefaulter)
+                  broker_topic_stats=self.broker_topic_stats)
         if log_dir.endswith(DELETE_DIR_SUFFIX):
             self._add_log_to_be_deleted(log)
         else:
@@ -489,7 +488,7 @@ class LogManager:
             for topic, overrides in topic_config_overrides.items():
                 self._topic_overrides[topic] = dict(overrides)
         if self.page_cache_prefaulter is not None:
-            self.page_cache_prefaulter.startup()
+            self.page_cache_prefaulter.startup(self._live_log_dirs)
         self.load_logs()
         # The overrides given are every topic's of the cluster; only those of topics with logs
         # here are of use (a log created later reads its topic's from ZooKeeper).
@@ -760,8 +759,7 @@ class LogManager:
                       time=self.time, max_producer_id_expiration_ms=self.max_pid_expiration_ms,
                       producer_id_expiration_check_interval_ms=PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
                       topic_partition=topic_partition, log_dir_failure_channel=self.log_dir_failure_channel,
-                      broker_topic_stats=self.broker_topic_stats,
-                      page_cache_prefaulter=self.page_cache_prefaulter)
+                      broker_topic_stats=self.broker_topic_stats)
             (self._future_logs if is_future else self._current_logs)[topic_partition] = log
             logger.info("Created log for partition %s in %s", topic_partition, log_dir)
             self._preferred_log_dirs.pop(topic_partition, None)

@@ -50,6 +50,10 @@ logger = logging.getLogger(__name__)
 INT32_MAX = 2**31 - 1
 # No append reaches it (segments stay under 2 GiB).
 _NO_PREFAULT_MARK = 2**63
+
+
+def _no_listener(records: "FileRecords") -> None:
+    """The prefault listener of a FileRecords without a mark."""
 # is_zero_filled_from reads data regions in chunks of this size.
 _ZERO_CHECK_CHUNK = 1 << 20
 _SEEK_DATA: Optional[int] = getattr(os, "SEEK_DATA", None)
@@ -295,7 +299,7 @@ class FileRecords:
         # An append that takes the size to ``_prefault_mark`` or past it calls
         # ``_prefault_listener`` (kafka_py/tuning/page_cache_prefaulter.py); no mark, no call.
         self._prefault_mark = _NO_PREFAULT_MARK
-        self._prefault_listener: Optional[Callable[["FileRecords"], None]] = None
+        self._prefault_listener: Callable[["FileRecords"], None] = _no_listener
 
     # ---- construction ------------------------------------------------------------
     @classmethod
@@ -501,19 +505,17 @@ class FileRecords:
             self._channel.release()
         # Readers see the new bytes only once they are fully in the file.
         self._size = position + total
-        if self._size >= self._prefault_mark:
-            listener = self._prefault_listener
-            if listener is not None:
-                listener(self)
+        if self._size >= self._prefault_mark:  # kafka_py/tuning/page_cache_prefaulter.py
+            self._prefault_listener(self)
         return total
 
     def set_prefault_mark(self, mark: Optional[int], listener: Optional[Callable[["FileRecords"], None]]) -> None:
         """Have the first append that takes the size to ``mark`` or past it call ``listener``
         (again on every append until the mark moves); None for ``mark`` stops the calls."""
         if mark is None or listener is None:
-            # the mark first: an append between the two assignments sees no mark
+            # the mark first: an append that saw the old mark calls a listener that does nothing
             self._prefault_mark = _NO_PREFAULT_MARK
-            self._prefault_listener = None
+            self._prefault_listener = _no_listener
         else:
             # the listener first: an append seeing the new mark finds its listener
             self._prefault_listener = listener

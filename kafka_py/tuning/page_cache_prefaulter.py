@@ -36,6 +36,10 @@ the same machine lost a fifth of its throughput). ``BrokerCpuMonitor`` tells whi
 
 The appending thread only compares its new size with a mark and, past it, queues the
 segment (FileRecords.append); everything else happens here.
+
+Hooks: LogManager makes the prefaulter and starts it for its log dirs (``startup``), and
+``Log._add_segment`` hands each new last segment to ``segment_added``, which finds the
+prefaulter serving the log's dir, if any.
 """
 from __future__ import annotations
 
@@ -119,6 +123,19 @@ class _SegmentState:
         self.records.set_prefault_mark(mark, self._on_mark)
 
 
+# The running prefaulter of each log dir (absolute path).
+_SERVING: dict[str, "PageCachePrefaulter"] = {}
+_SERVING_LOCK = threading.Lock()
+
+
+def segment_added(log, segment) -> None:
+    """Log._add_segment's hook: a segment that is now the log's last goes to the prefaulter
+    serving the log's dir (it passes over segments not preallocated past their data)."""
+    prefaulter = _SERVING.get(log.parent_dir)
+    if prefaulter is not None and segment is log.log_segments[-1]:
+        prefaulter.watch(segment.log)
+
+
 class PageCachePrefaulter:
     """One thread filling the page cache ahead of the active segments' ends."""
 
@@ -144,6 +161,7 @@ class PageCachePrefaulter:
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
         self.bytes_filled = 0
+        self._log_dirs: tuple[str, ...] = ()
         # Requests passed over because the broker had CPU to spare.
         self.requests_skipped = 0
 
@@ -167,11 +185,20 @@ class PageCachePrefaulter:
                 self._cond.notify()
 
     # ---- the thread ---------------------------------------------------------------
-    def startup(self) -> None:
+    def startup(self, log_dirs=()) -> None:
+        """Start the thread and serve the logs in ``log_dirs`` from now on."""
         self._thread = threading.Thread(target=self._run, name="kafka-page-cache-prefaulter", daemon=True)
         self._thread.start()
+        self._log_dirs = tuple(os.path.abspath(d) for d in log_dirs)
+        with _SERVING_LOCK:
+            for log_dir in self._log_dirs:
+                _SERVING[log_dir] = self
 
     def shutdown(self) -> None:
+        with _SERVING_LOCK:
+            for log_dir in self._log_dirs:
+                if _SERVING.get(log_dir) is self:
+                    del _SERVING[log_dir]
         with self._cond:
             self._stopped = True
             self._pending.clear()

@@ -55,10 +55,10 @@ def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
         _time.sleep(0.005)
 
 
-def start(prefaulter: PageCachePrefaulter) -> threading.Thread:
-    """Start ``prefaulter`` and return its thread (the one thread startup() added)."""
+def start(prefaulter: PageCachePrefaulter, log_dirs=()) -> threading.Thread:
+    """Start ``prefaulter`` for ``log_dirs`` and return its thread (the one thread startup() added)."""
     before = set(threading.enumerate())
-    prefaulter.startup()
+    prefaulter.startup(log_dirs)
     new = [t for t in threading.enumerate() if t not in before and t.name == THREAD_NAME]
     assert len(new) == 1, new
     return new[0]
@@ -488,9 +488,9 @@ def test_thread_runs_on_the_cpus_the_launcher_did_not_pin_the_broker_to():
 def test_log_with_prefaulter_keeps_every_record(tmp_path, prefaulters):
     cfg = LogConfig(segment_size=4 * MiB, preallocate=True)
     prefaulter = prefaulters(2 * MiB, chunk_bytes=256 * KiB)
-    start(prefaulter)
+    start(prefaulter, [tmp_path])  # serves the logs in tmp_path
     log_dir = tmp_path / "topic-0"
-    log = Log(str(log_dir), cfg, time=MockTime(), page_cache_prefaulter=prefaulter)
+    log = Log(str(log_dir), cfg, time=MockTime())
     try:
         first = log.active_segment
         assert os.path.getsize(first.log.file) == 4 * MiB  # preallocated
