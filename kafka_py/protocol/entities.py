@@ -15,6 +15,7 @@ replica fetchers) build their requests with it.
 from __future__ import annotations
 
 import datetime
+import sys
 import uuid
 from dataclasses import MISSING, fields
 from functools import cache
@@ -91,45 +92,43 @@ def _field_plan(cls: type) -> tuple[tuple[str, Any, str | None, bool, bool], ...
     return tuple(plan)
 
 
-# The path of a nested struct from its message: the field names leading to it.
-_Path = tuple[str, ...]
-
-
-def _collect_fields(cls: type, path: _Path, known: dict[_Path, set[str]]) -> None:
-    names = known.setdefault(path, set())
+def _collect_fields(cls: type, known: dict[str, set[str]]) -> None:
+    names = known.setdefault(cls.__name__, set())
     for name, kind, _, _, _ in _field_plan(cls):
         names.add(name)
         if isinstance(kind, (EntityField, EntityTupleField)):
-            _collect_fields(kind.type_, path + (name,), known)
+            _collect_fields(kind.type_, known)
 
 
 @cache
-def _message_family(cls: type) -> tuple[type, ...]:
-    """Every version of the request or response ``cls`` is one version of; ``(cls,)`` for a
-    class that is neither (a header, a struct built on its own)."""
-    api_key = getattr(cls, "__api_key__", None)
-    entity_type = getattr(cls, "__type__", None)
-    if api_key is None or entity_type not in (EntityType.request, EntityType.response):
-        return (cls,)
+def _message_family(module_name: str) -> tuple[type, ...]:
+    """Every version of the request or response defined in the module ``module_name`` (its
+    nested structs included); () for a module that defines none (headers)."""
+    message = next((value for value in vars(sys.modules[module_name]).values()
+                    if isinstance(value, type) and value.__module__ == module_name
+                    and getattr(value, "__api_key__", None) is not None
+                    and getattr(value, "__type__", None) in (EntityType.request, EntityType.response)), None)
+    if message is None:
+        return ()
     from kafka_py.protocol.api_keys import ApiKeys
     from kafka_py.protocol.messages import request_schema, response_schema
 
-    api = ApiKeys(int(api_key))
-    schema = response_schema if entity_type is EntityType.response else request_schema
+    api = ApiKeys(int(message.__api_key__))
+    schema = response_schema if message.__type__ is EntityType.response else request_schema
     family = {schema(api.id, version) for version in api.schema_versions()}
-    family.add(cls)
+    family.add(message)
     return tuple(sorted(family, key=lambda c: (int(c.__version__), c.__module__)))
 
 
 @cache
-def _family_fields(family: tuple[type, ...]) -> dict[_Path, frozenset[str]]:
-    """For each nested position of a message, the field names that some version of it has
-    there: a key outside them is a misspelling, not a version difference. Computed once per
-    request or response API."""
-    known: dict[_Path, set[str]] = {}
+def _family_fields(family: tuple[type, ...]) -> dict[str, frozenset[str]]:
+    """For each struct of a message (by its name, which Kafka's specs keep across versions),
+    the field names some version of it has: a key outside them is a misspelling, not a
+    version difference. Computed once per request or response API."""
+    known: dict[str, set[str]] = {}
     for version_cls in family:
-        _collect_fields(version_cls, (), known)
-    return {path: frozenset(names) for path, names in known.items()}
+        _collect_fields(version_cls, known)
+    return {name: frozenset(fields_) for name, fields_ in known.items()}
 
 
 @cache
@@ -137,42 +136,48 @@ def _own_fields(cls: type) -> frozenset[str]:
     return frozenset(name for name, *_ in _field_plan(cls))
 
 
-def _check_keys(root: type, path: _Path, cls: type, values: Mapping[str, Any]) -> None:
+@cache
+def _allowed_keys(cls: type) -> frozenset[str]:
+    """The keys ``build_entity`` accepts for ``cls``: its fields and those of the same struct in
+    the other versions of its message."""
+    return _own_fields(cls) | _family_fields(_message_family(cls.__module__)).get(cls.__name__, frozenset())
+
+
+def _check_keys(cls: type, values: Mapping[str, Any]) -> None:
+    """Raise TypeError for a key of ``values`` that no version of ``cls``'s message has there."""
+    allowed = _allowed_keys(cls)
+    if allowed.issuperset(values):
+        return
     own = _own_fields(cls)
-    known = _family_fields(_message_family(root)).get(path, frozenset())
-    unknown = sorted(str(k) for k in values if k not in own and k not in known)
+    unknown = sorted(str(k) for k in values if k not in allowed)
     if unknown:
-        where = ".".join((root.__name__,) + path)
-        raise TypeError(f"{where} has no field {', '.join(map(repr, unknown))} in any version "
-                        f"({cls.__module__}.{cls.__qualname__} has {', '.join(sorted(own)) or 'none'})")
+        raise TypeError(f"{cls.__name__} has no field {', '.join(map(repr, unknown))} in any version of "
+                        f"its message ({cls.__module__}.{cls.__qualname__} has {', '.join(sorted(own)) or 'none'})")
 
 
 def build_entity(cls: type, values: Mapping[str, Any]) -> Any:
     """An instance of the kio class ``cls`` from ``values``.
 
     Keys that another version of the message has but this one lacks are dropped; a key
-    that no version has at that place raises TypeError naming it (a misspelling).
+    that no version has in that struct raises TypeError naming it (a misspelling).
     Nested entities may be given as dicts; required fields not given get their type's
     zero value (0, "", empty array, null when nullable).
     """
-    return _build(cls, values, cls, ())
-
-
-def _build(cls: type, values: Mapping[str, Any], root: type, path: _Path) -> Any:
     kwargs: dict[str, Any] = {}
-    used = 0
-    for name, kind, kafka_type, optional, has_default in _field_plan(cls):
+    plan = _field_plan(cls)
+    absent = 0
+    for name, kind, kafka_type, optional, has_default in plan:
         if name not in values:
+            absent += 1
             if has_default:
                 continue
             if isinstance(kind, PrimitiveField):
                 kwargs[name] = _default_primitive(kafka_type, optional)
             elif isinstance(kind, EntityField):
-                kwargs[name] = None if optional else _build(kind.type_, {}, root, path + (name,))
+                kwargs[name] = None if optional else build_entity(kind.type_, {})
             else:
                 kwargs[name] = None if optional else ()
             continue
-        used += 1
         value = values[name]
         if isinstance(kind, PrimitiveField):
             kwargs[name] = _convert_primitive(kafka_type, optional, value)
@@ -180,14 +185,12 @@ def _build(cls: type, values: Mapping[str, Any], root: type, path: _Path) -> Any
             kwargs[name] = None if value is None else tuple(
                 _convert_primitive(kafka_type, False, v) for v in value)
         elif isinstance(kind, EntityField):
-            kwargs[name] = (_build(kind.type_, value, root, path + (name,))
-                            if isinstance(value, Mapping) else value)
+            kwargs[name] = build_entity(kind.type_, value) if isinstance(value, Mapping) else value
         else:
             kwargs[name] = None if value is None else tuple(
-                _build(kind.type_, v, root, path + (name,)) if isinstance(v, Mapping) else v
-                for v in value)
-    if used != len(values):
-        _check_keys(root, path, cls, values)
+                build_entity(kind.type_, v) if isinstance(v, Mapping) else v for v in value)
+    if len(plan) - absent != len(values):  # keys that are no field of this version
+        _check_keys(cls, values)
     return cls(**kwargs)
 
 
