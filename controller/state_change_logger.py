@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kafka_py.utils.logging import IdentLogger
+
 logger = logging.getLogger("state.change.logger")
 
 
@@ -22,7 +24,7 @@ class StateChangeLogger:
             raise ValueError("Controller epoch should only be defined if inControllerContext is true")
         kind = "Controller" if in_controller_context else "Broker"
         epoch = f" epoch={controller_epoch}" if controller_epoch is not None else ""
-        self.log_ident = f"[{kind} id={broker_id}{epoch}] "
+        self.logger = IdentLogger(logger, f"[{kind} id={broker_id}{epoch}] ")
 
     def with_controller_epoch(self, controller_epoch: int) -> "StateChangeLogger":
         return StateChangeLogger(self.broker_id, self.in_controller_context, controller_epoch)
@@ -32,13 +34,13 @@ class StateChangeLogger:
         return logger.isEnabledFor(logging.DEBUG)
 
     def trace(self, msg: str, *args: Any) -> None:
-        logger.debug(self.log_ident + msg, *args)
+        self.logger.debug(msg, *args, stacklevel=2)
 
     def info(self, msg: str, *args: Any) -> None:
-        logger.info(self.log_ident + msg, *args)
+        self.logger.info(msg, *args, stacklevel=2)
 
     def warn(self, msg: str, *args: Any) -> None:
-        logger.warning(self.log_ident + msg, *args)
+        self.logger.warning(msg, *args, stacklevel=2)
 
     def error(self, msg: str, *args: Any, exc_info: Any = None) -> None:
-        logger.error(self.log_ident + msg, *args, exc_info=exc_info)
+        self.logger.error(msg, *args, exc_info=exc_info, stacklevel=2)
