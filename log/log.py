@@ -276,12 +276,14 @@ class Log:
         next_offset = self._load_segments()
         active = self._segments.segments[-1]
         self._next_offset_metadata = LogOffsetMetadata(next_offset, active.base_offset, active.size)
+        # Both truncations are written later, if at all (LeaderEpochFileCache.truncate_from_end):
+        # a restart finds the same entries to drop, and the first append writes them.
         if self.leader_epoch_cache is not None:
-            self.leader_epoch_cache.truncate_from_end(next_offset)
+            self.leader_epoch_cache.truncate_from_end(next_offset, write=False)
         self._update_log_start_offset(max(self.log_start_offset, self._segments.offsets[0]))
         # The earliest epoch entry may not have been flushed before a hard failure; trim it here.
         if self.leader_epoch_cache is not None:
-            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset, write=False)
 
         # Recovery used its own producer state managers, so the real one starts from scratch here.
         if not self.producer_state_manager.is_empty:
@@ -943,6 +945,9 @@ class Log:
                     self._check_if_memory_mapped_buffer_closed()
                 config = self._config
                 now = self.time.milliseconds()
+                epoch_cache = self.leader_epoch_cache
+                if epoch_cache is not None and epoch_cache._truncation_unwritten:
+                    epoch_cache.write_unwritten_truncation()
                 if validate_and_assign_offsets:
                     first_offset = self._next_offset_metadata.message_offset
                     valid_records = self._validate_and_assign_offsets(valid_records, append_info, origin,

@@ -63,10 +63,16 @@ class LeaderEpochFileCache:
         self._entries: list[EpochEntry] = []
         # A change not yet in the checkpoint file (see deferred_flushes)
         self._flush_pending = False
+        # A truncation made while the log was loading and not yet written (see truncate_from_end)
+        self._truncation_unwritten = False
         self._log_prefix = f"[LeaderEpochCache {topic_partition}] "
         with self._lock:
-            for entry in checkpoint.read():
+            read = checkpoint.read()
+            for entry in read:
                 self._assign(entry)
+            # What the file holds: a write of the same entries is skipped (a broker restarted
+            # with an unchanged leader epoch writes nothing, where it rewrote every partition's file).
+            self._on_disk: tuple[EpochEntry, ...] | None = tuple(read)
 
     # -- updates ---------------------------------------------------------------
 
@@ -120,32 +126,42 @@ class LeaderEpochFileCache:
         del self._entries[:count]
         return removed
 
-    def truncate_from_end(self, end_offset: int) -> None:
-        """Drop every entry whose start offset is >= ``end_offset``."""
+    def truncate_from_end(self, end_offset: int, write: bool = True) -> None:
+        """Drop every entry whose start offset is >= ``end_offset``.
+
+        ``write=False`` is for the truncations a log makes while it loads (Log's constructor):
+        the file keeps the dropped entries for now, and the next of these writes the cache:
+        any later change of it, Log.flush before it moves the recovery point, and the first
+        append (write_unwritten_truncation). Until one of them, a restart finds the same
+        entries at or past the same end and drops them again. The empty partitions of a broker
+        restarted with an unchanged leader epoch never write: their epoch is dropped here (it
+        starts at their end) and assigned again, at the same offset, by the LeaderAndIsr that
+        follows, leaving the file as it was; Kafka writes it twice.
+        """
         with self._lock:
             if end_offset >= 0 and self._entries and self._entries[-1].start_offset >= end_offset:
                 removed = self._remove_from_end(lambda e: e.start_offset >= end_offset)
-                self._flush()
+                self._flush(write)
                 logger.debug(
                     "%sCleared entries %s from epoch cache after truncating to end offset %d, "
                     "leaving %d entries in the cache.",
                     self._log_prefix, [str(e) for e in removed], end_offset, len(self._entries),
                 )
 
-    def truncate_from_start(self, start_offset: int) -> None:
+    def truncate_from_start(self, start_offset: int, write: bool = True) -> None:
         """Drop entries wholly before ``start_offset``, keeping the epoch that covers it.
 
         The last entry starting at or before ``start_offset`` is kept with its
         start moved up to ``start_offset``, so the epoch of the new first
         offset stays known; an entry starting exactly at ``start_offset`` is
-        therefore retained unchanged.
+        therefore retained unchanged. ``write`` as for truncate_from_end.
         """
         with self._lock:
             removed = self._remove_from_start(lambda e: e.start_offset <= start_offset)
             if removed:
                 updated_first = EpochEntry(removed[-1].epoch, start_offset)
                 self._entries.insert(0, updated_first)
-                self._flush()
+                self._flush(write)
                 logger.debug(
                     "%sCleared entries %s and rewrote first entry %s after truncating to start "
                     "offset %d, leaving %d in the cache.",
@@ -162,25 +178,49 @@ class LeaderEpochFileCache:
         with self._lock:
             self._entries.clear()
 
-    def _flush(self) -> None:
+    def _flush(self, write: bool = True) -> None:
+        if not write:
+            self._truncation_unwritten = True
+            return
         caches = getattr(_deferred, "caches", None)
         if caches is not None:
             # inside deferred_flushes() on this thread: written with the others at its end
             self._flush_pending = True
             caches[id(self)] = self
             return
-        self._checkpoint.write(list(self._entries))
+        self._write()
+
+    def _write(self) -> None:
+        """Write the entries, unless the file holds them already (under the lock)."""
+        entries = tuple(self._entries)
+        if entries != self._on_disk:
+            self._on_disk = None
+            self._checkpoint.write(list(entries))
+            self._on_disk = entries
+        self._written()
+
+    def _written(self) -> None:
         self._flush_pending = False
+        self._truncation_unwritten = False
 
     def flush_pending(self) -> None:
-        """Write a change still waiting in a deferred_flushes() block of another thread now.
-        Log.flush calls it before advancing the recovery point: a recovery point is never
-        durable past data whose epoch is not (recovery would not assign it again)."""
-        if self._flush_pending:
+        """Write a change still waiting in a deferred_flushes() block of another thread, or
+        a truncation made while loading, now. Log.flush calls it before advancing the
+        recovery point: a recovery point is never durable past data whose epoch is not
+        (recovery would not assign it again)."""
+        if self._flush_pending or self._truncation_unwritten:
             with self._lock:
-                if self._flush_pending:
-                    self._checkpoint.write(list(self._entries))
-                    self._flush_pending = False
+                if self._flush_pending or self._truncation_unwritten:
+                    self._write()
+
+    def write_unwritten_truncation(self) -> None:
+        """Before the log's first append after loading: the file must not keep entries that
+        start at or past the end the records now go to (after a crash they would claim
+        those records for an epoch they do not belong to)."""
+        if self._truncation_unwritten:
+            with self._lock:
+                if self._truncation_unwritten:
+                    self._write()
 
     # -- queries ---------------------------------------------------------------
 
@@ -298,14 +338,18 @@ def _flush_together(caches: list["LeaderEpochFileCache"]) -> None:
             if not cache._flush_pending:
                 continue
             file = getattr(cache._checkpoint, "checkpoint", None)
-            if isinstance(file, CheckpointFile):
-                together.append((cache, file, file.encode(cache._entries)))
+            entries = tuple(cache._entries)
+            if entries == cache._on_disk:
+                cache._written()
+            elif isinstance(file, CheckpointFile):
+                together.append((cache, file, file.encode(entries), entries))
+                cache._on_disk = None
             else:
-                cache._checkpoint.write(list(cache._entries))
-                cache._flush_pending = False
-        write_checkpoints_together([(file, data) for _, file, data in together])
-        for cache, _, _ in together:
-            cache._flush_pending = False
+                cache._write()
+        write_checkpoints_together([(file, data) for _, file, data, _ in together])
+        for cache, _, _, entries in together:
+            cache._on_disk = entries
+            cache._written()
     finally:
         for cache in held:
             cache._lock.release()

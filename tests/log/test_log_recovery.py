@@ -316,3 +316,30 @@ def test_recovery_point_after_clean_and_unclean_load(tmp_path):
     unclean = open_log(dir, clean=False, recovery_point=3)
     assert unclean.recovery_point == 3  # only a flush may advance it
     unclean.close()
+
+
+def test_leader_epochs_dropped_while_loading_are_written_before_the_next_append(tmp_path):
+    # Loading drops the entries at or past the log's end without writing the file (a restart
+    # drops them again); records appended under an older epoch must not be left behind an
+    # entry that claims them for a newer one.
+    dir = tmp_path / "t-0"
+    log = open_log(dir)
+    fill(log, 20, seed=9, epoch_every=5)  # epochs 0..3
+    end = log.log_end_offset
+    log.leader_epoch_cache.assign(4, end)  # a leadership that wrote nothing
+    crash(log)
+    checkpoint = dir / log_files.LEADER_EPOCH_CHECKPOINT_FILE
+    before = checkpoint.read_text()
+    log = open_log(dir)
+    assert checkpoint.read_text() == before and "4 %d" % end in before
+    assert log.latest_epoch == 3
+    crash(log)
+    log = open_log(dir)  # dropped again
+    assert log.latest_epoch == 3 and log.log_end_offset == end
+    log.append_as_leader(make_records([b"older epoch"]), leader_epoch=3)
+    assert "4 %d" % end not in checkpoint.read_text()
+    crash(log)
+    log = open_log(dir)
+    assert log.log_end_offset == end + 1
+    assert log.latest_epoch == 3 and log.end_offset_for_epoch(3) == (end + 1, 3)
+    log.close()

@@ -351,3 +351,39 @@ def test_cache_matches_model(tmp_path_factory, ops, probes):
     # Every change was flushed: a fresh cache from the file agrees.
     if ops:
         assert reload(log, path).epoch_entries == cache.epoch_entries
+
+
+def test_a_write_of_the_entries_the_file_holds_is_skipped(log, checkpoint_path):
+    cache = reload(log, checkpoint_path)
+    cache.assign(0, 0)
+    inode = checkpoint_path.stat().st_ino  # every write renames a new file over the old one
+    cache = reload(log, checkpoint_path)
+    cache.truncate_from_end(0, write=False)  # as a log that loads empty drops its epoch
+    assert cache.epoch_entries == [] and checkpoint_path.stat().st_ino == inode
+    assert reload(log, checkpoint_path).epoch_entries == entries((0, 0))
+    cache.assign(0, 0)  # the same epoch again (a restart's LeaderAndIsr): the file holds it already
+    assert checkpoint_path.stat().st_ino == inode
+    cache.assign(1, 0)
+    assert checkpoint_path.stat().st_ino != inode
+    assert reload(log, checkpoint_path).epoch_entries == entries((1, 0))
+
+
+def test_an_unwritten_truncation_is_written_by_flush_pending_or_before_an_append(log, checkpoint_path):
+    for write_it in (LeaderEpochFileCache.flush_pending, LeaderEpochFileCache.write_unwritten_truncation):
+        LeaderEpochCheckpointFile(checkpoint_path).write(entries((0, 0), (1, 10), (2, 20)))
+        cache = reload(log, checkpoint_path)
+        cache.truncate_from_end(20, write=False)
+        cache.truncate_from_start(5, write=False)
+        assert reload(log, checkpoint_path).epoch_entries == entries((0, 0), (1, 10), (2, 20))
+        write_it(cache)
+        assert reload(log, checkpoint_path).epoch_entries == entries((0, 5), (1, 10))
+
+
+def test_an_unwritten_truncation_goes_with_the_next_change(log, checkpoint_path):
+    cache = reload(log, checkpoint_path)
+    for epoch, offset in [(0, 0), (1, 10), (2, 20)]:
+        cache.assign(epoch, offset)
+    cache = reload(log, checkpoint_path)
+    cache.truncate_from_end(15, write=False)
+    cache.assign(3, 15)
+    assert reload(log, checkpoint_path).epoch_entries == entries((0, 0), (1, 10), (3, 15))
