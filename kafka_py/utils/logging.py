@@ -1,4 +1,4 @@
-"""Port of kafka/utils/Logging.scala: the ``logIdent`` prefix of a class's log lines.
+"""Port of core/src/main/scala/kafka/utils/Logging.scala: the ``logIdent`` prefix of a class's log lines.
 
 Kafka's classes mix in ``Logging`` and set ``logIdent`` (``"[ReplicaManager broker=0] "``)
 once; every message they log starts with it. Here an object keeps one
