@@ -15,9 +15,8 @@ halt's status (1); should that stop take longer than HALT_STOP_TIMEOUT_S, it end
 there and then, as Kafka's halt would have at once.
 
 Before anything starts, the process takes the tuning its environment asks for
-(kafka_py.tuning.tune_process: KAFKA_PY_CPU_AFFINITY, KAFKA_PY_SCHED_POLICY; both off
-unless set), the Python counterpart of the JVM options Kafka's launcher takes from
-KAFKA_JVM_PERFORMANCE_OPTS.
+(kafka_py.tuning.tune_process: KAFKA_PY_SCHED_POLICY, off unless set), the Python
+counterpart of the JVM options Kafka's launcher takes from KAFKA_JVM_PERFORMANCE_OPTS.
 """
 from __future__ import annotations
 
@@ -91,11 +90,8 @@ def get_props_from_args(config_file: str, overrides: Sequence[str]):
     return KafkaConfig.from_file(config_file, list(overrides))
 
 
-def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozenset[int]] = None) -> int:
-    """Start a broker and block until a stop signal has shut it down; the exit status.
-
-    ``spare_cpus``: those the launcher did not pin the broker to (KafkaServer passes them
-    on to the page cache prefaulter)."""
+def run(config_file: str, overrides: Sequence[str]) -> int:
+    """Start a broker and block until a stop signal has shut it down; the exit status."""
     try:
         config = get_props_from_args(config_file, overrides)
     except ConfigException as e:
@@ -107,7 +103,7 @@ def run(config_file: str, overrides: Sequence[str], spare_cpus: Optional[frozens
 
     from kafka_py.server.kafka_server import KafkaServer
 
-    server = KafkaServer(config, spare_cpus=spare_cpus)
+    server = KafkaServer(config)
     stop_requested = threading.Event()
     phase = ["starting"]
     halt = _HaltRequest(stop_requested)
@@ -169,11 +165,11 @@ def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[
     # kill -3 prints every thread's stack, as it does for the JVM running Kafka.
     faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True, chain=False)
     try:
-        spare = tune_process()  # before any thread exists, so that every thread inherits it
+        tune_process()  # before any thread exists, so that every thread inherits it
     except TuningError as e:
         click.echo(str(e), err=True)
         sys.exit(1)
-    sys.exit(run(config_file, overrides, spare))
+    sys.exit(run(config_file, overrides))
 
 
 if __name__ == "__main__":

@@ -117,13 +117,12 @@ class LogManager:
                  scheduler=None, time=None, log_dir_failure_channel=None, broker_topic_stats=None,
                  initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
                  cleaner_config: Optional[CleanerConfig] = None,
-                 prefault_bytes: int = 0, prefault_cpus: Optional[frozenset[int]] = None):
+                 prefault_bytes: int = 0):
         """``default_props`` are the broker's log defaults as topic-config names (``segment.bytes`` ...),
         the base that per-topic overrides are applied to; ``topic_config_overrides`` maps topic -> overrides.
         ``cleaner_config`` is the broker's LogCleaner.cleaner_config(KafkaConfig); without one there is
         no cleaner. ``prefault_bytes`` (``log.prefault.bytes``, kafka-py's own) is how far ahead of a
-        preallocated active segment's end the page cache may be filled; 0 turns that off;
-        ``prefault_cpus`` where its thread runs (None: where it is started).
+        preallocated active segment's end the page cache may be filled; 0 turns that off.
         """
         from kafka_py.utils.time import Time
 
@@ -147,7 +146,7 @@ class LogManager:
         self.cleaner_config = cleaner_config if cleaner_config is not None else CleanerConfig(enable_cleaner=False)
         self._cleaner: Optional[LogCleaner] = None
         self.page_cache_prefaulter: Optional[PageCachePrefaulter] = (
-            PageCachePrefaulter(prefault_bytes, time=self.time, cpus=prefault_cpus) if prefault_bytes > 0 else None)
+            PageCachePrefaulter(prefault_bytes, time=self.time) if prefault_bytes > 0 else None)
 
         self._log_creation_or_deletion_lock = threading.RLock()
         self._current_logs: Dict[TopicPartition, Log] = {}

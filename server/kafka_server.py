@@ -204,12 +204,8 @@ def generate_uuid_as_base64() -> str:
 class KafkaServer:
     """One broker: start it with ``startup()``, stop it with ``shutdown()``."""
 
-    def __init__(self, config: Any, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None,
-                 spare_cpus: Optional[frozenset[int]] = None) -> None:
+    def __init__(self, config: Any, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None) -> None:
         self.config = config
-        # CPUs the launcher did not pin this process to (kafka_py.tuning.cpu_affinity), for the
-        # page cache prefaulter; None: it runs where the broker's threads do.
-        self.spare_cpus = spare_cpus
         self.time = time
         self.thread_name_prefix = thread_name_prefix
         self.broker_state = BrokerState.NOT_RUNNING
@@ -463,7 +459,7 @@ class KafkaServer:
             scheduler=self.kafka_scheduler, time=self.time,
             log_dir_failure_channel=self.log_dir_failure_channel,
             cleaner_config=LogCleaner.cleaner_config(config),
-            prefault_bytes=config.log_prefault_bytes, prefault_cpus=self.spare_cpus)
+            prefault_bytes=config.log_prefault_bytes)
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every topic's config overrides from ZooKeeper, for the logs loaded at startup."""

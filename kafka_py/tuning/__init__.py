@@ -8,9 +8,8 @@ the replica fetcher) each reach it through at most one line, so they read as Kaf
 * ``fast_paths``: hand-written writers for the Produce, Fetch and Metadata answers and for
   the replica fetcher's Fetch request and answer, giving the same bytes as the generic
   (kio) codec;
-* ``cpu_affinity`` and ``sched_policy``: the broker process pinned to one CPU and put
-  under SCHED_BATCH, both off unless the environment turns them on
-  (``KAFKA_PY_CPU_AFFINITY``, ``KAFKA_PY_SCHED_POLICY``; docs/operations.md);
+* ``sched_policy``: the broker process under SCHED_BATCH, off unless the environment
+  turns it on (``KAFKA_PY_SCHED_POLICY``; docs/operations.md);
 * ``page_cache_prefaulter``: the page cache filled ahead of the appends of preallocated
   active segments.
 
@@ -20,9 +19,8 @@ measures it.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional
+from typing import Mapping
 
-from kafka_py.tuning.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
 from kafka_py.tuning.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
 
 
@@ -30,16 +28,10 @@ class TuningError(ValueError):
     """A tuning variable of the environment holds something unusable; the message names it."""
 
 
-def tune_process(environ: Mapping[str, str] = os.environ) -> Optional[frozenset[int]]:
-    """Apply ``KAFKA_PY_CPU_AFFINITY`` and ``KAFKA_PY_SCHED_POLICY`` to the calling process,
-    before it starts any thread so that every thread inherits them; the CPUs the process
-    may use but was not pinned to (where the page cache prefaulter runs), or None."""
-    try:
-        spare = apply_cpu_affinity(environ)
-    except CpuAffinityError as e:
-        raise TuningError(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}") from None
+def tune_process(environ: Mapping[str, str] = os.environ) -> None:
+    """Apply ``KAFKA_PY_SCHED_POLICY`` to the calling process, before it starts any thread
+    so that every thread inherits it."""
     try:
         apply_sched_policy(environ)
     except SchedPolicyError as e:
         raise TuningError(f"Invalid {SCHED_POLICY_ENV_VAR}: {e}") from None
-    return spare

@@ -5,17 +5,17 @@ Why: appending a batch copies it into the page cache. When the pages that copy l
 are memory the machine has not used recently, the first write into each of them costs
 far more than the copy: on the VMs we measure on (the hypervisor takes free guest memory
 back and hands it out again on first touch) about 25 microseconds per 4 KiB page, so a
-16 KiB append took ~100 microseconds instead of ~6 (docs/performance.md, "Page cache
-prefaulting"). A JVM broker pays that cost in whichever request handler thread writes,
-on any core. kafka-py runs every thread on one core (kafka_py.tuning.cpu_affinity), so
-the cost stopped the whole broker, Processor included, for the length of the copy.
+16 KiB append took ~100 microseconds instead of ~6 (docs/performance.md, "Broker
+tuning"). A JVM broker pays that cost in whichever request handler thread writes, on any
+core; in kafka-py the copy holds up the interpreter, so the whole broker, Processor
+included, waits for it.
 
 What: with ``log.preallocate=true`` a new segment file is created at its full size (a
 sparse file; LogSegment and FileRecords track where the data ends). Reading a stretch of
 that file beyond the data puts zero-filled pages for it in the page cache, and the later
 append only overwrites them. This thread does those reads ahead of each active segment's
-end, on the CPUs the broker's other threads are not pinned to, and without the GIL for
-the length of each read; the appends then find their pages in place.
+end, without the GIL for the length of each read; the appends then find their pages in
+place.
 
 How far ahead: a segment is served once its appends pass ``min_window_bytes`` (a
 sixteenth of ``log.prefault.bytes``, but at least one read of 1 MiB), so a partition
@@ -140,16 +140,13 @@ class PageCachePrefaulter:
     """One thread filling the page cache ahead of the active segments' ends."""
 
     def __init__(self, max_window_bytes: int, time: Time = Time.SYSTEM,
-                 chunk_bytes: int = CHUNK_BYTES, cpus: Optional[frozenset[int]] = None,
-                 broker_busy: Optional[Callable[[], bool]] = None) -> None:
-        """``cpus``: where the thread runs (the launcher's spare CPUs); None leaves it where
-        it starts, on the broker's CPUs. ``broker_busy``: asked (on the prefaulter's thread)
-        before each fill; a BrokerCpuMonitor unless given."""
+                 chunk_bytes: int = CHUNK_BYTES, broker_busy: Optional[Callable[[], bool]] = None) -> None:
+        """``broker_busy``: asked (on the prefaulter's thread) before each fill; a
+        BrokerCpuMonitor unless given."""
         if max_window_bytes <= 0:
             raise ValueError(f"max_window_bytes must be positive, not {max_window_bytes}")
         if chunk_bytes <= 0:
             raise ValueError(f"chunk_bytes must be positive, not {chunk_bytes}")
-        self.cpus = cpus
         self._broker_busy = broker_busy
         self.max_window_bytes = max_window_bytes
         self.chunk_bytes = min(chunk_bytes, max_window_bytes)
@@ -208,8 +205,6 @@ class PageCachePrefaulter:
             self._thread = None
 
     def _run(self) -> None:
-        if self.cpus:
-            _move_to(self.cpus)
         if self._broker_busy is None:
             # made here: it measures the other threads against this one's own CPU time
             self._broker_busy = BrokerCpuMonitor()
@@ -275,12 +270,3 @@ class PageCachePrefaulter:
             records.set_prefault_mark(None, None)
         else:
             state.move_mark(position - state.window // 2)
-
-
-def _move_to(cpus: frozenset[int]) -> None:
-    """Run the calling thread on ``cpus`` (the ones the broker is not pinned to)."""
-    try:
-        os.sched_setaffinity(0, cpus)
-        logger.info("Prefaulting the page cache on CPU(s) %s", ",".join(map(str, sorted(cpus))))
-    except OSError as e:
-        logger.info("Prefaulting the page cache on the broker's CPU(s): %s", e)

@@ -1,7 +1,6 @@
 """The broker process's Linux scheduling policy, a tuning the user turns on: SCHED_BATCH.
 
-The companion of cpu_affinity.py. With every thread of the broker on one CPU, a request
-still passes the GIL from the Processor to a request handler and back. When the handler
+A request passes the GIL from the Processor to a request handler and back. When the handler
 answers it wakes the Processor (an eventfd write); under the normal policy the kernel lets
 the freshly woken thread preempt the handler at once, although the Processor cannot run
 a line of Python until the handler lets go of the GIL. It takes the CPU, finds the GIL

@@ -3,11 +3,8 @@ the prefault mark in FileRecords.append, the fill thread, window adaptation, clo
 shutdown, CPU placement, and the Log / LogManager wiring."""
 from __future__ import annotations
 
-import json
 import logging
 import os
-import subprocess
-import sys
 import threading
 import time as _time
 
@@ -437,49 +434,6 @@ def test_max_window_must_be_positive():
     for bad in (0, -1):
         with pytest.raises(ValueError):
             PageCachePrefaulter(bad)
-
-
-# ---------------------------------------------------------------------------- CPU placement
-
-
-_PLACEMENT_SCRIPT = """
-import json, os, sys, threading, time
-# as the launcher does: pin the process to CPU 0 before any thread starts, and hand the
-# CPUs it was allowed but not pinned to on to the prefaulter
-from kafka_py.tuning.cpu_affinity import apply_cpu_affinity
-spare = apply_cpu_affinity({"KAFKA_PY_CPU_AFFINITY": "0"})
-from kafka_py.tuning.page_cache_prefaulter import PageCachePrefaulter
-result = {"spare": sorted(spare or ())}
-for name, cpus in (("given", spare), ("none", None)):
-    prefaulter = PageCachePrefaulter(1 << 20, cpus=cpus)
-    before = set(threading.enumerate())
-    prefaulter.startup()
-    [thread] = [t for t in threading.enumerate() if t not in before]
-    # the thread moves itself when it starts: wait (bounded) for it to have done so
-    deadline = time.monotonic() + (10 if cpus else 0.2)
-    while os.sched_getaffinity(thread.native_id) == {0} and time.monotonic() < deadline:
-        time.sleep(0.005)
-    result[name] = sorted(os.sched_getaffinity(thread.native_id))
-    prefaulter.shutdown()
-result["main"] = sorted(os.sched_getaffinity(0))
-print(json.dumps(result))
-"""
-
-
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
-def test_thread_runs_on_the_cpus_the_launcher_did_not_pin_the_broker_to():
-    allowed = os.sched_getaffinity(0)
-    if len(allowed) < 2 or 0 not in allowed:
-        pytest.skip("needs CPU 0 and at least one other CPU")
-    out = subprocess.run([sys.executable, "-c", _PLACEMENT_SCRIPT], capture_output=True, text=True,
-                         timeout=60, check=True).stdout
-    result = json.loads(out.strip().splitlines()[-1])
-    # exactly the CPUs this process may use, less the pinned one: never one outside them
-    assert result["spare"] == sorted(allowed - {0})
-    assert result["given"] == result["spare"]
-    # without spare CPUs the thread stays with the broker's
-    assert result["none"] == [0]
-    assert result["main"] == [0]  # the broker's own threads stay where they were pinned
 
 
 # ---------------------------------------------------------------------------- Log / LogManager
