@@ -45,7 +45,7 @@ import os
 import resource
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Dict, Iterable, List, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional
 
 from kafka_py.common.errors import KafkaException, KafkaStorageException, LogDirNotFoundException
 from kafka_py.common.topic_partition import TopicPartition
@@ -57,6 +57,12 @@ from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 from kafka_py.tuning.page_cache_prefaulter import PageCachePrefaulter
 from kafka_py.utils.exit import Exit
+
+if TYPE_CHECKING:
+    from kafka_py.server.broker_topic_stats import BrokerTopicStats
+    from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
+    from kafka_py.utils.kafka_scheduler import Scheduler
+    from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +110,7 @@ class FileLock:
 class LogManager:
     """Creation, loading, retention, flushing and deletion of all the broker's logs."""
 
-    def __init__(self, log_dirs: Iterable[str], initial_default_config, *,
+    def __init__(self, log_dirs: Iterable[str], initial_default_config: LogConfig, *,
                  initial_offline_dirs: Iterable[str] = (),
                  default_props: Optional[Mapping[str, object]] = None,
                  topic_config_overrides: Optional[Mapping[str, Mapping[str, object]]] = None,
@@ -114,7 +120,9 @@ class LogManager:
                  flush_start_offset_checkpoint_ms: int = 60000,
                  retention_check_ms: int = 300000,
                  max_pid_expiration_ms: int = 604800000,
-                 scheduler=None, time=None, log_dir_failure_channel=None, broker_topic_stats=None,
+                 scheduler: Optional[Scheduler] = None, time: Optional[Time] = None,
+                 log_dir_failure_channel: Optional[LogDirFailureChannel] = None,
+                 broker_topic_stats: Optional[BrokerTopicStats] = None,
                  initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
                  cleaner_config: Optional[CleanerConfig] = None,
                  prefault_bytes: int = 0):

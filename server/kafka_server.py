@@ -43,7 +43,7 @@ import socket
 import threading
 import time as _time
 import uuid
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from kafka_py.clients.network_client import NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
@@ -103,6 +103,9 @@ from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import AdminZkClient
 from kafka_py.zk.kafka_zk_client import KafkaZkClient, ZooKeeperClientTimeoutException
 from kafka_py.zk.zk_data import BrokerInfo, ConfigType
+
+if TYPE_CHECKING:
+    from kafka_py.server.kafka_config import KafkaConfig
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +207,7 @@ def generate_uuid_as_base64() -> str:
 class KafkaServer:
     """One broker: start it with ``startup()``, stop it with ``shutdown()``."""
 
-    def __init__(self, config: Any, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None) -> None:
+    def __init__(self, config: KafkaConfig, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None) -> None:
         self.config = config
         self.time = time
         self.thread_name_prefix = thread_name_prefix
