@@ -326,6 +326,11 @@ def main(argv=None) -> int:
                 print(f"{name:<14} median CPU us/request: " + ", ".join(
                     f"metrics={m} {statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]" for m, v in per_mode.items()),
                     flush=True)
+                if set(modes) == {"on", "off"}:
+                    # each round's on and off ran back to back: their ratio is the paired figure
+                    ratios = [a / b for a, b in zip(per_mode["on"], per_mode["off"])]
+                    print(f"{name:<14} on/off per round: median {statistics.median(ratios):.3f} "
+                          f"[{min(ratios):.3f}-{max(ratios):.3f}]", flush=True)
             recording.enabled = True
     finally:
         if server is not None:

@@ -147,6 +147,22 @@ def main(argv=None) -> int:
             figure = statistics.median(r[0] for r in rows)
             print(f"| {work} | {name} | {figure:,.1f} {unit.get(work, 'requests/s')} | "
                   f"{statistics.median(r[1] for r in rows):.0f} + {statistics.median(r[2] for r in rows):.0f} |")
+        if len(brokers) >= 2:
+            # Each round ran the variants back to back: the ratios of the same round against the
+            # first variant are the paired figures, less swayed by the machine's slow phases.
+            first = brokers[0].name
+            print(f"\nper-round ratios against {first}, median [min-max]:")
+            for work in works:
+                for broker in brokers[1:]:
+                    pairs = list(zip(results.get((work, first), []), results.get((work, broker.name), [])))
+                    if not pairs:
+                        continue
+                    figure = [b[0] / a[0] for a, b in pairs if a[0]]
+                    user = [b[1] / a[1] for a, b in pairs if a[1]]
+                    if figure and user:
+                        print(f"{work:8} {broker.name}/{first}: figure {statistics.median(figure):.3f} "
+                              f"[{min(figure):.3f}-{max(figure):.3f}], user CPU/request {statistics.median(user):.3f} "
+                              f"[{min(user):.3f}-{max(user):.3f}]")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
