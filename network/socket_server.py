@@ -118,8 +118,8 @@ class Acceptor(AbstractServerThread):
     ) -> None:
         super().__init__(connection_quotas)
         self.end_point = end_point
-        self.listener_name = listener_value(end_point.listener_name)
-        self.security_protocol = protocol_name(end_point.security_protocol)
+        self.listener_name = end_point.listener_name.value
+        self.security_protocol = end_point.security_protocol.name
         self.send_buffer_size = send_buffer_size
         self.recv_buffer_size = recv_buffer_size
         self._broker_id = broker_id
@@ -475,10 +475,10 @@ class SocketServer(KafkaMetricsGroup):
         if self.credential_provider is None:
             self.credential_provider = CredentialCache()
         for end_point in end_points:
-            builder = create_channel_builder(self.config, listener_value(end_point.listener_name),
+            builder = create_channel_builder(self.config, end_point.listener_name.value,
                                              end_point.security_protocol, self.credential_provider)
             if builder is not None:
-                self._channel_builders[listener_value(end_point.listener_name)] = builder
+                self._channel_builders[end_point.listener_name.value] = builder
         # The broker's own client side of the inter-broker (and control-plane) listener: its
         # credentials and stores are checked now too, not first by a replica fetcher.
         from kafka_py.network.channel_builders import inter_broker_client_channel_builder
@@ -489,7 +489,7 @@ class SocketServer(KafkaMetricsGroup):
         self, processors_per_listener: int, end_points: list[EndPoint]
     ) -> None:
         for end_point in end_points:
-            listener = listener_value(end_point.listener_name)
+            listener = end_point.listener_name.value
             if listener in self._acceptors:
                 raise KafkaException(f"Listener {listener} is configured more than once")
             self.connection_quotas.add_listener(listener)
