@@ -5,12 +5,16 @@ with ``bin/zookeeper-server-start.sh``, replication factor 1) and, in order:
 
 * ``create_s``: CreateTopics for all the partitions in topics of ``--per-topic`` (default
   100) partitions, ``--topics-per-request`` topics per request, until every partition is
-  served by its leader (a ListOffsets of every partition answers without error);
+  served by its leader (a ListOffsets of every partition answers without error, asked once
+  a full Metadata answer, polled every 0.25 s, names every leader);
 * ``metadata_ms``: a full Metadata request (all topics) on an open connection, median of
   ``--metadata-rounds`` (default 5), and the response's size;
 * ``scrape_ms``: one GET of the broker's Prometheus endpoint (``/metrics``, every metric of
   the broker, the Log gauges of each partition among them), median of ``--scrape-rounds``
   (default 5), and the answer's size;
+* ``create_cpu_s``, ``clean_restart_cpu_s``, ``kill9_restart_cpu_s``: the broker's CPU seconds
+  (user + system) over the same spans, less sensitive than the wall-clock figures to what
+  else runs on the machine;
 * ``rss_anon_mb``, ``rss_file_mb``, ``fds``, ``threads`` of the broker after creation;
 * ``stop_s``: SIGTERM until the process exits (a clean shutdown);
 * ``clean_restart_s``: from the start of a new process to every partition served again,
@@ -23,11 +27,13 @@ Usage::
 
     .venv/bin/python benchmarks/bench_partitions.py [--counts 1000,4000,10000] [--json out.json]
         [--no-restarts]   (creation, Metadata and scrape only)
+        [--tree PATH]     (the broker runs the code of another checkout, a ``git worktree``)
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import pathlib
@@ -65,6 +71,14 @@ def proc_status(pid: int) -> dict[str, int]:
     return out
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process has used so far: less at the mercy of the
+    machine's other load than the wall-clock times."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def create_topics(port: int, topics: list[str], per_topic: int, per_request: int) -> None:
     with RawClient(port, timeout=300) as client:
         for i in range(0, len(topics), per_request):
@@ -91,9 +105,28 @@ def unserved_partitions(port: int, topics: list[str], per_topic: int) -> int:
     return sum(1 for t in response.topics for p in t.partitions if p.error_code)
 
 
+def leaders_known(port: int, count: int) -> bool:
+    """Whether a full Metadata answer names a leader for ``count`` partitions (a cheap probe)."""
+    from kafka_py.protocol.messages import decode_response
+
+    try:
+        with RawClient(port, timeout=120) as client:
+            client.send(ApiKeys.METADATA, 9, req(
+                ApiKeys.METADATA, 9, topics=None, allow_auto_topic_creation=False,
+                include_cluster_authorized_operations=False, include_topic_authorized_operations=False))
+            _, response = decode_response(client.receive_frame(), ApiKeys.METADATA, 9)
+    except OSError:
+        return False
+    return sum(1 for t in response.topics for p in t.partitions if not p.error_code and p.leader_id >= 0) >= count
+
+
 def wait_served(port: int, topics: list[str], per_topic: int, timeout: float) -> None:
-    wait_until(lambda: unserved_partitions(port, topics, per_topic) == 0, timeout, "partitions not served",
-               interval=0.2)
+    # Every partition is asked (ListOffsets) only once the Metadata answer names all their
+    # leaders: a ListOffsets of 10,000 partitions five times a second took a good part of the
+    # broker's one CPU while it was still making them leaders.
+    count = len(topics) * per_topic
+    wait_until(lambda: leaders_known(port, count) and unserved_partitions(port, topics, per_topic) == 0, timeout,
+               "partitions not served", interval=0.25)
 
 
 def metadata_ms(port: int, rounds: int) -> tuple[float, int, int]:
@@ -131,16 +164,45 @@ def scrape_ms(port: int, rounds: int) -> tuple[float, int]:
     return statistics.median(times), len(body)
 
 
+def run_output(broker: BrokerProcess) -> str:
+    """What the broker wrote since its last start (its output file is appended across restarts)."""
+    return broker.output_path.read_bytes()[broker._run_offset:].decode(errors="replace")
+
+
 def loaded_line(output: str) -> Optional[str]:
     lines = re.findall(r"Loaded \d+ logs in \d+ms\.", output)
     return lines[-1] if lines else None
+
+
+class TreeBroker(BrokerProcess):
+    """A harness broker running the code of another checkout (bench_broker's launcher)."""
+
+    def __init__(self, *args, root: pathlib.Path, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.root = root
+
+    def start(self, timeout: float = 60.0, wait: bool = True) -> "TreeBroker":
+        import subprocess
+
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_broker import _RUN_FROM_TREE
+
+        self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
+        self._output = open(self.output_path, "ab")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
+        self.process = subprocess.Popen([sys.executable, "-c", _RUN_FROM_TREE, str(self.root), str(self.config_path)],
+                                        cwd=self.root, stdout=self._output, stderr=subprocess.STDOUT, env=env)
+        if wait:
+            self.wait_started(timeout)
+        return self
 
 
 def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> dict:
     per_topic = args.per_topic
     topics = [f"p{count}-t{i:04d}" for i in range(count // per_topic)]
     metrics_port = free_port()
-    broker = BrokerProcess(workdir / f"broker-{count}", zk.connect_string, unique_chroot("bench-partitions"),
+    broker_class = functools.partial(TreeBroker, root=pathlib.Path(args.tree).resolve()) if args.tree else BrokerProcess
+    broker = broker_class(workdir / f"broker-{count}", zk.connect_string, unique_chroot("bench-partitions"),
                            overrides={"num.partitions": "1", "log.segment.bytes": str(1 << 20),
                                       "num.recovery.threads.per.data.dir": str(args.recovery_threads),
                                       "kafka.py.metrics.prometheus.port": str(metrics_port),
@@ -148,12 +210,14 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
     result: dict = {"partitions": count}
     broker.start(timeout=120)
     try:
-        start = time.monotonic()
+        start, start_cpu = time.monotonic(), cpu_s(broker.process.pid)
         create_topics(broker.port, topics, per_topic, args.topics_per_request)
         result["create_requests_s"] = round(time.monotonic() - start, 2)
         wait_served(broker.port, topics, per_topic, 600)
         result["create_s"] = round(time.monotonic() - start, 2)
-        print(f"  {count}: created in {result['create_s']} s", flush=True)
+        result["create_cpu_s"] = round(cpu_s(broker.process.pid) - start_cpu, 2)
+        print(f"  {count}: created in {result['create_s']} s ({result['create_cpu_s']} s of the broker's CPU)",
+              flush=True)
         time.sleep(args.settle)
         ms, size, partitions = metadata_ms(broker.port, args.metadata_rounds)
         assert partitions >= count, partitions
@@ -176,8 +240,10 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
         broker.start(timeout=600, wait=False)
         wait_served(broker.port, topics, per_topic, 600)
         result["clean_restart_s"] = round(time.monotonic() - start, 2)
-        result["clean_restart_loaded"] = loaded_line(broker.output()[-2_000_000:])
-        print(f"  {count}: clean restart {result['clean_restart_s']} s ({result['clean_restart_loaded']})", flush=True)
+        result["clean_restart_cpu_s"] = round(cpu_s(broker.process.pid), 2)
+        result["clean_restart_loaded"] = loaded_line(run_output(broker))
+        print(f"  {count}: clean restart {result['clean_restart_s']} s, {result['clean_restart_cpu_s']} s of CPU "
+              f"({result['clean_restart_loaded']})", flush=True)
 
         broker.kill()
         wait_until(lambda: broker.registration() is None, 60, "registration did not expire")
@@ -185,7 +251,8 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
         broker.start(timeout=600, wait=False)
         wait_served(broker.port, topics, per_topic, 600)
         result["kill9_restart_s"] = round(time.monotonic() - start, 2)
-        result["kill9_restart_loaded"] = loaded_line(broker.output()[-2_000_000:])
+        result["kill9_restart_cpu_s"] = round(cpu_s(broker.process.pid), 2)
+        result["kill9_restart_loaded"] = loaded_line(run_output(broker))
         print(f"  {count}: kill -9 restart {result['kill9_restart_s']} s ({result['kill9_restart_loaded']})",
               flush=True)
     finally:
@@ -209,6 +276,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between creation and the measures")
     parser.add_argument("--dir", default=None)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--tree", default=None, metavar="PATH",
+                        help="run the broker from another checkout (git worktree add PATH <commit>)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     workdir = pathlib.Path(args.dir or tempfile.mkdtemp(prefix="bench-partitions-"))
