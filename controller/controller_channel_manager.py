@@ -80,7 +80,7 @@ def _schema_module(api: str, version: int, kind: str = "request") -> Any:
 def _controller_listener(config: Any) -> ListenerName:
     # A dedicated control-plane listener (KIP-291) keeps controller requests out of the
     # data-plane queues; without one the inter-broker listener carries them.
-    name = getattr(config, "control_plane_listener_name", None)
+    name = config.control_plane_listener_name
     return name if name is not None else config.inter_broker_listener_name
 
 

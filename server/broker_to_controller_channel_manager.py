@@ -60,7 +60,7 @@ class MetadataCacheControllerNodeProvider:
 
     @classmethod
     def create(cls, config: Any, metadata_cache: Any) -> "MetadataCacheControllerNodeProvider":
-        listener = getattr(config, "control_plane_listener_name", None) or config.inter_broker_listener_name
+        listener = config.control_plane_listener_name or config.inter_broker_listener_name
         return cls(metadata_cache, listener)
 
     def get(self) -> Optional[Node]:

@@ -490,8 +490,6 @@ class ZkAdminManager:
         self.admin_zk_client = admin_zk_client if admin_zk_client is not None else AdminZkClient(zk_client)
         self.time = time
         if dynamic_config is None:
-            dynamic_config = getattr(config, "dynamic_config", None)
-        if dynamic_config is None:
             dynamic_config = DynamicBrokerConfig(config)
             try:
                 dynamic_config.initialize(zk_client)
