@@ -10,8 +10,8 @@ timestamps on the way.
 
 A handler that raises is answered as Kafka's ``RequestHandlerHelper.handleError`` does:
 with the request's error response (``error_response``: the error at the top level
-and/or on every topic, partition or resource of the request), or a closed connection
-for the request types listed in ``CLOSES_CONNECTION_ON_ERROR``. As Kafka keeps
+and/or on every topic, partition or resource of the request); a closed connection only
+for a request type listed in ``CLOSES_CONNECTION_ON_ERROR`` (none is). As Kafka keeps
 ``getErrorResponse`` on each request class, each handler module declares the error
 response of its request types beside their handlers (``@error_response_of(ApiKeys.X)``).
 
@@ -75,7 +75,6 @@ from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, Resourc
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
-from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
     FetchPartitionData,
@@ -159,20 +158,22 @@ _ERROR_RESPONSES: dict[ApiKeys, ErrorResponseBuilder] = {}
 
 # The modules whose handlers register error responses; imported before the first lookup.
 _HANDLER_MODULES = (
+    "kafka_py.server.kafka_apis_acls",
     "kafka_py.server.kafka_apis_admin",
     "kafka_py.server.kafka_apis_group",
     "kafka_py.server.kafka_apis_log_dirs",
+    "kafka_py.server.kafka_apis_quotas",
     "kafka_py.server.kafka_apis_reassignment",
+    "kafka_py.server.kafka_apis_security",
     "kafka_py.server.kafka_apis_txn",
 )
 
 # The served APIs that have no error response here: a failure of one closes the connection.
-CLOSES_CONNECTION_ON_ERROR = frozenset({
-    ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
-    ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
-    ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS,
-    ApiKeys.DESCRIBE_CLIENT_QUOTAS, ApiKeys.ALTER_CLIENT_QUOTAS,
-})
+# Every served API has one, as every Kafka 2.8 request class has a getErrorResponse. Kafka
+# closes the connection only where a request never reaches KafkaApis: a SASL exchange that
+# fails before login (the network layer does that here) and a request its classes refuse to
+# build (the network layer, and the ACL handlers for the codes Kafka refuses to read).
+CLOSES_CONNECTION_ON_ERROR: frozenset[ApiKeys] = frozenset()
 
 
 def error_response_of(*apis: ApiKeys) -> Callable[[ErrorResponseBuilder], ErrorResponseBuilder]:
@@ -270,6 +271,8 @@ class KafkaApis:
         self.add_partitions_to_txn_manager: Optional[AddPartitionsToTxnManager] = None
         # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
         self.quotas = quotas
+        from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers  # throttling, client quota APIs
+
         self._quota = QuotaRequestHandlers(self)
         # The configured authorizer, or None: then every check passes (server/auth_helper.py).
         self.authorizer = authorizer

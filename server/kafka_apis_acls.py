@@ -12,8 +12,9 @@ What Kafka answers, and so what these answer:
   version 0 request naming a pattern type other than LITERAL (ANY is read as LITERAL in
   version 0 filters).
 * Describe needs Describe on the cluster, Create and Delete need Alter on it; without it
-  every result (or the whole answer) is CLUSTER_AUTHORIZATION_FAILED. Without an authorizer
-  the answer is SECURITY_DISABLED.
+  the request fails as a whole and its error response (``@error_response_of``, Kafka's
+  getErrorResponse) carries CLUSTER_AUTHORIZATION_FAILED at the top level or on every
+  creation or filter. Without an authorizer the answer is SECURITY_DISABLED.
 * A creation naming ANY (resource type, pattern type, operation or permission) or MATCH
   fails the whole request as Kafka's AclBinding constructor does: UNKNOWN_SERVER_ERROR for
   every creation. A CLUSTER resource not named ``kafka-cluster``, an empty name, or a code
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import ApiException
 from kafka_py.network.request_channel import Request
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import (
     CLUSTER_NAME,
@@ -42,7 +44,7 @@ from kafka_py.security.authorizer.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka_py.server.kafka_apis import build_response
+from kafka_py.server.kafka_apis import build_response, error_response_of
 from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,10 +79,14 @@ class AclRequestHandlers:
                          reason)
         self.apis.request_channel.close_connection(request)
 
-    def _cluster_authorized(self, request: Request, operation: AclOperation) -> bool:
-        return self.apis.auth_helper.authorize(request.context, operation, ResourceType.CLUSTER, CLUSTER_NAME)
-
     # ------------------------------------------------------------------ DescribeAcls
+
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_ACLS)
+    def describe_acls_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error at the top level, no resources (DescribeAclsRequest.getErrorResponse)
+        return build_response(request, {"throttle_time_ms": 0, "error_code": error,
+                                        "error_message": ApiError.of(error, message).message, "resources": []})
 
     def handle_describe_acls_request(self, request: Request) -> None:
         body = request.body
@@ -100,9 +106,7 @@ class AclRequestHandlers:
             self.apis.send_response(request, build_response(request, {
                 "throttle_time_ms": 0, "error_code": error, "error_message": message, "resources": resources}))
 
-        if not self._cluster_authorized(request, AclOperation.DESCRIBE):
-            send(Errors.CLUSTER_AUTHORIZATION_FAILED, None, [])
-            return
+        self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.DESCRIBE)
         authorizer = self.apis.authorizer
         if authorizer is None:
             send(Errors.SECURITY_DISABLED, _NO_AUTHORIZER, [])
@@ -116,6 +120,13 @@ class AclRequestHandlers:
         send(Errors.NONE, None, acls_resources(authorizer.acls(binding_filter)))
 
     # ------------------------------------------------------------------ CreateAcls
+
+    @staticmethod
+    @error_response_of(ApiKeys.CREATE_ACLS)
+    def create_acls_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error on every creation of the request
+        result = {"error_code": error, "error_message": ApiError.of(error, message).message}
+        return build_response(request, {"throttle_time_ms": 0, "results": [result] * len(request.body.creations)})
 
     def handle_create_acls_request(self, request: Request) -> None:
         creations = list(request.body.creations)
@@ -133,12 +144,10 @@ class AclRequestHandlers:
             self.apis.send_response(request, build_response(request, {"throttle_time_ms": 0, "results": [
                 {"error_code": r.error, "error_message": r.message} for r in results]}))
 
-        if not self._cluster_authorized(request, AclOperation.ALTER):
-            send([ApiError(Errors.CLUSTER_AUTHORIZATION_FAILED)] * len(creations))
-            return
+        self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.ALTER)
         authorizer = self.apis.authorizer
         if authorizer is None:
-            send([ApiError(Errors.SECURITY_DISABLED, _NO_AUTHORIZER + ".")] * len(creations))
+            self.apis.send_error_response(request, Errors.SECURITY_DISABLED, _NO_AUTHORIZER + ".")
             return
         try:
             bindings = [_acl_binding(c) for c in creations]
@@ -146,7 +155,7 @@ class AclRequestHandlers:
             # Kafka fails in the AclBinding constructor, before any creation: the whole request
             # is answered with the error of an IllegalArgumentException.
             self.logger.debug("CreateAcls with an invalid binding: %s", e)
-            send([_error_of(e)] * len(creations))
+            self.apis.send_error_response(request, *_error_of(e))
             return
         results: list[Optional[ApiError]] = [None] * len(bindings)
         valid: list[tuple[int, AclBinding]] = []
@@ -166,6 +175,13 @@ class AclRequestHandlers:
         send(results)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ DeleteAcls
+
+    @staticmethod
+    @error_response_of(ApiKeys.DELETE_ACLS)
+    def delete_acls_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error on every filter of the request, matching nothing
+        result = {"error_code": error, "error_message": ApiError.of(error, message).message, "matching_acls": []}
+        return build_response(request, {"throttle_time_ms": 0, "filter_results": [result] * len(request.body.filters)})
 
     def handle_delete_acls_request(self, request: Request) -> None:
         body = request.body
@@ -190,17 +206,10 @@ class AclRequestHandlers:
                 AccessControlEntryFilter(f.principal_filter, f.host_filter, AclOperation.from_code(f.operation),
                                          AclPermissionType.from_code(f.permission_type))))
 
-        def send_error(error: ApiError) -> None:
-            self.apis.send_response(request, build_response(request, {"throttle_time_ms": 0, "filter_results": [
-                {"error_code": error.error, "error_message": error.message, "matching_acls": []}
-                for _ in filters]}))
-
-        if not self._cluster_authorized(request, AclOperation.ALTER):
-            send_error(ApiError(Errors.CLUSTER_AUTHORIZATION_FAILED))
-            return
+        self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.ALTER)
         authorizer = self.apis.authorizer
         if authorizer is None:
-            send_error(ApiError(Errors.SECURITY_DISABLED, _NO_AUTHORIZER + "."))
+            self.apis.send_error_response(request, Errors.SECURITY_DISABLED, _NO_AUTHORIZER + ".")
             return
         results = authorizer.delete_acls(request.context, filters)
         filter_results = []

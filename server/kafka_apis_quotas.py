@@ -29,8 +29,10 @@ import logging
 import socket
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
-from kafka_py.network.request_channel import SendResponse
+from kafka_py.network.request_channel import Request, SendResponse
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.sanitizer import desanitize, sanitize
 from kafka_py.server.config_handler import (
@@ -40,6 +42,7 @@ from kafka_py.server.config_handler import (
     PRODUCER_BYTE_RATE_OVERRIDE_CONFIG,
     REQUEST_PERCENTAGE_OVERRIDE_CONFIG,
 )
+from kafka_py.server.kafka_apis import build_response, error_response_of
 from kafka_py.server.kafka_config import java_double_to_string
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
 
@@ -176,24 +179,21 @@ class QuotaRequestHandlers:
 
         return helper.authorize(request.context, getattr(AclOperation, operation), ResourceType.CLUSTER, CLUSTER_NAME)
 
-    def handle_describe_client_quotas_request(self, request: Any) -> None:
-        from kafka_py.server.kafka_apis import build_response
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_CLIENT_QUOTAS)
+    def describe_client_quotas_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error at the top level, entries null (DescribeClientQuotasRequest.getErrorResponse)
+        return build_response(request, {"throttle_time": 0, "error_code": error,
+                                        "error_message": ApiError.of(error, message).message, "entries": None})
 
+    def handle_describe_client_quotas_request(self, request: Any) -> None:
         if not self._authorized(request, "DESCRIBE_CONFIGS"):
-            self.apis.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED,
-                "error_message": Errors.CLUSTER_AUTHORIZATION_FAILED.default_message, "entries": None}))
+            self.apis.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
             return
         components = [(c.entity_type, int(c.match_type), c.match) for c in request.body.components]
-        try:
-            result = self.describe_client_quotas(components, bool(request.body.strict))
-        except Exception as e:  # noqa: BLE001 - DescribeClientQuotasRequest.getErrorResponse
-            error = Errors.for_exception(e)
-            if error is Errors.UNKNOWN_SERVER_ERROR:
-                logger.exception("Error describing client quotas for %s", components)
-            self.apis.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": error, "error_message": str(e) or None, "entries": None}))
-            return
+        # A filter the admin manager refuses fails the request as a whole: KafkaApis.handle_error
+        # answers with the error response above.
+        result = self.describe_client_quotas(components, bool(request.body.strict))
         entries = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
                     "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                    for entity, values in sorted(result.items(), key=lambda e: [(t, n or "") for t, n in e[0]])]
@@ -334,20 +334,25 @@ class QuotaRequestHandlers:
 
     # ------------------------------------------------------------------ AlterClientQuotas
 
-    def handle_alter_client_quotas_request(self, request: Any) -> None:
-        from kafka_py.server.kafka_apis import build_response
+    @staticmethod
+    @error_response_of(ApiKeys.ALTER_CLIENT_QUOTAS)
+    def alter_client_quotas_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error on every entry, with the error's own text rather than the exception's
+        # (AlterClientQuotasRequest.getErrorResponse)
+        return build_response(request, {"throttle_time": 0, "entries": [
+            {"error_code": error, "error_message": error.message,
+             "entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity]}
+            for entry in request.body.entries]})
 
+    def handle_alter_client_quotas_request(self, request: Any) -> None:
         body = request.body
-        authorized = self._authorized(request, "ALTER_CONFIGS")
+        if not self._authorized(request, "ALTER_CONFIGS"):
+            self.apis.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
+            return
         results = []
         for entry in body.entries:
             entity = [(e.entity_type, e.entity_name) for e in entry.entity]
             ops = [(op.key, None if op.remove else float(op.value)) for op in entry.ops]
-            if not authorized:
-                results.append({"error_code": Errors.CLUSTER_AUTHORIZATION_FAILED,
-                                "error_message": Errors.CLUSTER_AUTHORIZATION_FAILED.default_message,
-                                "entity": [{"entity_type": t, "entity_name": n} for t, n in entity]})
-                continue
             try:
                 self.alter_entity_quotas(entity, ops, bool(body.validate_only))
                 error, message = Errors.NONE, None

@@ -20,8 +20,11 @@ one znode write guarded by ZooKeeper itself.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, Optional
 
+from kafka_py.common.api_error import ApiError
+from kafka_py.network.request_channel import Request
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.security.sanitizer import desanitize, sanitize
@@ -33,6 +36,7 @@ from kafka_py.security.scram import (
     credential_from_string,
     credential_to_string,
 )
+from kafka_py.server.kafka_apis import build_response, error_response_of
 from kafka_py.zk.zk_data import ConfigType
 
 # The mechanism bytes of the admin API (org.apache.kafka.clients.admin.ScramMechanism).
@@ -45,13 +49,23 @@ class SecurityRequestHandlers:
         self.apis = apis
 
     # ---- SASL on a connection past authentication ----------------------------------------
+    @staticmethod
+    @error_response_of(ApiKeys.SASL_HANDSHAKE)
+    def sasl_handshake_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        # the error code alone, no mechanisms (SaslHandshakeRequest.getErrorResponse)
+        return build_response(request, {"error_code": error, "mechanisms": []})
+
     def handle_sasl_handshake_request(self, request: Any) -> None:
-        from kafka_py.server.kafka_apis import build_response
         self.apis.send_response(request, build_response(request, {
             "error_code": Errors.ILLEGAL_SASL_STATE.error_code, "mechanisms": []}))
 
+    @staticmethod
+    @error_response_of(ApiKeys.SASL_AUTHENTICATE)
+    def sasl_authenticate_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return build_response(request, {"error_code": error, "error_message": ApiError.of(error, message).message,
+                                        "auth_bytes": b"", "session_lifetime": datetime.timedelta(0)})
+
     def handle_sasl_authenticate_request(self, request: Any) -> None:
-        from kafka_py.server.kafka_apis import build_response
         values = {"error_code": Errors.ILLEGAL_SASL_STATE.error_code,
                   "error_message": "SaslAuthenticate request received after successful authentication",
                   "auth_bytes": b""}
@@ -66,12 +80,17 @@ class SecurityRequestHandlers:
     def _cluster_authorized(self, request: Any, operation: AclOperation) -> bool:
         return self.apis.auth_helper.authorize(request.context, operation, ResourceType.CLUSTER, CLUSTER_NAME)
 
+    @staticmethod
+    @error_response_of(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS)
+    def describe_user_scram_credentials_error_response(request: Request, error: Errors,
+                                                        message: Optional[str]) -> Any:
+        # the error at the top level, no results
+        return build_response(request, {"throttle_time": 0, "error_code": error,
+                                        "error_message": ApiError.of(error, message).message, "results": []})
+
     def handle_describe_user_scram_credentials_request(self, request: Any) -> None:
-        from kafka_py.server.kafka_apis import build_response
         if not self._cluster_authorized(request, AclOperation.DESCRIBE):
-            self.apis.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.error_code,
-                "error_message": None, "results": []}))
+            self.apis.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
             return
         requested = request.body.users
         if requested is None or len(requested) == 0:
@@ -112,14 +131,21 @@ class SecurityRequestHandlers:
         self.apis.send_response(request, build_response(request, {
             "throttle_time": 0, "error_code": Errors.NONE.error_code, "error_message": None, "results": results}))
 
+    @staticmethod
+    @error_response_of(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS)
+    def alter_user_scram_credentials_error_response(request: Request, error: Errors,
+                                                     message: Optional[str]) -> Any:
+        # every user the request names, once and sorted, with the error
+        body = request.body
+        users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
+        text = ApiError.of(error, message).message
+        return build_response(request, {"throttle_time": 0, "results": [
+            {"user": user, "error_code": error, "error_message": text} for user in users]})
+
     def handle_alter_user_scram_credentials_request(self, request: Any) -> None:
-        from kafka_py.server.kafka_apis import build_response
         body = request.body
         if not self._cluster_authorized(request, AclOperation.ALTER):
-            users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
-            self.apis.send_response(request, build_response(request, {"throttle_time": 0, "results": [
-                {"user": user, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.error_code, "error_message": None}
-                for user in users]}))
+            self.apis.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
             return
         operations = [(d.name, "delete", d) for d in body.deletions] + [(u.name, "upsert", u) for u in body.upsertions]
         users = [name for name, _, _ in operations]

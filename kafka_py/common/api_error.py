@@ -21,10 +21,13 @@ class ApiError(NamedTuple):
 
     @classmethod
     def from_throwable(cls, e: BaseException) -> "ApiError":
-        error = Errors.for_exception(e)
-        text = str(e)
-        # No message for UNKNOWN_SERVER_ERROR (it could leak internals) nor when it only
-        # repeats the error's default text, as Kafka's ApiError.fromThrowable.
+        return cls.of(Errors.for_exception(e), str(e))
+
+    @classmethod
+    def of(cls, error: Errors, text: str | None) -> "ApiError":
+        """``error`` with the message of an exception that carried ``text``, by the rule of
+        ``from_throwable``: no message for UNKNOWN_SERVER_ERROR (it could leak internals) nor
+        when it only repeats the error's default text, as Kafka's ApiError.fromThrowable."""
         if error is Errors.UNKNOWN_SERVER_ERROR or not text or text == error.message:
             return cls(error, None)
         return cls(error, text)

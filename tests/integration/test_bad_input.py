@@ -287,3 +287,27 @@ def test_acl_apis_without_an_authorizer_answer_security_disabled(broker):
             disabled, "No Authorizer is configured on the broker")
         deleted = client.request(ApiKeys.DELETE_ACLS, 2, delete(filters=(delete_filter,)))
         assert [int(r.error_code) for r in deleted.filter_results] == [disabled]
+
+
+def test_a_request_failing_as_a_whole_gets_its_error_response_on_an_open_connection(broker):
+    """A DescribeClientQuotas whose filter the admin manager refuses fails as a whole: it is
+    answered with the request's error response (the error at the top level, entries null), as
+    Kafka's handleError answers, and the same connection serves the requests after it."""
+
+    def describe(*components):
+        return req(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 1, strict=False, components=[
+            {"entity_type": t, "match_type": m, "match": n} for t, m, n in components])
+
+    with RawClient(broker.port, timeout=10) as client:
+        duplicate = client.request(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 1, describe(("user", 0, "a"), ("user", 1, None)))
+        assert (duplicate.error_code, duplicate.error_message, duplicate.entries) == (
+            Errors.INVALID_REQUEST.error_code, "Duplicate user filter component entity type", None)
+        custom = client.request(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 0, req(
+            ApiKeys.DESCRIBE_CLIENT_QUOTAS, 0, strict=True,
+            components=[{"entity_type": "group", "match_type": 2, "match": None}]))
+        assert (custom.error_code, custom.error_message, custom.entries) == (
+            Errors.UNSUPPORTED_VERSION.error_code, "Custom entity type 'group' not supported", None)
+        described = client.request(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 1, describe(("user", 2, None)))
+        assert described.error_code == Errors.NONE.error_code
+        response = client.request(ApiKeys.API_VERSIONS, 0, req(ApiKeys.API_VERSIONS, 0))
+        assert response.error_code == Errors.NONE.error_code
