@@ -2,8 +2,11 @@
 
 Everything here exists because the broker is CPython (one interpreter lock, a generic
 protocol writer that costs more than the request it answers) and none of it changes what
-a client sees. The ported classes (Log, FileRecords, LogManager, KafkaServer, KafkaApis,
-the replica fetcher) each reach it through at most one line, so they read as Kafka's do.
+a client sees. The ported classes reach it through a call or two each, so they read as
+Kafka's do: Log._add_segment's hook and FileRecords.append's mark (the prefaulter),
+LogManager starting and stopping the prefaulter, KafkaApis and messages.py writing answers
+with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.py's
+``tune_process``.
 
 * ``fast_paths``: hand-written writers for the Produce, Fetch and Metadata answers and for
   the replica fetcher's Fetch request and answer, giving the same bytes as the generic
