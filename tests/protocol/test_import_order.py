@@ -1,0 +1,26 @@
+"""Each protocol module imports on its own in a fresh interpreter: the package's modules
+(messages and the fast writers it uses, kio_fields, the inter-broker schemas) do not depend
+on one of them having been imported first."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+MODULES = [
+    "kafka_py.protocol.schema",
+    "kafka_py.protocol.kio_fields",
+    "kafka_py.protocol.codec",
+    "kafka_py.protocol.entities",
+    "kafka_py.protocol.messages",
+    "kafka_py.tuning.fast_paths",
+]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_imports_first_in_a_fresh_interpreter(module: str, tmp_path) -> None:
+    # run outside the source tree, so that only the installed package is on the path
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
