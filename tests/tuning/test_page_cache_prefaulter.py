@@ -1,6 +1,6 @@
 """PageCachePrefaulter (kafka_py/tuning/page_cache_prefaulter.py) on real, preallocated segment files:
 the prefault mark in FileRecords.append, the fill thread, window adaptation, closed segments,
-shutdown, CPU placement, and the Log / LogManager wiring."""
+shutdown, and the Log / LogManager wiring."""
 from __future__ import annotations
 
 import logging
