@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional
 
 from kafka_py.protocol.messages import decode_request
 from kafka_py.utils.time import Time
-from kafka_py.network.connection_quotas import ConnectionQuotas, listener_value, normalize_address, protocol_name
+from kafka_py.network.connection_quotas import ConnectionQuotas, normalize_address
 from kafka_py.network.request_channel import (
     CloseConnectionResponse,
     EndThrottlingResponse,
@@ -131,8 +131,8 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         request_channel: RequestChannel,
         connection_quotas: ConnectionQuotas,
         connections_max_idle_ms: int,
-        listener_name: Any,
-        security_protocol: Any,
+        listener_name: str,
+        security_protocol: str,
         config: Any = None,
         log_prefix: str = "",
         connection_queue_size: int = CONNECTION_QUEUE_SIZE,
@@ -142,8 +142,8 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         self.id = id
         self._time = time
         self._request_channel = request_channel
-        self.listener_name = listener_value(listener_name)
-        self.security_protocol = protocol_name(security_protocol)
+        self.listener_name = listener_name
+        self.security_protocol = security_protocol
         self._config = config
         self._log_prefix = log_prefix
         selector_metrics = SelectorMetrics(time, int(getattr(config, "metric_num_samples", 2)),

@@ -510,8 +510,8 @@ class SocketServer(KafkaMetricsGroup):
                                    new_processors_per_listener: int) -> None:
         new_processors = []
         for _ in range(new_processors_per_listener):
-            processor = self._new_processor(self._next_processor_id, end_point.listener_name,
-                                            end_point.security_protocol)
+            processor = self._new_processor(self._next_processor_id, end_point.listener_name.value,
+                                            end_point.security_protocol.name)
             new_processors.append(processor)
             self.request_channel.add_processor(processor)
             self._register_processor_metrics(processor)
@@ -520,7 +520,7 @@ class SocketServer(KafkaMetricsGroup):
             self._processors[processor.id] = processor
         acceptor.add_processors(new_processors)
 
-    def _new_processor(self, id: int, listener_name: Any, security_protocol: Any) -> Processor:
+    def _new_processor(self, id: int, listener_name: str, security_protocol: str) -> Processor:
         return Processor(
             id,
             self.time,
@@ -532,7 +532,7 @@ class SocketServer(KafkaMetricsGroup):
             security_protocol,
             self.config,
             self._log_prefix,
-            channel_builder=self._channel_builders.get(listener_value(listener_name)),
+            channel_builder=self._channel_builders.get(listener_name),
         )
 
     def stop_processing_requests(self) -> None:
