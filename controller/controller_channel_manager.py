@@ -213,7 +213,7 @@ class RequestSendThread(ShutdownableThread):
         self.broker_id = network_client.node.id
         self.config = config
         self.time = time
-        self.log_ident = f"[RequestSendThread controllerId={controller_id}] "
+        self.logger.ident = f"[RequestSendThread controllerId={controller_id}] "
         self._socket_timeout_ms = config.controller_socket_timeout_ms
 
     @property
@@ -248,21 +248,20 @@ class RequestSendThread(ShutdownableThread):
                     sent = True
                 except Exception as e:  # noqa: BLE001 - any failure means reconnect and resend
                     if self.is_running:
-                        logger.warning("%sController %d epoch %d fails to send request %s to broker %s. "
-                                       "Reconnecting to broker.", self.log_ident, self.controller_id,
-                                       self.controller_context.epoch, type(item.request).__name__,
-                                       self.broker_node, exc_info=e)
+                        self.logger.warning("Controller %d epoch %d fails to send request %s to broker %s. "
+                                            "Reconnecting to broker.", self.controller_id,
+                                            self.controller_context.epoch, type(item.request).__name__,
+                                            self.broker_node, exc_info=e)
                     self.network_client.disconnect()
                     self.pause(_BACKOFF_MS)
             if response is not None:
-                if logger.isEnabledFor(logging.DEBUG):
-                    logger.debug("%sReceived response %s for request %s sent to broker %s", self.log_ident,
-                                 response, item.api_key.api_name, self.broker_node)
+                self.logger.debug("Received response %s for request %s sent to broker %s",
+                                  response, item.api_key.api_name, self.broker_node)
                 if item.callback is not None:
                     item.callback(response)
         except Exception:  # noqa: BLE001 - keep sending the next requests
-            logger.exception("%sController %d fails to send a request to broker %s", self.log_ident,
-                             self.controller_id, self.broker_node)
+            self.logger.exception("Controller %d fails to send a request to broker %s",
+                                  self.controller_id, self.broker_node)
             # a connection that failed mid-request cannot be trusted with the next one
             self.network_client.disconnect()
 
@@ -272,13 +271,13 @@ class RequestSendThread(ShutdownableThread):
             if not is_ready(self.network_client):
                 if not await_ready(self.network_client, self._socket_timeout_ms):
                     raise TimeoutError(f"Failed to connect within {self._socket_timeout_ms} ms")
-                logger.info("%sController %d connected to %s for sending state change requests",
-                            self.log_ident, self.controller_id, self.broker_node)
+                self.logger.info("Controller %d connected to %s for sending state change requests",
+                                 self.controller_id, self.broker_node)
             return True
         except Exception as e:  # noqa: BLE001 - refused, timed out, or shutting down
             if self.is_running:
-                logger.warning("%sController %d's connection to broker %s was unsuccessful: %s",
-                               self.log_ident, self.controller_id, self.broker_node, e)
+                self.logger.warning("Controller %d's connection to broker %s was unsuccessful: %s",
+                                    self.controller_id, self.broker_node, e)
             self.network_client.disconnect()
             return False
 

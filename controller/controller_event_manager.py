@@ -174,7 +174,7 @@ class ControllerEventThread(ShutdownableThread):
         # daemon cannot keep a crashed process alive.
         super().__init__(name=name, is_interruptible=False, daemon=True)
         self._manager = manager
-        self.log_ident = f"[ControllerEventThread controllerId={manager.controller_id}] "
+        self.logger.ident = f"[ControllerEventThread controllerId={manager.controller_id}] "
 
     def do_work(self) -> None:
         dequeued = self._manager._take()
@@ -193,6 +193,6 @@ class ControllerEventThread(ShutdownableThread):
                 with timer.time():
                     dequeued.process(manager._processor)
         except Exception:  # noqa: BLE001 - the thread must survive any one event
-            logger.exception("%sUncaught error processing event %r", self.log_ident, event)
+            self.logger.exception("Uncaught error processing event %r", event)
         finally:
             self._manager._set_state(ControllerState.IDLE)

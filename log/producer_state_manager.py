@@ -66,6 +66,7 @@ from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.log.verification_guard import VerificationStateEntry
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP
+from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 
@@ -712,7 +713,7 @@ class ProducerStateManager:
         self.topic_partition = topic_partition
         self._log_dir = os.fspath(log_dir)
         self.max_producer_id_expiration_ms = max_producer_id_expiration_ms
-        self._log_prefix = f"[ProducerStateManager partition={topic_partition}] "
+        self.logger = IdentLogger(logger, f"[ProducerStateManager partition={topic_partition}] ")
         self._snapshots_lock = threading.RLock()
         self._snapshots = self._load_snapshots()
         self._producers: dict[int, ProducerStateEntry] = {}
@@ -800,7 +801,7 @@ class ProducerStateManager:
         """Write a snapshot at the map end offset, unless one already covers it."""
         if self._last_map_offset > self._last_snap_offset:
             snapshot = SnapshotFile(producer_snapshot_file(self._log_dir, self._last_map_offset), self._last_map_offset)
-            logger.info("%sWriting producer snapshot at offset %d", self._log_prefix, self._last_map_offset)
+            self.logger.info("Writing producer snapshot at offset %d", self._last_map_offset)
             self.write_snapshot(snapshot.file, self._producers)
             with self._snapshots_lock:
                 self._snapshots.put(snapshot.offset, snapshot)
@@ -860,7 +861,7 @@ class ProducerStateManager:
                 self._last_map_offset = log_start_offset
                 return
             try:
-                logger.info("%sLoading producer state from snapshot file '%s'", self._log_prefix, snapshot.file)
+                self.logger.info("Loading producer state from snapshot file '%s'", snapshot.file)
                 for entry in self.read_snapshot(snapshot.file):
                     if not self._is_producer_expired(current_time_ms, entry):
                         self.load_producer_entry(entry)
@@ -869,8 +870,8 @@ class ProducerStateManager:
                 return
             except CorruptSnapshotException as e:
                 # Fall back to the next older snapshot; the log is replayed from there.
-                logger.warning(
-                    "%sFailed to load producer snapshot from '%s': %s", self._log_prefix, snapshot.file, e
+                self.logger.warning(
+                    "Failed to load producer snapshot from '%s': %s", snapshot.file, e
                 )
                 self.remove_and_delete_snapshot(snapshot.offset)
 

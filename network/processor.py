@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional
 
 from kafka_py.protocol.messages import decode_request
 from kafka_py.utils.time import Time
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.network.connection_quotas import ConnectionQuotas, normalize_address
 from kafka_py.network.request_channel import (
     CloseConnectionResponse,
@@ -145,7 +146,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         self.listener_name = listener_name
         self.security_protocol = security_protocol
         self._config = config
-        self._log_prefix = log_prefix
+        self.logger = IdentLogger(logger, log_prefix)
         selector_metrics = SelectorMetrics(time, int(getattr(config, "metric_num_samples", 2)),
                                            int(getattr(config, "metric_sample_window_ms", 30_000)))
         if channel_builder is None:
@@ -230,13 +231,13 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
                     self.process_disconnected()
                     self.close_excess_connections()
                 except Exception:  # noqa: BLE001 - a Processor outlives any one error
-                    logger.exception("%sProcessor got uncaught exception.", self._log_prefix)
+                    self.logger.exception("Processor got uncaught exception.")
         finally:
-            logger.debug("%sClosing selector - processor %d", self._log_prefix, self.id)
+            self.logger.debug("Closing selector - processor %d", self.id)
             try:
                 self.close_all()
             except Exception:  # noqa: BLE001
-                logger.exception("%sError closing processor %d", self._log_prefix, self.id)
+                self.logger.exception("Error closing processor %d", self.id)
             self.remove_metric("IdlePercent", {"networkProcessor": str(self.id)})
             self.shutdown_complete()
 
@@ -258,13 +259,11 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
             except queue.Empty:
                 return
             try:
-                logger.debug("%sProcessor %d listening to new connection from %s:%d",
-                             self._log_prefix, self.id, address, port)
+                self.logger.debug("Processor %d listening to new connection from %s:%d", self.id, address, port)
                 self._selector.register(self.connection_id(sock, address, port), sock, address, port)
                 configured += 1
             except Exception as e:  # noqa: BLE001 - drop this connection only
-                logger.warning("%sCould not register connection from %s:%d: %s",
-                               self._log_prefix, address, port, e)
+                self.logger.warning("Could not register connection from %s:%d: %s", address, port, e)
                 self.close_socket(self.listener_name, sock, address)
 
     def connection_id(self, sock: socket.socket, address: str, port: int) -> str:
@@ -309,8 +308,8 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         connection_id = response.request.context.connection_id
         if self._selector.channel(connection_id) is None:
             # Closed by the client, or for being idle, while the request was handled.
-            logger.debug("%sAttempting to send response via channel for which there is no open "
-                         "connection, connection id %s", self._log_prefix, connection_id)
+            self.logger.debug("Attempting to send response via channel for which there is no open "
+                              "connection, connection id %s", connection_id)
             return
         self._inflight_responses[connection_id] = response
         self._selector.send(connection_id, response_send)
@@ -324,7 +323,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         try:
             self._selector.poll(timeout)
         except Exception:  # noqa: BLE001 - what completed before the failure is still processed
-            logger.exception("%sProcessor %d poll failed", self._log_prefix, self.id)
+            self.logger.exception("Processor %d poll failed", self.id)
         finally:
             self._polling = False
 
@@ -392,7 +391,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         channel = self._selector.channel(connection_id)
         if channel is None:
             return
-        logger.debug("%sClosing selector connection %s", self._log_prefix, connection_id)
+        self.logger.debug("Closing selector connection %s", connection_id)
         self._connection_quotas.dec(self.listener_name, channel.socket_address)
         self._selector.close(connection_id)
         self._inflight_responses.pop(connection_id, None)
@@ -400,9 +399,8 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
 
     def _process_channel_exception(self, connection_id: str, message: str, error: Exception) -> None:
         if self._selector.channel(connection_id) is not None:
-            logger.warning("%sClosing socket for %s because of error: %s",
-                           self._log_prefix, connection_id, error)
-            logger.debug("%s%s", self._log_prefix, message, exc_info=error)
+            self.logger.warning("Closing socket for %s because of error: %s", connection_id, error)
+            self.logger.debug("%s", message, exc_info=error)
             self.close(connection_id)
 
     def close_all(self) -> None:

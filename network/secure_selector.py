@@ -225,8 +225,8 @@ class SecureSelector(Selector):
             # an SSL listener's connection is authenticated by its handshake (which cannot be redone)
             self.metrics.record(self.metrics.successful_authentication)
             self.metrics.record(self.metrics.successful_authentication_no_reauth)
-        logger.debug("%sTLS handshake with %s complete (%s, principal %s)", self._log_prefix,
-                     channel.socket_address, channel.transport.protocol_version, channel.principal)
+        self.logger.debug("TLS handshake with %s complete (%s, principal %s)",
+                          channel.socket_address, channel.transport.protocol_version, channel.principal)
         self._set_events(channel, EVENT_READ)
         # A client may send its first request with its last handshake message: it can
         # already be decrypted and waiting in OpenSSL.
@@ -242,17 +242,17 @@ class SecureSelector(Selector):
                 channel.principal = authenticator.principal
                 channel.state = ChannelState.READY
                 self._record_authenticated(authenticator, now)
-                logger.debug("%s%s %s as %s with %s (session lifetime %d ms)", self._log_prefix,
-                             "Re-authenticated" if authenticator.reauthenticating else "Authenticated",
-                             channel.socket_address, channel.principal, authenticator.mechanism,
-                             authenticator.session_lifetime_ms)
+                self.logger.debug("%s %s as %s with %s (session lifetime %d ms)",
+                                  "Re-authenticated" if authenticator.reauthenticating else "Authenticated",
+                                  channel.socket_address, channel.principal, authenticator.mechanism,
+                                  authenticator.session_lifetime_ms)
             if step.failure is not None:
                 channel.state = ChannelState.FAILED
                 self.metrics.record(self.metrics.failed_reauthentication if authenticator.reauthenticating
                                     else self.metrics.failed_authentication)
-                logger.info("%sFailed %s with %s (channelId=%s) (%s)", self._log_prefix,
-                            "re-authentication" if authenticator.reauthenticating else "authentication",
-                            channel.socket_address, channel.id, step.failure)
+                self.logger.info("Failed %s with %s (channelId=%s) (%s)",
+                                 "re-authentication" if authenticator.reauthenticating else "authentication",
+                                 channel.socket_address, channel.id, step.failure)
                 channel.frames.clear()
             if step.response is not None:
                 channel.send = ByteBufferSend(step.response)
@@ -324,10 +324,10 @@ class SecureSelector(Selector):
                     continue
                 if now - authenticator.session_expiration_ns > 0:
                     # Kafka: "Disconnecting expired channel"; the Processor gives the quota back.
-                    logger.info("%sClosing the connection from %s (channelId=%s, %s): its SASL session expired "
-                                "%d ms ago without re-authentication", self._log_prefix, channel.socket_address,
-                                channel.id, channel.principal,
-                                (now - authenticator.session_expiration_ns) // 1_000_000)
+                    self.logger.info("Closing the connection from %s (channelId=%s, %s): its SASL session expired "
+                                     "%d ms ago without re-authentication", channel.socket_address,
+                                     channel.id, channel.principal,
+                                     (now - authenticator.session_expiration_ns) // 1_000_000)
                     self.metrics.record(self.metrics.expired_connections_killed)
                     self._disconnect(channel)
                     continue
@@ -349,8 +349,8 @@ class SecureSelector(Selector):
         channel.authenticator = authenticator
         channel.state = ChannelState.AUTHENTICATE
         self._ready.discard(channel.id)
-        logger.debug("%sBegin re-authentication of %s (channelId=%s, %s)", self._log_prefix,
-                     channel.socket_address, channel.id, channel.principal)
+        self.logger.debug("Begin re-authentication of %s (channelId=%s, %s)",
+                          channel.socket_address, channel.id, channel.principal)
         self._authenticate(channel, now)
         return True
 

@@ -42,6 +42,7 @@ from typing import Callable, Iterator, Optional
 from kafka_py.common.sensor import Avg, CumulativeSum, KafkaMetric, Max, MetricConfig, Sensor
 from kafka_py.protocol.framing import InvalidReceiveException
 from kafka_py.utils.time import Time
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.network.send import Send
 
 logger = logging.getLogger(__name__)
@@ -394,7 +395,8 @@ class Selector:
         self._idle_ns = connection_max_idle_ms * 1_000_000 if connection_max_idle_ms >= 0 else -1
         self._next_idle_check_ns = 0
         self._time = time
-        self._log_prefix = log_prefix
+        # the Processor's prefix; a subclass's lines go to its own module's logger, as Kafka names loggers
+        self.logger = IdentLogger(logging.getLogger(type(self).__module__), log_prefix)
         self._nio = selectors.DefaultSelector()
         self._waker = Waker()
         self._nio.register(self._waker.fileno(), EVENT_READ, None)
@@ -482,14 +484,14 @@ class Selector:
 
     def _fail(self, channel: KafkaChannel, error: BaseException) -> None:
         if isinstance(error, InvalidReceiveException):
-            logger.warning("%sUnexpected error from %s (channelId=%s); closing connection: %s",
-                           self._log_prefix, channel.socket_address, channel.id, error)
+            self.logger.warning("Unexpected error from %s (channelId=%s); closing connection: %s",
+                                channel.socket_address, channel.id, error)
         elif isinstance(error, OSError):
-            logger.debug("%sConnection with %s (channelId=%s) disconnected: %s",
-                         self._log_prefix, channel.socket_address, channel.id, error)
+            self.logger.debug("Connection with %s (channelId=%s) disconnected: %s",
+                              channel.socket_address, channel.id, error)
         else:
-            logger.warning("%sUnexpected error from %s (channelId=%s); closing connection",
-                           self._log_prefix, channel.socket_address, channel.id, exc_info=error)
+            self.logger.warning("Unexpected error from %s (channelId=%s); closing connection",
+                                channel.socket_address, channel.id, exc_info=error)
         self._disconnect(channel)
 
     # ---- muting -----------------------------------------------------------------
@@ -663,8 +665,8 @@ class Selector:
             if channel is None:
                 lru.pop(channel_id, None)
                 continue
-            logger.debug("%sAbout to close the idle connection from %s due to being idle for %d millis",
-                         self._log_prefix, channel_id, (now - last_active) // 1_000_000)
+            self.logger.debug("About to close the idle connection from %s due to being idle for %d millis",
+                              channel_id, (now - last_active) // 1_000_000)
             self._disconnect(channel)
 
     # ---- lifecycle --------------------------------------------------------------

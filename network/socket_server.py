@@ -36,6 +36,7 @@ from typing import Any, Mapping, Optional
 from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol, parse_end_points
 from kafka_py.common.errors import KafkaException
 from kafka_py.utils.time import Time
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.network.connection_quotas import (
     ConnectionQuotas,
     ConnectionThrottledException,
@@ -359,7 +360,7 @@ class SocketServer(KafkaMetricsGroup):
         self._channel_builders: dict[str, Any] = {}
         self.time = time
         self._broker_id = getattr(config, "broker_id", 0)
-        self._log_prefix = f"[SocketServer brokerId={self._broker_id}] "
+        self.logger = IdentLogger(logger, f"[SocketServer brokerId={self._broker_id}] ")
         self.request_channel = (request_channel if request_channel is not None
                                 else RequestChannel(config.queued_max_requests))
         self._processors: dict[int, Processor] = {}
@@ -414,16 +415,16 @@ class SocketServer(KafkaMetricsGroup):
             return
         if (new_config.max_connections_per_ip != old_config.max_connections_per_ip
                 or new_config.max_connections_per_ip_overrides != old_config.max_connections_per_ip_overrides):
-            logger.info("%sUpdating maxConnectionsPerIp: %d, maxConnectionsPerIpOverrides: %s", self._log_prefix,
-                        new_config.max_connections_per_ip, new_config.max_connections_per_ip_overrides)
+            self.logger.info("Updating maxConnectionsPerIp: %d, maxConnectionsPerIpOverrides: %s",
+                             new_config.max_connections_per_ip, new_config.max_connections_per_ip_overrides)
             quotas.update_max_connections_per_ip(new_config.max_connections_per_ip,
                                                  new_config.max_connections_per_ip_overrides)
         if new_config.max_connections != old_config.max_connections:
-            logger.info("%sUpdating broker-wide maxConnections: %d", self._log_prefix, new_config.max_connections)
+            self.logger.info("Updating broker-wide maxConnections: %d", new_config.max_connections)
             quotas.update_broker_max_connections(new_config.max_connections)
         if new_config.max_connection_creation_rate != old_config.max_connection_creation_rate:
-            logger.info("%sUpdating broker-wide maxConnectionCreationRate: %d", self._log_prefix,
-                        new_config.max_connection_creation_rate)
+            self.logger.info("Updating broker-wide maxConnectionCreationRate: %d",
+                             new_config.max_connection_creation_rate)
             quotas.update_broker_max_connection_rate(new_config.max_connection_creation_rate)
 
     @property
@@ -440,20 +441,18 @@ class SocketServer(KafkaMetricsGroup):
                 int(self.config.num_network_threads), listener_end_points(self.config))
             if start_processing_requests:
                 self.start_processing_requests()
-        logger.info("%sStarted %d acceptor threads for data-plane",
-                    self._log_prefix, len(self._acceptors))
+        self.logger.info("Started %d acceptor threads for data-plane", len(self._acceptors))
 
     def start_processing_requests(self) -> None:
-        logger.info("%sStarting socket server acceptors and processors", self._log_prefix)
+        self.logger.info("Starting socket server acceptors and processors")
         with self._lock:
             if self._started_processing_requests:
-                logger.info("%sSocket server acceptors and processors already started",
-                            self._log_prefix)
+                self.logger.info("Socket server acceptors and processors already started")
                 return
             for acceptor in self._acceptors.values():
                 self._start_acceptor_and_processors(acceptor)
             self._started_processing_requests = True
-        logger.info("%sStarted socket server acceptors and processors", self._log_prefix)
+        self.logger.info("Started socket server acceptors and processors")
 
     enable_request_processing = start_processing_requests
 
@@ -464,8 +463,8 @@ class SocketServer(KafkaMetricsGroup):
             f"{acceptor.security_protocol}-{acceptor.end_point.port}"
         )
         acceptor.await_startup()
-        logger.info("%sStarted data-plane acceptor and processor(s) for endpoint : ListenerName(%s)",
-                    self._log_prefix, acceptor.listener_name)
+        self.logger.info("Started data-plane acceptor and processor(s) for endpoint : ListenerName(%s)",
+                         acceptor.listener_name)
 
     def _create_channel_builders(self, end_points: list[EndPoint]) -> None:
         """Every TLS/SASL listener's channel builder, before anything binds: a bad key store
@@ -503,8 +502,8 @@ class SocketServer(KafkaMetricsGroup):
             )
             self._add_data_plane_processors(acceptor, end_point, processors_per_listener)
             self._acceptors[listener] = acceptor
-            logger.info("%sCreated data-plane acceptor and processors for endpoint : "
-                        "ListenerName(%s)", self._log_prefix, listener)
+            self.logger.info("Created data-plane acceptor and processors for endpoint : "
+                             "ListenerName(%s)", listener)
 
     def _add_data_plane_processors(self, acceptor: Acceptor, end_point: EndPoint,
                                    new_processors_per_listener: int) -> None:
@@ -531,13 +530,13 @@ class SocketServer(KafkaMetricsGroup):
             listener_name,
             security_protocol,
             self.config,
-            self._log_prefix,
+            self.logger.ident,
             channel_builder=self._channel_builders.get(listener_name),
         )
 
     def stop_processing_requests(self) -> None:
         """Stop accepting, close every connection, drop queued requests."""
-        logger.info("%sStopping socket server request processors", self._log_prefix)
+        self.logger.info("Stopping socket server request processors")
         with self._lock:
             for acceptor in self._acceptors.values():
                 acceptor.shutdown()
@@ -545,11 +544,11 @@ class SocketServer(KafkaMetricsGroup):
                 processor.shutdown()
             self.request_channel.clear()
             self._stopped_processing_requests = True
-        logger.info("%sStopped socket server request processors", self._log_prefix)
+        self.logger.info("Stopped socket server request processors")
 
     def resize_thread_pool(self, old_num_network_threads: int, new_num_network_threads: int) -> None:
-        logger.info("%sResizing network thread pool size for each listener from %d to %d",
-                    self._log_prefix, old_num_network_threads, new_num_network_threads)
+        self.logger.info("Resizing network thread pool size for each listener from %d to %d",
+                         old_num_network_threads, new_num_network_threads)
         with self._lock:
             if new_num_network_threads > old_num_network_threads:
                 for acceptor in self._acceptors.values():
@@ -566,7 +565,7 @@ class SocketServer(KafkaMetricsGroup):
                         self._remove_processor_metrics(processor)
 
     def shutdown(self) -> None:
-        logger.info("%sShutting down socket server", self._log_prefix)
+        self.logger.info("Shutting down socket server")
         with self._lock:
             if not self._stopped_processing_requests:
                 self.stop_processing_requests()
@@ -575,7 +574,7 @@ class SocketServer(KafkaMetricsGroup):
                 self._remove_processor_metrics(processor)
         self.remove_metric("NetworkProcessorAvgIdlePercent")
         self.remove_metric("ExpiredConnectionsKilledCount")
-        logger.info("%sShutdown completed", self._log_prefix)
+        self.logger.info("Shutdown completed")
 
     def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:
         """The port a listener is bound to (the real one when configured with port 0)."""

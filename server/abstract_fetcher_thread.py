@@ -468,8 +468,8 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             self._maybe_fetch()
         except Exception:  # noqa: BLE001 - a bug or a surprise about one round must not end replication
             if self.is_running:
-                logger.exception("%sError in fetcher round; backing off for %d ms", self.log_ident,
-                                 self.fetch_back_off_ms)
+                self.logger.exception("Error in fetcher round; backing off for %d ms",
+                                      self.fetch_back_off_ms)
                 with self.partition_map_lock:
                     self._await_back_off()
 
@@ -486,8 +486,8 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             fetch: Optional[ReplicaFetch] = result.result
             self._handle_partitions_with_errors(result.partitions_with_error, "maybe_fetch")
             if fetch is None:
-                logger.debug("%sThere are no active partitions. Back off for %d ms before sending a fetch request",
-                             self.log_ident, self.fetch_back_off_ms)
+                self.logger.debug("There are no active partitions. Back off for %d ms before sending a fetch request",
+                                  self.fetch_back_off_ms)
                 self._await_back_off()
         if fetch is not None:
             self._process_fetch_request(fetch.partition_data, fetch.fetch_request)
@@ -495,7 +495,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
     def _handle_partitions_with_errors(self, partitions: Iterable[TopicPartition], method_name: str) -> None:
         partitions = list(partitions)
         if partitions:
-            logger.debug("%sHandling errors in %s for partitions %s", self.log_ident, method_name, partitions)
+            self.logger.debug("Handling errors in %s for partitions %s", method_name, partitions)
             self.delay_partitions(partitions, self.fetch_back_off_ms)
 
     def _process_fetch_request(self, session_partitions: Mapping[TopicPartition, PartitionData],
@@ -504,13 +504,13 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         diverging_end_offsets: dict[TopicPartition, EpochEndOffset] = {}
         response_data: Mapping[TopicPartition, FetchPartitionData] = {}
         try:
-            logger.debug("%sSending fetch request %s", self.log_ident, fetch_request)
+            self.logger.debug("Sending fetch request %s", fetch_request)
             response_data = self.fetch_from_leader(fetch_request)
             self.fetcher_stats.request_rate.mark()
         except Exception as e:  # noqa: BLE001 - a failed fetch backs every partition off
             if self.is_running:
-                logger.warning("%sError in response for fetch request %s: %s", self.log_ident, fetch_request, e,
-                               exc_info=logger.isEnabledFor(logging.DEBUG))
+                self.logger.warning("Error in response for fetch request %s: %s", fetch_request, e,
+                                    exc_info=self.logger.isEnabledFor(logging.DEBUG))
                 with self.partition_map_lock:
                     partitions_with_error.update(self._partition_states.partition_set())
                     # Kafka sleeps here too, and the partitions are delayed below as well
@@ -566,39 +566,39 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             except (CorruptRecordException, InvalidRecordException) as e:
                 # one corrupt partition must not hold the others back; it may well be a
                 # transient state of the leader's log, so it is fetched again after a back-off
-                logger.error("%sFound invalid messages during fetch for partition %s offset %d: %s",
-                             self.log_ident, tp, current.fetch_offset, e)
+                self.logger.error("Found invalid messages during fetch for partition %s offset %d: %s",
+                                  tp, current.fetch_offset, e)
                 partitions_with_error.add(tp)
             except KafkaStorageException as e:
-                logger.error("%sError while processing data for partition %s at offset %d: %s", self.log_ident, tp,
-                             current.fetch_offset, e)
+                self.logger.error("Error while processing data for partition %s at offset %d: %s", tp,
+                                  current.fetch_offset, e)
                 self._mark_partition_failed(tp)
             except Exception:  # noqa: BLE001 - stop this partition, keep the thread
-                logger.exception("%sUnexpected error occurred while processing data for partition %s at offset %d",
-                                 self.log_ident, tp, current.fetch_offset)
+                self.logger.exception("Unexpected error occurred while processing data for partition %s at offset %d",
+                                      tp, current.fetch_offset)
                 self._mark_partition_failed(tp)
         elif error is Errors.OFFSET_OUT_OF_RANGE:
             if self._handle_out_of_range_error(tp, current, requested.current_leader_epoch):
                 partitions_with_error.add(tp)
         elif error is Errors.UNKNOWN_LEADER_EPOCH:
-            logger.debug("%sRemote broker has a smaller leader epoch for partition %s than this replica's current "
-                         "leader epoch of %d.", self.log_ident, tp, current.current_leader_epoch)
+            self.logger.debug("Remote broker has a smaller leader epoch for partition %s than this replica's current "
+                              "leader epoch of %d.", tp, current.current_leader_epoch)
             partitions_with_error.add(tp)
         elif error is Errors.FENCED_LEADER_EPOCH:
             if self._on_partition_fenced(tp, requested.current_leader_epoch):
                 partitions_with_error.add(tp)
         elif error is Errors.NOT_LEADER_OR_FOLLOWER:
-            logger.debug("%sRemote broker is not the leader for partition %s, which could indicate that the "
-                         "partition is being moved", self.log_ident, tp)
+            self.logger.debug("Remote broker is not the leader for partition %s, which could indicate that the "
+                              "partition is being moved", tp)
             partitions_with_error.add(tp)
         elif error is Errors.UNKNOWN_TOPIC_OR_PARTITION:
-            logger.warning("%sReceived %s from the leader for partition %s. This error may be returned transiently "
-                           "when the partition is being created or deleted, but it is not expected to persist.",
-                           self.log_ident, error.name, tp)
+            self.logger.warning("Received %s from the leader for partition %s. This error may be returned transiently "
+                                "when the partition is being created or deleted, but it is not expected to persist.",
+                                error.name, tp)
             partitions_with_error.add(tp)
         else:
-            logger.error("%sError for partition %s at offset %d: %s", self.log_ident, tp, current.fetch_offset,
-                         error.name)
+            self.logger.error("Error for partition %s at offset %d: %s", tp, current.fetch_offset,
+                              error.name)
             partitions_with_error.add(tp)
 
     # ------------------------------------------------------------------ truncation
@@ -613,7 +613,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                 try:
                     epoch = self.latest_epoch(tp)
                 except Exception as e:  # noqa: BLE001 - the log went away; retry after a back-off
-                    logger.warning("%sCould not read the latest epoch of %s: %s", self.log_ident, tp, e)
+                    self.logger.warning("Could not read the latest epoch of %s: %s", tp, e)
                     self.delay_partitions([tp], self.fetch_back_off_ms)
                     continue
                 if epoch is not None and self.is_offset_for_leader_epoch_supported:
@@ -634,11 +634,11 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             self.truncate(topic_partition, truncation_state)
             return True
         except KafkaStorageException as e:
-            logger.error("%sFailed to truncate %s at offset %d: %s", self.log_ident, topic_partition,
-                         truncation_state.offset, e)
+            self.logger.error("Failed to truncate %s at offset %d: %s", topic_partition,
+                              truncation_state.offset, e)
         except Exception:  # noqa: BLE001 - never fetch on top of a log that was not truncated
-            logger.exception("%sUnexpected error occurred during truncation for %s at offset %d", self.log_ident,
-                             topic_partition, truncation_state.offset)
+            self.logger.exception("Unexpected error occurred during truncation for %s at offset %d",
+                                  topic_partition, truncation_state.offset)
         self._mark_partition_failed(topic_partition)
         return False
 
@@ -651,8 +651,8 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             for tp, end_offset in end_offsets.items():
                 request = latest_epochs_for_partitions.get(tp)
                 if request is None:
-                    logger.warning("%sLeader replied with partition %s not requested in OffsetsForLeaderEpoch "
-                                   "request", self.log_ident, tp)
+                    self.logger.warning("Leader replied with partition %s not requested in OffsetsForLeaderEpoch "
+                                        "request", tp)
                     continue
                 current = self._partition_states.state_value(tp)
                 if current is not None and request.current_leader_epoch == current.current_leader_epoch:
@@ -677,8 +677,8 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                 if state is None:
                     continue
                 truncation_state = OffsetTruncationState(state.fetch_offset, True)
-                logger.info("%sTruncating partition %s to local high watermark %d", self.log_ident, tp,
-                            state.fetch_offset)
+                self.logger.info("Truncating partition %s to local high watermark %d", tp,
+                                 state.fetch_offset)
                 if self._do_truncate(tp, truncation_state):
                     fetch_offsets[tp] = truncation_state
             self._update_fetch_offset_and_maybe_mark_truncation_complete(fetch_offsets)
@@ -691,21 +691,21 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         for tp, leader_epoch_offset in fetched_epochs.items():
             if not self._partition_states.contains(tp):
                 # removed while the request was out; it may already belong to another thread
-                logger.debug("%sIgnoring epoch offsets for partition %s since it has been removed from this fetcher "
-                             "thread.", self.log_ident, tp)
+                self.logger.debug("Ignoring epoch offsets for partition %s since it has been removed from this fetcher "
+                                  "thread.", tp)
                 continue
             error = leader_epoch_offset.error
             if error is Errors.NONE:
                 try:
                     truncation_state = self._get_offset_truncation_state(tp, leader_epoch_offset)
                 except Exception as e:  # noqa: BLE001 - the local log is unreadable now; retry later
-                    logger.warning("%sCould not work out the truncation offset of %s: %s", self.log_ident, tp, e)
+                    self.logger.warning("Could not work out the truncation offset of %s: %s", tp, e)
                     partitions_with_error.add(tp)
                     continue
-                logger.info("%sTruncating partition %s to offset %d (%s) due to leader epoch %d ending at offset %d",
-                            self.log_ident, tp, truncation_state.offset,
-                            "final" if truncation_state.truncation_completed else "another epoch to ask about",
-                            leader_epoch_offset.leader_epoch, leader_epoch_offset.end_offset)
+                self.logger.info("Truncating partition %s to offset %d (%s) due to leader epoch %d ending at offset %d",
+                                 tp, truncation_state.offset,
+                                 "final" if truncation_state.truncation_completed else "another epoch to ask about",
+                                 leader_epoch_offset.leader_epoch, leader_epoch_offset.end_offset)
                 if self._do_truncate(tp, truncation_state):
                     fetch_offsets[tp] = truncation_state
             elif error is Errors.FENCED_LEADER_EPOCH:
@@ -713,8 +713,8 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                 if self._on_partition_fenced(tp, None if request is None else request.current_leader_epoch):
                     partitions_with_error.add(tp)
             else:
-                logger.info("%sRetrying leaderEpoch request for partition %s as the leader reported an error: %s",
-                            self.log_ident, tp, error.name)
+                self.logger.info("Retrying leaderEpoch request for partition %s as the leader reported an error: %s",
+                                 tp, error.name)
                 partitions_with_error.add(tp)
         return ResultWithPartitions(fetch_offsets, frozenset(partitions_with_error))
 
@@ -750,13 +750,13 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
             if current is None:
                 return False
             if request_epoch is not None and request_epoch == current.current_leader_epoch:
-                logger.info("%sPartition %s has an older epoch (%d) than the current leader. Will await the new "
-                            "LeaderAndIsr state before resuming fetching.", self.log_ident, tp,
-                            current.current_leader_epoch)
+                self.logger.info("Partition %s has an older epoch (%d) than the current leader. Will await the new "
+                                 "LeaderAndIsr state before resuming fetching.", tp,
+                                 current.current_leader_epoch)
                 self._mark_partition_failed(tp)
                 return False
-            logger.info("%sPartition %s has a newer epoch (%d) than the current leader. Retry the partition later",
-                        self.log_ident, tp, current.current_leader_epoch)
+            self.logger.info("Partition %s has a newer epoch (%d) than the current leader. Retry the partition later",
+                             tp, current.current_leader_epoch)
             return True
 
     # ------------------------------------------------------------------ out of range
@@ -767,18 +767,18 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         try:
             new_state = self._fetch_offset_and_truncate(tp, fetch_state.current_leader_epoch)
             self._partition_states.update_and_move_to_end(tp, new_state)
-            logger.info("%sCurrent offset %d for partition %s is out of range, which typically implies a leader "
-                        "change. Reset fetch offset to %d", self.log_ident, fetch_state.fetch_offset, tp,
-                        new_state.fetch_offset)
+            self.logger.info("Current offset %d for partition %s is out of range, which typically implies a leader "
+                             "change. Reset fetch offset to %d", fetch_state.fetch_offset, tp,
+                             new_state.fetch_offset)
             return False
         except FencedLeaderEpochException:
             return self._on_partition_fenced(tp, request_epoch)
         except (UnknownTopicOrPartitionException, UnknownLeaderEpochException, NotLeaderOrFollowerException) as e:
-            logger.info("%sCould not fetch offset for %s due to error: %s", self.log_ident, tp, e)
+            self.logger.info("Could not fetch offset for %s due to error: %s", tp, e)
             return True
         except Exception as e:  # noqa: BLE001
-            logger.error("%sError getting offset for partition %s: %s", self.log_ident, tp, e,
-                         exc_info=not isinstance(e, OSError))
+            self.logger.error("Error getting offset for partition %s: %s", tp, e,
+                              exc_info=not isinstance(e, OSError))
             return True
 
     def _fetch_offset_and_truncate(self, tp: TopicPartition, current_leader_epoch: int) -> PartitionFetchState:
@@ -854,7 +854,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
         with self.partition_map_lock:
             self.failed_partitions.add(topic_partition)
             self.remove_partitions([topic_partition])
-        logger.warning("%sPartition %s marked as failed", self.log_ident, topic_partition)
+        self.logger.warning("Partition %s marked as failed", topic_partition)
 
     @property
     def partition_count(self) -> int:

@@ -286,12 +286,12 @@ class BrokerToControllerRequestThread(ShutdownableThread):
         if controller is None:
             controller = self.controller_node_provider.get()
             if controller is None:
-                logger.debug("%sNo controller defined in metadata cache, retrying after backoff", self.log_ident)
+                self.logger.debug("No controller defined in metadata cache, retrying after backoff")
                 self._requeue_first(item)
                 # Nothing signals a new controller to this thread; only a shutdown ends the wait early.
                 self.pause(NO_CONTROLLER_BACKOFF_MS)
                 return
-            logger.info("%sRecorded new controller, from now on will use broker %s", self.log_ident, controller)
+            self.logger.info("Recorded new controller, from now on will use broker %s", controller)
             self._update_controller_address(controller)
         try:
             version = item.api_key.latest_version
@@ -299,9 +299,9 @@ class BrokerToControllerRequestThread(ShutdownableThread):
         except Exception as e:  # noqa: BLE001 - any failure counts as a disconnect: resend elsewhere
             if self.is_running:
                 # Once per node: the metadata cache may keep naming a dead controller for a while.
-                log = logger.debug if controller == self._last_failed_node else logger.warning
-                log("%sRequest %s to controller %s failed (%s); looking for the controller again",
-                    self.log_ident, item.api_key.api_name, controller, e)
+                log = self.logger.debug if controller == self._last_failed_node else self.logger.warning
+                log("Request %s to controller %s failed (%s); looking for the controller again",
+                    item.api_key.api_name, controller, e)
                 self._last_failed_node = controller
             self._update_controller_address(None)
             self._requeue_first(item)
@@ -322,7 +322,7 @@ class BrokerToControllerRequestThread(ShutdownableThread):
         try:
             action()
         except Exception:  # noqa: BLE001
-            logger.exception("%sError in the completion handler of a request to the controller", self.log_ident)
+            self.logger.exception("Error in the completion handler of a request to the controller")
 
 
 class BrokerToControllerChannelManager:

@@ -275,7 +275,7 @@ class ThrottledChannelReaper(ShutdownableThread):
             try:
                 channel.notify_throttling_done()
             except Exception:  # noqa: BLE001 - one closed channel must not stop the reaper
-                logger.exception("%sError ending the throttle of %r", self.log_ident, channel.request)
+                self.logger.exception("Error ending the throttle of %r", channel.request)
 
     def end_all(self) -> None:
         """At shutdown: end every throttle still pending (the Processors may be gone already)."""

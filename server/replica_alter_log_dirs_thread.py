@@ -85,7 +85,7 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
         self._max_bytes: int = broker_config.replica_fetch_response_max_bytes
         self._fetch_size: int = broker_config.replica_fetch_max_bytes
         self._in_progress_partition: Optional[TopicPartition] = None
-        self.log_ident = f"[ReplicaAlterLogDirsThread name={name}] "
+        self.logger.ident = f"[ReplicaAlterLogDirsThread name={name}] "
 
     @property
     def is_offset_for_leader_epoch_supported(self) -> bool:
@@ -133,7 +133,7 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
                         state = InitialFetchState(state.leader, state.current_leader_epoch, end)
                     still_moving[tp] = state
                 except Exception as e:  # noqa: BLE001 - the partition went away meanwhile
-                    logger.debug("%sNot adding %s: %s", self.log_ident, tp, e)
+                    self.logger.debug("Not adding %s: %s", tp, e)
             return super().add_partitions(still_moving)
 
     # ------------------------------------------------------------------ appending
@@ -154,8 +154,8 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
                                                     LogStartOffsetIncrementReason.LEADER_OFFSET_INCREMENTED)
         self.quota.record(size)
         if partition.maybe_replace_current_with_future_replica():
-            logger.info("%sThe future log of %s caught up and replaced the current log", self.log_ident,
-                        topic_partition)
+            self.logger.info("The future log of %s caught up and replaced the current log",
+                             topic_partition)
             self.remove_partitions([topic_partition])
             # the partition has left this thread: no fetch state or lag of it to update
             return None
@@ -197,7 +197,7 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
                     result[tp] = partition.last_offset_for_leader_epoch(
                         None if current is None or current < 0 else current, epoch_data.leader_epoch, False)
             except Exception as e:  # noqa: BLE001 - answered as the partition's error
-                logger.warning("%sError when getting EpochEndOffset for %s: %s", self.log_ident, tp, e)
+                self.logger.warning("Error when getting EpochEndOffset for %s: %s", tp, e)
                 result[tp] = EpochEndOffset(Errors.for_exception(e), tp.partition)
         return result
 
@@ -223,9 +223,9 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
         if chosen is not None:
             tp, state = chosen
             self._in_progress_partition = tp
-            logger.info("%sBeginning/resuming copy of partition %s from offset %d. Including this partition, there "
-                        "are %d remaining partitions to copy by this thread.", self.log_ident, tp,
-                        state.fetch_offset, len(partition_map))
+            self.logger.info("Beginning/resuming copy of partition %s from offset %d. Including this partition, there "
+                             "are %d remaining partitions to copy by this thread.", tp,
+                             state.fetch_offset, len(partition_map))
         return chosen
 
     def build_fetch(self, partition_map: Mapping[TopicPartition, PartitionFetchState]) -> ResultWithPartitions:
@@ -238,10 +238,10 @@ class ReplicaAlterLogDirsThread(AbstractFetcherThread):
         try:
             log_start_offset = self._future_log(tp).log_start_offset
         except KafkaStorageException as e:
-            logger.debug("%sFailed to build fetch for %s: %s", self.log_ident, tp, e)
+            self.logger.debug("Failed to build fetch for %s: %s", tp, e)
             return ResultWithPartitions(None, frozenset({tp}))
         except Exception as e:  # noqa: BLE001 - the move was given up meanwhile; back it off
-            logger.debug("%sLeaving %s out of the fetch: %s", self.log_ident, tp, e)
+            self.logger.debug("Leaving %s out of the fetch: %s", tp, e)
             return ResultWithPartitions(None, frozenset({tp}))
         data = PartitionData(fetch_state.fetch_offset, log_start_offset, self._fetch_size,
                              fetch_state.current_leader_epoch, None)

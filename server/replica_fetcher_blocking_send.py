@@ -28,6 +28,7 @@ from kafka_py.clients.network_client_utils import await_ready, send_and_receive
 from kafka_py.cluster.broker import BrokerEndPoint, Node
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ class ReplicaFetcherBlockingSend(BlockingSend):
         self.source_broker = source_broker
         self.fetcher_id = fetcher_id
         self._socket_timeout_ms = broker_config.replica_socket_timeout_ms
-        self._log_prefix = log_prefix
+        self.logger = IdentLogger(logger, log_prefix)
         self.network_client = NetworkClient(
             Node(source_broker.id, source_broker.host, source_broker.port), client_id,
             request_timeout_ms=broker_config.request_timeout_ms,

@@ -156,11 +156,11 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         self.replica_mgr = replica_mgr
         self.quota = quota
         self.replica_id: int = broker_config.broker_id
-        self.log_ident = (f"[ReplicaFetcher replicaId={self.replica_id}, leaderId={source_broker.id}, "
-                          f"fetcherId={fetcher_id}] ")
+        self.logger.ident = (f"[ReplicaFetcher replicaId={self.replica_id}, leaderId={source_broker.id}, "
+                             f"fetcherId={fetcher_id}] ")
         self.leader_endpoint: BlockingSend = leader_endpoint_blocking_send or ReplicaFetcherBlockingSend(
             source_broker, broker_config, time, fetcher_id, f"broker-{self.replica_id}-fetcher-{fetcher_id}",
-            self.log_ident)
+            self.logger.ident)
         ibp = broker_config.inter_broker_protocol_version
         self.fetch_request_version = fetch_request_version(ibp)
         self.offset_for_leader_epoch_request_version = offset_for_leader_epoch_request_version(ibp)
@@ -171,7 +171,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         self._fetch_size = broker_config.replica_fetch_max_bytes
         self._is_offset_for_leader_epoch_supported = ibp >= api_version("0.11.0-IV2")
         self._is_truncation_on_fetch_supported = is_truncation_on_fetch_supported(ibp)
-        self.fetch_session_handler = FetchSessionHandler(source_broker.id, self.log_ident)
+        self.fetch_session_handler = FetchSessionHandler(source_broker.id, self.logger.ident)
 
     @property
     def is_offset_for_leader_epoch_supported(self) -> bool:
@@ -209,8 +209,8 @@ class ReplicaFetcherThread(AbstractFetcherThread):
             try:
                 self.leader_endpoint.initiate_close()
             except Exception:  # noqa: BLE001 - must not fail the caller's shutdown
-                logger.exception("%sFailed to initiate shutdown of leader endpoint %s after initiating replica "
-                                 "fetcher thread shutdown", self.log_ident, self.leader_endpoint)
+                self.logger.exception("Failed to initiate shutdown of leader endpoint %s after initiating replica "
+                                      "fetcher thread shutdown", self.leader_endpoint)
         return just_shutdown
 
     def await_shutdown(self) -> None:
@@ -218,8 +218,8 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         try:
             self.leader_endpoint.close()
         except Exception:  # noqa: BLE001
-            logger.exception("%sFailed to close leader endpoint %s after shutting down replica fetcher thread",
-                             self.log_ident, self.leader_endpoint)
+            self.logger.exception("Failed to close leader endpoint %s after shutting down replica fetcher thread",
+                                  self.leader_endpoint)
 
     # ------------------------------------------------------------------ appending
 
@@ -247,20 +247,20 @@ class ReplicaFetcherThread(AbstractFetcherThread):
     def _maybe_warn_if_oversized_records(self, records: MemoryRecords, topic_partition: TopicPartition) -> None:
         # from Fetch v3 on (KIP-74) the leader always sends at least one whole batch
         if self.fetch_request_version <= 2 and records.size_in_bytes > 0 and records.valid_bytes() <= 0:
-            logger.error("%sReplication is failing due to a message that is greater than replica.fetch.max.bytes for "
-                         "partition %s. This generally occurs when the max.message.bytes has been overridden to "
-                         "exceed this value and a suitably large message has also been sent. To fix this problem "
-                         "increase replica.fetch.max.bytes in your broker config to be equal or larger than your "
-                         "settings for max.message.bytes, both at a broker and topic level.", self.log_ident,
-                         topic_partition)
+            self.logger.error("Replication is failing due to a message that is greater than replica.fetch.max.bytes "
+                              "for partition %s. This generally occurs when the max.message.bytes has been overridden "
+                              "to exceed this value and a suitably large message has also been sent. To fix this "
+                              "problem increase replica.fetch.max.bytes in your broker config to be equal or larger "
+                              "than your settings for max.message.bytes, both at a broker and topic level.",
+                              topic_partition)
 
     def truncate(self, topic_partition: TopicPartition, truncation_state: OffsetTruncationState) -> None:
         partition = self.replica_mgr.get_partition_or_exception(topic_partition)
         log = partition.local_log_or_exception()
         partition.truncate_to(truncation_state.offset, is_future=False)
         if truncation_state.offset < log.high_watermark:
-            logger.warning("%sTruncating %s to offset %d below high watermark %d", self.log_ident, topic_partition,
-                           truncation_state.offset, log.high_watermark)
+            self.logger.warning("Truncating %s to offset %d below high watermark %d", topic_partition,
+                                truncation_state.offset, log.high_watermark)
         # a replica moving between log dirs: its future log truncates too, once the offset is final
         alter_log_dirs_manager = getattr(self.replica_mgr, "replica_alter_log_dirs_manager", None)
         if truncation_state.truncation_completed and alter_log_dirs_manager is not None:
@@ -288,7 +288,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
                 partitions_with_error.add(tp)
                 continue
             except Exception as e:  # noqa: BLE001 - the partition is going away; back it off
-                logger.debug("%sLeaving %s out of the fetch: %s", self.log_ident, tp, e)
+                self.logger.debug("Leaving %s out of the fetch: %s", tp, e)
                 partitions_with_error.add(tp)
                 continue
             last_fetched_epoch = fetch_state.last_fetched_epoch if self._is_truncation_on_fetch_supported else None
@@ -385,7 +385,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
     def fetch_epoch_end_offsets(self, partitions: Mapping[TopicPartition, EpochData]
                                 ) -> dict[TopicPartition, EpochEndOffset]:
         if not partitions:
-            logger.debug("%sSkipping leaderEpoch request since all partitions do not have an epoch", self.log_ident)
+            self.logger.debug("Skipping leaderEpoch request since all partitions do not have an epoch")
             return {}
         topics: dict[str, list[dict[str, int]]] = {}
         for tp, epoch_data in partitions.items():
@@ -396,13 +396,13 @@ class ReplicaFetcherThread(AbstractFetcherThread):
         body = build_entity(request_schema(ApiKeys.OFFSET_FOR_LEADER_EPOCH, version), {
             "replica_id": self.replica_id,
             "topics": [{"topic": topic, "partitions": parts} for topic, parts in topics.items()]})
-        logger.debug("%sSending offset for leader epoch request %s", self.log_ident, body)
+        self.logger.debug("Sending offset for leader epoch request %s", body)
         try:
             response = self.leader_endpoint.send_request(ApiKeys.OFFSET_FOR_LEADER_EPOCH, version,
                                                          body).response_body
         except Exception as e:  # noqa: BLE001 - every partition then retries after a back-off
-            logger.warning("%sError when sending leader epoch request for %s: %s", self.log_ident,
-                           sorted(map(str, partitions)), e)
+            self.logger.warning("Error when sending leader epoch request for %s: %s",
+                                sorted(map(str, partitions)), e)
             error = Errors.for_exception(e)
             return {tp: EpochEndOffset(error, tp.partition) for tp in partitions}
         result: dict[TopicPartition, EpochEndOffset] = {}

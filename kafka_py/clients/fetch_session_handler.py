@@ -30,6 +30,7 @@ from typing import Any, Collection, Iterable, Mapping, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ class FetchSessionHandler:
 
     def __init__(self, node: int, log_prefix: str = "") -> None:
         self.node = node
-        self.log_prefix = log_prefix
+        self.logger = IdentLogger(logger, log_prefix)
         # the metadata of the next request
         self.next_metadata = FetchMetadata.INITIAL
         # every partition of the session, in insertion order, with its last sent request data
@@ -163,8 +164,8 @@ class FetchSessionHandler:
             metadata = handler.next_metadata
             if metadata.is_full:
                 if logger.isEnabledFor(logging.DEBUG):
-                    logger.debug("%sBuilt full fetch %s for node %d with %s.", handler.log_prefix, metadata,
-                                 handler.node, _partitions_to_log_string(next_partitions))
+                    handler.logger.debug("Built full fetch %s for node %d with %s.", metadata,
+                                         handler.node, _partitions_to_log_string(next_partitions))
                 handler.session_partitions = next_partitions
                 to_send = dict(next_partitions)
                 return FetchRequestData(to_send, [], to_send, metadata)
@@ -192,10 +193,11 @@ class FetchSessionHandler:
                 session[tp] = next_data
                 added.append(tp)
             if logger.isEnabledFor(logging.DEBUG):
-                logger.debug("%sBuilt incremental fetch %s for node %d. Added %s, altered %s, removed %s out of %s",
-                             handler.log_prefix, metadata, handler.node, _partitions_to_log_string(added),
-                             _partitions_to_log_string(altered), _partitions_to_log_string(removed),
-                             _partitions_to_log_string(session))
+                handler.logger.debug("Built incremental fetch %s for node %d. Added %s, altered %s, removed %s "
+                                     "out of %s",
+                                     metadata, handler.node, _partitions_to_log_string(added),
+                                     _partitions_to_log_string(altered), _partitions_to_log_string(removed),
+                                     _partitions_to_log_string(session))
             session_partitions = dict(session) if self._copy_session_partitions else session
             return FetchRequestData(next_partitions, removed, session_partitions, metadata)
 
@@ -237,8 +239,8 @@ class FetchSessionHandler:
         failed or does not fit the session, and the next fetch is then a full one."""
         metadata = self.next_metadata
         if error is not Errors.NONE:
-            logger.info("%sNode %d was unable to process the fetch request with %s: %s.", self.log_prefix,
-                        self.node, metadata, error.name)
+            self.logger.info("Node %d was unable to process the fetch request with %s: %s.",
+                             self.node, metadata, error.name)
             if error is Errors.FETCH_SESSION_ID_NOT_FOUND:
                 self.next_metadata = FetchMetadata.INITIAL
             else:
@@ -250,52 +252,52 @@ class FetchSessionHandler:
                 # KIP-219: a throttled client gets an empty full answer; not an error, but there
                 # is nothing to process either
                 if debug:
-                    logger.debug("%sNode %d sent an empty full fetch response to indicate that this client "
-                                 "should be throttled for %d ms.", self.log_prefix, self.node, throttle_time_ms)
+                    self.logger.debug("Node %d sent an empty full fetch response to indicate that this client "
+                                      "should be throttled for %d ms.", self.node, throttle_time_ms)
                 self.next_metadata = FetchMetadata.INITIAL
                 return False
             problem = self._verify_full_fetch_response_partitions(response_partitions)
             if problem is not None:
-                logger.info("%sNode %d sent an invalid full fetch response with %s", self.log_prefix, self.node,
-                            problem)
+                self.logger.info("Node %d sent an invalid full fetch response with %s", self.node,
+                                 problem)
                 self.next_metadata = FetchMetadata.INITIAL
                 return False
             if session_id == INVALID_SESSION_ID:
                 if debug:
-                    logger.debug("%sNode %d sent a full fetch response%s", self.log_prefix, self.node,
-                                 self._response_log_string(response_partitions))
+                    self.logger.debug("Node %d sent a full fetch response%s", self.node,
+                                      self._response_log_string(response_partitions))
                 self.next_metadata = FetchMetadata.INITIAL
             else:
                 if debug:
-                    logger.debug("%sNode %d sent a full fetch response that created a new incremental fetch "
-                                 "session %d%s", self.log_prefix, self.node, session_id,
-                                 self._response_log_string(response_partitions))
+                    self.logger.debug("Node %d sent a full fetch response that created a new incremental fetch "
+                                      "session %d%s", self.node, session_id,
+                                      self._response_log_string(response_partitions))
                 self.next_metadata = FetchMetadata.new_incremental(session_id)
             return True
         problem = self._verify_incremental_fetch_response_partitions(response_partitions)
         if problem is not None:
-            logger.info("%sNode %d sent an invalid incremental fetch response with %s", self.log_prefix, self.node,
-                        problem)
+            self.logger.info("Node %d sent an invalid incremental fetch response with %s", self.node,
+                             problem)
             self.next_metadata = metadata.next_close_existing()
             return False
         if session_id == INVALID_SESSION_ID:
             # the broker closed the session
             if debug:
-                logger.debug("%sNode %d sent an incremental fetch response closing session %d%s", self.log_prefix,
-                             self.node, metadata.session_id, self._response_log_string(response_partitions))
+                self.logger.debug("Node %d sent an incremental fetch response closing session %d%s",
+                                  self.node, metadata.session_id, self._response_log_string(response_partitions))
             self.next_metadata = FetchMetadata.INITIAL
         else:
             if debug:
-                logger.debug("%sNode %d sent an incremental fetch response with throttleTimeMs = %d for session "
-                             "%d%s", self.log_prefix, self.node, throttle_time_ms, session_id,
-                             self._response_log_string(response_partitions))
+                self.logger.debug("Node %d sent an incremental fetch response with throttleTimeMs = %d for session "
+                                  "%d%s", self.node, throttle_time_ms, session_id,
+                                  self._response_log_string(response_partitions))
             self.next_metadata = metadata.next_incremental()
         return True
 
     def handle_error(self, error: BaseException) -> None:
         """A request that got no answer: the next fetch closes the session and starts a new one."""
-        logger.info("%sError sending fetch request %s to node %d: %s", self.log_prefix, self.next_metadata,
-                    self.node, error)
+        self.logger.info("Error sending fetch request %s to node %d: %s", self.next_metadata,
+                         self.node, error)
         self.next_metadata = self.next_metadata.next_close_existing()
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 
-logger = logging.getLogger(__name__)
+from kafka_py.utils.logging import IdentLogger
 
 
 class FatalExitError(Exception):
@@ -30,7 +30,10 @@ class ShutdownableThread(threading.Thread):
     def __init__(self, name: str, is_interruptible: bool = True, daemon: bool = False) -> None:
         super().__init__(name=name, daemon=daemon)
         self.is_interruptible = is_interruptible
-        self.log_ident = f"[{name}]: "
+        # Kafka names a class's logger after the concrete class: every line of this thread, the
+        # Starting/Stopped lines of this base included, goes to the subclass's module logger
+        # under the ident the subclass gives (``self.logger.ident``)
+        self.logger = IdentLogger(logging.getLogger(type(self).__module__), f"[{name}]: ")
         self._shutdown_initiated = threading.Event()
         self._shutdown_complete = threading.Event()
         self._state_lock = threading.Lock()
@@ -48,7 +51,7 @@ class ShutdownableThread(threading.Thread):
         with self._state_lock:
             if self._shutdown_initiated.is_set():
                 return False
-            logger.info("%sShutting down", self.log_ident)
+            self.logger.info("Shutting down")
             self._shutdown_initiated.set()
             return True
 
@@ -59,7 +62,7 @@ class ShutdownableThread(threading.Thread):
         # A thread that was never started has nothing to wait for.
         if self._is_started:
             self._shutdown_complete.wait()
-        logger.info("%sShutdown completed", self.log_ident)
+        self.logger.info("Shutdown completed")
 
     def pause(self, timeout_ms: float) -> bool:
         """Sleep up to ``timeout_ms`` but return early when shutdown is initiated (True then)."""
@@ -95,18 +98,18 @@ class ShutdownableThread(threading.Thread):
         super().start()
 
     def run(self) -> None:
-        logger.info("%sStarting", self.log_ident)
+        self.logger.info("Starting")
         try:
             while self.is_running:
                 self.do_work()
         except FatalExitError as e:
             self._shutdown_initiated.set()
             self._failure = e
-            logger.info("%sStopped on fatal exit (status %d)", self.log_ident, e.status_code)
+            self.logger.info("Stopped on fatal exit (status %d)", e.status_code)
         except BaseException as e:  # noqa: BLE001 - mirror Kafka's catch of Throwable
             if self.is_running:
                 self._failure = e
-                logger.error("%sError due to", self.log_ident, exc_info=True)
+                self.logger.error("Error due to", exc_info=True)
         finally:
             self._shutdown_complete.set()
-        logger.info("%sStopped", self.log_ident)
+        self.logger.info("Stopped")

@@ -61,6 +61,7 @@ from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_metric_name
 from kafka_py.utils.time import Time
+from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.zk_data import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -480,7 +481,7 @@ class ZooKeeperClient:
 
     def __init__(self, connect_string: str, session_timeout_ms: int, connection_timeout_ms: int,
                  max_in_flight_requests: int = 10, time: Time = Time.SYSTEM, name: str | None = None) -> None:
-        self._log_prefix = f"[ZooKeeperClient {name}] " if name else "[ZooKeeperClient] "
+        self.logger = IdentLogger(logger, f"[ZooKeeperClient {name}] " if name else "[ZooKeeperClient] ")
         self._connect_string = connect_string
         self._time = time
         self._max_in_flight = max(1, max_in_flight_requests)
@@ -503,7 +504,7 @@ class ZooKeeperClient:
         self._deadlines = threading.local()
         self._metrics = zookeeper_client_metrics()
 
-        logger.info("%sInitializing a new session to %s.", self._log_prefix, connect_string)
+        self.logger.info("Initializing a new session to %s.", connect_string)
         # Reconnect forever with short backoff: the broker must come back as soon as ZooKeeper does.
         retry = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0)
         self._zk = KazooClient(hosts=connect_string, timeout=session_timeout_ms / 1000.0,
@@ -523,7 +524,7 @@ class ZooKeeperClient:
             self.close()
             raise ZooKeeperClientTimeoutException(
                 f"Timed out waiting for connection to {connect_string}: {e}") from e
-        logger.info("%sConnected.", self._log_prefix)
+        self.logger.info("Connected.")
 
     # -- state ---------------------------------------------------------------------------
 
@@ -620,19 +621,19 @@ class ZooKeeperClient:
                 return
             try:
                 if kind == "expired":
-                    logger.info("%sSession expired.", self._log_prefix)
+                    self.logger.info("Session expired.")
                     self._call_before_initializing_session()
                 elif kind == "auth_failed":
-                    logger.error("%sAuth failed.", self._log_prefix)
+                    self.logger.error("Auth failed.")
                     for handler in self._state_handlers():
                         self._safely(handler.name, handler.on_auth_failure)
                 elif kind == "connected":
                     self._on_connected(session_id)
             except ZooKeeperClientException:
                 if not self._closing:
-                    logger.exception("%sError handling session event %s", self._log_prefix, kind)
+                    self.logger.exception("Error handling session event %s", kind)
             except Exception:
-                logger.exception("%sError handling session event %s", self._log_prefix, kind)
+                self.logger.exception("Error handling session event %s", kind)
 
     def _on_connected(self, session_id: int | None) -> None:
         if self._session_id is None:
@@ -642,8 +643,8 @@ class ZooKeeperClient:
             # report what changed meanwhile (the Java client's SetWatches does the same).
             self._rearm_watches(fire=True)
         else:
-            logger.info("%sNew session 0x%x replaces expired session 0x%x.", self._log_prefix,
-                        session_id or 0, self._session_id)
+            self.logger.info("New session 0x%x replaces expired session 0x%x.",
+                             session_id or 0, self._session_id)
             self._call_before_initializing_session()
             self._session_id = session_id
             self._rearm_watches(fire=False)
@@ -666,7 +667,7 @@ class ZooKeeperClient:
         try:
             fn()
         except Exception:
-            logger.exception("%sUncaught error in handler %s", self._log_prefix, name)
+            self.logger.exception("Uncaught error in handler %s", name)
 
     # -- handler registry -------------------------------------------------------------------
 
@@ -740,7 +741,7 @@ class ZooKeeperClient:
             self._metrics.time_request(async_result)
             self._complete(request, async_result, watched)
         except Exception:
-            logger.exception("%sCould not re-arm the watch on %s", self._log_prefix, request.path)
+            self.logger.exception("Could not re-arm the watch on %s", request.path)
 
     def _rearm_watches(self, fire: bool) -> None:
         with self._handlers_lock:
@@ -906,7 +907,7 @@ class ZooKeeperClient:
     # -- close ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        logger.info("%sClosing.", self._log_prefix)
+        self.logger.info("Closing.")
         with self._state:
             self._closing = True
             self._state.notify_all()
@@ -924,7 +925,7 @@ class ZooKeeperClient:
             registry = self._metrics.metrics_registry
             if registry.get(SESSION_STATE_METRIC) is self._session_state_gauge:
                 registry.remove_metric(SESSION_STATE_METRIC)
-        logger.info("%sClosed.", self._log_prefix)
+        self.logger.info("Closed.")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:
     from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import LeaderEpochCheckpoint
@@ -65,7 +66,7 @@ class LeaderEpochFileCache:
         self._flush_pending = False
         # A truncation made while the log was loading and not yet written (see truncate_from_end)
         self._truncation_unwritten = False
-        self._log_prefix = f"[LeaderEpochCache {topic_partition}] "
+        self.logger = IdentLogger(logger, f"[LeaderEpochCache {topic_partition}] ")
         with self._lock:
             read = checkpoint.read()
             for entry in read:
@@ -81,9 +82,9 @@ class LeaderEpochFileCache:
         entry = EpochEntry(epoch, start_offset)
         with self._lock:
             if self._assign(entry):
-                logger.debug(
-                    "%sAppended new epoch entry %s. Cache now contains %d entries.",
-                    self._log_prefix, entry, len(self._entries),
+                self.logger.debug(
+                    "Appended new epoch entry %s. Cache now contains %d entries.",
+                    entry, len(self._entries),
                 )
                 self._flush()
 
@@ -106,10 +107,10 @@ class LeaderEpochFileCache:
         # A single removed entry at the same start offset means the epoch was
         # bumped before anything was written in it: expected, not worth a warning.
         if len(removed) > 1 or (removed and removed[0].start_offset != new_entry.start_offset):
-            logger.warning(
-                "%sNew epoch entry %s caused truncation of conflicting entries %s. "
+            self.logger.warning(
+                "New epoch entry %s caused truncation of conflicting entries %s. "
                 "Cache now contains %d entries.",
-                self._log_prefix, new_entry, [str(e) for e in removed], len(self._entries),
+                new_entry, [str(e) for e in removed], len(self._entries),
             )
 
     def _remove_from_end(self, predicate: Callable[[EpochEntry], bool]) -> list[EpochEntry]:
@@ -142,10 +143,10 @@ class LeaderEpochFileCache:
             if end_offset >= 0 and self._entries and self._entries[-1].start_offset >= end_offset:
                 removed = self._remove_from_end(lambda e: e.start_offset >= end_offset)
                 self._flush(write)
-                logger.debug(
-                    "%sCleared entries %s from epoch cache after truncating to end offset %d, "
+                self.logger.debug(
+                    "Cleared entries %s from epoch cache after truncating to end offset %d, "
                     "leaving %d entries in the cache.",
-                    self._log_prefix, [str(e) for e in removed], end_offset, len(self._entries),
+                    [str(e) for e in removed], end_offset, len(self._entries),
                 )
 
     def truncate_from_start(self, start_offset: int, write: bool = True) -> None:
@@ -162,10 +163,10 @@ class LeaderEpochFileCache:
                 updated_first = EpochEntry(removed[-1].epoch, start_offset)
                 self._entries.insert(0, updated_first)
                 self._flush(write)
-                logger.debug(
-                    "%sCleared entries %s and rewrote first entry %s after truncating to start "
+                self.logger.debug(
+                    "Cleared entries %s and rewrote first entry %s after truncating to start "
                     "offset %d, leaving %d in the cache.",
-                    self._log_prefix, [str(e) for e in removed], updated_first, start_offset,
+                    [str(e) for e in removed], updated_first, start_offset,
                     len(self._entries),
                 )
 
@@ -284,10 +285,10 @@ class LeaderEpochFileCache:
                 else:
                     floor_entry = self._entries[higher_index - 1]
                     result = (floor_entry.epoch, self._entries[higher_index].start_offset)
-            logger.debug(
-                "%sProcessed end offset request for epoch %d and returning epoch %d with end "
+            self.logger.debug(
+                "Processed end offset request for epoch %d and returning epoch %d with end "
                 "offset %d from epoch cache of size %d",
-                self._log_prefix, requested_epoch, result[0], result[1], len(self._entries),
+                requested_epoch, result[0], result[1], len(self._entries),
             )
             return result
 

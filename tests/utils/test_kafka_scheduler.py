@@ -332,14 +332,29 @@ def test_shutdownable_thread_loops_until_shutdown():
 
 def test_shutdownable_thread_stops_on_error(caplog):
     thread = _CountingThread(fail_after=3)
-    with caplog.at_level("ERROR", logger="kafka_py.utils.shutdownable_thread"):
+    # the base class's lines go to the concrete class's module logger, as Kafka names loggers
+    with caplog.at_level("ERROR", logger=_CountingThread.__module__):
         thread.start()
         thread.join(TIMEOUT)
     assert not thread.is_alive()
     assert thread.count == 3
     assert thread.is_thread_failed
     assert thread.is_shutdown_complete
-    assert any("[counting-thread]: Error due to" in r.getMessage() for r in caplog.records)
+    failed = [r for r in caplog.records if "[counting-thread]: Error due to" in r.getMessage()]
+    assert failed and all(r.name == _CountingThread.__module__ for r in failed)
+    assert failed[0].exc_info is not None
+
+
+def test_shutdownable_thread_lines_carry_the_subclass_ident(caplog):
+    thread = _CountingThread()
+    thread.logger.ident = "[Counting id=7] "
+    with caplog.at_level("INFO", logger=_CountingThread.__module__):
+        thread.start()
+        assert thread.reached.wait(TIMEOUT)
+        thread.shutdown()
+    lines = [r.getMessage() for r in caplog.records if r.name == _CountingThread.__module__]
+    for text in ("Starting", "Shutting down", "Stopped", "Shutdown completed"):
+        assert f"[Counting id=7] {text}" in lines
 
 
 def test_shutdownable_thread_fatal_exit():

@@ -195,7 +195,7 @@ class _BrokerMarkerSender(ShutdownableThread):
                                                          self.manager.request_timeout_ms)
         except Exception as e:  # noqa: BLE001 - a disconnection: the markers are queued again
             if self.is_running:
-                logger.debug("%sWriteTxnMarkers to broker %d failed: %s", self.manager.log_ident, node.id, e)
+                self.manager.logger.debug("WriteTxnMarkers to broker %d failed: %s", node.id, e)
             if self.is_running:
                 self._handle(handler.on_disconnected)
                 self.pause(RECONNECT_BACKOFF_MS)
@@ -213,7 +213,7 @@ class _BrokerMarkerSender(ShutdownableThread):
         try:
             writer([e.txn_marker_entry for e in entries], on_complete)
         except Exception:  # noqa: BLE001 - as a lost request: queued again
-            logger.exception("%sWriting transaction markers locally failed", self.manager.log_ident)
+            self.manager.logger.exception("Writing transaction markers locally failed")
             self._handle(handler.on_disconnected)
             self.pause(RECONNECT_BACKOFF_MS)
             return
@@ -228,8 +228,8 @@ class _BrokerMarkerSender(ShutdownableThread):
         try:
             action()
         except Exception:  # noqa: BLE001
-            logger.exception("%sError handling the WriteTxnMarkers answer of broker %d", self.manager.log_ident,
-                             self.broker_id)
+            self.manager.logger.exception("Error handling the WriteTxnMarkers answer of broker %d",
+                                          self.broker_id)
 
     def shutdown(self) -> None:
         super().shutdown()
@@ -248,7 +248,7 @@ class TransactionMarkerChannelManager(ShutdownableThread):
         self.metadata_cache = metadata_cache
         self.txn_state_manager = txn_state_manager
         self.time = time
-        self.log_ident = f"[Transaction Marker Channel Manager {broker_id}]: "
+        self.logger.ident = f"[Transaction Marker Channel Manager {broker_id}]: "
         self.inter_broker_listener_name = config.inter_broker_listener_name
         self.request_timeout_ms = config.request_timeout_ms
         self._network_client_factory = network_client_factory
@@ -324,8 +324,8 @@ class TransactionMarkerChannelManager(ShutdownableThread):
                 sender = self._senders[broker.id] = _BrokerMarkerSender(self, broker.id, queue)
                 sender.start()
         queue.add_markers(txn_topic_partition, txn_id_and_marker)
-        logger.debug("%sAdded marker %s for transactional id %s to destination broker %d", self.log_ident,
-                     txn_id_and_marker.txn_marker_entry, txn_id_and_marker.txn_id, broker.id)
+        self.logger.debug("Added marker %s for transactional id %s to destination broker %d",
+                          txn_id_and_marker.txn_marker_entry, txn_id_and_marker.txn_id, broker.id)
 
     @property
     def num_txns_with_pending_markers(self) -> int:
@@ -344,7 +344,7 @@ class TransactionMarkerChannelManager(ShutdownableThread):
             retries = list(self._txn_log_append_retry_queue)
             self._txn_log_append_retry_queue.clear()
         for pending in retries:
-            logger.debug("%sRetry appending %s transaction log", self.log_ident, pending)
+            self.logger.debug("Retry appending %s transaction log", pending)
             self._try_append_to_log(pending)
 
     def do_work(self) -> None:
@@ -371,36 +371,36 @@ class TransactionMarkerChannelManager(ShutdownableThread):
     def _write_txn_completion(self, pending: PendingCompleteTxn) -> None:
         transactional_id = pending.transactional_id
         coordinator_epoch = pending.coordinator_epoch
-        logger.debug("%sCompleted sending transaction markers for %s; begin transition to %s", self.log_ident,
-                     transactional_id, pending.new_metadata.txn_state)
+        self.logger.debug("Completed sending transaction markers for %s; begin transition to %s",
+                          transactional_id, pending.new_metadata.txn_state)
         current = self.txn_state_manager.get_transaction_state(transactional_id)
         if current is Errors.NOT_COORDINATOR:
-            logger.info("%sNo longer the coordinator for %s with coordinator epoch %d; cancel appending %s to "
-                        "transaction log", self.log_ident, transactional_id, coordinator_epoch,
-                        pending.new_metadata)
+            self.logger.info("No longer the coordinator for %s with coordinator epoch %d; cancel appending %s to "
+                             "transaction log", transactional_id, coordinator_epoch,
+                             pending.new_metadata)
         elif current is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-            logger.info("%sLoading the transaction partition that contains %s while my current coordinator epoch "
-                        "is %d; so cancel appending %s to transaction log since the loading process will continue "
-                        "the remaining work", self.log_ident, transactional_id, coordinator_epoch,
-                        pending.new_metadata)
+            self.logger.info("Loading the transaction partition that contains %s while my current coordinator epoch "
+                             "is %d; so cancel appending %s to transaction log since the loading process will continue "
+                             "the remaining work", transactional_id, coordinator_epoch,
+                             pending.new_metadata)
         elif isinstance(current, Errors):
             raise RuntimeError(f"Unhandled error {current.name} when fetching current transaction state")
         elif current is None:
             message = (f"The coordinator still owns the transaction partition for {transactional_id}, but there is "
                        "no metadata in the cache; this is not expected")
-            logger.critical("%s%s", self.log_ident, message)
+            self.logger.critical("%s", message)
             raise RuntimeError(message)
         elif current.coordinator_epoch == coordinator_epoch:
-            logger.debug("%sSending %s's transaction markers for %r with coordinator epoch %d succeeded, trying to "
-                         "append complete transaction log now", self.log_ident, transactional_id,
-                         pending.txn_metadata, coordinator_epoch)
+            self.logger.debug("Sending %s's transaction markers for %r with coordinator epoch %d succeeded, trying to "
+                              "append complete transaction log now", transactional_id,
+                              pending.txn_metadata, coordinator_epoch)
             self._try_append_to_log(PendingCompleteTxn(transactional_id, coordinator_epoch, pending.txn_metadata,
                                                        pending.new_metadata))
         else:
-            logger.info("%sThe cached metadata %r has changed to %s after completed sending the markers with "
-                        "coordinator epoch %d; abort transiting the metadata to %s as it may have been updated by "
-                        "another process", self.log_ident, pending.txn_metadata, current, coordinator_epoch,
-                        pending.new_metadata)
+            self.logger.info("The cached metadata %r has changed to %s after completed sending the markers with "
+                             "coordinator epoch %d; abort transiting the metadata to %s as it may have been updated by "
+                             "another process", pending.txn_metadata, current, coordinator_epoch,
+                             pending.new_metadata)
 
     def add_txn_markers_to_send(self, coordinator_epoch: int, txn_result: bool, txn_metadata: TransactionMetadata,
                                 new_metadata: TxnTransitMetadata) -> None:
@@ -436,28 +436,28 @@ class TransactionMarkerChannelManager(ShutdownableThread):
     def _try_append_to_log(self, txn_log_append: PendingCompleteTxn) -> None:
         def append_callback(error: Errors) -> None:
             if error is Errors.NONE:
-                logger.debug("%sCompleted transaction for %s with coordinator epoch %d, final state after commit: "
-                             "%s", self.log_ident, txn_log_append.transactional_id,
-                             txn_log_append.coordinator_epoch, txn_log_append.txn_metadata.state)
+                self.logger.debug("Completed transaction for %s with coordinator epoch %d, final state after commit: "
+                                  "%s", txn_log_append.transactional_id,
+                                  txn_log_append.coordinator_epoch, txn_log_append.txn_metadata.state)
             elif error is Errors.NOT_COORDINATOR:
-                logger.info("%sNo longer the coordinator for transactionalId: %s while trying to append to "
-                            "transaction log, skip writing to transaction log", self.log_ident,
-                            txn_log_append.transactional_id)
+                self.logger.info("No longer the coordinator for transactionalId: %s while trying to append to "
+                                 "transaction log, skip writing to transaction log",
+                                 txn_log_append.transactional_id)
             elif error is Errors.COORDINATOR_NOT_AVAILABLE:
-                logger.info("%sNot available to append %s: possible causes include UNKNOWN_TOPIC_OR_PARTITION, "
-                            "NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT; retry "
-                            "appending", self.log_ident, txn_log_append)
+                self.logger.info("Not available to append %s: possible causes include UNKNOWN_TOPIC_OR_PARTITION, "
+                                 "NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT; retry "
+                                 "appending", txn_log_append)
                 with self._retry_lock:
                     self._txn_log_append_retry_queue.append(txn_log_append)
                 self.wakeup()
             elif error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-                logger.info("%sCoordinator is loading the partition %d and hence cannot complete append of %s; skip "
-                            "writing to transaction log as the loading process should complete it", self.log_ident,
-                            self.txn_state_manager.partition_for(txn_log_append.transactional_id), txn_log_append)
+                self.logger.info("Coordinator is loading the partition %d and hence cannot complete append of %s; skip "
+                                 "writing to transaction log as the loading process should complete it",
+                                 self.txn_state_manager.partition_for(txn_log_append.transactional_id), txn_log_append)
             else:
                 message = (f"Unexpected error {error.exception_name} while appending to transaction log for "
                            f"{txn_log_append.transactional_id}")
-                logger.critical("%s%s", self.log_ident, message)
+                self.logger.critical("%s", message)
                 raise RuntimeError(message)
 
         self.txn_state_manager.append_transaction_to_log(
@@ -492,27 +492,27 @@ class TransactionMarkerChannelManager(ShutdownableThread):
                 continue
             current = self.txn_state_manager.get_transaction_state(transactional_id)
             if isinstance(current, Errors):
-                logger.info("%sEncountered %s trying to fetch transaction metadata for %s with coordinator epoch "
-                            "%d; cancel sending markers to its partition leaders", self.log_ident, current.name,
-                            transactional_id, coordinator_epoch)
+                self.logger.info("Encountered %s trying to fetch transaction metadata for %s with coordinator epoch "
+                                 "%d; cancel sending markers to its partition leaders", current.name,
+                                 transactional_id, coordinator_epoch)
                 with self._pending_lock:
                     self._transactions_with_pending_markers.pop(transactional_id, None)
             elif current is None:
                 message = (f"The coordinator still owns the transaction partition for {transactional_id}, but "
                            "there is no metadata in the cache; this is not expected")
-                logger.critical("%s%s", self.log_ident, message)
+                self.logger.critical("%s", message)
                 raise RuntimeError(message)
             elif current.coordinator_epoch != coordinator_epoch:
-                logger.info("%sThe cached metadata has changed to %s (old coordinator epoch is %d) since preparing to "
-                            "send markers; cancel sending markers to its partition leaders", self.log_ident, current,
-                            coordinator_epoch)
+                self.logger.info("The cached metadata has changed to %s (old coordinator epoch is %d) since preparing to "
+                                 "send markers; cancel sending markers to its partition leaders", current,
+                                 coordinator_epoch)
                 with self._pending_lock:
                     self._transactions_with_pending_markers.pop(transactional_id, None)
             else:
                 # the cluster no longer knows these partitions: likely deleted, no marker needed
-                logger.info("%sCouldn't find leader endpoint for partitions %s while trying to send transaction "
-                            "markers for %s, these partitions are likely deleted already and hence can be skipped",
-                            self.log_ident, [str(p) for p in partitions], transactional_id)
+                self.logger.info("Couldn't find leader endpoint for partitions %s while trying to send transaction "
+                                 "markers for %s, these partitions are likely deleted already and hence can be skipped",
+                                 [str(p) for p in partitions], transactional_id)
                 metadata = current.transaction_metadata
                 with metadata.lock:
                     for tp in partitions:
@@ -526,12 +526,12 @@ class TransactionMarkerChannelManager(ShutdownableThread):
             try:
                 handler.on_complete(errors)
             except Exception:  # noqa: BLE001 - as the sender thread does with an answer
-                logger.exception("%sError handling the local markers of %s", self.log_ident, entry.txn_id)
+                self.logger.exception("Error handling the local markers of %s", entry.txn_id)
 
         try:
             self.local_marker_writer([entry.txn_marker_entry], on_complete)
         except Exception:  # noqa: BLE001 - as a lost request: queued for the sender thread
-            logger.exception("%sWriting transaction markers locally failed", self.log_ident)
+            self.logger.exception("Writing transaction markers locally failed")
             handler.on_disconnected()
 
     def remove_markers_for_txn_topic_partition(self, txn_topic_partition_id: int) -> None:
