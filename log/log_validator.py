@@ -44,6 +44,7 @@ from kafka_py.common.errors import (
     InvalidTimestampException,
     UnsupportedForMessageFormatException,
 )
+from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.record.compression import CompressionType, decompress
 from kafka_py.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
@@ -125,36 +126,6 @@ class ValidationAndOffsetAssignResult:
     record_conversion_stats: RecordConversionStats
 
 
-def _compression_type(codec: Any) -> CompressionType:
-    if isinstance(codec, CompressionType):
-        return codec
-    if isinstance(codec, str):
-        name = codec.strip().lower()
-        # The broker config accepts "uncompressed" for the absence of a codec.
-        return CompressionType.NONE if name == "uncompressed" else CompressionType.for_name(name)
-    return CompressionType(int(codec))
-
-
-def get_target_compression_codec(compression_type_config: str, source_codec: Any) -> CompressionType:
-    """Port of BrokerCompressionCodec.getTargetCompressionCodec.
-
-    ``producer`` keeps what the producer used; any other value of the topic's
-    ``compression.type`` is the codec the log stores.
-    """
-    if compression_type_config.strip().lower() == "producer":
-        return _compression_type(source_codec)
-    return _compression_type(compression_type_config)
-
-
-def _is_client(origin: Any) -> bool:
-    # AppendOrigin belongs to producer_state_manager; compare by name so this
-    # module does not depend on it (and None means a client, the common case).
-    if origin is None:
-        return True
-    name = getattr(origin, "name", origin)
-    return str(name).upper() == "CLIENT"
-
-
 def _nanoseconds(clock: Any) -> int:
     if clock is not None and hasattr(clock, "nanoseconds"):
         return clock.nanoseconds()
@@ -171,43 +142,33 @@ class LogValidator:
         offset_counter: LongRef,
         time: Any,
         now_ms: int,
-        source_codec: Any = None,
-        target_codec: Any = None,
+        source_codec: Optional[CompressionType] = None,
+        target_codec: Optional[CompressionType] = None,
         compacted_topic: bool = False,
         magic: int = CURRENT_MAGIC_VALUE,
         timestamp_type: TimestampType = TimestampType.CREATE_TIME,
         timestamp_diff_max_ms: int = MAX_TIMESTAMP_DIFF_MS,
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-        origin: Any = None,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
         inter_broker_protocol_version: Any = None,
         broker_topic_stats: Any = None,
         check_crc: bool = True,
     ) -> ValidationAndOffsetAssignResult:
         """Validate ``records`` (one magic-2 batch) and give it offsets from ``offset_counter``.
 
-        ``source_codec`` defaults to the batch's own codec; ``target_codec`` is a
-        CompressionType, a codec name, or ``"producer"`` (keep the source codec),
-        and defaults to the source codec. ``origin`` is an AppendOrigin (or its
-        name); None means a client. When the batch can be kept it is updated in
-        place and returned as ``validated_records`` (copied first if its buffer is
-        read-only); otherwise a new batch is built.
+        ``source_codec`` defaults to the batch's own codec, ``target_codec`` (the
+        topic's, LogConfig.target_compression) to the source codec. When the batch
+        can be kept it is updated in place and returned as ``validated_records``
+        (copied first if its buffer is read-only); otherwise a new batch is built.
         """
         if magic != CURRENT_MAGIC_VALUE:
             raise UnsupportedForMessageFormatException(
                 f"This broker writes message format v{CURRENT_MAGIC_VALUE} only, not v{magic}")
         batch = get_first_batch_and_maybe_validate_no_more_batches(records, topic_partition)
-        validate_batch(topic_partition, batch, _is_client(origin), check_crc)
-        source = batch.compression_type if source_codec is None else _compression_type(source_codec)
-        if target_codec is None:
-            target = source
-        elif isinstance(target_codec, str):
-            target = get_target_compression_codec(target_codec, source)
-        else:
-            target = _compression_type(target_codec)
-        if isinstance(timestamp_type, str):  # message.timestamp.type as configured
-            timestamp_type = TimestampType.for_name(timestamp_type)
-        rules = _RecordRules(topic_partition, now_ms, TimestampType(timestamp_type), timestamp_diff_max_ms,
-                             compacted_topic)
+        validate_batch(topic_partition, batch, origin is AppendOrigin.CLIENT, check_crc)
+        source = batch.compression_type if source_codec is None else source_codec
+        target = source if target_codec is None else target_codec
+        rules = _RecordRules(topic_partition, now_ms, timestamp_type, timestamp_diff_max_ms, compacted_topic)
         if source == CompressionType.NONE and target == CompressionType.NONE:
             return assign_offsets_non_compressed(records, batch, offset_counter, rules, partition_leader_epoch)
         return validate_messages_and_assign_offsets_compressed(

@@ -26,8 +26,8 @@ from kafka_py.log.log_validator import (
     LogValidator,
     LongRef,
     RecordError,
-    get_target_compression_codec,
 )
+from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     CRC_OFFSET,
@@ -100,12 +100,6 @@ def test_long_ref_arithmetic():
     assert ref.get_and_increment() == 10 and ref.value == 11
 
 
-def test_target_codec_from_topic_config():
-    assert get_target_compression_codec("producer", CompressionType.LZ4) == CompressionType.LZ4
-    assert get_target_compression_codec("gzip", CompressionType.NONE) == CompressionType.GZIP
-    assert get_target_compression_codec("uncompressed", CompressionType.SNAPPY) == CompressionType.NONE
-
-
 # --- the in-place path ---------------------------------------------------------------------
 
 def test_offsets_assigned_in_place_and_crc_still_valid():
@@ -169,9 +163,10 @@ def test_same_codec_compressed_batch_stays_in_place(codec):
     assert result.shallow_offset_of_max_timestamp == 23
 
 
-def test_producer_codec_setting_keeps_the_batch():
+def test_no_target_codec_keeps_the_batch():
+    # compression.type=producer: LogConfig.target_compression is None
     buffer = client_batch(entries_of(2), compression=CompressionType.LZ4)
-    result, _ = validate(buffer, target_codec="producer")
+    result, _ = validate(buffer, target_codec=None)
     assert not result.message_size_maybe_changed
     assert read_back(result.validated_records.buffer)[0][0].compression_type == int(CompressionType.LZ4)
 
@@ -205,7 +200,7 @@ def test_codec_conversion_round_trip_preserves_records_and_producer_fields(sourc
 
 def test_codec_conversion_with_log_append_time():
     buffer = client_batch(entries_of(3), compression=CompressionType.NONE)
-    result, _ = validate(buffer, target_codec="gzip", timestamp_type=TimestampType.LOG_APPEND_TIME)
+    result, _ = validate(buffer, target_codec=CompressionType.GZIP, timestamp_type=TimestampType.LOG_APPEND_TIME)
     [(batch, records)] = read_back(result.validated_records.buffer)
     assert batch.timestamp_type == 1 and batch.compression_type == int(CompressionType.GZIP)
     assert [r.timestamp for r in records] == [NOW] * 3
@@ -243,7 +238,7 @@ def test_timestamp_range_ignored_for_log_append_time_topics():
                          timestamp_type=TimestampType.LOG_APPEND_TIME)
     assert result.max_timestamp == NOW
     # The topic config's spelling works too.
-    result, _ = validate(client_batch(entries_of(2, base_ts=1)), timestamp_type="LogAppendTime")
+    result, _ = validate(client_batch(entries_of(2, base_ts=1)), timestamp_type=TimestampType.LOG_APPEND_TIME)
     assert result.max_timestamp == NOW
 
 
@@ -322,7 +317,8 @@ def test_control_batch_only_from_coordinator():
     with pytest.raises(InvalidRecordException, match="control"):
         validate(bytearray(raw))
     # The transaction coordinator writes markers; a broker-side codec does not compress them.
-    result, counter = validate(bytearray(raw), counter=30, origin="COORDINATOR", target_codec="gzip")
+    result, counter = validate(bytearray(raw), counter=30, origin=AppendOrigin.COORDINATOR,
+                               target_codec=CompressionType.GZIP)
     assert counter.value == 31 and not result.message_size_maybe_changed
     [(batch, _)] = read_back(result.validated_records.buffer)
     assert batch.is_control_batch and batch.base_offset == 30
