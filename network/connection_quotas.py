@@ -165,8 +165,7 @@ class ConnectionQuotas:
         self._connection_rate_per_ip: dict[str, int] = {}
         self._ip_connection_rate_sensors: dict[str, Sensor] = {}
 
-    def add_listener(self, listener_name: Any) -> None:
-        listener = listener_value(listener_name)
+    def add_listener(self, listener: str) -> None:
         max_connections = listener_int_config(self._config, listener, "max.connections")
         rate = listener_int_config(self._config, listener, "max.connection.creation.rate")
         with self._cond:
@@ -177,8 +176,7 @@ class ConnectionQuotas:
                         f"ConnectionAcceptRate-{listener}", self._broker_max_connection_rate if rate is None else rate))
             self._cond.notify_all()
 
-    def remove_listener(self, listener_name: Any) -> None:
-        listener = listener_value(listener_name)
+    def remove_listener(self, listener: str) -> None:
         with self._cond:
             self._listener_counts.pop(listener, None)
             self._listener_quotas.pop(listener, None)
@@ -232,10 +230,9 @@ class ConnectionQuotas:
     def connection_rate_for_ip(self, ip: str) -> int:
         return self._connection_rate_per_ip.get(ip, self._default_connection_rate_per_ip)
 
-    def inc(self, listener_name: Any, address: str,
+    def inc(self, listener: str, address: str,
             should_wait: Callable[[], bool] = lambda: True) -> bool:
         """Count a connection; False if ``should_wait()`` turned False while waiting for a slot."""
-        listener = listener_value(listener_name)
         with self._cond:
             if not self._wait_for_connection_slot(listener, should_wait):
                 return False
@@ -252,8 +249,7 @@ class ConnectionQuotas:
                 raise TooManyConnectionsException(address, limit)
         return True
 
-    def dec(self, listener_name: Any, address: str) -> None:
-        listener = listener_value(listener_name)
+    def dec(self, listener: str, address: str) -> None:
         with self._cond:
             count = self._counts.get(address)
             if count is None:
@@ -282,9 +278,8 @@ class ConnectionQuotas:
         with self._cond:
             self._cond.notify_all()
 
-    def max_connections_exceeded(self, listener_name: Any) -> bool:
+    def max_connections_exceeded(self, listener: str) -> bool:
         """Over the broker limit (possible through the inter-broker listener's allowance)."""
-        listener = listener_value(listener_name)
         return (self._total_count > self._broker_max_connections
                 and not self._protected_listener(listener))
 
