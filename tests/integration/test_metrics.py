@@ -158,8 +158,14 @@ def test_kafka_log_files_each_get_their_loggers_lines(metrics_broker):
     controller = text("controller.log")
     assert "0 successfully elected as the controller" in controller
     assert "(kafka_py.controller.kafka_controller)" in controller
+    # a thread's own lines, its base class's Starting included, go to its class's module
+    # logger under its prefix: the controller's event thread is in controller.log
+    assert ("[ControllerEventThread controllerId=0] Starting (kafka_py.controller.controller_event_manager)"
+            in controller)
     server = text("server.log")
     assert "[KafkaServer id=0] started (kafka_py.server.kafka_server)" in server
+    assert ("[SocketServer brokerId=0] Started socket server acceptors and processors "
+            "(kafka_py.network.socket_server)") in server
     assert "[KafkaServer id=0] started" in broker.output()
     # as in Kafka 2.8.2's log4j.properties: state changes only in their file, the
     # controller's lines (at TRACE) in server.log and stdout too
