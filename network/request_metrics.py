@@ -25,7 +25,7 @@ values are whole milliseconds, rounded, as Kafka records them.
 
 The update runs on the network thread for every request: one lock per API, the metric
 objects found by index (no name is built), and the request's values written into staged
-columns that the registry's ticker folds into the histograms every five seconds (or a read
+rows that the registry's ticker folds into the histograms every five seconds (or a read
 does first); the spans are staged in nanoseconds and rounded to milliseconds when folded, so
 the request path only subtracts. No container is allocated per request. ``kafka.py.metrics.enabled=false``
 skips it.
@@ -36,6 +36,7 @@ import array
 import dataclasses
 import logging
 import random
+import struct
 import threading
 from typing import Any, Iterable, Mapping, Optional
 
@@ -79,7 +80,7 @@ class RequestMetrics(KafkaMetricsGroup):
         if name in _WITH_CONVERSIONS:
             self.message_conversions_time_hist = h("MessageConversionsTimeMs")
             self.temp_memory_bytes_hist = h("TemporaryMemoryBytes")
-        # The nine values of each request are staged here, column by column, and folded into
+        # The values of each request are staged here, a row per request, and folded into
         # the histograms by the registry's ticker (every 5 s) or when one is read: the request
         # path only writes nine numbers. Past STAGE_ROWS requests in a tick, a uniform sample of
         # them stays (Vitter's algorithm R); counts stay exact.
@@ -90,7 +91,10 @@ class RequestMetrics(KafkaMetricsGroup):
             self._hists += [self.message_conversions_time_hist, self.temp_memory_bytes_hist]
         for hist in self._hists:
             hist.stage_owner = self
-        self._columns: Optional[list] = None  # made on the first request
+        # The staged rows, ROW_VALUES doubles each, side by side in one buffer (one object and a
+        # cache line or two per request rather than a column object per value); made on the
+        # first request.
+        self._rows: Optional[array.array] = None
         self.staged = 0
         self._random = random.random
         self.metrics_registry.add_ticked(self)
@@ -103,22 +107,27 @@ class RequestMetrics(KafkaMetricsGroup):
         self.none_meter: Optional[Meter] = None
 
     STAGE_ROWS = 1024
+    ROW_VALUES = 8
 
-    def columns(self) -> list:
+    def rows(self) -> array.array:
         with self.lock:
-            if self._columns is None:
-                self._columns = [array.array("d", bytes(8 * self.STAGE_ROWS)) for _ in self._hists]
-            return self._columns
+            if self._rows is None:
+                self._rows = array.array("d", bytes(8 * self.ROW_VALUES * self.STAGE_ROWS))
+            return self._rows
 
     def tick(self) -> None:
         """Fold the staged requests into the histograms."""
         with self.lock:
             n = self.staged
-            if n == 0 or self._columns is None:
+            if n == 0 or self._rows is None:
                 return
             kept = min(n, self.STAGE_ROWS)
-            values = [column[:kept].tolist() for column in self._columns]
+            flat = self._rows[:kept * self.ROW_VALUES].tolist()
             self.staged = 0
+        width = self.ROW_VALUES
+        values = [flat[i::width] for i in range(width)]
+        # MessageConversionsTimeMs and TemporaryMemoryBytes: no conversions here, always 0
+        values += [[0.0] * kept for _ in range(len(self._hists) - width)]
         # The time columns hold nanosecond spans: whole milliseconds, rounded half up as
         # Kafka's Math.round, a negative span counting as 0.
         for i in _NANOS_COLUMNS:
@@ -162,8 +171,11 @@ class RequestMetrics(KafkaMetricsGroup):
             self.remove_metric(self._prefix + "ErrorsPerSec", {"request": self.name, "error": error.name})
 
 
-# Columns staged as nanosecond spans (the others: throttle ms, request bytes, zeros).
+# Values of a staged row staged as nanosecond spans (the others: throttle ms, request bytes).
 _NANOS_COLUMNS = (0, 1, 2, 4, 5, 6)
+# One staged row: queue, local, remote (ns), throttle (ms), response queue, send, total (ns), bytes.
+_ROW = struct.Struct("=8d")
+_ROW_BYTES = _ROW.size
 
 
 def _ms(nanos: int) -> int:
@@ -228,9 +240,9 @@ class RequestChannelMetrics:
         rate = metrics._request_rate[version] if 0 <= version < 64 else None
         if rate is None:
             rate = metrics.request_rate(version)
-        columns = metrics._columns
-        if columns is None:
-            columns = metrics.columns()
+        rows = metrics._rows
+        if rows is None:
+            rows = metrics.rows()
         with metrics.lock:
             rate.count += 1
             j = metrics.staged
@@ -238,15 +250,9 @@ class RequestChannelMetrics:
             if j >= 1024:
                 j = int(metrics._random() * (j + 1))
             if j < 1024:
-                columns[0][j] = dequeue - start
-                columns[1][j] = local - dequeue
-                columns[2][j] = remote - local
-                columns[3][j] = throttle_ms
-                columns[4][j] = response_dequeue - response_complete
-                columns[5][j] = end_time_ns - response_dequeue
-                columns[6][j] = end_time_ns - start
-                columns[7][j] = size
-                # columns 8 and 9 (MessageConversionsTimeMs, TemporaryMemoryBytes) stay 0
+                _ROW.pack_into(rows, j * _ROW_BYTES, dequeue - start, local - dequeue, remote - local, throttle_ms,
+                               response_dequeue - response_complete, end_time_ns - response_dequeue,
+                               end_time_ns - start, size)
         if api_key is ApiKeys.FETCH:
             replica_id = getattr(request.body, "replica_id", -1)
             fetch_metrics = self.follower_fetch if replica_id is not None and replica_id >= 0 else self.consumer_fetch
@@ -263,9 +269,9 @@ class RequestChannelMetrics:
         rate = m._request_rate[version] if 0 <= version < 64 else None
         if rate is None:
             rate = m.request_rate(version)
-        columns = m._columns
-        if columns is None:
-            columns = m.columns()
+        rows = m._rows
+        if rows is None:
+            rows = m.rows()
         with m.lock:
             rate.count += 1
             j = m.staged
@@ -274,14 +280,8 @@ class RequestChannelMetrics:
                 j = int(m._random() * (j + 1))
                 if j >= 1024:
                     return
-            columns[0][j] = queue_ns
-            columns[1][j] = local_ns
-            columns[2][j] = remote_ns
-            columns[3][j] = throttle_ms
-            columns[4][j] = response_queue_ns
-            columns[5][j] = send_ns
-            columns[6][j] = total_ns
-            columns[7][j] = size
+            _ROW.pack_into(rows, j * _ROW_BYTES, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns,
+                           send_ns, total_ns, size)
 
     def mark_partition_errors(self, api_key: ApiKeys, answers: Iterable[Any]) -> None:
         """ErrorsPerSec for an answer written without response objects (Produce v3+): one

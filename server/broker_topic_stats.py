@@ -119,8 +119,20 @@ class BrokerTopicStats:
     # ---- what the produce and fetch paths call ------------------------------------
     def record_produce(self, topic: str, messages: int, size: int) -> None:
         if recording.enabled:
-            self.topic_stats(topic).record_produce(messages, size)
-            self.all_topics_stats.record_produce(messages, size)
+            # BrokerTopicMetrics.record_produce, written out for the topic and for all topics:
+            # this runs for every partition of every produce
+            stats = self._stats.get(topic)
+            if stats is None:
+                stats = self.topic_stats(topic)
+            with stats.lock:
+                stats.total_produce_request_rate.count += 1
+                stats.messages_in_rate.count += messages
+                stats.bytes_in_rate.count += size
+            stats = self.all_topics_stats
+            with stats.lock:
+                stats.total_produce_request_rate.count += 1
+                stats.messages_in_rate.count += messages
+                stats.bytes_in_rate.count += size
 
     def mark_produce_request(self, topic: Optional[str]) -> None:
         """A produce to a partition that did not append (the successful case: record_produce);
@@ -144,8 +156,14 @@ class BrokerTopicStats:
         """A partition read; ``topic`` None for a partition not hosted here (all topics only)."""
         if recording.enabled:
             if topic is not None:
-                self.topic_stats(topic).total_fetch_request_rate.mark()
-            self.all_topics_stats.total_fetch_request_rate.mark()
+                stats = self._stats.get(topic)
+                if stats is None:
+                    stats = self.topic_stats(topic)
+                with stats.lock:
+                    stats.total_fetch_request_rate.count += 1
+            stats = self.all_topics_stats
+            with stats.lock:
+                stats.total_fetch_request_rate.count += 1
 
     def mark_failed_fetch(self, topic: str) -> None:
         if recording.enabled:
@@ -170,8 +188,14 @@ class BrokerTopicStats:
                 self.all_topics_stats.reassignment_bytes_out_rate.mark(value)
             self.all_topics_stats.replication_bytes_out_rate.mark(value)
         else:
-            self.topic_stats(topic).bytes_out_rate.mark(value)
-            self.all_topics_stats.bytes_out_rate.mark(value)
+            stats = self._stats.get(topic)
+            if stats is None:
+                stats = self.topic_stats(topic)
+            with stats.lock:
+                stats.bytes_out_rate.count += value
+            stats = self.all_topics_stats
+            with stats.lock:
+                stats.bytes_out_rate.count += value
 
     # ---- lifecycle --------------------------------------------------------------
     def remove_metrics(self, topic: str) -> None:
