@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Any, Mapping, Optional
 
-from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol, parse_end_points
+from kafka_py.cluster.broker import EndPoint
 from kafka_py.common.errors import KafkaException
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
@@ -44,7 +44,6 @@ from kafka_py.network.connection_quotas import (
     listener_value,
     normalize_address,
     parse_max_connections_per_ip_overrides,
-    protocol_name,
 )
 from kafka_py.network.processor import (
     CONNECTION_QUEUE_SIZE,
@@ -79,29 +78,9 @@ DATA_PLANE_THREAD_PREFIX = "data-plane"
 _ACCEPT_BATCH = 64
 
 
-def _security_protocol_map(config: Any) -> Optional[dict[ListenerName, SecurityProtocol]]:
-    raw = getattr(config, "listener_security_protocol_map", None)
-    if not raw:
-        return None
-    if isinstance(raw, str):
-        raw = dict(item.strip().rsplit(":", 1) for item in raw.split(",") if item.strip())
-    return {
-        k if isinstance(k, ListenerName) else ListenerName.normalised(str(k)):
-        v if isinstance(v, SecurityProtocol) else SecurityProtocol.for_name(protocol_name(v))
-        for k, v in raw.items()
-    }
-
-
 def listener_end_points(config: Any) -> list[EndPoint]:
-    """``config.listeners`` as EndPoints (it may hold EndPoints or ``NAME://host:port`` strings)."""
-    listeners = config.listeners
-    protocol_map = _security_protocol_map(config)
-    if isinstance(listeners, str):
-        return parse_end_points(listeners, protocol_map)
-    return [
-        EndPoint.create_end_point(listener, protocol_map) if isinstance(listener, str) else listener
-        for listener in listeners
-    ]
+    """``config.listeners``: the EndPoints the config parsed its ``listeners`` into."""
+    return list(config.listeners)
 
 
 class Acceptor(AbstractServerThread):

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 import pytest
 
+from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol
 from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.protocol.api_keys import ApiKeys
@@ -33,9 +34,12 @@ WAIT_S = 15.0
 
 @dataclass(frozen=True)
 class NetworkConfig:
-    """The attributes SocketServer reads from a KafkaConfig."""
+    """The attributes SocketServer reads from a KafkaConfig. ``listeners`` may be given as
+    ``NAME://host:port`` strings (``listener_security_protocol_map`` as Kafka's
+    ``NAME:PROTOCOL,...``); they are parsed once, into EndPoints, as KafkaConfig does."""
 
     listeners: tuple = ("PLAINTEXT://127.0.0.1:0",)
+    listener_security_protocol_map: str = ""
     num_network_threads: int = 2
     queued_max_requests: int = 500
     socket_send_buffer_bytes: int = 102400
@@ -46,6 +50,14 @@ class NetworkConfig:
     max_connections: int = INT32_MAX
     connections_max_idle_ms: int = 600000
     broker_id: int = 0
+
+    def __post_init__(self) -> None:
+        protocols = {ListenerName.normalised(name): SecurityProtocol.for_name(protocol)
+                     for name, protocol in (item.strip().rsplit(":", 1)
+                                            for item in self.listener_security_protocol_map.split(",") if item.strip())}
+        object.__setattr__(self, "listeners", tuple(
+            EndPoint.create_end_point(listener, protocols or None) if isinstance(listener, str) else listener
+            for listener in self.listeners))
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float = WAIT_S, message: str = "") -> Any:

@@ -393,9 +393,7 @@ def test_startup_without_processing_binds_but_serves_later(make_server) -> None:
 def test_shutdown_joins_threads_and_closes_everything() -> None:
     config = NetworkConfig(num_network_threads=3,
                            listeners=("PLAINTEXT://127.0.0.1:0", "INTERNAL://127.0.0.1:0"),
-                           )
-    config = type("Config", (), {**{f: getattr(config, f) for f in config.__dataclass_fields__},
-                                 "listener_security_protocol_map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"})()
+                           listener_security_protocol_map="PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT")
     server = SocketServer(config)
     server.startup()
     assert len(network_threads()) == 2 * (3 + 1)
