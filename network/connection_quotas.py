@@ -35,14 +35,6 @@ from kafka_py.utils.time import Time
 logger = logging.getLogger(__name__)
 
 
-def listener_value(listener_name: Any) -> str:
-    return str(getattr(listener_name, "value", listener_name))
-
-
-def protocol_name(protocol: Any) -> str:
-    return str(getattr(protocol, "name", protocol))
-
-
 def normalize_address(host: str) -> str:
     """The client IP as connection quotas count it (an IPv4-mapped IPv6 address is IPv4)."""
     try:
@@ -144,10 +136,8 @@ class ConnectionQuotas:
             config.max_connections_per_ip_overrides
         )
         self._broker_max_connections = int(config.max_connections)
-        inter_broker = getattr(config, "inter_broker_listener_name", None)
-        self._inter_broker_listener_name = (
-            listener_value(inter_broker) if inter_broker is not None else None
-        )
+        inter_broker = config.inter_broker_listener_name
+        self._inter_broker_listener_name = inter_broker.value if inter_broker is not None else None
         self._counts: dict[str, int] = {}
         self._listener_counts: dict[str, int] = {}
         self._total_count = 0

@@ -41,7 +41,6 @@ from kafka_py.network.connection_quotas import (
     ConnectionQuotas,
     ConnectionThrottledException,
     TooManyConnectionsException,
-    listener_value,
     normalize_address,
     parse_max_connections_per_ip_overrides,
 )
@@ -555,17 +554,17 @@ class SocketServer(KafkaMetricsGroup):
         self.remove_metric("ExpiredConnectionsKilledCount")
         self.logger.info("Shutdown completed")
 
-    def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:
+    def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
         """The port a listener is bound to (the real one when configured with port 0)."""
-        acceptor = self._acceptors.get(listener_value(listener_name))
+        acceptor = self._acceptors.get(listener_name)
         if acceptor is None:
             raise KafkaException(
                 "Tried to check server's port before server was started or checked for port "
-                f"of non-existing protocol {listener_value(listener_name)}")
+                f"of non-existing protocol {listener_name}")
         try:
             return acceptor.server_socket.getsockname()[1]
         except OSError as e:
-            raise KafkaException(f"Listener {listener_value(listener_name)} is closed") from e
+            raise KafkaException(f"Listener {listener_name} is closed") from e
 
     # ---- for tests and metrics ---------------------------------------------------
     def connection_count(self, address: str) -> int:

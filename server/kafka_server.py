@@ -498,7 +498,7 @@ class KafkaServer:
         listeners = []
         for end_point in config.advertised_listeners:
             if end_point.port == 0:
-                end_point = EndPoint(end_point.host, self.socket_server.bound_port(end_point.listener_name),
+                end_point = EndPoint(end_point.host, self.socket_server.bound_port(end_point.listener_name.value),
                                      end_point.listener_name, end_point.security_protocol)
             if end_point.host is None or not end_point.host.strip():
                 end_point = EndPoint(socket.getfqdn(), end_point.port, end_point.listener_name,
@@ -718,7 +718,7 @@ class KafkaServer:
 
     # ------------------------------------------------------------------ views
 
-    def bound_port(self, listener_name: Any = "PLAINTEXT") -> int:
+    def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
         return self.socket_server.bound_port(listener_name)
 
     @property

@@ -40,6 +40,7 @@ class NetworkConfig:
 
     listeners: tuple = ("PLAINTEXT://127.0.0.1:0",)
     listener_security_protocol_map: str = ""
+    inter_broker_listener_name: Optional[ListenerName] = None
     num_network_threads: int = 2
     queued_max_requests: int = 500
     socket_send_buffer_bytes: int = 102400

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from kafka_py.cluster.broker import ListenerName
 from kafka_py.common.errors import KafkaException
 from kafka_py.network.connection_quotas import (
     ConnectionQuotas,
@@ -22,7 +23,7 @@ class QuotaConfig:
     max_connections_per_ip: int = BIG
     max_connections_per_ip_overrides: object = ""
     max_connections: int = BIG
-    inter_broker_listener_name: str = "REPLICATION"
+    inter_broker_listener_name: ListenerName = ListenerName("REPLICATION")
 
 
 def test_per_ip_limit_counts_then_rejects() -> None:

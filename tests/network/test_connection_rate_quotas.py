@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from kafka_py.cluster.broker import ListenerName
 from kafka_py.network.connection_quotas import ConnectionQuotas, ConnectionThrottledException
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.time import MockTime
@@ -20,7 +21,7 @@ class RateConfig:
     max_connections_per_ip_overrides: object = ""
     max_connections: int = BIG
     max_connection_creation_rate: int = BIG
-    inter_broker_listener_name: str = "REPLICATION"
+    inter_broker_listener_name: ListenerName = ListenerName("REPLICATION")
     num_quota_samples: int = 2
     quota_window_size_seconds: int = 1
     originals: dict = field(default_factory=dict)
