@@ -80,7 +80,7 @@ _IP_SENSOR_EXPIRATION_MS = 3600 * 1000
 def listener_int_config(config: Any, listener: str, key: str) -> Optional[int]:
     """``listener.name.<listener>.<key>`` when set (an integer of at least 0), else None."""
     name = f"listener.name.{listener.lower()}.{key}"
-    raw = (getattr(config, "originals", None) or {}).get(name)
+    raw = config.originals.get(name)
     if raw is None:
         return None
     try:
@@ -144,10 +144,10 @@ class ConnectionQuotas:
         self._cond = threading.Condition()
         self._config = config
         # Connection creation rates (KIP-612).
-        self._num_quota_samples = int(getattr(config, "num_quota_samples", 11))
-        self._quota_window_ms = int(getattr(config, "quota_window_size_seconds", 1)) * 1000
+        self._num_quota_samples = config.num_quota_samples
+        self._quota_window_ms = config.quota_window_size_seconds * 1000
         self._max_throttle_time_ms = self._quota_window_ms
-        self._broker_max_connection_rate = int(getattr(config, "max_connection_creation_rate", INT_MAX))
+        self._broker_max_connection_rate = config.max_connection_creation_rate
         self._broker_connection_rate_sensor = self._connection_rate_sensor(
             "ConnectionAcceptRate", self._broker_max_connection_rate)
         self._listener_quotas: dict[str, _ListenerConnectionQuota] = {}

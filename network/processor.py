@@ -134,7 +134,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         connections_max_idle_ms: int,
         listener_name: str,
         security_protocol: str,
-        config: Any = None,
+        config: Any,
         log_prefix: str = "",
         connection_queue_size: int = CONNECTION_QUEUE_SIZE,
         channel_builder: Any = None,
@@ -147,8 +147,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         self.security_protocol = security_protocol
         self._config = config
         self.logger = IdentLogger(logger, log_prefix)
-        selector_metrics = SelectorMetrics(time, int(getattr(config, "metric_num_samples", 2)),
-                                           int(getattr(config, "metric_sample_window_ms", 30_000)))
+        selector_metrics = SelectorMetrics(time, config.metric_num_samples, config.metric_sample_window_ms)
         if channel_builder is None:
             self._selector = Selector(max_request_size, connections_max_idle_ms, time, log_prefix, selector_metrics)
         else:

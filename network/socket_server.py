@@ -337,7 +337,7 @@ class SocketServer(KafkaMetricsGroup):
         # Per listener, how its connections authenticate; none for PLAINTEXT listeners.
         self._channel_builders: dict[str, Any] = {}
         self.time = time
-        self._broker_id = getattr(config, "broker_id", 0)
+        self._broker_id = config.broker_id
         self.logger = IdentLogger(logger, f"[SocketServer brokerId={self._broker_id}] ")
         self.request_channel = (request_channel if request_channel is not None
                                 else RequestChannel(config.queued_max_requests))
@@ -476,7 +476,6 @@ class SocketServer(KafkaMetricsGroup):
                 int(self.config.socket_receive_buffer_bytes),
                 self._broker_id,
                 self.connection_quotas,
-                int(getattr(self.config, "socket_listen_backlog_size", DEFAULT_LISTEN_BACKLOG_SIZE)),
             )
             self._add_data_plane_processors(acceptor, end_point, processors_per_listener)
             self._acceptors[listener] = acceptor

@@ -10,7 +10,7 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import pytest
@@ -41,6 +41,12 @@ class NetworkConfig:
     listeners: tuple = ("PLAINTEXT://127.0.0.1:0",)
     listener_security_protocol_map: str = ""
     inter_broker_listener_name: Optional[ListenerName] = None
+    max_connection_creation_rate: int = INT32_MAX
+    num_quota_samples: int = 11
+    quota_window_size_seconds: int = 1
+    metric_num_samples: int = 2
+    metric_sample_window_ms: int = 30000
+    originals: dict = field(default_factory=dict)
     num_network_threads: int = 2
     queued_max_requests: int = 500
     socket_send_buffer_bytes: int = 102400

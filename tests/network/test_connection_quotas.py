@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -24,6 +24,10 @@ class QuotaConfig:
     max_connections_per_ip_overrides: object = ""
     max_connections: int = BIG
     inter_broker_listener_name: ListenerName = ListenerName("REPLICATION")
+    max_connection_creation_rate: int = BIG
+    num_quota_samples: int = 11
+    quota_window_size_seconds: int = 1
+    originals: dict = field(default_factory=dict)
 
 
 def test_per_ip_limit_counts_then_rejects() -> None:
