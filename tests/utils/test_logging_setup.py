@@ -63,3 +63,43 @@ def test_daily_pattern_rolls_at_midnight(tmp_path):
         assert 0 < handler.rolloverAt - time.time() <= 86400 + 3600
     finally:
         handler.close()
+
+
+_PROBE = """
+import logging, sys
+from kafka_py.utils.logging_setup import configure_logging
+configure_logging(sys.argv[1] if len(sys.argv) > 1 else None)
+logging.getLogger("kafka_py.probe").warning("probe line")
+print("FLAGS", logging._srcfile is not None, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
+"""
+
+
+def _probe(tmp_path, *args) -> tuple[str, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, LOG_DIR=str(tmp_path / "logs"))
+    env.pop("KAFKA_PY_LOGGING_CONFIG", None)
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, env=env,
+                          timeout=60, check=True)
+    flags = [line for line in done.stdout.splitlines() if line.startswith("FLAGS")][0]
+    return flags, done.stdout
+
+
+def test_record_fields_no_format_shows_are_not_looked_up(tmp_path):
+    flags, out = _probe(tmp_path)  # config/logging.yaml: Kafka's line format
+    assert flags == "FLAGS False False False False"
+    assert "WARNING probe line (kafka_py.probe)" in out
+
+
+def test_record_fields_a_format_shows_are_kept(tmp_path):
+    config = tmp_path / "logging.yaml"
+    config.write_text(
+        "version: 1\n"
+        "formatters:\n  f:\n    format: '%(threadName)s %(funcName)s:%(lineno)d %(message)s'\n"
+        "handlers:\n  out:\n    class: logging.StreamHandler\n    formatter: f\n    stream: ext://sys.stdout\n"
+        "root:\n  level: INFO\n  handlers: [out]\n")
+    flags, out = _probe(tmp_path, str(config))
+    assert flags == "FLAGS True True False False"
+    assert "MainThread <module>:5 probe line" in out
