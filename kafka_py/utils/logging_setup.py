@@ -70,6 +70,24 @@ class DailyRollingFileHandler(TimedRotatingFileHandler):
 TRACE = 5  # log4j's TRACE, below Python's DEBUG
 
 
+class KafkaFormatter(logging.Formatter):
+    """logging.Formatter that formats a record once for all the handlers sharing it (stdout
+    and server.log, say, as config/logging.yaml has it): the last record's line is kept and
+    given again for the same record."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._last: tuple[logging.LogRecord | None, str] = (None, "")
+
+    def format(self, record: logging.LogRecord) -> str:
+        last_record, line = self._last  # one tuple: read and replaced whole by any thread
+        if last_record is record:
+            return line
+        line = super().format(record)
+        self._last = (record, line)
+        return line
+
+
 def configure_logging(path: str | os.PathLike | None = None) -> None:
     """Load the YAML logging config; fall back to Kafka's line format on stdout."""
     logging.addLevelName(TRACE, "TRACE")

@@ -103,3 +103,31 @@ def test_record_fields_a_format_shows_are_kept(tmp_path):
     flags, out = _probe(tmp_path, str(config))
     assert flags == "FLAGS True True False False"
     assert "MainThread <module>:5 probe line" in out
+
+
+def test_kafka_formatter_formats_a_record_once_for_its_handlers(monkeypatch):
+    import io
+
+    from kafka_py.utils.logging_setup import KafkaFormatter
+
+    formatted = []
+    original = logging.Formatter.format
+    monkeypatch.setattr(logging.Formatter, "format", lambda self, record: formatted.append(record) or original(self, record))
+    formatter = KafkaFormatter("%(levelname)s %(message)s (%(name)s)")
+    streams = [io.StringIO(), io.StringIO()]
+    logger = logging.getLogger("kafka_py.test.formatter")
+    logger.propagate = False
+    handlers = [logging.StreamHandler(s) for s in streams]
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        logger.addHandler(handler)
+    try:
+        logger.warning("one %d", 1)
+        logger.warning("two")
+        logger.warning("two")
+    finally:
+        for handler in handlers:
+            logger.removeHandler(handler)
+    lines = "WARNING one 1 (kafka_py.test.formatter)\n" + "WARNING two (kafka_py.test.formatter)\n" * 2
+    assert [s.getvalue() for s in streams] == [lines, lines]
+    assert len(formatted) == 3
