@@ -198,12 +198,13 @@ class AbstractIndex:
 
         newly_created = False
         try:
+            # A new file is sized and mapped through the descriptor that created it.
             fd = os.open(self._file, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
             newly_created = True
-            os.close(fd)
         except FileExistsError:
-            pass
+            fd = None
         if newly_created and max_index_size < self.entry_size:
+            os.close(fd)
             os.unlink(self._file)
             raise ValueError(f"Invalid max index size: {max_index_size}")
 
@@ -211,7 +212,9 @@ class AbstractIndex:
         # RandomAccessFile in a finally block right after mapping); the mapping outlives it.
         self._mapping: FileMapping | None = None
         self._mmap: memoryview | None = None
-        with open(self._file, "r+b" if (writable or newly_created) else "rb") as f:
+        if fd is None:
+            fd = os.open(self._file, os.O_RDWR if writable else os.O_RDONLY)
+        with os.fdopen(fd, "r+b" if (writable or newly_created) else "rb", buffering=0) as f:
             if newly_created:
                 f.truncate(_round_down_to_exact_multiple(max_index_size, self.entry_size))
             self._length = os.fstat(f.fileno()).st_size
