@@ -175,8 +175,10 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
 
     # ---- called from other threads ------------------------------------------------
     def accept(self, sock: socket.socket, address: str, port: int, may_block: bool,
-               should_wait: Callable[[], bool] = lambda: True) -> bool:
-        """Queue a new connection for this Processor; False if its queue is full."""
+               should_wait: Callable[[], bool] = lambda: True, blocked_meter: Any = None) -> bool:
+        """Queue a new connection for this Processor; False if its queue is full. Time spent
+        blocked waiting for room is marked on ``blocked_meter`` (the Acceptor's
+        AcceptorBlockedPercent), in nanoseconds."""
         if not self.is_running:
             # Being removed or stopped: let the Acceptor pick another Processor.
             return False
@@ -186,13 +188,18 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         except queue.Full:
             if not may_block:
                 return False
-            while True:
-                try:
-                    self._new_connections.put(item, timeout=0.5)
-                    break
-                except queue.Full:
-                    if not (self.is_running and should_wait()):
-                        return False
+            start_ns = self._time.nanoseconds()
+            try:
+                while True:
+                    try:
+                        self._new_connections.put(item, timeout=0.5)
+                        break
+                    except queue.Full:
+                        if not (self.is_running and should_wait()):
+                            return False
+            finally:
+                if blocked_meter is not None:
+                    blocked_meter.mark(self._time.nanoseconds() - start_ns)
         self.wakeup()
         return True
 

@@ -82,8 +82,13 @@ def listener_end_points(config: Any) -> list[EndPoint]:
     return list(config.listeners)
 
 
-class Acceptor(AbstractServerThread):
-    """Accepts the connections of one listener and hands them to its Processors."""
+class Acceptor(AbstractServerThread, KafkaMetricsGroup):
+    """Accepts the connections of one listener and hands them to its Processors.
+
+    Its metric is Kafka's ``kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=L``:
+    a meter of the nanoseconds it spent blocked handing a connection to a Processor whose
+    queue of new connections was full (every Processor's was), its rates per nanosecond.
+    """
 
     def __init__(
         self,
@@ -115,6 +120,9 @@ class Acceptor(AbstractServerThread):
         # Connections over their IP's creation rate, closed once their throttle time is up:
         # (close at, monotonic ms; socket).
         self._throttled_sockets: list[tuple[int, socket.socket]] = []
+        self._metric_tags = {"listener": self.listener_name}
+        self.blocked_percent_meter = self.new_meter("AcceptorBlockedPercent", "blocked time", self._metric_tags,
+                                                    rate_unit_s=1e-9)
 
     # ---- processors -------------------------------------------------------------
     def add_processors(self, new_processors: list[Processor]) -> None:
@@ -188,6 +196,7 @@ class Acceptor(AbstractServerThread):
         if self._closed:
             return
         self._closed = True
+        self.remove_metric_if_same("AcceptorBlockedPercent", self.blocked_percent_meter, self._metric_tags)
         for closeable in (self.server_socket, self._nio, self._waker):
             try:
                 closeable.close()
@@ -277,7 +286,8 @@ class Acceptor(AbstractServerThread):
                 processor = self._processors[self._current_processor_index]
             self._current_processor_index += 1
             may_block = retries_left <= 0
-            if processor.accept(sock, address, port, may_block, lambda: self.is_running):
+            if processor.accept(sock, address, port, may_block, lambda: self.is_running,
+                                self.blocked_percent_meter):
                 logger.debug("Accepted connection from %s:%d on %s and assigned it to processor %d",
                              address, port, self.listener_name, processor.id)
                 return

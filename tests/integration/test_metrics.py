@@ -118,6 +118,8 @@ def test_broker_gauges_are_served(metrics_broker):
     assert 0.0 <= value(samples, "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent") <= 1.0
     assert any(n == "kafka_server_app_info" for n, _ in samples)
     assert any(n == "kafka_server_socket_server_metrics_connection_count" for n, _ in samples)
+    # nothing made the acceptor wait for a network thread: its blocked time is counted, and 0
+    assert samples[("kafka_network_acceptor_acceptorblockedpercent_count", (("listener", "PLAINTEXT"),))] == 0
 
 
 def test_other_paths_are_404_and_the_broker_serves_on(metrics_broker):

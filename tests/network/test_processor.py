@@ -213,3 +213,51 @@ def test_shutdown_closes_every_connection(env):
     for client in clients:
         assert client.closed_by_peer()
     assert env.quotas.get("127.0.0.1") == 0
+
+
+def test_a_full_connection_queue_blocks_the_acceptor_and_the_wait_is_metered():
+    """Kafka's AcceptorBlockedPercent: an Acceptor handing a connection to a Processor whose
+    queue of new connections is full waits for room, and marks the nanoseconds it waited."""
+    import threading
+
+    from kafka_py.metrics.yammer import Meter
+
+    config = NetworkConfig()
+    quotas = ConnectionQuotas(config)
+    quotas.add_listener(LISTENER)
+    channel = RequestChannel(20)
+    processor = Processor(8, Time.SYSTEM, 1 << 20, channel, quotas, 600_000, LISTENER, "PLAINTEXT", config,
+                          connection_queue_size=1)
+    channel.add_processor(processor)
+    listener = socket.create_server(("127.0.0.1", 0))
+    clients, accepted = [], []
+    meter = Meter()
+    try:
+        def handed() -> tuple:
+            clients.append(socket.create_connection(listener.getsockname(), timeout=WAIT_S))
+            server_side, (address, port) = listener.accept()
+            server_side.setblocking(False)
+            assert quotas.inc(LISTENER, address)
+            return server_side, address, port
+
+        # the thread is not running yet: the queue of one fills up
+        assert processor.accept(*handed(), may_block=False, blocked_meter=meter)
+        second = handed()
+        assert not processor.accept(*second, may_block=False, blocked_meter=meter)
+        assert meter.count == 0
+        waiter = threading.Thread(target=lambda: accepted.append(
+            processor.accept(*second, may_block=True, blocked_meter=meter)))
+        waiter.start()
+        waiter.join(0.2)
+        assert waiter.is_alive() and meter.count == 0  # still waiting for room
+        processor.start_thread("test-network-thread-8")  # takes the first: room for the second
+        waiter.join(WAIT_S)
+        assert accepted == [True]
+        assert meter.count > 0
+        wait_until(lambda: len(processor.selector) == 2, WAIT_S, "the Processor never took both connections")
+    finally:
+        for client in clients:
+            client.close()
+        processor.shutdown()
+        listener.close()
+        channel.shutdown()
