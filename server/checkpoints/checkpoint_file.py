@@ -206,9 +206,13 @@ class CheckpointFile(Generic[T]):
         self._log_dir_failure_channel = log_dir_failure_channel
         self._log_dir = log_dir if log_dir is not None else os.path.dirname(self._path)
         self._lock = threading.Lock()
+        # Created empty here and not written since: a read needs no file (a partition created
+        # with its log reads its new leader-epoch-checkpoint at once).
+        self._created_empty = False
         try:
             # O_EXCL: create only when absent, never truncate an existing checkpoint.
             os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            self._created_empty = True
         except FileExistsError:
             pass
 
@@ -225,6 +229,7 @@ class CheckpointFile(Generic[T]):
     def write_bytes(self, data: bytes) -> None:
         """Write ``encode``d entries atomically and durably."""
         with self._lock:
+            self._created_empty = False
             try:
                 atomic_write_bytes(self._path, data)
             except OSError as e:
@@ -234,6 +239,8 @@ class CheckpointFile(Generic[T]):
 
     def read(self) -> list[T]:
         with self._lock:
+            if self._created_empty:
+                return []
             try:
                 try:
                     with open(self._path, "rb") as f:
@@ -326,6 +333,7 @@ def write_checkpoints_together(writes: list[tuple[CheckpointFile, bytes]]) -> No
             for directory in file_systems.values():
                 _syncfs(directory)
             for checkpoint, _ in writes:
+                checkpoint._created_empty = False
                 os.replace(checkpoint._temp_path, checkpoint._path)
             written.clear()
             for directory in file_systems.values():

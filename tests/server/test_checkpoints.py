@@ -295,3 +295,19 @@ def test_offset_checkpoint_round_trip_property(tmp_path_factory, offsets):
     assert checkpoint.read() == offsets
     lines = path.read_text("utf-8").split("\n")
     assert lines[0] == "0" and lines[1] == str(len(offsets)) and lines[-1] == ""
+
+
+def test_a_checkpoint_created_empty_reads_its_writes_however_written(tmp_path):
+    # A checkpoint the constructor created reads as empty without opening the file, until
+    # it is written, one by one or together with others.
+    from kafka_py.server.checkpoints.checkpoint_file import SYNCFS_MIN_FILES, write_checkpoints_together
+
+    alone = LeaderEpochCheckpointFile(tmp_path / "alone")
+    assert alone.read() == []
+    alone.write([EpochEntry(3, 7)])
+    assert alone.read() == [EpochEntry(3, 7)]
+    many = [LeaderEpochCheckpointFile(tmp_path / f"p-{i}") for i in range(SYNCFS_MIN_FILES + 1)]
+    assert all(c.read() == [] for c in many)
+    write_checkpoints_together([(c.checkpoint, c.checkpoint.encode([EpochEntry(i, i)])) for i, c in enumerate(many)])
+    assert [c.read() for c in many] == [[EpochEntry(i, i)] for i in range(len(many))]
+    assert LeaderEpochCheckpointFile(tmp_path / "p-1").read() == [EpochEntry(1, 1)]
