@@ -117,13 +117,16 @@ class RequestMetrics(KafkaMetricsGroup):
 
     def tick(self) -> None:
         """Fold the staged requests into the histograms."""
-        with self.lock:
+        with self.lock:  # no call under the lock (see update_request_metrics)
             n = self.staged
-            if n == 0 or self._rows is None:
+            rows = self._rows
+            if n == 0 or rows is None:
                 return
-            kept = min(n, self.STAGE_ROWS)
-            flat = self._rows[:kept * self.ROW_VALUES].tolist()
             self.staged = 0
+        # Rows are written outside the lock: one written meanwhile for the next tick may be
+        # taken with these, which a sample does not mind.
+        kept = min(n, self.STAGE_ROWS)
+        flat = rows[:kept * self.ROW_VALUES].tolist()
         width = self.ROW_VALUES
         values = [flat[i::width] for i in range(width)]
         # MessageConversionsTimeMs and TemporaryMemoryBytes: no conversions here, always 0
@@ -243,16 +246,19 @@ class RequestChannelMetrics:
         rows = metrics._rows
         if rows is None:
             rows = metrics.rows()
+        # Nothing is called while the lock is held: a call is where the interpreter may hand
+        # the GIL to another thread, which would then block on this lock.
         with metrics.lock:
             rate.count += 1
             j = metrics.staged
             metrics.staged = j + 1
-            if j >= 1024:
-                j = int(metrics._random() * (j + 1))
-            if j < 1024:
-                _ROW.pack_into(rows, j * _ROW_BYTES, dequeue - start, local - dequeue, remote - local, throttle_ms,
-                               response_dequeue - response_complete, end_time_ns - response_dequeue,
-                               end_time_ns - start, size)
+        if j >= 1024:
+            j = int(metrics._random() * (j + 1))
+        if j < 1024:
+            # One C call, which a tick's copy of the rows (another) cannot interleave with.
+            _ROW.pack_into(rows, j * _ROW_BYTES, dequeue - start, local - dequeue, remote - local, throttle_ms,
+                           response_dequeue - response_complete, end_time_ns - response_dequeue,
+                           end_time_ns - start, size)
         if api_key is ApiKeys.FETCH:
             replica_id = getattr(request.body, "replica_id", -1)
             fetch_metrics = self.follower_fetch if replica_id is not None and replica_id >= 0 else self.consumer_fetch
@@ -272,16 +278,16 @@ class RequestChannelMetrics:
         rows = m._rows
         if rows is None:
             rows = m.rows()
-        with m.lock:
+        with m.lock:  # as update_request_metrics: no call under the lock
             rate.count += 1
             j = m.staged
             m.staged = j + 1
+        if j >= 1024:
+            j = int(m._random() * (j + 1))
             if j >= 1024:
-                j = int(m._random() * (j + 1))
-                if j >= 1024:
-                    return
-            _ROW.pack_into(rows, j * _ROW_BYTES, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns,
-                           send_ns, total_ns, size)
+                return
+        _ROW.pack_into(rows, j * _ROW_BYTES, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns,
+                       send_ns, total_ns, size)
 
     def mark_partition_errors(self, api_key: ApiKeys, answers: Iterable[Any]) -> None:
         """ErrorsPerSec for an answer written without response objects (Produce v3+): one

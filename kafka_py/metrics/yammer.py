@@ -347,10 +347,13 @@ class Histogram(Metric):
         min and max are those of the sample, the sum scaled to ``n``."""
         if n <= 0 or not values:
             return
+        # Computed before taking the lock, which the request path may share (RequestMetrics):
+        # a call under it is where the GIL may go to a thread that then waits for the lock.
+        total = sum(values) * (n / len(values))
+        low, high = min(values), max(values)
         with self.lock:
             self.count += n
-            self.sum += sum(values) * (n / len(values))
-            low, high = min(values), max(values)
+            self.sum += total
             if low < self.min:
                 self.min = low
             if high > self.max:
