@@ -87,6 +87,8 @@ def name(group, type_, n, **tags):
      {"listener": "PLAINTEXT", "networkProcessor": "1"}),
     (MetricName("kafka.server", "Request", "", None, "kafka.server:type=Request", (),
                 attribute="exempt-request-time"), "gauge", "kafka_server_request_exempt_request_time", "gauge", {}),
+    (MetricName("kafka.server", "LeaderReplication", "", None, "kafka.server:type=LeaderReplication", (),
+                attribute="byte-rate"), "gauge", "kafka_server_leaderreplication_byte_rate", "gauge", {}),
     (name("kafka.network", "SocketServer", "ExpiredConnectionsKilledCount"), "gauge",
      "kafka_network_socketserver_expiredconnectionskilledcount", "gauge", {}),
     # the quota rules of kafka-2_0_0.yml: user and client-id, client-id alone (and user alone)
