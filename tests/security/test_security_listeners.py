@@ -343,6 +343,20 @@ def _auth_totals(secure_broker) -> dict:
     return totals
 
 
+def _io_totals(secure_broker) -> dict:
+    """The socket server's I/O totals (incoming_byte_total, ...) per listener, summed over
+    the network threads."""
+    from tests.integration.test_metrics import scrape
+
+    prefix = "kafka_server_socket_server_metrics_"
+    totals: dict = {}
+    for (name, labels), v in scrape(secure_broker.process.metrics_port).items():
+        if name.startswith(prefix) and name.endswith("_total"):
+            key = (name[len(prefix):], dict(labels)["listener"])
+            totals[key] = totals.get(key, 0.0) + v
+    return totals
+
+
 def test_authentications_are_counted_per_listener(secure_broker) -> None:
     """Kafka's Selector metrics of each listener's network threads, read from the broker's
     Prometheus endpoint: a wrong password and a TLS handshake that fails count as failed
@@ -352,6 +366,7 @@ def test_authentications_are_counted_per_listener(secure_broker) -> None:
     from kio.schema.sasl_authenticate.v0 import SaslAuthenticateRequest as SaslAuthenticateRequestV0
 
     before = _auth_totals(secure_broker)
+    io_before = _io_totals(secure_broker)
 
     def connect(listener: str) -> socket.socket:
         return socket.create_connection(("127.0.0.1", secure_broker.ports[listener]), timeout=15)
@@ -394,3 +409,19 @@ def test_authentications_are_counted_per_listener(secure_broker) -> None:
                if name == "kafka_server_socket_server_metrics_failed_authentication_rate"
                and ("listener", "SASL_PLAINTEXT") in labels)
     assert rate > 0
+
+    # The listeners' byte metrics count the Kafka frames, decrypted on TLS, and not the SASL
+    # exchanges; the TLS and SASL network threads time their select (their idle share).
+    io_after = _io_totals(secure_broker)
+
+    def io_delta(metric: str, listener: str) -> float:
+        return io_after.get((metric, listener), 0.0) - io_before.get((metric, listener), 0.0)
+
+    assert io_delta("incoming_byte_total", "SSL") == len(_api_versions_frame())
+    assert io_delta("response_total", "SSL") == 1
+    assert io_delta("request_total", "SSL") == 1
+    assert io_delta("incoming_byte_total", "SASL_PLAINTEXT") == 0
+    assert io_delta("connection_creation_total", "SASL_PLAINTEXT") == 3
+    for listener in ("SSL", "SASL_PLAINTEXT"):
+        assert io_delta("select_total", listener) > 0, listener
+        assert io_delta("io_waittime_total", listener) > 0, listener
