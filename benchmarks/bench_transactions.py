@@ -58,34 +58,13 @@ from tests.integration.broker_harness import BrokerProcess, RawClient, unique_ch
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_broker import _RUN_FROM_TREE  # noqa: E402
+from tree_broker import TreeBroker  # noqa: E402
 
 VALUE = b"x" * 100
 
 
 def req(api: ApiKeys, version: int, **fields):
     return build_entity(request_schema(api, version), fields)
-
-
-class TreeBroker(BrokerProcess):
-    """A harness broker running the code of another checkout (bench_broker's launcher)."""
-
-    def __init__(self, *args, root: pathlib.Path, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.root = root
-
-    def start(self, timeout: float = 60.0, wait: bool = True) -> "TreeBroker":
-        import os
-        import subprocess
-
-        self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
-        self._output = open(self.output_path, "ab")
-        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
-        self.process = subprocess.Popen([sys.executable, "-c", _RUN_FROM_TREE, str(self.root), str(self.config_path)],
-                                        cwd=self.root, stdout=self._output, stderr=subprocess.STDOUT, env=env)
-        if wait:
-            self.wait_started(timeout)
-        return self
 
 
 class Bench:
