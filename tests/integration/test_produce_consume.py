@@ -162,7 +162,8 @@ def test_many_partitions(broker, admin, producer):
 
 def test_seek_and_offsets_for_times(broker, admin, producer):
     topic = "times"
-    create_topic(admin, topic)
+    # fixed timestamps long past: time-based retention must not delete them mid-test
+    create_topic(admin, topic, configs={"retention.ms": "-1"})
     base = 1_700_000_000_000
     for i in range(10):
         producer.send(topic, value=f"t{i}".encode(), timestamp_ms=base + i * 1000)
