@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Union
 
 from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import to_version
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import (
     decode_request,
@@ -143,13 +144,19 @@ class Request:
         return max(self.api_local_complete_time_ns - self.request_dequeue_time_ns, 0)
 
     def build_response_send(self, response: Any) -> Send:
-        """The Send of ``response`` (a kio message) with this request's correlation id.
+        """The Send of ``response`` (a kio message of any version of the request's API) with
+        this request's correlation id, written at the request's version.
 
         The response header version follows the API and version (always v0 for
         ApiVersions, so an unsupported-version answer is readable). Record regions in
         the response stay separate chunks, written with sendfile.
         """
-        chunks = encode_response_chunks_for(self.context.header, response)
+        header = self.context.header
+        if response.__version__ != header.api_version and header.api_key is not ApiKeys.API_VERSIONS:
+            # Written at the request's version (Kafka's AbstractResponse.serialize(version)):
+            # handlers answer with the newest version's classes (protocol/entities.py).
+            response = to_version(response, header.api_version)
+        chunks = encode_response_chunks_for(header, response)
         if len(chunks) == 1:
             return ByteBufferSend(chunks[0])
         return MultiRecordsSend(chunks)

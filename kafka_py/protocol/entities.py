@@ -194,4 +194,92 @@ def build_entity(cls: type, values: Mapping[str, Any]) -> Any:
     return cls(**kwargs)
 
 
-__all__ = ["build_entity", "millis_to_datetime"]
+def new_entity(cls: type, /, **values: Any) -> Any:
+    """An instance of the kio class ``cls`` from keyword arguments, starting every field not
+    given at Kafka's default for it, as a generated ``*Data`` class does (0, "", empty array,
+    null when nullable, the schema's default where it has one); Errors, ints and timestamps
+    in milliseconds are converted where the field wants an error code, a duration or a
+    datetime. A keyword that is no field of ``cls`` itself raises TypeError at the call.
+
+    The handlers build their answers this way with the classes of the newest version they
+    speak; ``to_version`` then writes them at the version of the request."""
+    own = _own_fields(cls)
+    if not own.issuperset(values):
+        unknown = sorted(k for k in values if k not in own)
+        raise TypeError(f"{cls.__module__}.{cls.__qualname__} has no field {', '.join(map(repr, unknown))} "
+                        f"(it has {', '.join(sorted(own)) or 'none'})")
+    return build_entity(cls, values)
+
+
+# How to_version fills a field of the target class: taken as it is from the source entity,
+# converted (a struct, an array of structs: recursively, to the target's nested class),
+# or the default of a field the source version lacks.
+_COPY, _STRUCT, _STRUCTS, _DEFAULT = range(4)
+
+
+@cache
+def _version_plan(source: type, target: type) -> tuple[tuple[str, int, Any], ...]:
+    """(field name, how, the nested target class or the default value) for each field of
+    ``target`` without its own dataclass default that ``source`` lacks, and for each it has."""
+    source_fields = {name: kind for name, kind, *_ in _field_plan(source)}
+    plan = []
+    for name, kind, kafka_type, optional, has_default in _field_plan(target):
+        source_kind = source_fields.get(name)
+        if source_kind is None:
+            if has_default:
+                continue
+            if isinstance(kind, PrimitiveField):
+                plan.append((name, _DEFAULT, _default_primitive(kafka_type, optional)))
+            elif isinstance(kind, EntityField):
+                plan.append((name, _DEFAULT, None if optional else build_entity(kind.type_, {})))
+            else:
+                plan.append((name, _DEFAULT, None if optional else ()))
+        elif isinstance(kind, EntityField) and kind.type_ is not getattr(source_kind, "type_", None):
+            plan.append((name, _STRUCT, kind.type_))
+        elif isinstance(kind, EntityTupleField) and kind.type_ is not getattr(source_kind, "type_", None):
+            plan.append((name, _STRUCTS, kind.type_))
+        else:
+            plan.append((name, _COPY, None))
+    return tuple(plan)
+
+
+def _convert(entity: Any, target: type) -> Any:
+    if type(entity) is target:
+        return entity
+    kwargs: dict[str, Any] = {}
+    for name, how, arg in _version_plan(type(entity), target):
+        if how is _COPY:
+            kwargs[name] = getattr(entity, name)
+        elif how is _DEFAULT:
+            kwargs[name] = arg
+        else:
+            value = getattr(entity, name)
+            if value is None:
+                kwargs[name] = None
+            elif how is _STRUCT:
+                kwargs[name] = _convert(value, arg)
+            else:
+                kwargs[name] = tuple([_convert(item, arg) for item in value])
+    return target(**kwargs)
+
+
+@cache
+def _version_class(cls: type, version: int) -> type:
+    from kafka_py.protocol.messages import request_schema, response_schema
+
+    schema = response_schema if cls.__type__ is EntityType.response else request_schema
+    return schema(int(cls.__api_key__), version)
+
+
+def to_version(entity: Any, version: int) -> Any:
+    """``entity`` (a request or response of any version, usually the newest) as the kio class
+    of ``version`` of its message, as Kafka's serializer writes one version-independent data
+    object at the version asked: the fields that version has are taken from ``entity`` by name
+    (nested structs converted likewise, by field name, to that version's struct classes), the
+    fields ``entity`` lacks get their default, and the fields that version lacks are dropped.
+    An entity already of that version is returned as it is. The plan of each (class, version)
+    pair is computed once."""
+    return _convert(entity, _version_class(type(entity), version))
+
+
+__all__ = ["build_entity", "millis_to_datetime", "new_entity", "to_version"]

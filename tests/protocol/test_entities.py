@@ -8,7 +8,7 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.entities import build_entity, new_entity, to_version
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema, response_schema
 
@@ -132,3 +132,100 @@ def test_no_literal_key_in_the_code_is_a_field_of_no_message() -> None:
                                     if isinstance(key, ast.Constant) and isinstance(key.value, str)
                                     and key.value not in names]
     assert unknown == []
+
+
+# ---------------------------------------------------------------- new_entity and to_version
+
+def _newest_response(api: ApiKeys) -> type:
+    return response_schema(api, api.supported_versions()[-1])
+
+
+def _struct(message_cls: type, name: str) -> type:
+    import sys
+
+    return vars(sys.modules[message_cls.__module__])[name]
+
+
+def test_new_entity_refuses_a_misspelled_keyword_at_the_call() -> None:
+    newest = _newest_response(ApiKeys.DELETE_TOPICS)
+    with pytest.raises(TypeError, match="'responsess'"):
+        new_entity(newest, throttle_time=0, responsess=())
+    # a field of another version of the same struct is not a field of this class either
+    with pytest.raises(TypeError, match="'throttle_time_ms'"):
+        new_entity(newest, throttle_time_ms=0)
+
+
+def test_a_misspelled_keyword_fails_in_kio_constructors_too() -> None:
+    result = _struct(_newest_response(ApiKeys.DELETE_TOPICS), "DeletableTopicResult")
+    with pytest.raises(TypeError):
+        result(name="t", topic_id=None, error_kode=ErrorCode.none)
+    with pytest.raises(TypeError):  # a required field left out
+        result(name="t", topic_id=None)
+
+
+def test_new_entity_fills_kafka_defaults_and_converts() -> None:
+    newest = _newest_response(ApiKeys.DELETE_TOPICS)
+    result = new_entity(_struct(newest, "DeletableTopicResult"), name="t", error_code=Errors.TOPIC_DELETION_DISABLED)
+    assert result.error_code is ErrorCode.topic_deletion_disabled
+    assert result.topic_id is None and result.error_message is None
+    assert new_entity(newest, responses=(result,)).throttle_time == datetime.timedelta(0)
+
+
+def test_to_version_drops_a_field_only_the_newest_version_has() -> None:
+    newest_cls = _newest_response(ApiKeys.DELETE_TOPICS)
+    newest = new_entity(newest_cls, throttle_time=7, responses=(new_entity(
+        _struct(newest_cls, "DeletableTopicResult"), name="t", error_code=Errors.NONE, error_message="m"),))
+    v1 = to_version(newest, 1)
+    assert type(v1) is response_schema(ApiKeys.DELETE_TOPICS, 1)
+    [topic] = v1.responses
+    assert type(topic).__module__ == type(v1).__module__  # the nested struct of v1, not v6's
+    assert not hasattr(topic, "error_message") and not hasattr(topic, "topic_id")
+    assert (topic.name, topic.error_code, v1.throttle_time) == ("t", ErrorCode.none, datetime.timedelta(milliseconds=7))
+    assert to_version(newest, 5).responses[0].error_message == "m"
+    assert to_version(newest, 6) is newest
+
+
+def test_to_version_converts_nested_structs_at_every_level() -> None:
+    newest_cls = _newest_response(ApiKeys.PRODUCE)
+    newest = new_entity(newest_cls, responses=(
+        new_entity(_struct(newest_cls, "TopicProduceResponse"), name="t", partition_responses=(
+            new_entity(_struct(newest_cls, "PartitionProduceResponse"), index=2, base_offset=9, log_start_offset=4,
+                       record_errors=(new_entity(_struct(newest_cls, "BatchIndexAndErrorMessage"), batch_index=1),)),
+        )),))
+    for version in ApiKeys.PRODUCE.supported_versions():
+        old = to_version(newest, version)
+        [partition] = old.responses[0].partition_responses
+        assert type(partition).__version__ == version
+        assert (partition.index, partition.base_offset) == (2, 9)
+        assert hasattr(partition, "log_start_offset") == (version >= 5)
+        assert hasattr(partition, "record_errors") == (version >= 8)
+        if version >= 8:
+            assert type(partition.record_errors[0]).__version__ == version
+
+
+def test_to_version_gives_defaults_to_fields_the_source_lacks() -> None:
+    # an old version's entity written at the newest: the fields it lacks take their defaults
+    old = build_entity(response_schema(ApiKeys.PRODUCE, 3), {"responses": [
+        {"name": "t", "partition_responses": [{"index": 0, "base_offset": 3}]}]})
+    newest = to_version(old, ApiKeys.PRODUCE.supported_versions()[-1])
+    [partition] = newest.responses[0].partition_responses
+    assert (partition.base_offset, partition.record_errors, partition.error_message) == (3, (), None)
+    assert partition.log_start_offset == -1  # the schema's default for the field
+
+
+def test_the_handlers_answer_with_the_newest_classes_written_at_the_request_version() -> None:
+    """A response class the handlers construct is the newest version this broker speaks."""
+    import importlib
+
+    from kafka_py.server.kafka_apis import error_responses
+
+    for api in error_responses():
+        newest = _newest_response(api)
+        for module in ("kafka_py.server.kafka_apis", "kafka_py.server.kafka_apis_admin",
+                       "kafka_py.server.kafka_apis_group", "kafka_py.server.kafka_apis_txn",
+                       "kafka_py.server.kafka_apis_acls", "kafka_py.server.kafka_apis_quotas",
+                       "kafka_py.server.kafka_apis_security", "kafka_py.server.kafka_apis_log_dirs",
+                       "kafka_py.server.kafka_apis_reassignment"):
+            used = vars(importlib.import_module(module)).get(newest.__name__)
+            if used is not None and getattr(used, "__api_key__", None) == newest.__api_key__:
+                assert used is newest, f"{module} answers {api.name} with v{used.__version__}, newest v{newest.__version__}"
