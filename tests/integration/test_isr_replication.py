@@ -164,6 +164,24 @@ def topic_name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
 
+def read_offsets(cluster: Cluster, topic: str) -> list[int]:
+    """The offsets of partition 0 from the beginning up to its high watermark, in order (the
+    producers are done: nothing is written while it reads)."""
+    tp = TopicPartition(topic, 0)
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, enable_auto_commit=False)
+    try:
+        end = consumer.end_offsets([tp])[tp]
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        offsets: list[int] = []
+        wait_until(lambda: (offsets.extend(r.offset for batch in consumer.poll(timeout_ms=500).values()
+                                           for r in batch) or consumer.position(tp) >= end),
+                   60, f"{topic}-0 not read up to {end}")
+        return offsets
+    finally:
+        consumer.close()
+
+
 # -- the ISR ---------------------------------------------------------------------------------------
 
 def test_a_follower_that_stops_fetching_leaves_the_isr_through_alter_isr(make_cluster):
@@ -277,11 +295,7 @@ def test_a_killed_follower_leaves_the_isr_and_acks_all_goes_on(make_cluster):
             assert bool(lines) == listed, (flag, lines)
     finally:
         producer.close()
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, auto_offset_reset="earliest",
-                             consumer_timeout_ms=10000)
-    consumer.assign([TopicPartition(topic, 0)])
-    offsets = [m.offset for m in consumer]
-    consumer.close()
+    offsets = read_offsets(cluster, topic)
     assert sorted(acked) == offsets[:len(acked)]
 
 
@@ -339,11 +353,7 @@ def test_sigterm_of_a_leader_under_acks_all_load_costs_only_retriable_errors(mak
         producer.close()
     assert all(getattr(e, "retriable", False) for e in failures), failures
     assert cluster.state(topic, 0)["leader"] in (1, 2)
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, auto_offset_reset="earliest",
-                             consumer_timeout_ms=10000)
-    consumer.assign([TopicPartition(topic, 0)])
-    read = {m.offset for m in consumer}
-    consumer.close()
+    read = set(read_offsets(cluster, topic))
     assert set(acked) <= read  # nothing acknowledged by the whole ISR was lost
 
 
