@@ -2,11 +2,13 @@
 with the parts of RequestHandlerHelper.scala and AutoTopicCreationManager.scala it uses.
 
 ``KafkaApis.handle`` runs on a request handler thread and dispatches on the request's
-ApiKeys to one ``handle_*`` method. Each handler answers with the kio response class of
-the request's version: handlers describe the answer as nested dicts with kio's field
-names and ``build_response`` keeps only the fields that version has (so one handler
-serves every version), converting plain ints into error codes, durations and
-timestamps on the way.
+ApiKeys to one ``handle_*`` method. As Kafka's handlers fill one version-independent
+``*Data`` object, each handler constructs its answer with the kio classes of the newest
+version of the response this broker speaks, with keyword arguments (the class's own
+constructor, or ``new_entity`` where Kafka's field defaults spare naming every field: a
+misspelled keyword fails at the call either way). ``Request.build_response_send`` writes
+it at the request's version (``to_version`` in kafka_py/protocol/entities.py: the fields an
+older version lacks are dropped).
 
 A handler that raises is answered as Kafka's ``RequestHandlerHelper.handleError`` does:
 with the request's error response (``error_response``: the error at the top level
@@ -40,6 +42,18 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
+from kio.schema.delete_records.v2.response import DeleteRecordsPartitionResult, DeleteRecordsResponse
+from kio.schema.delete_records.v2.response import DeleteRecordsTopicResult
+from kio.schema.describe_cluster.v0.response import DescribeClusterBroker, DescribeClusterResponse
+from kio.schema.fetch.v12.response import AbortedTransaction, EpochEndOffset, FetchableTopicResponse, FetchResponse
+from kio.schema.fetch.v12.response import PartitionData as FetchPartitionResponse
+
+from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
+from kio.schema.list_offsets.v6.response import ListOffsetsPartitionResponse, ListOffsetsResponse
+from kio.schema.list_offsets.v6.response import ListOffsetsTopicResponse
+from kio.schema.metadata.v11.response import MetadataResponse, MetadataResponseTopic
+from kio.schema.produce.v9.response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
+
 from kafka_py.common.errors import (
     ApiException,
     InvalidRecordException,
@@ -52,8 +66,14 @@ from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.network.request_channel import Request, RequestChannel, SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.entities import build_entity, new_entity
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.schema.controlled_shutdown.v3.response import ControlledShutdownResponse, RemainingPartition
+from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import EpochEndOffset as LeaderEpochEndOffset
+from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderEpochResponse
+from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
+from kafka_py.protocol.schema.update_metadata.v7.response import UpdateMetadataResponse
+from kafka_py.protocol.schema.alter_isr.v0.response import AlterIsrResponse
 from kafka_py.protocol.messages import (
     api_versions_response,
     response_schema,
@@ -119,6 +139,9 @@ FETCH_INITIAL_EPOCH = 0
 FETCH_FINAL_EPOCH = -1
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
+
+NO_THROTTLE = datetime.timedelta(0)
+_NO_DIVERGING_EPOCH = EpochEndOffset()
 
 # ApiVersionsRequest.isValid (KIP-511): client software name and version, v3+.
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -216,10 +239,16 @@ def _fetch_error_data(error: Errors) -> FetchPartitionData:
     return FetchPartitionData(error, INVALID_HIGH_WATERMARK, INVALID_LOG_START_OFFSET, MemoryRecords.EMPTY)
 
 
-def _fetch_error_partition(partition: int, error: Errors) -> dict[str, Any]:
-    return {"partition_index": partition, "error_code": error, "high_watermark": INVALID_HIGH_WATERMARK,
-            "last_stable_offset": INVALID_LAST_STABLE_OFFSET, "log_start_offset": INVALID_LOG_START_OFFSET,
-            "aborted_transactions": None, "records": MemoryRecords.EMPTY.buffer}
+def _fetch_error_partition(partition: int, error: Errors) -> FetchPartitionResponse:
+    return FetchPartitionResponse(partition_index=partition, error_code=error.error_code,
+                                  high_watermark=INVALID_HIGH_WATERMARK, last_stable_offset=INVALID_LAST_STABLE_OFFSET,
+                                  log_start_offset=INVALID_LOG_START_OFFSET, aborted_transactions=None,
+                                  records=MemoryRecords.EMPTY.buffer)
+
+
+def _list_offsets_partition(partition: int, error: Errors) -> ListOffsetsPartitionResponse:
+    return ListOffsetsPartitionResponse(partition_index=partition, error_code=error.error_code,
+                                        timestamp=UNKNOWN_TIMESTAMP, offset=UNKNOWN_OFFSET)
 
 
 def _millis(value: Any) -> int:
@@ -482,9 +511,10 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.METADATA)
     def metadata_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"topics": [
-            {"error_code": error, "name": t.name, "is_internal": is_internal(t.name or ""), "partitions": ()}
-            for t in (request.body.topics or ())]})
+        return new_entity(MetadataResponse, brokers=(), topics=tuple([
+            new_entity(MetadataResponseTopic, error_code=error, name=t.name, is_internal=is_internal(t.name or ""),
+                       partitions=())
+            for t in (request.body.topics or ())]))
 
     def handle_topic_metadata_request(self, request: Request) -> None:
         body = request.body
@@ -645,11 +675,11 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.PRODUCE)
     def produce_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"responses": [
-            {"name": t.name, "partition_responses": [
-                {"index": p.index, "error_code": error, "base_offset": -1, "log_append_time": -1,
-                 "log_start_offset": -1} for p in t.partition_data]}
-            for t in request.body.topic_data]})
+        return new_entity(ProduceResponse, responses=tuple([
+            TopicProduceResponse(name=t.name, partition_responses=tuple([
+                new_entity(PartitionProduceResponse, index=p.index, error_code=error, base_offset=-1,
+                           log_append_time=-1, log_start_offset=-1) for p in t.partition_data]))
+            for t in request.body.topic_data]))
 
     def handle_produce_request(self, request: Request) -> None:
         body = request.body
@@ -763,9 +793,10 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.FETCH)
     def fetch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error, "session_id": INITIAL_SESSION_ID, "responses": [
-            {"topic": t.topic, "partitions": [_fetch_error_partition(p.partition, error) for p in t.partitions]}
-            for t in request.body.topics]})
+        return FetchResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, session_id=INITIAL_SESSION_ID,
+                             responses=tuple([FetchableTopicResponse(topic=t.topic, partitions=tuple([
+                                 _fetch_error_partition(p.partition, error) for p in t.partitions]))
+                                 for t in request.body.topics]))
 
     def handle_fetch_request(self, request: Request) -> None:
         body = request.body
@@ -804,15 +835,14 @@ class KafkaApis:
             else:
                 interesting.append((tp, data))
 
-        def build(answer: Any) -> Any:
-            by_topic: dict[str, list[dict[str, Any]]] = {}
+        def build(answer: Any) -> FetchResponse:
+            by_topic: dict[str, list[FetchPartitionResponse]] = {}
             for tp, data in answer.partitions:
-                partition = self._fetch_partition(tp, data, version)
-                partition["partition_index"] = tp.partition
-                by_topic.setdefault(tp.topic, []).append(partition)
-            return build_response(request, {
-                "throttle_time": 0, "error_code": answer.error, "session_id": answer.session_id,
-                "responses": [{"topic": topic, "partitions": parts} for topic, parts in by_topic.items()]})
+                by_topic.setdefault(tp.topic, []).append(self._fetch_partition(tp, data, version))
+            return FetchResponse(throttle_time=NO_THROTTLE, error_code=answer.error.error_code,
+                                 session_id=answer.session_id, responses=tuple([
+                                     FetchableTopicResponse(topic=topic, partitions=tuple(parts))
+                                     for topic, parts in by_topic.items()]))
 
         def process_response_callback(response_partition_data: Sequence[tuple[TopicPartition, Any]]) -> None:
             updates = list(response_partition_data)
@@ -855,7 +885,7 @@ class KafkaApis:
             isolation_level=int(_field(body, "isolation_level", 0)),
             client_metadata=None)
 
-    def _fetch_partition(self, tp: TopicPartition, data: Any, version: int) -> dict[str, Any]:
+    def _fetch_partition(self, tp: TopicPartition, data: Any, version: int) -> FetchPartitionResponse:
         error = data.error
         # Fetch v5 and older clients do not know KAFKA_STORAGE_ERROR; they do retry this one.
         if error is Errors.KAFKA_STORAGE_ERROR and version <= 5:
@@ -868,34 +898,31 @@ class KafkaApis:
         if isinstance(records, MemoryRecords):
             records = records.buffer
         aborted = data.aborted_transactions
-        partition: dict[str, Any] = {
-            "error_code": error,
-            "high_watermark": data.high_watermark,
-            "last_stable_offset": (INVALID_LAST_STABLE_OFFSET if data.last_stable_offset is None
-                                   else data.last_stable_offset),
-            "log_start_offset": data.log_start_offset,
-            "aborted_transactions": None if aborted is None else [
-                {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in aborted],
-            "preferred_read_replica": -1 if data.preferred_read_replica is None else data.preferred_read_replica,
-            # The FileRecords slice itself: encode_response_chunks keeps it as a file region.
-            "records": records,
-        }
         diverging = data.diverging_epoch
-        if diverging is not None:
-            partition["diverging_epoch"] = {"epoch": _field(diverging, "leader_epoch", -1),
-                                            "end_offset": _field(diverging, "end_offset", -1)}
-        return partition
+        return FetchPartitionResponse(
+            partition_index=tp.partition,
+            error_code=error.error_code,
+            high_watermark=data.high_watermark,
+            last_stable_offset=(INVALID_LAST_STABLE_OFFSET if data.last_stable_offset is None
+                                else data.last_stable_offset),
+            log_start_offset=data.log_start_offset,
+            diverging_epoch=_NO_DIVERGING_EPOCH if diverging is None else EpochEndOffset(
+                epoch=_field(diverging, "leader_epoch", -1), end_offset=_field(diverging, "end_offset", -1)),
+            aborted_transactions=None if aborted is None else tuple([
+                AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset) for a in aborted]),
+            preferred_read_replica=-1 if data.preferred_read_replica is None else data.preferred_read_replica,
+            # The FileRecords slice itself: encode_response_chunks keeps it as a file region.
+            records=records)
 
     # ------------------------------------------------------------------ ListOffsets
 
     @staticmethod
     @error_response_of(ApiKeys.LIST_OFFSETS)
     def list_offsets_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"topics": [
-            {"name": t.name, "partitions": [
-                {"partition_index": p.partition_index, "error_code": error, "timestamp": UNKNOWN_TIMESTAMP,
-                 "offset": UNKNOWN_OFFSET} for p in t.partitions]}
-            for t in request.body.topics]})
+        return ListOffsetsResponse(throttle_time=NO_THROTTLE, topics=tuple([
+            ListOffsetsTopicResponse(name=t.name, partitions=tuple([
+                _list_offsets_partition(p.partition_index, error) for p in t.partitions]))
+            for t in request.body.topics]))
 
     def handle_list_offset_request(self, request: Request) -> None:
         body = request.body
@@ -910,10 +937,6 @@ class KafkaApis:
         fetch_only_from_leader = replica_id != DEBUGGING_REPLICA_ID
         isolation_level = int(_field(body, "isolation_level", 0)) if replica_id == CONSUMER_REPLICA_ID else None
 
-        def error_partition(partition: int, error: Errors) -> dict[str, Any]:
-            return {"partition_index": partition, "error_code": error, "timestamp": UNKNOWN_TIMESTAMP,
-                    "offset": UNKNOWN_OFFSET}
-
         describable = None
         if self.authorizer is not None:
             describable = self.auth_helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
@@ -922,9 +945,9 @@ class KafkaApis:
         unauthorized = []
         for topic in body.topics:
             if describable is not None and topic.name not in describable:
-                unauthorized.append({"name": topic.name, "partitions": [
-                    error_partition(int(p.partition_index), Errors.TOPIC_AUTHORIZATION_FAILED)
-                    for p in topic.partitions]})
+                unauthorized.append(ListOffsetsTopicResponse(name=topic.name, partitions=tuple([
+                    _list_offsets_partition(int(p.partition_index), Errors.TOPIC_AUTHORIZATION_FAILED)
+                    for p in topic.partitions])))
                 continue
             partitions = []
             for p in topic.partitions:
@@ -933,7 +956,7 @@ class KafkaApis:
                     self.logger.debug("OffsetRequest with correlation id %d from client %s on partition %s failed "
                                       "because the partition is duplicated in the request.",
                                       request.correlation_id, request.header.client_id, tp)
-                    partitions.append(error_partition(tp.partition, Errors.INVALID_REQUEST))
+                    partitions.append(_list_offsets_partition(tp.partition, Errors.INVALID_REQUEST))
                     continue
                 try:
                     found = self.replica_manager.fetch_offset_for_timestamp(
@@ -945,28 +968,26 @@ class KafkaApis:
                         error = Errors.LEADER_NOT_AVAILABLE
                     if error is Errors.UNKNOWN_SERVER_ERROR:
                         self.logger.error("Error while responding to offset request", exc_info=e)
-                    partitions.append(error_partition(tp.partition, error))
+                    partitions.append(_list_offsets_partition(tp.partition, error))
                     continue
                 if found is None:
-                    partitions.append(error_partition(tp.partition, Errors.NONE))
+                    partitions.append(_list_offsets_partition(tp.partition, Errors.NONE))
                 else:
-                    answer = {"partition_index": tp.partition, "error_code": Errors.NONE,
-                              "timestamp": found.timestamp, "offset": found.offset}
-                    if found.leader_epoch is not None and version >= 4:
-                        answer["leader_epoch"] = found.leader_epoch
-                    partitions.append(answer)
-            topics.append({"name": topic.name, "partitions": partitions})
-        self.send_response(request, build_response(request, {"throttle_time": 0, "topics": topics + unauthorized}))
+                    partitions.append(ListOffsetsPartitionResponse(
+                        partition_index=tp.partition, error_code=Errors.NONE.error_code, timestamp=found.timestamp,
+                        offset=found.offset, leader_epoch=-1 if found.leader_epoch is None else found.leader_epoch))
+            topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=tuple(partitions)))
+        self.send_response(request, ListOffsetsResponse(throttle_time=NO_THROTTLE, topics=tuple(topics + unauthorized)))
 
     # ------------------------------------------------------------------ OffsetForLeaderEpoch
 
     @staticmethod
     @error_response_of(ApiKeys.OFFSET_FOR_LEADER_EPOCH)
     def offset_for_leader_epoch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time_ms": 0, "topics": [
-            {"topic": t.topic, "partitions": [{"error_code": error, "partition": p.partition, "leader_epoch": -1,
-                                               "end_offset": -1} for p in t.partitions]}
-            for t in request.body.topics]})
+        return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=tuple([
+            OffsetForLeaderTopicResult(topic=t.topic, partitions=tuple([
+                LeaderEpochEndOffset(error_code=error.error_code, partition=p.partition) for p in t.partitions]))
+            for t in request.body.topics]))
 
     def handle_offset_for_leader_epoch_request(self, request: Request) -> None:
         """Where each asked-for leader epoch ends in this leader's log (KIP-101): the end offset
@@ -995,32 +1016,33 @@ class KafkaApis:
         unauthorized = []
         for t in body.topics:
             if authorized is not None and t.topic not in authorized:
-                unauthorized.append({"topic": t.topic, "partitions": [
-                    {"error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "partition": int(p.partition),
-                     "leader_epoch": -1, "end_offset": -1} for p in t.partitions]})
+                unauthorized.append(OffsetForLeaderTopicResult(topic=t.topic, partitions=tuple([
+                    LeaderEpochEndOffset(error_code=Errors.TOPIC_AUTHORIZATION_FAILED.error_code,
+                                         partition=int(p.partition)) for p in t.partitions])))
                 continue
             partitions = []
             for p in t.partitions:
                 answer = end_offsets[TopicPartition(t.topic, int(p.partition))]
-                partitions.append({"error_code": answer.error, "partition": int(p.partition),
-                                   "leader_epoch": answer.leader_epoch, "end_offset": answer.end_offset})
-            topics.append({"topic": t.topic, "partitions": partitions})
+                partitions.append(LeaderEpochEndOffset(error_code=answer.error.error_code, partition=int(p.partition),
+                                                       leader_epoch=answer.leader_epoch, end_offset=answer.end_offset))
+            topics.append(OffsetForLeaderTopicResult(topic=t.topic, partitions=tuple(partitions)))
         topics += unauthorized
-        self.send_response(request, build_response(request, {"throttle_time_ms": 0, "topics": topics}))
+        self.send_response(request, OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=tuple(topics)))
 
     # ------------------------------------------------------------------ DeleteRecords
 
     @staticmethod
     @error_response_of(ApiKeys.DELETE_RECORDS)
     def delete_records_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": -1,
-                                             "error_code": error} for p in t.partitions]}
-            for t in request.body.topics]})
+        return DeleteRecordsResponse(throttle_time=NO_THROTTLE, topics=tuple([
+            DeleteRecordsTopicResult(name=t.name, partitions=tuple([DeleteRecordsPartitionResult(
+                partition_index=p.partition_index, low_watermark=-1, error_code=error.error_code)
+                for p in t.partitions]))
+            for t in request.body.topics]))
 
     def handle_delete_records_request(self, request: Request) -> None:
         body = request.body
-        early: dict[TopicPartition, dict[str, Any]] = {}
+        early: dict[TopicPartition, tuple[int, Errors]] = {}
         offsets: dict[TopicPartition, int] = {}
         deletable = None
         if self.authorizer is not None:
@@ -1030,18 +1052,20 @@ class KafkaApis:
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, int(p.partition_index))
                 if deletable is not None and topic.name not in deletable:
-                    early[tp] = {"low_watermark": -1, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED}
+                    early[tp] = (-1, Errors.TOPIC_AUTHORIZATION_FAILED)
                 elif not self.metadata_cache.contains(tp):
-                    early[tp] = {"low_watermark": -1, "error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                    early[tp] = (-1, Errors.UNKNOWN_TOPIC_OR_PARTITION)
                 else:
                     offsets[tp] = int(p.offset)
 
         def send_response_callback(results: Mapping[TopicPartition, Any]) -> None:
-            merged = {tp: {"low_watermark": r.low_watermark, "error_code": r.error} for tp, r in results.items()}
+            merged = {tp: (r.low_watermark, r.error) for tp, r in results.items()}
             merged.update(early)
-            self.send_response(request, build_response(request, {"throttle_time": 0, "topics": [
-                {"name": topic, "partitions": [dict(p, partition_index=index) for index, p in parts]}
-                for topic, parts in _topics_of(merged.items())]}))
+            self.send_response(request, DeleteRecordsResponse(throttle_time=NO_THROTTLE, topics=tuple([
+                DeleteRecordsTopicResult(name=topic, partitions=tuple([DeleteRecordsPartitionResult(
+                    partition_index=index, low_watermark=low_watermark, error_code=error.error_code)
+                    for index, (low_watermark, error) in parts]))
+                for topic, parts in _topics_of(merged.items())])))
 
         if not offsets:
             send_response_callback({})
@@ -1054,8 +1078,8 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.INIT_PRODUCER_ID)
     def init_producer_id_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error, "producer_id": NO_PRODUCER_ID,
-                                        "producer_epoch": NO_PRODUCER_EPOCH})
+        return InitProducerIdResponse(throttle_time=NO_THROTTLE, error_code=error.error_code,
+                                      producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
 
     def handle_init_producer_id_request(self, request: Request) -> None:
         body = request.body
@@ -1091,7 +1115,8 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.DESCRIBE_CLUSTER)
     def describe_cluster_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error, "error_message": message})
+        return DescribeClusterResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, error_message=message,
+                                       cluster_id="", brokers=())
 
     def handle_describe_cluster(self, request: Request) -> None:
         listener = request.context.listener_name
@@ -1103,13 +1128,12 @@ class KafkaApis:
                     request, ResourceType.CLUSTER, CLUSTER_NAME)
             else:
                 cluster_authorized_operations = 0
-        self.send_response(request, build_response(request, {
-            "throttle_time": 0, "error_code": Errors.NONE, "cluster_id": self.cluster_id,
-            "controller_id": NO_CONTROLLER_ID if controller_id is None else controller_id,
-            "brokers": [{"broker_id": n.id, "host": n.host, "port": n.port, "rack": n.rack}
-                        for n in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)],
-            "cluster_authorized_operations": cluster_authorized_operations,
-        }))
+        self.send_response(request, DescribeClusterResponse(
+            throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, cluster_id=self.cluster_id,
+            controller_id=NO_CONTROLLER_ID if controller_id is None else controller_id,
+            brokers=tuple([DescribeClusterBroker(broker_id=n.id, host=n.host, port=n.port, rack=n.rack)
+                           for n in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]),
+            cluster_authorized_operations=cluster_authorized_operations))
 
     # ------------------------------------------------------------------ from the controller
 
@@ -1207,7 +1231,7 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.UPDATE_METADATA)
     def update_metadata_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return UpdateMetadataResponse(error_code=error.error_code)
 
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
@@ -1216,7 +1240,7 @@ class KafkaApis:
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received update metadata request with broker epoch %d smaller than the current broker "
                              "epoch %d", broker_epoch, self.controller.broker_epoch)
-            self.send_response(request, build_response(request, {"error_code": Errors.STALE_BROKER_EPOCH}))
+            self.send_response(request, UpdateMetadataResponse(error_code=Errors.STALE_BROKER_EPOCH.error_code))
             return
         deleted_partitions = self.replica_manager.maybe_update_metadata_cache(request.correlation_id, body)
         if deleted_partitions and self.group_coordinator is not None:
@@ -1232,12 +1256,12 @@ class KafkaApis:
 
             for tp in _update_metadata_partitions(body):
                 self.replica_manager.try_complete_election(TopicPartitionOperationKey.from_topic_partition(tp))
-        self.send_response(request, build_response(request, {"error_code": Errors.NONE}))
+        self.send_response(request, UpdateMetadataResponse(error_code=Errors.NONE.error_code))
 
     @staticmethod
     @error_response_of(ApiKeys.CONTROLLED_SHUTDOWN)
     def controlled_shutdown_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return ControlledShutdownResponse(error_code=error.error_code, remaining_partitions=())
 
     def handle_controlled_shutdown_request(self, request: Request) -> None:
         body = request.body
@@ -1247,10 +1271,10 @@ class KafkaApis:
             if isinstance(result, BaseException):
                 self.send_error_response(request, Errors.for_exception(result), str(result) or None)
                 return
-            self.send_response(request, build_response(request, {
-                "error_code": Errors.NONE,
-                "remaining_partitions": [{"topic_name": tp.topic, "partition_index": tp.partition}
-                                         for tp in sorted(result, key=lambda t: (t.topic, t.partition))]}))
+            self.send_response(request, ControlledShutdownResponse(
+                error_code=Errors.NONE.error_code,
+                remaining_partitions=tuple([RemainingPartition(topic_name=tp.topic, partition_index=tp.partition)
+                                            for tp in sorted(result, key=lambda t: (t.topic, t.partition))])))
 
         self.controller.controlled_shutdown(int(body.broker_id), int(_field(body, "broker_epoch",
                                                                             UNKNOWN_BROKER_EPOCH)),
@@ -1259,7 +1283,7 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.ALTER_ISR)
     def alter_isr_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return AlterIsrResponse(throttle_time_ms=0, error_code=error.error_code, topics=())
 
     def handle_alter_isr_request(self, request: Request) -> None:
         """A leader's ISR changes, for the controller: a ClusterAction (any principal passes
