@@ -24,13 +24,25 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from kio.schema.alter_configs.v2.response import AlterConfigsResourceResponse, AlterConfigsResponse
+from kio.schema.create_partitions.v3.response import CreatePartitionsResponse, CreatePartitionsTopicResult
+from kio.schema.create_topics.v7.response import CreatableTopicConfigs, CreatableTopicResult, CreateTopicsResponse
+from kio.schema.delete_topics.v6.response import DeletableTopicResult, DeleteTopicsResponse
+from kio.schema.describe_configs.v4.response import DescribeConfigsResourceResult, DescribeConfigsResponse
+from kio.schema.describe_configs.v4.response import DescribeConfigsResult, DescribeConfigsSynonym
+from kio.schema.elect_leaders.v2.response import ElectLeadersResponse, PartitionResult, ReplicaElectionResult
+from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourceResponse as \
+    IncrementalAlterConfigsResourceResponse
+from kio.schema.incremental_alter_configs.v1.response import IncrementalAlterConfigsResponse
+
 from kafka_py.common.errors import InvalidRequestException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import _field, _millis, build_response, error_response_of
+from kafka_py.server.kafka_apis import _field, _millis, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -112,9 +124,9 @@ class AdminRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.CREATE_TOPICS)
     def create_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"topics": [
-            {"name": t.name, "error_code": error, "error_message": message, "num_partitions": -1,
-             "replication_factor": -1} for t in request.body.topics]})
+        return new_entity(CreateTopicsResponse, topics=tuple([
+            new_entity(CreatableTopicResult, name=t.name, error_code=error, error_message=message, num_partitions=-1,
+                       replication_factor=-1) for t in request.body.topics]))
 
     def handle_create_topics_request(self, request: Request) -> None:
         body = request.body
@@ -128,7 +140,8 @@ class AdminRequestHandlers:
 
         def send(values: Mapping[str, Mapping[str, Any]]) -> None:
             self._send_response_with_controller_quota(
-                quota, request, build_response(request, {"throttle_time": 0, "topics": list(values.values())}))
+                quota, request, new_entity(CreateTopicsResponse, topics=tuple([
+                    new_entity(CreatableTopicResult, **result) for result in values.values()])))
 
         if not self._controller_is_active():
             for result in results.values():
@@ -168,9 +181,10 @@ class AdminRequestHandlers:
                 if result.error is Errors.NONE:
                     entry.update(num_partitions=result.num_partitions, replication_factor=result.replication_factor,
                                  topic_id=result.topic_id or _ZERO_UUID,
-                                 configs=[{"name": c.name, "value": c.value, "read_only": c.read_only,
-                                           "config_source": int(c.config_source), "is_sensitive": c.is_sensitive}
-                                          for c in result.configs])
+                                 configs=tuple([new_entity(
+                                     CreatableTopicConfigs, name=c.name, value=c.value, read_only=c.read_only,
+                                     config_source=int(c.config_source), is_sensitive=c.is_sensitive)
+                                     for c in result.configs]))
                 else:
                     # A failed create reports no configs or metadata.
                     entry.update(num_partitions=-1, replication_factor=-1, configs=(), topic_config_error_code=0)
@@ -189,8 +203,8 @@ class AdminRequestHandlers:
     def delete_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         body = request.body
         names = list(_field(body, "topic_names", None) or ()) or [t.name for t in _field(body, "topics", ())]
-        return build_response(request, {"responses": [{"name": n, "error_code": error, "error_message": message}
-                                                      for n in names]})
+        return new_entity(DeleteTopicsResponse, responses=tuple([
+            new_entity(DeletableTopicResult, name=n, error_code=error, error_message=message) for n in names]))
 
     def handle_delete_topics_request(self, request: Request) -> None:
         body = request.body
@@ -206,7 +220,8 @@ class AdminRequestHandlers:
 
         def send() -> None:
             self._send_response_with_controller_quota(
-                quota, request, build_response(request, {"throttle_time": 0, "responses": results}))
+                quota, request, new_entity(DeleteTopicsResponse, responses=tuple([
+                    new_entity(DeletableTopicResult, **result) for result in results])))
 
         if not self._controller_is_active():
             results.extend({"name": n, "topic_id": i, "error_code": Errors.NOT_CONTROLLER} for n, i in requested)
@@ -266,8 +281,9 @@ class AdminRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.CREATE_PARTITIONS)
     def create_partitions_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"results": [{"name": t.name, "error_code": error, "error_message": message}
-                                                    for t in request.body.topics]})
+        return new_entity(CreatePartitionsResponse, results=tuple([
+            new_entity(CreatePartitionsTopicResult, name=t.name, error_code=error, error_message=message)
+            for t in request.body.topics]))
 
     def handle_create_partitions_request(self, request: Request) -> None:
         body = request.body
@@ -276,10 +292,11 @@ class AdminRequestHandlers:
         quota = self._controller_mutation_quota(request, strict_since_version=3)
 
         def send(results: Mapping[str, Any]) -> None:
-            self._send_response_with_controller_quota(quota, request, build_response(request, {
-                "throttle_time": 0, "results": [
-                    {"name": name, "error_code": error.error, "error_message": error.message}
-                    for name, error in results.items()]}))
+            self._send_response_with_controller_quota(quota, request, new_entity(
+                CreatePartitionsResponse, results=tuple([
+                    new_entity(CreatePartitionsTopicResult, name=name, error_code=error.error,
+                               error_message=error.message)
+                    for name, error in results.items()])))
 
         from kafka_py.common.api_error import ApiError
 
@@ -311,9 +328,9 @@ class AdminRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.DESCRIBE_CONFIGS)
     def describe_configs_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"results": [
-            {"error_code": error, "error_message": message, "resource_type": r.resource_type,
-             "resource_name": r.resource_name, "configs": ()} for r in request.body.resources]})
+        return new_entity(DescribeConfigsResponse, results=tuple([
+            new_entity(DescribeConfigsResult, error_code=error, error_message=message, resource_type=r.resource_type,
+                       resource_name=r.resource_name, configs=()) for r in request.body.resources]))
 
     def handle_describe_configs_request(self, request: Request) -> None:
         body = request.body
@@ -330,26 +347,28 @@ class AdminRequestHandlers:
             resources = [r for r, ok in zip(resources, allowed) if ok]
         results = self._admin.describe_configs(resources, bool(_field(body, "include_synonyms", False)),
                                                bool(_field(body, "include_documentation", False))) if resources else []
-        refused_results = [{"error_code": _config_authorization_error(int(r.resource_type)), "error_message": None,
-                            "resource_type": int(r.resource_type), "resource_name": r.resource_name, "configs": ()}
-                           for r in refused]
-        self.apis.send_response(request, build_response(request, {"throttle_time": 0, "results": [
-            {"error_code": r.error, "error_message": r.error_message, "resource_type": int(r.resource_type),
-             "resource_name": r.resource_name,
-             "configs": [{"name": c.name, "value": c.value, "read_only": c.read_only,
-                          "config_source": int(c.config_source), "is_sensitive": c.is_sensitive,
-                          "config_type": int(c.config_type),
-                          "documentation": c.documentation,
-                          "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)}
-                                       for s in c.synonyms]} for c in r.configs]}
-            for r in results] + refused_results}))
+        refused_results = [new_entity(DescribeConfigsResult, error_code=_config_authorization_error(
+            int(r.resource_type)), error_message=None, resource_type=int(r.resource_type),
+            resource_name=r.resource_name, configs=()) for r in refused]
+        self.apis.send_response(request, new_entity(DescribeConfigsResponse, results=tuple([
+            new_entity(DescribeConfigsResult, error_code=r.error, error_message=r.error_message,
+                       resource_type=int(r.resource_type), resource_name=r.resource_name, configs=tuple([
+                           new_entity(DescribeConfigsResourceResult, name=c.name, value=c.value,
+                                      read_only=c.read_only, config_source=int(c.config_source),
+                                      is_sensitive=c.is_sensitive, config_type=int(c.config_type),
+                                      documentation=c.documentation, synonyms=tuple([
+                                          new_entity(DescribeConfigsSynonym, name=s.name, value=s.value,
+                                                     source=int(s.source)) for s in c.synonyms]))
+                           for c in r.configs]))
+            for r in results] + refused_results)))
 
     @staticmethod
     @error_response_of(ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS)
     def alter_configs_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"responses": [
-            {"error_code": error, "error_message": message, "resource_type": r.resource_type,
-             "resource_name": r.resource_name} for r in request.body.resources]})
+        response, resource_response = _alter_configs_classes(request)
+        return new_entity(response, responses=tuple([
+            new_entity(resource_response, error_code=error, error_message=message, resource_type=r.resource_type,
+                       resource_name=r.resource_name) for r in request.body.resources]))
 
     def handle_alter_configs_request(self, request: Request) -> None:
         body = request.body
@@ -395,9 +414,11 @@ class AdminRequestHandlers:
         return refused
 
     def _send_alter_configs_response(self, request: Request, results: Mapping[tuple[int, str], Any]) -> None:
-        self.apis.send_response(request, build_response(request, {"throttle_time": 0, "responses": [
-            {"error_code": error.error, "error_message": error.message, "resource_type": resource_type,
-             "resource_name": name} for (resource_type, name), error in results.items()]}))
+        response, resource_response = _alter_configs_classes(request)
+        self.apis.send_response(request, new_entity(response, responses=tuple([
+            new_entity(resource_response, error_code=error.error, error_message=error.message,
+                       resource_type=resource_type, resource_name=name)
+            for (resource_type, name), error in results.items()])))
 
     # ------------------------------------------------------------------ ElectLeaders
 
@@ -405,10 +426,11 @@ class AdminRequestHandlers:
     @error_response_of(ApiKeys.ELECT_LEADERS)
     def elect_leaders_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # every partition the request names, with the error and its message (ElectLeadersRequest.getErrorResponse)
-        return build_response(request, {"throttle_time": 0, "error_code": error, "replica_election_results": [
-            {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": error, "error_message": message}
-                                                    for p in t.partitions]}
-            for t in (request.body.topic_partitions or ())]})
+        return new_entity(ElectLeadersResponse, error_code=error, replica_election_results=tuple([
+            ReplicaElectionResult(topic=t.topic, partition_result=tuple([
+                new_entity(PartitionResult, partition_id=p, error_code=error, error_message=message)
+                for p in t.partitions]))
+            for t in (request.body.topic_partitions or ())]))
 
     def handle_elect_replica_leader(self, request: Request) -> None:
         """ElectLeaders: Alter on the cluster; the controller elects (only the active one
@@ -426,14 +448,14 @@ class AdminRequestHandlers:
         def send_response_callback(error: ApiError, results: Mapping[TopicPartition, ApiError]) -> None:
             if all_partitions:
                 results = {tp: e for tp, e in results.items() if e.error is not Errors.ELECTION_NOT_NEEDED}
-            by_topic: dict[str, list[dict[str, Any]]] = {}
+            by_topic: dict[str, list[PartitionResult]] = {}
             for tp, e in results.items():
                 by_topic.setdefault(tp.topic, []).append(
-                    {"partition_id": tp.partition, "error_code": e.error, "error_message": e.message})
-            apis.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": error.error,
-                "replica_election_results": [{"topic": topic, "partition_result": partitions}
-                                             for topic, partitions in by_topic.items()]}))
+                    new_entity(PartitionResult, partition_id=tp.partition, error_code=e.error, error_message=e.message))
+            apis.send_response(request, new_entity(
+                ElectLeadersResponse, error_code=error.error, replica_election_results=tuple([
+                    ReplicaElectionResult(topic=topic, partition_result=tuple(partitions))
+                    for topic, partitions in by_topic.items()])))
 
         if not apis.auth_helper.authorize(request.context, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
             error = ApiError(Errors.CLUSTER_AUTHORIZATION_FAILED, None)
@@ -445,6 +467,14 @@ class AdminRequestHandlers:
             apis.controller, partitions, election_type,
             apis.answering(request, lambda results: send_response_callback(ApiError.NONE, results)),  # type: ignore[attr-defined]
             _millis(body.timeout))
+
+
+def _alter_configs_classes(request: Request) -> tuple[type, type]:
+    """The response class and its resource struct of an AlterConfigs or IncrementalAlterConfigs
+    request (both answer with the same shape)."""
+    if request.api_key is ApiKeys.INCREMENTAL_ALTER_CONFIGS:
+        return IncrementalAlterConfigsResponse, IncrementalAlterConfigsResourceResponse
+    return AlterConfigsResponse, AlterConfigsResourceResponse
 
 
 def election_request_partitions(body: Any) -> set[TopicPartition]:
