@@ -25,7 +25,22 @@ way in __transaction_state (created with the transaction coordinator's topic con
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
+from kio.schema.describe_groups.v5.response import DescribedGroup, DescribedGroupMember, DescribeGroupsResponse
+from kio.schema.find_coordinator.v3.response import FindCoordinatorResponse
+from kio.schema.heartbeat.v4.response import HeartbeatResponse
+from kio.schema.join_group.v7.response import JoinGroupResponse, JoinGroupResponseMember
+from kio.schema.leave_group.v4.response import LeaveGroupResponse, MemberResponse
+from kio.schema.list_groups.v4.response import ListedGroup, ListGroupsResponse
+from kio.schema.offset_commit.v8.response import OffsetCommitResponse, OffsetCommitResponsePartition
+from kio.schema.offset_commit.v8.response import OffsetCommitResponseTopic
+from kio.schema.offset_delete.v0.response import OffsetDeleteResponse, OffsetDeleteResponsePartition
+from kio.schema.offset_delete.v0.response import OffsetDeleteResponseTopic
+from kio.schema.offset_fetch.v7.response import OffsetFetchResponse, OffsetFetchResponsePartition
+from kio.schema.offset_fetch.v7.response import OffsetFetchResponseTopic
+from kio.schema.sync_group.v5.response import SyncGroupResponse
 
 from kafka_py.common.errors import InvalidRequestException
 from kafka_py.common.topic_partition import TopicPartition
@@ -36,13 +51,14 @@ from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_T
 from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import (
     _field,
     _millis,
+    NO_THROTTLE,
     _topics_of,
-    build_response,
     error_response,
     error_response_of,
 )
@@ -58,6 +74,7 @@ COORDINATOR_TYPE_GROUP = 0
 COORDINATOR_TYPE_TRANSACTION = 1
 NO_NODE_ID = -1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
+_AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # DescribedGroup.authorized_operations' default
 
 
 class GroupRequestHandlers:
@@ -71,8 +88,8 @@ class GroupRequestHandlers:
     def _coordinator(self) -> Any:
         return self.apis.group_coordinator
 
-    def _send(self, request: Request, values: dict[str, Any]) -> None:
-        self.apis.send_response(request, build_response(request, {"throttle_time": 0, **values}))
+    def _send(self, request: Request, response: Any) -> None:
+        self.apis.send_response(request, response)
 
     def _authorize_group(self, request: Request, operation: AclOperation, group_id: str) -> bool:
         return self.apis.auth_helper.authorize(request.context, operation, ResourceType.GROUP, group_id)
@@ -89,8 +106,8 @@ class GroupRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.FIND_COORDINATOR)
     def find_coordinator_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error, "error_message": message, "node_id": -1, "host": "",
-                                        "port": -1})
+        return new_entity(FindCoordinatorResponse, error_code=error, error_message=message, node_id=NO_NODE_ID,
+                          host="", port=-1)
 
     def handle_find_coordinator_request(self, request: Request) -> None:
         body = request.body
@@ -107,10 +124,10 @@ class GroupRequestHandlers:
             return
 
         def send(error: Errors, node: Any = None) -> None:
-            self._send(request, {"error_code": error, "error_message": error.message,
-                                 "node_id": NO_NODE_ID if node is None else node.id,
-                                 "host": "" if node is None else node.host,
-                                 "port": -1 if node is None else node.port})
+            self._send(request, new_entity(FindCoordinatorResponse, error_code=error, error_message=error.message,
+                                           node_id=NO_NODE_ID if node is None else node.id,
+                                           host="" if node is None else node.host,
+                                           port=-1 if node is None else node.port))
 
         if key_type == COORDINATOR_TYPE_GROUP:
             if self._coordinator is None:
@@ -156,9 +173,8 @@ class GroupRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.JOIN_GROUP)
     def join_group_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error, "generation_id": -1,
-                                        "protocol_name": None if request.api_version >= 7 else "",
-                                        "leader": "", "member_id": ""})
+        return new_entity(JoinGroupResponse, error_code=error, generation_id=-1,
+                          protocol_name=None if request.api_version >= 7 else "", leader="", member_id="")
 
     def handle_join_group_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -168,16 +184,16 @@ class GroupRequestHandlers:
 
         def send_response_callback(result: JoinGroupResult) -> None:
             protocol_name = result.protocol_name if version >= 7 else (result.protocol_name or "")
-            self._send(request, {
-                "error_code": result.error,
-                "generation_id": result.generation_id,
-                "protocol_type": result.protocol_type,
-                "protocol_name": protocol_name,
-                "leader": result.leader_id or "",
-                "member_id": result.member_id,
-                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                             "metadata": m.metadata} for m in result.members],
-            })
+            self._send(request, new_entity(
+                JoinGroupResponse,
+                error_code=result.error,
+                generation_id=result.generation_id,
+                protocol_type=result.protocol_type,
+                protocol_name=protocol_name,
+                leader=result.leader_id or "",
+                member_id=result.member_id,
+                members=tuple([JoinGroupResponseMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                                       metadata=m.metadata) for m in result.members])))
 
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
             send_response_callback(JoinGroupResult.error_result("", Errors.GROUP_AUTHORIZATION_FAILED))
@@ -202,7 +218,7 @@ class GroupRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.SYNC_GROUP)
     def sync_group_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return new_entity(SyncGroupResponse, error_code=error)
 
     def handle_sync_group_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -211,8 +227,9 @@ class GroupRequestHandlers:
         version = request.api_version
 
         def send_response_callback(result: SyncGroupResult) -> None:
-            self._send(request, {"error_code": result.error, "protocol_type": result.protocol_type,
-                                 "protocol_name": result.protocol_name, "assignment": result.member_assignment})
+            self._send(request, new_entity(SyncGroupResponse, error_code=result.error,
+                                           protocol_type=result.protocol_type, protocol_name=result.protocol_name,
+                                           assignment=result.member_assignment))
 
         protocol_type = _field(body, "protocol_type")
         protocol_name = _field(body, "protocol_name")
@@ -233,7 +250,7 @@ class GroupRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.HEARTBEAT)
     def heartbeat_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return HeartbeatResponse(throttle_time=NO_THROTTLE, error_code=error.error_code)
 
     def handle_heartbeat_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -241,7 +258,7 @@ class GroupRequestHandlers:
         body = request.body
 
         def send_response_callback(error: Errors) -> None:
-            self._send(request, {"error_code": error})
+            self._send(request, HeartbeatResponse(throttle_time=NO_THROTTLE, error_code=error.error_code))
 
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
             send_response_callback(Errors.GROUP_AUTHORIZATION_FAILED)
@@ -255,7 +272,7 @@ class GroupRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.LEAVE_GROUP)
     def leave_group_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return LeaveGroupResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, members=())
 
     def handle_leave_group_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -274,14 +291,18 @@ class GroupRequestHandlers:
                 if error is Errors.NONE:
                     error = next((m.error for m in result.member_responses if m.error is not Errors.NONE),
                                  Errors.NONE)
-                self._send(request, {"error_code": error})
+                self._send(request, LeaveGroupResponse(throttle_time=NO_THROTTLE, error_code=error.error_code,
+                                                       members=()))
             else:
-                self._send(request, {"error_code": result.top_level_error, "members": [
-                    {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "error_code": m.error}
-                    for m in result.member_responses]})
+                self._send(request, LeaveGroupResponse(
+                    throttle_time=NO_THROTTLE, error_code=result.top_level_error.error_code, members=tuple([
+                        MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                       error_code=m.error.error_code) for m in result.member_responses])))
 
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
-            self._send(request, {"error_code": Errors.GROUP_AUTHORIZATION_FAILED})
+            self._send(request, LeaveGroupResponse(throttle_time=NO_THROTTLE,
+                                                   error_code=Errors.GROUP_AUTHORIZATION_FAILED.error_code,
+                                                   members=()))
             return
         self._coordinator.handle_leave_group(body.group_id, members,
                                              self.apis.answering(request, send_response_callback))
@@ -291,9 +312,8 @@ class GroupRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.OFFSET_COMMIT)
     def offset_commit_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error}
-                                            for p in t.partitions]} for t in request.body.topics]})
+        return _offset_commit_response((TopicPartition(t.name, int(p.partition_index)), error)
+                                       for t in request.body.topics for p in t.partitions)
 
     def handle_offset_commit_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -326,10 +346,7 @@ class GroupRequestHandlers:
                     self.logger.debug("Offset commit request with correlation id %d from client %s on partition %s "
                                       "failed due to %s", request.correlation_id,
                                       request.header.client_id, tp, error.exception_name)
-            self._send(request, {"topics": [
-                {"name": topic, "partitions": [{"partition_index": index, "error_code": error}
-                                               for index, error in parts]}
-                for topic, parts in _topics_of(combined.items())]})
+            self._send(request, _offset_commit_response(combined.items()))
 
         if not to_commit:
             send_response_callback({})
@@ -352,11 +369,12 @@ class GroupRequestHandlers:
     @error_response_of(ApiKeys.OFFSET_FETCH)
     def offset_fetch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # v2+ has a top-level error and then lists no partitions; v1 can only say it per partition
-        topics = [] if request.api_version >= 2 else [
-            {"name": t.name, "partitions": [
-                {"partition_index": p, "committed_offset": -1, "metadata": "", "error_code": error}
-                for p in t.partition_indexes]} for t in (request.body.topics or ())]
-        return build_response(request, {"error_code": error, "topics": topics})
+        topics = () if request.api_version >= 2 else tuple([
+            OffsetFetchResponseTopic(name=t.name, partitions=tuple([
+                new_entity(OffsetFetchResponsePartition, partition_index=p, committed_offset=-1, metadata="",
+                           error_code=error)
+                for p in t.partition_indexes])) for t in (request.body.topics or ())])
+        return OffsetFetchResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, topics=topics)
 
     def handle_offset_fetch_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -394,27 +412,29 @@ class GroupRequestHandlers:
             partition_data = dict(partition_data)
             for tp in unauthorized:
                 partition_data[tp] = (-1, None, "", Errors.TOPIC_AUTHORIZATION_FAILED)
-        self._send(request, {"error_code": Errors.NONE, "topics": [
-            {"name": topic, "partitions": [
-                {"partition_index": index, "committed_offset": offset,
-                 "committed_leader_epoch": NO_PARTITION_LEADER_EPOCH if epoch is None else epoch,
-                 "metadata": metadata, "error_code": partition_error}
-                for index, (offset, epoch, metadata, partition_error) in parts]}
-            for topic, parts in _topics_of(partition_data.items())]})
+        self._send(request, OffsetFetchResponse(
+            throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, topics=tuple([
+                OffsetFetchResponseTopic(name=topic, partitions=tuple([
+                    OffsetFetchResponsePartition(
+                        partition_index=index, committed_offset=offset,
+                        committed_leader_epoch=NO_PARTITION_LEADER_EPOCH if epoch is None else epoch,
+                        metadata=metadata, error_code=partition_error.error_code)
+                    for index, (offset, epoch, metadata, partition_error) in parts]))
+                for topic, parts in _topics_of(partition_data.items())])))
 
     # ------------------------------------------------------------------ OffsetDelete
 
     @staticmethod
     @error_response_of(ApiKeys.OFFSET_DELETE)
     def offset_delete_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return _offset_delete_response(error, ())
 
     def handle_offset_delete_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
         body = request.body
         if not self._authorize_group(request, AclOperation.DELETE, body.group_id):
-            self._send(request, {"error_code": Errors.GROUP_AUTHORIZATION_FAILED, "topics": []})
+            self._send(request, _offset_delete_response(Errors.GROUP_AUTHORIZATION_FAILED, ()))
             return
         readable = None
         if self.apis.authorizer is not None:
@@ -433,20 +453,18 @@ class GroupRequestHandlers:
                     partitions.append(tp)
         group_error, errors = self._coordinator.handle_delete_offsets(body.group_id, partitions)
         if group_error is not Errors.NONE:
-            self._send(request, {"error_code": group_error, "topics": []})
+            self._send(request, _offset_delete_response(group_error, ()))
             return
         partition_errors.update(errors)
-        self._send(request, {"error_code": Errors.NONE, "topics": [
-            {"name": topic, "partitions": [{"partition_index": index, "error_code": error} for index, error in parts]}
-            for topic, parts in _topics_of(partition_errors.items())]})
+        self._send(request, _offset_delete_response(Errors.NONE, partition_errors.items()))
 
     # ------------------------------------------------------------------ DescribeGroups
 
     @staticmethod
     @error_response_of(ApiKeys.DESCRIBE_GROUPS)
     def describe_groups_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"groups": [{"error_code": error, "group_id": g}
-                                                   for g in request.body.groups]})
+        return DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=tuple([
+            _described_group_error(g, error) for g in request.body.groups]))
 
     def handle_describe_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -456,29 +474,29 @@ class GroupRequestHandlers:
         groups = []
         for group_id in body.groups:
             if not self._authorize_group(request, AclOperation.DESCRIBE, group_id):
-                groups.append({"error_code": Errors.GROUP_AUTHORIZATION_FAILED, "group_id": group_id,
-                               "group_state": "", "protocol_type": "", "protocol_data": "", "members": ()})
+                groups.append(_described_group_error(group_id, Errors.GROUP_AUTHORIZATION_FAILED))
                 continue
             error, summary = self._coordinator.handle_describe_group(group_id)
-            described: dict[str, Any] = {
-                "error_code": error, "group_id": group_id, "group_state": summary.state,
-                "protocol_type": summary.protocol_type, "protocol_data": summary.protocol,
-                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                             "client_id": m.client_id, "client_host": m.client_host,
-                             "member_metadata": m.metadata, "member_assignment": m.assignment}
-                            for m in summary.members]}
+            authorized_operations = _AUTHORIZED_OPERATIONS_OMITTED
             if request.api_version >= 3 and error is Errors.NONE and include_authorized_operations:
-                described["authorized_operations"] = self.apis.auth_helper.authorized_operations(
+                authorized_operations = self.apis.auth_helper.authorized_operations(
                     request, ResourceType.GROUP, group_id)
-            groups.append(described)
-        self._send(request, {"groups": groups})
+            groups.append(DescribedGroup(
+                error_code=error.error_code, group_id=group_id, group_state=summary.state,
+                protocol_type=summary.protocol_type, protocol_data=summary.protocol,
+                members=tuple([DescribedGroupMember(
+                    member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                    client_host=m.client_host, member_metadata=m.metadata, member_assignment=m.assignment)
+                    for m in summary.members]),
+                authorized_operations=authorized_operations))
+        self._send(request, DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=tuple(groups)))
 
     # ------------------------------------------------------------------ ListGroups
 
     @staticmethod
     @error_response_of(ApiKeys.LIST_GROUPS)
     def list_groups_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error})
+        return ListGroupsResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, groups=())
 
     def handle_list_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -488,16 +506,16 @@ class GroupRequestHandlers:
         helper = self.apis.auth_helper
         if not helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
             groups = [g for g in groups if self._authorize_group(request, AclOperation.DESCRIBE, g.group_id)]
-        self._send(request, {"error_code": error, "groups": [
-            {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state} for g in groups]})
+        self._send(request, ListGroupsResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, groups=tuple([
+            ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state) for g in groups])))
 
     # ------------------------------------------------------------------ DeleteGroups
 
     @staticmethod
     @error_response_of(ApiKeys.DELETE_GROUPS)
     def delete_groups_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"results": [{"group_id": g, "error_code": error}
-                                                    for g in request.body.groups_names]})
+        return DeleteGroupsResponse(throttle_time=NO_THROTTLE, results=tuple([
+            DeletableGroupResult(group_id=g, error_code=error.error_code) for g in request.body.groups_names]))
 
     def handle_delete_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
@@ -507,7 +525,29 @@ class GroupRequestHandlers:
         results = {g: Errors.GROUP_AUTHORIZATION_FAILED for g in groups}
         if authorized:
             results.update(self._coordinator.handle_delete_groups(authorized))
-        self._send(request, {"results": [{"group_id": g, "error_code": results[g]} for g in groups]})
+        self._send(request, DeleteGroupsResponse(throttle_time=NO_THROTTLE, results=tuple([
+            DeletableGroupResult(group_id=g, error_code=results[g].error_code) for g in groups])))
+
+
+def _offset_commit_response(errors: Iterable[tuple[TopicPartition, Errors]]) -> OffsetCommitResponse:
+    return OffsetCommitResponse(throttle_time=NO_THROTTLE, topics=tuple([
+        OffsetCommitResponseTopic(name=topic, partitions=tuple([
+            OffsetCommitResponsePartition(partition_index=index, error_code=error.error_code)
+            for index, error in parts]))
+        for topic, parts in _topics_of(errors)]))
+
+
+def _offset_delete_response(error: Errors, errors: Iterable[tuple[TopicPartition, Errors]]) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(error_code=error.error_code, throttle_time=NO_THROTTLE, topics=tuple([
+        OffsetDeleteResponseTopic(name=topic, partitions=tuple([
+            OffsetDeleteResponsePartition(partition_index=index, error_code=partition_error.error_code)
+            for index, partition_error in parts]))
+        for topic, parts in _topics_of(errors)]))
+
+
+def _described_group_error(group_id: str, error: Errors) -> DescribedGroup:
+    return DescribedGroup(error_code=error.error_code, group_id=group_id, group_state="", protocol_type="",
+                          protocol_data="", members=())
 
 
 def offsets_to_commit(partitions: dict[TopicPartition, Any], commit_timestamp: int,
