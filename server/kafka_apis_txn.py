@@ -19,7 +19,15 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
+
+from kio.schema.add_offsets_to_txn.v3.response import AddOffsetsToTxnResponse
+from kio.schema.add_partitions_to_txn.v3.response import AddPartitionsToTxnPartitionResult
+from kio.schema.add_partitions_to_txn.v3.response import AddPartitionsToTxnResponse, AddPartitionsToTxnTopicResult
+from kio.schema.end_txn.v3.response import EndTxnResponse
+from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
+from kio.schema.txn_offset_commit.v3.response import TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition
+from kio.schema.txn_offset_commit.v3.response import TxnOffsetCommitResponseTopic
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
@@ -28,6 +36,13 @@ from kafka_py.coordinator.transaction.transaction_marker_channel_manager import 
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.network.request_channel import Request
+from kafka_py.protocol.schema.describe_transactions.v0.response import DescribeTransactionsResponse
+from kafka_py.protocol.schema.describe_transactions.v0.response import TopicData as TransactionTopicData
+from kafka_py.protocol.schema.describe_transactions.v0.response import TransactionState
+from kafka_py.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerPartitionResult
+from kafka_py.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerResult
+from kafka_py.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerTopicResult
+from kafka_py.protocol.schema.write_txn_markers.v1.response import WriteTxnMarkersResponse
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
@@ -46,7 +61,7 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
-from kafka_py.server.kafka_apis import _field, _millis, _topics_of, build_response, error_response_of
+from kafka_py.server.kafka_apis import NO_THROTTLE, _field, _millis, _topics_of, error_response_of
 from kafka_py.server.kafka_apis_group import offsets_to_commit
 from kafka_py.utils.logging import IdentLogger
 
@@ -59,10 +74,42 @@ RECORD_BATCH_MAGIC_V2 = 2
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
-def _describe_transactions_state(transactional_id: str, error: Errors) -> dict[str, Any]:
-    return {"error_code": error, "transactional_id": transactional_id, "transaction_state": "",
-            "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": NO_PRODUCER_ID,
-            "producer_epoch": NO_PRODUCER_EPOCH, "topics": []}
+def _describe_transactions_state(transactional_id: str, error: Errors) -> TransactionState:
+    return TransactionState(error_code=error.error_code, transactional_id=transactional_id, transaction_state="",
+                            transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=NO_PRODUCER_ID,
+                            producer_epoch=NO_PRODUCER_EPOCH, topics=())
+
+
+def _txn_error_response(response: type, error: Errors) -> Any:
+    """An AddOffsetsToTxn or EndTxn answer: nothing but the error."""
+    return response(throttle_time=NO_THROTTLE, error_code=error.error_code)
+
+
+def _add_partitions_to_txn_response(errors: Iterable[tuple[TopicPartition, Errors]]) -> AddPartitionsToTxnResponse:
+    return AddPartitionsToTxnResponse(throttle_time=NO_THROTTLE, results_by_topic_v3_and_below=tuple([
+        AddPartitionsToTxnTopicResult(name=topic, results_by_partition=tuple([
+            AddPartitionsToTxnPartitionResult(partition_index=index, partition_error_code=error.error_code)
+            for index, error in parts]))
+        for topic, parts in _topics_of(errors)]))
+
+
+def _write_txn_markers_response(errors: Iterable[tuple[int, Iterable[tuple[TopicPartition, Errors]]]]
+                                ) -> WriteTxnMarkersResponse:
+    return WriteTxnMarkersResponse(markers=tuple([
+        WritableTxnMarkerResult(producer_id=producer_id, topics=tuple([
+            WritableTxnMarkerTopicResult(name=topic, partitions=tuple([
+                WritableTxnMarkerPartitionResult(partition_index=index, error_code=error.error_code)
+                for index, error in parts]))
+            for topic, parts in _topics_of(partition_errors)]))
+        for producer_id, partition_errors in errors]))
+
+
+def _txn_offset_commit_response(errors: Iterable[tuple[TopicPartition, Errors]]) -> TxnOffsetCommitResponse:
+    return TxnOffsetCommitResponse(throttle_time=NO_THROTTLE, topics=tuple([
+        TxnOffsetCommitResponseTopic(name=topic, partitions=tuple([
+            TxnOffsetCommitResponsePartition(partition_index=index, error_code=error.error_code)
+            for index, error in parts]))
+        for topic, parts in _topics_of(errors)]))
 
 
 class TxnRequestHandlers:
@@ -97,9 +144,9 @@ class TxnRequestHandlers:
             error = result.error
             if version < 4 and error is Errors.PRODUCER_FENCED:
                 error = Errors.INVALID_PRODUCER_EPOCH
-            self.apis.send_response(request, build_response(request, {
-                "throttle_time": 0, "error_code": error, "producer_id": result.producer_id,
-                "producer_epoch": result.producer_epoch}))
+            self.apis.send_response(request, InitProducerIdResponse(
+                throttle_time=NO_THROTTLE, error_code=error.error_code, producer_id=result.producer_id,
+                producer_epoch=result.producer_epoch))
 
         expected = (None if producer_id == NO_PRODUCER_ID
                     else ProducerIdAndEpoch(producer_id, producer_epoch))
@@ -180,8 +227,8 @@ class TxnRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.DESCRIBE_TRANSACTIONS)
     def describe_transactions_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time_ms": 0, "transaction_states": [
-            _describe_transactions_state(str(t), error) for t in request.body.transactional_ids]})
+        return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=tuple([
+            _describe_transactions_state(str(t), error) for t in request.body.transactional_ids]))
 
     def handle_describe_transactions_request(self, request: Request) -> None:
         """DescribeTransactions (Kafka 3.0): each id needs Describe on it, and only the topics the
@@ -208,25 +255,24 @@ class TxnRequestHandlers:
                 describable = set(helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
                                                               ResourceType.TOPIC, {tp.topic for tp in partitions}))
                 partitions = [tp for tp in partitions if tp.topic in describable]
-            states.append({
-                "error_code": description.error, "transactional_id": transactional_id,
-                "transaction_state": description.state, "transaction_timeout_ms": description.timeout_ms,
-                "transaction_start_time_ms": description.start_time_ms, "producer_id": description.producer_id,
-                "producer_epoch": description.producer_epoch,
-                "topics": [{"topic": topic, "partitions": [index for index, _ in parts]}
-                           for topic, parts in _topics_of((tp, None) for tp in partitions)]})
-        self.apis.send_response(request, build_response(request, {"throttle_time_ms": 0,
-                                                                  "transaction_states": states}))
+            states.append(TransactionState(
+                error_code=description.error.error_code, transactional_id=transactional_id,
+                transaction_state=description.state, transaction_timeout_ms=description.timeout_ms,
+                transaction_start_time_ms=description.start_time_ms, producer_id=description.producer_id,
+                producer_epoch=description.producer_epoch,
+                topics=tuple([TransactionTopicData(topic=topic, partitions=tuple([index for index, _ in parts]))
+                              for topic, parts in _topics_of((tp, None) for tp in partitions)])))
+        self.apis.send_response(request, DescribeTransactionsResponse(throttle_time_ms=0,
+                                                                      transaction_states=tuple(states)))
 
     # ------------------------------------------------------------------ AddPartitionsToTxn
 
     @staticmethod
     @error_response_of(ApiKeys.ADD_PARTITIONS_TO_TXN)
     def add_partitions_to_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time": 0, "results_by_topic_v3_and_below": [
-            {"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code": error}
-                                                      for p in t.partitions]}
-            for t in _field(request.body, "v3_and_below_topics", ())]})
+        return _add_partitions_to_txn_response((TopicPartition(t.name, int(p)), error)
+                                               for t in _field(request.body, "v3_and_below_topics", ())
+                                               for p in t.partitions)
 
     def handle_add_partitions_to_txn_request(self, request: Request) -> None:
         body = request.body
@@ -235,11 +281,7 @@ class TxnRequestHandlers:
         version = request.api_version
 
         def send(errors: dict[TopicPartition, Errors]) -> None:
-            self.apis.send_response(request, build_response(request, {
-                "throttle_time": 0, "results_by_topic_v3_and_below": [
-                    {"name": topic, "results_by_partition": [{"partition_index": index, "partition_error_code": e}
-                                                             for index, e in parts]}
-                    for topic, parts in _topics_of(errors.items())]}))
+            self.apis.send_response(request, _add_partitions_to_txn_response(errors.items()))
 
         if not self._authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
             send({tp: Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for tp in partitions_to_add})
@@ -279,7 +321,7 @@ class TxnRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.ADD_OFFSETS_TO_TXN)
     def add_offsets_to_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time": 0, "error_code": error})
+        return _txn_error_response(AddOffsetsToTxnResponse, error)
 
     def handle_add_offsets_to_txn_request(self, request: Request) -> None:
         body = request.body
@@ -288,7 +330,7 @@ class TxnRequestHandlers:
         version = request.api_version
 
         def send(error: Errors) -> None:
-            self.apis.send_response(request, build_response(request, {"throttle_time": 0, "error_code": error}))
+            self.apis.send_response(request, _txn_error_response(AddOffsetsToTxnResponse, error))
 
         if not self._authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
             send(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -316,14 +358,14 @@ class TxnRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.END_TXN)
     def end_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time": 0, "error_code": error})
+        return _txn_error_response(EndTxnResponse, error)
 
     def handle_end_txn_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
 
         def send(error: Errors) -> None:
-            self.apis.send_response(request, build_response(request, {"throttle_time": 0, "error_code": error}))
+            self.apis.send_response(request, _txn_error_response(EndTxnResponse, error))
 
         if not self._authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
             send(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -346,11 +388,9 @@ class TxnRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.WRITE_TXN_MARKERS)
     def write_txn_markers_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"markers": [
-            {"producer_id": m.producer_id, "topics": [
-                {"name": t.name, "partitions": [{"partition_index": p, "error_code": error}
-                                                for p in t.partition_indexes]} for t in m.topics]}
-            for m in request.body.markers]})
+        return _write_txn_markers_response(
+            (m.producer_id, [(TopicPartition(t.name, int(p)), error) for t in m.topics for p in t.partition_indexes])
+            for m in request.body.markers)
 
     def handle_write_txn_markers_request(self, request: Request) -> None:
         self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
@@ -360,12 +400,8 @@ class TxnRequestHandlers:
                    for m in request.body.markers]
 
         def send_response(errors: dict[int, dict[TopicPartition, Errors]]) -> None:
-            self.apis.send_response(request, build_response(request, {"markers": [
-                {"producer_id": pid, "topics": [
-                    {"name": topic, "partitions": [{"partition_index": index, "error_code": e}
-                                                   for index, e in parts]}
-                    for topic, parts in _topics_of(errs.items())]}
-                for pid, errs in errors.items()]}))
+            self.apis.send_response(request, _write_txn_markers_response(
+                (pid, errs.items()) for pid, errs in errors.items()))
 
         self.write_txn_markers(markers, self.apis.answering(request, send_response))
 
@@ -455,9 +491,8 @@ class TxnRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.TXN_OFFSET_COMMIT)
     def txn_offset_commit_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time": 0, "topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error}
-                                            for p in t.partitions]} for t in request.body.topics]})
+        return _txn_offset_commit_response((TopicPartition(t.name, int(p.partition_index)), error)
+                                           for t in request.body.topics for p in t.partitions)
 
     def handle_txn_offset_commit_request(self, request: Request) -> None:
         body = request.body
@@ -498,9 +533,7 @@ class TxnRequestHandlers:
                 # 0.11-2.0 clients do not know COORDINATOR_LOAD_IN_PROGRESS here (KAFKA-7296)
                 combined = {tp: Errors.COORDINATOR_NOT_AVAILABLE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS else e
                             for tp, e in combined.items()}
-            self.apis.send_response(request, build_response(request, {"throttle_time": 0, "topics": [
-                {"name": topic, "partitions": [{"partition_index": index, "error_code": e} for index, e in parts]}
-                for topic, parts in _topics_of(combined.items())]}))
+            self.apis.send_response(request, _txn_offset_commit_response(combined.items()))
 
         if not to_commit:
             send_response_callback({})
