@@ -27,9 +27,11 @@ import threading
 from collections import deque
 from typing import Any, Callable, Optional
 
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import decode_request
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.network.channel_metadata_registry import client_information_of
 from kafka_py.network.connection_quotas import ConnectionQuotas, normalize_address
 from kafka_py.network.request_channel import (
     CloseConnectionResponse,
@@ -52,6 +54,7 @@ CONNECTION_QUEUE_SIZE = 20
 # Answers the Processor completes as it takes them off its queue (nothing to write).
 _ANSWERED_ON_DEQUEUE = (NoOpResponse, CloseConnectionResponse)
 POLL_TIMEOUT_MS = 300
+_API_VERSIONS = ApiKeys.API_VERSIONS
 
 
 class AbstractServerThread:
@@ -348,6 +351,13 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
                 self._process_channel_exception(
                     connection_id, f"Exception while processing request from {connection_id}", e)
                 continue
+            if header.api_key is _API_VERSIONS:
+                # KIP-511: the client names its software in ApiVersions; the connection is
+                # counted under it from now on (KafkaApis answers an invalid one).
+                client_information = client_information_of(
+                    0 if context.is_unsupported_api_versions_request else header.api_version, body)
+                if client_information is not None and channel.metadata is not None:
+                    channel.metadata.register_client_information(client_information)
             # Muted until the response is written: one request per connection at a time.
             self._selector.mute(connection_id)
             self._enqueue_request(request)

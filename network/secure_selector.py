@@ -111,10 +111,10 @@ class SecureSelector(Selector):
         transport = self._builder.build_transport(sock)
         channel = SecureKafkaChannel(channel_id, transport._sock if transport is not None else sock, address, port, transport,
                                      self._builder.build_authenticator(channel_id, self._time))
-        self._channels[channel_id] = channel
-        self._set_events(channel, EVENT_READ)
-        self._lru[channel_id] = self._time.nanoseconds()
-        self.connections_created += 1
+        self._registered(channel)
+        if channel.authenticator is not None:
+            # an ApiVersions request answered during SASL names the client software here
+            channel.authenticator.metadata_registry = channel.metadata
         return channel
 
     def _close_channel(self, channel: KafkaChannel) -> None:
@@ -220,6 +220,7 @@ class SecureSelector(Selector):
             self._set_events(channel, EVENT_WRITE)
             return
         channel.principal = self._builder.ssl_principal(channel.transport.peer_certificate)
+        channel.metadata.register_cipher_information(channel.transport.cipher_information())
         channel.state = ChannelState.AUTHENTICATE if channel.authenticator is not None else ChannelState.READY
         if channel.state is ChannelState.READY:
             # an SSL listener's connection is authenticated by its handshake (which cannot be redone)
@@ -346,6 +347,7 @@ class SecureSelector(Selector):
         previous = channel.authenticator
         authenticator = self._builder.build_authenticator(channel.id, self._time)
         authenticator.reauthenticate(previous, now)
+        authenticator.metadata_registry = channel.metadata
         channel.authenticator = authenticator
         channel.state = ChannelState.AUTHENTICATE
         self._ready.discard(channel.id)

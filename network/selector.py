@@ -44,6 +44,13 @@ from kafka_py.protocol.framing import InvalidReceiveException
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.network.send import Send
+from kafka_py.network.channel_metadata_registry import (
+    EMPTY_CLIENT_INFORMATION,
+    ChannelMetadataRegistry,
+    CipherInformation,
+    ClientInformation,
+    IntGaugeSuite,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +124,7 @@ class KafkaChannel:
 
     __slots__ = (
         "id", "sock", "fd", "socket_address", "remote_port", "send", "muted",
-        "peer_closed", "events", "frames", "_pending", "_payload", "_filled",
+        "peer_closed", "events", "frames", "_pending", "_payload", "_filled", "metadata",
     )
 
     def __init__(self, channel_id: str, sock: socket.socket, address: str, port: int) -> None:
@@ -137,6 +144,8 @@ class KafkaChannel:
         # The frame being received straight into its own storage.
         self._payload: Optional[bytearray] = None
         self._filled = 0
+        # Its client software and TLS cipher, counted in the Selector's ``connections`` gauges.
+        self.metadata: Optional[ChannelMetadataRegistry] = None
 
     @property
     def has_bytes_buffered(self) -> bool:
@@ -210,7 +219,10 @@ class SelectorMetrics:
       ``reauthentication-latency-max|avg`` (ms from the client's SaslHandshake to the end)
       for KIP-368 re-authentications;
     * ``expired-connections-killed-count``: connections closed because their SASL session
-      ended without a re-authentication.
+      ended without a re-authentication;
+    * ``connections`` by client software and by TLS cipher (``connections_by_client``,
+      ``connections_by_cipher``: network/channel_metadata_registry.py), gauges made as keys
+      appear, which the SocketServer registers through their ``bind``.
 
     Rates are per second over ``metrics.num.samples`` windows of ``metrics.sample.window.ms``;
     the network thread records, scrapes read (each sensor has its lock).
@@ -258,6 +270,8 @@ class SelectorMetrics:
         self.reauthentication_latency.add(KafkaMetric("reauthentication-latency-avg", Avg(), config))
         self.expired_connections_killed = Sensor("expired-connections-killed")
         self.expired_connections_killed.add(KafkaMetric("expired-connections-killed-count", CumulativeSum(), config))
+        self.connections_by_client: IntGaugeSuite[ClientInformation] = IntGaugeSuite("clients")
+        self.connections_by_cipher: IntGaugeSuite[CipherInformation] = IntGaugeSuite("sslCiphers")
         self._sensors = (self.successful_authentication, self.successful_reauthentication,
                          self.successful_authentication_no_reauth, self.failed_authentication,
                          self.failed_reauthentication, self.reauthentication_latency,
@@ -432,11 +446,19 @@ class Selector:
     def register(self, channel_id: str, sock: socket.socket, address: str, port: int) -> KafkaChannel:
         if channel_id in self._channels:
             raise ValueError(f"There is already a connection for id {channel_id}")
-        channel = KafkaChannel(channel_id, sock, address, port)
-        self._channels[channel_id] = channel
+        return self._registered(KafkaChannel(channel_id, sock, address, port))
+
+    def _registered(self, channel: KafkaChannel) -> KafkaChannel:
+        """Watch a new channel: its reads, idle time, and its counts (Kafka's ``register``)."""
+        self._channels[channel.id] = channel
         self._set_events(channel, EVENT_READ)
-        self._lru[channel_id] = self._time.nanoseconds()
+        self._lru[channel.id] = self._time.nanoseconds()
         self.connections_created += 1
+        # Counted as unknown software until an ApiVersions request names it (it may never come).
+        metrics = self.metrics
+        channel.metadata = metadata = ChannelMetadataRegistry(metrics.connections_by_client,
+                                                              metrics.connections_by_cipher)
+        metadata.register_client_information(EMPTY_CLIENT_INFORMATION)
         return channel
 
     def channel(self, channel_id: str) -> Optional[KafkaChannel]:
@@ -463,6 +485,8 @@ class Selector:
     def _close_channel(self, channel: KafkaChannel) -> None:
         del self._channels[channel.id]
         self.connections_closed += 1
+        if channel.metadata is not None:
+            channel.metadata.close()
         self._lru.pop(channel.id, None)
         self._ready.discard(channel.id)
         if channel.events:

@@ -375,6 +375,13 @@ class SocketServer(KafkaMetricsGroup):
                           f"kafka.server:type=socket-server-metrics,listener={listener},networkProcessor={pid}",
                           (("listener", listener), ("networkProcessor", pid)), attribute=attribute)
 
+    @staticmethod
+    def _connections_metric_name(processor: Processor, key_tags: tuple[tuple[str, str], ...]) -> MetricName:
+        """``connections`` by client software or by TLS cipher: the key's tags before the thread's."""
+        tags = key_tags + (("listener", processor.listener_name), ("networkProcessor", str(processor.id)))
+        mbean = "kafka.server:type=socket-server-metrics," + ",".join(f"{k}={v}" for k, v in tags)
+        return MetricName("kafka.server", "socket-server-metrics", "", None, mbean, tags, attribute="connections")
+
     def _register_processor_metrics(self, processor: Processor) -> None:
         selector = processor.selector
         registry = self.metrics_registry
@@ -382,11 +389,25 @@ class SocketServer(KafkaMetricsGroup):
         for attribute, read in selector.metrics.gauges():
             registry.new_gauge(self._socket_server_metric_name(processor, attribute), read)
 
+        def client_name(key: Any) -> MetricName:
+            return self._connections_metric_name(processor, (("clientSoftwareName", key.software_name),
+                                                             ("clientSoftwareVersion", key.software_version)))
+
+        def cipher_name(key: Any) -> MetricName:
+            return self._connections_metric_name(processor, (("cipher", key.cipher), ("protocol", key.protocol)))
+
+        for suite, name_of in ((selector.metrics.connections_by_client, client_name),
+                               (selector.metrics.connections_by_cipher, cipher_name)):
+            suite.bind(lambda key, read, n=name_of: registry.new_gauge(n(key), read),
+                       lambda key, n=name_of: registry.remove_metric(n(key)))
+
     def _remove_processor_metrics(self, processor: Processor) -> None:
         registry = self.metrics_registry
         registry.remove_metric(self._socket_server_metric_name(processor, "connection-count"))
         for attribute, _ in processor.selector.metrics.gauges():
             registry.remove_metric(self._socket_server_metric_name(processor, attribute))
+        processor.selector.metrics.connections_by_client.close()
+        processor.selector.metrics.connections_by_cipher.close()
 
     # ---- BrokerReconfigurable (SocketServer.reconfigure): connection limits at runtime ------
     @property

@@ -36,6 +36,8 @@ import socket
 import ssl
 from typing import Any, Optional, Sequence
 
+from kafka_py.network.channel_metadata_registry import CipherInformation
+
 # At most this much plaintext per TLS write: large enough for a few full TLS records,
 # small enough that one connection does not hold the Processor for long.
 MAX_WRITE_CHUNK = 256 * 1024
@@ -135,6 +137,11 @@ class SslTransportLayer:
     @property
     def protocol_version(self) -> Optional[str]:
         return self._obj.version()
+
+    def cipher_information(self) -> CipherInformation:
+        """The negotiated cipher suite (OpenSSL's name) and protocol, once the handshake is done."""
+        cipher = self._obj.cipher()
+        return CipherInformation.of(cipher[0] if cipher else None, self._obj.version())
 
     # ---- reads ----------------------------------------------------------------------
     def recv_into(self, buffer: memoryview) -> int:

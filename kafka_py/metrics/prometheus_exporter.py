@@ -19,7 +19,11 @@ here; docs/operations.md has the table. In rule order:
    alone is this broker's addition in the same form);
    the per-listener, per-processor socket-server metrics:
    ``kafka_server_<type>_<attribute>{listener,networkProcessor}``, a counter for the ``-total``
-   ones; Kafka-metrics attributes of an MBean without tags (``kafka.server:type=Request`` /
+   ones, and their ``connections`` by client software and by TLS cipher:
+   ``kafka_server_socket_server_metrics_connections_software{clientSoftwareName,
+   clientSoftwareVersion,listener,networkProcessor}`` and
+   ``kafka_server_socket_server_metrics_connections_tls_info{cipher,protocol,listener,
+   networkProcessor}`` (the rules of the commonly used Strimzi example config for them); Kafka-metrics attributes of an MBean without tags (``kafka.server:type=Request`` /
    ``exempt-request-time``, transaction-coordinator-metrics): ``kafka_server_<type>_<attribute>``
    (kafka-py's own: the exporter's example rules have none for them);
 2. names containing ``Percent``: ``kafka_<domain>_<type>_<prefix>_percent`` (a meter's mean
@@ -69,6 +73,12 @@ _UNDERSCORES = re.compile(r"_+")
 _QUANTILE_LABELS = tuple((q, "0." + attr[: -len("thPercentile")]) for q, attr in PERCENTILES)
 # The tags of the client quota managers' metrics (ClientQuotaManager's user and client-id, empty ones left out).
 _QUOTA_TAGS = (("user", "client-id"), ("client-id",), ("user",))
+# socket-server-metrics' ``connections`` by client software and by TLS cipher: the family suffix
+# the exporter's rules for them give (Strimzi's kafka-metrics.yaml, among others).
+_CONNECTIONS_TAGS = {
+    ("clientSoftwareName", "clientSoftwareVersion", "listener", "networkProcessor"): "connections_software",
+    ("cipher", "protocol", "listener", "networkProcessor"): "connections_tls_info",
+}
 
 
 def safe_name(name: str) -> str:
@@ -110,6 +120,9 @@ def jmx_exporter_name(name: MetricName, kind: str) -> Optional[ExportedName]:
     # Kafka-metrics (not Yammer) attributes: socket-server-metrics, the quota metrics, app-info,
     # and those of an MBean without tags (transaction-coordinator-metrics, exempt-request-time).
     if name.attribute is not None:
+        if group == "kafka.server" and name.attribute == "connections" and keys in _CONNECTIONS_TAGS:
+            return ExportedName(safe_name(f"kafka_server_{name.type}_{_CONNECTIONS_TAGS[keys]}"), "gauge",
+                                labels, "Value")
         if group == "kafka.server" and keys == ("listener", "networkProcessor"):
             if name.attribute.endswith("-total"):
                 return ExportedName(safe_name(f"kafka_server_{name.type}_{name.attribute[:-len('-total')]}"),

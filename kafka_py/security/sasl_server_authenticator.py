@@ -38,6 +38,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from kafka_py.network.channel_metadata_registry import client_information_of
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.headers import RequestHeader
@@ -113,6 +114,9 @@ class SaslServerAuthenticator:
         # Whether the client sent SaslAuthenticate v1+ (so can re-authenticate, KIP-368): the
         # selector counts successful-authentication-no-reauth-total from it.
         self.connected_client_supports_reauthentication = False
+        # The connection's ChannelMetadataRegistry (network/channel_metadata_registry.py), set
+        # by the selector: a valid ApiVersions request registers the client software there.
+        self.metadata_registry: Any = None
 
     @property
     def reauthenticating(self) -> bool:
@@ -171,8 +175,14 @@ class SaslServerAuthenticator:
             if not api.is_version_supported(header.api_version):
                 response = unsupported_api_versions_response()
             else:
-                response = api_versions_response(header.api_version)
-                self.state = SaslState.HANDSHAKE_REQUEST
+                client_information = client_information_of(header.api_version, body)
+                if client_information is None:  # ApiVersionsRequest.isValid: a bad software name or version
+                    response = api_versions_response(header.api_version, Errors.INVALID_REQUEST)
+                else:
+                    if self.metadata_registry is not None:
+                        self.metadata_registry.register_client_information(client_information)
+                    response = api_versions_response(header.api_version)
+                    self.state = SaslState.HANDSHAKE_REQUEST
             return AuthenticationStep(encode_response(header.to_response_header(), response))
         if api is ApiKeys.SASL_HANDSHAKE:
             header, body = self._parse(frame)

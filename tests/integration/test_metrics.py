@@ -445,6 +445,65 @@ def test_socket_server_byte_metrics_count_the_frames_on_the_wire(metrics_broker)
         assert any(family == prefix + name[:-len("_total")] + "_total" for family, _ in after), name
 
 
+def _connections_by_software(samples: dict) -> dict:
+    """socket-server-metrics connections by (clientSoftwareName, clientSoftwareVersion), summed
+    over the PLAINTEXT listener's network threads."""
+    counts: dict = {}
+    for (name, labels), v in samples.items():
+        if name == "kafka_server_socket_server_metrics_connections_software":
+            tags = dict(labels)
+            assert tags["listener"] == "PLAINTEXT" and "networkProcessor" in tags
+            key = (tags["clientSoftwareName"], tags["clientSoftwareVersion"])
+            counts[key] = counts.get(key, 0.0) + v
+    return counts
+
+
+def test_connections_are_counted_by_client_software(metrics_broker):
+    """KIP-511: a kafka-python and a confluent-kafka client connected at the same time are
+    counted under the software name and version their ApiVersions request gives, and no
+    longer once they have closed; a connection that sends ApiVersions twice with other values
+    moves from one count to the other."""
+    import confluent_kafka
+    import kafka
+
+    broker = metrics_broker
+    python_key = ("kafka-python", kafka.__version__)
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, client_id="software-python")
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "client.id": "software-confluent"})
+    try:
+        assert consumer.topics() is not None
+        assert producer.list_topics(timeout=30) is not None
+        wait_until(lambda: {name for name, _ in _connections_by_software(scrape(broker.metrics_port))
+                            if name.startswith("confluent-kafka")}, 30, "confluent-kafka's connections never counted")
+        counts = _connections_by_software(scrape(broker.metrics_port))
+        assert counts.get(python_key, 0) >= 1, counts
+        (confluent_key,) = [key for key in counts if key[0].startswith("confluent-kafka") and counts[key] >= 1]
+        assert confluent_key[1].startswith(confluent_kafka.version()[0]), confluent_key
+    finally:
+        consumer.close()
+        producer.close()
+    wait_until(lambda: _connections_by_software(scrape(broker.metrics_port)).get(python_key) == 0
+               and _connections_by_software(scrape(broker.metrics_port)).get(confluent_key) == 0, 30,
+               "the closed clients' connections are still counted")
+
+    def versions(name: str, version: str):
+        return request_schema(ApiKeys.API_VERSIONS, 3)(client_software_name=name, client_software_version=version)
+
+    first, second = ("software-test", "1.0"), ("software-test", "2.0-rc1")
+    with RawClient(broker.port, client_id="software-test") as client:
+        client.request(ApiKeys.API_VERSIONS, 3, versions(*first))
+        assert _connections_by_software(scrape(broker.metrics_port)).get(first) == 1
+        client.request(ApiKeys.API_VERSIONS, 3, versions(*second))
+        counts = _connections_by_software(scrape(broker.metrics_port))
+        assert (counts.get(first), counts.get(second)) == (0, 1)
+        # an invalid name (KafkaApis answers INVALID_REQUEST) leaves the count where it was
+        client.send(ApiKeys.API_VERSIONS, 3, versions("not valid!", "1"))
+        client.receive_frame()  # a v0 body with the error, as Kafka answers it
+        assert _connections_by_software(scrape(broker.metrics_port)).get(second) == 1
+    wait_until(lambda: _connections_by_software(scrape(broker.metrics_port)).get(second) == 0, 30,
+               "the raw client's connection is still counted")
+
+
 def test_exempt_request_time_of_the_requests_brokers_send_each_other(metrics_broker):
     """With a request quota in force, the controller's requests (LeaderAndIsr, UpdateMetadata
     for a new topic) are exempt, and their handler time shows in Kafka's

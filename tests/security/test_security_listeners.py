@@ -425,3 +425,56 @@ def test_authentications_are_counted_per_listener(secure_broker) -> None:
     for listener in ("SSL", "SASL_PLAINTEXT"):
         assert io_delta("select_total", listener) > 0, listener
         assert io_delta("io_waittime_total", listener) > 0, listener
+
+
+def _connections_gauges(secure_broker, family: str) -> dict:
+    """kafka_server_socket_server_metrics_<family> by its labels other than networkProcessor,
+    summed over the network threads."""
+    from tests.integration.test_metrics import scrape
+
+    counts: dict = {}
+    for (name, labels), v in scrape(secure_broker.process.metrics_port).items():
+        if name == f"kafka_server_socket_server_metrics_{family}":
+            key = tuple(sorted((k, x) for k, x in labels if k != "networkProcessor"))
+            counts[key] = counts.get(key, 0.0) + v
+    return counts
+
+
+def test_tls_connections_are_counted_by_cipher_and_protocol(secure_broker) -> None:
+    """socket-server-metrics connections by cipher and protocol: a TLS 1.3 and a TLS 1.2 client
+    of the SSL listener count under the suite and protocol each negotiated, and no longer once
+    closed. A SASL listener's ApiVersions (answered by the authenticator, before the login)
+    names the client software."""
+    from kafka_py.protocol.messages import request_schema
+
+    def tls(version: ssl.TLSVersion) -> ssl.SSLSocket:
+        context = ssl.create_default_context(cafile=str(secure_broker.pki.ca_cert))
+        context.minimum_version = context.maximum_version = version
+        raw = socket.create_connection(("127.0.0.1", secure_broker.ports["SSL"]), timeout=15)
+        sock = context.wrap_socket(raw, server_hostname="localhost")
+        sock.sendall(_api_versions_frame())  # answered: the broker's side of the handshake is done
+        assert _read_frame(sock) is not None
+        return sock
+
+    def key(cipher: str, protocol: str) -> tuple:
+        return (("cipher", cipher), ("listener", "SSL"), ("protocol", protocol))
+
+    v13, v12 = tls(ssl.TLSVersion.TLSv1_3), tls(ssl.TLSVersion.TLSv1_2)
+    keys = [key(v13.cipher()[0], "TLSv1.3"), key(v12.cipher()[0], "TLSv1.2")]
+    try:
+        counts = _connections_gauges(secure_broker, "connections_tls_info")
+        assert [counts.get(k) for k in keys] == [1, 1], counts
+    finally:
+        v13.close()
+        v12.close()
+    wait_until(lambda: [_connections_gauges(secure_broker, "connections_tls_info").get(k) for k in keys] == [0, 0],
+               30, "the closed TLS connections are still counted")
+
+    versions = request_schema(ApiKeys.API_VERSIONS, 3)(client_software_name="sasl-raw", client_software_version="1")
+    software = (("clientSoftwareName", "sasl-raw"), ("clientSoftwareVersion", "1"), ("listener", "SASL_PLAINTEXT"))
+    with socket.create_connection(("127.0.0.1", secure_broker.ports["SASL_PLAINTEXT"]), timeout=15) as s:
+        s.sendall(_frame(ApiKeys.API_VERSIONS, 3, versions))
+        assert _error_of(_read_frame(s), ApiKeys.API_VERSIONS, 3) is Errors.NONE
+        assert _connections_gauges(secure_broker, "connections_software").get(software) == 1
+    wait_until(lambda: _connections_gauges(secure_broker, "connections_software").get(software) == 0, 30,
+               "the closed SASL connection is still counted")
