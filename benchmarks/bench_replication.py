@@ -1,6 +1,7 @@
 """Replication benchmark: three kafka-py brokers and one ZooKeeper on this machine.
 
     .venv/bin/python benchmarks/bench_replication.py [--rounds 3] [--catchup-mb 1024] [--only NAME ...]
+        [--override KEY=VALUE ...]
 
 Brokers are the test harness's (``tests/integration/broker_harness.py``: ``python -m
 kafka_py.kafka``, temp log dirs, zookeeper.session.timeout.ms=4000) with automatic leader
@@ -11,7 +12,9 @@ rebalancing off; the client is confluent-kafka, in this process. Figures, each t
   acks=all (min.insync.replicas=2) against RF=1 acks=1, both topics led by broker 0, same
   producer settings (linger.ms=5, idempotence off); the ratio is taken per round. Beside
   each rate, the CPU time (user + system, from /proc) the leader, the two other brokers and
-  this client process spent per MB of values while it ran.
+  this client process spent per MB of values while it ran. Each measured topic is deleted
+  (and its files gone) before the next run, so every run writes into a page cache of the
+  same size.
 * ``catchup``: a follower stopped while ``--catchup-mb`` MB go to its partition (acks=1),
   then started: MB/s from its "started" line to its log end offset reaching the leader's
   (bytes of segment files).
@@ -46,7 +49,10 @@ from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 SESSION_MS = 4000
 PROPS = {"auto.leader.rebalance.enable": "false", "controlled.shutdown.retry.backoff.ms": "500",
          "replica.lag.time.max.ms": "30000", "zookeeper.session.timeout.ms": str(SESSION_MS),
-         "log.segment.bytes": str(256 << 20)}
+         "log.segment.bytes": str(256 << 20),
+         # a deleted topic's files go within half a second (Kafka: 60 s), so the throughput
+         # rounds can free what they wrote before the next one
+         "log.segment.delete.delay.ms": "500"}
 
 
 class Bench:
@@ -91,6 +97,19 @@ class Bench:
                        and self.state(topic, p)["leader"] >= 0
                        and len(self.state(topic, p)["isr"]) == len(assignment[p]), 60, f"{topic}-{p} ready", 0.1)
 
+    def delete(self, topic: str, timeout: float = 60) -> None:
+        """Delete ``topic`` and wait until no broker has a file of it left (page cache freed)."""
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=60000)
+        try:
+            admin.delete_topics([topic], timeout_ms=60000)
+        finally:
+            admin.close()
+
+        def gone() -> bool:
+            return not any(d.name.startswith(f"{topic}-") for b in self.brokers if b.log_dir.exists()
+                           for d in b.log_dir.iterdir())
+        wait_until(gone, timeout, f"{topic} files deleted", 0.1)
+
     def full_isr(self, topics: dict[str, int]) -> bool:
         return all(sorted(self.state(t, p)["isr"]) == [0, 1, 2] for t, n in topics.items() for p in range(n))
 
@@ -132,7 +151,7 @@ def produce_rate(bootstrap: str, topic: str, acks: str, size: int, count: int) -
 
 def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
     rows = []
-    for size, count in ((100, 200_000), (10_000, 6_000)):
+    for size, count in ((100, 200_000), (10_000, 20_000)):
         rf1, rf3, ratios = [], [], []
         cpu_rows: dict[str, list[list[float]]] = {"rf1": [], "rf3": []}
         for r in range(rounds):
@@ -152,6 +171,10 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
                 # leader (broker 0), brokers 1 and 2, client: ms of CPU per MB of values
                 cpu[kind] = [round((a - b) * 1000 / (size * (count + 1) / 1e6), 2) for a, b in zip(after, before)]
                 cpu_rows[kind].append(cpu[kind])
+                # Free the page cache this run filled before the next one: on this VM a page
+                # the kernel has not used for a while costs about ten times as much to write
+                # the first time (docs/performance.md), and RF=3 writes three copies.
+                bench.delete(topic)
             rf1.append(pair["rf1"])
             rf3.append(pair["rf3"])
             ratios.append(pair["rf3"] / pair["rf1"])
@@ -261,8 +284,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--catchup-mb", type=int, default=1024)
     parser.add_argument("--only", nargs="*", default=["throughput", "catchup", "failover", "shutdown"])
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a broker config for all three brokers (repeatable)")
     args = parser.parse_args()
-    print(f"{datetime.datetime.now().isoformat(timespec='seconds')}, {os.cpu_count()} CPUs", flush=True)
+    for item in args.override:
+        key, _, value = item.partition("=")
+        PROPS[key] = value
+    print(f"{datetime.datetime.now().isoformat(timespec='seconds')}, {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.1f}, overrides {args.override}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-replication-") as tmp:
         bench = Bench(pathlib.Path(tmp))
         summary: dict = {}
