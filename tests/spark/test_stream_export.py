@@ -38,7 +38,9 @@ def exported_offsets(spark, output: pathlib.Path) -> list[tuple[str, int, int]]:
 def test_sigkill_mid_stream_then_restart_exports_every_record_exactly_once(spark, stream_data, tmp_path):
     topic = "killed-export"
     stream_data.create_topic(topic, 2)
-    produced = stream_data.produce(topic, 6000, 2, "snappy")
+    # 2400 records at 300 a micro-batch: 8 batches, so the second kill (after 5 commits) still
+    # leaves batches for the restart to plan and commit
+    produced = stream_data.produce(topic, 2400, 2, "snappy")
     stream_data.wait_for_high_watermarks()
     output, checkpoint, log = tmp_path / "out", tmp_path / "checkpoint", tmp_path / "export.log"
     common = ["--checkpoint", str(checkpoint), "--log-dir", stream_data.log_dir, "--output", str(output),
