@@ -64,8 +64,9 @@ class LeaderEpochCheckpointFile:
         self.file = os.fspath(path)
         # The file sits in <log dir>/<topic-partition>/, and failures take the log dir offline.
         log_dir = os.path.dirname(os.path.dirname(os.path.abspath(self.file)))
+        # Not created until written (a partition's first leader epoch): see CheckpointFile.
         self.checkpoint: CheckpointFile[EpochEntry] = CheckpointFile(
-            self.file, CURRENT_VERSION, self.Formatter, log_dir_failure_channel, log_dir
+            self.file, CURRENT_VERSION, self.Formatter, log_dir_failure_channel, log_dir, create_missing=False
         )
 
     @staticmethod

@@ -638,3 +638,21 @@ def test_flush_after_close_or_segment_deletion_is_harmless(tmp_path):
     append_values(log, [b"still writable"])
     log.close()
     log.flush(log.log_end_offset + 5)  # a post-roll flush that fires after close
+
+
+def test_a_new_log_creates_its_first_segment_and_its_epoch_checkpoint_only_when_assigned(tmp_path):
+    # The files of a new partition are Kafka's: the first segment's .log, .index and
+    # .timeindex; the leader-epoch-checkpoint appears with the first leader epoch, written
+    # in one go (nothing created empty and then replaced), and survives a reopen.
+    log = open_log(tmp_path)
+    assert sorted(os.listdir(log.dir)) == ["00000000000000000000.index", "00000000000000000000.log",
+                                           "00000000000000000000.timeindex"]
+    assert log.latest_epoch is None
+    log.maybe_assign_epoch_start_offset(3, 0)
+    assert sorted(os.listdir(log.dir)) == ["00000000000000000000.index", "00000000000000000000.log",
+                                           "00000000000000000000.timeindex", "leader-epoch-checkpoint"]
+    append_values(log, [b"a"], leader_epoch=3)
+    log.close()
+    reopened = open_log(tmp_path)
+    assert reopened.latest_epoch == 3
+    reopened.close()

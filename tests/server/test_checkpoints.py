@@ -311,3 +311,14 @@ def test_a_checkpoint_created_empty_reads_its_writes_however_written(tmp_path):
     write_checkpoints_together([(c.checkpoint, c.checkpoint.encode([EpochEntry(i, i)])) for i, c in enumerate(many)])
     assert [c.read() for c in many] == [[EpochEntry(i, i)] for i in range(len(many))]
     assert LeaderEpochCheckpointFile(tmp_path / "p-1").read() == [EpochEntry(1, 1)]
+
+
+def test_leader_epoch_checkpoint_is_created_by_its_first_write(tmp_path):
+    path = tmp_path / "leader-epoch-checkpoint"
+    checkpoint = LeaderEpochCheckpointFile(path)
+    assert not path.exists()
+    assert checkpoint.read() == []
+    checkpoint.write([EpochEntry(2, 40)])
+    assert sorted(os.listdir(tmp_path)) == ["leader-epoch-checkpoint"]
+    assert path.read_bytes() == b"0\n1\n2 40\n"
+    assert LeaderEpochCheckpointFile(path).read() == [EpochEntry(2, 40)]
