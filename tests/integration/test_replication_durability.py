@@ -24,18 +24,44 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
-from tests.integration.broker_harness import RawClient, unique_chroot, wait_until
+from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until
 from tests.integration.replicated_cluster import (WAIT, ProduceLoad, check_nothing_lost,
                                                   make_replicated_cluster)
 
 CHAOS_SECONDS = float(os.environ.get("KAFKA_PY_CHAOS_SECONDS", "30"))
 
 
+@pytest.fixture(scope="module")
+def shared_cluster(zookeeper, tmp_path_factory):
+    """One three-broker cluster for the module: each test has topics of its own, and starting
+    three brokers per test cost more than most of the tests themselves."""
+    made: list[BrokerProcess] = []
+
+    def make(broker_id: int, chroot: str, **kwargs) -> BrokerProcess:
+        b = BrokerProcess(tmp_path_factory.mktemp(f"durability{broker_id}-"), zookeeper.connect_string, chroot,
+                          broker_id, **kwargs)
+        made.append(b)
+        return b
+
+    c = make_replicated_cluster(make, unique_chroot("durability"))
+    try:
+        yield c.start()
+    finally:
+        c.close()
+        for b in made:
+            if b.running:
+                b.stop()
+
+
 @pytest.fixture
-def cluster(broker_factory):
-    c = make_replicated_cluster(broker_factory, unique_chroot("durability")).start()
-    yield c
-    c.close()
+def cluster(shared_cluster):
+    """The module's cluster with all three brokers up and a controller elected: a test that
+    failed half-way may have left a broker down."""
+    for b in shared_cluster.brokers:
+        if not b.running:
+            b.restart(WAIT)
+    shared_cluster.wait_controller()
+    return shared_cluster
 
 
 def topic_name(prefix: str) -> str:
@@ -96,10 +122,11 @@ def test_a_new_controller_finishes_moving_leaderships_after_the_old_one_is_kille
     try:
         load.wait_acked(300)
         if first == "sigterm":
+            seen = len(cluster.broker(mover).output())  # the module's brokers: only what follows counts
             stopping = threading.Thread(target=cluster.broker(mover).stop, daemon=True)
             stopping.start()
             # the controlled shutdown is under way: the controller is asked to move leaderships
-            wait_until(lambda: "Starting controlled shutdown" in cluster.broker(mover).output(), WAIT,
+            wait_until(lambda: "Starting controlled shutdown" in cluster.broker(mover).output()[seen:], WAIT,
                        "the controlled shutdown never started", interval=0.02)
         else:
             cluster.broker(mover).kill()
@@ -235,8 +262,9 @@ def test_a_rolling_restart_under_load_costs_no_record_and_no_non_retriable_error
         controller = cluster.wait_controller()
         for broker_id in [b for b in (0, 1, 2) if b != controller] + [controller]:
             b = cluster.broker(broker_id)
+            seen = len(b.output())  # the module's brokers: only what this stop wrote counts
             assert b.stop() == 0, b.tail()
-            assert "Controlled shutdown succeeded" in b.output(), b.tail(80)
+            assert "Controlled shutdown succeeded" in b.output()[seen:], b.tail(80)
             load.wait_acked(100)
             b.start(WAIT)
             cluster.wait_fully_replicated(topic, partitions)
@@ -294,7 +322,9 @@ def test_follower_fetches_from_no_replica_or_a_stale_epoch_change_nothing(cluste
     # claiming to have fetched far beyond the log end: nothing moves
     stranger = follower_fetch(leader.port, topic, 2, 0, epoch)
     assert Errors.for_code(int(stranger.error_code)) is Errors.NONE and not stranger.records
-    assert "is not recognized to be one of the assigned replicas" in leader.output()
+    # (the brokers' output is the module's: the line must name this topic)
+    assert any("is not recognized to be one of the assigned replicas" in line and topic in line
+               for line in leader.output().splitlines())
 
     for current, error in ((epoch - 1, Errors.FENCED_LEADER_EPOCH), (epoch + 1, Errors.UNKNOWN_LEADER_EPOCH)):
         answer = follower_fetch(leader.port, topic, follower, 100, current)
