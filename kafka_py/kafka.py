@@ -15,8 +15,9 @@ halt's status (1); should that stop take longer than HALT_STOP_TIMEOUT_S, it end
 there and then, as Kafka's halt would have at once.
 
 Before anything starts, the process takes the tuning its environment asks for
-(kafka_py.tuning.tune_process: KAFKA_PY_SCHED_POLICY, off unless set), the Python
-counterpart of the JVM options Kafka's launcher takes from KAFKA_JVM_PERFORMANCE_OPTS.
+(kafka_py.tuning.tune_process: KAFKA_PY_SCHED_POLICY, off unless set; KAFKA_PY_GC, the
+garbage collector's settings), the Python counterpart of the JVM options Kafka's launcher
+takes from KAFKA_JVM_PERFORMANCE_OPTS.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import click
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
-from kafka_py.tuning import TuningError, tune_process
+from kafka_py.tuning import TuningError, freeze_startup_objects, tune_process
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
 
@@ -104,6 +105,7 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
     from kafka_py.server.kafka_server import KafkaServer
 
     server = KafkaServer(config)
+    freeze_startup_objects()  # tuning: kafka_py/tuning/gc_tuning.py
     stop_requested = threading.Event()
     phase = ["starting"]
     halt = _HaltRequest(stop_requested)

@@ -14,7 +14,9 @@ with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.p
 * ``sched_policy``: the broker process under SCHED_BATCH, off unless the environment
   turns it on (``KAFKA_PY_SCHED_POLICY``; docs/operations.md);
 * ``page_cache_prefaulter``: the page cache filled ahead of the appends of preallocated
-  active segments.
+  active segments;
+* ``gc_tuning``: the cyclic garbage collector's thresholds sized for a broker's heap, and
+  the objects loaded at startup frozen (``KAFKA_PY_GC``; docs/operations.md).
 
 docs/performance.md, "Broker tuning", says what each piece buys, with the command that
 measures it.
@@ -24,7 +26,10 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+from kafka_py.tuning.gc_tuning import ENV_VAR as GC_ENV_VAR, GcTuningError, apply_gc_tuning, freeze_startup_objects
 from kafka_py.tuning.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
+
+__all__ = ["TuningError", "tune_process", "freeze_startup_objects"]
 
 
 class TuningError(ValueError):
@@ -32,9 +37,14 @@ class TuningError(ValueError):
 
 
 def tune_process(environ: Mapping[str, str] = os.environ) -> None:
-    """Apply ``KAFKA_PY_SCHED_POLICY`` to the calling process, before it starts any thread
-    so that every thread inherits it."""
+    """Apply ``KAFKA_PY_SCHED_POLICY`` and ``KAFKA_PY_GC`` to the calling process, before it
+    starts any thread so that every thread inherits the policy. The launcher calls
+    ``freeze_startup_objects`` later, once the broker is built and before it starts."""
     try:
         apply_sched_policy(environ)
     except SchedPolicyError as e:
         raise TuningError(f"Invalid {SCHED_POLICY_ENV_VAR}: {e}") from None
+    try:
+        apply_gc_tuning(environ)
+    except GcTuningError as e:
+        raise TuningError(f"Invalid {GC_ENV_VAR}: {e}") from None
