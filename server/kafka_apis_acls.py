@@ -31,6 +31,11 @@ from kafka_py.common.errors import ApiException
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.schema.create_acls.v2.response import AclCreationResult, CreateAclsResponse
+from kafka_py.protocol.schema.delete_acls.v2.response import DeleteAclsFilterResult, DeleteAclsMatchingAcl
+from kafka_py.protocol.schema.delete_acls.v2.response import DeleteAclsResponse
+from kafka_py.protocol.schema.describe_acls.v2.response import AclDescription, DescribeAclsResource
+from kafka_py.protocol.schema.describe_acls.v2.response import DescribeAclsResponse
 from kafka_py.security.authorizer.acl import (
     CLUSTER_NAME,
     AccessControlEntry,
@@ -44,7 +49,7 @@ from kafka_py.security.authorizer.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka_py.server.kafka_apis import build_response, error_response_of
+from kafka_py.server.kafka_apis import error_response_of
 from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,8 +90,8 @@ class AclRequestHandlers:
     @error_response_of(ApiKeys.DESCRIBE_ACLS)
     def describe_acls_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error at the top level, no resources (DescribeAclsRequest.getErrorResponse)
-        return build_response(request, {"throttle_time_ms": 0, "error_code": error,
-                                        "error_message": ApiError.of(error, message).message, "resources": []})
+        return DescribeAclsResponse(throttle_time_ms=0, error_code=error.error_code,
+                                    error_message=ApiError.of(error, message).message, resources=())
 
     def handle_describe_acls_request(self, request: Request) -> None:
         body = request.body
@@ -102,14 +107,14 @@ class AclRequestHandlers:
             self._close(request, "DescribeAclsRequest contains UNKNOWN elements")
             return
 
-        def send(error: Errors, message: Optional[str], resources: list) -> None:
-            self.apis.send_response(request, build_response(request, {
-                "throttle_time_ms": 0, "error_code": error, "error_message": message, "resources": resources}))
+        def send(error: Errors, message: Optional[str], resources: tuple[DescribeAclsResource, ...]) -> None:
+            self.apis.send_response(request, DescribeAclsResponse(
+                throttle_time_ms=0, error_code=error.error_code, error_message=message, resources=resources))
 
         self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.DESCRIBE)
         authorizer = self.apis.authorizer
         if authorizer is None:
-            send(Errors.SECURITY_DISABLED, _NO_AUTHORIZER, [])
+            send(Errors.SECURITY_DISABLED, _NO_AUTHORIZER, ())
             return
         binding_filter = AclBindingFilter(
             ResourcePatternFilter(ResourceType.from_code(body.resource_type_filter), body.resource_name_filter,
@@ -125,8 +130,8 @@ class AclRequestHandlers:
     @error_response_of(ApiKeys.CREATE_ACLS)
     def create_acls_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error on every creation of the request
-        result = {"error_code": error, "error_message": ApiError.of(error, message).message}
-        return build_response(request, {"throttle_time_ms": 0, "results": [result] * len(request.body.creations)})
+        result = AclCreationResult(error_code=error.error_code, error_message=ApiError.of(error, message).message)
+        return CreateAclsResponse(throttle_time_ms=0, results=(result,) * len(request.body.creations))
 
     def handle_create_acls_request(self, request: Request) -> None:
         creations = list(request.body.creations)
@@ -141,8 +146,8 @@ class AclRequestHandlers:
             return
 
         def send(results: list[ApiError]) -> None:
-            self.apis.send_response(request, build_response(request, {"throttle_time_ms": 0, "results": [
-                {"error_code": r.error, "error_message": r.message} for r in results]}))
+            self.apis.send_response(request, CreateAclsResponse(throttle_time_ms=0, results=tuple([
+                AclCreationResult(error_code=r.error.error_code, error_message=r.message) for r in results])))
 
         self.apis.auth_helper.authorize_cluster_operation(request, AclOperation.ALTER)
         authorizer = self.apis.authorizer
@@ -180,8 +185,9 @@ class AclRequestHandlers:
     @error_response_of(ApiKeys.DELETE_ACLS)
     def delete_acls_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error on every filter of the request, matching nothing
-        result = {"error_code": error, "error_message": ApiError.of(error, message).message, "matching_acls": []}
-        return build_response(request, {"throttle_time_ms": 0, "filter_results": [result] * len(request.body.filters)})
+        result = DeleteAclsFilterResult(error_code=error.error_code, error_message=ApiError.of(error, message).message,
+                                        matching_acls=())
+        return DeleteAclsResponse(throttle_time_ms=0, filter_results=(result,) * len(request.body.filters))
 
     def handle_delete_acls_request(self, request: Request) -> None:
         body = request.body
@@ -219,16 +225,15 @@ class AclRequestHandlers:
             for deleted in result.acl_binding_delete_results:
                 acl_error = ApiError(Errors.NONE) if deleted.exception is None else _error_of(deleted.exception)
                 binding = deleted.acl_binding
-                matching.append({
-                    "error_code": acl_error.error, "error_message": acl_error.message,
-                    "resource_type": binding.pattern.resource_type.code, "resource_name": binding.pattern.name,
-                    "pattern_type": binding.pattern.pattern_type.code, "principal": binding.entry.principal,
-                    "host": binding.entry.host, "operation": binding.entry.operation.code,
-                    "permission_type": binding.entry.permission_type.code})
-            filter_results.append({"error_code": error.error, "error_message": error.message,
-                                   "matching_acls": matching})
-        self.apis.send_response(request, build_response(request, {"throttle_time_ms": 0,
-                                                                   "filter_results": filter_results}))
+                matching.append(DeleteAclsMatchingAcl(
+                    error_code=acl_error.error.error_code, error_message=acl_error.message,
+                    resource_type=binding.pattern.resource_type.code, resource_name=binding.pattern.name,
+                    pattern_type=binding.pattern.pattern_type.code, principal=binding.entry.principal,
+                    host=binding.entry.host, operation=binding.entry.operation.code,
+                    permission_type=binding.entry.permission_type.code))
+            filter_results.append(DeleteAclsFilterResult(error_code=error.error.error_code, error_message=error.message,
+                                                         matching_acls=tuple(matching)))
+        self.apis.send_response(request, DeleteAclsResponse(throttle_time_ms=0, filter_results=tuple(filter_results)))
 
 
 def _acl_binding(creation: Any) -> AclBinding:
@@ -241,18 +246,18 @@ def _acl_binding(creation: Any) -> AclBinding:
     return AclBinding(pattern, entry)
 
 
-def acls_resources(bindings: Iterable[AclBinding]) -> list[dict[str, Any]]:
+def acls_resources(bindings: Iterable[AclBinding]) -> tuple[DescribeAclsResource, ...]:
     """DescribeAclsResponse.aclsResources: the bindings grouped by resource pattern."""
     by_pattern: dict[ResourcePattern, list[AccessControlEntry]] = {}
     for binding in bindings:
         entries = by_pattern.setdefault(binding.pattern, [])
         if binding.entry not in entries:
             entries.append(binding.entry)
-    return [{"resource_type": pattern.resource_type.code, "resource_name": pattern.name,
-             "pattern_type": pattern.pattern_type.code,
-             "acls": [{"principal": e.principal, "host": e.host, "operation": e.operation.code,
-                       "permission_type": e.permission_type.code} for e in entries]}
-            for pattern, entries in by_pattern.items()]
+    return tuple([DescribeAclsResource(
+        resource_type=pattern.resource_type.code, resource_name=pattern.name, pattern_type=pattern.pattern_type.code,
+        acls=tuple([AclDescription(principal=e.principal, host=e.host, operation=e.operation.code,
+                                   permission_type=e.permission_type.code) for e in entries]))
+        for pattern, entries in by_pattern.items()])
 
 
 __all__ = ["AclRequestHandlers", "acls_resources"]
