@@ -19,12 +19,18 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Optional
 
+from kafka_py.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirPartitionResult
+from kafka_py.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirsResponse
+from kafka_py.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirTopicResult
+from kafka_py.protocol.schema.describe_log_dirs.v2.response import DescribeLogDirsPartition, DescribeLogDirsResponse
+from kafka_py.protocol.schema.describe_log_dirs.v2.response import DescribeLogDirsResult, DescribeLogDirsTopic
+
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import build_response, error_response_of
+from kafka_py.server.kafka_apis import error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -35,15 +41,16 @@ logger = logging.getLogger(__name__)
 @error_response_of(ApiKeys.ALTER_REPLICA_LOG_DIRS)
 def alter_replica_log_dirs_error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
     """AlterReplicaLogDirsRequest.getErrorResponse: ``error`` for every partition named."""
-    return build_response(request, {"throttle_time_ms": 0, "results": [
-        {"topic_name": t.name, "partitions": [{"partition_index": p, "error_code": error} for p in t.partitions]}
-        for d in request.body.dirs for t in d.topics]})
+    return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=tuple([
+        AlterReplicaLogDirTopicResult(topic_name=t.name, partitions=tuple([
+            AlterReplicaLogDirPartitionResult(partition_index=p, error_code=error.error_code) for p in t.partitions]))
+        for d in request.body.dirs for t in d.topics]))
 
 
 @error_response_of(ApiKeys.DESCRIBE_LOG_DIRS)
 def describe_log_dirs_error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
     """DescribeLogDirsRequest.getErrorResponse: no dirs at all."""
-    return build_response(request, {"throttle_time_ms": 0, "results": []})
+    return DescribeLogDirsResponse(throttle_time_ms=0, results=())
 
 
 class LogDirRequestHandlers:
@@ -66,20 +73,28 @@ class LogDirRequestHandlers:
         result = apis.replica_manager.alter_replica_log_dirs(partition_dirs)
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for tp, error in result.items():
-            by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition, "error_code": error})
-        apis.send_response(request, build_response(request, {"throttle_time_ms": 0, "results": [
-            {"topic_name": topic, "partitions": partitions} for topic, partitions in by_topic.items()]}))
+            by_topic.setdefault(tp.topic, []).append(
+                AlterReplicaLogDirPartitionResult(partition_index=tp.partition, error_code=error.error_code))
+        apis.send_response(request, AlterReplicaLogDirsResponse(throttle_time_ms=0, results=tuple([
+            AlterReplicaLogDirTopicResult(topic_name=topic, partitions=tuple(partitions))
+            for topic, partitions in by_topic.items()])))
 
     def handle_describe_log_dirs_request(self, request: Request) -> None:
         apis = self.apis
-        results: list[dict[str, Any]] = []
+        results: list[DescribeLogDirsResult] = []
         if apis.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
             topics = request.body.topics
             partitions: Optional[set[TopicPartition]] = None
             if topics is not None:
                 partitions = {TopicPartition(t.topic, int(p)) for t in topics for p in t.partition_index}
-            results = apis.replica_manager.describe_log_dirs(partitions)
-        apis.send_response(request, build_response(request, {"throttle_time_ms": 0, "results": results}))
+            # the ReplicaManager describes each dir with the response's field names
+            results = [DescribeLogDirsResult(
+                error_code=r["error_code"].error_code, log_dir=r["log_dir"], topics=tuple([
+                    DescribeLogDirsTopic(name=t["name"], partitions=tuple([
+                        DescribeLogDirsPartition(**p) for p in t["partitions"]]))
+                    for t in r["topics"]]))
+                for r in apis.replica_manager.describe_log_dirs(partitions)]
+        apis.send_response(request, DescribeLogDirsResponse(throttle_time_ms=0, results=tuple(results)))
 
 
 __all__ = ["LogDirRequestHandlers", "alter_replica_log_dirs_error_response", "describe_log_dirs_error_response"]

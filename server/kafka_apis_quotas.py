@@ -29,6 +29,13 @@ import logging
 import socket
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from kio.schema.alter_client_quotas.v1.response import AlterClientQuotasResponse
+from kio.schema.alter_client_quotas.v1.response import EntityData as AlteredEntity
+from kio.schema.alter_client_quotas.v1.response import EntryData as AlteredEntry
+from kio.schema.describe_client_quotas.v1.response import DescribeClientQuotasResponse, ValueData
+from kio.schema.describe_client_quotas.v1.response import EntityData as DescribedEntity
+from kio.schema.describe_client_quotas.v1.response import EntryData as DescribedEntry
+
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
 from kafka_py.network.request_channel import Request, SendResponse
@@ -42,7 +49,7 @@ from kafka_py.server.config_handler import (
     PRODUCER_BYTE_RATE_OVERRIDE_CONFIG,
     REQUEST_PERCENTAGE_OVERRIDE_CONFIG,
 )
-from kafka_py.server.kafka_apis import build_response, error_response_of
+from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
 from kafka_py.server.kafka_config import java_double_to_string
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
 
@@ -82,6 +89,11 @@ def with_throttle_time(response: Any, throttle_time_ms: int) -> Any:
     if "throttle_time_ms" in fields:
         return dataclasses.replace(response, throttle_time_ms=type(response.throttle_time_ms)(throttle_time_ms))
     return response
+
+
+def _altered_entry(error: Errors, message: Optional[str], entity: Iterable[tuple[str, Optional[str]]]) -> AlteredEntry:
+    return AlteredEntry(error_code=error.error_code, error_message=message, entity=tuple([
+        AlteredEntity(entity_type=t, entity_name=n) for t, n in entity]))
 
 
 class QuotaRequestHandlers:
@@ -183,8 +195,8 @@ class QuotaRequestHandlers:
     @error_response_of(ApiKeys.DESCRIBE_CLIENT_QUOTAS)
     def describe_client_quotas_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error at the top level, entries null (DescribeClientQuotasRequest.getErrorResponse)
-        return build_response(request, {"throttle_time": 0, "error_code": error,
-                                        "error_message": ApiError.of(error, message).message, "entries": None})
+        return DescribeClientQuotasResponse(throttle_time=NO_THROTTLE, error_code=error.error_code,
+                                            error_message=ApiError.of(error, message).message, entries=None)
 
     def handle_describe_client_quotas_request(self, request: Any) -> None:
         if not self._authorized(request, "DESCRIBE_CONFIGS"):
@@ -194,11 +206,11 @@ class QuotaRequestHandlers:
         # A filter the admin manager refuses fails the request as a whole: KafkaApis.handle_error
         # answers with the error response above.
         result = self.describe_client_quotas(components, bool(request.body.strict))
-        entries = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
-                    "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-                   for entity, values in sorted(result.items(), key=lambda e: [(t, n or "") for t, n in e[0]])]
-        self.apis.send_response(request, build_response(request, {
-            "throttle_time": 0, "error_code": Errors.NONE, "error_message": None, "entries": entries}))
+        entries = tuple([DescribedEntry(entity=tuple([DescribedEntity(entity_type=t, entity_name=n) for t, n in entity]),
+                                        values=tuple([ValueData(key=k, value=v) for k, v in sorted(values.items())]))
+                         for entity, values in sorted(result.items(), key=lambda e: [(t, n or "") for t, n in e[0]])])
+        self.apis.send_response(request, DescribeClientQuotasResponse(
+            throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, error_message=None, entries=entries))
 
     def describe_client_quotas(self, components: Iterable[tuple[str, int, Optional[str]]], strict: bool
                                ) -> dict[tuple[tuple[str, Optional[str]], ...], dict[str, float]]:
@@ -339,10 +351,9 @@ class QuotaRequestHandlers:
     def alter_client_quotas_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error on every entry, with the error's own text rather than the exception's
         # (AlterClientQuotasRequest.getErrorResponse)
-        return build_response(request, {"throttle_time": 0, "entries": [
-            {"error_code": error, "error_message": error.message,
-             "entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity]}
-            for entry in request.body.entries]})
+        return AlterClientQuotasResponse(throttle_time=NO_THROTTLE, entries=tuple([
+            _altered_entry(error, error.message, [(e.entity_type, e.entity_name) for e in entry.entity])
+            for entry in request.body.entries]))
 
     def handle_alter_client_quotas_request(self, request: Any) -> None:
         body = request.body
@@ -363,9 +374,8 @@ class QuotaRequestHandlers:
                     logger.exception("Error encountered while updating client quotas of %s", entity)
                 else:
                     logger.info("Error encountered while updating client quotas of %s: %s", entity, e)
-            results.append({"error_code": error, "error_message": message,
-                            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity]})
-        self.apis.send_response(request, build_response(request, {"throttle_time": 0, "entries": results}))
+            results.append(_altered_entry(error, message, entity))
+        self.apis.send_response(request, AlterClientQuotasResponse(throttle_time=NO_THROTTLE, entries=tuple(results)))
 
     def alter_entity_quotas(self, entity: list[tuple[str, Optional[str]]], ops: list[tuple[str, Optional[float]]],
                             validate_only: bool) -> None:

@@ -26,13 +26,20 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from kio.schema.alter_partition_reassignments.v0.response import AlterPartitionReassignmentsResponse
+from kio.schema.alter_partition_reassignments.v0.response import ReassignablePartitionResponse
+from kio.schema.alter_partition_reassignments.v0.response import ReassignableTopicResponse
+from kio.schema.list_partition_reassignments.v0.response import ListPartitionReassignmentsResponse
+from kio.schema.list_partition_reassignments.v0.response import OngoingPartitionReassignment
+from kio.schema.list_partition_reassignments.v0.response import OngoingTopicReassignment
+
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import AclOperation
-from kafka_py.server.kafka_apis import build_response, error_response_of
+from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -64,10 +71,12 @@ class ReassignmentRequestHandlers:
     @error_response_of(ApiKeys.ALTER_PARTITION_REASSIGNMENTS)
     def alter_partition_reassignments_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error at the top and on every partition named (AlterPartitionReassignmentsRequest.getErrorResponse)
-        return build_response(request, {"throttle_time": 0, "error_code": error, "error_message": message, "responses": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": error,
-                                             "error_message": message} for p in t.partitions]}
-            for t in request.body.topics]})
+        return AlterPartitionReassignmentsResponse(
+            throttle_time=NO_THROTTLE, error_code=error.error_code, error_message=message, responses=tuple([
+                ReassignableTopicResponse(name=t.name, partitions=tuple([ReassignablePartitionResponse(
+                    partition_index=p.partition_index, error_code=error.error_code, error_message=message)
+                    for p in t.partitions]))
+                for t in request.body.topics]))
 
     def handle_alter_partition_reassignments_request(self, request: Request) -> None:
         apis = self.apis
@@ -81,15 +90,17 @@ class ReassignmentRequestHandlers:
 
         def send_response_callback(result: "dict[TopicPartition, ApiError] | ApiError") -> None:
             if isinstance(result, ApiError):
-                values: dict[str, Any] = {"throttle_time": 0, "error_code": result.error,
-                                          "error_message": _message(result), "responses": ()}
+                response = AlterPartitionReassignmentsResponse(
+                    throttle_time=NO_THROTTLE, error_code=result.error.error_code, error_message=_message(result),
+                    responses=())
             else:
-                values = {"throttle_time": 0, "error_code": Errors.NONE, "error_message": None, "responses": [
-                    {"name": topic, "partitions": [
-                        {"partition_index": partition, "error_code": error.error, "error_message": _message(error)}
-                        for partition, error in partitions]}
-                    for topic, partitions in _by_topic(result)]}
-            apis.send_response(request, build_response(request, values))
+                response = AlterPartitionReassignmentsResponse(
+                    throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, error_message=None, responses=tuple([
+                        ReassignableTopicResponse(name=topic, partitions=tuple([ReassignablePartitionResponse(
+                            partition_index=partition, error_code=error.error.error_code,
+                            error_message=_message(error)) for partition, error in partitions]))
+                        for topic, partitions in _by_topic(result)]))
+            apis.send_response(request, response)
 
         apis.controller.alter_partition_reassignments(reassignments,
                                                       apis.answering(request, send_response_callback))
@@ -97,8 +108,8 @@ class ReassignmentRequestHandlers:
     @staticmethod
     @error_response_of(ApiKeys.LIST_PARTITION_REASSIGNMENTS)
     def list_partition_reassignments_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"throttle_time": 0, "error_code": error, "error_message": message,
-                                        "topics": ()})
+        return ListPartitionReassignmentsResponse(throttle_time=NO_THROTTLE, error_code=error.error_code,
+                                                  error_message=message, topics=())
 
     def handle_list_partition_reassignments_request(self, request: Request) -> None:
         apis = self.apis
@@ -109,17 +120,19 @@ class ReassignmentRequestHandlers:
 
         def send_response_callback(result: Any) -> None:
             if isinstance(result, ApiError):
-                values: dict[str, Any] = {"throttle_time": 0, "error_code": result.error,
-                                          "error_message": _message(result), "topics": ()}
+                response = ListPartitionReassignmentsResponse(
+                    throttle_time=NO_THROTTLE, error_code=result.error.error_code, error_message=_message(result),
+                    topics=())
             else:
-                values = {"throttle_time": 0, "error_code": Errors.NONE, "error_message": None, "topics": [
-                    {"name": topic, "partitions": [
-                        {"partition_index": partition, "replicas": list(assignment.replicas),
-                         "adding_replicas": list(assignment.adding_replicas),
-                         "removing_replicas": list(assignment.removing_replicas)}
-                        for partition, assignment in entries]}
-                    for topic, entries in _by_topic(result)]}
-            apis.send_response(request, build_response(request, values))
+                response = ListPartitionReassignmentsResponse(
+                    throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, error_message=None, topics=tuple([
+                        OngoingTopicReassignment(name=topic, partitions=tuple([OngoingPartitionReassignment(
+                            partition_index=partition, replicas=tuple(assignment.replicas),
+                            adding_replicas=tuple(assignment.adding_replicas),
+                            removing_replicas=tuple(assignment.removing_replicas))
+                            for partition, assignment in entries]))
+                        for topic, entries in _by_topic(result)]))
+            apis.send_response(request, response)
 
         apis.controller.list_partition_reassignments(partitions, apis.answering(request, send_response_callback))
 

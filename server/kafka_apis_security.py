@@ -22,6 +22,14 @@ from __future__ import annotations
 import datetime
 from typing import Any, Optional
 
+from kio.schema.alter_user_scram_credentials.v0.response import AlterUserScramCredentialsResponse
+from kio.schema.alter_user_scram_credentials.v0.response import AlterUserScramCredentialsResult
+from kio.schema.describe_user_scram_credentials.v0.response import CredentialInfo
+from kio.schema.describe_user_scram_credentials.v0.response import DescribeUserScramCredentialsResponse
+from kio.schema.describe_user_scram_credentials.v0.response import DescribeUserScramCredentialsResult
+from kio.schema.sasl_authenticate.v2.response import SaslAuthenticateResponse
+from kio.schema.sasl_handshake.v1.response import SaslHandshakeResponse
+
 from kafka_py.common.api_error import ApiError
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
@@ -36,7 +44,7 @@ from kafka_py.security.scram import (
     credential_from_string,
     credential_to_string,
 )
-from kafka_py.server.kafka_apis import build_response, error_response_of
+from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
 from kafka_py.zk.zk_data import ConfigType
 
 # The mechanism bytes of the admin API (org.apache.kafka.clients.admin.ScramMechanism).
@@ -53,25 +61,23 @@ class SecurityRequestHandlers:
     @error_response_of(ApiKeys.SASL_HANDSHAKE)
     def sasl_handshake_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         # the error code alone, no mechanisms (SaslHandshakeRequest.getErrorResponse)
-        return build_response(request, {"error_code": error, "mechanisms": []})
+        return SaslHandshakeResponse(error_code=error.error_code, mechanisms=())
 
     def handle_sasl_handshake_request(self, request: Any) -> None:
-        self.apis.send_response(request, build_response(request, {
-            "error_code": Errors.ILLEGAL_SASL_STATE.error_code, "mechanisms": []}))
+        self.apis.send_response(request, SaslHandshakeResponse(error_code=Errors.ILLEGAL_SASL_STATE.error_code,
+                                                               mechanisms=()))
 
     @staticmethod
     @error_response_of(ApiKeys.SASL_AUTHENTICATE)
     def sasl_authenticate_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return build_response(request, {"error_code": error, "error_message": ApiError.of(error, message).message,
-                                        "auth_bytes": b"", "session_lifetime": datetime.timedelta(0)})
+        return SaslAuthenticateResponse(error_code=error.error_code, error_message=ApiError.of(error, message).message,
+                                        auth_bytes=b"", session_lifetime=datetime.timedelta(0))
 
     def handle_sasl_authenticate_request(self, request: Any) -> None:
-        values = {"error_code": Errors.ILLEGAL_SASL_STATE.error_code,
-                  "error_message": "SaslAuthenticate request received after successful authentication",
-                  "auth_bytes": b""}
-        if request.api_version >= 1:
-            values["session_lifetime"] = datetime.timedelta(0)
-        self.apis.send_response(request, build_response(request, values))
+        self.apis.send_response(request, SaslAuthenticateResponse(
+            error_code=Errors.ILLEGAL_SASL_STATE.error_code,
+            error_message="SaslAuthenticate request received after successful authentication",
+            auth_bytes=b"", session_lifetime=datetime.timedelta(0)))
 
     # ---- SCRAM credentials ---------------------------------------------------------------
     def _user_config(self, user: str) -> dict[str, str]:
@@ -85,8 +91,8 @@ class SecurityRequestHandlers:
     def describe_user_scram_credentials_error_response(request: Request, error: Errors,
                                                         message: Optional[str]) -> Any:
         # the error at the top level, no results
-        return build_response(request, {"throttle_time": 0, "error_code": error,
-                                        "error_message": ApiError.of(error, message).message, "results": []})
+        return DescribeUserScramCredentialsResponse(throttle_time=NO_THROTTLE, error_code=error.error_code,
+                                                    error_message=ApiError.of(error, message).message, results=())
 
     def handle_describe_user_scram_credentials_request(self, request: Any) -> None:
         if not self._cluster_authorized(request, AclOperation.DESCRIBE):
@@ -107,9 +113,10 @@ class SecurityRequestHandlers:
                 continue
             seen.add(name)
             if name in duplicates:
-                results.append({"user": name, "error_code": Errors.DUPLICATE_RESOURCE.error_code,
-                                "error_message": f"Cannot describe SCRAM credentials for the same user twice "
-                                                 f"in a single request: {name}", "credential_infos": []})
+                results.append(DescribeUserScramCredentialsResult(
+                    user=name, error_code=Errors.DUPLICATE_RESOURCE.error_code,
+                    error_message=f"Cannot describe SCRAM credentials for the same user twice in a single request: "
+                                  f"{name}", credential_infos=()))
                 continue
             infos = []
             config = self._user_config(name)
@@ -118,18 +125,20 @@ class SecurityRequestHandlers:
                 if text is None:
                     continue
                 try:
-                    infos.append({"mechanism": mechanism_id, "iterations": credential_from_string(text).iterations})
+                    infos.append(CredentialInfo(mechanism=mechanism_id,
+                                                iterations=credential_from_string(text).iterations))
                 except ValueError:
                     continue
             if infos:
-                results.append({"user": name, "error_code": Errors.NONE.error_code, "error_message": None,
-                                "credential_infos": infos})
+                results.append(DescribeUserScramCredentialsResult(
+                    user=name, error_code=Errors.NONE.error_code, error_message=None, credential_infos=tuple(infos)))
             elif explicit:
-                results.append({"user": name, "error_code": Errors.RESOURCE_NOT_FOUND.error_code,
-                                "error_message": f"Attempt to describe a user credential that does not exist: "
-                                                 f"{name}", "credential_infos": []})
-        self.apis.send_response(request, build_response(request, {
-            "throttle_time": 0, "error_code": Errors.NONE.error_code, "error_message": None, "results": results}))
+                results.append(DescribeUserScramCredentialsResult(
+                    user=name, error_code=Errors.RESOURCE_NOT_FOUND.error_code,
+                    error_message=f"Attempt to describe a user credential that does not exist: {name}",
+                    credential_infos=()))
+        self.apis.send_response(request, DescribeUserScramCredentialsResponse(
+            throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, error_message=None, results=tuple(results)))
 
     @staticmethod
     @error_response_of(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS)
@@ -139,8 +148,9 @@ class SecurityRequestHandlers:
         body = request.body
         users = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
         text = ApiError.of(error, message).message
-        return build_response(request, {"throttle_time": 0, "results": [
-            {"user": user, "error_code": error, "error_message": text} for user in users]})
+        return AlterUserScramCredentialsResponse(throttle_time=NO_THROTTLE, results=tuple([
+            AlterUserScramCredentialsResult(user=user, error_code=error.error_code, error_message=text)
+            for user in users]))
 
     def handle_alter_user_scram_credentials_request(self, request: Any) -> None:
         body = request.body
@@ -197,5 +207,7 @@ class SecurityRequestHandlers:
         results = []
         for user in dict.fromkeys(users):
             error, message = errors.get(user, (Errors.NONE, None))
-            results.append({"user": user, "error_code": error.error_code, "error_message": message})
-        self.apis.send_response(request, build_response(request, {"throttle_time": 0, "results": results}))
+            results.append(AlterUserScramCredentialsResult(user=user, error_code=error.error_code,
+                                                           error_message=message))
+        self.apis.send_response(request, AlterUserScramCredentialsResponse(throttle_time=NO_THROTTLE,
+                                                                           results=tuple(results)))
