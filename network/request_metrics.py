@@ -47,6 +47,7 @@ from kafka_py.protocol.errors import Errors
 
 # Kafka's request logger: its "Completed request" lines go to kafka-request.log at DEBUG.
 request_logger = logging.getLogger("kafka.request.logger")
+_request_log_levels: dict = getattr(request_logger, "_cache", {})
 
 CONSUMER_FETCH_METRIC_NAME = "FetchConsumer"
 FOLLOW_FETCH_METRIC_NAME = "FetchFollower"
@@ -138,6 +139,35 @@ class RequestMetrics(KafkaMetricsGroup):
         for hist, column in zip(self._hists, values):
             hist.fold(column, n)
 
+    def record(self, version: int, queue_ns: int, local_ns: int, remote_ns: int, throttle_ms: int,
+               response_queue_ns: int, send_ns: int, total_ns: int, size: int) -> None:
+        """One request of ``version``: its RequestsPerSec count, and its spans (nanoseconds,
+        turned into milliseconds when a tick folds them) and size staged as one row."""
+        try:
+            # a negative version (an ApiVersions one answered as unsupported) finds None here:
+            # no API has 64 versions
+            rate = self._request_rate[version]
+        except IndexError:
+            rate = None
+        if rate is None:
+            rate = self.request_rate(version)
+        rows = self._rows
+        if rows is None:
+            rows = self.rows()
+        # Nothing is called while the lock is held: a call is where the interpreter may hand
+        # the GIL to another thread, which would then block on this lock.
+        with self.lock:
+            rate.count += 1
+            j = self.staged
+            self.staged = j + 1
+        if j >= 1024:  # STAGE_ROWS; past it, a uniform sample of the tick's requests is kept
+            j = int(self._random() * (j + 1))
+            if j >= 1024:
+                return
+        # One C call, which a tick's copy of the rows (another) cannot interleave with.
+        _ROW.pack_into(rows, j * _ROW_BYTES, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns,
+                       send_ns, total_ns, size)
+
     def request_rate(self, version: int) -> Meter:
         meter = self._request_rate[version] if 0 <= version < 64 else None
         if meter is None:
@@ -174,6 +204,7 @@ class RequestMetrics(KafkaMetricsGroup):
             self.remove_metric(self._prefix + "ErrorsPerSec", {"request": self.name, "error": error.name})
 
 
+_FETCH = ApiKeys.FETCH
 # Values of a staged row staged as nanosecond spans (the others: throttle ms, request bytes).
 _NANOS_COLUMNS = (0, 1, 2, 4, 5, 6)
 # One staged row: queue, local, remote (ns), throttle (ms), response queue, send, total (ns), bytes.
@@ -236,58 +267,30 @@ class RequestChannelMetrics:
             response_dequeue = end_time_ns
         if dequeue < 0:
             dequeue = start
+        queue_ns = dequeue - start
+        total_ns = end_time_ns - start
+        local_ns = local - dequeue
+        remote_ns = remote - local
+        response_queue_ns = response_dequeue - response_complete
+        send_ns = end_time_ns - response_dequeue
         throttle_ms = request.api_throttle_time_ms
         size = len(request.buffer)
         version = header.api_version
-        # The spans are staged in nanoseconds and turned into milliseconds when folded (tick).
-        rate = metrics._request_rate[version] if 0 <= version < 64 else None
-        if rate is None:
-            rate = metrics.request_rate(version)
-        rows = metrics._rows
-        if rows is None:
-            rows = metrics.rows()
-        # Nothing is called while the lock is held: a call is where the interpreter may hand
-        # the GIL to another thread, which would then block on this lock.
-        with metrics.lock:
-            rate.count += 1
-            j = metrics.staged
-            metrics.staged = j + 1
-        if j >= 1024:
-            j = int(metrics._random() * (j + 1))
-        if j < 1024:
-            # One C call, which a tick's copy of the rows (another) cannot interleave with.
-            _ROW.pack_into(rows, j * _ROW_BYTES, dequeue - start, local - dequeue, remote - local, throttle_ms,
-                           response_dequeue - response_complete, end_time_ns - response_dequeue,
-                           end_time_ns - start, size)
-        if api_key is ApiKeys.FETCH:
+        metrics.record(version, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns, send_ns, total_ns, size)
+        if api_key is _FETCH:
             replica_id = getattr(request.body, "replica_id", -1)
             fetch_metrics = self.follower_fetch if replica_id is not None and replica_id >= 0 else self.consumer_fetch
-            self._record(fetch_metrics, version, dequeue - start, local - dequeue, remote - local, throttle_ms,
-                         response_dequeue - response_complete, end_time_ns - response_dequeue, end_time_ns - start,
-                         size)
-        if request_logger.isEnabledFor(logging.DEBUG):
+            fetch_metrics.record(version, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns, send_ns,
+                                 total_ns, size)
+        # Logger.isEnabledFor's own cache, read without the call (logging clears it, in place,
+        # whenever a level changes or logging.disable is called); the call when it has no
+        # answer yet. A logger the logging config disabled logs nothing, whatever it says.
+        log = _request_log_levels.get(logging.DEBUG)
+        if log is None:
+            log = request_logger.isEnabledFor(logging.DEBUG)
+        if log and not request_logger.disabled:
             _log_completed_request(request, end_time_ns, start, dequeue, local, remote, response_complete,
                                    response_dequeue, throttle_ms)
-
-    @staticmethod
-    def _record(m: RequestMetrics, version: int, queue_ns: int, local_ns: int, remote_ns: int, throttle_ms: int,
-                response_queue_ns: int, send_ns: int, total_ns: int, size: int) -> None:
-        rate = m._request_rate[version] if 0 <= version < 64 else None
-        if rate is None:
-            rate = m.request_rate(version)
-        rows = m._rows
-        if rows is None:
-            rows = m.rows()
-        with m.lock:  # as update_request_metrics: no call under the lock
-            rate.count += 1
-            j = m.staged
-            m.staged = j + 1
-        if j >= 1024:
-            j = int(m._random() * (j + 1))
-            if j >= 1024:
-                return
-        _ROW.pack_into(rows, j * _ROW_BYTES, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns,
-                       send_ns, total_ns, size)
 
     def mark_partition_errors(self, api_key: ApiKeys, answers: Iterable[Any]) -> None:
         """ErrorsPerSec for an answer written without response objects (Produce v3+): one

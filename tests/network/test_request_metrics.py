@@ -66,3 +66,55 @@ def test_request_timings_become_whole_milliseconds_rounded_half_up():
         assert m.request_rate(3).count == 2
     finally:
         metrics.remove_metrics()
+
+
+def test_completed_request_lines_follow_the_request_loggers_level_as_it_changes():
+    """The request logger's level is looked up from logging's cache per request: raised to
+    DEBUG the next request is logged, back at INFO (or disabled) the one after is not; a Fetch
+    counts under FetchConsumer as well as Fetch."""
+    import logging
+    from types import SimpleNamespace
+
+    from kafka_py.network.request_channel import Request, RequestContext
+    from kafka_py.network.request_metrics import RequestChannelMetrics, request_logger
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.headers import RequestHeader
+
+    lines: list = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    metrics = RequestChannelMetrics([ApiKeys.FETCH], prefix="RequestLogTest")
+    handler = Collect()
+    level, propagate = request_logger.level, request_logger.propagate
+    request_logger.addHandler(handler)
+    request_logger.propagate = False
+
+    def one_request() -> None:
+        header = RequestHeader.for_request(ApiKeys.FETCH, 11, 1, "log-test")
+        request = Request(0, RequestContext(header, "c", "127.0.0.1"), 0, memoryview(bytearray(64)),
+                          SimpleNamespace(replica_id=-1))
+        metrics.update_request_metrics(request, 1_000_000)
+
+    try:
+        request_logger.setLevel(logging.INFO)
+        one_request()
+        request_logger.setLevel(logging.DEBUG)
+        one_request()
+        request_logger.disabled = True
+        one_request()
+        request_logger.disabled = False
+        request_logger.setLevel(logging.INFO)
+        one_request()
+        assert len(lines) == 1 and lines[0].startswith("Completed request:{") and '"clientId":"log-test"' in lines[0]
+        assert metrics("Fetch").request_rate(11).count == 4
+        assert metrics("FetchConsumer").request_rate(11).count == 4
+        assert metrics("FetchFollower").request_rate(11).count == 0
+    finally:
+        request_logger.removeHandler(handler)
+        request_logger.setLevel(level)
+        request_logger.propagate = propagate
+        request_logger.disabled = False
+        metrics.remove_metrics()

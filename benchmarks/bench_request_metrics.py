@@ -1,0 +1,108 @@
+"""CPU time of the per-request RequestMetrics update alone (network/request_metrics.py,
+``RequestChannelMetrics.update_request_metrics``), the step the Processor runs for every
+request once its response is written: a Produce (one API's row) and a Fetch (two rows: Fetch
+and FetchConsumer).
+
+    .venv/bin/python benchmarks/bench_request_metrics.py --rounds 15
+    git worktree add /tmp/before HEAD~1
+    .venv/bin/python benchmarks/bench_request_metrics.py --tree /tmp/before --rounds 15
+
+Each round times ``--calls`` updates of a few pre-built requests (their timestamps those of a
+real request) with ``time.process_time`` (the CPU of every thread of the process, so the
+registry ticker's folding of the staged rows into the histograms is counted too), minus the
+same loop calling a function that does nothing; it prints the median and range over the
+rounds, in nanoseconds per update. ``--tree`` runs another checkout's code, for a same-machine
+before/after; run the two alternately, as the machine's speed drifts.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import pathlib
+import statistics
+import sys
+import time
+
+
+def _use_tree(root: pathlib.Path) -> None:
+    """Import kafka_py (and its network, log, server, controller folders) from ``root``."""
+    sys.path.insert(0, str(root))
+    import kafka_py
+
+    assert pathlib.Path(kafka_py.__file__).parent == root / "kafka_py", kafka_py.__file__
+    for top in ("network", "log", "server", "controller"):
+        spec = importlib.util.spec_from_file_location(f"kafka_py.{top}", root / top / "__init__.py",
+                                                      submodule_search_locations=[str(root / top)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=pathlib.Path, help="the checkout whose code to measure")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=100_000, help="updates per round and request type")
+    args = parser.parse_args()
+    if args.tree is not None:
+        _use_tree(args.tree.resolve())
+    else:
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+    from types import SimpleNamespace
+
+    from kafka_py.network.request_channel import Request, RequestContext
+    from kafka_py.network.request_metrics import RequestChannelMetrics
+    from kafka_py.protocol.api_keys import ApiKeys
+    from kafka_py.protocol.headers import RequestHeader
+
+    metrics = RequestChannelMetrics([ApiKeys.PRODUCE, ApiKeys.FETCH])
+
+    def request(api: ApiKeys, version: int, size: int, body) -> Request:
+        header = RequestHeader.for_request(api, version, 7, "bench")
+        context = RequestContext(header, "127.0.0.1:9092-127.0.0.1:50000-0", "127.0.0.1")
+        r = Request(0, context, 1_000_000_000, memoryview(bytearray(size)), body)
+        # a request read, queued 40 us, handled in 60 us, its response queued 20 us, written in 10 us
+        r.request_dequeue_time_ns = r.start_time_ns + 40_000
+        r.api_local_complete_time_ns = r.request_dequeue_time_ns + 60_000
+        r.api_remote_complete_time_ns = r.api_local_complete_time_ns
+        r.response_complete_time_ns = r.api_remote_complete_time_ns
+        r.response_dequeue_time_ns = r.response_complete_time_ns + 20_000
+        return r
+
+    workloads = {
+        "Produce": [request(ApiKeys.PRODUCE, 8, 250, SimpleNamespace()) for _ in range(4)],
+        "Fetch": [request(ApiKeys.FETCH, 11, 120, SimpleNamespace(replica_id=-1)) for _ in range(4)],
+    }
+    update = metrics.update_request_metrics
+
+    def nothing(request, end_ns):  # the loop's own cost
+        return None
+
+    def run(fn, requests, calls: int) -> float:
+        end = requests[0].response_dequeue_time_ns + 10_000
+        a, b, c, d = requests
+        start = time.process_time()
+        for _ in range(calls // 4):
+            fn(a, end)
+            fn(b, end)
+            fn(c, end)
+            fn(d, end)
+        return time.process_time() - start
+
+    results: dict[str, list[float]] = {name: [] for name in workloads}
+    for name, requests in workloads.items():
+        run(update, requests, 20_000)  # warm up: rows made, meters made
+    for _ in range(args.rounds):
+        for name, requests in workloads.items():
+            base = run(nothing, requests, args.calls)
+            spent = run(update, requests, args.calls)
+            results[name].append((spent - base) / args.calls * 1e9)
+    tree = args.tree or pathlib.Path(__file__).resolve().parents[1]
+    print(f"tree {tree}: CPU ns per update, median [min-max] of {args.rounds} rounds of {args.calls:,}")
+    for name, values in results.items():
+        print(f"  {name:8s} {statistics.median(values):7.0f} [{min(values):.0f}-{max(values):.0f}]")
+
+
+if __name__ == "__main__":
+    main()
