@@ -66,7 +66,7 @@ from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.network.request_channel import Request, RequestChannel, SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity, new_entity
+from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.schema.controlled_shutdown.v3.response import ControlledShutdownResponse, RemainingPartition
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import EpochEndOffset as LeaderEpochEndOffset
@@ -74,11 +74,7 @@ from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetF
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
 from kafka_py.protocol.schema.update_metadata.v7.response import UpdateMetadataResponse
 from kafka_py.protocol.schema.alter_isr.v0.response import AlterIsrResponse
-from kafka_py.protocol.messages import (
-    api_versions_response,
-    response_schema,
-    unsupported_api_versions_response,
-)
+from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
 from kafka_py.tuning.fast_paths import encode_metadata_response, encode_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
@@ -147,12 +143,7 @@ _NO_DIVERGING_EPOCH = EpochEndOffset()
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-# ---------------------------------------------------------------------------- responses by version
-
-def build_response(request: Request, values: Mapping[str, Any]) -> Any:
-    """The response of the request's API and version built from ``values`` (see ``build_entity``)."""
-    return build_entity(response_schema(request.api_key, request.api_version), values)
-
+# ---------------------------------------------------------------------------- building responses
 
 def _topics_of(items: Iterable[tuple[TopicPartition, Any]]) -> list[tuple[str, list[tuple[int, Any]]]]:
     """Group (partition, value) pairs by topic, topics in first-seen order (Kafka groups the
@@ -776,7 +767,7 @@ class KafkaApis:
         straight from the statuses, without response objects (fast_paths.encode_produce_response)."""
         version = request.api_version
         if version < 3:
-            self.send_response_exempt_throttle(request, _produce_response(version, statuses, throttle_time_ms))
+            self.send_response_exempt_throttle(request, _produce_response(statuses, throttle_time_ms))
             return
         try:
             frame = encode_produce_response(version, request.correlation_id, _produce_answer_values(statuses),
@@ -1353,17 +1344,16 @@ def _produce_answer_values(statuses: Mapping[TopicPartition, PartitionResponse])
             for topic, partitions in _topics_of(statuses.items())]
 
 
-def _produce_response(version: int, statuses: Mapping[TopicPartition, PartitionResponse],
-                      throttle_time_ms: int = 0) -> Any:
-    """The ProduceResponse of ``version`` (0 to 2) carrying one answer per partition, grouped
-    by topic; later versions are written without objects (``_send_produce_response``)."""
-    schema = response_schema(ApiKeys.PRODUCE, version)
-    return build_entity(schema, {"throttle_time": throttle_time_ms, "responses": [
-        {"name": topic, "partition_responses": [
-            {"index": index, "error_code": s.error, "base_offset": s.base_offset,
-             "log_append_time": s.log_append_time, "log_start_offset": s.log_start_offset}
-            for index, s in partitions]}
-        for topic, partitions in _topics_of(statuses.items())]})
+def _produce_response(statuses: Mapping[TopicPartition, PartitionResponse], throttle_time_ms: int = 0
+                      ) -> ProduceResponse:
+    """A ProduceResponse carrying one answer per partition, grouped by topic, as objects (for
+    versions before 3; later versions are written without objects, ``_send_produce_response``)."""
+    return new_entity(ProduceResponse, throttle_time=throttle_time_ms, responses=tuple([
+        TopicProduceResponse(name=topic, partition_responses=tuple([
+            new_entity(PartitionProduceResponse, index=index, error_code=s.error, base_offset=s.base_offset,
+                       log_append_time=s.log_append_time, log_start_offset=s.log_start_offset)
+            for index, s in partitions]))
+        for topic, partitions in _topics_of(statuses.items())]))
 
 
 _BATCH_LENGTH = struct.Struct(">i")
@@ -1408,5 +1398,5 @@ def _update_metadata_partitions(body: Any) -> list[TopicPartition]:
     return [TopicPartition(s.topic_name, s.partition_index) for s in update_metadata_partition_states(body)]
 
 
-__all__ = ["CLOSES_CONNECTION_ON_ERROR", "KafkaApis", "build_entity", "build_response", "error_response",
-           "error_response_of", "error_responses"]
+__all__ = ["CLOSES_CONNECTION_ON_ERROR", "KafkaApis", "NO_THROTTLE", "error_response", "error_response_of",
+           "error_responses"]

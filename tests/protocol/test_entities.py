@@ -229,3 +229,34 @@ def test_the_handlers_answer_with_the_newest_classes_written_at_the_request_vers
             used = vars(importlib.import_module(module)).get(newest.__name__)
             if used is not None and getattr(used, "__api_key__", None) == newest.__api_key__:
                 assert used is newest, f"{module} answers {api.name} with v{used.__version__}, newest v{newest.__version__}"
+
+
+def test_every_keyword_the_handlers_construct_a_message_with_is_a_field_of_its_class() -> None:
+    """The keyword arguments written in server/kafka_apis*.py where a kio class (or
+    ``new_entity`` with one) is called are fields of that class: a misspelling in a branch the
+    tests do not run (an error path, a rare version) is caught here as the call would catch it."""
+    import ast
+    import dataclasses
+    import importlib
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    wrong = []
+    checked = 0
+    for path in sorted((root / "server").glob("kafka_apis*.py")):
+        module = vars(importlib.import_module(f"kafka_py.server.{path.stem}"))
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            target = module.get(node.func.id)
+            if target is new_entity and node.args and isinstance(node.args[0], ast.Name):
+                target = module.get(node.args[0].id)
+            if not (isinstance(target, type) and dataclasses.is_dataclass(target)
+                    and getattr(target, "__api_key__", None) is not None):
+                continue
+            checked += 1
+            names = {f.name for f in dataclasses.fields(target)}
+            wrong += [f"{path.name}:{node.lineno}: {target.__name__}({k.arg}=)" for k in node.keywords
+                      if k.arg is not None and k.arg not in names]
+    assert checked > 150, checked
+    assert wrong == []

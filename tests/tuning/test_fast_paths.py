@@ -261,7 +261,7 @@ def produce_answer_values():
 def test_produce_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
     from kafka_py.tuning.fast_paths import encode_produce_response
     from kafka_py.protocol.messages import response_schema
-    from kafka_py.server.kafka_apis import build_entity
+    from kafka_py.protocol.entities import build_entity
 
     @SETTINGS
     @given(produce_answer_values(), st.integers(0, 2**31 - 1), int32s)
@@ -316,7 +316,7 @@ def test_metadata_frame_from_values_equals_the_generic_response_encoded(version:
     kio response alike, for every version."""
     from kafka_py.tuning.fast_paths import encode_metadata_response
     from kafka_py.protocol.messages import response_schema
-    from kafka_py.server.kafka_apis import build_entity
+    from kafka_py.protocol.entities import build_entity
 
     @SETTINGS
     @given(metadata_answer_values(), st.integers(0, 2**31 - 1), int32s, int32s)
