@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kafka_py.cluster.broker import SecurityProtocol
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
@@ -32,6 +32,9 @@ from kafka_py.security.ssl_factory import create_client_context, create_server_c
 from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.time import Time
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kafka_py.server.kafka_config import KafkaConfig
 
 logger = logging.getLogger(__name__)
 
@@ -212,18 +215,18 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
     return ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism, username, password)
 
 
-def inter_broker_client_channel_builder(config: Any, control_plane: bool = False) -> Optional[ClientChannelBuilder]:
+def inter_broker_client_channel_builder(config: KafkaConfig, control_plane: bool = False
+                                        ) -> Optional[ClientChannelBuilder]:
     """The client channel builder of the inter-broker listener (``inter.broker.listener.name`` or
     ``security.inter.broker.protocol``) with ``sasl.mechanism.inter.broker.protocol``: what the
     replica fetchers and controlled shutdown connect with. ``control_plane``: the
     control-plane listener when one is configured (the controller's channel and the
     broker-to-controller channel), as Kafka picks it."""
-    listener = getattr(config, "inter_broker_listener_name", None)
-    protocol = getattr(config, "inter_broker_security_protocol", None)
-    if control_plane and getattr(config, "control_plane_listener_name", None) is not None:
+    listener = config.inter_broker_listener_name
+    protocol = config.inter_broker_security_protocol
+    if control_plane and config.control_plane_listener_name is not None:
         listener = config.control_plane_listener_name
         protocol = config.control_plane_security_protocol
-    if protocol is None or protocol is SecurityProtocol.PLAINTEXT:
+    if protocol is SecurityProtocol.PLAINTEXT:
         return None
-    name = listener.value if hasattr(listener, "value") else str(listener)
-    return create_client_channel_builder(config, name, protocol, config.sasl_mechanism_inter_broker_protocol)
+    return create_client_channel_builder(config, listener.value, protocol, config.sasl_mechanism_inter_broker_protocol)

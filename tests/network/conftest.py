@@ -41,6 +41,10 @@ class NetworkConfig:
     listeners: tuple = ("PLAINTEXT://127.0.0.1:0",)
     listener_security_protocol_map: str = ""
     inter_broker_listener_name: Optional[ListenerName] = None
+    inter_broker_security_protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
+    control_plane_listener_name: Optional[ListenerName] = None
+    control_plane_security_protocol: Optional[SecurityProtocol] = None
+    sasl_mechanism_inter_broker_protocol: str = "GSSAPI"
     max_connection_creation_rate: int = INT32_MAX
     num_quota_samples: int = 11
     quota_window_size_seconds: int = 1
