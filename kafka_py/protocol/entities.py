@@ -9,8 +9,12 @@ with kio's field names, keys the version has no field for are dropped (a key tha
 version of the message has raises, so a misspelling fails at once), required fields
 left out get their type's zero value, and plain ints become error codes, durations and
 timestamps where the field wants them. So one description serves every version: the
-broker's handlers answer with it (``KafkaApis.build_response``), and its clients (the
-replica fetchers) build their requests with it.
+broker's clients (the replica fetchers, the tools) build their requests with it.
+
+The broker's handlers answer as Kafka's do, with one version-independent object: the
+kio classes of the newest version, built with keyword arguments (``new_entity`` fills
+Kafka's defaults for the fields not named and refuses a keyword that is no field), and
+``to_version`` writes that object as the classes of the version a request asked for.
 """
 from __future__ import annotations
 
