@@ -1,7 +1,9 @@
 """CPU time of the per-request RequestMetrics update alone (network/request_metrics.py,
 ``RequestChannelMetrics.update_request_metrics``), the step the Processor runs for every
 request once its response is written: a Produce (one API's row) and a Fetch (two rows: Fetch
-and FetchConsumer).
+and FetchConsumer); and of the produce path's other metric updates, for a one-partition
+produce: ``BrokerTopicStats.record_produce`` (the topic's and all topics' BrokerTopicMetrics)
+and ``mark_partition_errors`` (ErrorsPerSec of the answer).
 
     .venv/bin/python benchmarks/bench_request_metrics.py --rounds 15
     git worktree add /tmp/before HEAD~1
@@ -74,34 +76,46 @@ def main() -> None:
         "Produce": [request(ApiKeys.PRODUCE, 8, 250, SimpleNamespace()) for _ in range(4)],
         "Fetch": [request(ApiKeys.FETCH, 11, 120, SimpleNamespace(replica_id=-1)) for _ in range(4)],
     }
-    update = metrics.update_request_metrics
+    from kafka_py.protocol.errors import Errors
+    from kafka_py.server.broker_topic_stats import BrokerTopicStats
 
-    def nothing(request, end_ns):  # the loop's own cost
+    update = metrics.update_request_metrics
+    stats = BrokerTopicStats()
+    statuses = {("bench", 0): SimpleNamespace(error=Errors.NONE)}
+    # (function, its two arguments) per workload
+    calls = {name: (update, requests) for name, requests in workloads.items()}
+    calls["record_produce"] = (lambda topic, size: stats.record_produce(topic, 1, size), [("bench", 170)] * 4)
+    calls["ErrorsPerSec"] = (metrics.mark_partition_errors, [(ApiKeys.PRODUCE, statuses.values())] * 4)
+
+    def nothing(x, y):  # the loop's own cost
         return None
 
-    def run(fn, requests, calls: int) -> float:
-        end = requests[0].response_dequeue_time_ns + 10_000
-        a, b, c, d = requests
+    def run(fn, arguments, n: int, request_args: bool) -> float:
+        if request_args:
+            end = arguments[0].response_dequeue_time_ns + 10_000
+            a, b, c, d = [(r, end) for r in arguments]
+        else:
+            a, b, c, d = arguments
         start = time.process_time()
-        for _ in range(calls // 4):
-            fn(a, end)
-            fn(b, end)
-            fn(c, end)
-            fn(d, end)
+        for _ in range(n // 4):
+            fn(*a)
+            fn(*b)
+            fn(*c)
+            fn(*d)
         return time.process_time() - start
 
-    results: dict[str, list[float]] = {name: [] for name in workloads}
-    for name, requests in workloads.items():
-        run(update, requests, 20_000)  # warm up: rows made, meters made
+    results: dict[str, list[float]] = {name: [] for name in calls}
+    for name, (fn, arguments) in calls.items():
+        run(fn, arguments, 20_000, name in workloads)  # warm up: rows made, meters made
     for _ in range(args.rounds):
-        for name, requests in workloads.items():
-            base = run(nothing, requests, args.calls)
-            spent = run(update, requests, args.calls)
+        for name, (fn, arguments) in calls.items():
+            base = run(nothing, arguments, args.calls, name in workloads)
+            spent = run(fn, arguments, args.calls, name in workloads)
             results[name].append((spent - base) / args.calls * 1e9)
     tree = args.tree or pathlib.Path(__file__).resolve().parents[1]
     print(f"tree {tree}: CPU ns per update, median [min-max] of {args.rounds} rounds of {args.calls:,}")
     for name, values in results.items():
-        print(f"  {name:8s} {statistics.median(values):7.0f} [{min(values):.0f}-{max(values):.0f}]")
+        print(f"  {name:14s} {statistics.median(values):7.0f} [{min(values):.0f}-{max(values):.0f}]")
 
 
 if __name__ == "__main__":
