@@ -25,7 +25,8 @@ import queue
 import socket
 import threading
 from collections import deque
-from typing import Any, Callable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import decode_request
@@ -118,6 +119,31 @@ class AbstractServerThread:
             sock.close()
         except OSError:
             pass
+
+
+_deferred = threading.local()
+
+
+@contextmanager
+def deferred_wakeups() -> Iterator[None]:
+    """Responses this thread queues inside the block wake their Processors once, as it ends.
+
+    A wake-up is a system call that hands the GIL to the network thread it wakes, and the
+    caller then waits for the GIL until that thread blocks again (often after writing the
+    response). A handler that answers several requests in a row (the follower fetches an
+    append completes) builds them all first and then wakes each Processor once.
+    """
+    if getattr(_deferred, "processors", None) is not None:
+        yield  # nested: the outer block wakes them
+        return
+    processors: list = []
+    _deferred.processors = processors
+    try:
+        yield
+    finally:
+        _deferred.processors = None
+        for processor in processors:
+            processor._wake_if_polling()
 
 
 class Processor(AbstractServerThread, KafkaMetricsGroup):
@@ -215,6 +241,18 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         # ``_woken`` before it raises ``_polling`` and looks at this queue one last time:
         # either that look sees the response, or this read sees the flag and, if no one
         # has yet, wakes it.
+        if self._polling and not self._woken:
+            deferred = getattr(_deferred, "processors", None)
+            if deferred is not None:
+                # inside deferred_wakeups(): woken once, when the block ends
+                if self not in deferred:
+                    deferred.append(self)
+                return
+            self._woken = True
+            self.wakeup()
+
+    def _wake_if_polling(self) -> None:
+        # the same check as enqueue_response's, made after the responses are queued
         if self._polling and not self._woken:
             self._woken = True
             self.wakeup()

@@ -11,7 +11,7 @@ import struct
 import pytest
 
 from kafka_py.network.connection_quotas import ConnectionQuotas
-from kafka_py.network.processor import Processor
+from kafka_py.network.processor import Processor, deferred_wakeups
 from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import api_versions_response, decode_response
@@ -156,6 +156,26 @@ def test_connections_are_served_independently(env):
     env.channel.send_response(requests[10], api_versions_response(3))
     assert decode_response(b.read_frame(), ApiKeys.API_VERSIONS, 3)[0].correlation_id == 20
     assert decode_response(a.read_frame(), ApiKeys.API_VERSIONS, 3)[0].correlation_id == 10
+
+
+def test_responses_queued_in_deferred_wakeups_wake_the_processor_once_at_the_end(env):
+    a, b = env.connect(), env.connect()
+    a.send(api_versions_frame(10, 3))
+    b.send(api_versions_frame(20, 3))
+    requests = {r.correlation_id: r for r in (env.next_request(), env.next_request())}
+    wakeups = []
+    selector = env.processor._selector
+    real_wakeup = selector.wakeup
+    selector.wakeup = lambda: (wakeups.append(1), real_wakeup())
+    with deferred_wakeups():
+        env.channel.send_response(requests[10], api_versions_response(3))
+        with deferred_wakeups():  # nested: the outer block does the waking
+            env.channel.send_response(requests[20], api_versions_response(3))
+        assert wakeups == []
+    # woken once for both (none if its poll had just timed out and it found them itself)
+    assert len(wakeups) <= 1
+    assert decode_response(a.read_frame(), ApiKeys.API_VERSIONS, 3)[0].correlation_id == 10
+    assert decode_response(b.read_frame(), ApiKeys.API_VERSIONS, 3)[0].correlation_id == 20
 
 
 def test_close_connection_closes_the_socket_and_uncounts_it(env):
