@@ -154,6 +154,16 @@ def _topics_of(items: Iterable[tuple[TopicPartition, Any]]) -> list[tuple[str, l
     return list(by_topic.items())
 
 
+def partition_errors_by_topic(topic_cls: type, partition_cls: type,
+                              errors: Iterable[tuple[TopicPartition, Errors]]) -> tuple[Any, ...]:
+    """The topics of an answer that says one error per partition, the shape several APIs share
+    (OffsetCommit, TxnOffsetCommit, OffsetDelete): ``topic_cls(name, partitions)`` holding
+    ``partition_cls(partition_index, error_code)``, topics in first-seen order."""
+    return tuple([topic_cls(name=topic, partitions=tuple([
+        partition_cls(partition_index=index, error_code=error.error_code) for index, error in parts]))
+        for topic, parts in _topics_of(errors)])
+
+
 def _field(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
@@ -1399,4 +1409,4 @@ def _update_metadata_partitions(body: Any) -> list[TopicPartition]:
 
 
 __all__ = ["CLOSES_CONNECTION_ON_ERROR", "KafkaApis", "NO_THROTTLE", "error_response", "error_response_of",
-           "error_responses"]
+           "error_responses", "partition_errors_by_topic"]

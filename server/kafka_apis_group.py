@@ -61,6 +61,7 @@ from kafka_py.server.kafka_apis import (
     _topics_of,
     error_response,
     error_response_of,
+    partition_errors_by_topic,
 )
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
 from kafka_py.utils.logging import IdentLogger
@@ -530,19 +531,14 @@ class GroupRequestHandlers:
 
 
 def _offset_commit_response(errors: Iterable[tuple[TopicPartition, Errors]]) -> OffsetCommitResponse:
-    return OffsetCommitResponse(throttle_time=NO_THROTTLE, topics=tuple([
-        OffsetCommitResponseTopic(name=topic, partitions=tuple([
-            OffsetCommitResponsePartition(partition_index=index, error_code=error.error_code)
-            for index, error in parts]))
-        for topic, parts in _topics_of(errors)]))
+    return OffsetCommitResponse(throttle_time=NO_THROTTLE, topics=partition_errors_by_topic(
+        OffsetCommitResponseTopic, OffsetCommitResponsePartition, errors))
 
 
 def _offset_delete_response(error: Errors, errors: Iterable[tuple[TopicPartition, Errors]]) -> OffsetDeleteResponse:
-    return OffsetDeleteResponse(error_code=error.error_code, throttle_time=NO_THROTTLE, topics=tuple([
-        OffsetDeleteResponseTopic(name=topic, partitions=tuple([
-            OffsetDeleteResponsePartition(partition_index=index, error_code=partition_error.error_code)
-            for index, partition_error in parts]))
-        for topic, parts in _topics_of(errors)]))
+    return OffsetDeleteResponse(error_code=error.error_code, throttle_time=NO_THROTTLE,
+                                topics=partition_errors_by_topic(OffsetDeleteResponseTopic,
+                                                                 OffsetDeleteResponsePartition, errors))
 
 
 def _described_group_error(group_id: str, error: Errors) -> DescribedGroup:

@@ -61,7 +61,14 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
-from kafka_py.server.kafka_apis import NO_THROTTLE, _field, _millis, _topics_of, error_response_of
+from kafka_py.server.kafka_apis import (
+    NO_THROTTLE,
+    _field,
+    _millis,
+    _topics_of,
+    error_response_of,
+    partition_errors_by_topic,
+)
 from kafka_py.server.kafka_apis_group import offsets_to_commit
 from kafka_py.utils.logging import IdentLogger
 
@@ -105,11 +112,8 @@ def _write_txn_markers_response(errors: Iterable[tuple[int, Iterable[tuple[Topic
 
 
 def _txn_offset_commit_response(errors: Iterable[tuple[TopicPartition, Errors]]) -> TxnOffsetCommitResponse:
-    return TxnOffsetCommitResponse(throttle_time=NO_THROTTLE, topics=tuple([
-        TxnOffsetCommitResponseTopic(name=topic, partitions=tuple([
-            TxnOffsetCommitResponsePartition(partition_index=index, error_code=error.error_code)
-            for index, error in parts]))
-        for topic, parts in _topics_of(errors)]))
+    return TxnOffsetCommitResponse(throttle_time=NO_THROTTLE, topics=partition_errors_by_topic(
+        TxnOffsetCommitResponseTopic, TxnOffsetCommitResponsePartition, errors))
 
 
 class TxnRequestHandlers:

@@ -42,7 +42,7 @@ Out = Callable[[str], None]
 
 def _send(target: AdminTarget, api_key: Any, version: int, values: Mapping[str, Any]) -> Any:
     from kafka_py.protocol.messages import request_schema
-    from kafka_py.server.kafka_apis import build_entity
+    from kafka_py.protocol.entities import build_entity
 
     return target.send("kafka-configs", api_key, version, build_entity(request_schema(api_key, version), values))
 

@@ -16,7 +16,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.server.kafka_apis import build_entity
+from kafka_py.protocol.entities import build_entity
 from tests.integration.broker_harness import RawClient
 
 TOPIC = "guarded"

@@ -25,7 +25,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import encode_request, request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.server.kafka_apis import build_entity
+from kafka_py.protocol.entities import build_entity
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
 from tests.integration.conftest import broker_factory  # noqa: F401 - the fixture, for a broker of its own
 

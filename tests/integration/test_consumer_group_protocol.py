@@ -17,7 +17,7 @@ from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_c
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
-from kafka_py.server.kafka_apis import build_entity
+from kafka_py.protocol.entities import build_entity
 from tests.coordinator.coordinator_harness import assignment, subscription
 from tests.integration.broker_harness import RawClient, wait_until
 from kafka_py.tools.group_subscription import subscribe

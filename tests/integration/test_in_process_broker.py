@@ -26,7 +26,7 @@ from kafka_py.protocol.messages import decode_response, encode_request, request_
 from kafka_py.record.default_record_batch import DefaultRecordBatch, SimpleRecord, build_batch
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.server.kafka_apis import build_entity
+from kafka_py.protocol.entities import build_entity
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.kafka_server import KafkaServer
 from tests.integration.broker_harness import free_port, unique_chroot, wait_until

@@ -101,7 +101,7 @@ def test_coordinator_killed_between_end_txn_and_markers_fails_over_and_completes
 
 def _req(api, version: int, **fields):
     from kafka_py.protocol.messages import request_schema
-    from kafka_py.server.kafka_apis import build_entity
+    from kafka_py.protocol.entities import build_entity
 
     return build_entity(request_schema(api, version), fields)
 
