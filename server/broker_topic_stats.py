@@ -20,8 +20,11 @@ A topic's meters are made on its first use and removed when the broker stops hos
 topic (``remove_metrics``), so a deleted or moved topic leaves no metric behind. A produce or
 fetch naming a partition this broker does not host (a client whose metadata is stale after a
 reassignment or a deletion, or asks for a topic it never had) counts for all topics only:
-Kafka makes the topic's meters for it too, and nothing ever removes them. Meters of one BrokerTopicMetrics share a lock, and
-the produce path marks its three with one ``record_produce`` call per partition.
+Kafka makes the topic's meters for it too, and nothing ever removes them. All the meters,
+every topic's and all topics', share one lock, so the produce path marks the three of the
+topic and the three of all topics under one acquisition (``record_produce``, once per
+partition), and a fetch its counts likewise: nothing is called while it is held, so no
+thread waits on it for long.
 """
 from __future__ import annotations
 
@@ -53,10 +56,11 @@ class BrokerTopicMetrics(KafkaMetricsGroup):
     metrics_group = "kafka.server"
     metrics_type_name = "BrokerTopicMetrics"
 
-    def __init__(self, name: Optional[str]) -> None:
+    def __init__(self, name: Optional[str], lock: Optional[threading.Lock] = None) -> None:
         self.topic = name
         self.tags = {} if name is None else {"topic": name}
-        self.lock = threading.Lock()
+        # BrokerTopicStats hands every topic the all-topics lock
+        self.lock = lock if lock is not None else threading.Lock()
         lock = self.lock
 
         def meter(metric: str, event_type: str) -> Meter:
@@ -113,7 +117,7 @@ class BrokerTopicStats:
             with self._lock:
                 stats = self._stats.get(topic)
                 if stats is None:
-                    stats = self._stats[topic] = BrokerTopicMetrics(topic)
+                    stats = self._stats[topic] = BrokerTopicMetrics(topic, self.all_topics_stats.lock)
         return stats
 
     # ---- what the produce and fetch paths call ------------------------------------
@@ -124,15 +128,14 @@ class BrokerTopicStats:
             stats = self._stats.get(topic)
             if stats is None:
                 stats = self.topic_stats(topic)
-            with stats.lock:
+            all_topics = self.all_topics_stats
+            with all_topics.lock:  # the topic's lock too
                 stats.total_produce_request_rate.count += 1
                 stats.messages_in_rate.count += messages
                 stats.bytes_in_rate.count += size
-            stats = self.all_topics_stats
-            with stats.lock:
-                stats.total_produce_request_rate.count += 1
-                stats.messages_in_rate.count += messages
-                stats.bytes_in_rate.count += size
+                all_topics.total_produce_request_rate.count += 1
+                all_topics.messages_in_rate.count += messages
+                all_topics.bytes_in_rate.count += size
 
     def mark_produce_request(self, topic: Optional[str]) -> None:
         """A produce to a partition that did not append (the successful case: record_produce);
@@ -155,15 +158,17 @@ class BrokerTopicStats:
     def mark_fetch_request(self, topic: Optional[str]) -> None:
         """A partition read; ``topic`` None for a partition not hosted here (all topics only)."""
         if recording.enabled:
+            all_topics = self.all_topics_stats
             if topic is not None:
                 stats = self._stats.get(topic)
                 if stats is None:
                     stats = self.topic_stats(topic)
-                with stats.lock:
+                with all_topics.lock:  # the topic's lock too
                     stats.total_fetch_request_rate.count += 1
-            stats = self.all_topics_stats
-            with stats.lock:
-                stats.total_fetch_request_rate.count += 1
+                    all_topics.total_fetch_request_rate.count += 1
+            else:
+                with all_topics.lock:
+                    all_topics.total_fetch_request_rate.count += 1
 
     def mark_failed_fetch(self, topic: str) -> None:
         if recording.enabled:
@@ -191,11 +196,10 @@ class BrokerTopicStats:
             stats = self._stats.get(topic)
             if stats is None:
                 stats = self.topic_stats(topic)
-            with stats.lock:
+            all_topics = self.all_topics_stats
+            with all_topics.lock:  # the topic's lock too
                 stats.bytes_out_rate.count += value
-            stats = self.all_topics_stats
-            with stats.lock:
-                stats.bytes_out_rate.count += value
+                all_topics.bytes_out_rate.count += value
 
     # ---- lifecycle --------------------------------------------------------------
     def remove_metrics(self, topic: str) -> None:
