@@ -352,19 +352,14 @@ class ZooKeeper:
 # The broker from another checkout. The editable install maps kafka_py.network (log,
 # server, controller) to this checkout's top-level folders whatever the working
 # directory, so those four are loaded from the other tree's folders before anything
-# imports them; kafka_py itself comes from that tree as the first entry of sys.path.
-_RUN_FROM_TREE = """
-import importlib.util, pathlib, runpy, sys
-root = pathlib.Path(sys.argv.pop(1))
-sys.path.insert(0, str(root))
-import kafka_py
-assert pathlib.Path(kafka_py.__file__).parent == root / "kafka_py", kafka_py.__file__
-for top in ("network", "log", "server", "controller"):
-    spec = importlib.util.spec_from_file_location(f"kafka_py.{top}", root / top / "__init__.py",
-                                                  submodule_search_locations=[str(root / top)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+# imports them; kafka_py itself comes from that tree as the first entry of sys.path
+# (benchmarks/tree_import.py).
+_RUN_FROM_TREE = f"""
+import runpy, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from tree_import import use_tree
+sys.path.pop(0)
+use_tree(sys.argv.pop(1))
 sys.argv[0] = "kafka"
 runpy.run_module("kafka_py.kafka", run_name="__main__", alter_sys=True)
 """

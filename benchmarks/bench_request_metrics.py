@@ -19,25 +19,10 @@ before/after; run the two alternately, as the machine's speed drifts.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import pathlib
 import statistics
 import sys
 import time
-
-
-def _use_tree(root: pathlib.Path) -> None:
-    """Import kafka_py (and its network, log, server, controller folders) from ``root``."""
-    sys.path.insert(0, str(root))
-    import kafka_py
-
-    assert pathlib.Path(kafka_py.__file__).parent == root / "kafka_py", kafka_py.__file__
-    for top in ("network", "log", "server", "controller"):
-        spec = importlib.util.spec_from_file_location(f"kafka_py.{top}", root / top / "__init__.py",
-                                                      submodule_search_locations=[str(root / top)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
 
 
 def main() -> None:
@@ -47,7 +32,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100_000, help="updates per round and request type")
     args = parser.parse_args()
     if args.tree is not None:
-        _use_tree(args.tree.resolve())
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        from tree_import import use_tree
+
+        sys.path.pop(0)
+        use_tree(args.tree)
     else:
         sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
