@@ -25,11 +25,11 @@ import queue
 import socket
 import threading
 from collections import deque
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import decode_request
+from kafka_py.tuning.wakeups import defer_wakeup
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.network.channel_metadata_registry import client_information_of
@@ -119,31 +119,6 @@ class AbstractServerThread:
             sock.close()
         except OSError:
             pass
-
-
-_deferred = threading.local()
-
-
-@contextmanager
-def deferred_wakeups() -> Iterator[None]:
-    """Responses this thread queues inside the block wake their Processors once, as it ends.
-
-    A wake-up is a system call that hands the GIL to the network thread it wakes, and the
-    caller then waits for the GIL until that thread blocks again (often after writing the
-    response). A handler that answers several requests in a row (the follower fetches an
-    append completes) builds them all first and then wakes each Processor once.
-    """
-    if getattr(_deferred, "processors", None) is not None:
-        yield  # nested: the outer block wakes them
-        return
-    processors: list = []
-    _deferred.processors = processors
-    try:
-        yield
-    finally:
-        _deferred.processors = None
-        for processor in processors:
-            processor._wake_if_polling()
 
 
 class Processor(AbstractServerThread, KafkaMetricsGroup):
@@ -242,17 +217,13 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         # either that look sees the response, or this read sees the flag and, if no one
         # has yet, wakes it.
         if self._polling and not self._woken:
-            deferred = getattr(_deferred, "processors", None)
-            if deferred is not None:
-                # inside deferred_wakeups(): woken once, when the block ends
-                if self not in deferred:
-                    deferred.append(self)
+            if defer_wakeup(self):  # kafka_py/tuning/wakeups.py: woken once its caller is done
                 return
             self._woken = True
             self.wakeup()
 
-    def _wake_if_polling(self) -> None:
-        # the same check as enqueue_response's, made after the responses are queued
+    def wake_if_polling(self) -> None:
+        """enqueue_response's wake-up, for responses queued earlier (kafka_py/tuning/wakeups.py)."""
         if self._polling and not self._woken:
             self._woken = True
             self.wakeup()

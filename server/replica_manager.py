@@ -67,7 +67,6 @@ from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.network.processor import deferred_wakeups
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
@@ -89,6 +88,7 @@ from kafka_py.server.delayed_produce import (
     ProducePartitionStatus,
 )
 from kafka_py.server.metadata_cache import is_internal
+from kafka_py.tuning.wakeups import call_with_deferred_wakeups
 
 if TYPE_CHECKING:
     from kafka_py.log.log_manager import LogManager
@@ -752,24 +752,21 @@ class ReplicaManager(KafkaMetricsGroup):
                                   info.error_message))
 
         def wake_waiting() -> None:
-            # every answer this completes (the followers' waiting fetches) is built before
-            # the network threads are woken to send them
-            with deferred_wakeups():
-                for tp, result in local_produce_results.items():
-                    change = result.info.leader_hw_change
-                    if change is LeaderHwChange.NONE:
-                        continue
-                    key = TopicPartitionOperationKey.from_topic_partition(tp)
-                    if change is LeaderHwChange.INCREASED:
-                        self.delayed_produce_purgatory.check_and_complete(key)
-                        self.delayed_fetch_purgatory.check_and_complete(key)
-                        self.delayed_delete_records_purgatory.check_and_complete(key)
-                    else:
-                        # the log end moved: follower fetches waiting on it may be satisfied
-                        self.delayed_fetch_purgatory.check_and_complete(key)
+            for tp, result in local_produce_results.items():
+                change = result.info.leader_hw_change
+                if change is LeaderHwChange.NONE:
+                    continue
+                key = TopicPartitionOperationKey.from_topic_partition(tp)
+                if change is LeaderHwChange.INCREASED:
+                    self.delayed_produce_purgatory.check_and_complete(key)
+                    self.delayed_fetch_purgatory.check_and_complete(key)
+                    self.delayed_delete_records_purgatory.check_and_complete(key)
+                else:
+                    # the log end moved: follower fetches waiting on it may be satisfied
+                    self.delayed_fetch_purgatory.check_and_complete(key)
 
         if delayed_produce_lock is None:
-            wake_waiting()
+            call_with_deferred_wakeups(wake_waiting)  # kafka_py/tuning/wakeups.py
         else:
             self._action_queue.add(wake_waiting)
 

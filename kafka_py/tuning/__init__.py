@@ -16,7 +16,10 @@ with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.p
 * ``page_cache_prefaulter``: the page cache filled ahead of the appends of preallocated
   active segments;
 * ``gc_tuning``: the cyclic garbage collector's thresholds sized for a broker's heap, and
-  the objects loaded at startup frozen (``KAFKA_PY_GC``; docs/operations.md).
+  the objects loaded at startup frozen (``KAFKA_PY_GC``; docs/operations.md);
+* ``wakeups``: the network threads woken once after a handler has queued several answers
+  (the follower fetches a leader append completes), not once per answer
+  (``ReplicaManager.append_records`` and ``Processor.enqueue_response``).
 
 docs/performance.md, "Broker tuning", says what each piece buys, with the command that
 measures it.

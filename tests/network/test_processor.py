@@ -11,10 +11,11 @@ import struct
 import pytest
 
 from kafka_py.network.connection_quotas import ConnectionQuotas
-from kafka_py.network.processor import Processor, deferred_wakeups
+from kafka_py.network.processor import Processor
 from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import api_versions_response, decode_response
+from kafka_py.tuning.wakeups import call_with_deferred_wakeups
 from kafka_py.utils.time import Time
 
 from .conftest import WAIT_S, NetworkConfig, api_versions_frame, wait_until
@@ -158,7 +159,7 @@ def test_connections_are_served_independently(env):
     assert decode_response(a.read_frame(), ApiKeys.API_VERSIONS, 3)[0].correlation_id == 10
 
 
-def test_responses_queued_in_deferred_wakeups_wake_the_processor_once_at_the_end(env):
+def test_responses_queued_with_deferred_wakeups_wake_the_processor_once_at_the_end(env):
     a, b = env.connect(), env.connect()
     a.send(api_versions_frame(10, 3))
     b.send(api_versions_frame(20, 3))
@@ -167,11 +168,14 @@ def test_responses_queued_in_deferred_wakeups_wake_the_processor_once_at_the_end
     selector = env.processor._selector
     real_wakeup = selector.wakeup
     selector.wakeup = lambda: (wakeups.append(1), real_wakeup())
-    with deferred_wakeups():
+
+    def answer_both() -> None:
         env.channel.send_response(requests[10], api_versions_response(3))
-        with deferred_wakeups():  # nested: the outer block does the waking
-            env.channel.send_response(requests[20], api_versions_response(3))
+        # nested: the outer call does the waking
+        call_with_deferred_wakeups(lambda: env.channel.send_response(requests[20], api_versions_response(3)))
         assert wakeups == []
+
+    call_with_deferred_wakeups(answer_both)
     # woken once for both (none if its poll had just timed out and it found them itself)
     assert len(wakeups) <= 1
     assert decode_response(a.read_frame(), ApiKeys.API_VERSIONS, 3)[0].correlation_id == 10
