@@ -36,7 +36,6 @@ import datetime
 import functools
 import importlib
 import logging
-import re
 import struct
 import threading
 import uuid
@@ -63,6 +62,7 @@ from kafka_py.common.errors import (
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.network.channel_metadata_registry import client_information_of
 from kafka_py.network.request_channel import Request, RequestChannel, SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.protocol.api_keys import ApiKeys
@@ -138,9 +138,6 @@ NO_PRODUCER_EPOCH = -1
 
 NO_THROTTLE = datetime.timedelta(0)
 _NO_DIVERGING_EPOCH = EpochEndOffset()
-
-# ApiVersionsRequest.isValid (KIP-511): client software name and version, v3+.
-_SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 # ---------------------------------------------------------------------------- building responses
@@ -497,14 +494,9 @@ class KafkaApis:
             # KIP-511: tell the client which ApiVersions versions exist, in a v0 body.
             self.send_response(request, unsupported_api_versions_response())
             return
-        body = request.body
-        if request.api_version >= 3:
-            name = _field(body, "client_software_name", "")
-            version = _field(body, "client_software_version", "")
-            if not (_SOFTWARE_NAME_OR_VERSION.fullmatch(name or "")
-                    and _SOFTWARE_NAME_OR_VERSION.fullmatch(version or "")):
-                self.send_response(request, api_versions_response(request.api_version, Errors.INVALID_REQUEST))
-                return
+        if client_information_of(request.api_version, request.body) is None:
+            self.send_response(request, api_versions_response(request.api_version, Errors.INVALID_REQUEST))
+            return
         self.send_response(request, api_versions_response(request.api_version))
 
     # ------------------------------------------------------------------ Metadata
