@@ -32,7 +32,7 @@ from kafka_py.protocol.messages import decode_request
 from kafka_py.tuning.wakeups import defer_wakeup
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
-from kafka_py.network.channel_metadata_registry import client_information_of
+from kafka_py.network.channel_metadata_registry import EMPTY_CLIENT_INFORMATION, client_information_of
 from kafka_py.network.connection_quotas import ConnectionQuotas, normalize_address
 from kafka_py.network.request_channel import (
     CloseConnectionResponse,
@@ -352,9 +352,12 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
                 continue
             try:
                 header, body = decode_request(frame)
+                metadata = channel.metadata
                 context = RequestContext(header, connection_id, channel.socket_address,
                                          self.listener_name, self.security_protocol,
-                                         principal=channel.principal)
+                                         principal=channel.principal,
+                                         client_information=(metadata.client_information or EMPTY_CLIENT_INFORMATION)
+                                         if metadata is not None else EMPTY_CLIENT_INFORMATION)
                 request = Request(self.id, context, self._time.nanoseconds(), frame, body)
             except Exception as e:  # noqa: BLE001
                 self._process_channel_exception(

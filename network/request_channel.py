@@ -36,6 +36,7 @@ from kafka_py.protocol.messages import (
     encode_response_chunks_for,
     is_unsupported_api_versions_request,
 )
+from kafka_py.network.channel_metadata_registry import EMPTY_CLIENT_INFORMATION, ClientInformation
 from kafka_py.network.send import ByteBufferSend, MultiRecordsSend, Send
 from kafka_py.network.request_metrics import RequestChannelMetrics, error_counts
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
@@ -64,6 +65,9 @@ class RequestContext:
     api_version: Optional[int] = None
     principal: str = ANONYMOUS_PRINCIPAL
     from_privileged_listener: bool = False
+    # The software the connection's last valid ApiVersions named (KIP-511), as Kafka's context
+    # carries it: the ApiVersions request that names it still shows the one before.
+    client_information: ClientInformation = EMPTY_CLIENT_INFORMATION
 
     def __post_init__(self) -> None:
         if self.client_id is None:

@@ -451,6 +451,8 @@ def _log_completed_request(request: Any, end: int, start: int, dequeue: int, loc
         f'"securityProtocol":{_json_str(context.security_protocol)}',
         f'"principal":{_json_str(str(context.principal))}',
         f'"listener":{_json_str(context.listener_name)}',
+        f'"clientInformation":{{"softwareName":{_json_str(context.client_information.software_name)},'
+        f'"softwareVersion":{_json_str(context.client_information.software_version)}}}',
     ]
     request_logger.debug("Completed request:{%s}", ",".join(fields))
 

@@ -119,6 +119,21 @@ def test_a_request_reaches_the_channel_and_its_response_the_client(env):
     assert any(k.api_key == ApiKeys.PRODUCE.value for k in body.api_keys)
 
 
+def test_a_request_carries_the_client_software_its_connection_named_in_api_versions(env):
+    client = env.connect()
+    client.send(api_versions_frame(1, 3))
+    first = env.next_request()
+    # as in Kafka, the ApiVersions that names the software still shows what the connection had
+    assert tuple(first.context.client_information) == ("unknown", "unknown")
+    env.channel.send_response(first, api_versions_response(3))
+    client.read_frame()
+    client.send(api_versions_frame(2, 3))
+    second = env.next_request()
+    assert tuple(second.context.client_information) == ("raw", "1.0")
+    env.channel.send_response(second, api_versions_response(3))
+    client.read_frame()
+
+
 def test_one_request_at_a_time_per_connection(env):
     client = env.connect()
     client.send(api_versions_frame(1, 3) + api_versions_frame(2, 3))

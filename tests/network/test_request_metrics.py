@@ -109,6 +109,8 @@ def test_completed_request_lines_follow_the_request_loggers_level_as_it_changes(
         request_logger.setLevel(logging.INFO)
         one_request()
         assert len(lines) == 1 and lines[0].startswith("Completed request:{") and '"clientId":"log-test"' in lines[0]
+        # no ApiVersions named the software: Kafka's "unknown"
+        assert lines[0].endswith('"clientInformation":{"softwareName":"unknown","softwareVersion":"unknown"}}')
         assert metrics("Fetch").request_rate(11).count == 4
         assert metrics("FetchConsumer").request_rate(11).count == 4
         assert metrics("FetchFollower").request_rate(11).count == 0
