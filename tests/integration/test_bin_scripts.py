@@ -129,10 +129,14 @@ def test_quickstart_refuses_a_second_run_then_ctrl_c_through_a_pipe_stops_both(t
     log = tmp_path / "quickstart.log"
     log.write_text("")
     env = dict(os.environ, LOG_DIR=str(tmp_path / "logs"))
-    # as typed in a terminal: the script and tee in one process group, which Ctrl-C signals
+    # as typed in a terminal: the script and tee in one process group, which Ctrl-C signals.
+    # SIGINT at its default, as a terminal's shell leaves it: a suite started in the
+    # background of a non-interactive shell inherits it ignored, and bash cannot trap a
+    # signal that was ignored when it started.
     first = subprocess.Popen(
         ["bash", "-c", f"'{quickstart}' '{zk_config}' '{broker.config_path}' 2>&1 | tee '{log}'"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     zk_pids: list[int] = []
     broker_pids: list[int] = []
     try:
