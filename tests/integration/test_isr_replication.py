@@ -195,8 +195,12 @@ def test_a_follower_that_stops_fetching_leaves_the_isr_through_alter_isr(make_cl
     before = cluster.state(topic, 0)
     assert before["leader"] == leader and sorted(before["isr"]) == [0, 1, 2]
 
-    cluster.pause(silenced)
     producer = KafkaProducer(bootstrap_servers=broker(cluster, leader).bootstrap, acks=1)
+    # The producer learns the topic's leader before the pause: a metadata request it sent to
+    # the paused broker would wait out its timeout, and a few of those on a loaded machine
+    # outlast the paused broker's ZooKeeper session (the controller then moves the partition).
+    producer.partitions_for(topic)
+    cluster.pause(silenced)
     try:
         # A follower is out of sync only once the leader has records it lacks.
         for i in range(5):
@@ -226,8 +230,9 @@ def test_below_ibp_2_7_iv2_the_leader_writes_the_isr_to_zookeeper_and_the_contro
     topic = topic_name("isr-zk")
     cluster.create_topic(topic, assignment={0: [leader, follower, silenced]})
     before = cluster.state(topic, 0)
-    cluster.pause(silenced)
     producer = KafkaProducer(bootstrap_servers=broker(cluster, leader).bootstrap, acks=1)
+    producer.partitions_for(topic)  # before the pause, as above
+    cluster.pause(silenced)
     try:
         for i in range(5):
             producer.send(topic, b"r%d" % i).get(timeout=30)
@@ -255,8 +260,9 @@ def test_a_resumed_follower_catches_up_and_rejoins_the_isr(make_cluster):
     leader, follower, silenced = cluster.roles_avoiding_the_controller()
     topic = topic_name("isr-expand")
     cluster.create_topic(topic, assignment={0: [leader, follower, silenced]}, min_insync_replicas="2")
-    cluster.pause(silenced)
     producer = KafkaProducer(bootstrap_servers=broker(cluster, leader).bootstrap, acks="all", retries=5)
+    producer.partitions_for(topic)  # before the pause (see the first test)
+    cluster.pause(silenced)
     try:
         try:
             # acks=all waits for the silent follower until it leaves the ISR, then goes on
