@@ -15,9 +15,9 @@ halt's status (1); should that stop take longer than HALT_STOP_TIMEOUT_S, it end
 there and then, as Kafka's halt would have at once.
 
 Before anything starts, the process takes the tuning its environment asks for
-(kafka_py.tuning.tune_process: KAFKA_PY_SCHED_POLICY, off unless set; KAFKA_PY_GC, the
-garbage collector's settings), the Python counterpart of the JVM options Kafka's launcher
-takes from KAFKA_JVM_PERFORMANCE_OPTS.
+(kafka_py.tuning.tune_process: KAFKA_PY_CPU_AFFINITY and KAFKA_PY_SCHED_POLICY, off
+unless set; KAFKA_PY_GC, the garbage collector's settings), the Python counterpart of the
+JVM options Kafka's launcher takes from KAFKA_JVM_PERFORMANCE_OPTS.
 """
 from __future__ import annotations
 

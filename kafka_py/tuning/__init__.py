@@ -11,8 +11,9 @@ with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.p
 * ``fast_paths``: hand-written writers for the Produce, Fetch and Metadata answers and for
   the replica fetcher's Fetch request and answer, giving the same bytes as the generic
   (kio) codec;
-* ``sched_policy``: the broker process under SCHED_BATCH, off unless the environment
-  turns it on (``KAFKA_PY_SCHED_POLICY``; docs/operations.md);
+* ``cpu_affinity`` and ``sched_policy``: the broker process pinned to one CPU and put
+  under SCHED_BATCH, both off unless the environment turns them on
+  (``KAFKA_PY_CPU_AFFINITY``, ``KAFKA_PY_SCHED_POLICY``; docs/operations.md);
 * ``page_cache_prefaulter``: the page cache filled ahead of the appends of preallocated
   active segments;
 * ``gc_tuning``: the cyclic garbage collector's thresholds sized for a broker's heap, and
@@ -29,6 +30,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+from kafka_py.tuning.cpu_affinity import ENV_VAR as CPU_AFFINITY_ENV_VAR, CpuAffinityError, apply_cpu_affinity
 from kafka_py.tuning.gc_tuning import ENV_VAR as GC_ENV_VAR, GcTuningError, apply_gc_tuning, freeze_startup_objects
 from kafka_py.tuning.sched_policy import ENV_VAR as SCHED_POLICY_ENV_VAR, SchedPolicyError, apply_sched_policy
 
@@ -40,9 +42,14 @@ class TuningError(ValueError):
 
 
 def tune_process(environ: Mapping[str, str] = os.environ) -> None:
-    """Apply ``KAFKA_PY_SCHED_POLICY`` and ``KAFKA_PY_GC`` to the calling process, before it
-    starts any thread so that every thread inherits the policy. The launcher calls
-    ``freeze_startup_objects`` later, once the broker is built and before it starts."""
+    """Apply ``KAFKA_PY_CPU_AFFINITY``, ``KAFKA_PY_SCHED_POLICY`` and ``KAFKA_PY_GC`` to the
+    calling process, before it starts any thread so that every thread inherits the CPUs and
+    the policy. The launcher calls ``freeze_startup_objects`` later, once the broker is
+    built and before it starts."""
+    try:
+        apply_cpu_affinity(environ)
+    except CpuAffinityError as e:
+        raise TuningError(f"Invalid {CPU_AFFINITY_ENV_VAR}: {e}") from None
     try:
         apply_sched_policy(environ)
     except SchedPolicyError as e:

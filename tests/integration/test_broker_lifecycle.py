@@ -132,6 +132,23 @@ def test_broker_threads_run_where_the_launcher_does(broker_factory):
     assert "Running on CPU(s)" not in broker.output()
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin to one of them")
+def test_broker_threads_are_pinned_to_the_cpu_asked_for(broker_factory):
+    chosen = max(os.sched_getaffinity(0))
+    broker = broker_factory(env={"KAFKA_PY_CPU_AFFINITY": str(chosen)}).start()
+    # every thread, the network and request handler pools included, inherited the CPU the
+    # launcher chose before starting any of them
+    affinities = []
+    for task in pathlib.Path(f"/proc/{broker.process.pid}/task").iterdir():
+        try:
+            affinities.append(frozenset(os.sched_getaffinity(int(task.name))))
+        except ProcessLookupError:
+            pass  # a thread that ended meanwhile
+    assert len(affinities) > 3
+    assert set(affinities) == {frozenset({chosen})}
+    assert f"Running on CPU(s) {chosen} of" in broker.output()
+
+
 def _thread_policies(pid: int) -> set[int]:
     """The scheduling policy of every thread of the process."""
     return {os.sched_getscheduler(int(task.name)) for task in pathlib.Path(f"/proc/{pid}/task").iterdir()}
@@ -153,6 +170,7 @@ def test_broker_threads_run_under_sched_batch_when_asked(broker_factory):
 
 
 @pytest.mark.parametrize("variable, value, problem", [
+    ("KAFKA_PY_CPU_AFFINITY", "fast", "not a CPU number"),
     ("KAFKA_PY_SCHED_POLICY", "fifo", "is not one of"),
 ])
 def test_bad_launcher_setting_stops_startup_naming_it(tmp_path, variable, value, problem):
