@@ -195,17 +195,19 @@ def drop_clean_page_cache() -> None:
               flush=True)
 
 
-# The probe's own loop, pinned to one CPU: sleep 1 ms at a time (in select, so that a
-# line on stdin asks for the figures), note how late each wake-up came, and answer each
+# The probe's own loop, pinned to one CPU: sleep 1 ms at a time (in a poll of stdin, so
+# that a line on stdin asks for the figures), note how late each wake-up came, and answer each
 # line with the longest delay and the sum of the delays over 1 ms, since the last answer.
 _WAKEUP_PROBE_SOURCE = """
-import os, select, sys, time
+import os, selectors, sys, time
 os.sched_setaffinity(0, {int(sys.argv[1])})
+stdin_ready = selectors.DefaultSelector()
+stdin_ready.register(sys.stdin, selectors.EVENT_READ)
 clock = time.perf_counter
 longest = total = 0.0
 while True:
     asked = clock()
-    if select.select([sys.stdin], [], [], 0.001)[0]:
+    if stdin_ready.select(0.001):
         if not sys.stdin.readline():
             break
         print(f"{longest * 1e3:.3f} {total * 1e3:.3f}", flush=True)
