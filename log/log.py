@@ -801,7 +801,7 @@ class Log:
         offset_metadata = self._high_watermark_metadata
         if offset_metadata.message_offset_only:
             with self._lock:
-                full = self._convert_to_offset_metadata_or_throw(self.high_watermark)
+                full = self.convert_to_offset_metadata_or_throw(self.high_watermark)
                 self._update_high_watermark_metadata(full)
                 return full
         return offset_metadata
@@ -829,7 +829,7 @@ class Log:
         if fuo is not None and fuo.message_offset < hw_metadata.message_offset:
             if fuo.message_offset_only:
                 with self._lock:
-                    full = self._convert_to_offset_metadata_or_throw(fuo.message_offset)
+                    full = self.convert_to_offset_metadata_or_throw(fuo.message_offset)
                     if self._first_unstable_offset_metadata == fuo:
                         self._first_unstable_offset_metadata = full
                     return full
@@ -858,7 +858,7 @@ class Log:
             self._check_if_memory_mapped_buffer_closed()
             found = self.producer_state_manager.first_unstable_offset
             if found is not None and (found.message_offset_only or found.message_offset < self.log_start_offset):
-                found = self._convert_to_offset_metadata_or_throw(max(found.message_offset, self.log_start_offset))
+                found = self.convert_to_offset_metadata_or_throw(max(found.message_offset, self.log_start_offset))
             if found != self._first_unstable_offset_metadata:
                 self.logger.debug("First unstable offset updated to %s", found)
                 self._first_unstable_offset_metadata = found
@@ -1386,7 +1386,7 @@ class Log:
             if start_offset == max_offset_metadata.message_offset:
                 return self._empty_fetch_data_info(max_offset_metadata, include_aborted_txns)
             if start_offset > max_offset_metadata.message_offset:
-                return self._empty_fetch_data_info(self._convert_to_offset_metadata_or_throw(start_offset),
+                return self._empty_fetch_data_info(self.convert_to_offset_metadata_or_throw(start_offset),
                                                    include_aborted_txns)
 
             segments = view.segments
@@ -1455,11 +1455,8 @@ class Log:
                 return
             index += 1
 
-    def _convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
-        return self.read(offset, 1, FetchIsolation.LOG_END, False).fetch_offset_metadata
-
     def convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
-        return self._convert_to_offset_metadata_or_throw(offset)
+        return self.read(offset, 1, FetchIsolation.LOG_END, False).fetch_offset_metadata
 
     def fetch_offset_by_timestamp(self, target_timestamp: int):
         """ListOffsets: EARLIEST (-2), LATEST (-1) or the first batch with timestamp >= target.

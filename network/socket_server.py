@@ -21,7 +21,7 @@ client sends can stop a Processor thread.
 
 Startup follows Kafka 2.8: ``startup(start_processing_requests=False)`` opens and binds
 the server sockets (so ``bound_port`` is known, even for port 0) but accepts nothing
-until ``start_processing_requests()`` / ``enable_request_processing()``, which a broker
+until ``start_processing_requests()``, which a broker
 calls last, once everything behind the sockets is ready.
 """
 from __future__ import annotations
@@ -462,8 +462,6 @@ class SocketServer(KafkaMetricsGroup):
                 self._start_acceptor_and_processors(acceptor)
             self._started_processing_requests = True
         self.logger.info("Started socket server acceptors and processors")
-
-    enable_request_processing = start_processing_requests
 
     def _start_acceptor_and_processors(self, acceptor: Acceptor) -> None:
         acceptor.start_processors()

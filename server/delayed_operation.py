@@ -106,9 +106,6 @@ class DelayedOperation(TimerTask):
         with self.lock:
             return self.try_complete()
 
-    # Kafka releases before 2.7 called the locked check maybeTryComplete.
-    maybe_try_complete = safe_try_complete
-
     def run(self) -> None:
         """The timer's expiration path."""
         if self.force_complete():

@@ -1197,23 +1197,7 @@ class KafkaConfig:
                                   "not found in listener.security.protocol.map.")
         return listener_name, protocol
 
-    # -- aliases and derived views --------------------------------------------------------
-
-    @property
-    def reserved_broker_max_id(self) -> int:
-        return self.max_reserved_broker_id
-
-    @property
-    def log_retention_check_interval_ms(self) -> int:
-        return self.log_cleanup_interval_ms
-
-    @property
-    def group_initial_rebalance_delay_ms(self) -> int:
-        return self.group_initial_rebalance_delay
-
-    @property
-    def broker_rack(self) -> str | None:
-        return self.rack
+    # -- derived views --------------------------------------------------------------------
 
     @property
     def producer_id_expiration_ms(self) -> int:

@@ -441,7 +441,7 @@ class KafkaServer:
 
     def _generate_broker_id(self) -> int:
         try:
-            return self.zk_client.generate_broker_sequence_id() + self.config.reserved_broker_max_id
+            return self.zk_client.generate_broker_sequence_id() + self.config.max_reserved_broker_id
         except Exception as e:
             self.logger.error("Failed to generate broker.id due to", exc_info=e)
             raise GenerateBrokerIdException("Failed to generate broker.id") from e

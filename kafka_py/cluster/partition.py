@@ -481,8 +481,6 @@ class Partition:
     def in_sync_replica_ids(self) -> frozenset:
         return self.isr_state.isr
 
-    isr = in_sync_replica_ids
-
     @property
     def assignment(self) -> tuple[int, ...]:
         return self.assignment_state.replicas

@@ -384,7 +384,7 @@ def test_startup_without_processing_binds_but_serves_later(make_server) -> None:
     assert not network_threads()
     client = RawClient(port)  # queued in the listen backlog
     client.send_api_versions(1)
-    server.enable_request_processing()
+    server.start_processing_requests()
     header, _ = decode_response(client.read_frame(), ApiKeys.API_VERSIONS, 3)
     assert header.correlation_id == 1
     client.close()

@@ -174,8 +174,8 @@ def test_repo_server_properties_parses_without_unknown_keys(caplog):
     assert [e.connection_string for e in config.listeners] == ["PLAINTEXT://localhost:9092"]
     assert config.zk_connect == "localhost:2181"
     assert config.offsets_topic_replication_factor == 1
-    assert config.group_initial_rebalance_delay_ms == 0
-    assert config.log_retention_check_interval_ms == 300000
+    assert config.group_initial_rebalance_delay == 0
+    assert config.log_cleanup_interval_ms == 300000
 
 
 def test_values_are_logged_like_kafka(caplog):
