@@ -114,17 +114,29 @@ class Bench:
         return all(sorted(self.state(t, p)["isr"]) == [0, 1, 2] for t, n in topics.items() for p in range(n))
 
 
-def cpu_seconds(pids: list[int]) -> list[float]:
-    """User + system CPU seconds of each process so far, and of this one last."""
+def cpu_seconds(pids: list[int], system_only: bool = False) -> list[float]:
+    """User + system CPU seconds (system alone with ``system_only``) of each process so far,
+    and of this one last."""
     ticks = os.sysconf("SC_CLK_TCK")
     out = []
     for pid in pids:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        out.append((int(fields[11]) + int(fields[12])) / ticks)
+        out.append(((0 if system_only else int(fields[11])) + int(fields[12])) / ticks)
     own = os.times()
-    out.append(own.user + own.system)
+    out.append((0.0 if system_only else own.user) + own.system)
     return out
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs so far, from /proc/stat (idle and iowait are not busy)."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    return sum(values) - values[3] - values[4], sum(values)
+
+
+def per_mb(after: list[float], before: list[float], megabytes: float) -> list[float]:
+    return [round((a - b) * 1000 / megabytes, 2) for a, b in zip(after, before)]
 
 
 def produce_rate(bootstrap: str, topic: str, acks: str, size: int, count: int) -> float:
@@ -154,10 +166,12 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
     for size, count in ((100, 200_000), (10_000, 20_000)):
         rf1, rf3, ratios = [], [], []
         cpu_rows: dict[str, list[list[float]]] = {"rf1": [], "rf3": []}
+        system_rows: dict[str, list[list[float]]] = {"rf1": [], "rf3": []}
+        busy_rows: dict[str, list[float]] = {"rf1": [], "rf3": []}
         for r in range(rounds):
             pair = {}
             order = ["rf1", "rf3"] if r % 2 == 0 else ["rf3", "rf1"]
-            cpu = {}
+            cpu, system, busy = {}, {}, {}
             pids = [b.process.pid for b in bench.brokers]
             for kind in order:
                 topic = f"tp-{kind}-{size}-{uuid.uuid4().hex[:6]}"
@@ -165,12 +179,18 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
                     bench.create(topic, {0: [0]})
                 else:
                     bench.create(topic, {0: [0, 1, 2]}, **{"min.insync.replicas": "2"})
-                before = cpu_seconds(pids)
+                before, system_before, machine_before = cpu_seconds(pids), cpu_seconds(pids, True), machine_jiffies()
                 pair[kind] = produce_rate(bench.bootstrap, topic, "1" if kind == "rf1" else "all", size, count)
-                after = cpu_seconds(pids)
+                after, system_after, machine_after = cpu_seconds(pids), cpu_seconds(pids, True), machine_jiffies()
                 # leader (broker 0), brokers 1 and 2, client: ms of CPU per MB of values
-                cpu[kind] = [round((a - b) * 1000 / (size * (count + 1) / 1e6), 2) for a, b in zip(after, before)]
+                megabytes = size * (count + 1) / 1e6
+                cpu[kind] = per_mb(after, before, megabytes)
                 cpu_rows[kind].append(cpu[kind])
+                system[kind] = per_mb(system_after, system_before, megabytes)
+                system_rows[kind].append(system[kind])
+                busy[kind] = round((machine_after[0] - machine_before[0])
+                                   / max(1, machine_after[1] - machine_before[1]), 2)
+                busy_rows[kind].append(busy[kind])
                 # Free the page cache this run filled before the next one: on this VM a page
                 # the kernel has not used for a while costs about ten times as much to write
                 # the first time (docs/performance.md), and RF=3 writes three copies.
@@ -180,12 +200,16 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
             ratios.append(pair["rf3"] / pair["rf1"])
             print(f"throughput {size} B round {r}: RF=1 acks=1 {pair['rf1']:.0f}/s, RF=3 acks=all "
                   f"{pair['rf3']:.0f}/s, ratio {ratios[-1]:.2f}; CPU ms/MB (leader, broker 1, broker 2, "
-                  f"client) RF=1 {cpu['rf1']}, RF=3 {cpu['rf3']}", flush=True)
+                  f"client) RF=1 {cpu['rf1']}, RF=3 {cpu['rf3']}; of it system RF=1 {system['rf1']}, "
+                  f"RF=3 {system['rf3']}; machine busy RF=1 {busy['rf1']}, RF=3 {busy['rf3']}", flush=True)
         rows.append({"size": size, "rf1_records_s": statistics.median(rf1), "rf3_records_s": statistics.median(rf3),
                      "rf1_mb_s": statistics.median(rf1) * size / 1e6, "rf3_mb_s": statistics.median(rf3) * size / 1e6,
                      "ratio": statistics.median(ratios), "ratios": ratios,
                      "cpu_ms_per_mb": {kind: [statistics.median(c[i] for c in cpu_rows[kind]) for i in range(4)]
-                                       for kind in cpu_rows}})
+                                       for kind in cpu_rows},
+                     "system_ms_per_mb": {kind: [statistics.median(c[i] for c in system_rows[kind]) for i in range(4)]
+                                          for kind in system_rows},
+                     "machine_busy": {kind: statistics.median(busy_rows[kind]) for kind in busy_rows}})
     return rows
 
 
