@@ -72,6 +72,7 @@ from kafka_py.log.log_config import api_version
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import UNKNOWN_BROKER_EPOCH
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
@@ -109,7 +110,6 @@ logger = logging.getLogger(__name__)
 
 INITIAL_CONTROLLER_EPOCH = 0
 INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
-UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 
 
 class ElectionType(enum.IntEnum):

@@ -73,6 +73,7 @@ from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
 from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
@@ -89,10 +90,6 @@ __all__ = [
     "OffsetsOutOfOrderException", "UnexpectedAppendOffsetException",
 ]
 
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
-UNDEFINED_EPOCH_OFFSET = -1
-UNDEFINED_EPOCH = -1
 _LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
 _DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86400000

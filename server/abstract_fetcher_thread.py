@@ -50,13 +50,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.cluster.partition import (
-    UNDEFINED_EPOCH,
-    UNDEFINED_EPOCH_OFFSET,
-    EpochEndOffset,
-    FencedLeaderEpochException,
-    UnknownLeaderEpochException,
-)
+from kafka_py.cluster.partition import EpochEndOffset, FencedLeaderEpochException, UnknownLeaderEpochException
 from kafka_py.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
@@ -68,6 +62,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafka_py.server.replica_manager import FetchPartitionData, InitialFetchState, PartitionData
 from kafka_py.utils.delayed_item import DelayedItem
 from kafka_py.utils.shutdownable_thread import ShutdownableThread

@@ -23,12 +23,11 @@ from kafka_py.common.errors import (
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchIsolation, LogOffsetMetadata
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)
 
-UNDEFINED_EPOCH = -1
-UNDEFINED_EPOCH_OFFSET = -1
 _FencedLeaderEpochException = type(Errors.FENCED_LEADER_EPOCH.exception(""))
 
 

@@ -76,8 +76,6 @@ IP_QUOTA_CONFIGS: dict[str, str] = {IP_CONNECTION_RATE_OVERRIDE_CONFIG: "INT"}
 _INT_MAX = 2**31 - 1
 _LONG_MAX = 2**63 - 1
 _EPSILON = 1e-6
-# A Fetch request's replica id when a consumer sends it.
-_CONSUMER_REPLICA_ID = -1
 
 
 def with_throttle_time(response: Any, throttle_time_ms: int) -> Any:

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.cluster.partition import UNDEFINED_EPOCH, EpochEndOffset
+from kafka_py.cluster.partition import EpochEndOffset
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import UNDEFINED_EPOCH
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,

@@ -35,7 +35,8 @@ from typing import Any, Mapping, Optional
 from kafka_py.clients.fetch_session_handler import FetchSessionHandler
 from kafka_py.clients.network_client import PreparedRequest
 from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.cluster.partition import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset
+from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
+from kafka_py.cluster.partition import EpochEndOffset
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
@@ -45,6 +46,7 @@ from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.tuning.fast_paths import FetchAnswer, encode_fetch_request, read_fetch_response
 from kafka_py.protocol.messages import request_schema
+from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
@@ -62,10 +64,6 @@ from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
-EARLIEST_TIMESTAMP = -2  # ListOffsetsRequest.EARLIEST_TIMESTAMP
-LATEST_TIMESTAMP = -1  # ListOffsetsRequest.LATEST_TIMESTAMP
-INVALID_SESSION_ID = 0  # FetchMetadata: no session
-FINAL_EPOCH = -1  # FetchMetadata.FINAL_EPOCH: a sessionless full fetch
 NO_EPOCH = -1
 _SESSION_ERRORS = (Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH)
 

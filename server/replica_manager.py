@@ -70,6 +70,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import CONSUMER_REPLICA_ID
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
 from kafka_py.server.delayed_delete_records import (
@@ -107,8 +108,7 @@ state_change_logger = logging.getLogger("state.change.logger")
 
 HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 
-# FetchRequest / Request replica ids
-CONSUMER_REPLICA_ID = -1
+# kafka.api.Request replica ids (a consumer's, CONSUMER_REPLICA_ID, is in kafka_py.protocol.requests)
 DEBUGGING_CONSUMER_ID = -2
 FUTURE_LOCAL_REPLICA_ID = -3
 INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG

@@ -53,6 +53,7 @@ from kafka_py.log.log_offset_metadata import (
     LogOffsetMetadata,
 )
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
@@ -63,10 +64,6 @@ from kafka_py.utils.logging import IdentLogger
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
 
-UNDEFINED_EPOCH = -1
-UNDEFINED_EPOCH_OFFSET = -1
-EARLIEST_TIMESTAMP = -2  # ListOffsetsRequest.EARLIEST_TIMESTAMP
-LATEST_TIMESTAMP = -1  # ListOffsetsRequest.LATEST_TIMESTAMP
 DELETE_RECORDS_HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
 
 

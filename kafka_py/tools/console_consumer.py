@@ -34,6 +34,7 @@ from typing import IO, Any, Callable, Mapping
 
 import click
 
+from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_py.tools.command_line_utils import (
     CommandError,
     client_configs,
@@ -50,8 +51,6 @@ from kafka_py.tools.group_subscription import subscribe
 
 logger = logging.getLogger(__name__)
 
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
 DEFAULT_FORMATTER = "kafka.tools.DefaultMessageFormatter"
 NO_OP_FORMATTER = "kafka.tools.NoOpMessageFormatter"
 _TIMESTAMP_TYPE_NAMES = {0: "CreateTime", 1: "LogAppendTime"}

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 
 import click
 
+from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_py.tools.command_line_utils import (
     client_configs,
     connect,
@@ -37,8 +38,6 @@ from kafka_py.tools.command_line_utils import (
     validate_port_or_die,
 )
 
-LATEST_TIMESTAMP = -1
-EARLIEST_TIMESTAMP = -2
 CLIENT_ID = "GetOffsetShell"
 DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 HELP = "An interactive shell for getting topic offsets."

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:
@@ -26,9 +27,6 @@ logger = logging.getLogger(__name__)
 # Per thread: the caches whose checkpoint a deferred_flushes() block still has to write.
 _deferred = threading.local()
 
-# OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET.
-UNDEFINED_EPOCH = -1
-UNDEFINED_EPOCH_OFFSET = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
-from kafka_py.server.epoch import (
-    UNDEFINED_EPOCH,
-    UNDEFINED_EPOCH_OFFSET,
-    EpochEntry,
-    LeaderEpochFileCache,
-)
+from kafka_py.server.epoch import EpochEntry, LeaderEpochFileCache
 
 TP = TopicPartition("t", 0)
 UNDEFINED = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
