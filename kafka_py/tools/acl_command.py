@@ -48,6 +48,7 @@ from kafka_py.security.authorizer.acl import (
     parse_kafka_principal,
 )
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     CommandError,
     client_configs,
     connect,
@@ -62,7 +63,6 @@ from kafka_py.tools.command_line_utils import (
 
 CLUSTER_RESOURCE_FILTER = ResourcePatternFilter(ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL)
 DEFAULT_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 NEWLINE = "\n"
 
 Out = Callable[[str], None]

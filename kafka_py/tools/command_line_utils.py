@@ -44,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 LOG_LEVEL_ENV = "KAFKA_PY_TOOLS_LOG_LEVEL"
 
+# The admin tools' ``bootstrap.timeout.ms`` (kafka-python's wait for a first bootstrap
+# connection) unless --command-config sets it.
+DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
+
 # Kafka's ConfigEntry.ConfigSource, by the wire value of DescribeConfigs v1+.
 CONFIG_SOURCES = {
     0: "UNKNOWN",

@@ -40,6 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 import click
 
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     BROKER_RESOURCE,
     OP_DELETE,
     OP_SET,
@@ -67,7 +68,6 @@ CLIENTS = "clients"
 IPS = "ips"
 SUPPORTED_ENTITY_TYPES = (TOPICS, CLIENTS, USERS, BROKERS, IPS)
 ALL_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
 
 _DYNAMIC_SOURCE = {TOPICS: "DYNAMIC_TOPIC_CONFIG", BROKERS: "DYNAMIC_BROKER_CONFIG"}

@@ -52,6 +52,7 @@ import click
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     CommandError,
     client_configs,
     connect,
@@ -65,7 +66,6 @@ logger = logging.getLogger(__name__)
 
 MISSING_COLUMN_VALUE = "-"
 DEFAULT_TIMEOUT_MS = 5000
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 CONSUMER_PROTOCOL_TYPE = "consumer"
 RETRY_BACKOFF_S = 0.1
 

@@ -29,6 +29,7 @@ import click
 
 from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     client_configs,
     connect,
     handle_errors,
@@ -39,7 +40,6 @@ from kafka_py.tools.command_line_utils import (
 )
 
 CLIENT_ID = "GetOffsetShell"
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 HELP = "An interactive shell for getting topic offsets."
 
 Out = Callable[[str], None]

@@ -33,6 +33,7 @@ import click
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     CommandError,
     client_configs,
     connect,
@@ -47,7 +48,6 @@ logger = logging.getLogger(__name__)
 # ElectionType (clients' org.apache.kafka.common.ElectionType): name -> wire value
 ELECTION_TYPES = {"PREFERRED": 0, "UNCLEAN": 1}
 DEFAULT_TIMEOUT_MS = 30_000
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15_000
 _ELECTION_NOT_NEEDED = 84
 _CLUSTER_AUTHORIZATION_FAILED = 31
 _NOT_CONTROLLER = 41

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import click
 
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     CommandError,
     client_configs,
     cluster_brokers,
@@ -44,7 +45,6 @@ from kafka_py.tools.command_line_utils import (
 )
 
 HELP = "This tool helps to query log directory usage on the specified brokers."
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 _ERRORS_PACKAGE = "org.apache.kafka.common.errors."
 
 Out = Callable[[str], None]

@@ -42,6 +42,7 @@ import click
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     BROKER_RESOURCE,
     OP_DELETE,
     OP_SET,
@@ -64,7 +65,6 @@ HELP_TEXT = "This tool helps to move topic partitions between replicas."
 ANY_LOG_DIR = "any"
 EARLIEST_VERSION = 1
 EARLIEST_TOPICS_JSON_VERSION = 1
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 
 # Throttles set on each broker involved, and on each topic moved.
 BROKER_LEVEL_LEADER_THROTTLE = "leader.replication.throttled.rate"

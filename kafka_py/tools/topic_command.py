@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import click
 
 from kafka_py.tools.command_line_utils import (
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     TOPIC_RESOURCE,
     CommandError,
     ConfigEntry,
@@ -58,7 +59,6 @@ def _topic() -> Any:
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
 MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
 SHORT_MAX = 32767
-DEFAULT_BOOTSTRAP_TIMEOUT_MS = 15000
 # TOPIC_ALREADY_EXISTS
 _TOPIC_EXISTS = 36
 
