@@ -55,7 +55,7 @@ from kafka_py.log.log import Log
 from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
-from kafka_py.tuning.page_cache_prefaulter import PageCachePrefaulter
+from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.exit import Exit
 
 if TYPE_CHECKING:
@@ -153,8 +153,7 @@ class LogManager:
         self.initial_task_delay_ms = initial_task_delay_ms
         self.cleaner_config = cleaner_config if cleaner_config is not None else CleanerConfig(enable_cleaner=False)
         self._cleaner: Optional[LogCleaner] = None
-        self.page_cache_prefaulter: Optional[PageCachePrefaulter] = (
-            PageCachePrefaulter(prefault_bytes, time=self.time) if prefault_bytes > 0 else None)
+        self.page_cache_prefaulter = page_cache_prefaulter.make_prefaulter(prefault_bytes, self.time)  # tuning
 
         self._log_creation_or_deletion_lock = threading.RLock()
         self._current_logs: Dict[TopicPartition, Log] = {}
@@ -332,8 +331,6 @@ class LogManager:
             for topic in candidates:
                 del self._topic_overrides[topic]
 
-    topic_config_updated = update_topic_config
-
     # ------------------------------------------------------------------ loading
 
     def _load_log(self, log_dir: str, had_clean_shutdown: bool, recovery_points: Mapping[TopicPartition, int],
@@ -494,8 +491,7 @@ class LogManager:
         if topic_config_overrides:
             for topic, overrides in topic_config_overrides.items():
                 self._topic_overrides[topic] = dict(overrides)
-        if self.page_cache_prefaulter is not None:
-            self.page_cache_prefaulter.startup(self._live_log_dirs)
+        self.page_cache_prefaulter.startup(self._live_log_dirs)  # tuning: kafka_py/tuning
         self.load_logs()
         # The overrides given are every topic's of the cluster; only those of topics with logs
         # here are of use (a log created later reads its topic's from ZooKeeper).
@@ -526,8 +522,7 @@ class LogManager:
         logger.info("Shutting down.")
         self._shut_down = True
         # the prefaulter and the cleaner first: neither may be working on segments being closed
-        if self.page_cache_prefaulter is not None:
-            self.page_cache_prefaulter.shutdown()
+        self.page_cache_prefaulter.shutdown()  # tuning: kafka_py/tuning
         if self._cleaner is not None:
             try:
                 self._cleaner.shutdown()

@@ -20,7 +20,7 @@ import os
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, KafkaException
 from kafka_py.record.compression import CompressionType
@@ -44,16 +44,11 @@ from kafka_py.record.default_record_batch import (
     increment_sequence,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.tuning.prefault_mark import NO_PREFAULT_MARK
 
 logger = logging.getLogger(__name__)
 
 INT32_MAX = 2**31 - 1
-# No append reaches it (segments stay under 2 GiB).
-_NO_PREFAULT_MARK = 2**63
-
-
-def _no_listener(records: "FileRecords") -> None:
-    """The prefault listener of a FileRecords without a mark."""
 # is_zero_filled_from reads data regions in chunks of this size.
 _ZERO_CHECK_CHUNK = 1 << 20
 _SEEK_DATA: Optional[int] = getattr(os, "SEEK_DATA", None)
@@ -296,10 +291,7 @@ class FileRecords:
             # the data stops (0 for a freshly preallocated file).
             limit = min(channel.size(), end)
             self._size = limit - start
-        # An append that takes the size to ``_prefault_mark`` or past it calls
-        # ``_prefault_listener`` (kafka_py/tuning/page_cache_prefaulter.py); no mark, no call.
-        self._prefault_mark = _NO_PREFAULT_MARK
-        self._prefault_listener: Callable[["FileRecords"], None] = _no_listener
+        self.prefault_mark = NO_PREFAULT_MARK  # tuning: kafka_py/tuning/prefault_mark.py
 
     # ---- construction ------------------------------------------------------------
     @classmethod
@@ -505,21 +497,8 @@ class FileRecords:
             self._channel.release()
         # Readers see the new bytes only once they are fully in the file.
         self._size = position + total
-        if self._size >= self._prefault_mark:  # kafka_py/tuning/page_cache_prefaulter.py
-            self._prefault_listener(self)
+        self.prefault_mark.appended(self, self._size)  # tuning: kafka_py/tuning/prefault_mark.py
         return total
-
-    def set_prefault_mark(self, mark: Optional[int], listener: Optional[Callable[["FileRecords"], None]]) -> None:
-        """Have the first append that takes the size to ``mark`` or past it call ``listener``
-        (again on every append until the mark moves); None for ``mark`` stops the calls."""
-        if mark is None or listener is None:
-            # the mark first: an append that saw the old mark calls a listener that does nothing
-            self._prefault_mark = _NO_PREFAULT_MARK
-            self._prefault_listener = _no_listener
-        else:
-            # the listener first: an append seeing the new mark finds its listener
-            self._prefault_listener = listener
-            self._prefault_mark = mark
 
     def acquire_channel(self) -> int:
         """The descriptor, kept open until ``release_channel()`` (ClosedChannelException once closed)."""

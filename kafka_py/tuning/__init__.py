@@ -2,10 +2,10 @@
 
 Everything here exists because the broker is CPython (one interpreter lock, a generic
 protocol writer that costs more than the request it answers) and none of it changes what
-a client sees. The ported classes reach it through a call or two each, so they read as
+a client sees. The ported classes reach it through one line a method, so they read as
 Kafka's do: Log._add_segment's hook and FileRecords.append's mark (the prefaulter),
-LogManager starting and stopping the prefaulter, KafkaApis and messages.py writing answers
-with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.py's
+LogManager making, starting and stopping the prefaulter, KafkaApis and messages.py writing
+answers with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.py's
 ``tune_process``.
 
 * ``fast_paths``: hand-written writers for the Produce, Fetch and Metadata answers and for
@@ -15,7 +15,7 @@ with ``fast_paths``, the replica fetcher encoding its Fetch with it, and kafka.p
   under SCHED_BATCH, both off unless the environment turns them on
   (``KAFKA_PY_CPU_AFFINITY``, ``KAFKA_PY_SCHED_POLICY``; docs/operations.md);
 * ``page_cache_prefaulter``: the page cache filled ahead of the appends of preallocated
-  active segments;
+  active segments; ``prefault_mark``: where a FileRecords' appends ask it for the next fill;
 * ``gc_tuning``: the cyclic garbage collector's thresholds sized for a broker's heap, and
   the objects loaded at startup frozen (``KAFKA_PY_GC``; docs/operations.md);
 * ``wakeups``: the network threads woken once after a handler has queued several answers

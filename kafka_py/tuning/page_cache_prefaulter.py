@@ -35,11 +35,13 @@ producer clients: with the prefaulter reading regardless, a confluent-kafka prod
 the same machine lost a fifth of its throughput). ``BrokerCpuMonitor`` tells which.
 
 The appending thread only compares its new size with a mark and, past it, queues the
-segment (FileRecords.append); everything else happens here.
+segment (FileRecords.append's ``prefault_mark``, kafka_py/tuning/prefault_mark.py);
+everything else happens here.
 
-Hooks: LogManager makes the prefaulter and starts it for its log dirs (``startup``), and
-``Log._add_segment`` hands each new last segment to ``segment_added``, which finds the
-prefaulter serving the log's dir, if any.
+Hooks: LogManager makes its prefaulter with ``make_prefaulter`` (``NO_PREFAULTER`` when
+``log.prefault.bytes`` is 0), starts it for its log dirs (``startup``) and stops it
+(``shutdown``), one line each; ``Log._add_segment`` hands each new last segment to
+``segment_added``, which finds the prefaulter serving the log's dir, if any.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ from collections import OrderedDict
 from typing import Callable, Optional
 
 from kafka_py.record.file_records import ClosedChannelException, FileRecords
+from kafka_py.tuning.prefault_mark import set_prefault_mark
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -112,7 +115,7 @@ class _SegmentState:
         self.mark = window
         self.last_request_ns: Optional[int] = None
         self._request = request
-        records.set_prefault_mark(self.mark, self._on_mark)
+        set_prefault_mark(records, self.mark, self._on_mark)
 
     def _on_mark(self, _records: FileRecords) -> None:
         self._request(self)
@@ -120,7 +123,7 @@ class _SegmentState:
     def move_mark(self, mark: int) -> None:
         """The size at which the appends ask for the next fill (FileRecords' prefault mark)."""
         self.mark = mark
-        self.records.set_prefault_mark(mark, self._on_mark)
+        set_prefault_mark(self.records, mark, self._on_mark)
 
 
 # The running prefaulter of each log dir (absolute path).
@@ -225,10 +228,10 @@ class PageCachePrefaulter:
                 # A read error here loses nothing (the append path reports its own); stop
                 # serving this segment rather than retrying on every append.
                 logger.warning("Could not prefault %s: %s", state.records.file, e)
-                state.records.set_prefault_mark(None, None)
+                set_prefault_mark(state.records, None, None)
             except Exception:  # noqa: BLE001 - this thread must outlive any one segment
                 logger.exception("Error prefaulting %s", state.records.file)
-                state.records.set_prefault_mark(None, None)
+                set_prefault_mark(state.records, None, None)
 
     def _fill(self, state: _SegmentState, buffer: memoryview) -> None:
         records = state.records
@@ -267,6 +270,30 @@ class PageCachePrefaulter:
         if position >= capacity:
             # all of it is in the page cache: no more requests (a queued one finds size < mark)
             state.mark = capacity + 1
-            records.set_prefault_mark(None, None)
+            set_prefault_mark(records, None, None)
         else:
             state.move_mark(position - state.window // 2)
+
+
+class _NoPrefaulter:
+    """The prefaulter of a LogManager with ``log.prefault.bytes=0``: starts no thread, serves
+    nothing."""
+
+    def startup(self, log_dirs=()) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "NO_PREFAULTER"
+
+
+NO_PREFAULTER = _NoPrefaulter()
+
+
+def make_prefaulter(prefault_bytes: int, time: Time = Time.SYSTEM):
+    """LogManager's prefaulter: a PageCachePrefaulter filling up to ``prefault_bytes``
+    (``log.prefault.bytes``) ahead of each fast-written active segment, or ``NO_PREFAULTER``
+    when that is 0 or less."""
+    return PageCachePrefaulter(prefault_bytes, time=time) if prefault_bytes > 0 else NO_PREFAULTER

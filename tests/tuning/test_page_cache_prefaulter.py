@@ -1,5 +1,5 @@
 """PageCachePrefaulter (kafka_py/tuning/page_cache_prefaulter.py) on real, preallocated segment files:
-the prefault mark in FileRecords.append, the fill thread, window adaptation, closed segments,
+the prefault mark in FileRecords.append (kafka_py/tuning/prefault_mark.py), the fill thread, window adaptation, closed segments,
 shutdown, and the Log / LogManager wiring."""
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
-from kafka_py.tuning.page_cache_prefaulter import BrokerCpuMonitor, PageCachePrefaulter
+from kafka_py.tuning.page_cache_prefaulter import NO_PREFAULTER, BrokerCpuMonitor, PageCachePrefaulter
+from kafka_py.tuning.prefault_mark import NO_PREFAULT_MARK, PrefaultMark, set_prefault_mark
 from kafka_py.record.file_records import ClosedChannelException, FileRecords
 from kafka_py.utils.kafka_scheduler import MockScheduler
 from kafka_py.utils.time import MockTime
@@ -36,12 +37,20 @@ class SpyFileRecords(FileRecords):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
         self.marks: list = []
+        super().__init__(*args, **kwargs)
+        self.marks.clear()  # the initial NO_PREFAULT_MARK is not one the prefaulter set
 
-    def set_prefault_mark(self, mark, listener) -> None:
-        super().set_prefault_mark(mark, listener)
-        self.marks.append(mark)  # after the real call: once seen here, the mark is in place
+    @property
+    def prefault_mark(self) -> PrefaultMark:
+        return self._spied_mark
+
+    @prefault_mark.setter
+    def prefault_mark(self, mark: PrefaultMark) -> None:
+        # a moved mark is a new PrefaultMark (set_prefault_mark), so every move passes here
+        self._spied_mark = mark
+        # after the assignment: once seen here, the mark is in place
+        self.marks.append(None if mark is NO_PREFAULT_MARK else mark.size)
 
 
 def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
@@ -111,7 +120,7 @@ def files():
 def test_append_reaching_the_mark_calls_the_listener(tmp_path, files):
     fr = files(FileRecords.open(tmp_path / "m.log"))
     calls = []
-    fr.set_prefault_mark(100, calls.append)
+    set_prefault_mark(fr, 100, calls.append)
 
     fr.append(b"x" * 60)
     assert calls == []  # below the mark
@@ -120,18 +129,18 @@ def test_append_reaching_the_mark_calls_the_listener(tmp_path, files):
     fr.append(b"x" * 10)
     assert calls == [fr, fr]  # past it, every append calls until the mark moves
 
-    fr.set_prefault_mark(1000, calls.append)
+    set_prefault_mark(fr, 1000, calls.append)
     fr.append(b"x" * 10)
     assert len(calls) == 2  # moved beyond the size: quiet again
     fr.append(b"x" * 880)
     assert len(calls) == 3 and fr.size_in_bytes() == 1000
 
-    fr.set_prefault_mark(None, None)
+    set_prefault_mark(fr, None, None)
     fr.append(b"x" * 5000)
     assert len(calls) == 3  # no mark, no calls
 
     # A mark without a listener is no mark either.
-    fr.set_prefault_mark(10, None)
+    set_prefault_mark(fr, 10, None)
     fr.append(b"x")
     assert len(calls) == 3
 
@@ -140,14 +149,14 @@ def test_slices_never_call_the_listener(tmp_path, files):
     fr = files(FileRecords.open(tmp_path / "s.log"))
     calls = []
     fr.append(b"y" * 100)
-    fr.set_prefault_mark(50, calls.append)
+    set_prefault_mark(fr, 50, calls.append)
     piece = fr.slice(0, 100)
 
     # A slice is read-only: it refuses appends, so it never reaches a mark ...
     with pytest.raises(ValueError):
         piece.append(b"z" * 100)
     # ... even one set on the slice itself.
-    piece.set_prefault_mark(0, calls.append)
+    set_prefault_mark(piece, 0, calls.append)
     with pytest.raises(ValueError):
         piece.append(b"z")
     assert calls == []
@@ -155,6 +164,34 @@ def test_slices_never_call_the_listener(tmp_path, files):
     # The FileRecords the slice came from keeps its own mark.
     fr.append(b"y")
     assert calls == [fr]
+
+
+def test_a_file_records_without_a_mark_shares_no_prefault_mark(tmp_path, files):
+    fr = files(FileRecords.open(tmp_path / "n.log"))
+    fr.append(b"x" * 100)
+    # no mark object made per FileRecords or per slice (a fetch makes slices)
+    assert fr.prefault_mark is NO_PREFAULT_MARK
+    assert fr.slice(0, 50).prefault_mark is NO_PREFAULT_MARK
+
+    set_prefault_mark(fr, 100, print)
+    first = fr.prefault_mark
+    assert (first.size, first.listener) == (100, print)
+    set_prefault_mark(fr, 200, print)
+    # a moved mark is a new one: an append never sees one mark's size with another's listener
+    assert fr.prefault_mark is not first and first.size == 100 and fr.prefault_mark.size == 200
+    set_prefault_mark(fr, None, print)
+    assert fr.prefault_mark is NO_PREFAULT_MARK
+
+
+def test_prefault_mark_appended_calls_its_listener_from_its_size_on():
+    calls = []
+    mark = PrefaultMark(10, calls.append)
+    mark.appended("records", 9)
+    assert calls == []
+    mark.appended("records", 10)
+    mark.appended("records", 11)
+    assert calls == ["records", "records"]
+    NO_PREFAULT_MARK.appended("records", 2**62)  # no append reaches it
 
 
 # ---------------------------------------------------------------------------- watch / fill
@@ -504,7 +541,7 @@ def manager_env(tmp_path):
 def test_log_manager_without_prefault_bytes_has_no_prefaulter(manager_env):
     before = set(threading.enumerate())
     manager = manager_env(LogConfig(retention_ms=-1, preallocate=True), prefault_bytes=0)
-    assert manager.page_cache_prefaulter is None
+    assert manager.page_cache_prefaulter is NO_PREFAULTER
     manager.startup()
     assert not [t for t in threading.enumerate() if t not in before and t.name == THREAD_NAME]
     manager.shutdown()
