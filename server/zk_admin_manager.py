@@ -31,6 +31,7 @@ from typing import Any, Callable, Collection, Hashable, Iterable, Mapping, Seque
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
+    AdminOperationException,
     ApiException,
     InvalidConfigException,
     InvalidConfigurationException,
@@ -56,7 +57,6 @@ from kafka_py.utils.config_def import ConfigDef, ConfigException, ConfigKey, Typ
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import (
-    AdminOperationException,
     AdminUtils,
     AdminZkClient,
     BrokerMetadata,

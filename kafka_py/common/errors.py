@@ -81,3 +81,8 @@ class LogSegmentOffsetOverflowException(KafkaException):
 
 class InvalidConfigException(KafkaException):
     """A configuration value is invalid; the message names the key, the value and what is allowed."""
+
+
+class AdminOperationException(KafkaException):
+    """core's kafka.admin.AdminOperationException: an admin operation (AdminZkClient, AdminUtils,
+    the election tools' input) failed for a reason with no protocol error of its own."""

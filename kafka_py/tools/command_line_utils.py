@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequenc
 
 import click
 
+from kafka_py.common.errors import AdminOperationException
 from kafka_py.utils import properties
 
 logger = logging.getLogger(__name__)
@@ -92,6 +93,10 @@ _SSL_FILE_CONFIGS = {
 
 class CommandError(Exception):
     """A failure the tool reports as one line on stderr before exiting with status 1."""
+
+
+class AdminCommandFailedException(CommandError):
+    """core's kafka.common.AdminCommandFailedException: the command as a whole failed."""
 
 
 def configure_tool_logging() -> None:
@@ -221,7 +226,7 @@ def print_usage_and_die(message: str) -> NoReturn:
 
 def describe_exception(e: BaseException) -> str:
     """One line for an exception: its message, Kafka-style."""
-    if isinstance(e, CommandError):
+    if isinstance(e, (CommandError, AdminOperationException)):
         return str(e)
     try:
         import kafka.errors as kafka_errors

@@ -40,8 +40,8 @@ from typing import Any, Callable, Mapping, Sequence
 import click
 
 from kafka_py.tools.command_line_utils import (
-    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     BROKER_RESOURCE,
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     OP_DELETE,
     OP_SET,
     TOPIC_RESOURCE,

@@ -31,9 +31,11 @@ from typing import Any, Callable, Iterable, Mapping, NoReturn
 
 import click
 
+from kafka_py.common.errors import AdminOperationException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
     DEFAULT_BOOTSTRAP_TIMEOUT_MS,
+    AdminCommandFailedException,
     CommandError,
     client_configs,
     connect,
@@ -53,14 +55,6 @@ _CLUSTER_AUTHORIZATION_FAILED = 31
 _NOT_CONTROLLER = 41
 
 Out = Callable[[str], None]
-
-
-class AdminOperationException(CommandError):
-    """kafka.admin.AdminOperationException: bad election data."""
-
-
-class AdminCommandFailedException(CommandError):
-    """kafka.common.AdminCommandFailedException: the command as a whole failed."""
 
 
 # -- input -----------------------------------------------------------------------------------

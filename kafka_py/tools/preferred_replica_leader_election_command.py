@@ -28,9 +28,11 @@ from typing import Iterable
 
 import click
 
+from kafka_py.common.errors import AdminOperationException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
     LOG_LEVEL_ENV,
+    AdminCommandFailedException,
     CommandError,
     handle_errors,
     load_props,
@@ -39,8 +41,6 @@ from kafka_py.tools.command_line_utils import (
 )
 from kafka_py.tools.leader_election_command import (
     ELECTION_TYPES,
-    AdminCommandFailedException,
-    AdminOperationException,
     ElectionOutcome,
     Out,
     admin_client,
@@ -105,7 +105,7 @@ def elect_through_zookeeper(zookeeper: str, partitions_from_user: set[TopicParti
         out(f"Successfully started preferred replica election for partitions {scala_set(valid)}")
         for tp in sorted(invalid):
             out(f"Skipping preferred replica leader election for partition {tp} since it doesn't exist.")
-    except CommandError as e:
+    except (CommandError, AdminOperationException) as e:
         raise AdminCommandFailedException(f"Admin command failed: {e}") from e
     except Exception as e:  # noqa: BLE001 - Kafka wraps every failure the same way
         raise AdminCommandFailedException(f"Admin command failed: {type(e).__name__}: {e}") from e

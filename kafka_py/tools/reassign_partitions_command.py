@@ -42,11 +42,12 @@ import click
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools.command_line_utils import (
-    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     BROKER_RESOURCE,
+    DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     OP_DELETE,
     OP_SET,
     TOPIC_RESOURCE,
+    AdminCommandFailedException,
     CommandError,
     client_configs,
     connect,
@@ -84,13 +85,6 @@ YOU_MUST_RUN_VERIFY_PERIODICALLY_MESSAGE = (
     "removed.")
 
 Out = Callable[[str], None]
-
-
-class AdminCommandFailedException(CommandError):
-    """A failure Kafka reports as ``Error: <message>``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(f"Error: {message}")
 
 
 class TerseReassignmentFailureException(CommandError):
@@ -961,11 +955,15 @@ def run(action: str, values: Mapping[str, Any], admin_factory: Callable[[], Reas
 @click.option("--preserve-throttles", is_flag=True, help="Do not modify broker or topic throttles.")
 @handle_errors()
 def main(verify: bool, generate: bool, execute: bool, cancel: bool, list_: bool, **values: Any) -> None:
-    action = check_args({"generate": generate, "execute": execute, "verify": verify, "cancel": cancel,
-                         "list": list_}, values)
-    validate_bootstrap_servers(values["bootstrap_server"])
-    command_config = load_props(values["command_config"]) if values.get("command_config") else {}
-    run(action, values, lambda: ReassignAdmin.create(values["bootstrap_server"], command_config))
+    try:
+        action = check_args({"generate": generate, "execute": execute, "verify": verify, "cancel": cancel,
+                             "list": list_}, values)
+        validate_bootstrap_servers(values["bootstrap_server"])
+        command_config = load_props(values["command_config"]) if values.get("command_config") else {}
+        run(action, values, lambda: ReassignAdmin.create(values["bootstrap_server"], command_config))
+    except AdminCommandFailedException as e:
+        # ReassignPartitionsCommand.main prints "Error: " + getMessage
+        raise CommandError(f"Error: {e}") from e
 
 
 if __name__ == "__main__":

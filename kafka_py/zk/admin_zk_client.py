@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from kazoo.exceptions import NodeExistsError
 
-from kafka_py.common.errors import KafkaException, UnknownTopicOrPartitionException
+from kafka_py.common.errors import AdminOperationException, KafkaException, UnknownTopicOrPartitionException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType, ReplicaAssignment, TopicZNode, random_uuid
@@ -33,10 +33,6 @@ from kafka_py.common.errors import (  # noqa: E402  (re-exported for callers of 
     InvalidTopicException,
     TopicExistsException,
 )
-
-
-class AdminOperationException(KafkaException):
-    """An admin operation failed for a reason with no protocol error of its own."""
 
 
 class TopicAlreadyMarkedForDeletionException(KafkaException):

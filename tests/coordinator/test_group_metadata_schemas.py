@@ -28,12 +28,12 @@ from kafka_py.coordinator.group.group_metadata_manager import (
 from kafka_py.coordinator.group.group_metadata_schemas import (
     GroupMetadataValue,
     MemberMetadataValue,
-    SchemaException,
     read_version,
     to_version_prefixed_bytes,
 )
 from kafka_py.coordinator.group.member_metadata import MemberMetadata
 from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
+from kafka_py.protocol.codec import SchemaException
 from kafka_py.utils.time import MockTime
 from tests.coordinator.coordinator_harness import assignment, subscription
 

@@ -7,7 +7,6 @@ import struct
 import pytest
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_schemas import SchemaException
 from kafka_py.coordinator.transaction import transaction_log
 from kafka_py.coordinator.transaction.transaction_metadata import (
     CompleteAbort,
@@ -22,6 +21,7 @@ from kafka_py.coordinator.transaction.transaction_metadata import (
     TransactionState,
     TxnTransitMetadata,
 )
+from kafka_py.protocol.codec import SchemaException
 from kafka_py.protocol.errors import Errors
 
 TP0 = TopicPartition("topic", 0)

@@ -10,11 +10,11 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
+from kafka_py.common.errors import AdminOperationException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.tools import leader_election_command, preferred_replica_leader_election_command
+from kafka_py.tools.command_line_utils import AdminCommandFailedException
 from kafka_py.tools.leader_election_command import (
-    AdminCommandFailedException,
-    AdminOperationException,
     ElectionError,
     ElectionOutcome,
     parse_replica_election_data,

@@ -7,9 +7,9 @@ import click
 import pytest
 
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.tools.command_line_utils import AdminCommandFailedException
 from kafka_py.tools.reassign_partitions_command import (
     ActiveMoveState,
-    AdminCommandFailedException,
     CancelledMoveState,
     CompletedMoveState,
     MissingLogDirMoveState,
@@ -127,21 +127,21 @@ def test_parse_execute_assignment_args():
             parse_execute_assignment_args(text)
         return str(e.value)
 
-    assert refused('{"version":1,"partitions":[]}') == "Error: Partition reassignment list cannot be empty"
+    assert refused('{"version":1,"partitions":[]}') == "Partition reassignment list cannot be empty"
     assert refused('{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[0,1],'
                    '"log_dirs":["any","any"]},{"topic":"foo","partition":0,"replicas":[2,3,4],'
                    '"log_dirs":["any","any","any"]}]}').startswith(
-        "Error: Partition reassignment contains duplicate topic partitions")
+        "Partition reassignment contains duplicate topic partitions")
     assert refused('{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[0,0],'
                    '"log_dirs":["/abc","/def"]},{"topic":"foo","partition":1,"replicas":[2,3],'
                    '"log_dirs":["/abc","/def"]}]}') == (
-        "Error: Partition replica lists may not contain duplicate entries: foo-0 contains multiple entries for 0")
+        "Partition replica lists may not contain duplicate entries: foo-0 contains multiple entries for 0")
     assert refused('{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2],'
                    '"log_dirs":["any"]}]}') == (
-        "Error: Size of replicas list List(1, 2) is different from size of log dirs list List(any) for "
+        "Size of replicas list List(1, 2) is different from size of log dirs list List(any) for "
         "partition foo-0")
-    assert refused('{"version":2,"partitions":[]}') == "Error: Not supported version field value 2"
-    assert refused("{invalid_json").startswith("Error: The input string is not a valid JSON")
+    assert refused('{"version":2,"partitions":[]}') == "Not supported version field value 2"
+    assert refused("{invalid_json").startswith("The input string is not a valid JSON")
     assert parse_execute_assignment_args(
         '{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2,3],'
         '"log_dirs":["any","any","any"]},{"topic":"foo","partition":1,"replicas":[3,4,5]}]}') == (

@@ -7,9 +7,8 @@ import uuid
 import pytest
 
 from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
-from kafka_py.common.errors import UnknownTopicOrPartitionException
+from kafka_py.common.errors import AdminOperationException, UnknownTopicOrPartitionException
 from kafka_py.zk.admin_zk_client import (
-    AdminOperationException,
     AdminUtils,
     AdminZkClient,
     BrokerMetadata,

@@ -46,7 +46,6 @@ from kafka_py.coordinator.group.group_metadata_schemas import (
     MemberMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
-    SchemaException,
     read_version,
     to_version_prefixed_bytes,
 )
@@ -56,6 +55,7 @@ from kafka_py.coordinator.group.offset_config import OffsetConfig
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.protocol.codec import SchemaException
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.control_record_type import ControlRecordType
 from kafka_py.record.default_record_batch import (

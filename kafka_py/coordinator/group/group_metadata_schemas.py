@@ -32,15 +32,13 @@ import struct
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
+from kafka_py.protocol.codec import SchemaException
+
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 _MAX_STRING_BYTES = 0x7FFF
-
-
-class SchemaException(Exception):
-    """A record key or value that does not parse as its schema version (Kafka's SchemaException)."""
 
 
 class _Writer:
@@ -343,7 +341,6 @@ __all__ = [
     "MemberMetadataValue",
     "OffsetCommitKey",
     "OffsetCommitValue",
-    "SchemaException",
     "read_version",
     "to_version_prefixed_bytes",
 ]

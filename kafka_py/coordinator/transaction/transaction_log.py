@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_schemas import SchemaException, _Writer, read_version
+from kafka_py.coordinator.group.group_metadata_schemas import _Writer, read_version
 from kafka_py.coordinator.transaction.transaction_metadata import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -34,6 +34,7 @@ from kafka_py.coordinator.transaction.transaction_metadata import (
     TransactionState,
     TxnTransitMetadata,
 )
+from kafka_py.protocol.codec import SchemaException
 from kafka_py.record.compression import CompressionType
 
 TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
