@@ -86,6 +86,10 @@ def test_compacted_topic_keeps_the_latest_value_per_key(compacting_broker):
 
     wait_until(cleaned_up_to_active_segment, 60, f"cleaner never caught up:\n{broker.tail()}")
     assert log_bytes(broker) * 4 < produced_bytes
+    # config/logging.yaml sends the cleaner's lines to log-cleaner.log, under its ident
+    cleaner_log = "".join(p.read_text(errors="replace") for p in sorted(broker.logs_dir.glob("log-cleaner.log*")))
+    assert f"Cleaner 0: Beginning cleaning of log {TOPIC}-0." in cleaner_log
+    assert "(kafka_py.log.log_cleaner)" in cleaner_log
 
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     tp = TopicPartition(TOPIC, 0)

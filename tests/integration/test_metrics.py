@@ -3,14 +3,17 @@ clients: BrokerTopicMetrics against the records and bytes produced, RequestMetri
 against the requests sent, the endpoint's answers to other paths."""
 from __future__ import annotations
 
+import concurrent.futures
 import http.client
 import pathlib
+import socket
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
 from kafka_py.metrics.prometheus_exporter import parse_exposition
 from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.messages import request_schema
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until
 from kafka_py.tools.group_subscription import subscribe
@@ -83,6 +86,19 @@ def test_produce_and_fetch_counts_match_what_was_sent(metrics_broker):
     assert value(samples, "kafka_network_requestmetrics_totaltimems", request="Produce", quantile="0.99") >= 0
     assert value(samples, "kafka_network_requestmetrics_totaltimems_count", request="FetchConsumer") >= 1
 
+    # One Fetch of the whole log: BytesOutPerSec grows by exactly the record bytes it carried.
+    before = value(scrape(broker.metrics_port), "kafka_server_brokertopicmetrics_bytesout_total", topic=topic)
+    fetch = build_entity(request_schema(ApiKeys.FETCH, 11), {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "log_start_offset": -1,
+             "partition_max_bytes": 1 << 20}]}]})
+    with RawClient(broker.port) as client:
+        records = client.request(ApiKeys.FETCH, 11, fetch).responses[0].partitions[0].records
+    assert len(records) == log_bytes
+    wait_until(lambda: value(scrape(broker.metrics_port), "kafka_server_brokertopicmetrics_bytesout_total",
+                             topic=topic) - before == log_bytes, 30, "BytesOutPerSec did not count the fetch")
+
 
 def test_request_counts_per_type_match_the_requests_sent(metrics_broker):
     broker = metrics_broker
@@ -128,6 +144,56 @@ def test_other_paths_are_404_and_the_broker_serves_on(metrics_broker):
     assert conn.getresponse().status == 404
     conn.close()
     assert metrics_broker.knows_itself()
+
+
+def test_slow_and_flooding_scrapers_do_not_hold_up_clients(metrics_broker):
+    """Scrapers that never read their answer, half-sent requests and a flood of concurrent
+    scrapes, all at once: the broker keeps serving produce and fetch, and a well-behaved
+    scrape still gets its answer."""
+    broker = metrics_broker
+    topic = "metrics-slow-scrapers"
+    stalled = []
+    try:
+        for i in range(4):  # twice the exporter's workers
+            sock = socket.create_connection(("127.0.0.1", broker.metrics_port), timeout=10)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            # half of them ask and never read the answer, half never finish asking
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" if i % 2 == 0 else b"GET /metr")
+            stalled.append(sock)
+
+        def scrape_size() -> int:
+            # queued behind the stalled ones until the exporter's socket timeout frees its workers
+            conn = http.client.HTTPConnection("127.0.0.1", broker.metrics_port, timeout=90)
+            try:
+                conn.request("GET", "/metrics")
+                response = conn.getresponse()
+                return len(response.read()) if response.status == 200 else -response.status
+            finally:
+                conn.close()
+
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            flood = [pool.submit(scrape_size) for _ in range(48)]
+            producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1)
+            try:
+                for i in range(N):
+                    producer.send(topic, value=b"slow-%03d" % i).get(timeout=30)
+            finally:
+                producer.close()
+            sizes = [f.result(timeout=120) for f in flood]
+        assert all(size > 0 for size in sizes), sizes
+
+        consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                                 consumer_timeout_ms=10000, enable_auto_commit=False)
+        try:
+            received = [m.value for _, m in zip(range(N), consumer)]
+        finally:
+            consumer.close()
+        assert received == [b"slow-%03d" % i for i in range(N)]
+        assert value(scrape(broker.metrics_port), "kafka_server_brokertopicmetrics_messagesin_total",
+                     topic=topic) == N
+    finally:
+        for sock in stalled:
+            sock.close()
 
 
 def test_replica_manager_gauges(metrics_broker):
