@@ -78,8 +78,8 @@ INACTIVE_SENSOR_EXPIRATION_TIME_SECONDS = 3600
 _SENSOR_PURGE_INTERVAL_MS = 30_000
 # Kafka's MetricConfig defaults (metrics.num.samples, metrics.sample.window.ms), used by the
 # throttle-time average.
-_METRICS_NUM_SAMPLES = 2
-_METRICS_SAMPLE_WINDOW_MS = 30_000
+METRICS_NUM_SAMPLES = 2
+METRICS_SAMPLE_WINDOW_MS = 30_000
 
 
 class QuotaType(enum.Enum):
@@ -511,7 +511,7 @@ class ClientQuotaManager:
         quota_sensor.add(KafkaMetric(self.quota_metric_name, Rate(), self._quota_metric_config(self._quota_limit(tags))))
         throttle_sensor = Sensor(f"{self.quota_type}ThrottleTime-{suffix}", expiration_ms, now)
         throttle_sensor.add(KafkaMetric("throttle-time", Avg(),
-                                        MetricConfig(_METRICS_NUM_SAMPLES, _METRICS_SAMPLE_WINDOW_MS)))
+                                        MetricConfig(METRICS_NUM_SAMPLES, METRICS_SAMPLE_WINDOW_MS)))
         return ClientSensors(tags, quota_sensor, throttle_sensor)
 
     def _purge_expired_sensors(self, now: int) -> None:

@@ -36,9 +36,9 @@ from typing import Any
 from kafka_py.common.sensor import Avg, KafkaMetric, MetricConfig, QuotaViolationException, Rate, Sensor, TokenBucket
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.client_quota_manager import (
-    _METRICS_NUM_SAMPLES,
-    _METRICS_SAMPLE_WINDOW_MS,
     INACTIVE_SENSOR_EXPIRATION_TIME_SECONDS,
+    METRICS_NUM_SAMPLES,
+    METRICS_SAMPLE_WINDOW_MS,
     ClientQuotaManager,
     ClientQuotaManagerConfig,
     ClientSensors,
@@ -151,11 +151,11 @@ class ControllerMutationQuotaManager(ClientQuotaManager):
         quota_sensor.add(KafkaMetric(self.quota_metric_name, TokenBucket(),
                                      self._quota_metric_config(self._quota_limit(tags))))
         # Kafka's mutation-rate: the partitions mutated per second, measured beside the bucket
-        quota_sensor.add(KafkaMetric("mutation-rate", Rate(), MetricConfig(_METRICS_NUM_SAMPLES,
-                                                                           _METRICS_SAMPLE_WINDOW_MS)))
+        quota_sensor.add(KafkaMetric("mutation-rate", Rate(), MetricConfig(METRICS_NUM_SAMPLES,
+                                                                           METRICS_SAMPLE_WINDOW_MS)))
         throttle_sensor = Sensor(f"{self.quota_type}ThrottleTime-{suffix}", expiration_ms, now)
         throttle_sensor.add(KafkaMetric("throttle-time", Avg(),
-                                        MetricConfig(_METRICS_NUM_SAMPLES, _METRICS_SAMPLE_WINDOW_MS)))
+                                        MetricConfig(METRICS_NUM_SAMPLES, METRICS_SAMPLE_WINDOW_MS)))
         return ClientSensors(tags, quota_sensor, throttle_sensor)
 
     def throttle_time(self, e: QuotaViolationException, time_ms: int) -> int:

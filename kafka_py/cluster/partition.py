@@ -60,6 +60,7 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.alter_isr_manager import AlterIsrItem
 from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
@@ -84,104 +85,6 @@ NotEnoughReplicasException = _error_class(Errors.NOT_ENOUGH_REPLICAS)
 FencedLeaderEpochException = _error_class(Errors.FENCED_LEADER_EPOCH)
 UnknownLeaderEpochException = _error_class(Errors.UNKNOWN_LEADER_EPOCH)
 OffsetNotAvailableException = _error_class(Errors.OFFSET_NOT_AVAILABLE)
-
-
-# ---------------------------------------------------------------------------- locks
-
-
-class _ReentrantReadWriteLock:
-    """Java's ReentrantReadWriteLock, reduced to what Partition needs.
-
-    Shared holders may re-enter; the exclusive holder may take either mode again. Waiting
-    writers block new (not re-entering) readers so leadership changes are not starved by a
-    stream of appends. Upgrading shared to exclusive would deadlock, as in Java, so it raises.
-    """
-
-    __slots__ = ("_lock", "_cond", "_readers", "_writer", "_writer_holds", "_waiting_writers",
-                 "_read_held", "_write_held")
-
-    def __init__(self) -> None:
-        # Entered as the plain lock (the Condition's __enter__/__exit__ are Python calls
-        # wrapping it) on every produce and fetch; waited on through the Condition.
-        self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
-        self._readers: dict[int, int] = {}
-        self._writer: Optional[int] = None
-        self._writer_holds = 0
-        self._waiting_writers = 0
-        # The context managers hold no state of their own: one of each serves every caller.
-        self._read_held = _Held(self.acquire_read, self.release_read)
-        self._write_held = _Held(self.acquire_write, self.release_write)
-
-    def acquire_read(self) -> None:
-        me = threading.get_ident()
-        with self._lock:
-            held = self._readers.get(me)
-            if held is not None or self._writer == me:
-                self._readers[me] = (held or 0) + 1
-                return
-            while self._writer is not None or self._waiting_writers:
-                self._cond.wait()
-            self._readers[me] = 1
-
-    def release_read(self) -> None:
-        me = threading.get_ident()
-        with self._lock:
-            held = self._readers[me] - 1
-            if held:
-                self._readers[me] = held
-            else:
-                del self._readers[me]
-                if not self._readers:
-                    self._cond.notify_all()
-
-    def acquire_write(self) -> None:
-        me = threading.get_ident()
-        with self._lock:
-            if self._writer == me:
-                self._writer_holds += 1
-                return
-            if me in self._readers:
-                raise RuntimeError("cannot upgrade a read lock to a write lock")
-            self._waiting_writers += 1
-            try:
-                while self._writer is not None or self._readers:
-                    self._cond.wait()
-            finally:
-                self._waiting_writers -= 1
-            self._writer = me
-            self._writer_holds = 1
-
-    def is_write_locked_by_current_thread(self) -> bool:
-        with self._lock:
-            return self._writer == threading.get_ident()
-
-    def release_write(self) -> None:
-        with self._lock:
-            self._writer_holds -= 1
-            if self._writer_holds == 0:
-                self._writer = None
-                self._cond.notify_all()
-
-    def read(self) -> "_Held":
-        return self._read_held
-
-    def write(self) -> "_Held":
-        return self._write_held
-
-
-class _Held:
-    __slots__ = ("_acquire", "_release")
-
-    def __init__(self, acquire: Callable[[], None], release: Callable[[], None]) -> None:
-        self._acquire = acquire
-        self._release = release
-
-    def __enter__(self) -> None:
-        self._acquire()
-
-    def __exit__(self, *exc: Any) -> None:
-        self._release()
 
 
 # ---------------------------------------------------------------------------- value types
@@ -409,7 +312,7 @@ class Partition:
         self.topic_config_fetcher = topic_config_fetcher
 
         self._remote_replicas: dict[int, Replica] = {}
-        self._leader_isr_update_lock = _ReentrantReadWriteLock()
+        self._leader_isr_update_lock = ReentrantReadWriteLock()
         # held while a follower append could race with swapping in a future log
         self._future_log_lock = threading.Lock()
         self._zk_version = LeaderAndIsr.INITIAL_ZK_VERSION

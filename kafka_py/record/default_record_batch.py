@@ -187,7 +187,8 @@ class SimpleRecord:
     headers: tuple[tuple[str, Optional[bytes]], ...] = ()
 
 
-def _as_byte_view(buffer) -> memoryview:
+def as_byte_view(buffer) -> memoryview:
+    """A flat memoryview of unsigned bytes over ``buffer`` (no copy)."""
     mv = buffer if isinstance(buffer, memoryview) else memoryview(buffer)
     if mv.format != "B" or mv.ndim != 1:
         mv = mv.cast("B")  # indexing must give ints 0..255
@@ -203,7 +204,7 @@ class DefaultRecordBatch:
     __slots__ = ("_buffer",)
 
     def __init__(self, buffer) -> None:
-        mv = _as_byte_view(buffer)
+        mv = as_byte_view(buffer)
         if len(mv) < RECORD_BATCH_OVERHEAD:
             raise CorruptRecordException(
                 f"Record batch is corrupt (the buffer holds {len(mv)} bytes, less than the "

@@ -27,7 +27,7 @@ from kafka_py.record.default_record_batch import (
     DefaultRecordBatch,
     Record,
     SimpleRecord,
-    _as_byte_view,
+    as_byte_view,
     build_batch,
 )
 
@@ -44,7 +44,7 @@ class MemoryRecords:
     EMPTY: ClassVar["MemoryRecords"]
 
     def __init__(self, buffer=b"") -> None:
-        self._buffer = _as_byte_view(buffer)
+        self._buffer = as_byte_view(buffer)
 
     @classmethod
     def readable_records(cls, buffer) -> "MemoryRecords":

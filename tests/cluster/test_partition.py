@@ -18,7 +18,6 @@ from kafka_py.cluster.partition import (
     PendingExpandIsr,
     PendingShrinkIsr,
     UnknownLeaderEpochException,
-    _ReentrantReadWriteLock,
 )
 from kafka_py.common.errors import NotLeaderOrFollowerException, OffsetOutOfRangeException, PolicyViolationException
 from kafka_py.common.topic_partition import TopicPartition
@@ -31,6 +30,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
+from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
 from kafka_py.utils.time import MockTime
 
 TP = TopicPartition("t", 0)
@@ -248,7 +248,7 @@ def test_delete_forgets_state(env) -> None:
 
 
 def test_read_write_lock_reentrant_reader_passes_waiting_writer() -> None:
-    lock = _ReentrantReadWriteLock()
+    lock = ReentrantReadWriteLock()
     writer_waiting = threading.Event()
     writer_done = threading.Event()
     order = []

@@ -46,6 +46,7 @@ from kafka_py.coordinator.group.group_metadata_schemas import (
     MemberMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
+    Readable,
     read_version,
     to_version_prefixed_bytes,
 )
@@ -231,9 +232,7 @@ def read_group_message_value(group_id: str, buffer, time: Time) -> Optional[Grou
 
 def _consumer_assignment_partitions(assignment: bytes) -> tuple[list[TopicPartition], bytes]:
     """ConsumerProtocol.deserializeAssignment, reduced to the partitions and user data."""
-    from kafka_py.coordinator.group.group_metadata_schemas import _Reader
-
-    reader = _Reader(assignment)
+    reader = Readable(assignment)
     reader.int16()  # version; every version starts with the v0 fields
     partitions = []
     for _ in range(reader.array_length("assigned_partitions")):

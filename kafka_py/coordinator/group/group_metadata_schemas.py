@@ -41,7 +41,10 @@ _INT64 = struct.Struct(">q")
 _MAX_STRING_BYTES = 0x7FFF
 
 
-class _Writer:
+class Writable:
+    """Kafka's protocol Writable (as ByteBufferAccessor implements it) for the schemas'
+    fixed-width fields: each write appends, ``getvalue`` joins them."""
+
     __slots__ = ("_parts",)
 
     def __init__(self) -> None:
@@ -79,7 +82,10 @@ class _Writer:
         return b"".join(self._parts)
 
 
-class _Reader:
+class Readable:
+    """Kafka's protocol Readable (as ByteBufferAccessor implements it) over a buffer;
+    reading past the end, a null where none is allowed or bad UTF-8 raise SchemaException."""
+
     __slots__ = ("_buf", "_pos")
 
     def __init__(self, buffer, position: int = 0) -> None:
@@ -168,14 +174,14 @@ class OffsetCommitKey:
 
     def write(self, version: int) -> bytes:
         _check_version(type(self), version)
-        w = _Writer()
+        w = Writable()
         w.string(self.group, "group")
         w.string(self.topic, "topic")
         w.int32(self.partition)
         return w.getvalue()
 
     @classmethod
-    def read(cls, reader: _Reader, version: int) -> "OffsetCommitKey":
+    def read(cls, reader: Readable, version: int) -> "OffsetCommitKey":
         _check_version(cls, version)
         return cls(reader.string("group"), reader.string("topic"), reader.int32())
 
@@ -191,12 +197,12 @@ class GroupMetadataKey:
 
     def write(self, version: int) -> bytes:
         _check_version(type(self), version)
-        w = _Writer()
+        w = Writable()
         w.string(self.group, "group")
         return w.getvalue()
 
     @classmethod
-    def read(cls, reader: _Reader, version: int) -> "GroupMetadataKey":
+    def read(cls, reader: Readable, version: int) -> "GroupMetadataKey":
         _check_version(cls, version)
         return cls(reader.string("group"))
 
@@ -220,7 +226,7 @@ class OffsetCommitValue:
 
     def write(self, version: int) -> bytes:
         _check_version(type(self), version)
-        w = _Writer()
+        w = Writable()
         w.int64(self.offset)
         if version >= 3:
             w.int32(self.leader_epoch)
@@ -231,7 +237,7 @@ class OffsetCommitValue:
         return w.getvalue()
 
     @classmethod
-    def read(cls, reader: _Reader, version: int) -> "OffsetCommitValue":
+    def read(cls, reader: Readable, version: int) -> "OffsetCommitValue":
         _check_version(cls, version)
         offset = reader.int64()
         leader_epoch = reader.int32() if version >= 3 else -1
@@ -254,7 +260,7 @@ class MemberMetadataValue:
     rebalance_timeout: int = 0
     group_instance_id: Optional[str] = None
 
-    def _write(self, w: _Writer, version: int) -> None:
+    def _write(self, w: Writable, version: int) -> None:
         w.string(self.member_id, "memberId")
         if version >= 3:
             w.string(self.group_instance_id, "groupInstanceId", nullable=True)
@@ -267,7 +273,7 @@ class MemberMetadataValue:
         w.bytes_(self.assignment)
 
     @classmethod
-    def _read(cls, r: _Reader, version: int) -> "MemberMetadataValue":
+    def _read(cls, r: Readable, version: int) -> "MemberMetadataValue":
         member_id = r.string("memberId")
         group_instance_id = r.string("groupInstanceId", nullable=True) if version >= 3 else None
         client_id = r.string("clientId")
@@ -296,7 +302,7 @@ class GroupMetadataValue:
 
     def write(self, version: int) -> bytes:
         _check_version(type(self), version)
-        w = _Writer()
+        w = Writable()
         w.string(self.protocol_type, "protocolType")
         w.int32(self.generation)
         w.string(self.protocol, "protocol", nullable=True)
@@ -309,7 +315,7 @@ class GroupMetadataValue:
         return w.getvalue()
 
     @classmethod
-    def read(cls, reader: _Reader, version: int) -> "GroupMetadataValue":
+    def read(cls, reader: Readable, version: int) -> "GroupMetadataValue":
         _check_version(cls, version)
         protocol_type = reader.string("protocolType")
         generation = reader.int32()
@@ -329,9 +335,9 @@ def to_version_prefixed_bytes(version: int, message: _Message) -> bytes:
     return _INT16.pack(version) + message.write(version)
 
 
-def read_version(buffer) -> tuple[int, _Reader]:
+def read_version(buffer) -> tuple[int, Readable]:
     """The int16 schema version at the start of ``buffer`` and a reader positioned after it."""
-    reader = _Reader(buffer)
+    reader = Readable(buffer)
     return reader.int16(), reader
 
 
@@ -341,6 +347,8 @@ __all__ = [
     "MemberMetadataValue",
     "OffsetCommitKey",
     "OffsetCommitValue",
+    "Readable",
+    "Writable",
     "read_version",
     "to_version_prefixed_bytes",
 ]

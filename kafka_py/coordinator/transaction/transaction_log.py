@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_schemas import _Writer, read_version
+from kafka_py.coordinator.group.group_metadata_schemas import Writable, read_version
 from kafka_py.coordinator.transaction.transaction_metadata import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -62,7 +62,7 @@ class TxnKey:
 
 
 def key_to_bytes(transactional_id: str) -> bytes:
-    w = _Writer()
+    w = Writable()
     w.int16(KEY_VERSION)
     w.string(transactional_id, "transactionalId")
     return w.getvalue()
@@ -72,7 +72,7 @@ def value_to_bytes(txn_metadata: TxnTransitMetadata) -> bytes:
     if txn_metadata.txn_state is Empty and txn_metadata.topic_partitions:
         raise RuntimeError(f"Transaction is not expected to have any partitions since its state is "
                            f"{txn_metadata.txn_state}: {txn_metadata}")
-    w = _Writer()
+    w = Writable()
     w.int16(VALUE_VERSION)
     w.int64(txn_metadata.producer_id)
     w.int16(txn_metadata.producer_epoch)

@@ -30,7 +30,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
-from kafka_py.cluster.partition import _ReentrantReadWriteLock
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code, utils_abs
@@ -51,6 +50,7 @@ from kafka_py.record.default_record_batch import SimpleRecord
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.kafka_scheduler import Scheduler
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class TransactionStateManager:
         self.time = time
         self.logger = IdentLogger(logger, f"[Transaction State Manager {broker_id}]: ")
         self._shutting_down = threading.Event()
-        self.state_lock = _ReentrantReadWriteLock()
+        self.state_lock = ReentrantReadWriteLock()
         # guarded by state_lock
         self.loading_partitions: Set[TransactionPartitionAndLeaderEpoch] = set()
         self.transaction_metadata_cache: Dict[int, TxnMetadataCacheEntry] = {}
