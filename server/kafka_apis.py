@@ -63,8 +63,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.network.channel_metadata_registry import client_information_of
-from kafka_py.network.request_channel import Request, RequestChannel, SendResponse
-from kafka_py.network.send import ByteBufferSend
+from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
@@ -75,7 +74,7 @@ from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetF
 from kafka_py.protocol.schema.update_metadata.v7.response import UpdateMetadataResponse
 from kafka_py.protocol.schema.alter_isr.v0.response import AlterIsrResponse
 from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
-from kafka_py.tuning.fast_paths import encode_metadata_response, encode_produce_response
+from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
@@ -84,12 +83,15 @@ from kafka_py.record.default_record_batch import (
     LENGTH_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
     RECORD_BATCH_OVERHEAD,
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
+from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
@@ -133,23 +135,12 @@ UNKNOWN_TIMESTAMP = -1
 INITIAL_SESSION_ID = 0  # FetchMetadata.INVALID_SESSION_ID: sessionless
 FETCH_INITIAL_EPOCH = 0
 FETCH_FINAL_EPOCH = -1
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
 
 NO_THROTTLE = datetime.timedelta(0)
 _NO_DIVERGING_EPOCH = EpochEndOffset()
 
 
 # ---------------------------------------------------------------------------- building responses
-
-def _topics_of(items: Iterable[tuple[TopicPartition, Any]]) -> list[tuple[str, list[tuple[int, Any]]]]:
-    """Group (partition, value) pairs by topic, topics in first-seen order (Kafka groups the
-    consecutive partitions of a topic; a LinkedHashMap keyed by topic keeps them together)."""
-    by_topic: dict[str, list[tuple[int, Any]]] = {}
-    for tp, value in items:
-        by_topic.setdefault(tp.topic, []).append((tp.partition, value))
-    return list(by_topic.items())
-
 
 def partition_errors_by_topic(topic_cls: type, partition_cls: type,
                               errors: Iterable[tuple[TopicPartition, Errors]]) -> tuple[Any, ...]:
@@ -158,11 +149,7 @@ def partition_errors_by_topic(topic_cls: type, partition_cls: type,
     ``partition_cls(partition_index, error_code)``, topics in first-seen order."""
     return tuple([topic_cls(name=topic, partitions=tuple([
         partition_cls(partition_index=index, error_code=error.error_code) for index, error in parts]))
-        for topic, parts in _topics_of(errors)])
-
-
-def _field(obj: Any, name: str, default: Any = None) -> Any:
-    return getattr(obj, name, default)
+        for topic, parts in topics_of(errors)])
 
 
 def _optional_epoch(epoch: Optional[int]) -> Optional[int]:
@@ -247,13 +234,6 @@ def _fetch_error_partition(partition: int, error: Errors) -> FetchPartitionRespo
 def _list_offsets_partition(partition: int, error: Errors) -> ListOffsetsPartitionResponse:
     return ListOffsetsPartitionResponse(partition_index=partition, error_code=error.error_code,
                                         timestamp=UNKNOWN_TIMESTAMP, offset=UNKNOWN_OFFSET)
-
-
-def _millis(value: Any) -> int:
-    """A kio duration (timedelta) or a plain int as milliseconds."""
-    if isinstance(value, datetime.timedelta):
-        return round(value.total_seconds() * 1000)
-    return int(value)
 
 
 # ---------------------------------------------------------------------------- KafkaApis
@@ -432,7 +412,7 @@ class KafkaApis:
             self.logger.debug("Error %s when handling request %r: %s", error.name, request, e)
         response = None
         # A produce with acks=0 expects no answer: a failure is signalled by closing.
-        if not (request.api_key is ApiKeys.PRODUCE and int(_field(request.body, "acks", 1)) == 0):
+        if not (request.api_key is ApiKeys.PRODUCE and int(field_of(request.body, "acks", 1)) == 0):
             try:
                 response = error_response(request, error, str(e) or None)
             except Exception:  # noqa: BLE001 - a request too broken to mirror is closed instead
@@ -519,7 +499,7 @@ class KafkaApis:
             for topic in requested:
                 if topic.name is None:
                     raise InvalidRequestException(f"Topic name can not be null for version {version}")
-                topic_id = _field(topic, "topic_id")
+                topic_id = field_of(topic, "topic_id")
                 if topic_id is not None and topic_id != uuid.UUID(int=0):
                     raise InvalidRequestException(f"Topic IDs are not supported in requests for version {version}")
         if is_all_topics:
@@ -527,7 +507,7 @@ class KafkaApis:
         else:
             topics = list(dict.fromkeys(t.name for t in requested))
         allow_auto_creation = (bool(self.config.auto_create_topics_enable)
-                               and bool(_field(body, "allow_auto_topic_creation", True)) and not is_all_topics)
+                               and bool(field_of(body, "allow_auto_topic_creation", True)) and not is_all_topics)
         listener = request.context.listener_name
         unauthorized_topic_metadata: list[tuple] = []
         if self.authorizer is not None:
@@ -558,36 +538,28 @@ class KafkaApis:
                                                   error_unavailable_listeners=version >= 6)
         cluster_authorized_operations = _NO_AUTHORIZED_OPERATIONS
         if version >= 8:
-            if version <= 10 and _field(body, "include_cluster_authorized_operations", False):
+            if version <= 10 and field_of(body, "include_cluster_authorized_operations", False):
                 if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER,
                                               CLUSTER_NAME):
                     cluster_authorized_operations = self.auth_helper.authorized_operations(
                         request, ResourceType.CLUSTER, CLUSTER_NAME)
                 else:
                     cluster_authorized_operations = 0
-            if _field(body, "include_topic_authorized_operations", False):
+            if field_of(body, "include_topic_authorized_operations", False):
                 topic_metadata = [t[:5] + (self.auth_helper.authorized_operations(request, ResourceType.TOPIC, t[1]),)
                                   for t in topic_metadata]
         topic_metadata += unauthorized_topic_metadata
         brokers = [(node.id, node.host, node.port, node.rack)
                    for node in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]
         controller_id = self.metadata_cache.get_controller_id()
-        # Written straight from the values (fast_paths): a full Metadata of a broker with
-        # thousands of partitions took most of its time building and encoding response objects.
+        if controller_id is None:
+            controller_id = NO_CONTROLLER_ID
+        # sendResponseMaybeThrottle's half before the answer (server/kafka_apis_quotas.py)
         quotas = self.quotas
         throttle_time_ms = (self._quota.request_throttle_time_ms(request)
                             if quotas is not None and quotas.request.quotas_enabled else 0)
-        try:
-            frame = encode_metadata_response(version, request.correlation_id, brokers, self.cluster_id,
-                                             NO_CONTROLLER_ID if controller_id is None else controller_id,
-                                             topic_metadata, throttle_time_ms=throttle_time_ms,
-                                             cluster_authorized_operations=cluster_authorized_operations)
-            # ErrorsPerSec, which send_response counts for answers built as objects
-            self.request_channel.metrics.mark_metadata_errors(topic_metadata)
-            self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
-        except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
-            self.logger.exception("Could not send the response to %r", request)
-            self.request_channel.close_connection(request)
+        send_metadata_response(self, request, brokers, controller_id, topic_metadata, throttle_time_ms,  # tuning
+                               cluster_authorized_operations)
 
     def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
                             listener_name: str, error_unavailable_endpoints: bool,
@@ -681,7 +653,7 @@ class KafkaApis:
         authorized_topics = None
         if self.authorizer is not None:
             # Transactional records need Write on their transactional id; every topic needs Write.
-            transactional_id = _field(body, "transactional_id")
+            transactional_id = field_of(body, "transactional_id")
             if _has_transactional_records(body) and (
                     transactional_id is None or not self.auth_helper.authorize(
                         request.context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)):
@@ -740,7 +712,7 @@ class KafkaApis:
                 send_response_callback({})
                 return
             self.replica_manager.append_records(
-                timeout_ms=_millis(body.timeout),
+                timeout_ms=millis(body.timeout),
                 required_acks=acks,
                 internal_topics_allowed=request.header.client_id == ADMIN_CLIENT_ID,
                 origin=AppendOrigin.CLIENT,
@@ -748,7 +720,7 @@ class KafkaApis:
                 response_callback=self.answering(request, send_response_callback),
                 verification_guards=verification_guards)
 
-        produce_transactional_id = _field(body, "transactional_id")
+        produce_transactional_id = field_of(body, "transactional_id")
         if produce_transactional_id is not None and to_append:
             # Transaction verification (KIP-890, server/kafka_apis_txn.py): the first batch of a
             # transaction on a partition waits for the coordinator's word, and this thread does
@@ -766,20 +738,9 @@ class KafkaApis:
     def _send_produce_response(self, request: Request, statuses: Mapping[TopicPartition, PartitionResponse],
                                throttle_time_ms: int = 0) -> None:
         """The answer to a produce; from v3 (every current client) its frame is written
-        straight from the statuses, without response objects (fast_paths.encode_produce_response)."""
-        version = request.api_version
-        if version < 3:
+        straight from the statuses, without response objects (kafka_py/tuning/fast_answers.py)."""
+        if not send_produce_response(self, request, statuses, throttle_time_ms):  # tuning: older versions
             self.send_response_exempt_throttle(request, _produce_response(statuses, throttle_time_ms))
-            return
-        try:
-            frame = encode_produce_response(version, request.correlation_id, _produce_answer_values(statuses),
-                                            throttle_time_ms)
-            # ErrorsPerSec, which send_response counts for answers built as objects
-            self.request_channel.metrics.mark_partition_errors(ApiKeys.PRODUCE, statuses.values())
-            self.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))
-        except Exception:  # noqa: BLE001 - as send_response: the client must not wait forever
-            self.logger.exception("Could not send the response to %r", request)
-            self.request_channel.close_connection(request)
 
     # ------------------------------------------------------------------ Fetch
 
@@ -794,18 +755,18 @@ class KafkaApis:
     def handle_fetch_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
-        replica_id = int(_field(body, "replica_id", CONSUMER_REPLICA_ID))
+        replica_id = int(field_of(body, "replica_id", CONSUMER_REPLICA_ID))
         # what the request asks for, in request order; an incremental fetch's session adds to it
         fetch_data = [(TopicPartition(topic.topic, int(p.partition)), PartitionData(
-            int(p.fetch_offset), int(_field(p, "log_start_offset", -1)), int(p.partition_max_bytes),
-            _optional_epoch(_field(p, "current_leader_epoch")), _optional_epoch(_field(p, "last_fetched_epoch"))))
+            int(p.fetch_offset), int(field_of(p, "log_start_offset", -1)), int(p.partition_max_bytes),
+            _optional_epoch(field_of(p, "current_leader_epoch")), _optional_epoch(field_of(p, "last_fetched_epoch"))))
             for topic in body.topics for p in topic.partitions]
-        forgotten = _field(body, "forgotten_topics_data")
+        forgotten = field_of(body, "forgotten_topics_data")
         to_forget = [TopicPartition(t.topic, int(p)) for t in forgotten for p in t.partitions] if forgotten else ()
         # (v0-v6 carry no session fields: sessionless)
         fetch_context = self.fetch_manager.new_context(
-            int(_field(body, "session_id", INITIAL_SESSION_ID)), int(_field(body, "session_epoch", FETCH_FINAL_EPOCH)),
-            fetch_data, to_forget, replica_id >= 0)
+            int(field_of(body, "session_id", INITIAL_SESSION_ID)),
+            int(field_of(body, "session_epoch", FETCH_FINAL_EPOCH)), fetch_data, to_forget, replica_id >= 0)
         partitions_to_read = fetch_context.partitions()
         erroneous: list[tuple[TopicPartition, FetchPartitionData]] = []
         interesting: list[tuple[TopicPartition, PartitionData]] = []
@@ -858,7 +819,7 @@ class KafkaApis:
                 self.send_response_exempt_throttle(request,
                                                    build(fetch_context.update_and_generate_response_data(updates)))
 
-        fetch_max_bytes = min(int(_field(body, "max_bytes", 2**31 - 1)), int(self.config.fetch_max_bytes))
+        fetch_max_bytes = min(int(field_of(body, "max_bytes", 2**31 - 1)), int(self.config.fetch_max_bytes))
         if replica_id < 0 and self.quotas is not None and self.quotas.fetch.quotas_enabled:
             fetch_max_bytes = min(fetch_max_bytes, self._quota.fetch_max_bytes_in_quota_window(request))
         fetch_min_bytes = min(int(body.min_bytes), fetch_max_bytes)
@@ -866,7 +827,7 @@ class KafkaApis:
             process_response_callback([])
             return
         self.replica_manager.fetch_messages(
-            timeout_ms=_millis(body.max_wait),
+            timeout_ms=millis(body.max_wait),
             replica_id=replica_id,
             fetch_min_bytes=fetch_min_bytes,
             fetch_max_bytes=fetch_max_bytes,
@@ -875,7 +836,7 @@ class KafkaApis:
             # a follower's fetch of a throttled replica is held back while the leader quota is exceeded
             quota=self.quotas.leader if replica_id >= 0 and self.quotas is not None else None,
             response_callback=self.answering(request, process_response_callback),
-            isolation_level=int(_field(body, "isolation_level", 0)),
+            isolation_level=int(field_of(body, "isolation_level", 0)),
             client_metadata=None)
 
     def _fetch_partition(self, tp: TopicPartition, data: Any, version: int) -> FetchPartitionResponse:
@@ -900,7 +861,7 @@ class KafkaApis:
                                 else data.last_stable_offset),
             log_start_offset=data.log_start_offset,
             diverging_epoch=_NO_DIVERGING_EPOCH if diverging is None else EpochEndOffset(
-                epoch=_field(diverging, "leader_epoch", -1), end_offset=_field(diverging, "end_offset", -1)),
+                epoch=field_of(diverging, "leader_epoch", -1), end_offset=field_of(diverging, "end_offset", -1)),
             aborted_transactions=None if aborted is None else tuple([
                 AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset) for a in aborted]),
             preferred_read_replica=-1 if data.preferred_read_replica is None else data.preferred_read_replica,
@@ -928,7 +889,7 @@ class KafkaApis:
                 tp = TopicPartition(topic.name, int(p.partition_index))
                 (duplicates if tp in seen else seen).add(tp)
         fetch_only_from_leader = replica_id != DEBUGGING_REPLICA_ID
-        isolation_level = int(_field(body, "isolation_level", 0)) if replica_id == CONSUMER_REPLICA_ID else None
+        isolation_level = int(field_of(body, "isolation_level", 0)) if replica_id == CONSUMER_REPLICA_ID else None
 
         describable = None
         if self.authorizer is not None:
@@ -953,7 +914,7 @@ class KafkaApis:
                     continue
                 try:
                     found = self.replica_manager.fetch_offset_for_timestamp(
-                        tp, int(p.timestamp), isolation_level, _optional_epoch(_field(p, "current_leader_epoch")),
+                        tp, int(p.timestamp), isolation_level, _optional_epoch(field_of(p, "current_leader_epoch")),
                         fetch_only_from_leader)
                 except Exception as e:  # noqa: BLE001 - one partition's failure is its error code
                     error = Errors.for_exception(e)
@@ -1001,7 +962,7 @@ class KafkaApis:
             # Not a broker: a consumer checking for truncation needs Describe on the topics.
             authorized = self.auth_helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
                                                                ResourceType.TOPIC, [t.topic for t in body.topics])
-        requested = [(TopicPartition(t.topic, int(p.partition)), int(_field(p, "current_leader_epoch", -1)),
+        requested = [(TopicPartition(t.topic, int(p.partition)), int(field_of(p, "current_leader_epoch", -1)),
                       int(p.leader_epoch)) for t in body.topics for p in t.partitions
                      if authorized is None or t.topic in authorized]
         end_offsets = self.replica_manager.last_offset_for_leader_epoch(requested)
@@ -1058,12 +1019,12 @@ class KafkaApis:
                 DeleteRecordsTopicResult(name=topic, partitions=tuple([DeleteRecordsPartitionResult(
                     partition_index=index, low_watermark=low_watermark, error_code=error.error_code)
                     for index, (low_watermark, error) in parts]))
-                for topic, parts in _topics_of(merged.items())])))
+                for topic, parts in topics_of(merged.items())])))
 
         if not offsets:
             send_response_callback({})
         else:
-            self.replica_manager.delete_records(_millis(body.timeout), offsets,
+            self.replica_manager.delete_records(millis(body.timeout), offsets,
                                                 self.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ InitProducerId
@@ -1090,8 +1051,8 @@ class KafkaApis:
                     not helper.authorize_by_resource_type(request.context, AclOperation.WRITE, ResourceType.TOPIC):
                 self.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
                 return
-        producer_id = int(_field(body, "producer_id", NO_PRODUCER_ID))
-        producer_epoch = int(_field(body, "producer_epoch", NO_PRODUCER_EPOCH))
+        producer_id = int(field_of(body, "producer_id", NO_PRODUCER_ID))
+        producer_epoch = int(field_of(body, "producer_epoch", NO_PRODUCER_EPOCH))
         if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
             self.send_error_response(request, Errors.INVALID_REQUEST)
             return
@@ -1115,7 +1076,7 @@ class KafkaApis:
         listener = request.context.listener_name
         controller_id = self.metadata_cache.get_controller_id()
         cluster_authorized_operations = _NO_AUTHORIZED_OPERATIONS
-        if _field(request.body, "include_cluster_authorized_operations", False):
+        if field_of(request.body, "include_cluster_authorized_operations", False):
             if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
                 cluster_authorized_operations = self.auth_helper.authorized_operations(
                     request, ResourceType.CLUSTER, CLUSTER_NAME)
@@ -1147,7 +1108,7 @@ class KafkaApis:
     def handle_leader_and_isr_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received LeaderAndIsr request with broker epoch %d smaller than the current broker "
                              "epoch %d", broker_epoch, self.controller.broker_epoch)
@@ -1185,7 +1146,7 @@ class KafkaApis:
     def handle_stop_replica_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received StopReplica request with broker epoch %d smaller than the current broker "
                              "epoch %d", broker_epoch, self.controller.broker_epoch)
@@ -1229,7 +1190,7 @@ class KafkaApis:
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        broker_epoch = int(_field(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received update metadata request with broker epoch %d smaller than the current broker "
                              "epoch %d", broker_epoch, self.controller.broker_epoch)
@@ -1269,7 +1230,7 @@ class KafkaApis:
                 remaining_partitions=tuple([RemainingPartition(topic_name=tp.topic, partition_index=tp.partition)
                                             for tp in sorted(result, key=lambda t: (t.topic, t.partition))])))
 
-        self.controller.controlled_shutdown(int(body.broker_id), int(_field(body, "broker_epoch",
+        self.controller.controlled_shutdown(int(body.broker_id), int(field_of(body, "broker_epoch",
                                                                             UNKNOWN_BROKER_EPOCH)),
                                             self.answering(request, controlled_shutdown_callback))
 
@@ -1325,9 +1286,10 @@ _TRANSACTIONAL_FLAG_MASK = 0x10
 
 def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],
                     partitions: list[tuple]) -> tuple:
-    """A Metadata answer's topic as fast_paths.encode_metadata_response takes it: (error,
-    name, topic id, is internal, partitions, authorized operations), each partition (error,
-    index, leader, leader epoch, replicas, ISR, offline replicas)."""
+    """KafkaApis.metadataResponseTopic: a Metadata answer's topic, as a tuple (the form
+    kafka_py/tuning/fast_paths.py writes from): (error, name, topic id, is internal,
+    partitions, authorized operations), each partition (error, index, leader, leader epoch,
+    replicas, ISR, offline replicas)."""
     return (error, topic, topic_id, internal, partitions, _NO_AUTHORIZED_OPERATIONS)
 
 
@@ -1336,14 +1298,6 @@ _NO_AUTHORIZED_OPERATIONS = -(2**31)
 
 def _partition_index(partition: Any) -> int:
     return partition.partition_index
-
-
-def _produce_answer_values(statuses: Mapping[TopicPartition, PartitionResponse]) -> list:
-    """The statuses grouped by topic as the plain values fast_paths' Produce writers take."""
-    return [(topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
-                      [(_field(r, "batch_index", 0), _field(r, "message", None)) for r in s.record_errors],
-                      s.error_message) for index, s in partitions])
-            for topic, partitions in _topics_of(statuses.items())]
 
 
 def _produce_response(statuses: Mapping[TopicPartition, PartitionResponse], throttle_time_ms: int = 0
@@ -1355,7 +1309,7 @@ def _produce_response(statuses: Mapping[TopicPartition, PartitionResponse], thro
             new_entity(PartitionProduceResponse, index=index, error_code=s.error, base_offset=s.base_offset,
                        log_append_time=s.log_append_time, log_start_offset=s.log_start_offset)
             for index, s in partitions]))
-        for topic, partitions in _topics_of(statuses.items())]))
+        for topic, partitions in topics_of(statuses.items())]))
 
 
 _BATCH_LENGTH = struct.Struct(">i")

@@ -42,7 +42,8 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import _field, _millis, error_response_of
+from kafka_py.server.kafka_apis import error_response_of
+from kafka_py.server.kafka_apis_common import field_of, millis
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -193,7 +194,7 @@ class AdminRequestHandlers:
         if not to_create:
             send(results)
             return
-        self._admin.create_topics(_millis(body.timeout), bool(_field(body, "validate_only", False)), to_create,
+        self._admin.create_topics(millis(body.timeout), bool(field_of(body, "validate_only", False)), to_create,
                                   describable, self.apis.answering(request, handle_create_topics_results), quota)
 
     # ------------------------------------------------------------------ DeleteTopics
@@ -202,7 +203,7 @@ class AdminRequestHandlers:
     @error_response_of(ApiKeys.DELETE_TOPICS)
     def delete_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         body = request.body
-        names = list(_field(body, "topic_names", None) or ()) or [t.name for t in _field(body, "topics", ())]
+        names = list(field_of(body, "topic_names", None) or ()) or [t.name for t in field_of(body, "topics", ())]
         return new_entity(DeleteTopicsResponse, responses=tuple([
             new_entity(DeletableTopicResult, name=n, error_code=error, error_message=message) for n in names]))
 
@@ -210,7 +211,7 @@ class AdminRequestHandlers:
         body = request.body
         apis = self.apis
         version = request.api_version
-        if _field(body, "topics") is not None:
+        if field_of(body, "topics") is not None:
             requested = [(t.name, t.topic_id or _ZERO_UUID) for t in body.topics]
         else:
             requested = [(name, _ZERO_UUID) for name in body.topic_names]
@@ -273,7 +274,7 @@ class AdminRequestHandlers:
                     by_name[name]["error_code"] = error
             send()
 
-        self._admin.delete_topics(_millis(body.timeout), to_delete,
+        self._admin.delete_topics(millis(body.timeout), to_delete,
                                   self.apis.answering(request, handle_delete_topics_results), quota)
 
     # ------------------------------------------------------------------ CreatePartitions
@@ -320,7 +321,7 @@ class AdminRequestHandlers:
         if not valid:
             send(errors)
             return
-        self._admin.create_partitions(_millis(body.timeout), valid, bool(body.validate_only),
+        self._admin.create_partitions(millis(body.timeout), valid, bool(body.validate_only),
                                       self.apis.answering(request, lambda result: send({**result, **errors})), quota)
 
     # ------------------------------------------------------------------ configs
@@ -345,8 +346,9 @@ class AdminRequestHandlers:
                                                    int(r.resource_type), r.resource_name) for r in resources]
             refused = [r for r, ok in zip(resources, allowed) if not ok]
             resources = [r for r, ok in zip(resources, allowed) if ok]
-        results = self._admin.describe_configs(resources, bool(_field(body, "include_synonyms", False)),
-                                               bool(_field(body, "include_documentation", False))) if resources else []
+        results = self._admin.describe_configs(
+            resources, bool(field_of(body, "include_synonyms", False)),
+            bool(field_of(body, "include_documentation", False))) if resources else []
         refused_results = [new_entity(DescribeConfigsResult, error_code=_config_authorization_error(
             int(r.resource_type)), error_message=None, resource_type=int(r.resource_type),
             resource_name=r.resource_name, configs=()) for r in refused]
@@ -466,7 +468,7 @@ class AdminRequestHandlers:
         apis.replica_manager.elect_leaders(
             apis.controller, partitions, election_type,
             apis.answering(request, lambda results: send_response_callback(ApiError.NONE, results)),  # type: ignore[attr-defined]
-            _millis(body.timeout))
+            millis(body.timeout))
 
 
 def _alter_configs_classes(request: Request) -> tuple[type, type]:

@@ -55,14 +55,12 @@ from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import (
-    _field,
-    _millis,
     NO_THROTTLE,
-    _topics_of,
     error_response,
     error_response_of,
     partition_errors_by_topic,
 )
+from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
 from kafka_py.utils.logging import IdentLogger
 
@@ -112,7 +110,7 @@ class GroupRequestHandlers:
 
     def handle_find_coordinator_request(self, request: Request) -> None:
         body = request.body
-        key_type = int(_field(body, "key_type", COORDINATOR_TYPE_GROUP))
+        key_type = int(field_of(body, "key_type", COORDINATOR_TYPE_GROUP))
         key = body.key
         helper = self.apis.auth_helper
         if key_type == COORDINATOR_TYPE_GROUP and not helper.authorize(
@@ -199,15 +197,15 @@ class GroupRequestHandlers:
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
             send_response_callback(JoinGroupResult.error_result("", Errors.GROUP_AUTHORIZATION_FAILED))
             return
-        group_instance_id = _field(body, "group_instance_id")
+        group_instance_id = field_of(body, "group_instance_id")
         # KIP-394: only v4+ clients understand MEMBER_ID_REQUIRED, and static members never
         # need it (their instance id identifies them)
         require_known_member_id = version >= 4 and group_instance_id is None
-        session_timeout_ms = _millis(body.session_timeout)
-        rebalance_timeout = _field(body, "rebalance_timeout")
+        session_timeout_ms = millis(body.session_timeout)
+        rebalance_timeout = field_of(body, "rebalance_timeout")
         # v0 has no rebalance timeout: the session timeout bounds the rebalance too
         rebalance_timeout_ms = session_timeout_ms if version == 0 or rebalance_timeout is None else \
-            _millis(rebalance_timeout)
+            millis(rebalance_timeout)
         protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
         self._coordinator.handle_join_group(
             body.group_id, body.member_id, group_instance_id, require_known_member_id,
@@ -232,8 +230,8 @@ class GroupRequestHandlers:
                                            protocol_type=result.protocol_type, protocol_name=result.protocol_name,
                                            assignment=result.member_assignment))
 
-        protocol_type = _field(body, "protocol_type")
-        protocol_name = _field(body, "protocol_name")
+        protocol_type = field_of(body, "protocol_type")
+        protocol_name = field_of(body, "protocol_name")
         if version >= 5 and (protocol_type is None or protocol_name is None):
             # mandatory from v5
             send_response_callback(SyncGroupResult.error_result(Errors.INCONSISTENT_GROUP_PROTOCOL))
@@ -244,7 +242,7 @@ class GroupRequestHandlers:
         assignment = {a.member_id: bytes(a.assignment) for a in body.assignments}
         self._coordinator.handle_sync_group(
             body.group_id, int(body.generation_id), body.member_id, protocol_type, protocol_name,
-            _field(body, "group_instance_id"), assignment, self.apis.answering(request, send_response_callback))
+            field_of(body, "group_instance_id"), assignment, self.apis.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ Heartbeat
 
@@ -264,7 +262,7 @@ class GroupRequestHandlers:
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
             send_response_callback(Errors.GROUP_AUTHORIZATION_FAILED)
             return
-        self._coordinator.handle_heartbeat(body.group_id, body.member_id, _field(body, "group_instance_id"),
+        self._coordinator.handle_heartbeat(body.group_id, body.member_id, field_of(body, "group_instance_id"),
                                            int(body.generation_id), self.apis.answering(request,
                                                                                         send_response_callback))
 
@@ -283,7 +281,7 @@ class GroupRequestHandlers:
         if version <= 2:
             members = [MemberIdentity(body.member_id)]
         else:
-            members = [MemberIdentity(m.member_id, _field(m, "group_instance_id")) for m in body.members]
+            members = [MemberIdentity(m.member_id, field_of(m, "group_instance_id")) for m in body.members]
 
         def send_response_callback(result: LeaveGroupResult) -> None:
             if version <= 2:
@@ -353,15 +351,15 @@ class GroupRequestHandlers:
             send_response_callback({})
             return
         current_timestamp = self.apis.time.milliseconds()
-        retention = _field(body, "retention_time")
-        retention_ms = DEFAULT_RETENTION_TIME if retention is None else _millis(retention)
+        retention = field_of(body, "retention_time")
+        retention_ms = DEFAULT_RETENTION_TIME if retention is None else millis(retention)
         # v1-v4 may set a retention: those commits expire at a fixed time (old semantics);
         # otherwise retention follows the group (offsets.retention.minutes after it empties)
         expire_timestamp = None if retention_ms == DEFAULT_RETENTION_TIME else current_timestamp + retention_ms
         offsets = offsets_to_commit(to_commit, current_timestamp, expire_timestamp)
         self._coordinator.handle_commit_offsets(
-            body.group_id, body.member_id, _field(body, "group_instance_id"),
-            int(_field(body, "generation_id_or_member_epoch", -1)), offsets,
+            body.group_id, body.member_id, field_of(body, "group_instance_id"),
+            int(field_of(body, "generation_id_or_member_epoch", -1)), offsets,
             self.apis.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ OffsetFetch
@@ -383,7 +381,7 @@ class GroupRequestHandlers:
         body = request.body
         # v7's require_stable waits for pending transactional commits; without transactions
         # every commit settles with its append, so this is simply passed on
-        require_stable = bool(_field(body, "require_stable", False))
+        require_stable = bool(field_of(body, "require_stable", False))
         helper = self.apis.auth_helper
         if not self._authorize_group(request, AclOperation.DESCRIBE, body.group_id):
             self.apis.send_response(request, error_response(request, Errors.GROUP_AUTHORIZATION_FAILED))
@@ -421,7 +419,7 @@ class GroupRequestHandlers:
                         committed_leader_epoch=NO_PARTITION_LEADER_EPOCH if epoch is None else epoch,
                         metadata=metadata, error_code=partition_error.error_code)
                     for index, (offset, epoch, metadata, partition_error) in parts]))
-                for topic, parts in _topics_of(partition_data.items())])))
+                for topic, parts in topics_of(partition_data.items())])))
 
     # ------------------------------------------------------------------ OffsetDelete
 
@@ -471,7 +469,7 @@ class GroupRequestHandlers:
         if self._no_coordinator(request):
             return
         body = request.body
-        include_authorized_operations = bool(_field(body, "include_authorized_operations", False))
+        include_authorized_operations = bool(field_of(body, "include_authorized_operations", False))
         groups = []
         for group_id in body.groups:
             if not self._authorize_group(request, AclOperation.DESCRIBE, group_id):
@@ -502,7 +500,7 @@ class GroupRequestHandlers:
     def handle_list_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
-        states = _field(request.body, "states_filter") or ()
+        states = field_of(request.body, "states_filter") or ()
         error, groups = self._coordinator.handle_list_groups(states)
         helper = self.apis.auth_helper
         if not helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
@@ -551,7 +549,7 @@ def offsets_to_commit(partitions: dict[TopicPartition, Any], commit_timestamp: i
     """The OffsetAndMetadata of each partition of an OffsetCommit or TxnOffsetCommit request."""
     offsets = {}
     for tp, p in partitions.items():
-        leader_epoch = int(_field(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
+        leader_epoch = int(field_of(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
         metadata = p.committed_metadata
         offsets[tp] = OffsetAndMetadata(
             offset=int(p.committed_offset),

@@ -63,12 +63,10 @@ from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis import (
     NO_THROTTLE,
-    _field,
-    _millis,
-    _topics_of,
     error_response_of,
     partition_errors_by_topic,
 )
+from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.server.kafka_apis_group import offsets_to_commit
 from kafka_py.utils.logging import IdentLogger
 
@@ -97,7 +95,7 @@ def _add_partitions_to_txn_response(errors: Iterable[tuple[TopicPartition, Error
         AddPartitionsToTxnTopicResult(name=topic, results_by_partition=tuple([
             AddPartitionsToTxnPartitionResult(partition_index=index, partition_error_code=error.error_code)
             for index, error in parts]))
-        for topic, parts in _topics_of(errors)]))
+        for topic, parts in topics_of(errors)]))
 
 
 def _write_txn_markers_response(errors: Iterable[tuple[int, Iterable[tuple[TopicPartition, Errors]]]]
@@ -107,7 +105,7 @@ def _write_txn_markers_response(errors: Iterable[tuple[int, Iterable[tuple[Topic
             WritableTxnMarkerTopicResult(name=topic, partitions=tuple([
                 WritableTxnMarkerPartitionResult(partition_index=index, error_code=error.error_code)
                 for index, error in parts]))
-            for topic, parts in _topics_of(partition_errors)]))
+            for topic, parts in topics_of(partition_errors)]))
         for producer_id, partition_errors in errors]))
 
 
@@ -156,7 +154,7 @@ class TxnRequestHandlers:
                     else ProducerIdAndEpoch(producer_id, producer_epoch))
         if self._no_coordinator(request):
             return
-        self._coordinator.handle_init_producer_id(body.transactional_id, _millis(body.transaction_timeout),
+        self._coordinator.handle_init_producer_id(body.transactional_id, millis(body.transaction_timeout),
                                                   expected, self.apis.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ Produce
@@ -265,7 +263,7 @@ class TxnRequestHandlers:
                 transaction_start_time_ms=description.start_time_ms, producer_id=description.producer_id,
                 producer_epoch=description.producer_epoch,
                 topics=tuple([TransactionTopicData(topic=topic, partitions=tuple([index for index, _ in parts]))
-                              for topic, parts in _topics_of((tp, None) for tp in partitions)])))
+                              for topic, parts in topics_of((tp, None) for tp in partitions)])))
         self.apis.send_response(request, DescribeTransactionsResponse(throttle_time_ms=0,
                                                                       transaction_states=tuple(states)))
 
@@ -275,7 +273,7 @@ class TxnRequestHandlers:
     @error_response_of(ApiKeys.ADD_PARTITIONS_TO_TXN)
     def add_partitions_to_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         return _add_partitions_to_txn_response((TopicPartition(t.name, int(p)), error)
-                                               for t in _field(request.body, "v3_and_below_topics", ())
+                                               for t in field_of(request.body, "v3_and_below_topics", ())
                                                for p in t.partitions)
 
     def handle_add_partitions_to_txn_request(self, request: Request) -> None:
@@ -544,8 +542,8 @@ class TxnRequestHandlers:
             return
         offsets = offsets_to_commit(to_commit, self.apis.time.milliseconds(), None)
         group_coordinator.handle_txn_commit_offsets(
-            body.group_id, int(body.producer_id), int(body.producer_epoch), _field(body, "member_id", "") or "",
-            _field(body, "group_instance_id"), int(_field(body, "generation_id", -1)), offsets,
+            body.group_id, int(body.producer_id), int(body.producer_epoch), field_of(body, "member_id", "") or "",
+            field_of(body, "group_instance_id"), int(field_of(body, "generation_id", -1)), offsets,
             self.apis.answering(request, send_response_callback))
 
 
