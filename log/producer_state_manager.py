@@ -65,7 +65,13 @@ from kafka_py.log.log_files import (
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.log.verification_guard import VerificationStateEntry
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP
+from kafka_py.record.default_record_batch import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    decrement_sequence,
+)
 from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
@@ -135,20 +141,6 @@ class LastRecord:
 
     last_data_offset: Optional[int]
     producer_epoch: int
-
-
-def increment_sequence(sequence: int, increment: int) -> int:
-    """DefaultRecordBatch.incrementSequence: sequences wrap from INT32_MAX to 0."""
-    if sequence > INT32_MAX - increment:
-        return increment - (INT32_MAX - sequence) - 1
-    return sequence + increment
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """DefaultRecordBatch.decrementSequence, the inverse of increment_sequence."""
-    if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
 
 
 def _first_record(batch: Any) -> Any:

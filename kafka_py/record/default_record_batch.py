@@ -129,13 +129,14 @@ class TimestampType(IntEnum):
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
-    """Sequence numbers wrap from Integer.MAX_VALUE back to 0."""
+    """DefaultRecordBatch.incrementSequence: sequence numbers wrap from Integer.MAX_VALUE back to 0."""
     if sequence > INT32_MAX - increment:
         return increment - (INT32_MAX - sequence) - 1
     return sequence + increment
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
+    """DefaultRecordBatch.decrementSequence, the inverse of increment_sequence."""
     if sequence < decrement:
         return INT32_MAX - (decrement - sequence) + 1
     return sequence - decrement
@@ -280,8 +281,6 @@ class DefaultRecordBatch:
     def base_timestamp(self) -> int:
         return _unpack_i64(self._buffer, BASE_TIMESTAMP_OFFSET)[0]
 
-    first_timestamp = base_timestamp
-
     @property
     def max_timestamp(self) -> int:
         return _unpack_i64(self._buffer, MAX_TIMESTAMP_OFFSET)[0]
@@ -312,8 +311,6 @@ class DefaultRecordBatch:
     @property
     def record_count(self) -> int:
         return _unpack_i32(self._buffer, RECORDS_COUNT_OFFSET)[0]
-
-    count_or_none = record_count
 
     def header(self) -> tuple:
         """All 13 header fields in layout order, decoded with one struct call."""

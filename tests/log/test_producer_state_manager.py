@@ -32,9 +32,9 @@ from kafka_py.log.producer_state_manager import (
     CorruptSnapshotException,
     ProducerStateEntry,
     ProducerStateManager,
-    increment_sequence,
     producer_snapshot_file,
 )
+from kafka_py.record.default_record_batch import increment_sequence
 
 TP = TopicPartition("t", 0)
 INT32_MAX = 2**31 - 1
