@@ -29,6 +29,7 @@ from abc import abstractmethod
 from typing import Any, Callable, Hashable, Iterable
 
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.timer import SystemTimer, Timer, TimerTask
 
@@ -110,25 +111,6 @@ class DelayedOperation(TimerTask):
         """The timer's expiration path."""
         if self.force_complete():
             self.on_expiration()
-
-
-class _AtomicInteger:
-    def __init__(self, value: int = 0) -> None:
-        self._lock = threading.Lock()
-        self._value = value
-
-    def increment_and_get(self) -> int:
-        with self._lock:
-            self._value += 1
-            return self._value
-
-    def get_and_set(self, value: int) -> int:
-        with self._lock:
-            previous, self._value = self._value, value
-            return previous
-
-    def get(self) -> int:
-        return self._value
 
 
 class Watchers:
@@ -241,7 +223,7 @@ class DelayedOperationPurgatory(KafkaMetricsGroup):
         self._watcher_lists = [WatcherList() for _ in range(self.SHARDS)]
         # Operations ever put on watch lists minus those known purged; together with the timer
         # size it estimates how many completed operations still sit in watcher lists.
-        self._estimated_total_operations = _AtomicInteger(0)
+        self._estimated_total_operations = AtomicInteger(0)
         self._expiration_reaper = ExpiredOperationReaper(self)
         if reaper_enabled:
             self._expiration_reaper.start()

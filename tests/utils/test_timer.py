@@ -6,9 +6,10 @@ import threading
 
 from hypothesis import given, settings, strategies as st
 
+from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.time import MockTime, Time
-from kafka_py.utils.timer import (DelayQueue, SystemTimer, TaskCounter, TimerTask, TimerTaskEntry,
-                                  TimerTaskList, TimingWheel)
+from kafka_py.utils.timer import (DelayQueue, SystemTimer, TimerTask, TimerTaskEntry, TimerTaskList,
+                                  TimingWheel)
 
 WAIT_S = 10.0
 
@@ -75,7 +76,7 @@ def mock_timer(name: str) -> tuple[MockTime, SystemTimer, Recorder]:
 # -- TimerTaskList ---------------------------------------------------------------------------
 
 def test_task_list_add_remove_and_readd_moves_entry():
-    counter = TaskCounter()
+    counter = AtomicInteger()
     list1, list2 = TimerTaskList(counter), TimerTaskList(counter)
     rec = Recorder()
     tasks = [RecordingTask(10, i, rec) for i in range(10)]
@@ -104,7 +105,7 @@ def test_task_list_add_remove_and_readd_moves_entry():
 
 
 def test_foreach_skips_entries_superseded_by_a_newer_one():
-    counter = TaskCounter()
+    counter = AtomicInteger()
     bucket = TimerTaskList(counter)
     rec = Recorder()
     task = RecordingTask(5, "t", rec)
@@ -115,7 +116,7 @@ def test_foreach_skips_entries_superseded_by_a_newer_one():
 
 
 def test_bucket_set_expiration_reports_change_only():
-    bucket = TimerTaskList(TaskCounter())
+    bucket = TimerTaskList(AtomicInteger())
     assert bucket.set_expiration(20)
     assert not bucket.set_expiration(20)
     assert bucket.set_expiration(40)
@@ -125,7 +126,7 @@ def test_bucket_set_expiration_reports_change_only():
 
 def test_overflow_wheels_are_created_lazily_per_level():
     time = MockTime(current_hi_res_time_ns=0)
-    counter = TaskCounter()
+    counter = AtomicInteger()
     wheel = TimingWheel(tick_ms=1, wheel_size=20, start_ms=0, task_counter=counter, queue=DelayQueue(time))
     rec = Recorder()
 

@@ -20,9 +20,10 @@ import queue
 import threading
 from abc import ABC, abstractmethod
 
+from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.time import Time
 from kafka_py.utils.timer.timer_task import TimerTask
-from kafka_py.utils.timer.timer_task_list import DelayQueue, TaskCounter, TimerTaskEntry
+from kafka_py.utils.timer.timer_task_list import DelayQueue, TimerTaskEntry
 from kafka_py.utils.timer.timing_wheel import TimingWheel
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class SystemTimer(Timer):
         self._time = time
         self._task_executor = _TaskExecutor("executor-" + executor_name)
         self._delay_queue = DelayQueue(time)
-        self._task_counter = TaskCounter(0)
+        self._task_counter = AtomicInteger(0)
         self._timing_wheel = TimingWheel(
             tick_ms=tick_ms,
             wheel_size=wheel_size,

@@ -4,7 +4,7 @@ A ``TimerTaskList`` is one bucket of a timing wheel: a circular doubly-linked li
 ``TimerTaskEntry`` around a sentinel root, plus the bucket's expiration time. Linking and
 unlinking are O(1), which is why cancelling one of a million delayed operations is cheap.
 
-``TaskCounter`` stands in for the ``AtomicInteger`` that all buckets of one timer share to
+All buckets of one timer share one ``AtomicInteger`` (kafka_py.utils.atomic_integer) to
 count their live entries (``SystemTimer.size``).
 """
 from __future__ import annotations
@@ -15,29 +15,9 @@ import weakref
 from time import monotonic as _monotonic
 from typing import Callable
 
+from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.time import Time
 from kafka_py.utils.timer.timer_task import TimerTask
-
-
-class TaskCounter:
-    """A thread-safe integer (buckets are locked separately, so ``+=`` alone would race)."""
-
-    def __init__(self, value: int = 0) -> None:
-        self._lock = threading.Lock()
-        self._value = value
-
-    def increment_and_get(self) -> int:
-        with self._lock:
-            self._value += 1
-            return self._value
-
-    def decrement_and_get(self) -> int:
-        with self._lock:
-            self._value -= 1
-            return self._value
-
-    def get(self) -> int:
-        return self._value
 
 
 class TimerTaskEntry:
@@ -77,7 +57,7 @@ class TimerTaskEntry:
 class TimerTaskList:
     """One timing-wheel bucket."""
 
-    def __init__(self, task_counter: TaskCounter) -> None:
+    def __init__(self, task_counter: AtomicInteger) -> None:
         self._task_counter = task_counter
         self._lock = threading.Lock()
         self._root = TimerTaskEntry(None, -1)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import threading
 
-from kafka_py.utils.timer.timer_task_list import DelayQueue, TaskCounter, TimerTaskEntry, TimerTaskList
+from kafka_py.utils.atomic_integer import AtomicInteger
+from kafka_py.utils.timer.timer_task_list import DelayQueue, TimerTaskEntry, TimerTaskList
 
 
 class TimingWheel:
-    def __init__(self, tick_ms: int, wheel_size: int, start_ms: int, task_counter: TaskCounter,
+    def __init__(self, tick_ms: int, wheel_size: int, start_ms: int, task_counter: AtomicInteger,
                  queue: DelayQueue) -> None:
         self.tick_ms = tick_ms
         self.wheel_size = wheel_size
