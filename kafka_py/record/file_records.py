@@ -177,8 +177,6 @@ class FileChannelRecordBatch:
     def base_timestamp(self) -> int:
         return self._h[7]
 
-    first_timestamp = base_timestamp
-
     @property
     def max_timestamp(self) -> int:
         return self._h[8]
@@ -209,8 +207,6 @@ class FileChannelRecordBatch:
     @property
     def record_count(self) -> int:
         return self._h[12]
-
-    count_or_none = record_count
 
     @property
     def is_transactional(self) -> bool:
