@@ -43,6 +43,7 @@ from kafka_py.log.log_config import api_version
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
@@ -285,36 +286,6 @@ class RequestSendThread(ShutdownableThread):
 # -- the request batch -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class LeaderAndIsrPartitionStateInfo:
-    """A partition's entry in a LeaderAndIsr request, independent of the request version."""
-
-    topic_name: str
-    partition_index: int
-    controller_epoch: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
-    replicas: tuple[int, ...]
-    adding_replicas: tuple[int, ...]
-    removing_replicas: tuple[int, ...]
-    is_new: bool
-
-
-@dataclass(frozen=True)
-class UpdateMetadataPartitionStateInfo:
-    topic_name: str
-    partition_index: int
-    controller_epoch: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
-    replicas: tuple[int, ...]
-    offline_replicas: tuple[int, ...]
-
-
-@dataclass(frozen=True)
 class StopReplicaPartitionStateInfo:
     partition_index: int
     leader_epoch: int
@@ -328,10 +299,10 @@ class AbstractControllerBrokerRequestBatch:
         self.controller_context = controller_context
         self.state_change_logger = state_change_logger
         self.controller_id: int = config.broker_id
-        self.leader_and_isr_request_map: dict[int, dict[TopicPartition, LeaderAndIsrPartitionStateInfo]] = {}
+        self.leader_and_isr_request_map: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
         self.stop_replica_request_map: dict[int, dict[TopicPartition, StopReplicaPartitionStateInfo]] = {}
         self.update_metadata_request_broker_set: set[int] = set()
-        self.update_metadata_request_partition_info_map: dict[TopicPartition, UpdateMetadataPartitionStateInfo] = {}
+        self.update_metadata_request_partition_info_map: dict[TopicPartition, UpdateMetadataPartitionState] = {}
 
     def send_event(self, event: "ControllerEvent") -> None:
         raise NotImplementedError
@@ -371,7 +342,7 @@ class AbstractControllerBrokerRequestBatch:
                 continue
             result = self.leader_and_isr_request_map.setdefault(broker_id, {})
             already_new = result.get(topic_partition) is not None and result[topic_partition].is_new
-            result[topic_partition] = LeaderAndIsrPartitionStateInfo(
+            result[topic_partition] = LeaderAndIsrPartitionState(
                 topic_name=topic_partition.topic,
                 partition_index=topic_partition.partition,
                 controller_epoch=leader_isr_and_controller_epoch.controller_epoch,
@@ -419,7 +390,7 @@ class AbstractControllerBrokerRequestBatch:
             if being_deleted:
                 # Leader -2 tells brokers the topic is going away, so they drop it from their caches.
                 leader_and_isr = LeaderAndIsr.during_delete(leader_and_isr.isr)
-            self.update_metadata_request_partition_info_map[partition] = UpdateMetadataPartitionStateInfo(
+            self.update_metadata_request_partition_info_map[partition] = UpdateMetadataPartitionState(
                 topic_name=partition.topic,
                 partition_index=partition.partition,
                 controller_epoch=info.controller_epoch,

@@ -27,6 +27,7 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr
 from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, Node, SecurityProtocol
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import UpdateMetadataPartitionState
 from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
@@ -51,21 +52,6 @@ def _listener(name: "ListenerName | str") -> ListenerName:
 
 
 # ---------------------------------------------------------------------------- value types
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateMetadataPartitionState:
-    """One partition's state as the controller last sent it (any request version)."""
-
-    topic_name: str
-    partition_index: int
-    controller_epoch: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
-    replicas: tuple[int, ...]
-    offline_replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -496,7 +482,7 @@ class MetadataCache:
 NO_NODE = Node(-1, "", -1)
 
 __all__ = [
-    "MetadataCache", "MetadataSnapshot", "UpdateMetadataPartitionState", "TopicMetadata", "PartitionMetadata",
+    "MetadataCache", "MetadataSnapshot", "TopicMetadata", "PartitionMetadata",
     "PartitionInfo", "Cluster", "NO_NODE", "NO_LEADER_ID", "ZERO_UUID", "INTERNAL_TOPICS", "is_internal",
     "update_metadata_partition_states", "update_metadata_live_brokers", "update_metadata_topic_ids",
 ]

@@ -45,7 +45,6 @@ from kafka_py.cluster.partition import (
     EpochEndOffset,
     FencedLeaderEpochException,
     IsolationLevel,
-    LeaderAndIsrPartitionState,
     LogDeleteRecordsResult,
     Partition,
     UnknownLeaderEpochException,
@@ -70,7 +69,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import CONSUMER_REPLICA_ID
+from kafka_py.protocol.requests import CONSUMER_REPLICA_ID, LeaderAndIsrPartitionState
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
 from kafka_py.server.delayed_delete_records import (

@@ -53,7 +53,13 @@ from kafka_py.log.log_offset_metadata import (
     LogOffsetMetadata,
 )
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafka_py.protocol.requests import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    UNDEFINED_EPOCH,
+    UNDEFINED_EPOCH_OFFSET,
+    LeaderAndIsrPartitionState,
+)
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
@@ -88,24 +94,6 @@ OffsetNotAvailableException = _error_class(Errors.OFFSET_NOT_AVAILABLE)
 
 
 # ---------------------------------------------------------------------------- value types
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderAndIsrPartitionState:
-    """One partition of a LeaderAndIsr request, any version (Kafka's generated class with
-    the topic name always set). The kio request classes can be passed directly too."""
-
-    topic_name: str
-    partition_index: int
-    controller_epoch: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
-    replicas: tuple[int, ...]
-    adding_replicas: tuple[int, ...] = ()
-    removing_replicas: tuple[int, ...] = ()
-    is_new: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1171,7 +1159,7 @@ class Partition:
 
 
 __all__ = [
-    "Partition", "Replica", "DelayedOperations", "LeaderAndIsrPartitionState", "EpochEndOffset",
+    "Partition", "Replica", "DelayedOperations", "EpochEndOffset",
     "LogDeleteRecordsResult", "AlterIsrItem", "SimpleAssignmentState", "OngoingReassignmentState", "CommittedIsr",
     "PendingExpandIsr", "PendingShrinkIsr", "IsolationLevel", "NotEnoughReplicasException",
     "FencedLeaderEpochException", "UnknownLeaderEpochException", "OffsetNotAvailableException",

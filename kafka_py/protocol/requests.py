@@ -1,11 +1,20 @@
 """Port of the constants of clients/src/main/java/org/apache/kafka/common/requests
 (Kafka 2.8.2) that the broker and its tools share: ListOffsetsRequest.java,
-FetchRequest.java, AbstractControlRequest.java and OffsetsForLeaderEpochResponse.java.
+FetchRequest.java, AbstractControlRequest.java and OffsetsForLeaderEpochResponse.java;
+and of the partition states of LeaderAndIsrRequest.java and UpdateMetadataRequest.java.
 
 Kafka keeps these on the request and response classes; kio's message classes have no
 room for them, so they live here, one home each, and every module imports them.
+
+The partition states are Kafka's generated LeaderAndIsrPartitionState and
+UpdateMetadataPartitionState (LeaderAndIsrRequestData, UpdateMetadataRequestData) with
+the topic name always set, independent of the request version: the controller fills
+them in to build its requests (controller_channel_manager.py), the broker reads a
+request's partitions into them (replica_manager.py, metadata_cache.py).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 # ListOffsetsRequest: the special target timestamps.
 EARLIEST_TIMESTAMP = -2
@@ -21,5 +30,42 @@ UNKNOWN_BROKER_EPOCH = -1
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrPartitionState:
+    """One partition of a LeaderAndIsr request, any version. The kio request classes can be
+    passed to Partition directly too."""
+
+    topic_name: str
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+    is_new: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMetadataPartitionState:
+    """One partition of an UpdateMetadata request, any version: its state as the controller
+    last sent it."""
+
+    topic_name: str
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    replicas: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+
+
 __all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "CONSUMER_REPLICA_ID", "UNKNOWN_BROKER_EPOCH",
-           "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET"]
+           "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "LeaderAndIsrPartitionState",
+           "UpdateMetadataPartitionState"]

@@ -12,7 +12,6 @@ from kafka_py.cluster.partition import (
     CommittedIsr,
     FencedLeaderEpochException,
     IsolationLevel,
-    LeaderAndIsrPartitionState,
     NotEnoughReplicasException,
     Partition,
     PendingExpandIsr,
@@ -27,6 +26,7 @@ from kafka_py.log.log_manager import LogManager
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import LeaderAndIsrPartitionState
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile

@@ -13,7 +13,6 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr
 from kafka_py.cluster.partition import (
     CommittedIsr,
     DelayedOperations,
-    LeaderAndIsrPartitionState,
     NotEnoughReplicasException,
     Partition,
     PendingExpandIsr,
@@ -25,6 +24,7 @@ from kafka_py.log.log_manager import LogManager
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import LeaderAndIsrPartitionState
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
 from kafka_py.utils.time import MockTime
 from tests.cluster.test_partition import RecordingAlterIsrManager, records
