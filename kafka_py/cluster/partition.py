@@ -332,8 +332,7 @@ class Partition:
                    delayed_operations=delayed_operations,
                    alter_isr_manager=replica_manager.alter_isr_manager,
                    isr_change_listener=replica_manager,
-                   inter_broker_protocol_version=getattr(replica_manager.config,
-                                                         "inter_broker_protocol_version", None),
+                   inter_broker_protocol_version=replica_manager.config.inter_broker_protocol_version,
                    topic_config_fetcher=replica_manager.fetch_topic_config)
 
     # ------------------------------------------------------------------ simple views
