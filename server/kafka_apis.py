@@ -53,6 +53,7 @@ from kio.schema.list_offsets.v6.response import ListOffsetsTopicResponse
 from kio.schema.metadata.v11.response import MetadataResponse, MetadataResponseTopic
 from kio.schema.produce.v9.response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 
+from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
 from kafka_py.common.errors import (
     ApiException,
     InvalidRecordException,
@@ -73,6 +74,7 @@ from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetF
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
 from kafka_py.protocol.schema.update_metadata.v7.response import UpdateMetadataResponse
 from kafka_py.protocol.schema.alter_isr.v0.response import AlterIsrResponse
+from kafka_py.protocol.requests import CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID, UNKNOWN_BROKER_EPOCH
 from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
 from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
 from kafka_py.record.compression import CompressionType
@@ -123,18 +125,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 NO_CONTROLLER_ID = -1
-CONSUMER_REPLICA_ID = -1
-DEBUGGING_REPLICA_ID = -2
 ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.AdminClientId: may write internal topics
 INVALID_HIGH_WATERMARK = -1
 INVALID_LAST_STABLE_OFFSET = -1
 INVALID_LOG_START_OFFSET = -1
 UNKNOWN_TIMESTAMP = -1
-INITIAL_SESSION_ID = 0  # FetchMetadata.INVALID_SESSION_ID: sessionless
-FETCH_INITIAL_EPOCH = 0
-FETCH_FINAL_EPOCH = -1
 
 NO_THROTTLE = datetime.timedelta(0)
 _NO_DIVERGING_EPOCH = EpochEndOffset()
@@ -747,7 +743,7 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.FETCH)
     def fetch_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return FetchResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, session_id=INITIAL_SESSION_ID,
+        return FetchResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, session_id=INVALID_SESSION_ID,
                              responses=tuple([FetchableTopicResponse(topic=t.topic, partitions=tuple([
                                  _fetch_error_partition(p.partition, error) for p in t.partitions]))
                                  for t in request.body.topics]))
@@ -765,8 +761,8 @@ class KafkaApis:
         to_forget = [TopicPartition(t.topic, int(p)) for t in forgotten for p in t.partitions] if forgotten else ()
         # (v0-v6 carry no session fields: sessionless)
         fetch_context = self.fetch_manager.new_context(
-            int(field_of(body, "session_id", INITIAL_SESSION_ID)),
-            int(field_of(body, "session_epoch", FETCH_FINAL_EPOCH)), fetch_data, to_forget, replica_id >= 0)
+            int(field_of(body, "session_id", INVALID_SESSION_ID)),
+            int(field_of(body, "session_epoch", FINAL_EPOCH)), fetch_data, to_forget, replica_id >= 0)
         partitions_to_read = fetch_context.partitions()
         erroneous: list[tuple[TopicPartition, FetchPartitionData]] = []
         interesting: list[tuple[TopicPartition, PartitionData]] = []

@@ -69,7 +69,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import CONSUMER_REPLICA_ID, LeaderAndIsrPartitionState
+from kafka_py.protocol.requests import CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID, LeaderAndIsrPartitionState
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
 from kafka_py.server.delayed_delete_records import (
@@ -107,8 +107,8 @@ state_change_logger = logging.getLogger("state.change.logger")
 
 HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 
-# kafka.api.Request replica ids (a consumer's, CONSUMER_REPLICA_ID, is in kafka_py.protocol.requests)
-DEBUGGING_CONSUMER_ID = -2
+# kafka.api.Request replica ids (a consumer's and a debugging consumer's, CONSUMER_REPLICA_ID
+# and DEBUGGING_REPLICA_ID, are in kafka_py.protocol.requests)
 FUTURE_LOCAL_REPLICA_ID = -3
 INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
 
@@ -134,7 +134,7 @@ def is_valid_broker_id(replica_id: int) -> bool:
 def describe_replica_id(replica_id: int) -> str:
     if replica_id == CONSUMER_REPLICA_ID:
         return "consumer"
-    if replica_id == DEBUGGING_CONSUMER_ID:
+    if replica_id == DEBUGGING_REPLICA_ID:
         return "debug consumer"
     if replica_id == FUTURE_LOCAL_REPLICA_ID:
         return "future local replica"

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 
-# FetchRequest / ListOffsetsRequest: the replica id a consumer's request carries.
+# FetchRequest / ListOffsetsRequest: the replica id a consumer's request carries, and the
+# one a debugging consumer's carries (it may read from a follower; kafka.api.Request's
+# DebuggingConsumerId).
 CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2
 
 # AbstractControlRequest: a control request from a controller that sent no broker epoch.
 UNKNOWN_BROKER_EPOCH = -1
@@ -66,6 +69,7 @@ class UpdateMetadataPartitionState:
     offline_replicas: tuple[int, ...] = ()
 
 
-__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "CONSUMER_REPLICA_ID", "UNKNOWN_BROKER_EPOCH",
+__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "CONSUMER_REPLICA_ID", "DEBUGGING_REPLICA_ID",
+           "UNKNOWN_BROKER_EPOCH",
            "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "LeaderAndIsrPartitionState",
            "UpdateMetadataPartitionState"]
