@@ -56,6 +56,7 @@ from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 from kafka_py.tuning import page_cache_prefaulter
+from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.exit import Exit
 
 if TYPE_CHECKING:
@@ -411,9 +412,9 @@ class LogManager:
                         if os.path.isdir(path) and log_files.parse_topic_partition_name(path).topic != METADATA_TOPIC:
                             logs_to_load.append(path)
                     total += len(logs_to_load)
-                    counter = _Counter()
-                    recovered_segments = _Counter()
-                    recovered_logs = _Counter()
+                    counter = AtomicInteger()
+                    recovered_segments = AtomicInteger()
+                    recovered_logs = AtomicInteger()
                     dir_start_ms = self.time.hi_res_milliseconds()
                     if not logs_to_load:
                         logger.info("Loaded 0 logs in %s in 0ms", dir)
@@ -426,9 +427,9 @@ class LogManager:
                             begin = self.time.hi_res_milliseconds()
                             log = self._load_log(log_dir, had_clean_shutdown, recovery_points, log_start_offsets)
                             if log.recovered_segments:
-                                recovered_logs.increment()
-                                recovered_segments.add(log.recovered_segments)
-                            done = counter.increment()
+                                recovered_logs.increment_and_get()
+                                recovered_segments.add_and_get(log.recovered_segments)
+                            done = counter.increment_and_get()
                             logger.info("Completed load of %s with %d segments in %dms (%d/%d loaded in %s)", log,
                                         log.number_of_segments, self.time.hi_res_milliseconds() - begin, done, n,
                                         dir)
@@ -437,8 +438,8 @@ class LogManager:
                                 # crash, only the segments past each log's recovery point.
                                 logger.info("Loaded %d logs in %s in %dms (%s shutdown): recovered %d segments of "
                                             "%d logs", n, dir, self.time.hi_res_milliseconds() - dir_start_ms,
-                                            "clean" if had_clean_shutdown else "unclean", recovered_segments.value,
-                                            recovered_logs.value)
+                                            "clean" if had_clean_shutdown else "unclean", recovered_segments.get(),
+                                            recovered_logs.get())
                         except (OSError, KafkaStorageException) as e:
                             offline.append((dir, e))
                             logger.error("Error while loading log dir %s", dir, exc_info=True)
@@ -990,22 +991,3 @@ def _open_descriptor_count() -> int:
         return len(os.listdir("/proc/self/fd"))
     except OSError:  # no /proc: count nothing rather than guess
         return 0
-
-
-class _Counter:
-    def __init__(self) -> None:
-        self._value = 0
-        self._lock = threading.Lock()
-
-    def increment(self) -> int:
-        return self.add(1)
-
-    def add(self, n: int) -> int:
-        with self._lock:
-            self._value += n
-            return self._value
-
-    @property
-    def value(self) -> int:
-        with self._lock:
-            return self._value

@@ -1,5 +1,6 @@
 """Java's java.util.concurrent.atomic.AtomicInteger, reduced to what the timer's buckets
-(TimerTaskList's taskCounter) and the purgatory (estimatedTotalOperations) use.
+(TimerTaskList's taskCounter), the purgatory (estimatedTotalOperations) and LogManager's
+log loading (the logs loaded and recovered in each directory) use.
 
 A plain ``+=`` on a shared int races between threads; every update here holds a lock.
 ``get`` reads without it: one attribute load is atomic in CPython.
@@ -19,6 +20,11 @@ class AtomicInteger:
     def increment_and_get(self) -> int:
         with self._lock:
             self._value += 1
+            return self._value
+
+    def add_and_get(self, delta: int) -> int:
+        with self._lock:
+            self._value += delta
             return self._value
 
     def decrement_and_get(self) -> int:

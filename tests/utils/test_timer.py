@@ -73,6 +73,26 @@ def mock_timer(name: str) -> tuple[MockTime, SystemTimer, Recorder]:
     return time, SystemTimer(name, time=time), Recorder(time)
 
 
+# -- AtomicInteger ---------------------------------------------------------------------------
+
+def test_atomic_integer_add_and_get_returns_the_new_value_under_concurrent_adds():
+    counter = AtomicInteger(5)
+    assert counter.add_and_get(3) == 8
+    assert counter.add_and_get(-2) == 6
+    assert counter.add_and_get(0) == 6 and counter.get() == 6
+
+    def add_many() -> None:
+        for _ in range(1000):
+            counter.add_and_get(2)
+
+    threads = [threading.Thread(target=add_many) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_S)
+    assert counter.get() == 6 + 8 * 1000 * 2
+
+
 # -- TimerTaskList ---------------------------------------------------------------------------
 
 def test_task_list_add_remove_and_readd_moves_entry():
