@@ -37,10 +37,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
-
-_INT32_MAX = 2**31 - 1
 
 
 class CorruptIndexException(KafkaException):
@@ -334,12 +333,12 @@ class AbstractIndex:
 
     def relative_offset(self, offset: int) -> int:
         relative = offset - self.base_offset
-        if relative < 0 or relative > _INT32_MAX:
+        if relative < 0 or relative > INT_MAX:
             raise IndexOffsetOverflowException(f"Integer overflow for offset: {offset} ({self._file})")
         return relative
 
     def can_append_offset(self, offset: int) -> bool:
-        return 0 <= offset - self.base_offset <= _INT32_MAX
+        return 0 <= offset - self.base_offset <= INT_MAX
 
     # -- search ----------------------------------------------------------------------------
 

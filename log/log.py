@@ -78,6 +78,7 @@ from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.time import Time
@@ -90,8 +91,6 @@ __all__ = [
     "OffsetsOutOfOrderException", "UnexpectedAppendOffsetException",
 ]
 
-_LONG_MAX = 2**63 - 1
-_INT_MAX = 2**31 - 1
 _DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86400000
 PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000
 
@@ -474,7 +473,7 @@ class Log:
 
         swap_files: List[str] = []
         clean_files: List[str] = []
-        min_cleaned_file_offset = _LONG_MAX
+        min_cleaned_file_offset = LONG_MAX
         for name in os.listdir(self._dir):
             path = os.path.join(self._dir, name)
             if not os.path.isfile(path):
@@ -584,7 +583,7 @@ class Log:
     def _recover_log(self) -> int:
         """Recover segments above the recovery point (unless the shutdown was clean); return the log end offset."""
         if not self._had_clean_shutdown:
-            unflushed = list(self._segments.range(self.recovery_point, _LONG_MAX))
+            unflushed = list(self._segments.range(self.recovery_point, LONG_MAX))
             for i, segment in enumerate(unflushed):
                 self.logger.info("Recovering unflushed segment %d", segment.base_offset)
                 self.recovered_segments += 1
@@ -671,7 +670,7 @@ class Log:
                         max_position = found.position if found is not None else segment.size
                     else:
                         max_position = segment.size
-                    fetch_data_info = segment.read(start_offset, _INT_MAX, max_position, False)
+                    fetch_data_info = segment.read(start_offset, INT_MAX, max_position, False)
                     if fetch_data_info is not None:
                         self._load_producers_from_records(psm, fetch_data_info.records)
             psm.update_map_end_offset(last_offset)
@@ -1237,7 +1236,7 @@ class Log:
                               config.max_segment_ms - segment.roll_jitter_ms)
             first = append_info.first_offset
             # Without a first offset (never for magic 2) Kafka bounds it from the last offset instead.
-            roll_offset = first.message_offset if first is not None else append_info.last_offset - _INT_MAX
+            roll_offset = first.message_offset if first is not None else append_info.last_offset - INT_MAX
             return self.roll(roll_offset)
         return segment
 

@@ -90,6 +90,7 @@ from kafka_py.record.default_record_batch import (
     write_record,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
@@ -101,7 +102,6 @@ __all__ = [
     "LogToClean", "PreCleanStats", "CleanerConfig", "ThreadShutdownException",
 ]
 
-_INT_MAX = 2**31 - 1
 _LENGTH = struct.Struct(">i")
 
 # KafkaConfig names of the settings a running cleaner can take without a broker restart.
@@ -628,7 +628,7 @@ class Cleaner:
                 if (log_size + candidate.size <= max_size
                         and index_size + candidate.offset_index.size_in_bytes <= max_index_size
                         and time_index_size + candidate.time_index.size_in_bytes <= max_index_size
-                        and last_offset_bound - group[-1].base_offset <= _INT_MAX):
+                        and last_offset_bound - group[-1].base_offset <= INT_MAX):
                     group.append(candidate)
                     log_size += candidate.size
                     index_size += candidate.offset_index.size_in_bytes
@@ -781,12 +781,12 @@ class CleanerThread(ShutdownableThread):
         self.log_cleaner = log_cleaner
         self.thread_id = thread_id
         config = log_cleaner.current_config
-        if config.dedupe_buffer_size // config.num_threads > _INT_MAX:
+        if config.dedupe_buffer_size // config.num_threads > INT_MAX:
             logger.warning("Cannot use more than 2G of cleaner buffer space per cleaner thread, ignoring excess "
                            "buffer space...")
         self.cleaner = Cleaner(
             id=thread_id,
-            offset_map=SkimpyOffsetMap(min(config.dedupe_buffer_size // config.num_threads, _INT_MAX),
+            offset_map=SkimpyOffsetMap(min(config.dedupe_buffer_size // config.num_threads, INT_MAX),
                                        config.hash_algorithm),
             io_buffer_size=config.io_buffer_size // config.num_threads // 2,
             max_io_buffer_size=config.max_message_size,

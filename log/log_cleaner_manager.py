@@ -33,6 +33,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 from kafka_py.common.errors import KafkaException, KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 CLEANER_OFFSET_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
-_LONG_MAX = 2**63 - 1
 
 
 class LogCleaningAbortedException(KafkaException):
@@ -491,7 +491,7 @@ class LogCleanerManager(KafkaMetricsGroup):
         """How far past ``max.compaction.lag.ms`` the oldest dirty non-active segment is (0 if not past)."""
         dirty_non_active = log.non_active_log_segments_from(first_dirty_offset)
         first_batch_timestamps = [ts for ts in (s.get_first_batch_timestamp() for s in dirty_non_active) if ts > 0]
-        earliest = min(first_batch_timestamps) if first_batch_timestamps else _LONG_MAX
+        earliest = min(first_batch_timestamps) if first_batch_timestamps else LONG_MAX
         clean_until_time = now - max(log.config.max_compaction_lag_ms, 0)
         return clean_until_time - earliest if earliest < clean_until_time else 0
 

@@ -30,6 +30,7 @@ from kafka_py.utils.config_def import (
     in_list,
     valid_list,
 )
+from kafka_py.utils.java_limits import LONG_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,6 @@ COMPACT = "compact"
 
 # LegacyRecord.RECORD_OVERHEAD_V0: the smallest thing a segment must be able to hold.
 _RECORD_OVERHEAD_V0 = 14
-_LONG_MAX = 2**63 - 1
 
 # Values a broker or topic may give compression.type (BrokerCompressionCodec).
 BROKER_COMPRESSION_OPTIONS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
@@ -170,8 +170,8 @@ class Defaults:
     SEGMENT_SIZE = 1024 * 1024 * 1024
     SEGMENT_MS = 24 * 7 * 60 * 60 * 1000
     SEGMENT_JITTER_MS = 0
-    FLUSH_INTERVAL = _LONG_MAX
-    FLUSH_MS = _LONG_MAX
+    FLUSH_INTERVAL = LONG_MAX
+    FLUSH_MS = LONG_MAX
     RETENTION_SIZE = -1
     RETENTION_MS = 24 * 7 * 60 * 60 * 1000
     MAX_MESSAGE_SIZE = 1024 * 1024 + 12  # 1 MiB plus the log overhead of one batch
@@ -180,7 +180,7 @@ class Defaults:
     FILE_DELETE_DELAY_MS = 60000
     DELETE_RETENTION_MS = 24 * 60 * 60 * 1000
     MIN_COMPACTION_LAG_MS = 0
-    MAX_COMPACTION_LAG_MS = _LONG_MAX
+    MAX_COMPACTION_LAG_MS = LONG_MAX
     MIN_CLEANABLE_DIRTY_RATIO = 0.5
     CLEANUP_POLICY = DELETE
     UNCLEAN_LEADER_ELECTION_ENABLE = False
@@ -189,7 +189,7 @@ class Defaults:
     PRE_ALLOCATE_ENABLE = False
     MESSAGE_FORMAT_VERSION = LATEST_API_VERSION.version
     MESSAGE_TIMESTAMP_TYPE = "CreateTime"
-    MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS = _LONG_MAX
+    MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS = LONG_MAX
     LEADER_REPLICATION_THROTTLED_REPLICAS: tuple[str, ...] = ()
     FOLLOWER_REPLICATION_THROTTLED_REPLICAS: tuple[str, ...] = ()
     MESSAGE_DOWNCONVERSION_ENABLE = True

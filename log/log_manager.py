@@ -58,6 +58,7 @@ from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.exit import Exit
+from kafka_py.utils.java_limits import LONG_MAX
 
 if TYPE_CHECKING:
     from kafka_py.server.broker_topic_stats import BrokerTopicStats
@@ -116,7 +117,7 @@ class LogManager:
                  default_props: Optional[Mapping[str, object]] = None,
                  topic_config_overrides: Optional[Mapping[str, Mapping[str, object]]] = None,
                  recovery_threads_per_data_dir: int = 1,
-                 flush_check_ms: int = 2**63 - 1,
+                 flush_check_ms: int = LONG_MAX,
                  flush_recovery_offset_checkpoint_ms: int = 60000,
                  flush_start_offset_checkpoint_ms: int = 60000,
                  retention_check_ms: int = 300000,

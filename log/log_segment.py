@@ -33,11 +33,9 @@ from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex, TxnInde
 from kafka_py.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.java_limits import INT_MAX, LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
-
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
 
 
 T = TypeVar("T")
@@ -237,7 +235,7 @@ class LogSegment:
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
         relative = offset - self.base_offset
-        return 0 <= relative <= _INT_MAX
+        return 0 <= relative <= INT_MAX
 
     def _ensure_offset_in_range(self, offset: int) -> None:
         if not self.can_convert_to_relative_offset(offset):
@@ -260,7 +258,7 @@ class LogSegment:
             return True
         relative = roll_params.max_offset_in_messages - self.base_offset
         return (self.offset_index.is_full() or self.time_index.is_full()
-                or relative < 0 or relative > _INT_MAX)
+                or relative < 0 or relative > INT_MAX)
 
     def _load_first_batch_timestamp(self) -> None:
         if self._rolling_based_timestamp is None:
@@ -279,7 +277,7 @@ class LogSegment:
     def get_first_batch_timestamp(self) -> int:
         self._load_first_batch_timestamp()
         t = self._rolling_based_timestamp
-        return t if t is not None and t >= 0 else _LONG_MAX
+        return t if t is not None and t >= 0 else LONG_MAX
 
     # -- append -----------------------------------------------------------------------
 
@@ -297,7 +295,7 @@ class LogSegment:
         if physical_position == 0:
             self._rolling_based_timestamp = largest_timestamp
         relative = largest_offset - self.base_offset
-        if relative < 0 or relative > _INT_MAX:
+        if relative < 0 or relative > INT_MAX:
             self._ensure_offset_in_range(largest_offset)
         log.append(records)
         max_ts = self._max_timestamp_so_far
@@ -331,9 +329,9 @@ class LogSegment:
         end = records.size_in_bytes()
         while position < end:
             to_append = 0
-            max_ts = -(2**63)
-            offset_of_max_ts = -(2**63)
-            max_offset = -(2**63)
+            max_ts = LONG_MIN
+            offset_of_max_ts = LONG_MIN
+            max_offset = LONG_MIN
             for batch in records.batches_from(position):
                 if not self.can_convert_to_relative_offset(batch.last_offset):
                     break

@@ -59,11 +59,12 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.record.partial_default_record import RecordsWalk, walk_records
+from kafka_py.utils.java_limits import LONG_MAX
 
 logger = logging.getLogger(__name__)
 
 # Kafka's default message.timestamp.difference.max.ms (Long.MaxValue): no range check.
-MAX_TIMESTAMP_DIFF_MS = (1 << 63) - 1
+MAX_TIMESTAMP_DIFF_MS = LONG_MAX
 
 
 class LongRef:

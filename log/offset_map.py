@@ -20,13 +20,14 @@ import mmap
 import struct
 from abc import ABC, abstractmethod
 
+from kafka_py.utils.java_limits import INT_MIN
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["OffsetMap", "SkimpyOffsetMap"]
 
 _LONG = struct.Struct(">q")
 _INT = struct.Struct(">i")
-_INT_MIN = -(2**31)
 
 # Kafka names algorithms as Java's MessageDigest does; hashlib spells them differently.
 _HASHLIB_NAMES = {"MD2": "md2", "MD5": "md5", "SHA-1": "sha1", "SHA1": "sha1", "SHA-256": "sha256",
@@ -45,7 +46,7 @@ def _to_int32(n: int) -> int:
 
 def _abs_int32(n: int) -> int:
     # Kafka's Utils.abs: the one int without a positive counterpart maps to 0.
-    return 0 if n == _INT_MIN else abs(n)
+    return 0 if n == INT_MIN else abs(n)
 
 
 class OffsetMap(ABC):

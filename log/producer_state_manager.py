@@ -72,6 +72,7 @@ from kafka_py.record.default_record_batch import (
     NO_TIMESTAMP,
     decrement_sequence,
 )
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,6 @@ __all__ = [
     "offset_from_file",
 ]
 
-INT32_MAX = 2**31 - 1
 
 PRODUCER_SNAPSHOT_VERSION = 1
 _VERSION_OFFSET = 0
@@ -513,7 +513,7 @@ class ProducerAppendInfo:
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT_MAX)
 
 
 # -- snapshot files ------------------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Optional
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
 from kafka_py.utils.config_def import ConfigException
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -72,7 +73,6 @@ def parse_max_connections_per_ip_overrides(overrides: Any) -> dict[str, int]:
     return result
 
 
-INT_MAX = 2**31 - 1
 # An IP's rate sensor is dropped after an hour without connections.
 _IP_SENSOR_EXPIRATION_MS = 3600 * 1000
 

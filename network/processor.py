@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import decode_request
 from kafka_py.tuning.wakeups import defer_wakeup
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.network.channel_metadata_registry import EMPTY_CLIENT_INFORMATION, client_information_of
@@ -289,7 +290,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         when a client port is reused while a request of the old connection is in flight."""
         local = sock.getsockname()
         index = self._next_connection_index
-        self._next_connection_index = 0 if index == 2**31 - 1 else index + 1
+        self._next_connection_index = 0 if index == INT_MAX else index + 1
         return f"{normalize_address(local[0])}:{local[1]}-{address}:{port}-{index}"
 
     def process_new_responses(self) -> None:

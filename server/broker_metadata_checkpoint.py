@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Mapping
 from kafka_py.common.errors import KafkaException
 from kafka_py.server.checkpoints.checkpoint_file import atomic_write_bytes
 from kafka_py.utils import properties
+from kafka_py.utils.java_limits import INT_MAX, INT_MIN
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class RawMetaProperties:
         if raw is None:
             return None
         # Integer.parseInt: an optional sign and digits, nothing else (no spaces, no '_').
-        if not _JAVA_INT.match(raw) or not -(2**31) <= int(raw) < 2**31:
+        if not _JAVA_INT.match(raw) or not INT_MIN <= int(raw) <= INT_MAX:
             raise RuntimeError(f"Failed to parse {key} property as an int: For input string: \"{raw}\"")
         return int(raw)
 

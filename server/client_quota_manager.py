@@ -64,13 +64,13 @@ from kafka_py.common.sensor import Avg, KafkaMetric, MetricConfig, Quota, QuotaV
 from kafka_py.metrics.kafka_metrics_group import default_registry
 from kafka_py.metrics.yammer import Gauge, MetricName
 from kafka_py.security.sanitizer import desanitize, sanitize
+from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import ConfigEntityName
 
 logger = logging.getLogger(__name__)
 
-LONG_MAX = 2**63 - 1
 
 # Purge sensors after an hour without a record.
 INACTIVE_SENSOR_EXPIRATION_TIME_SECONDS = 3600

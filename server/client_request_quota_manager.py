@@ -27,9 +27,10 @@ from kafka_py.server.client_quota_manager import (
     QuotaType,
     bounded_throttle_time,
 )
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import Time
 
-QUOTA_REQUEST_PERCENT_DEFAULT = float(2**31 - 1)
+QUOTA_REQUEST_PERCENT_DEFAULT = float(INT_MAX)
 NANOS_TO_PERCENTAGE_PER_SECOND = 100.0 / 1_000_000_000
 EXEMPT_SENSOR_NAME = f"exempt-{QuotaType.REQUEST}"
 EXEMPT_METRIC_NAME = "exempt-request-time"

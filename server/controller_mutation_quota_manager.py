@@ -44,12 +44,12 @@ from kafka_py.server.client_quota_manager import (
     ClientSensors,
     QuotaType,
 )
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
 CONTROLLER_MUTATION = "ControllerMutation"
-_INT_MAX = 2**31 - 1
 
 
 def throttle_time_ms(e: QuotaViolationException) -> int:
@@ -101,7 +101,7 @@ class AbstractControllerMutationQuota(ControllerMutationQuota):
     def throttle_time(self) -> int:
         """The throttle time last computed, less the time since (the answer goes out later)."""
         elapsed = self.time.hi_res_milliseconds() - self.last_recorded_time_ms
-        return int(min(_INT_MAX, max(0, self.last_throttle_time_ms - elapsed)))
+        return int(min(INT_MAX, max(0, self.last_throttle_time_ms - elapsed)))
 
 
 class StrictControllerMutationQuota(AbstractControllerMutationQuota):

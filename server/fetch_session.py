@@ -56,6 +56,7 @@ from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INITIAL_EPOCH, I
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,6 @@ EVICTIONS = "evictions"
 # KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS
 MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS = 120_000
 
-_INT32_MAX = 2**31 - 1
 _NO_ERROR = Errors.NONE
 
 
@@ -471,7 +471,7 @@ class FetchSessionCache(KafkaMetricsGroup):
         """A positive id no session of this cache has."""
         with self._lock:
             while True:
-                session_id = self._random.randint(1, _INT32_MAX - 1)
+                session_id = self._random.randint(1, INT_MAX - 1)
                 if session_id not in self._sessions and session_id != INVALID_SESSION_ID:
                     return session_id
 

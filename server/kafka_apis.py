@@ -74,7 +74,12 @@ from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetF
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
 from kafka_py.protocol.schema.update_metadata.v7.response import UpdateMetadataResponse
 from kafka_py.protocol.schema.alter_isr.v0.response import AlterIsrResponse
-from kafka_py.protocol.requests import CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID, UNKNOWN_BROKER_EPOCH
+from kafka_py.protocol.requests import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    CONSUMER_REPLICA_ID,
+    DEBUGGING_REPLICA_ID,
+    UNKNOWN_BROKER_EPOCH,
+)
 from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
 from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
 from kafka_py.record.compression import CompressionType
@@ -105,6 +110,7 @@ from kafka_py.server.replica_manager import (
     leader_and_isr_partition_states,
     stop_replica_partition_states,
 )
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
@@ -532,7 +538,7 @@ class KafkaApis:
         topic_metadata = self._get_topic_metadata(is_all_topics, allow_auto_creation, topics, listener,
                                                   error_unavailable_endpoints=version == 0,
                                                   error_unavailable_listeners=version >= 6)
-        cluster_authorized_operations = _NO_AUTHORIZED_OPERATIONS
+        cluster_authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
         if version >= 8:
             if version <= 10 and field_of(body, "include_cluster_authorized_operations", False):
                 if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER,
@@ -815,7 +821,7 @@ class KafkaApis:
                 self.send_response_exempt_throttle(request,
                                                    build(fetch_context.update_and_generate_response_data(updates)))
 
-        fetch_max_bytes = min(int(field_of(body, "max_bytes", 2**31 - 1)), int(self.config.fetch_max_bytes))
+        fetch_max_bytes = min(int(field_of(body, "max_bytes", INT_MAX)), int(self.config.fetch_max_bytes))
         if replica_id < 0 and self.quotas is not None and self.quotas.fetch.quotas_enabled:
             fetch_max_bytes = min(fetch_max_bytes, self._quota.fetch_max_bytes_in_quota_window(request))
         fetch_min_bytes = min(int(body.min_bytes), fetch_max_bytes)
@@ -1071,7 +1077,7 @@ class KafkaApis:
     def handle_describe_cluster(self, request: Request) -> None:
         listener = request.context.listener_name
         controller_id = self.metadata_cache.get_controller_id()
-        cluster_authorized_operations = _NO_AUTHORIZED_OPERATIONS
+        cluster_authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
         if field_of(request.body, "include_cluster_authorized_operations", False):
             if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
                 cluster_authorized_operations = self.auth_helper.authorized_operations(
@@ -1286,10 +1292,7 @@ def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optiona
     kafka_py/tuning/fast_paths.py writes from): (error, name, topic id, is internal,
     partitions, authorized operations), each partition (error, index, leader, leader epoch,
     replicas, ISR, offline replicas)."""
-    return (error, topic, topic_id, internal, partitions, _NO_AUTHORIZED_OPERATIONS)
-
-
-_NO_AUTHORIZED_OPERATIONS = -(2**31)
+    return (error, topic, topic_id, internal, partitions, AUTHORIZED_OPERATIONS_OMITTED)
 
 
 def _partition_index(partition: Any) -> int:

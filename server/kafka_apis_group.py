@@ -53,6 +53,7 @@ from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import (
     NO_THROTTLE,
@@ -73,7 +74,6 @@ COORDINATOR_TYPE_GROUP = 0
 COORDINATOR_TYPE_TRANSACTION = 1
 NO_NODE_ID = -1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
-_AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # DescribedGroup.authorized_operations' default
 
 
 class GroupRequestHandlers:
@@ -476,7 +476,7 @@ class GroupRequestHandlers:
                 groups.append(_described_group_error(group_id, Errors.GROUP_AUTHORIZATION_FAILED))
                 continue
             error, summary = self._coordinator.handle_describe_group(group_id)
-            authorized_operations = _AUTHORIZED_OPERATIONS_OMITTED
+            authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
             if request.api_version >= 3 and error is Errors.NONE and include_authorized_operations:
                 authorized_operations = self.apis.auth_helper.authorized_operations(
                     request, ResourceType.GROUP, group_id)

@@ -51,6 +51,7 @@ from kafka_py.server.config_handler import (
 )
 from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
 from kafka_py.server.kafka_config import java_double_to_string
+from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
 
 logger = logging.getLogger(__name__)
@@ -73,8 +74,6 @@ USER_CLIENT_QUOTA_CONFIGS: dict[str, str] = {
     CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG: "DOUBLE",
 }
 IP_QUOTA_CONFIGS: dict[str, str] = {IP_CONNECTION_RATE_OVERRIDE_CONFIG: "INT"}
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
 _EPSILON = 1e-6
 
 
@@ -143,7 +142,7 @@ class QuotaRequestHandlers:
         """A consumer fetch never asks for more than its byte rate allows in one quota span."""
         context = request.context
         limit = self.apis.quotas.fetch.get_max_value_in_quota_window(context.principal, context.client_id or "")
-        return int(min(limit, _INT_MAX))
+        return int(min(limit, INT_MAX))
 
     def send_fetch_response(self, request: Any, response: Any, empty_response: Any, replica_id: int,
                             commit: Optional[Callable[[], Any]] = None) -> None:
@@ -426,7 +425,7 @@ class QuotaRequestHandlers:
             if key_type == "DOUBLE":
                 props[key] = java_double_to_string(value)
                 continue
-            limit = _INT_MAX if key_type == "INT" else _LONG_MAX
+            limit = INT_MAX if key_type == "INT" else LONG_MAX
             int_value = min(int(value + _EPSILON), limit)
             if abs(int_value - value) > _EPSILON:
                 raise InvalidRequestException(f"Configuration {key} must be a {key_type} value")

@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_py.server.client_quota_manager import LONG_MAX, ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
+from kafka_py.server.client_quota_manager import ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
 from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
 from kafka_py.server.controller_mutation_quota_manager import ControllerMutationQuotaManager
 from kafka_py.server.replication_quota_manager import (
@@ -34,6 +34,7 @@ from kafka_py.server.replication_quota_manager import (
     ReplicationQuotaManager,
     ReplicationQuotaManagerConfig,
 )
+from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)

@@ -37,12 +37,13 @@ from typing import Mapping, Optional, Sequence
 
 from kafka_py.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Sensor, SimpleRate
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
 #: ReplicationQuotaManagerConfig.QuotaBytesPerSecondDefault: no throttle (Long.MaxValue).
-QUOTA_BYTES_PER_SECOND_DEFAULT = 2**63 - 1
+QUOTA_BYTES_PER_SECOND_DEFAULT = LONG_MAX
 #: 10 whole windows and the current one.
 DEFAULT_NUM_QUOTA_SAMPLES = 11
 DEFAULT_QUOTA_WINDOW_SIZE_SECONDS = 1

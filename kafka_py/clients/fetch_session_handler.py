@@ -30,6 +30,7 @@ from typing import Any, Collection, Iterable, Mapping, Optional
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
@@ -37,14 +38,13 @@ logger = logging.getLogger(__name__)
 INVALID_SESSION_ID = 0  # no session: a sessionless fetch, or the broker made none
 INITIAL_EPOCH = 0  # a full fetch that asks for a new session (closing the one named, if any)
 FINAL_EPOCH = -1  # a full fetch that closes the session named and asks for none
-_MAX_EPOCH = 2**31 - 1
 
 
 def next_epoch(prev_epoch: int) -> int:
     """The epoch after ``prev_epoch``: FINAL stays FINAL; after the largest int32 comes 1."""
     if prev_epoch < 0:
         return FINAL_EPOCH
-    if prev_epoch == _MAX_EPOCH:
+    if prev_epoch == INT_MAX:
         return 1
     return prev_epoch + 1
 

@@ -25,7 +25,9 @@ from __future__ import annotations
 import threading
 from typing import Optional
 
-_UNBOUNDED_EVENT_WINDOW = 2**63 - 1
+from kafka_py.utils.java_limits import LONG_MAX
+
+_UNBOUNDED_EVENT_WINDOW = LONG_MAX
 
 
 class Quota:
@@ -274,7 +276,7 @@ class TokenBucket:
 
     def measure(self, config: MetricConfig, now: int) -> float:
         if config.quota is None:
-            return float(2**63 - 1)
+            return float(LONG_MAX)
         self._refill(config.quota.bound, self._burst(config), now)
         return self.tokens
 

@@ -1,6 +1,7 @@
 """Port of the constants of clients/src/main/java/org/apache/kafka/common/requests
 (Kafka 2.8.2) that the broker and its tools share: ListOffsetsRequest.java,
-FetchRequest.java, AbstractControlRequest.java and OffsetsForLeaderEpochResponse.java;
+FetchRequest.java, AbstractControlRequest.java, OffsetsForLeaderEpochResponse.java and
+MetadataResponse.java / DescribeGroupsResponse.java;
 and of the partition states of LeaderAndIsrRequest.java and UpdateMetadataRequest.java.
 
 Kafka keeps these on the request and response classes; kio's message classes have no
@@ -15,6 +16,8 @@ request's partitions into them (replica_manager.py, metadata_cache.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from kafka_py.utils.java_limits import INT_MIN
 
 # ListOffsetsRequest: the special target timestamps.
 EARLIEST_TIMESTAMP = -2
@@ -33,6 +36,8 @@ UNKNOWN_BROKER_EPOCH = -1
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
+# MetadataResponse / DescribeGroupsResponse: authorized operations not asked for.
+AUTHORIZED_OPERATIONS_OMITTED = INT_MIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,5 @@ class UpdateMetadataPartitionState:
 
 
 __all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "CONSUMER_REPLICA_ID", "DEBUGGING_REPLICA_ID",
-           "UNKNOWN_BROKER_EPOCH",
-           "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "LeaderAndIsrPartitionState",
-           "UpdateMetadataPartitionState"]
+           "UNKNOWN_BROKER_EPOCH", "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "AUTHORIZED_OPERATIONS_OMITTED",
+           "LeaderAndIsrPartitionState", "UpdateMetadataPartitionState"]

@@ -45,6 +45,7 @@ from crc32c import crc32c
 from kafka_py.common.errors import CorruptRecordException, InvalidRecordException
 from kafka_py.common.errors import UnsupportedForMessageFormatException
 from kafka_py.record.compression import CompressionType, compress, decompress
+from kafka_py.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,6 @@ MAGIC_VALUE_V1 = 1
 MAGIC_VALUE_V2 = 2
 # Smallest legacy (v0) message: the smallest "length" a well-formed log entry can have.
 LEGACY_RECORD_OVERHEAD_V0 = 14
-INT32_MAX = 2**31 - 1
 
 # ---- attribute bits -----------------------------------------------------------
 COMPRESSION_CODEC_MASK = 0x07
@@ -130,15 +130,15 @@ class TimestampType(IntEnum):
 
 def increment_sequence(sequence: int, increment: int) -> int:
     """DefaultRecordBatch.incrementSequence: sequence numbers wrap from Integer.MAX_VALUE back to 0."""
-    if sequence > INT32_MAX - increment:
-        return increment - (INT32_MAX - sequence) - 1
+    if sequence > INT_MAX - increment:
+        return increment - (INT_MAX - sequence) - 1
     return sequence + increment
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
     """DefaultRecordBatch.decrementSequence, the inverse of increment_sequence."""
     if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
+        return INT_MAX - (decrement - sequence) + 1
     return sequence - decrement
 
 
@@ -747,7 +747,7 @@ def build_batch(
     last_delta = -1
     for i, r in enumerate(recs):
         delta = i if offsets is None else offsets[i] - base_offset
-        if delta <= last_delta or delta > INT32_MAX:
+        if delta <= last_delta or delta > INT_MAX:
             raise ValueError(
                 f"Illegal offset {base_offset + delta} following previous offset "
                 f"{base_offset + last_delta} (offsets must increase within the batch's range)"

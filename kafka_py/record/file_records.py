@@ -45,10 +45,10 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.tuning.prefault_mark import NO_PREFAULT_MARK
+from kafka_py.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
 
-INT32_MAX = 2**31 - 1
 # is_zero_filled_from reads data regions in chunks of this size.
 _ZERO_CHECK_CHUNK = 1 << 20
 _SEEK_DATA: Optional[int] = getattr(os, "SEEK_DATA", None)
@@ -310,7 +310,7 @@ class FileRecords:
                     raise
         else:
             fd = os.open(path, os.O_RDONLY)
-        end = 0 if (not file_already_exists and preallocate) else INT32_MAX
+        end = 0 if (not file_already_exists and preallocate) else INT_MAX
         return cls(path, _FileChannel(fd), 0, end, False)
 
     # ---- accessors ---------------------------------------------------------------
@@ -479,7 +479,7 @@ class FileRecords:
             raise ValueError(f"Cannot append to a slice of {self._file}")
         mv = records.buffer if isinstance(records, MemoryRecords) else memoryview(records).cast("B")
         total = len(mv)
-        if total > INT32_MAX - self._size:
+        if total > INT_MAX - self._size:
             raise ValueError(
                 f"Append of size {total} bytes is too large for segment with current file position at {self._size}"
             )

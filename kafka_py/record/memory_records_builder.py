@@ -15,7 +15,6 @@ from typing import Optional
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.record.default_record_batch import (
-    INT32_MAX,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -29,6 +28,7 @@ from kafka_py.record.default_record_batch import (
     write_record,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class MemoryRecordsBuilder:
         is_transactional: bool = False,
         is_control_batch: bool = False,
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-        write_limit: int = INT32_MAX,
+        write_limit: int = INT_MAX,
     ) -> None:
         if timestamp_type == TimestampType.NO_TIMESTAMP_TYPE:
             raise ValueError("TimestampType must be set for magic >= 0")
@@ -113,7 +113,7 @@ class MemoryRecordsBuilder:
                 f"Illegal offset {offset} following previous offset {self._last_offset} "
                 "(Offsets must increase monotonically)."
             )
-        if offset - self.base_offset > INT32_MAX or offset < self.base_offset:
+        if offset - self.base_offset > INT_MAX or offset < self.base_offset:
             raise ValueError(f"Offset {offset} is outside the batch range starting at {self.base_offset}")
         if timestamp < 0 and timestamp != NO_TIMESTAMP:
             raise ValueError(f"Invalid negative timestamp {timestamp}")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from kafka_py.common.errors import InvalidRecordException
+from kafka_py.utils.java_limits import LONG_MAX, LONG_MIN
 
 try:  # the same walk in C (_partial_default_record.c), built by setup.py
     from kafka_py.record import _partial_default_record as _compiled
@@ -123,7 +124,7 @@ def walk_records(data, count: int, *, check_keys: bool = False,
 
 def _clamp(value: int) -> int:
     """A range bound as a 64-bit value: every timestamp delta a record can hold is one."""
-    return max(-(1 << 63), min((1 << 63) - 1, value))
+    return max(LONG_MIN, min(LONG_MAX, value))
 
 
 def walk_records_python(data, count: int, *, check_keys: bool = False,

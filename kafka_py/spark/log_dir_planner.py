@@ -60,6 +60,7 @@ from kafka_py.spark.options import (
 from kafka_py.spark.replicas import choose_replica, highest_checkpointed_high_watermark, read_broker_id
 from kafka_py.spark.segment_reader import KafkaLogDataLossException, SegmentSlice, find_next_valid_batch
 from kafka_py.spark.transactions import aborted_ranges, aborted_transactions, last_stable_offset
+from kafka_py.utils.java_limits import LONG_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -374,7 +375,7 @@ class LogDirPlanner:
         index = _SegmentIndex(last, records.size_in_bytes())
         try:
             size = records.size_in_bytes()
-            _, start = index.floor(2**63 - 1)
+            _, start = index.floor(LONG_MAX)
             if start and _batch_header_at(records, start) is None:
                 start = 0
             found = self._last_valid_batch_end(records, start, size)

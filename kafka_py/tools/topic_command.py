@@ -45,6 +45,7 @@ from kafka_py.tools.command_line_utils import (
     run_tool,
     validate_bootstrap_servers,
 )
+from kafka_py.utils.java_limits import SHORT_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,6 @@ def _topic() -> Any:
 
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
 MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
-SHORT_MAX = 32767
 # TOPIC_ALREADY_EXISTS
 _TOPIC_EXISTS = 36
 

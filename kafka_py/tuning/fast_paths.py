@@ -27,6 +27,8 @@ import struct
 import sys
 from typing import Any, Callable, Optional
 
+from kafka_py.protocol.requests import AUTHORIZED_OPERATIONS_OMITTED
+
 
 logger = logging.getLogger(__name__)
 
@@ -288,7 +290,6 @@ def _fetch_response_writer(version: int, partition_type: type) -> Callable[[Any,
 
 # ---------------------------------------------------------------------------- Metadata response
 
-_INT32_MIN = -(2**31)
 _ZERO_UUID_BYTES = bytes(16)
 # Partition heads: error, index, leader (v0-6), and the leader epoch (v7+).
 _METADATA_PARTITION_V0 = struct.Struct(">hii")
@@ -389,17 +390,17 @@ def _metadata_response_writer(version: int) -> Callable[[Any, bytearray], None]:
         topics = [(t.error_code, t.name, getattr(t, "topic_id", None), getattr(t, "is_internal", False),
                    [(p.error_code, p.partition_index, p.leader_id, getattr(p, "leader_epoch", -1), p.replica_nodes,
                      p.isr_nodes, getattr(p, "offline_replicas", ())) for p in t.partitions],
-                   getattr(t, "topic_authorized_operations", _INT32_MIN)) for t in response.topics]
+                   getattr(t, "topic_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED)) for t in response.topics]
         write_values(out, _millis(response.throttle_time) if version >= 3 else 0, brokers,
                      getattr(response, "cluster_id", None), getattr(response, "controller_id", -1), topics,
-                     getattr(response, "cluster_authorized_operations", _INT32_MIN))
+                     getattr(response, "cluster_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED))
 
     return write
 
 
 def encode_metadata_response(version: int, correlation_id: int, brokers: Any, cluster_id: Optional[str],
                              controller_id: int, topics: Any, throttle_time_ms: int = 0,
-                             cluster_authorized_operations: int = _INT32_MIN) -> bytearray:
+                             cluster_authorized_operations: int = AUTHORIZED_OPERATIONS_OMITTED) -> bytearray:
     """The size-prefixed frame (header included) of a MetadataResponse of ``version``,
     written straight from plain values (as ``_metadata_values_writer`` takes them): the same
     bytes as building that response and encoding it. Raises ValueError for a value the

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from kafka_py.common.errors import InvalidConfigException
+from kafka_py.utils.java_limits import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, SHORT_MAX, SHORT_MIN
 
 __all__ = [
     "ConfigDef", "ConfigKey", "ConfigException", "Type", "Importance", "NO_DEFAULT_VALUE", "Password",
@@ -23,9 +24,6 @@ __all__ = [
     "valid_list", "non_empty_string", "lambda_validator",
 ]
 
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_SHORT_MIN, _SHORT_MAX = -(2**15), 2**15 - 1
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _INTEGER_RE = re.compile(r"[+-]?\d+\Z")
 _COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")
 
@@ -309,9 +307,9 @@ class ConfigDef:
             raise ConfigException(name, value, f"Expected value to be a string, but it was a {_type_name(value)}")
         if type in (Type.INT, Type.SHORT, Type.LONG):
             bounds, label = {
-                Type.INT: ((_INT_MIN, _INT_MAX), "a 32-bit integer"),
-                Type.SHORT: ((_SHORT_MIN, _SHORT_MAX), "a 16-bit integer"),
-                Type.LONG: ((_LONG_MIN, _LONG_MAX), "a 64-bit integer"),
+                Type.INT: ((INT_MIN, INT_MAX), "a 32-bit integer"),
+                Type.SHORT: ((SHORT_MIN, SHORT_MAX), "a 16-bit integer"),
+                Type.LONG: ((LONG_MIN, LONG_MAX), "a 64-bit integer"),
             }[type]
             if isinstance(value, int) and not isinstance(value, bool):
                 parsed = value

@@ -21,13 +21,12 @@ import threading
 from typing import Generic, Iterable, Protocol, TypeVar
 
 from kafka_py.common.errors import KafkaStorageException
+from kafka_py.utils.java_limits import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # Java's Integer.parseInt / Long.parseLong accept an optional sign and ASCII
 # digits only; Python's int() would also take spaces, underscores and
@@ -41,12 +40,12 @@ _LINE_TERMINATORS = re.compile(r"\r\n|\r|\n")
 
 def parse_int32(text: str) -> int:
     """Parse like Java's Integer.parseInt; ValueError when Java would throw."""
-    return _parse_java_integer(text, INT32_MIN, INT32_MAX)
+    return _parse_java_integer(text, INT_MIN, INT_MAX)
 
 
 def parse_int64(text: str) -> int:
     """Parse like Java's Long.parseLong; ValueError when Java would throw."""
-    return _parse_java_integer(text, INT64_MIN, INT64_MAX)
+    return _parse_java_integer(text, LONG_MIN, LONG_MAX)
 
 
 def _parse_java_integer(text: str, low: int, high: int) -> int:

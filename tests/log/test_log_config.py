@@ -24,8 +24,8 @@ from kafka_py.utils.config_def import (
     in_list,
     valid_list,
 )
+from kafka_py.utils.java_limits import LONG_MAX
 
-LONG_MAX = 2**63 - 1
 
 # Kafka 2.8.2's topic configs and their defaults, written out independently of the module.
 KAFKA_DEFAULTS = {

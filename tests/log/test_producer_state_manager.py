@@ -35,9 +35,9 @@ from kafka_py.log.producer_state_manager import (
     producer_snapshot_file,
 )
 from kafka_py.record.default_record_batch import increment_sequence
+from kafka_py.utils.java_limits import INT_MAX
 
 TP = TopicPartition("t", 0)
-INT32_MAX = 2**31 - 1
 NOW = 1_000_000
 EXPIRATION_MS = 60 * 60 * 1000
 
@@ -183,25 +183,25 @@ def test_coordinator_origin_skips_sequence_checks(psm):
 
 
 def test_sequence_wraps_after_int32_max(psm):
-    append_seq(psm, 1, 15, INT32_MAX, 735, origin=AppendOrigin.REPLICATION)
+    append_seq(psm, 1, 15, INT_MAX, 735, origin=AppendOrigin.REPLICATION)
     append_seq(psm, 1, 15, 0, 1235)
     entry = psm.last_entry(1)
-    assert (entry.first_seq, entry.last_seq) == (INT32_MAX, 0)
+    assert (entry.first_seq, entry.last_seq) == (INT_MAX, 0)
 
 
 def test_sequence_must_wrap_to_zero(psm):
-    append_seq(psm, 1, 15, INT32_MAX, 735, origin=AppendOrigin.REPLICATION)
+    append_seq(psm, 1, 15, INT_MAX, 735, origin=AppendOrigin.REPLICATION)
     with pytest.raises(OutOfOrderSequenceException):
         append_seq(psm, 1, 15, 1, 736)
 
 
 def test_batch_spanning_wraparound(psm):
     info = psm.prepare_update(1, AppendOrigin.REPLICATION)
-    info.append_data_batch(15, INT32_MAX - 10, 9, NOW, LogOffsetMetadata(2000), 2020, False)
+    info.append_data_batch(15, INT_MAX - 10, 9, NOW, LogOffsetMetadata(2000), 2020, False)
     assert psm.last_entry(1) is None
     psm.update(info)
     entry = psm.last_entry(1)
-    assert (entry.first_seq, entry.last_seq) == (INT32_MAX - 10, 9)
+    assert (entry.first_seq, entry.last_seq) == (INT_MAX - 10, 9)
     assert (entry.first_data_offset, entry.last_data_offset) == (2000, 2020)
 
 
@@ -268,10 +268,10 @@ def test_find_duplicate_batch_among_last_five(psm):
 
 
 def test_duplicate_detection_across_wraparound(psm):
-    append(psm, Batch(1, 0, INT32_MAX - 1, 0, record_count=4), origin=AppendOrigin.REPLICATION)
-    dup = psm.last_entry(1).find_duplicate_batch(Batch(1, 0, INT32_MAX - 1, 50, record_count=4))
+    append(psm, Batch(1, 0, INT_MAX - 1, 0, record_count=4), origin=AppendOrigin.REPLICATION)
+    dup = psm.last_entry(1).find_duplicate_batch(Batch(1, 0, INT_MAX - 1, 50, record_count=4))
     # Sequences MAX-1, MAX, 0, 1.
-    assert dup is not None and (dup.first_seq, dup.last_seq) == (INT32_MAX - 1, 1)
+    assert dup is not None and (dup.first_seq, dup.last_seq) == (INT_MAX - 1, 1)
 
 
 # -- transactions ----------------------------------------------------------------------------
@@ -631,7 +631,7 @@ class ProducerModel:
         if stored_epoch == -1:
             return None
         # After a marker bumped the epoch there is no last sequence (-1): only 0 follows.
-        in_sequence = first_seq == self.last_seq + 1 or (first_seq == 0 and self.last_seq == INT32_MAX)
+        in_sequence = first_seq == self.last_seq + 1 or (first_seq == 0 and self.last_seq == INT_MAX)
         return None if in_sequence else OutOfOrderSequenceException
 
     def copy(self) -> "ProducerModel":
@@ -666,7 +666,7 @@ def request_plan(draw):
         st.tuples(st.just("marker"), st.sampled_from([0, 1])),
         st.tuples(st.just("snapshot")),
     )
-    start = st.one_of(st.none(), st.tuples(st.integers(0, 3), st.sampled_from([0, 5, INT32_MAX - 3])))
+    start = st.one_of(st.none(), st.tuples(st.integers(0, 3), st.sampled_from([0, 5, INT_MAX - 3])))
     return draw(st.lists(step, min_size=1, max_size=25)), draw(start)
 
 
@@ -709,11 +709,11 @@ def test_random_sequence_streams_match_model(tmp_path_factory, plan, data):
             epoch = max(pending.epoch + epoch_delta, 0)
             last = pending.last_seq
             seq = {
-                "next": 0 if last in (-1, INT32_MAX) else last + 1,
+                "next": 0 if last in (-1, INT_MAX) else last + 1,
                 "zero": 0,
-                "gap": (last + 2) % INT32_MAX,
+                "gap": (last + 2) % INT_MAX,
                 "repeat": max(last, 0),
-                "any": data.draw(st.integers(0, INT32_MAX)),
+                "any": data.draw(st.integers(0, INT_MAX)),
             }[kind]
             batch = Batch(pid, epoch, seq, offset, count)
             entry = psm.last_entry(pid)

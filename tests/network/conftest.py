@@ -27,8 +27,8 @@ from kafka_py.protocol.messages import (
     request_schema,
     unsupported_api_versions_response,
 )
+from kafka_py.utils.java_limits import INT_MAX
 
-INT32_MAX = 2**31 - 1
 WAIT_S = 15.0
 
 
@@ -45,7 +45,7 @@ class NetworkConfig:
     control_plane_listener_name: Optional[ListenerName] = None
     control_plane_security_protocol: Optional[SecurityProtocol] = None
     sasl_mechanism_inter_broker_protocol: str = "GSSAPI"
-    max_connection_creation_rate: int = INT32_MAX
+    max_connection_creation_rate: int = INT_MAX
     num_quota_samples: int = 11
     quota_window_size_seconds: int = 1
     metric_num_samples: int = 2
@@ -56,9 +56,9 @@ class NetworkConfig:
     socket_send_buffer_bytes: int = 102400
     socket_receive_buffer_bytes: int = 102400
     socket_request_max_bytes: int = 100 * 1024 * 1024
-    max_connections_per_ip: int = INT32_MAX
+    max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: str = ""
-    max_connections: int = INT32_MAX
+    max_connections: int = INT_MAX
     connections_max_idle_ms: int = 600000
     broker_id: int = 0
 

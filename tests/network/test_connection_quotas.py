@@ -14,17 +14,16 @@ from kafka_py.network.connection_quotas import (
     normalize_address,
     parse_max_connections_per_ip_overrides,
 )
-
-BIG = 2**31 - 1
+from kafka_py.utils.java_limits import INT_MAX
 
 
 @dataclass(frozen=True)
 class QuotaConfig:
-    max_connections_per_ip: int = BIG
+    max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: object = ""
-    max_connections: int = BIG
+    max_connections: int = INT_MAX
     inter_broker_listener_name: ListenerName = ListenerName("REPLICATION")
-    max_connection_creation_rate: int = BIG
+    max_connection_creation_rate: int = INT_MAX
     num_quota_samples: int = 11
     quota_window_size_seconds: int = 1
     originals: dict = field(default_factory=dict)

@@ -10,17 +10,16 @@ import pytest
 from kafka_py.cluster.broker import ListenerName
 from kafka_py.network.connection_quotas import ConnectionQuotas, ConnectionThrottledException
 from kafka_py.utils.config_def import ConfigException
+from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import MockTime
-
-BIG = 2**31 - 1
 
 
 @dataclass(frozen=True)
 class RateConfig:
-    max_connections_per_ip: int = BIG
+    max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: object = ""
-    max_connections: int = BIG
-    max_connection_creation_rate: int = BIG
+    max_connections: int = INT_MAX
+    max_connection_creation_rate: int = INT_MAX
     inter_broker_listener_name: ListenerName = ListenerName("REPLICATION")
     num_quota_samples: int = 2
     quota_window_size_seconds: int = 1
@@ -78,7 +77,7 @@ def test_broker_rate_makes_the_acceptor_wait_and_changes_at_runtime() -> None:
     thread.join(10)
     assert done == [True] and quotas.total_count == 3
     # Raised at runtime: no more waiting.
-    quotas.update_broker_max_connection_rate(BIG)
+    quotas.update_broker_max_connection_rate(INT_MAX)
     for i in range(10):
         assert quotas.inc("PLAINTEXT", f"10.1.0.{i}")
 

@@ -10,12 +10,12 @@ import pytest
 from kafka_py.common.sensor import MetricConfig, Quota, QuotaViolationException, Rate, Sensor, KafkaMetric
 from kafka_py.network.request_channel import EndThrottlingResponse, StartThrottlingResponse
 from kafka_py.server.client_quota_manager import (
-    LONG_MAX,
     ClientQuotaManager,
     ClientQuotaManagerConfig,
     QuotaType,
 )
 from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
+from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.time import MockTime, Time
 from kafka_py.zk.zk_data import ConfigEntityName
 

@@ -67,6 +67,7 @@ from kafka_py.record.default_record_batch import (
     SimpleRecord,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.java_limits import INT_MIN
 from kafka_py.utils.kafka_scheduler import KafkaScheduler, Scheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
@@ -76,7 +77,6 @@ logger = logging.getLogger(__name__)
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 INVALID_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET
 DEFAULT_TIMESTAMP = -1  # OffsetCommitRequest.DEFAULT_TIMESTAMP
-_INT_MIN = -(2**31)
 
 
 # ---------------------------------------------------------------------------- hashing
@@ -95,7 +95,7 @@ def java_string_hash_code(s: str) -> int:
 
 def utils_abs(n: int) -> int:
     """Kafka's ``Utils.abs``: |n|, except that Integer.MIN_VALUE (whose |n| overflows) maps to 0."""
-    return 0 if n == _INT_MIN else abs(n)
+    return 0 if n == INT_MIN else abs(n)
 
 
 # ---------------------------------------------------------------------------- parsed keys

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_py.record.compression import CompressionType
+from kafka_py.utils.java_limits import INT_MAX
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class GroupConfig:
 
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
-    group_max_size: int = 2**31 - 1
+    group_max_size: int = INT_MAX
     group_initial_rebalance_delay_ms: int = 3000
 
     @classmethod

@@ -19,13 +19,13 @@ import threading
 from dataclasses import dataclass
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.zk_data import ProducerIdBlockZNode
 
 logger = logging.getLogger(__name__)
 
 PID_BLOCK_SIZE = 1000
-_LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ class ProducerIdManager:
                                   zk_version)
                 block = ProducerIdBlock(self.broker_id, 0, PID_BLOCK_SIZE - 1)
             else:
-                if current.block_end_id > _LONG_MAX - PID_BLOCK_SIZE:
+                if current.block_end_id > LONG_MAX - PID_BLOCK_SIZE:
                     self.logger.critical("Exhausted all producerIds as the next block's end producerId would exceed "
                                          "the long type limit (current block end producerId is %d)",
                                          current.block_end_id)

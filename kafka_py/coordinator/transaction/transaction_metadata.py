@@ -31,10 +31,10 @@ from typing import Callable, FrozenSet, Iterable, Optional, TypeVar, Union
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.default_record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from kafka_py.utils.java_limits import SHORT_MAX
 
 logger = logging.getLogger(__name__)
 
-_SHORT_MAX = 2**15 - 1
 
 T = TypeVar("T")
 
@@ -102,7 +102,7 @@ def is_valid_transition(old_state: TransactionState, new_state: TransactionState
 def is_epoch_exhausted(producer_epoch: int) -> bool:
     """An epoch of Short.MaxValue - 1 or more is never handed out: the coordinator must always be
     able to bump it once more to fence the producer."""
-    return producer_epoch >= _SHORT_MAX - 1
+    return producer_epoch >= SHORT_MAX - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +191,7 @@ class TransactionMetadata:
                                   self.txn_last_update_timestamp)
 
     def prepare_fence_producer_epoch(self) -> TxnTransitMetadata:
-        if self.producer_epoch == _SHORT_MAX:
+        if self.producer_epoch == SHORT_MAX:
             raise RuntimeError("Cannot fence producer with epoch equal to Short.MaxValue since this would overflow")
         bumped_epoch = self.producer_epoch if self.has_failed_epoch_fence else self.producer_epoch + 1
         return self._prepare_transition_to(PrepareEpochFence, self.producer_id, bumped_epoch, NO_PRODUCER_EPOCH,
