@@ -24,7 +24,6 @@ StopReplica v3 (per-partition leader epoch and delete flag). Protocol versions o
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import queue
 import threading
@@ -44,6 +43,7 @@ from kafka_py.network.channel_builders import inter_broker_client_channel_builde
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
+from kafka_py.protocol.schema_imports import import_schema_module
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
@@ -75,7 +75,7 @@ def stop_replica_request_version(config: Any) -> int:
 
 
 def _schema_module(api: str, version: int, kind: str = "request") -> Any:
-    return importlib.import_module(f"kafka_py.protocol.schema.{api}.v{version}.{kind}")
+    return import_schema_module(f"kafka_py.protocol.schema.{api}.v{version}.{kind}")
 
 
 def _controller_listener(config: Any) -> ListenerName:

@@ -19,7 +19,6 @@ responses always use header v0 so that any client can read them (KIP-511).
 from __future__ import annotations
 
 import enum
-import importlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +28,7 @@ from kio.static.constants import EntityType
 from kio.static.primitive import i16
 
 from kafka_py.protocol.schema.index import schema_index as _local_schemas
+from kafka_py.protocol.schema_imports import import_schema_module
 
 
 class ApiKeys(enum.IntEnum):
@@ -283,7 +283,7 @@ def api_versions_response_keys(
     kio's ``ApiVersion`` objects, one per API with supported versions, by key;
     ``apis`` defaults to every implemented API.
     """
-    module = importlib.import_module(f"kio.schema.api_versions.v{response_version}.response")
+    module = import_schema_module(f"kio.schema.api_versions.v{response_version}.response")
     chosen = IMPLEMENTED_APIS if apis is None else apis
     return tuple(
         module.ApiVersion(

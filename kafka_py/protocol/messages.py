@@ -47,6 +47,7 @@ from kafka_py.protocol.framing import size_prefix
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.headers import ResponseHeader
 from kafka_py.protocol.schema.index import schema_index as _local_schemas
+from kafka_py.protocol.schema_imports import load_schema
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +64,9 @@ def _api_for(api_key: int) -> ApiKeys:
 def _schema(api: ApiKeys, api_version: int, response: bool) -> type:
     if api.id in _local_schemas:
         request_path, response_path = _local_schemas[api.id][api_version]
-        return resolve_name(response_path if response else request_path)
+        return load_schema(resolve_name, response_path if response else request_path)
     loader = load_response_schema if response else load_request_schema
-    return loader(api.id, api_version)
+    return load_schema(loader, api.id, api_version)
 
 
 def _check_schema_version(api: ApiKeys, api_version: int) -> None:

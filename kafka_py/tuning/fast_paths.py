@@ -28,6 +28,7 @@ import sys
 from typing import Any, Callable, Optional
 
 from kafka_py.protocol.requests import AUTHORIZED_OPERATIONS_OMITTED
+from kafka_py.protocol.schema_imports import load_schema
 
 
 logger = logging.getLogger(__name__)
@@ -712,7 +713,7 @@ def _register_writers() -> None:
             _WRITERS[schema] = ("fetch", _fetch_response_writer(version, partition_type))
 
 
-_register_writers()
+load_schema(_register_writers)
 
 
 def has_fast_writer(response_type: type) -> bool:
