@@ -75,7 +75,15 @@ from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
 from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, TimestampType
+from kafka_py.record.default_record_batch import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_CODEC_MASK,
+    LOG_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    TimestampType,
+)
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
@@ -92,18 +100,14 @@ __all__ = [
 ]
 
 _DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86400000
+# Kafka's LogManager.ProducerIdExpirationCheckIntervalMs, Log.apply's default; defined here, below
+# log_manager.py (which imports Log), and imported there.
 PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000
 
 # The magic-2 batch header up to the first record: baseOffset, length, partitionLeaderEpoch,
 # magic, crc, attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId,
 # producerEpoch, baseSequence, recordCount.
 _BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
-_BATCH_HEADER_SIZE = 61
-_LOG_OVERHEAD = 12
-_CRC_START = 21
-_MIN_BATCH_SIZE = 61
-_COMPRESSION_MASK = 0x07
-_TIMESTAMP_TYPE_MASK = 0x08
 
 
 class OffsetsOutOfOrderException(KafkaException):
@@ -1134,14 +1138,14 @@ class Log:
 
         pos = 0
         # A partial trailing batch ends the set (and is trimmed), as Kafka's batch iterator does.
-        while total - pos >= _BATCH_HEADER_SIZE:
+        while total - pos >= RECORD_BATCH_OVERHEAD:
             (base_offset, length, partition_leader_epoch, magic, stored_crc, attributes, last_offset_delta,
              _base_ts, batch_max_ts, producer_id, _pepoch, _bseq, _count) = unpack(buf, pos)
-            size = length + _LOG_OVERHEAD
-            if size < _MIN_BATCH_SIZE:
+            size = length + LOG_OVERHEAD
+            if size < RECORD_BATCH_OVERHEAD:
                 raise CorruptRecordException(
                     f"Record batch size {size} in the append to {self.topic_partition} is smaller than the minimum "
-                    f"batch overhead {_MIN_BATCH_SIZE}")
+                    f"batch overhead {RECORD_BATCH_OVERHEAD}")
             if total - pos < size:
                 break
             if magic != 2:
@@ -1168,7 +1172,7 @@ class Log:
                 raise RecordTooLargeException(
                     f"The record batch size in the append to {self.topic_partition} is {size} bytes which exceeds "
                     f"the maximum configured value of {max_message_size}.")
-            if crc(buf[pos + _CRC_START:pos + size]) != stored_crc:
+            if crc(buf[pos + ATTRIBUTES_OFFSET:pos + size]) != stored_crc:
                 raise CorruptRecordException(
                     f"Record is corrupt (stored crc = {stored_crc}) in topic partition {self.topic_partition}.")
             if batch_max_ts > max_timestamp:
@@ -1179,7 +1183,7 @@ class Log:
             batch_epochs.append((partition_leader_epoch, base_offset))
             shallow_count += 1
             valid_bytes += size
-            codec = attributes & _COMPRESSION_MASK
+            codec = attributes & COMPRESSION_CODEC_MASK
             if codec:
                 source_codec = codec
             pos += size

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from kafka_py.common.errors import InvalidConfigException
 from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import TimestampType
+from kafka_py.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
 from kafka_py.utils.config_def import (
     ConfigDef,
     ConfigException,
@@ -65,9 +65,6 @@ MESSAGE_DOWNCONVERSION_ENABLE_PROP = "message.downconversion.enable"
 
 DELETE = "delete"
 COMPACT = "compact"
-
-# LegacyRecord.RECORD_OVERHEAD_V0: the smallest thing a segment must be able to hold.
-_RECORD_OVERHEAD_V0 = 14
 
 # Values a broker or topic may give compression.type (BrokerCompressionCodec).
 BROKER_COMPRESSION_OPTIONS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
@@ -174,7 +171,7 @@ class Defaults:
     FLUSH_MS = LONG_MAX
     RETENTION_SIZE = -1
     RETENTION_MS = 24 * 7 * 60 * 60 * 1000
-    MAX_MESSAGE_SIZE = 1024 * 1024 + 12  # 1 MiB plus the log overhead of one batch
+    MAX_MESSAGE_SIZE = 1024 * 1024 + LOG_OVERHEAD  # 1 MiB plus the log overhead of one batch
     MAX_INDEX_SIZE = 10 * 1024 * 1024
     INDEX_INTERVAL = 4096
     FILE_DELETE_DELAY_MS = 60000
@@ -221,7 +218,7 @@ _M = Importance.MEDIUM
 
 CONFIG_DEF: LogConfigDef = (
     LogConfigDef()
-    .define(SEGMENT_BYTES_PROP, Type.INT, Defaults.SEGMENT_SIZE, at_least(_RECORD_OVERHEAD_V0), _M,
+    .define(SEGMENT_BYTES_PROP, Type.INT, Defaults.SEGMENT_SIZE, at_least(RECORD_OVERHEAD_V0), _M,
             "Size of one segment file; retention and compaction work a whole segment at a time.",
             "log.segment.bytes")
     .define(SEGMENT_MS_PROP, Type.LONG, Defaults.SEGMENT_MS, at_least(1), _M,

@@ -51,7 +51,7 @@ from kafka_py.common.errors import KafkaException, KafkaStorageException, LogDir
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.cleaner_config import CleanerConfig
-from kafka_py.log.log import Log
+from kafka_py.log.log import PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, Log
 from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
@@ -72,7 +72,6 @@ RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
 LOCK_FILE = ".lock"
 INITIAL_TASK_DELAY_MS = 30 * 1000
-PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000
 METADATA_TOPIC = "__cluster_metadata"
 # Descriptors a serving broker needs besides its segments' .log files and what is already open
 # when the logs are loaded: client, replication and controller connections, the files opened

@@ -44,6 +44,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
 from kafka_py.metrics.yammer import Histogram, Meter
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
+from kafka_py.utils.logging import TRACE
 
 # Kafka's request logger: its "Completed request" lines go to kafka-request.log at DEBUG.
 request_logger = logging.getLogger("kafka.request.logger")
@@ -437,7 +438,7 @@ def _log_completed_request(request: Any, end: int, start: int, dequeue: int, loc
         f'"requestHeader":{{"requestApiKey":{int(header.api_key)},"requestApiVersion":{header.api_version},'
         f'"correlationId":{header.correlation_id},"clientId":{_json_str(header.client_id)}}}',
     ]
-    if request_logger.isEnabledFor(5):  # TRACE: the request body too
+    if request_logger.isEnabledFor(TRACE):  # the request body too
         fields.append(f'"request":{_json_str(repr(request.body))}')
     fields += [
         f'"connection":{_json_str(context.connection_id)}',

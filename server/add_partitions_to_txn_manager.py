@@ -49,7 +49,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from kafka_py.clients.network_client import NetworkClient
+from kafka_py.clients.network_client import RECONNECT_BACKOFF_MS, NetworkClient
 from kafka_py.clients.network_client_utils import NodeConnection
 from kafka_py.cluster.broker import Node
 from kafka_py.common.topic_partition import TopicPartition
@@ -67,8 +67,6 @@ from kafka_py.utils.time import Time
 logger = logging.getLogger(__name__)
 
 DESCRIBE_TRANSACTIONS_VERSION = 0
-# After a failed connection or request, a destination's sender waits this long before the next one.
-RECONNECT_BACKOFF_MS = 50
 # An idle sender sleeps until a verification arrives (it wakes it); this only bounds a lost wake-up.
 IDLE_WAIT_MS = 1000
 

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
-from kafka_py.clients.network_client import NetworkClient
+from kafka_py.clients.network_client import RECONNECT_BACKOFF_MS, NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
 from kafka_py.cluster.broker import ListenerName, Node
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
@@ -38,8 +38,6 @@ logger = logging.getLogger(__name__)
 
 # Kafka's doWork polls for 100 ms when the metadata cache names no controller.
 NO_CONTROLLER_BACKOFF_MS = 100
-# The reconnect backoff of the NetworkClient Kafka builds for this channel.
-RECONNECT_BACKOFF_MS = 50
 
 
 # -- finding the controller ------------------------------------------------------------------

@@ -57,6 +57,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.java_limits import INT_MAX
+from kafka_py.utils.logging import TRACE
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ _NO_ERROR = Errors.NONE
 
 def partitions_to_log_string(partitions: Iterable[TopicPartition]) -> str:
     partitions = list(partitions)
-    if logger.isEnabledFor(logging.DEBUG - 5):  # Kafka lists them at TRACE only
+    if logger.isEnabledFor(TRACE):  # Kafka lists them at TRACE only
         return "(" + ", ".join(map(str, partitions)) + ")"
     return f"{len(partitions)} partition(s)"
 
@@ -506,23 +507,23 @@ class FetchSessionCache(KafkaMetricsGroup):
         with self._lock:
             first_used = self._last_used.first()
             if first_used is None:
-                logger.log(logging.DEBUG - 5, "There are no cache entries to evict.")
+                logger.log(TRACE, "There are no cache entries to evict.")
                 return False
             (last_used_ms, _), session_id = first_used
             if now - last_used_ms > self.eviction_ms:
-                logger.log(logging.DEBUG - 5, "Evicting stale FetchSession %d.", session_id)
+                logger.log(TRACE, "Evicting stale FetchSession %d.", session_id)
                 self.remove(self._sessions[session_id])
                 self.evictions_meter.mark()
                 return True
             evictable = (self._evictable_by_privileged if privileged else self._evictable_by_all).first()
             if evictable is None:
-                logger.log(logging.DEBUG - 5, "No evictable entries found.")
+                logger.log(TRACE, "No evictable entries found.")
                 return False
             evictable_key, session_id = evictable
             if key < evictable_key:
-                logger.log(logging.DEBUG - 5, "Can't evict %s with %s", evictable_key, key)
+                logger.log(TRACE, "Can't evict %s with %s", evictable_key, key)
                 return False
-            logger.log(logging.DEBUG - 5, "Evicting %s with %s.", evictable_key, key)
+            logger.log(TRACE, "Evicting %s with %s.", evictable_key, key)
             self.remove(self._sessions[session_id])
             self.evictions_meter.mark()
             return True

@@ -93,6 +93,7 @@ from kafka_py.record.default_record_batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -1278,12 +1279,9 @@ def _has_transactional_records(body: Any) -> bool:
         for partition in topic.partition_data:
             records = partition.records
             if (records is not None and len(records) > ATTRIBUTES_OFFSET + 1
-                    and _BATCH_ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0] & _TRANSACTIONAL_FLAG_MASK):
+                    and _BATCH_ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0] & TRANSACTIONAL_FLAG_MASK):
                 return True
     return False
-
-
-_TRANSACTIONAL_FLAG_MASK = 0x10
 
 
 def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],

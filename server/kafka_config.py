@@ -50,7 +50,7 @@ from kafka_py.log.log_config import (
     api_version,
 )
 from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import TimestampType
+from kafka_py.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
 from kafka_py.utils import properties
 from kafka_py.utils.config_def import (
     ConfigDef,
@@ -76,8 +76,6 @@ __all__ = [
 ]
 
 _DOUBLE_MAX = 1.7976931348623157e308
-_LOG_OVERHEAD = 12  # Records.LOG_OVERHEAD: offset + size fields in front of every batch
-_RECORD_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 
 
 class Defaults:
@@ -92,7 +90,7 @@ class Defaults:
     BROKER_ID_GENERATION_ENABLE = True
     MAX_RESERVED_BROKER_ID = 1000
     BROKER_ID = -1
-    MESSAGE_MAX_BYTES = 1024 * 1024 + _LOG_OVERHEAD
+    MESSAGE_MAX_BYTES = 1024 * 1024 + LOG_OVERHEAD
     NUM_NETWORK_THREADS = 3
     NUM_IO_THREADS = 8
     BACKGROUND_THREADS = 10
@@ -333,7 +331,7 @@ CONFIG_DEF: ConfigDef = (
     .define("log.dir", Type.STRING, Defaults.LOG_DIR, None, _H, "Data directory, used when log.dirs is not set.")
     .define("log.dirs", Type.STRING, None, None, _H,
             "Comma separated data directories; when set, log.dir is ignored.")
-    .define("log.segment.bytes", Type.INT, Defaults.LOG_SEGMENT_BYTES, at_least(_RECORD_OVERHEAD_V0), _H,
+    .define("log.segment.bytes", Type.INT, Defaults.LOG_SEGMENT_BYTES, at_least(RECORD_OVERHEAD_V0), _H,
             "Size of one segment file.")
     .define("log.roll.ms", Type.LONG, None, None, _H, "Roll a segment after this long; overrides log.roll.hours.")
     .define("log.roll.hours", Type.INT, Defaults.LOG_ROLL_HOURS, at_least(1), _H,

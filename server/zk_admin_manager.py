@@ -54,7 +54,7 @@ from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, base_conf
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_py.server.kafka_config import DYNAMIC_BROKER_CONFIGS, KafkaConfig, broker_config_synonyms
 from kafka_py.utils.config_def import ConfigDef, ConfigException, ConfigKey, Type
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.logging import TRACE, IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import (
     AdminUtils,
@@ -254,9 +254,8 @@ def _resource_name_to_broker_id(resource_name: str) -> int:
 
 # -- Log4jController over Python logging --------------------------------------------------------
 
-_TRACE = 5  # log4j's TRACE, below Python's DEBUG
 _LOG4J_TO_PYTHON = {"FATAL": logging.CRITICAL, "ERROR": logging.ERROR, "WARN": logging.WARNING,
-                    "INFO": logging.INFO, "DEBUG": logging.DEBUG, "TRACE": _TRACE}
+                    "INFO": logging.INFO, "DEBUG": logging.DEBUG, "TRACE": TRACE}
 
 
 class Log4jController:

@@ -31,7 +31,7 @@ from typing import Any, Collection, Iterable, Mapping, Optional
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.logging import TRACE, IdentLogger
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class FetchRequestData:
 
 
 def _partitions_to_log_string(partitions: Collection[TopicPartition]) -> str:
-    if logger.isEnabledFor(logging.DEBUG - 5):  # Kafka lists them at TRACE only
+    if logger.isEnabledFor(TRACE):  # Kafka lists them at TRACE only
         return "(" + ", ".join(map(str, partitions)) + ")"
     return f"{len(partitions)} partition(s)"
 

@@ -65,6 +65,10 @@ from kafka_py.utils.time import Time
 logger = logging.getLogger(__name__)
 
 USE_DEFAULT_BUFFER_SIZE = -1  # Selectable.USE_DEFAULT_BUFFER_SIZE: leave the kernel's default
+# The reconnectBackoffMs Kafka builds the broker's channel NetworkClients with (TransactionMarker-
+# ChannelManager's, BrokerToControllerChannelManager's): after a failed connection or request, a
+# sender waits this long before trying that destination again.
+RECONNECT_BACKOFF_MS = 50
 
 _SIZE = struct.Struct(">i")
 

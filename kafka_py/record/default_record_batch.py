@@ -54,7 +54,7 @@ BASE_OFFSET_OFFSET = 0
 BASE_OFFSET_LENGTH = 8
 LENGTH_OFFSET = BASE_OFFSET_OFFSET + BASE_OFFSET_LENGTH  # 8
 LENGTH_LENGTH = 4
-LOG_OVERHEAD = LENGTH_OFFSET + LENGTH_LENGTH  # 12
+LOG_OVERHEAD = LENGTH_OFFSET + LENGTH_LENGTH  # 12, Records.LOG_OVERHEAD
 PARTITION_LEADER_EPOCH_OFFSET = 12
 MAGIC_OFFSET = 16
 CRC_OFFSET = 17
@@ -80,8 +80,9 @@ CURRENT_MAGIC_VALUE = 2
 MAGIC_VALUE_V0 = 0
 MAGIC_VALUE_V1 = 1
 MAGIC_VALUE_V2 = 2
-# Smallest legacy (v0) message: the smallest "length" a well-formed log entry can have.
-LEGACY_RECORD_OVERHEAD_V0 = 14
+# LegacyRecord.RECORD_OVERHEAD_V0, the smallest legacy (v0) message: the smallest "length" a
+# well-formed log entry can have.
+RECORD_OVERHEAD_V0 = 14
 
 # ---- attribute bits -----------------------------------------------------------
 COMPRESSION_CODEC_MASK = 0x07

@@ -29,13 +29,13 @@ from kafka_py.record.default_record_batch import (
     CONTROL_FLAG_MASK,
     CURRENT_MAGIC_VALUE,
     HEADER_SIZE_UP_TO_MAGIC,
-    LEGACY_RECORD_OVERHEAD_V0,
     LOG_OVERHEAD,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
@@ -601,10 +601,10 @@ class FileRecords:
             if len(head) < HEADER_SIZE_UP_TO_MAGIC:
                 return  # the file shrank under us
             length = _unpack_i32(head, 8)[0]
-            if length < LEGACY_RECORD_OVERHEAD_V0:
+            if length < RECORD_OVERHEAD_V0:
                 raise CorruptRecordException(
                     f"Found record size {length} smaller than minimum record overhead "
-                    f"({LEGACY_RECORD_OVERHEAD_V0}) in file {self._file}."
+                    f"({RECORD_OVERHEAD_V0}) in file {self._file}."
                 )
             if position > end - LOG_OVERHEAD - length:
                 return

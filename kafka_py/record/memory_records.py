@@ -17,13 +17,13 @@ from kafka_py.common.errors import CorruptRecordException, UnsupportedForMessage
 from kafka_py.record.control_record_type import EndTransactionMarker
 from kafka_py.record.default_record_batch import (
     CURRENT_MAGIC_VALUE,
-    LEGACY_RECORD_OVERHEAD_V0,
     LENGTH_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MAGIC_VALUE_V0,
     MAGIC_VALUE_V1,
     RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
     DefaultRecordBatch,
     Record,
     SimpleRecord,
@@ -115,10 +115,10 @@ class MemoryRecords:
                     )
                 return
             length = _unpack_i32(buf, pos + LENGTH_OFFSET)[0]
-            if length < LEGACY_RECORD_OVERHEAD_V0:
+            if length < RECORD_OVERHEAD_V0:
                 raise CorruptRecordException(
                     f"Record size {length} is less than the minimum record overhead "
-                    f"({LEGACY_RECORD_OVERHEAD_V0}) at position {pos}"
+                    f"({RECORD_OVERHEAD_V0}) at position {pos}"
                 )
             size = LOG_OVERHEAD + length
             if size > remaining:

@@ -36,7 +36,6 @@ Exchange = Callable[[ApiKeys, int, Any], Any]
 # The highest versions this client speaks (Kafka 2.8.2's).
 SASL_HANDSHAKE_VERSION = 1
 SASL_AUTHENTICATE_VERSION = 2
-API_VERSIONS_VERSION = 3
 
 CLIENT_SOFTWARE_NAME = "kafka-py"
 CLIENT_SOFTWARE_VERSION = "2.8.2"
@@ -148,8 +147,9 @@ class SaslClientAuthenticator:
         return self.session_lifetime_ms
 
     def _negotiate_versions(self, exchange: Exchange) -> None:
-        response = exchange(ApiKeys.API_VERSIONS, API_VERSIONS_VERSION,
-                            request_schema(ApiKeys.API_VERSIONS, API_VERSIONS_VERSION)(
+        version = ApiKeys.API_VERSIONS.latest_version  # as Kafka's ApiVersionsRequest.Builder sends
+        response = exchange(ApiKeys.API_VERSIONS, version,
+                            request_schema(ApiKeys.API_VERSIONS, version)(
                                 client_software_name=CLIENT_SOFTWARE_NAME,
                                 client_software_version=CLIENT_SOFTWARE_VERSION))
         error = Errors.for_code(int(response.error_code))

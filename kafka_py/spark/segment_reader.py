@@ -37,10 +37,10 @@ from kafka_py.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     CURRENT_MAGIC_VALUE,
-    LEGACY_RECORD_OVERHEAD_V0,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
@@ -252,7 +252,7 @@ class _SliceReader:
                 length = _unpack_i32(view, rel + 8)[0]
                 size = LOG_OVERHEAD + length
                 magic = view[rel + MAGIC_OFFSET]
-                if length < LEGACY_RECORD_OVERHEAD_V0 or magic != CURRENT_MAGIC_VALUE \
+                if length < RECORD_OVERHEAD_V0 or magic != CURRENT_MAGIC_VALUE \
                         or size < RECORD_BATCH_OVERHEAD:
                     signed_magic = magic - 256 if magic > 127 else magic
                     jump = self._damaged(records, batch_position, end,

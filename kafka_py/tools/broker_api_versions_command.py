@@ -43,7 +43,6 @@ from kafka_py.tools.command_line_utils import (
     validate_port_or_die,
 )
 
-API_VERSIONS_VERSION = 3
 CLIENT_SOFTWARE_NAME = "kafka-py"
 CLIENT_SOFTWARE_VERSION = "2.8.2"
 HELP = "This tool helps to retrieve broker version information."
@@ -86,7 +85,7 @@ def broker_api_versions(connections: BrokerConnections, broker: BrokerNode) -> d
     from kafka_py.protocol.api_keys import ApiKeys
     from kafka_py.protocol.errors import Errors
 
-    version = API_VERSIONS_VERSION
+    version = ApiKeys.API_VERSIONS.latest_version
     for _ in range(2):
         response = connections.send(broker.address, ApiKeys.API_VERSIONS, version,
                                     {"client_software_name": CLIENT_SOFTWARE_NAME,

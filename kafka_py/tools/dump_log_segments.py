@@ -53,6 +53,7 @@ from kafka_py.log.log_files import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from kafka_py.log.offset_index import OffsetIndex
+from kafka_py.log.producer_state_manager import PRODUCER_SNAPSHOT_VERSION
 from kafka_py.log.time_index import TimeIndex
 from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE, NO_TIMESTAMP, TimestampType
 from kafka_py.record.file_records import FileRecords
@@ -70,7 +71,6 @@ _ABORTED_TXN = struct.Struct(">hqqqq")
 # ProducerStateManager.scala's snapshot: version int16, crc uint32, then an array of entries.
 _SNAPSHOT_HEADER = struct.Struct(">hI")
 _SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
-_PRODUCER_SNAPSHOT_VERSION = 1
 
 
 class DumpFailure(Exception):
@@ -556,7 +556,7 @@ def read_producer_snapshot(data: bytes) -> list[tuple]:
     if len(data) < _SNAPSHOT_HEADER.size + 4:
         raise ValueError("Snapshot failed schema validation: file too short")
     version, crc = _SNAPSHOT_HEADER.unpack_from(data)
-    if version != _PRODUCER_SNAPSHOT_VERSION:
+    if version != PRODUCER_SNAPSHOT_VERSION:
         raise ValueError(f"Snapshot contained an unknown file version {version}")
     computed = crc32c.crc32c(data[_SNAPSHOT_HEADER.size:])
     if crc != computed:

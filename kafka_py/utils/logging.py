@@ -21,6 +21,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+TRACE = 5  # log4j's TRACE, below Python's DEBUG (logging_setup names the level)
+
 _DEBUG = logging.DEBUG
 _INFO = logging.INFO
 _WARNING = logging.WARNING

@@ -25,6 +25,8 @@ from logging.handlers import TimedRotatingFileHandler
 
 import yaml
 
+from kafka_py.utils.logging import TRACE
+
 DEFAULT_CONFIG = pathlib.Path(__file__).resolve().parents[2] / "config" / "logging.yaml"
 DEFAULT_LOGS_DIR = "/tmp/kafka-py-logs"
 LOGS_DIR_PLACEHOLDER = "${kafka.logs.dir}"
@@ -65,9 +67,6 @@ class DailyRollingFileHandler(TimedRotatingFileHandler):
             return int(start + 3600)
         # the next midnight (mktime carries a day past the month's end)
         return int(time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday + 1, 0, 0, 0, 0, 0, -1)))
-
-
-TRACE = 5  # log4j's TRACE, below Python's DEBUG
 
 
 class KafkaFormatter(logging.Formatter):

@@ -121,6 +121,8 @@ class JoinGroupResponseMember:
     metadata: bytes
 
 
+# GroupCoordinator.NoGeneration and NoLeader (kafka.coordinator.group), here beside JoinGroupResult,
+# which group_coordinator.py imports from this module.
 NO_GENERATION = -1
 NO_LEADER = ""
 

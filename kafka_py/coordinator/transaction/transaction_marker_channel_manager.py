@@ -45,7 +45,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Deque, Dict, Iterable, List, Optional, Tuple
 
-from kafka_py.clients.network_client import NetworkClient
+from kafka_py.clients.network_client import RECONNECT_BACKOFF_MS, NetworkClient
 from kafka_py.clients.network_client_utils import NodeConnection
 from kafka_py.cluster.broker import Node
 from kafka_py.common.topic_partition import TopicPartition
@@ -65,8 +65,6 @@ logger = logging.getLogger(__name__)
 WRITE_TXN_MARKERS_REQUEST_VERSION = 1  # inter.broker.protocol.version 2.8-IV0 and later
 # How often the sender thread looks again at the unknown-broker queue and the completion retries.
 RETRY_BACKOFF_MS = 100
-# After a failed connection or request, a broker's sender waits this long before trying again.
-RECONNECT_BACKOFF_MS = 50
 # An idle sender sleeps until markers arrive (they wake it); this only bounds a lost wake-up.
 IDLE_WAIT_MS = 1000
 

@@ -81,11 +81,11 @@ from kafka_py.security.authorizer.authorizer import (
     has_dominant_prefixed_deny,
 )
 from kafka_py.security.authorizer.authorizer_utils import validate_acl_binding
+from kafka_py.utils.logging import TRACE
 from kafka_py.zk.zk_data import ZkAclChangeStore, ZkAclStore, ZkVersion
 
 logger = logging.getLogger(__name__)
 authorizer_logger = logging.getLogger("kafka.authorizer.logger")
-TRACE = 5
 
 WILDCARD_PRINCIPAL = AclEntry.WILDCARD_PRINCIPAL
 WILDCARD_HOST = AclEntry.WILDCARD_HOST
