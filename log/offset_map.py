@@ -20,7 +20,7 @@ import mmap
 import struct
 from abc import ABC, abstractmethod
 
-from kafka_py.utils.java_limits import INT_MIN
+from kafka_py.utils.utils import utils_abs
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +42,6 @@ def _anonymous_block(size: int) -> mmap.mmap:
 def _to_int32(n: int) -> int:
     n &= 0xFFFFFFFF
     return n - 0x100000000 if n & 0x80000000 else n
-
-
-def _abs_int32(n: int) -> int:
-    # Kafka's Utils.abs: the one int without a positive counterpart maps to 0.
-    return 0 if n == INT_MIN else abs(n)
 
 
 class OffsetMap(ABC):
@@ -136,7 +131,7 @@ class SkimpyOffsetMap(OffsetMap):
         hs = self.hash_size
         probe = _to_int32(_INT.unpack_from(hash_, min(attempt, hs - 4))[0] + max(0, attempt - hs + 4))
         self._probes += 1
-        return (_abs_int32(probe) % self._slots) * self.bytes_per_entry
+        return (utils_abs(probe) % self._slots) * self.bytes_per_entry
 
     def _is_empty(self, position: int) -> bool:
         return self._bytes[position:position + self.bytes_per_entry] == self._empty_entry

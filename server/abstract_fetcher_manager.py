@@ -33,11 +33,12 @@ from typing import Generic, Iterable, Mapping, Optional, TypeVar
 
 from kafka_py.cluster.broker import BrokerEndPoint
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code, utils_abs
+from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
 from kafka_py.server.replica_manager import InitialFetchState
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.utils import utils_abs
 
 
 T = TypeVar("T", bound=AbstractFetcherThread)

@@ -23,7 +23,6 @@ from kafka_py.coordinator.group.group_metadata_manager import (
     read_group_message_value,
     read_message_key,
     read_offset_message_value,
-    utils_abs,
 )
 from kafka_py.coordinator.group.group_metadata_schemas import (
     GroupMetadataValue,
@@ -78,13 +77,6 @@ def i64(v: int) -> bytes:
 ])
 def test_java_string_hash_code(text: str, expected: int) -> None:
     assert java_string_hash_code(text) == expected
-
-
-def test_utils_abs_maps_min_value_to_zero() -> None:
-    assert utils_abs(-2**31) == 0
-    assert utils_abs(-5) == 5 and utils_abs(7) == 7
-    # Kafka's abs, not a mask: -1 is 1, where n & 0x7fffffff would give 2147483647
-    assert utils_abs(-1) == 1
 
 
 @settings(max_examples=200, deadline=None)

@@ -67,10 +67,10 @@ from kafka_py.record.default_record_batch import (
     SimpleRecord,
 )
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.java_limits import INT_MIN
 from kafka_py.utils.kafka_scheduler import KafkaScheduler, Scheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
+from kafka_py.utils.utils import utils_abs
 
 logger = logging.getLogger(__name__)
 
@@ -91,11 +91,6 @@ def java_string_hash_code(s: str) -> int:
     for i in range(0, len(data), 2):
         h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
-
-
-def utils_abs(n: int) -> int:
-    """Kafka's ``Utils.abs``: |n|, except that Integer.MIN_VALUE (whose |n| overflows) maps to 0."""
-    return 0 if n == INT_MIN else abs(n)
 
 
 # ---------------------------------------------------------------------------- parsed keys
@@ -947,5 +942,4 @@ __all__ = [
     "read_group_message_value",
     "read_message_key",
     "read_offset_message_value",
-    "utils_abs",
 ]

@@ -32,7 +32,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code, utils_abs
+from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code
 from kafka_py.coordinator.transaction import transaction_log
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.coordinator.transaction.transaction_metadata import (
@@ -52,6 +52,7 @@ from kafka_py.utils.kafka_scheduler import Scheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
 from kafka_py.utils.time import Time
+from kafka_py.utils.utils import utils_abs
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,17 @@
+"""Port of clients/src/main/java/org/apache/kafka/common/utils/Utils.java ``abs``, the one
+home for the modules that hash a key to a partition or a slot (the group and transaction
+coordinators' partitionFor, the fetcher manager's fetcher id, the cleaner's offset map).
+
+``Utils.loadProps`` is ported in kafka_py/utils/properties.py.
+"""
+from __future__ import annotations
+
+from kafka_py.utils.java_limits import INT_MIN
+
+
+def utils_abs(n: int) -> int:
+    """Kafka's ``Utils.abs``: |n|, except that Integer.MIN_VALUE (whose |n| overflows) maps to 0."""
+    return 0 if n == INT_MIN else abs(n)
+
+
+__all__ = ["utils_abs"]
