@@ -321,13 +321,33 @@ class AbstractIndex:
     def sanity_check(self) -> None:
         raise NotImplementedError
 
+    def _offset_at(self, mm, n: int) -> int:
+        """The absolute offset of slot ``n`` (a key in OffsetIndex, a value in TimeIndex)."""
+        raise NotImplementedError
+
+    def _truncate_to_entries(self, entries: int) -> None:
+        """Keep the first ``entries`` entries and reload the cached last entry."""
+        raise NotImplementedError
+
+    # -- truncation ------------------------------------------------------------------------
+
     def truncate(self) -> None:
         """Remove all entries."""
-        raise NotImplementedError
+        self._truncate_to_entries(0)
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset``; a larger offset changes nothing."""
-        raise NotImplementedError
+        with self._lock:
+            slot = self._largest_lower_bound_slot_for(offset, self._offset_at)
+            # No entry <= offset: drop everything. An entry exactly at offset goes too, since
+            # truncation removes offsets >= offset. Otherwise keep up to that entry.
+            if slot < 0:
+                new_entries = 0
+            elif self._offset_at(self._mmap, slot) == offset:
+                new_entries = slot
+            else:
+                new_entries = slot + 1
+            self._truncate_to_entries(new_entries)
 
     # -- offsets ---------------------------------------------------------------------------
 

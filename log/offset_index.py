@@ -112,22 +112,6 @@ class OffsetIndex(AbstractIndex):
                     f"Attempt to append an offset ({offset}) to position {self._entries} no larger than "
                     f"the last offset appended ({self._last_offset}) to {self.file}.")
 
-    def truncate(self) -> None:
-        self._truncate_to_entries(0)
-
-    def truncate_to(self, offset: int) -> None:
-        with self._lock:
-            slot = self._largest_lower_bound_slot_for(offset, self._offset_at)
-            # No entry <= offset: drop everything. An entry exactly at offset goes too, since
-            # truncation removes offsets >= offset. Otherwise keep up to that entry.
-            if slot < 0:
-                new_entries = 0
-            elif self._offset_at(self._mmap, slot) == offset:
-                new_entries = slot
-            else:
-                new_entries = slot + 1
-            self._truncate_to_entries(new_entries)
-
     def _truncate_to_entries(self, entries: int) -> None:
         with self._lock:
             self._entries = entries

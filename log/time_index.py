@@ -116,20 +116,6 @@ class TimeIndex(AbstractIndex):
                 return TimestampOffset(NO_TIMESTAMP, self.base_offset)
             return self._parse_entry(self._mmap, slot)
 
-    def truncate(self) -> None:
-        self._truncate_to_entries(0)
-
-    def truncate_to(self, offset: int) -> None:
-        with self._lock:
-            slot = self._largest_lower_bound_slot_for(offset, self._offset_at)
-            if slot < 0:
-                new_entries = 0
-            elif self._offset_at(self._mmap, slot) == offset:
-                new_entries = slot
-            else:
-                new_entries = slot + 1
-            self._truncate_to_entries(new_entries)
-
     def resize(self, new_size: int) -> bool:
         with self._lock:
             if super().resize(new_size):
