@@ -43,6 +43,7 @@ from kafka_py.zk.zk_data import TopicPartitionStateZNode
 if TYPE_CHECKING:
     from kafka_py.controller.controller_channel_manager import ControllerBrokerRequestBatch
     from kafka_py.controller.controller_context import ControllerContext
+    from kafka_py.controller.replica_state_machine import ReplicaStateMachine
 
 logger = logging.getLogger(__name__)
 
@@ -126,16 +127,25 @@ class PartitionStateMachine:
         raise NotImplementedError
 
 
+def init_zk_state_machine(machine: "PartitionStateMachine | ReplicaStateMachine", name: str, config: Any,
+                          state_change_logger: StateChangeLogger, zk_client: "KafkaZkClient",
+                          controller_broker_request_batch: "ControllerBrokerRequestBatch") -> None:
+    """The construction ZkPartitionStateMachine and ZkReplicaStateMachine share: both take the
+    same five parameters, keep the same fields and log as ``[<name> controllerId=<id>] ``."""
+    machine.config = config
+    machine.state_change_logger = state_change_logger
+    machine.zk_client = zk_client
+    machine.controller_broker_request_batch = controller_broker_request_batch
+    machine.controller_id = config.broker_id
+    machine.logger.ident = f"[{name} controllerId={machine.controller_id}] "
+
+
 class ZkPartitionStateMachine(PartitionStateMachine):
     def __init__(self, config: Any, state_change_logger: StateChangeLogger, controller_context: "ControllerContext",
                  zk_client: "KafkaZkClient", controller_broker_request_batch: "ControllerBrokerRequestBatch") -> None:
         super().__init__(controller_context)
-        self.config = config
-        self.state_change_logger = state_change_logger
-        self.zk_client = zk_client
-        self.controller_broker_request_batch = controller_broker_request_batch
-        self.controller_id: int = config.broker_id
-        self.logger.ident = f"[PartitionStateMachine controllerId={self.controller_id}] "
+        init_zk_state_machine(self, "PartitionStateMachine", config, state_change_logger, zk_client,
+                              controller_broker_request_batch)
         # The broker config as it is now: unclean.leader.election.enable is a dynamic broker
         # default, and Kafka's KafkaConfig always reads the current dynamic value. The
         # controller points this at DynamicBrokerConfig when it has one.

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.controller.partition_state_machine import StateChangeFailedException
+from kafka_py.controller.partition_state_machine import StateChangeFailedException, init_zk_state_machine
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
@@ -116,12 +116,8 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
     def __init__(self, config: Any, state_change_logger: StateChangeLogger, controller_context: "ControllerContext",
                  zk_client: "KafkaZkClient", controller_broker_request_batch: "ControllerBrokerRequestBatch") -> None:
         super().__init__(controller_context)
-        self.config = config
-        self.state_change_logger = state_change_logger
-        self.zk_client = zk_client
-        self.controller_broker_request_batch = controller_broker_request_batch
-        self.controller_id: int = config.broker_id
-        self.logger.ident = f"[ReplicaStateMachine controllerId={self.controller_id}] "
+        init_zk_state_machine(self, "ReplicaStateMachine", config, state_change_logger, zk_client,
+                              controller_broker_request_batch)
 
     def handle_state_changes(self, replicas: Sequence["PartitionAndReplica"], target_state: ReplicaState) -> None:
         replicas = list(replicas)
