@@ -20,7 +20,7 @@ import mmap
 import struct
 from abc import ABC, abstractmethod
 
-from kafka_py.utils.utils import utils_abs
+from kafka_py.utils.utils import to_int32, utils_abs
 
 logger = logging.getLogger(__name__)
 
@@ -37,11 +37,6 @@ _HASHLIB_NAMES = {"MD2": "md2", "MD5": "md5", "SHA-1": "sha1", "SHA1": "sha1", "
 def _anonymous_block(size: int) -> mmap.mmap:
     # private, so that MADV_DONTNEED really drops the pages (a shared mapping would keep them)
     return mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-
-
-def _to_int32(n: int) -> int:
-    n &= 0xFFFFFFFF
-    return n - 0x100000000 if n & 0x80000000 else n
 
 
 class OffsetMap(ABC):
@@ -129,7 +124,7 @@ class SkimpyOffsetMap(OffsetMap):
     def _position_of(self, hash_: bytes, attempt: int) -> int:
         """Byte position of the ``attempt``-th probe: successive ints of the digest, then linear steps."""
         hs = self.hash_size
-        probe = _to_int32(_INT.unpack_from(hash_, min(attempt, hs - 4))[0] + max(0, attempt - hs + 4))
+        probe = to_int32(_INT.unpack_from(hash_, min(attempt, hs - 4))[0] + max(0, attempt - hs + 4))
         self._probes += 1
         return (utils_abs(probe) % self._slots) * self.bytes_per_entry
 

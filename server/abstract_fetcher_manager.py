@@ -38,18 +38,10 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
 from kafka_py.server.replica_manager import InitialFetchState
 from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.utils import utils_abs
+from kafka_py.utils.utils import to_int32, utils_abs
 
 
 T = TypeVar("T", bound=AbstractFetcherThread)
-
-_INT32_MASK = 0xFFFFFFFF
-
-
-def _to_int32(value: int) -> int:
-    value &= _INT32_MASK
-    return value - (1 << 32) if value & 0x80000000 else value
-
 
 @dataclass(frozen=True, slots=True)
 class BrokerAndFetcherId:
@@ -66,7 +58,7 @@ class BrokerIdAndFetcherId:
 def fetcher_id_for(topic_partition: TopicPartition, num_fetchers: int) -> int:
     """Kafka's ``getFetcherId``: ``Utils.abs(31 * topic.hashCode() + partition) % numFetchers``,
     in Java's 32-bit arithmetic."""
-    return utils_abs(_to_int32(31 * java_string_hash_code(topic_partition.topic) + topic_partition.partition)) \
+    return utils_abs(to_int32(31 * java_string_hash_code(topic_partition.topic) + topic_partition.partition)) \
         % num_fetchers
 
 

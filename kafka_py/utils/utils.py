@@ -1,6 +1,8 @@
 """Port of clients/src/main/java/org/apache/kafka/common/utils/Utils.java ``abs``, the one
 home for the modules that hash a key to a partition or a slot (the group and transaction
-coordinators' partitionFor, the fetcher manager's fetcher id, the cleaner's offset map).
+coordinators' partitionFor, the fetcher manager's fetcher id, the cleaner's offset map),
+with ``to_int32``, the Java int arithmetic those hashes wrap in (also used by the
+ZooKeeper data's Scala hash of a topic's assignment).
 
 ``Utils.loadProps`` is ported in kafka_py/utils/properties.py.
 """
@@ -14,4 +16,10 @@ def utils_abs(n: int) -> int:
     return 0 if n == INT_MIN else abs(n)
 
 
-__all__ = ["utils_abs"]
+def to_int32(n: int) -> int:
+    """``n`` wrapped to a Java int, as 32-bit signed arithmetic overflows (Java's ``(int) n``)."""
+    n &= 0xFFFFFFFF
+    return n - 0x100000000 if n & 0x80000000 else n
+
+
+__all__ = ["to_int32", "utils_abs"]

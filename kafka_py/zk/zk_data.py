@@ -40,6 +40,7 @@ from kafka_py.cluster.broker import (
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.security.authorizer.acl import PatternType, ResourcePattern, ResourceType
+from kafka_py.utils.utils import to_int32
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +71,6 @@ def try_parse_bytes(data: bytes | None) -> Any:
     return json.loads(bytes(data).decode("utf-8"))
 
 
-def _to_int32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
 @functools.lru_cache(maxsize=65536)
 def _java_string_hash(s: str) -> int:
     """java.lang.String.hashCode (over UTF-16 code units), as a signed 32-bit int."""
@@ -82,7 +78,7 @@ def _java_string_hash(s: str) -> int:
     units = s.encode("utf-16-be")
     for i in range(0, len(units), 2):
         h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
-    return _to_int32(h)
+    return to_int32(h)
 
 
 def _scala_table_size_for(capacity: int) -> int:
@@ -112,17 +108,17 @@ def _scala_mutable_hash_map(items: Iterable[tuple[str, Any]], initial_entries: i
 
     def position(pair: tuple[str, Any]) -> tuple[int, int]:
         h = _java_string_hash(pair[0])
-        improved = _to_int32(h ^ ((h & 0xFFFFFFFF) >> 16))
+        improved = to_int32(h ^ ((h & 0xFFFFFFFF) >> 16))
         return improved & (table_length - 1), improved
 
     return dict(sorted(dict(items).items(), key=position))
 
 
 def _scala_improve(hcode: int) -> int:
-    h = _to_int32(hcode + ~_to_int32(hcode << 9))
-    h = _to_int32(h ^ ((h & 0xFFFFFFFF) >> 14))
-    h = _to_int32(h + _to_int32(h << 4))
-    return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
+    h = to_int32(hcode + ~to_int32(hcode << 9))
+    h = to_int32(h ^ ((h & 0xFFFFFFFF) >> 14))
+    h = to_int32(h + to_int32(h << 4))
+    return to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
 
 
 def _scala_immutable_map(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
