@@ -1,7 +1,7 @@
 """Port of the constants of clients/src/main/java/org/apache/kafka/common/requests
-(Kafka 2.8.2) that the broker and its tools share: ListOffsetsRequest.java,
-FetchRequest.java, AbstractControlRequest.java, OffsetsForLeaderEpochResponse.java and
-MetadataResponse.java / DescribeGroupsResponse.java;
+(Kafka 2.8.2) that the broker and its tools share: ApiVersionsRequest.java,
+ListOffsetsRequest.java, FetchRequest.java, AbstractControlRequest.java,
+OffsetsForLeaderEpochResponse.java and MetadataResponse.java / DescribeGroupsResponse.java;
 and of the partition states of LeaderAndIsrRequest.java and UpdateMetadataRequest.java.
 
 Kafka keeps these on the request and response classes; kio's message classes have no
@@ -18,6 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_py.utils.java_limits import INT_MIN
+
+# ApiVersionsRequest.Builder: the client software an ApiVersions request names (KIP-511),
+# sent by the inter-broker SASL client and by kafka-broker-api-versions. Kafka's are
+# "apache-kafka-java" and AppInfoParser.getVersion().
+CLIENT_SOFTWARE_NAME = "kafka-py"
+CLIENT_SOFTWARE_VERSION = "2.8.2"
 
 # ListOffsetsRequest: the special target timestamps.
 EARLIEST_TIMESTAMP = -2

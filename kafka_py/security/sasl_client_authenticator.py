@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
+from kafka_py.protocol.requests import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 from kafka_py.security.errors import SaslAuthenticationException, UnsupportedSaslMechanismException
 from kafka_py.security.plain import PLAIN_MECHANISM, plain_client_token
 from kafka_py.security.scram import ScramMechanism, ScramSaslClient
@@ -36,9 +37,6 @@ Exchange = Callable[[ApiKeys, int, Any], Any]
 # The highest versions this client speaks (Kafka 2.8.2's).
 SASL_HANDSHAKE_VERSION = 1
 SASL_AUTHENTICATE_VERSION = 2
-
-CLIENT_SOFTWARE_NAME = "kafka-py"
-CLIENT_SOFTWARE_VERSION = "2.8.2"
 
 
 class PlainSaslClient:

@@ -32,6 +32,7 @@ from typing import Any, Mapping
 
 import click
 
+from kafka_py.protocol.requests import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 from kafka_py.tools.broker_connections import BrokerConnections, BrokerNode
 from kafka_py.tools.command_line_utils import (
     CommandError,
@@ -43,8 +44,6 @@ from kafka_py.tools.command_line_utils import (
     validate_port_or_die,
 )
 
-CLIENT_SOFTWARE_NAME = "kafka-py"
-CLIENT_SOFTWARE_VERSION = "2.8.2"
 HELP = "This tool helps to retrieve broker version information."
 
 
