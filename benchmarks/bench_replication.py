@@ -1,7 +1,7 @@
 """Replication benchmark: three kafka-py brokers and one ZooKeeper on this machine.
 
     .venv/bin/python benchmarks/bench_replication.py [--rounds 3] [--catchup-mb 1024] [--only NAME ...]
-        [--override KEY=VALUE ...]
+        [--override KEY=VALUE ...] [--partitions N]
 
 Brokers are the test harness's (``tests/integration/broker_harness.py``: ``python -m
 kafka_py.kafka``, temp log dirs, zookeeper.session.timeout.ms=4000) with automatic leader
@@ -9,8 +9,13 @@ rebalancing off; the client is confluent-kafka, in this process. Figures, each t
 ``--rounds`` rounds run in one go (pairs alternate their order from round to round):
 
 * ``throughput``: records/s and MB/s of values for 100-byte and 10,000-byte values, RF=3
-  acks=all (min.insync.replicas=2) against RF=1 acks=1, both topics led by broker 0, same
-  producer settings (linger.ms=5, idempotence off); the ratio is taken per round. Beside
+  acks=all (min.insync.replicas=2) against RF=1 acks=1, same producer settings (linger.ms=5,
+  idempotence off); the ratio is taken per round. With ``--partitions 1`` (the default)
+  both topics have one partition led by broker 0: one producer connection with one request
+  at a time in the leader, so the figure is that request's trip through the chain. With
+  ``--partitions N`` each topic has N partitions whose leaders take turns over the three
+  brokers (RF=3 replicas ``p, p+1, p+2`` mod 3, RF=1 replica ``p`` mod 3), and the records
+  go to them in turn, as in a cluster whose load is spread over its brokers. Beside
   each rate, the CPU time (user + system, from /proc) the leader, the two other brokers and
   this client process spent per MB of values while it ran. Each measured topic is deleted
   (and its files gone) before the next run, so every run writes into a page cache of the
@@ -131,7 +136,8 @@ def cpu_seconds(pids: list[int], system_only: bool = False) -> list[float]:
 def machine_jiffies() -> tuple[int, int]:
     """(busy, total) jiffies of all CPUs so far, from /proc/stat (idle and iowait are not busy)."""
     with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
+        # user nice system idle iowait irq softirq steal (guest time is counted in user already)
+        values = [int(v) for v in f.readline().split()[1:9]]
     return sum(values) - values[3] - values[4], sum(values)
 
 
@@ -139,29 +145,39 @@ def per_mb(after: list[float], before: list[float], megabytes: float) -> list[fl
     return [round((a - b) * 1000 / megabytes, 2) for a, b in zip(after, before)]
 
 
-def produce_rate(bootstrap: str, topic: str, acks: str, size: int, count: int) -> float:
+def usage(pids: list[int]) -> tuple[list[float], list[float], tuple[int, int]]:
+    """CPU seconds of each process and this one, their system part, and the machine's jiffies."""
+    return cpu_seconds(pids), cpu_seconds(pids, True), machine_jiffies()
+
+
+def produce_rate(bootstrap: str, topic: str, acks: str, size: int, count: int, partitions: int = 1,
+                 pids: tuple[int, ...] = ()) -> tuple[float, tuple, tuple]:
+    """Records/s of one producer run, and ``usage`` of ``pids`` when the clock started and stopped."""
     payload = os.urandom(size)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
                          "enable.idempotence": False, "queue.buffering.max.messages": 2000000})
     errors = []
-    producer.produce(topic, payload, partition=0)  # connections and metadata before the clock
+    for p in range(partitions):  # connections and metadata before the clock
+        producer.produce(topic, payload, partition=p)
     producer.flush(60)
+    start_usage = usage(list(pids))
     start = time.perf_counter()
-    for _ in range(count):
+    for i in range(count):
         while True:
             try:
-                producer.produce(topic, payload, partition=0,
+                producer.produce(topic, payload, partition=i % partitions,
                                  on_delivery=lambda err, msg: errors.append(err) if err else None)
                 break
             except BufferError:
                 producer.poll(0.01)
     producer.flush(300)
     elapsed = time.perf_counter() - start
+    end_usage = usage(list(pids))
     assert not errors, errors[:3]
-    return count / elapsed
+    return count / elapsed, start_usage, end_usage
 
 
-def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
+def bench_throughput(bench: Bench, rounds: int, partitions: int = 1) -> list[dict]:
     rows = []
     for size, count in ((100, 200_000), (10_000, 20_000)):
         rf1, rf3, ratios = [], [], []
@@ -176,14 +192,17 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
             for kind in order:
                 topic = f"tp-{kind}-{size}-{uuid.uuid4().hex[:6]}"
                 if kind == "rf1":
-                    bench.create(topic, {0: [0]})
+                    bench.create(topic, {p: [p % 3] for p in range(partitions)})
                 else:
-                    bench.create(topic, {0: [0, 1, 2]}, **{"min.insync.replicas": "2"})
-                before, system_before, machine_before = cpu_seconds(pids), cpu_seconds(pids, True), machine_jiffies()
-                pair[kind] = produce_rate(bench.bootstrap, topic, "1" if kind == "rf1" else "all", size, count)
-                after, system_after, machine_after = cpu_seconds(pids), cpu_seconds(pids, True), machine_jiffies()
-                # leader (broker 0), brokers 1 and 2, client: ms of CPU per MB of values
-                megabytes = size * (count + 1) / 1e6
+                    bench.create(topic, {p: [(p + k) % 3 for k in range(3)] for p in range(partitions)},
+                                 **{"min.insync.replicas": "2"})
+                # CPU and the machine's busy share over the timed part only (connections,
+                # metadata and the first records come before it)
+                pair[kind], (before, system_before, machine_before), (after, system_after, machine_after) = \
+                    produce_rate(bench.bootstrap, topic, "1" if kind == "rf1" else "all", size, count, partitions,
+                                 tuple(pids))
+                # brokers 0 (the leader of a one-partition topic), 1 and 2, client: ms of CPU per MB of values
+                megabytes = size * count / 1e6
                 cpu[kind] = per_mb(after, before, megabytes)
                 cpu_rows[kind].append(cpu[kind])
                 system[kind] = per_mb(system_after, system_before, megabytes)
@@ -199,7 +218,7 @@ def bench_throughput(bench: Bench, rounds: int) -> list[dict]:
             rf3.append(pair["rf3"])
             ratios.append(pair["rf3"] / pair["rf1"])
             print(f"throughput {size} B round {r}: RF=1 acks=1 {pair['rf1']:.0f}/s, RF=3 acks=all "
-                  f"{pair['rf3']:.0f}/s, ratio {ratios[-1]:.2f}; CPU ms/MB (leader, broker 1, broker 2, "
+                  f"{pair['rf3']:.0f}/s, ratio {ratios[-1]:.2f}; CPU ms/MB (broker 0, broker 1, broker 2, "
                   f"client) RF=1 {cpu['rf1']}, RF=3 {cpu['rf3']}; of it system RF=1 {system['rf1']}, "
                   f"RF=3 {system['rf3']}; machine busy RF=1 {busy['rf1']}, RF=3 {busy['rf3']}", flush=True)
         rows.append({"size": size, "rf1_records_s": statistics.median(rf1), "rf3_records_s": statistics.median(rf3),
@@ -308,6 +327,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--catchup-mb", type=int, default=1024)
     parser.add_argument("--only", nargs="*", default=["throughput", "catchup", "failover", "shutdown"])
+    parser.add_argument("--partitions", type=int, default=1,
+                        help="throughput: partitions per topic, their leaders spread over the brokers")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="a broker config for all three brokers (repeatable)")
     args = parser.parse_args()
@@ -315,13 +336,13 @@ def main() -> None:
         key, _, value = item.partition("=")
         PROPS[key] = value
     print(f"{datetime.datetime.now().isoformat(timespec='seconds')}, {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.1f}, overrides {args.override}", flush=True)
+          f"load {os.getloadavg()[0]:.1f}, overrides {args.override}, partitions {args.partitions}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-replication-") as tmp:
         bench = Bench(pathlib.Path(tmp))
         summary: dict = {}
         try:
             if "throughput" in args.only:
-                summary["throughput"] = bench_throughput(bench, args.rounds)
+                summary["throughput"] = bench_throughput(bench, args.rounds, args.partitions)
             if "catchup" in args.only:
                 summary["catchup_mb_s"] = statistics.median(bench_catchup(bench, args.rounds, args.catchup_mb))
             if "failover" in args.only:
