@@ -90,6 +90,9 @@ def test_compacted_topic_keeps_the_latest_value_per_key(compacting_broker):
     cleaner_log = "".join(p.read_text(errors="replace") for p in sorted(broker.logs_dir.glob("log-cleaner.log*")))
     assert f"Cleaner 0: Beginning cleaning of log {TOPIC}-0." in cleaner_log
     assert "(kafka_py.log.log_cleaner)" in cleaner_log
+    # and only there, as Kafka's LogCleaner logger (additivity=false)
+    server_log = "".join(p.read_text(errors="replace") for p in sorted(broker.logs_dir.glob("server.log*")))
+    assert "(kafka_py.log.log_cleaner)" not in server_log and "(kafka_py.log.log_cleaner)" not in broker.output()
 
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     tp = TopicPartition(TOPIC, 0)

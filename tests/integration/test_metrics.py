@@ -235,10 +235,11 @@ def test_kafka_log_files_each_get_their_loggers_lines(metrics_broker):
     assert ("[SocketServer brokerId=0] Started socket server acceptors and processors "
             "(kafka_py.network.socket_server)") in server
     assert "[KafkaServer id=0] started" in broker.output()
-    # as in Kafka 2.8.2's log4j.properties: state changes only in their file, the
-    # controller's lines (at TRACE) in server.log and stdout too
+    # as in Kafka 2.8.2's log4j.properties (additivity=false): state changes and the
+    # controller's lines (at TRACE) only in their own files
     assert "(state.change.logger)" not in server and "(state.change.logger)" not in broker.output()
-    assert "successfully elected as the controller" in server
+    assert "successfully elected as the controller" not in server
+    assert "(kafka_py.controller." not in server and "(kafka_py.controller." not in broker.output()
     # the request logger is at WARN: no "Completed request" lines by default
     assert "Completed request" not in text("kafka-request.log")
 
