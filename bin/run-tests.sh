@@ -3,9 +3,15 @@
 #   bin/run-tests.sh [pytest args...]
 # Installs what is missing (.venv with the project and test extras, Debian's zookeeper
 # and prometheus packages for the integration tests), then runs pytest over tests/.
+#
+# The tests run in KAFKA_PY_TEST_WORKERS pytest-xdist worker processes (default 3; 0 runs
+# them in this one process). Most of the suite's time is spent waiting on brokers,
+# ZooKeeper and Spark started as processes, so three workers keep two CPUs busy. Each
+# worker takes whole test files (--dist loadfile), so a file's module-scoped brokers and
+# clusters stay in one process; every worker starts its own ZooKeeper on a free port.
 set -euo pipefail
 source "$(dirname "$0")/kafka-env.sh"
 ensure_installed
 ensure_prometheus
 cd "$KAFKA_PY_HOME"
-exec "$KAFKA_PY_PYTHON" -m pytest "$@"
+exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-3}" --dist loadfile "$@"
