@@ -901,8 +901,13 @@ class ZooKeeperClient:
         return MultiResponse(Code.OK, None, ctx, None, zk_op_results=results)
 
     def _remember(self, stats: dict[str, ZnodeStat | None], path: str, stat: ZnodeStat | None) -> None:
+        # Only while the path's handler is registered: its unregistering may have come
+        # between the watched read's send and its reply, and a stat kept after that would
+        # name a deleted topic's znode for the rest of the broker's life.
+        handlers = self._znode_change_handlers if stats is self._node_stats else self._znode_child_change_handlers
         with self._handlers_lock:
-            stats[path] = stat
+            if path in handlers:
+                stats[path] = stat
 
     # -- close ------------------------------------------------------------------------------
 

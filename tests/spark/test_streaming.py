@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import threading
 import time
@@ -274,15 +275,23 @@ def test_retention_deleting_unread_segments_is_data_loss(spark, stream_data, tmp
     wait_until(lambda: first_segment_base() > 100, WAIT_S, "retention deleted nothing")
     log_start = first_segment_base()
 
+    # Retention goes on while the stream plans (with retention.ms=1 it takes the active
+    # segment too, in a later pass), so the log may start later than seen here.
     with pytest.raises(Exception) as failure:
         run_available_now(spark, df, checkpoint)
     message = message_of(failure.value)
-    assert f"Offsets 50 to {log_start - 1} of {topic}-0 were deleted" in message
+    lost = re.search(rf"Offsets 50 to (\d+) of {topic}-0 were deleted", message)
+    assert lost is not None, message
+    assert log_start <= int(lost.group(1)) + 1 <= 550
     assert "failOnDataLoss" in message
 
     lenient = stream_reader(spark, stream_data.log_dir, subscribe=topic, failOnDataLoss="false")
     rows = run_available_now(spark, lenient, checkpoint).rows
-    assert sorted(o for _, _, o in rows) == list(range(log_start, 550))
+    offsets = sorted(o for _, _, o in rows)
+    # what was still there when it read, from the log start on, each record once
+    first = offsets[0] if offsets else 550
+    assert first >= log_start
+    assert offsets == list(range(first, 550))
 
 
 def test_delete_records_past_the_stream_is_data_loss(spark, stream_data, tmp_path):

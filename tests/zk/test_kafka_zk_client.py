@@ -21,6 +21,8 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.zk.kafka_zk_client import (
     Code,
     ControllerMovedException,
+    ExistsRequest,
+    GetChildrenRequest,
     KafkaZkClient,
     StateChangeHandler,
     ZNodeChangeHandler,
@@ -445,6 +447,34 @@ def test_znode_change_handler_fires_and_rearms(zk_client, raw, chroot):
     raw.create(chroot + "/other", b"")
     assert events.get(timeout=WAIT_S) == "other"  # and nothing from the unregistered handler
     assert events.empty()
+
+
+def test_a_watched_read_answered_after_its_handler_left_keeps_no_stat(zk_client, raw, chroot):
+    # A topic's handler is unregistered when the topic is deleted; a watched read of its
+    # znode sent just before must not leave the znode's stat behind once answered. The
+    # send and the completion are taken apart here to put the unregistering between them.
+    raw.create(chroot + "/brokers/topics/leaving", b"{}", makepath=True)
+    client = zk_client._zk_client
+    for request, register, unregister, stats in (
+            (ExistsRequest("/brokers/topics/leaving"), client.register_znode_change_handler,
+             client.unregister_znode_change_handler, client._node_stats),
+            (GetChildrenRequest("/brokers/topics/leaving", register_watch=True),
+             client.register_znode_child_change_handler, client.unregister_znode_child_change_handler,
+             client._child_stats)):
+        handler_type = ZNodeChangeHandler if isinstance(request, ExistsRequest) else ZNodeChildChangeHandler
+        register(handler_type("/brokers/topics/leaving"))
+        async_result, watched = client._send(request)
+        assert watched
+        unregister("/brokers/topics/leaving")
+        response = client._complete(request, async_result, watched)
+        assert response.result_code == Code.OK
+        assert "/brokers/topics/leaving" not in stats
+    # while registered, the stat is kept (a reconnect compares against it)
+    client.register_znode_change_handler(ZNodeChangeHandler("/brokers/topics/leaving"))
+    client.handle_request(ExistsRequest("/brokers/topics/leaving"))
+    assert client._node_stats["/brokers/topics/leaving"] is not None
+    client.unregister_znode_change_handler("/brokers/topics/leaving")
+    assert "/brokers/topics/leaving" not in client._node_stats
 
 
 def test_child_change_handler_is_armed_by_get_children_and_rearms(zk_client, raw, chroot):
