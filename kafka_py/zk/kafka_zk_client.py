@@ -62,6 +62,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_metric_name
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.zk.kazoo_handler import PollingThreadingHandler
 from kafka_py.zk.zk_data import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -508,7 +509,8 @@ class ZooKeeperClient:
         # Reconnect forever with short backoff: the broker must come back as soon as ZooKeeper does.
         retry = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0)
         self._zk = KazooClient(hosts=connect_string, timeout=session_timeout_ms / 1000.0,
-                               connection_retry=retry, logger=logging.getLogger("kazoo.client"))
+                               connection_retry=retry, handler=PollingThreadingHandler(),
+                               logger=logging.getLogger("kazoo.client"))
         self._zk.add_listener(self._on_state_change)
         registry = self._metrics.metrics_registry
         registry.remove_metric(SESSION_STATE_METRIC)
