@@ -1,4 +1,5 @@
-"""The kazoo handler the broker's ZooKeeper client runs on.
+"""The kazoo handler the broker's ZooKeeper client runs on (no Kafka counterpart: Kafka
+uses ZooKeeper's own Java client).
 
 kazoo's threading handler waits for its connection's socket through
 ``kazoo.handlers.utils.selector_select``, which builds a new selector for every wait. Its
