@@ -873,17 +873,17 @@ class ZooKeeperClient:
             if error is None and value is None:
                 code = Code.NONODE
             if watched and code in (Code.OK, Code.NONODE):
-                self._remember(self._node_stats, path, value)
+                self._remember(self._node_stats, self._znode_change_handlers, path, value)
             return ExistsResponse(code, path, ctx, error, stat=value)
         if isinstance(request, GetDataRequest):
             data, stat = value if error is None else (None, None)
             if watched and code == Code.OK:
-                self._remember(self._node_stats, path, stat)
+                self._remember(self._node_stats, self._znode_change_handlers, path, stat)
             return GetDataResponse(code, path, ctx, error, data=data, stat=stat)
         if isinstance(request, GetChildrenRequest):
             children, stat = value if error is None else ([], None)
             if watched and code == Code.OK:
-                self._remember(self._child_stats, path, stat)
+                self._remember(self._child_stats, self._znode_child_change_handlers, path, stat)
             return GetChildrenResponse(code, path, ctx, error, children=list(children), stat=stat)
         if isinstance(request, CreateRequest):
             return CreateResponse(code, path, ctx, error, name=value)
@@ -902,11 +902,11 @@ class ZooKeeperClient:
                 return MultiResponse(_code_of(raw), result.zk_op.path, ctx, raw, zk_op_results=results)
         return MultiResponse(Code.OK, None, ctx, None, zk_op_results=results)
 
-    def _remember(self, stats: dict[str, ZnodeStat | None], path: str, stat: ZnodeStat | None) -> None:
+    def _remember(self, stats: dict[str, ZnodeStat | None], handlers: Mapping[str, Any], path: str,
+                  stat: ZnodeStat | None) -> None:
         # Only while the path's handler is registered: its unregistering may have come
         # between the watched read's send and its reply, and a stat kept after that would
         # name a deleted topic's znode for the rest of the broker's life.
-        handlers = self._znode_change_handlers if stats is self._node_stats else self._znode_child_change_handlers
         with self._handlers_lock:
             if path in handlers:
                 stats[path] = stat

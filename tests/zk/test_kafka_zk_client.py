@@ -455,13 +455,12 @@ def test_a_watched_read_answered_after_its_handler_left_keeps_no_stat(zk_client,
     # send and the completion are taken apart here to put the unregistering between them.
     raw.create(chroot + "/brokers/topics/leaving", b"{}", makepath=True)
     client = zk_client._zk_client
-    for request, register, unregister, stats in (
-            (ExistsRequest("/brokers/topics/leaving"), client.register_znode_change_handler,
+    for request, handler_type, register, unregister, stats in (
+            (ExistsRequest("/brokers/topics/leaving"), ZNodeChangeHandler, client.register_znode_change_handler,
              client.unregister_znode_change_handler, client._node_stats),
-            (GetChildrenRequest("/brokers/topics/leaving", register_watch=True),
+            (GetChildrenRequest("/brokers/topics/leaving", register_watch=True), ZNodeChildChangeHandler,
              client.register_znode_child_change_handler, client.unregister_znode_child_change_handler,
              client._child_stats)):
-        handler_type = ZNodeChangeHandler if isinstance(request, ExistsRequest) else ZNodeChildChangeHandler
         register(handler_type("/brokers/topics/leaving"))
         async_result, watched = client._send(request)
         assert watched
