@@ -912,53 +912,77 @@ def produce_loop(port: int, topic: str, record_size: int, acks: int, seconds: fl
 
 def latency(port: int, topic: str, acks: int, rate: int, seconds: float) -> dict:
     """One connection; one-record requests sent on a fixed schedule; send-to-answer times."""
-    frames = ProduceFrames(port, topic, 100, acks=acks)
-    conn = RawConnection(port)
-    sock = conn.sock
-    sock.setblocking(False)
-    selector = selectors.DefaultSelector()
-    selector.register(sock, selectors.EVENT_READ)
-    splitter = FrameSplitter()
-    buf = bytearray(65536)
-    sent_at: list[int] = []
-    latencies: list[int] = []
-    errors = 0
-    total = int(rate * seconds)
+    return latency_side_by_side([(port, topic)], acks, rate, seconds)[0]
+
+
+class _Timed:
+    """One connection of ``latency_side_by_side``: what it sent when, and its answers' times."""
+
+    def __init__(self, port: int, topic: str, acks: int, offset_ns: float) -> None:
+        self.frames = ProduceFrames(port, topic, 100, acks=acks)
+        self.conn = RawConnection(port)
+        self.conn.sock.setblocking(False)
+        self.offset_ns = offset_ns
+        self.splitter = FrameSplitter()
+        self.sent_at: list[int] = []
+        self.latencies: list[int] = []
+        self.errors = 0
+
+
+def latency_side_by_side(targets: list[tuple[int, str]], acks: int, rate: int, seconds: float) -> list[dict]:
+    """``latency`` against several brokers at once, (port, topic) each: one connection each, each
+    sent ``rate`` one-record requests a second, their schedules interleaved. The brokers are
+    measured over the same seconds, so a stall of the machine falls on all of them alike; the
+    results are in the order of ``targets``."""
     interval = 1e9 / rate
+    timed = [_Timed(port, topic, acks, interval * i / len(targets)) for i, (port, topic) in enumerate(targets)]
+    selector = selectors.DefaultSelector()
+    for t in timed:
+        selector.register(t.conn.sock, selectors.EVENT_READ, t)
+    buf = bytearray(65536)
+    total = int(rate * seconds)
     clock = time.perf_counter_ns
     cpu0 = time.process_time()
     start = clock()
-    sent = 0
-    received = 0
-    while received < total:
+    sent = 0  # requests sent to each (the schedule runs through the connections in turn)
+    turn = 0
+    while any(len(t.latencies) < total for t in timed):
         now = clock()
-        if sent < total and now >= start + sent * interval:
-            sent += 1
-            sent_at.append(clock())
-            sock.send(frames.frame(sent))
+        due = start + sent * interval + timed[turn].offset_ns if sent < total else None
+        if due is not None and now >= due:
+            t = timed[turn]
+            t.sent_at.append(clock())
+            t.conn.sock.send(t.frames.frame(len(t.sent_at)))
+            turn += 1
+            if turn == len(timed):
+                turn = 0
+                sent += 1
             continue
-        wait = (start + sent * interval - now) / 1e9 if sent < total else 1.0
-        if selector.select(max(0.0, wait)):
-            n = sock.recv_into(buf)
+        wait = (due - now) / 1e9 if due is not None else 1.0
+        for key, _ in selector.select(max(0.0, wait)):
+            t = key.data
+            n = t.conn.sock.recv_into(buf)
             now = clock()
             if n == 0:
                 raise ConnectionError("broker closed the connection")
-            for answer in splitter.feed(memoryview(buf)[:n]):
-                latencies.append(now - sent_at[received])
-                received += 1
-                if frames.error_code(answer):
-                    errors += 1
+            for answer in t.splitter.feed(memoryview(buf)[:n]):
+                t.latencies.append(now - t.sent_at[len(t.latencies)])
+                if t.frames.error_code(answer):
+                    t.errors += 1
     elapsed = (clock() - start) / 1e9
     selector.close()
-    conn.close()
-    latencies.sort()
+    results = []
+    for t in timed:
+        t.conn.close()
+        latencies = sorted(t.latencies)
 
-    def pct(p: float) -> float:
-        return latencies[min(len(latencies) - 1, int(len(latencies) * p))] / 1e6
+        def pct(p: float) -> float:
+            return latencies[min(len(latencies) - 1, int(len(latencies) * p))] / 1e6
 
-    return {"p50_ms": pct(0.50), "p99_ms": pct(0.99), "p999_ms": pct(0.999), "max_ms": latencies[-1] / 1e6,
-            "errors": errors, "achieved_rate": received / elapsed, "wall_s": elapsed,
-            "gen_cpu": (time.process_time() - cpu0) / elapsed}
+        results.append({"p50_ms": pct(0.50), "p99_ms": pct(0.99), "p999_ms": pct(0.999),
+                        "max_ms": latencies[-1] / 1e6, "errors": t.errors, "achieved_rate": len(latencies) / elapsed,
+                        "wall_s": elapsed, "gen_cpu": (time.process_time() - cpu0) / elapsed})
+    return results
 
 
 # ------------------------------------------------------------------------------ the run

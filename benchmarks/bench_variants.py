@@ -25,7 +25,10 @@ Workloads (bench_broker.py's generators):
 * ``cons``: the raw fetch loop over 10,000-byte records (MB/s instead of requests/s);
   ``ccons``: confluent-kafka's consumer over the first 20,000 of them (MB/s; the CPU
   columns are then per run, not per request);
-* ``lat``: one-record produces at 1,000/s, the p99 in ms instead of requests/s.
+* ``lat``: one-record produces at 1,000/s, the p99 in ms instead of requests/s;
+* ``ilat``: the same against every variant at once, over the same seconds (one connection
+  each, the sends interleaved), so that the machine's stalls, which decide a p99 on this
+  VM, fall on all variants alike instead of on whichever ran at the time.
 """
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ WORKLOADS = {
     # 16 KiB batches without pipelining: one request in flight on each of 16 connections
     "p16k16": dict(record_size=100, acks=1, connections=16, window=1, records_per_request=163),
 }
+OTHER_WORKLOADS = ("cons", "ccons", "lat", "ilat")
 FILL = dict(record_size=10_000, acks=1, connections=4, window=5, records_per_request=1)
 
 
@@ -80,7 +84,7 @@ def run_one(broker, work: str, seconds: float) -> tuple[float, int]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("variants", nargs="+", help="NAME[:key=value,...[:ENV=value,...]]")
-    parser.add_argument("--work", default="p16k,req16", help=f"comma-separated: {', '.join([*WORKLOADS, 'cons', 'ccons', 'lat'])}")
+    parser.add_argument("--work", default="p16k,req16", help=f"comma-separated: {', '.join([*WORKLOADS, *OTHER_WORKLOADS])}")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--tansu", action="store_true", help="add tansu (memory engine) as a column")
@@ -89,7 +93,7 @@ def main(argv=None) -> int:
                              "commit before a change); repeatable")
     args = parser.parse_args(argv)
     works = args.work.split(",")
-    unknown = set(works) - set(WORKLOADS) - {"cons", "ccons", "lat"}
+    unknown = set(works) - set(WORKLOADS) - set(OTHER_WORKLOADS)
     if unknown:
         parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
 
@@ -129,19 +133,25 @@ def main(argv=None) -> int:
             # alternate who goes first, so that neither side always follows the other's writes
             order = brokers if round_number % 2 == 0 else list(reversed(brokers))
             for work in works:
-                for broker in order:
+                runs = [order] if work == "ilat" else [[broker] for broker in order]
+                for together in runs:
                     os.sync()
                     if work not in ("cons", "ccons"):
                         bb.drop_clean_page_cache()
-                    user0, system0 = bb.user_system_seconds(broker.process.pid)
-                    figure, requests = run_one(broker, work, args.seconds)
-                    user1, system1 = bb.user_system_seconds(broker.process.pid)
-                    per = 1e6 / max(requests, 1)
-                    row = (figure, (user1 - user0) * per, (system1 - system0) * per)
-                    results.setdefault((work, broker.name), []).append(row)
-                    print(f"round {round_number + 1} {work:8} {broker.name:14} {figure:10,.1f}   CPU/request: "
-                          f"user {row[1]:6.0f} us, system {row[2]:5.0f} us", flush=True)
-        unit = {"cons": "MB/s", "ccons": "MB/s", "lat": "p99 ms"}
+                    before = [bb.user_system_seconds(broker.process.pid) for broker in together]
+                    if work == "ilat":
+                        outs = bb.latency_side_by_side([(b.port, "v-ilat") for b in together], 1, 1000 // len(together), args.seconds)
+                        measured = [(out["p99_ms"], int(out["achieved_rate"] * out["wall_s"])) for out in outs]
+                    else:
+                        measured = [run_one(together[0], work, args.seconds)]
+                    for broker, (user0, system0), (figure, requests) in zip(together, before, measured):
+                        user1, system1 = bb.user_system_seconds(broker.process.pid)
+                        per = 1e6 / max(requests, 1)
+                        row = (figure, (user1 - user0) * per, (system1 - system0) * per)
+                        results.setdefault((work, broker.name), []).append(row)
+                        print(f"round {round_number + 1} {work:8} {broker.name:14} {figure:10,.1f}   CPU/request: "
+                              f"user {row[1]:6.0f} us, system {row[2]:5.0f} us", flush=True)
+        unit = {"cons": "MB/s", "ccons": "MB/s", "lat": "p99 ms", "ilat": "p99 ms"}
         print(f"\nmedians of {args.rounds} rounds:")
         print("| workload | broker | figure | CPU/request user + system (us) |\n|---|---|---|---|")
         for (work, name), rows in results.items():
