@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.errors import KafkaError
+from kazoo.exceptions import NoNodeError
 
 from tests.integration.broker_harness import BrokerProcess, wait_until
 from tests.integration.test_replication import Cluster, log_end_offset, wait_replicas_identical
@@ -40,9 +41,13 @@ CLUSTER_PROPS = {
 
 class ReplicatedCluster(Cluster):
     def controller_id(self) -> int | None:
-        if not self.zk.exists("/controller"):
+        # One read: between an exists() and a get() the controller's session may expire
+        # and take the znode with it.
+        try:
+            data, _ = self.zk.get("/controller")
+        except NoNodeError:
             return None
-        return int(json.loads(self.zk.get("/controller")[0])["brokerid"])
+        return int(json.loads(data)["brokerid"])
 
     def live_ids(self) -> set[int]:
         return {b.broker_id for b in self.brokers if b.running}

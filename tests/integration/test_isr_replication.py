@@ -18,6 +18,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
+from kazoo.exceptions import NoNodeError
 
 from kio.schema.metadata.v9.request import MetadataRequest, MetadataRequestTopic
 
@@ -83,10 +84,10 @@ class Cluster:
 
     def state(self, topic: str, partition: int) -> dict | None:
         """The partition state znode's JSON plus its zkVersion."""
-        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-        if not self.zk.exists(path):
+        try:  # one read: the znode may go between an exists() and a get()
+            data, stat = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
+        except NoNodeError:
             return None
-        data, stat = self.zk.get(path)
         return dict(json.loads(data), zk_version=stat.version)
 
     def wait_state(self, topic: str, partition: int, condition, message: str, timeout: float = 60.0) -> dict:

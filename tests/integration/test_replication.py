@@ -18,6 +18,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
+from kazoo.exceptions import NoNodeError
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.api_keys import ApiKeys
@@ -61,10 +62,11 @@ class Cluster:
             self._zk.close()
 
     def state(self, topic: str, partition: int = 0) -> dict | None:
-        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-        if not self.zk.exists(path):
+        try:  # one read: the znode may go between an exists() and a get()
+            data, _ = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
+        except NoNodeError:
             return None
-        return json.loads(self.zk.get(path)[0])
+        return json.loads(data)
 
     def wait_state(self, topic: str, condition, message: str, partition: int = 0) -> dict:
         wait_until(lambda: (s := self.state(topic, partition)) is not None and condition(s), WAIT,
