@@ -35,6 +35,19 @@ def register(spark, check_workers: bool = True) -> None:
         spark.dataSource.register(KafkaLogDataSource)
     finally:
         sc.pythonExec = previous
+    activate(spark)
 
 
-__all__ = ["FORMAT_NAME", "register"]
+def activate(spark) -> None:
+    """Make ``spark`` the active session of the calling thread, for writes in ``kafka-log``.
+
+    Spark looks a Python data source up for a write (``df.write.format(...)``,
+    ``writeStream.format(...).start()``) through the calling thread's active session in the
+    JVM rather than the DataFrame's, and a Python thread other than the one that built the
+    session has none: its write fails with DATA_SOURCE_NOT_FOUND although the format is
+    registered. Reads find the format either way.
+    """
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+
+
+__all__ = ["FORMAT_NAME", "activate", "register"]

@@ -177,6 +177,18 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _spark_active_in_the_test_thread(request):
+    """Each test that uses ``spark`` starts with it active in its thread's JVM counterpart:
+    Spark finds the kafka-log sink through that (kafka_py.spark.activate), and which JVM
+    thread serves pytest's thread can change over a worker's life."""
+    if "spark" in request.fixturenames:
+        from kafka_py.spark import activate
+
+        activate(request.getfixturevalue("spark"))
+    yield
+
+
 @pytest.fixture(scope="session")
 def spark_broker(zookeeper, tmp_path_factory):
     broker = BrokerProcess(tmp_path_factory.mktemp("spark-broker"), zookeeper.connect_string, unique_chroot(),

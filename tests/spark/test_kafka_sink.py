@@ -51,6 +51,34 @@ def expected_rows(rows: int) -> dict:
     return out
 
 
+def test_a_write_from_another_driver_thread_reaches_the_topic_once_that_thread_activates_the_session(
+        spark, stream_data):
+    # Spark finds a Python sink through the calling thread's active session, and a new
+    # thread has none: kafka_py.spark.activate(spark) is what such a thread calls first.
+    from kafka_py.spark import activate
+
+    bootstrap = stream_data.broker.bootstrap
+    stream_data.create_topic("sink-from-thread", 1)
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            activate(spark)
+            (spark.range(20).selectExpr("CAST(id AS STRING) AS value").write.format("kafka-log")
+             .option("kafka.bootstrap.servers", bootstrap).option("topic", "sink-from-thread")
+             .mode("append").save())
+        except BaseException as e:  # noqa: BLE001 - reported by the test thread
+            failures.append(e)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join(WAIT_S)
+    assert not writer.is_alive()
+    assert not failures, failures[0]
+    got = consume_all(bootstrap, "sink-from-thread", 1, 20)
+    assert sorted(int(r.value) for r in got) == list(range(20))
+
+
 def test_a_batch_job_and_a_streaming_query_write_100k_rows_with_keys_and_headers(spark, stream_data, tmp_path):
     bootstrap = stream_data.broker.bootstrap
     stream_data.create_topic("sink-batch", 3)
