@@ -483,9 +483,9 @@ def test_reset_offsets_every_scenario(broker, tmp_path):
     topic, group = "resettable", "reset-group"
     tps = [TopicPartition(topic, p) for p in range(3)]
     create_topic(broker, topic, 3)
-    # record i of each partition is stamped base + i * 100 s
-    base = int(time.time() * 1000) - 1_000_000
-    produce(broker, topic, 30, 3, timestamps=[base + (i // 3) * 100_000 for i in range(30)])
+    # record i of each partition is stamped base + i * 1,000 s
+    base = int(time.time() * 1000) - 10_000_000
+    produce(broker, topic, 30, 3, timestamps=[base + (i // 3) * 1_000_000 for i in range(30)])
     commit_offsets(broker, group, {tps[0]: 4, tps[1]: 7, tps[2]: 10})
     start = {tps[0]: 4, tps[1]: 7, tps[2]: 10}
 
@@ -513,7 +513,7 @@ def test_reset_offsets_every_scenario(broker, tmp_path):
     assert reset(broker, group, "--all-topics", "--shift-by", "-7", "--execute") == {0: 0, 1: 0, 2: 1}
     assert reset(broker, group, "--topic", topic, "--to-current", "--dry-run") == {0: 0, 1: 0, 2: 1}
 
-    sixth = datetime.fromtimestamp((base + 6 * 100_000) / 1000, tz=timezone.utc)
+    sixth = datetime.fromtimestamp((base + 6 * 1_000_000) / 1000, tz=timezone.utc)
     text = sixth.strftime("%Y-%m-%dT%H:%M:%S.") + f"{sixth.microsecond // 1000:03d}"
     assert reset(broker, group, "--topic", topic, "--to-datetime", text, "--execute") == {0: 6, 1: 6, 2: 6}
     assert now() == {tp: 6 for tp in tps}
@@ -524,8 +524,9 @@ def test_reset_offsets_every_scenario(broker, tmp_path):
     # after the last record: the log end
     assert reset(broker, group, "--topic", topic, "--to-datetime", "2999-01-01T00:00:00.000", "--dry-run") == {
         0: 10, 1: 10, 2: 10}
-    # records 6.. are at most 450 s old, record 5 is 500 s old
-    assert reset(broker, group, "--topic", topic, "--by-duration", "PT450S", "--execute") == {0: 6, 1: 6, 2: 6}
+    # records 6.. were at most 4,000 s old when produced, record 5 was 5,000 s old: the test
+    # may take up to 500 s to get here
+    assert reset(broker, group, "--topic", topic, "--by-duration", "PT4500S", "--execute") == {0: 6, 1: 6, 2: 6}
 
     # --export writes the plan --from-file reads back
     exported = tool(broker, "--reset-offsets", "--group", group, "--topic", topic, "--to-offset", "2", "--export")

@@ -94,6 +94,10 @@ def test_the_leader_election_tool_gives_a_restarted_broker_its_preferred_leaders
 def test_kafka_python_elect_leaders_moves_only_the_partition_off_its_preferred_leader(cluster):
     restarted = restart_follower_of_its_own_partition(cluster)
     epochs = leader_epochs(cluster, TOPIC, ASSIGNMENT)
+    # The restarted broker's partition, and any other whose leader moved meanwhile (a broker
+    # of a loaded machine can miss a ZooKeeper session and lose its leaderships for a while)
+    off_preferred = {p for p, leader in cluster.leaders(TOPIC, len(ASSIGNMENT)).items() if leader != PREFERRED[p]}
+    assert restarted in off_preferred
 
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap(), request_timeout_ms=60000)
     try:
@@ -103,11 +107,11 @@ def test_kafka_python_elect_leaders_moves_only_the_partition_off_its_preferred_l
     assert Errors.for_code(response.error_code) is Errors.NONE
     answers = {(r.topic, p.partition_id): (Errors.for_code(p.error_code), p.error_message)
                for r in response.replica_election_results for p in r.partition_result}
-    assert answers == {(TOPIC, p): ((Errors.NONE, None) if p == restarted else (Errors.ELECTION_NOT_NEEDED, None))
+    assert answers == {(TOPIC, p): ((Errors.NONE, None) if p in off_preferred else (Errors.ELECTION_NOT_NEEDED, None))
                        for p in ASSIGNMENT}
     assert cluster.leaders(TOPIC, len(ASSIGNMENT)) == PREFERRED
     after = leader_epochs(cluster, TOPIC, ASSIGNMENT)
-    assert {p for p in ASSIGNMENT if after[p] != epochs[p]} == {restarted}
+    assert {p for p in ASSIGNMENT if after[p] != epochs[p]} == off_preferred
 
 
 def test_unclean_election_of_a_partition_whose_isr_is_gone_then_the_zookeeper_path_restores_the_preferred(
