@@ -154,6 +154,23 @@ class BrokerProcess:
             response = client.request(ApiKeys.METADATA, 9, request)
         return any(int(b.node_id) == self.broker_id for b in response.brokers)
 
+    def leads(self, topic: str, partitions: list[int]) -> bool:
+        """Whether this broker's own Metadata names it the leader of each of ``partitions``: its
+        LeaderAndIsr for them is done (the controller sends it before the UpdateMetadata that
+        this reflects), which the partition-state znode alone does not say."""
+        from kafka_py.protocol.api_keys import ApiKeys
+        from kafka_py.protocol.entities import build_entity
+        from kafka_py.protocol.messages import request_schema
+
+        request = build_entity(request_schema(ApiKeys.METADATA, 9), {
+            "topics": [{"name": topic}], "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False})
+        with RawClient(self.port, timeout=10) as client:
+            response = client.request(ApiKeys.METADATA, 9, request)
+        led = {int(p.partition_index) for t in response.topics if t.name == topic and int(t.error_code) == 0
+               for p in t.partitions if int(p.error_code) == 0 and int(p.leader_id) == self.broker_id}
+        return set(partitions) <= led
+
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM (a clean shutdown); returns the exit status."""
         return self._signal_and_wait(signal.SIGTERM, timeout)

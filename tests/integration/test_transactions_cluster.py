@@ -149,6 +149,8 @@ def test_a_write_outside_the_transaction_is_refused_when_another_broker_coordina
     cluster.create_topic(topic, {0: [leader.broker_id], 1: [leader.broker_id]})
     for p in (0, 1):
         cluster.wait_state(topic, lambda s: s["leader"] == leader.broker_id, f"partition {p} led", partition=p)
+    # the raw produces below do not retry: the leader must have taken the leadership itself
+    wait_until(lambda: leader.leads(topic, [0, 1]), WAIT, f"broker {leader.broker_id} never led {topic}")
 
     def call(broker, api, version, **fields):
         with RawClient(broker.port) as client:
