@@ -219,6 +219,7 @@ def test_kill_minus_3_prints_every_threads_stack_and_the_broker_serves_on(broker
     wait_until(lambda: broker.output().count("(most recent call first)") >= 2, 30,
                f"no thread dump:\n{broker.tail()}")
     assert "stop_requested.wait" in broker.output() or "in run" in broker.output()
+    assert broker.process.poll() is None, f"the broker ended after the dump:\n{broker.tail()}"
     with RawClient(broker.port) as client:
         versions = client.request(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
             client_software_name="kafka-py-test", client_software_version="1.0"))
