@@ -41,7 +41,7 @@ import threading
 from typing import Any, Iterable, Mapping, Optional
 
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
-from kafka_py.metrics.yammer import Histogram, Meter, yield_gil
+from kafka_py.metrics.yammer import Histogram, Meter
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.logging import TRACE
@@ -139,7 +139,6 @@ class RequestMetrics(KafkaMetricsGroup):
             values[i] = [(v + 500_000.0) // 1_000_000.0 if v > 0 else 0.0 for v in values[i]]
         for hist, column in zip(self._hists, values):
             hist.fold(column, n)
-            yield_gil()  # a fold is a few hundred microseconds of Python: let requests in between
 
     def record(self, version: int, queue_ns: int, local_ns: int, remote_ns: int, throttle_ms: int,
                response_queue_ns: int, send_ns: int, total_ns: int, size: int) -> None:

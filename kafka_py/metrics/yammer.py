@@ -36,8 +36,6 @@ from typing import Any, Callable, Iterable, Optional
 
 TICK_INTERVAL_S = 5.0
 _TICK_INTERVAL_NS = 5_000_000_000
-# The ticker hands the GIL over once it has held it this long in a row (see yield_gil).
-_YIELD_AFTER_NS = 200_000
 
 # The percentiles Yammer's JMX reporter publishes for histograms and timers, with the
 # attribute names they appear under.
@@ -47,11 +45,12 @@ PERCENTILES: tuple[tuple[float, str], ...] = (
 
 
 def yield_gil() -> None:
-    """Let a thread waiting for the GIL have it now. The ticker's work (folding a few thousand
-    staged values into samples) is pure Python; without this, a network or handler thread
-    woken by a request meanwhile waits for the interpreter's switch interval (5 ms), once for
-    each thread the request passes through, and the ticker's few milliseconds every five
-    seconds land on the requests' p99. A sleep releases the GIL even for zero seconds."""
+    """Let a thread waiting for the GIL have it now. The ticker's work (offering each
+    histogram's staged values to its sample, ``ExponentiallyDecayingSample.add``) is pure
+    Python; without this, a network or handler thread woken by a request meanwhile waits for
+    the interpreter's switch interval (5 ms), once for each thread the request passes
+    through, and the ticker's few milliseconds every five seconds land on the requests' p99.
+    A sleep releases the GIL even for zero seconds."""
     _time.sleep(0)
 
 
@@ -276,6 +275,7 @@ class ExponentiallyDecayingSample:
                 heapq.heappush(heap, (priority, v))
             elif priority > heap[0][0]:
                 heapq.heapreplace(heap, (priority, v))
+        yield_gil()  # up to a thousand values offered in pure Python: let the request path in
 
     def _rescale(self, now_ns: int) -> None:
         factor = math.exp(-self.alpha * (now_ns - self._start_ns) / 1e9)
@@ -527,19 +527,12 @@ class MetricsRegistry:
             self._ensure_ticker()
 
     def tick_all(self) -> None:
-        clock = _time.monotonic_ns
-        since = clock()
         for metric in list(self._ticked):
             if isinstance(metric, Timer):
                 metric.meter.tick()
                 metric.histogram.tick()
             else:
                 metric.tick()
-            # Most ticks only read a count; once ticks that folded samples add up, let the
-            # request path in (see yield_gil).
-            if clock() - since > _YIELD_AFTER_NS:
-                yield_gil()
-                since = clock()
 
     def _tick_loop(self) -> None:
         # At a fixed rate: the rates assume exactly one tick per five seconds.
