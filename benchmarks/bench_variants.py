@@ -26,9 +26,9 @@ Workloads (bench_broker.py's generators):
   ``ccons``: confluent-kafka's consumer over the first 20,000 of them (MB/s; the CPU
   columns are then per run, not per request);
 * ``lat``: one-record produces at 1,000/s, the p99 in ms instead of requests/s;
-* ``ilat``: the same against every variant at once, over the same seconds (one connection
-  each, the sends interleaved), so that the machine's stalls, which decide a p99 on this
-  VM, fall on all variants alike instead of on whichever ran at the time.
+* ``ilat``: the same 1,000/s shared by every variant at once, over the same seconds (one
+  connection each, the sends interleaved), so that the machine's stalls, which decide a p99
+  on this VM, fall on all variants alike instead of on whichever ran at the time.
 """
 from __future__ import annotations
 
