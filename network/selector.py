@@ -25,9 +25,10 @@ Bytes of later frames already read stay with the connection until it is unmuted;
 it is not read again until they are used up, which bounds what a pipelining client
 can make the broker hold.
 
-Interest in reads is dropped lazily: muting only sets a flag, and the epoll
-registration changes the first time the socket turns readable while muted. In the
-common one-request-at-a-time exchange no ``epoll_ctl`` happens at all.
+Interest in reads is dropped when a connection is muted and taken back when it is
+unmuted, as Kafka's mute() and unmute() do with OP_READ: a client pipelining requests
+would otherwise make every poll return for bytes the muted connection may not read yet.
+Interest in writes is only registered while a send is left unfinished.
 """
 from __future__ import annotations
 
