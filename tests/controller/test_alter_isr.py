@@ -31,6 +31,10 @@ def controller(cluster):
     cluster.active_controller()
     cluster.create_topic("isr", {0: [1, 2, 3]})
     cluster.wait_state(TP, 1, (1, 2, 3))
+    # The creation's UpdateMetadata reaches the brokers after the znode is written: a test that
+    # clears the brokers' requests first must not find it among those its own change caused.
+    for broker in cluster.brokers.values():
+        broker.wait_for(ApiKeys.UPDATE_METADATA, lambda b: ("isr", 0) in um_partitions(b))
     return controller
 
 
