@@ -42,6 +42,15 @@ def wait_until(condition: Callable[[], bool], timeout: float, message: str, inte
         time.sleep(interval)
 
 
+def read_znode(zk: KazooClient, path: str):
+    """``zk.get(path)``, or None when the znode is not there. One read: a znode checked with
+    exists() may be gone by the get() after it (a session expiring takes its ephemerals)."""
+    try:
+        return zk.get(path)
+    except NoNodeError:
+        return None
+
+
 def port_open(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -222,11 +231,8 @@ class BrokerProcess:
         client.start(timeout=10.0)
         path = f"{self.chroot}/brokers/ids/{self.broker_id}"
         try:
-            try:
-                data, _ = client.get(path)
-            except NoNodeError:  # never there, or its session expired this very moment
-                return None
-            return json.loads(data)
+            found = read_znode(client, path)  # never there, or its session expired this very moment
+            return None if found is None else json.loads(found[0])
         finally:
             client.stop()
             client.close()

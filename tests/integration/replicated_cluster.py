@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.errors import KafkaError
-from kazoo.exceptions import NoNodeError
 
-from tests.integration.broker_harness import BrokerProcess, wait_until
+from tests.integration.broker_harness import BrokerProcess, read_znode, wait_until
 from tests.integration.test_replication import Cluster, log_end_offset, wait_replicas_identical
 
 WAIT = 90.0
@@ -41,13 +40,8 @@ CLUSTER_PROPS = {
 
 class ReplicatedCluster(Cluster):
     def controller_id(self) -> int | None:
-        # One read: between an exists() and a get() the controller's session may expire
-        # and take the znode with it.
-        try:
-            data, _ = self.zk.get("/controller")
-        except NoNodeError:
-            return None
-        return int(json.loads(data)["brokerid"])
+        found = read_znode(self.zk, "/controller")
+        return None if found is None else int(json.loads(found[0])["brokerid"])
 
     def live_ids(self) -> set[int]:
         return {b.broker_id for b in self.brokers if b.running}

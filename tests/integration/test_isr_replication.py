@@ -18,12 +18,8 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
-from kazoo.exceptions import NoNodeError
 
-from kio.schema.metadata.v9.request import MetadataRequest, MetadataRequestTopic
-
-from kafka_py.protocol.api_keys import ApiKeys
-from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, BrokerProcess, read_znode, unique_chroot, wait_until
 
 LAG_MS = 3000  # replica.lag.time.max.ms for these clusters: a silent follower leaves the ISR soon
 
@@ -84,11 +80,8 @@ class Cluster:
 
     def state(self, topic: str, partition: int) -> dict | None:
         """The partition state znode's JSON plus its zkVersion."""
-        try:  # one read: the znode may go between an exists() and a get()
-            data, stat = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
-        except NoNodeError:
-            return None
-        return dict(json.loads(data), zk_version=stat.version)
+        found = read_znode(self.zk, f"/brokers/topics/{topic}/partitions/{partition}/state")
+        return None if found is None else dict(json.loads(found[0]), zk_version=found[1].version)
 
     def wait_state(self, topic: str, partition: int, condition, message: str, timeout: float = 60.0) -> dict:
         found: list[dict] = []
@@ -126,12 +119,7 @@ class Cluster:
     def metadata_isr(self, topic: str, partition: int, via: int) -> list[int]:
         """The ISR broker ``via`` answers in Metadata: what its cache got from the controller.
         (Asked directly: admin clients may pick a paused broker and wait on it.)"""
-        request = MetadataRequest(topics=(MetadataRequestTopic(name=topic),), allow_auto_topic_creation=False,
-                                  include_cluster_authorized_operations=False,
-                                  include_topic_authorized_operations=False)
-        with RawClient(self.brokers[via].port, timeout=10) as client:
-            response = client.request(ApiKeys.METADATA, 9, request)
-        [found] = [t for t in response.topics if t.name == topic]
+        [found] = [t for t in self.brokers[via].metadata((topic,)).topics if t.name == topic]
         [p] = [x for x in found.partitions if x.partition_index == partition]
         return sorted(int(i) for i in p.isr_nodes)
 

@@ -18,7 +18,6 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
-from kazoo.exceptions import NoNodeError
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.api_keys import ApiKeys
@@ -27,7 +26,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until
+from tests.integration.broker_harness import BrokerProcess, RawClient, read_znode, unique_chroot, wait_until
 
 WAIT = 90.0  # seconds any one condition may take before a test gives up
 CHECKPOINT_MS = "500"  # checkpoint intervals here, so the tests see them written soon
@@ -62,11 +61,8 @@ class Cluster:
             self._zk.close()
 
     def state(self, topic: str, partition: int = 0) -> dict | None:
-        try:  # one read: the znode may go between an exists() and a get()
-            data, _ = self.zk.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
-        except NoNodeError:
-            return None
-        return json.loads(data)
+        found = read_znode(self.zk, f"/brokers/topics/{topic}/partitions/{partition}/state")
+        return None if found is None else json.loads(found[0])
 
     def wait_state(self, topic: str, condition, message: str, partition: int = 0) -> dict:
         wait_until(lambda: (s := self.state(topic, partition)) is not None and condition(s), WAIT,
