@@ -48,8 +48,9 @@ def recv_frame(sock: socket.socket, view: memoryview) -> bool:
     return True
 
 
-def follower(port: int, path: str) -> None:
+def follower(port: int, path: str, connected: multiprocessing.Queue) -> None:
     sock = socket.create_connection(("127.0.0.1", port))
+    connected.put(True)
     view = memoryview(bytearray(FRAME))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
@@ -149,10 +150,14 @@ def run(replication_factor: int, frames: int, window: int, directory: str) -> tu
     leader_process.start()
     port = ready.get(timeout=30)
     followers = []
-    for i in range(replication_factor - 1):  # one at a time: the leader takes followers first
-        followers.append(multiprocessing.Process(target=follower, args=(port, f"{directory}/follower{i}")))
+    connected: multiprocessing.Queue = multiprocessing.Queue()
+    # The leader takes the first connections for followers and the next for the client: each
+    # follower is connected (so in the listen backlog) before anything else connects.
+    for i in range(replication_factor - 1):
+        followers.append(multiprocessing.Process(target=follower,
+                                                 args=(port, f"{directory}/follower{i}", connected)))
         followers[-1].start()
-        time.sleep(0.2)
+        connected.get(timeout=30)
     pids = [leader_process.pid] + [p.pid for p in followers] + [os.getpid()]
     before = [cpu_seconds(pid) for pid in pids]
     elapsed, sock = produce(port, frames, window)
