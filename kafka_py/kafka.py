@@ -21,7 +21,6 @@ JVM options Kafka's launcher takes from KAFKA_JVM_PERFORMANCE_OPTS.
 """
 from __future__ import annotations
 
-import faulthandler
 import logging
 import signal
 import sys
@@ -33,6 +32,7 @@ import click
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
+from kafka_py.utils.thread_dump import install_thread_dump_handler
 from kafka_py.tuning import TuningError, freeze_startup_objects, tune_process
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
@@ -165,7 +165,7 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
 def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
     configure_logging(logging_config)
     # kill -3 prints every thread's stack, as it does for the JVM running Kafka.
-    faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True, chain=False)
+    install_thread_dump_handler()
     try:
         tune_process()  # before any thread exists, so that every thread inherits it
     except TuningError as e:
