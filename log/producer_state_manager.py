@@ -74,6 +74,7 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.utils import write_fully
 
 logger = logging.getLogger(__name__)
 
@@ -663,9 +664,7 @@ def _write_file_durably(path: str, data: bytes) -> None:
     fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_fully(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

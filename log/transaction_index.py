@@ -36,6 +36,7 @@ from typing import Iterator, List, Optional
 
 from kafka_py.common.errors import KafkaException
 from kafka_py.log.abstract_index import CorruptIndexException
+from kafka_py.utils.utils import write_fully
 
 __all__ = ["AbortedTxn", "TransactionIndex", "TxnIndexSearchResult"]
 
@@ -147,9 +148,7 @@ class TransactionIndex:
             if os.fstat(fd).st_size != len(entries):
                 # a torn entry left by a crash: cut it off before appending after it
                 os.ftruncate(fd, len(entries))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_fully(fd, data)
         finally:
             os.close(fd)
         self._entries = entries + data

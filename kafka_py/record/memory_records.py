@@ -8,7 +8,6 @@ response, or a chunk read from a segment by the log cleaner.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import struct
 from typing import ClassVar, Iterator, Optional
@@ -30,6 +29,7 @@ from kafka_py.record.default_record_batch import (
     as_byte_view,
     build_batch,
 )
+from kafka_py.utils.utils import write_fully
 
 logger = logging.getLogger(__name__)
 
@@ -177,9 +177,7 @@ class MemoryRecords:
         mv = self._buffer
         total = len(mv)
         if isinstance(file, int):
-            written = 0
-            while written < total:
-                written += os.write(file, mv[written:])
+            write_fully(file, mv)
             return total
         if isinstance(file, socket.socket):
             file.sendall(mv)

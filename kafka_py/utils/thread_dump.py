@@ -17,13 +17,14 @@ refuses a reentrant write.
 """
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
 import traceback
 from types import FrameType
 from typing import Optional
+
+from kafka_py.utils.utils import write_fully
 
 
 def format_thread_dump(own_frame: Optional[FrameType] = None) -> str:
@@ -51,25 +52,21 @@ def format_thread_dump(own_frame: Optional[FrameType] = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # no stderr, or not a real file
+        return 2
 
 
 def install_thread_dump_handler(fd: Optional[int] = None) -> None:
     """From now on SIGQUIT writes ``format_thread_dump()`` to ``fd`` (default: standard error's).
     Call it from the main thread, as ``signal.signal`` requires."""
-    if fd is None:
-        try:
-            fd = sys.stderr.fileno()
-        except (AttributeError, OSError, ValueError):  # no stderr, or not a real file
-            fd = 2
-    target: int = fd
+    target = _stderr_fd() if fd is None else fd
 
     def dump(signum: int, frame: Optional[FrameType]) -> None:
         try:
-            _write_all(target, format_thread_dump(frame).encode("utf-8", "replace"))
+            write_fully(target, format_thread_dump(frame).encode("utf-8", "replace"))
         except OSError:
             pass  # nowhere to write the dump: the broker must go on all the same
 

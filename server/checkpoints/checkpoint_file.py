@@ -22,6 +22,7 @@ from typing import Generic, Iterable, Protocol, TypeVar
 
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.utils.java_limits import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
+from kafka_py.utils.utils import write_fully
 
 logger = logging.getLogger(__name__)
 
@@ -155,10 +156,7 @@ def atomic_write_bytes(path: str, data: bytes) -> None:
     tmp_path = path + ".tmp"
     fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_fully(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -334,9 +332,7 @@ def write_checkpoints_together(writes: list[tuple[CheckpointFile, bytes]]) -> No
                 fd = os.open(checkpoint._temp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 written.append(checkpoint._temp_path)
                 try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
+                    write_fully(fd, data)
                     file_systems.setdefault(os.fstat(fd).st_dev, os.path.dirname(checkpoint._path))
                 finally:
                     os.close(fd)
