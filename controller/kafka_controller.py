@@ -1315,8 +1315,23 @@ class KafkaController(KafkaMetricsGroup):
             self._on_controller_resignation()
 
     def _elect(self) -> None:
-        controller_id = self.zk_client.get_controller_id()
-        self._active_controller_id = -1 if controller_id is None else controller_id
+        registration = self.zk_client.get_controller_id_and_owner()
+        if registration is not None and registration[0] == self.config.broker_id \
+                and registration[1] != self.zk_client.session_id:
+            # /controller names this broker but another session holds it: an earlier run of
+            # this broker that ended without closing its session (kill -9). Kafka 2.8 takes
+            # it for its own win and acts as an active controller it never became. Here the
+            # broker waits instead: ZooKeeper deletes the znode when that session expires
+            # (within zookeeper.session.timeout.ms), and the deletion's Reelect elects anew.
+            self.logger.warning(
+                "%s names this broker but is held by ZooKeeper session 0x%x, not this broker's session "
+                "0x%x: a leftover of an earlier run of broker %d. Waiting for ZooKeeper to expire that "
+                "session (up to %d ms); its deletion starts a new election", ControllerZNode.path(),
+                registration[1], self.zk_client.session_id or 0, self.config.broker_id,
+                self.zk_client.stale_session_wait_ms)
+            self._active_controller_id = -1
+            return
+        self._active_controller_id = -1 if registration is None else registration[0]
         # A Reelect racing with another broker's win (or our own) must not try to create
         # /controller again: the ephemeral create would fail forever.
         if self._active_controller_id != -1:

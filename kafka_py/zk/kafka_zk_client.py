@@ -105,6 +105,11 @@ from kafka_py.common.errors import ControllerMovedException  # noqa: E402  (re-e
 
 logger = logging.getLogger(__name__)
 
+# What KafkaZkClient.stale_session_wait_ms adds to the session timeout: two of ZooKeeper's
+# ticks at its default tickTime (3000 ms, which config/zookeeper.properties keeps), the
+# granularity at which it expires sessions.
+STALE_SESSION_MARGIN_MS = 6000
+
 
 class ZooKeeperClientException(KafkaException):
     pass
@@ -116,6 +121,10 @@ class ZooKeeperClientExpiredException(ZooKeeperClientException):
 
 class ZooKeeperClientAuthFailedException(ZooKeeperClientException):
     pass
+
+
+class BrokerIdInUseException(NodeExistsError):
+    """/brokers/ids/<id> is held by a live broker (its session outlived its timeout)."""
 
 
 class ZooKeeperClientTimeoutException(ZooKeeperClientException):
@@ -971,6 +980,7 @@ class KafkaZkClient:
                 root_client.close()
         self._is_secure = is_secure
         self._time = time
+        self._session_timeout_ms = session_timeout_ms
         self._zk_client = ZooKeeperClient(connect_string, session_timeout_ms, connection_timeout_ms,
                                           max_in_flight_requests, time, name)
         # Session that created our broker registration: a later NODEEXISTS owned by it is our
@@ -1176,13 +1186,94 @@ class KafkaZkClient:
             self.create_recursive(BrokerSequenceIdZNode.path(), b"", throw_if_path_exists=False)
 
     def register_broker(self, broker_info: BrokerInfo) -> int:
-        """Create the ephemeral /brokers/ids/<id>; returns the broker epoch (the znode's czxid)."""
+        """Create the ephemeral /brokers/ids/<id>; returns the broker epoch (the znode's czxid).
+
+        Unlike Kafka 2.8, a registration held by another ZooKeeper session does not fail
+        startup at once: see ``_wait_for_stale_ephemeral_owner``. Only one still held after
+        that session could have expired (a live broker with this id) raises
+        BrokerIdInUseException, naming that broker's endpoints.
+        """
         path = broker_info.path
-        stat = self._checked_ephemeral_create(path, broker_info.to_json_bytes(self._time.milliseconds()))
+        deadline_ns = self._time.nanoseconds() + self.stale_session_wait_ms * 1_000_000
+        while True:
+            try:
+                stat = self._checked_ephemeral_create(path, broker_info.to_json_bytes(self._time.milliseconds()))
+                break
+            except NodeExistsError:
+                self._wait_for_stale_ephemeral_owner(
+                    path, deadline_ns, lambda holder: self._broker_id_in_use(broker_info.broker.id, holder))
         logger.info("Registered broker %d at path %s with addresses: %s, czxid (broker epoch): %d",
                     broker_info.broker.id, path,
                     ",".join(e.connection_string for e in broker_info.broker.end_points), stat.czxid)
         return stat.czxid
+
+    @property
+    def stale_session_wait_ms(self) -> int:
+        """How long an ephemeral znode held by another session may be a dead process's
+        leftover: our session timeout (the one a previous run of this broker asked for) plus
+        ZooKeeper's expiry granularity. ZooKeeper expires sessions in buckets of one tick
+        and raises a timeout below two ticks to two ticks, so a margin of two ticks also
+        covers a session that asked for less than ZooKeeper granted it."""
+        return self._session_timeout_ms + STALE_SESSION_MARGIN_MS
+
+    def _ephemeral_holder(self, path: str) -> GetDataResponse | None:
+        """The znode at ``path`` with its stat (whose ephemeralOwner is the holding session),
+        or None when it is gone."""
+        response = self._retry_request_until_connected(GetDataRequest(path))
+        if response.result_code == Code.NONODE:
+            return None
+        response.maybe_throw()
+        return response
+
+    def _wait_for_stale_ephemeral_owner(self, path: str, deadline_ns: int,
+                                        in_use: Callable[[GetDataResponse], Exception]) -> None:
+        """Wait until the ephemeral znode at ``path`` that another session holds goes away, or
+        raise ``in_use(holder)`` once ``deadline_ns`` (monotonic) has passed with it still held.
+
+        A process killed without closing its ZooKeeper session (kill -9, an OOM kill, a
+        power cut) leaves its ephemeral znodes until ZooKeeper expires the session, and a
+        ZooKeeper restarted from its data dir restores that session with a fresh timeout.
+        Kafka 2.8 refuses to start on such a leftover; a broker restarted at once (or a
+        quickstart that stops ZooKeeper with the broker) then never gets past it. Waiting
+        for the deletion instead costs at most the session timeout and needs nobody's help.
+        """
+        holder = self._ephemeral_holder(path)
+        if holder is None:
+            return
+        remaining_ms = (deadline_ns - self._time.nanoseconds()) // 1_000_000
+        if remaining_ms <= 0:
+            raise in_use(holder)
+        logger.warning(
+            "%s is held by ZooKeeper session 0x%x, not this client's session 0x%x (data: %s). A process "
+            "that ended without closing its session (kill -9, a crash) leaves its ephemeral znodes until "
+            "ZooKeeper expires that session; waiting up to %d ms for it to go before taking the holder "
+            "for a live process", path, holder.stat.ephemeralOwner, self.session_id or 0,
+            bytes(holder.data).decode("utf-8", "replace"), remaining_ms)
+        gone = threading.Event()
+        handler = ZNodeChangeHandler(path, on_deletion=gone.set)
+        self._zk_client.register_znode_change_handler(handler)
+        try:
+            # Armed after registration, so a deletion between our read and now is not missed.
+            if self.path_exists(path):
+                gone.wait(remaining_ms / 1000.0)
+        finally:
+            self._zk_client.unregister_znode_change_handler(path)
+        if gone.is_set():
+            logger.info("%s went away (session 0x%x expired or closed); creating it again", path,
+                        holder.stat.ephemeralOwner)
+
+    @staticmethod
+    def _broker_id_in_use(broker_id: int, holder: GetDataResponse) -> BrokerIdInUseException:
+        try:
+            broker = BrokerIdZNode.decode(broker_id, holder.data).broker
+            endpoints = ",".join(e.connection_string for e in broker.end_points)
+        except Exception:  # noqa: BLE001 - the message still names the raw data
+            endpoints = bytes(holder.data).decode("utf-8", "replace")
+        return BrokerIdInUseException(
+            f"broker.id {broker_id} is in use by another live broker with endpoints {endpoints} "
+            f"(its registration {BrokerIdZNode.path(broker_id)} is held by ZooKeeper session "
+            f"0x{holder.stat.ephemeralOwner:x}, which outlived its session timeout, so it is no dead broker's "
+            "leftover). Stop that broker or give this one another broker.id.")
 
     def update_broker_info(self, broker_info: BrokerInfo) -> None:
         response = self._retry_request_until_connected(
@@ -1328,6 +1419,13 @@ class KafkaZkClient:
                 raise RuntimeError(f"{ControllerEpochZNode.path()} existed before but goes away while trying to read it")
             return current[0], current[1].version
         raise response.result_exception
+
+    def get_controller_id_and_owner(self) -> tuple[int, int] | None:
+        """(the controller's broker id, the ZooKeeper session holding /controller), or None."""
+        holder = self._ephemeral_holder(ControllerZNode.path())
+        if holder is None:
+            return None
+        return ControllerZNode.decode(holder.data), holder.stat.ephemeralOwner
 
     def get_controller_id(self) -> int | None:
         response = self._retry_request_until_connected(GetDataRequest(ControllerZNode.path()))

@@ -210,7 +210,7 @@ class BrokerProcess:
 
     def restart(self, timeout: float = 60.0) -> "BrokerProcess":
         # A killed broker's ephemeral registration lives until its session expires; a new
-        # process registering meanwhile would be refused, as Kafka refuses it.
+        # process would wait for that before registering, so waiting here bounds it once.
         wait_until(lambda: self.registration() is None, 30.0, "old broker registration did not expire")
         return self.start(timeout)
 

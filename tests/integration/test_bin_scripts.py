@@ -7,6 +7,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -114,11 +115,12 @@ def _pids_with_argument(argument: str, marker: str) -> list[int]:
     return pids
 
 
-def _quickstart_configs(tmp_path: pathlib.Path, **broker_overrides: str) -> tuple[pathlib.Path, BrokerProcess]:
+def _quickstart_configs(tmp_path: pathlib.Path, zk_tick_time: str = "tickTime=500\n",
+                        **broker_overrides: str) -> tuple[pathlib.Path, BrokerProcess]:
     zk_port = free_port()
     zk_config = tmp_path / "zookeeper.properties"
     zk_config.write_text(f"dataDir={tmp_path / 'zookeeper'}\nclientPort={zk_port}\nclientPortAddress=127.0.0.1\n"
-                         "maxClientCnxns=0\nadmin.enableServer=false\ntickTime=500\n")
+                         f"maxClientCnxns=0\nadmin.enableServer=false\n{zk_tick_time}")
     broker = BrokerProcess(tmp_path / "broker", f"127.0.0.1:{zk_port}", "", overrides=broker_overrides)
     return zk_config, broker
 
@@ -187,3 +189,87 @@ def test_quickstart_stops_zookeeper_and_fails_when_the_broker_does(tmp_path):
     assert "num.io.threads" in result.stdout + result.stderr
     assert "the broker exited with status 1" in result.stderr
     wait_until(lambda: not _pids_with_argument(str(zk_config), ZOOKEEPER_MAIN), 30, "ZooKeeper was left running")
+
+
+def _start_quickstart(quickstart: pathlib.Path, zk_config: pathlib.Path, broker: BrokerProcess,
+                      log: pathlib.Path, env: dict[str, str]) -> subprocess.Popen:
+    log.write_text("")
+    return subprocess.Popen(
+        ["bash", "-c", f"'{quickstart}' '{zk_config}' '{broker.config_path}' >> '{log}' 2>&1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def test_quickstart_serves_again_after_its_broker_was_killed(tmp_path):
+    """kill -9 of the quickstart's broker leaves its session (and /brokers/ids/0) in
+    ZooKeeper's data dir; the next quickstart's broker waits for that session to expire
+    instead of exiting on NODEEXISTS, and serves."""
+    from kafka import KafkaProducer
+
+    # As shipped: ZooKeeper's default tick (3 s) and the broker's default session timeout.
+    zk_config, broker = _quickstart_configs(tmp_path, zk_tick_time="",
+                                            **{"zookeeper.session.timeout.ms": "18000"})
+    quickstart = ROOT / "bin" / "kafka-quickstart.sh"
+    env = dict(os.environ, LOG_DIR=str(tmp_path / "logs"))
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = _start_quickstart(quickstart, zk_config, broker, first_log, env)
+    second = None
+    try:
+        wait_until(lambda: "[KafkaServer id=0] started" in first_log.read_text(errors="replace"), 90,
+                   "the quickstart's broker did not start")
+        broker_pids = _pids_with_argument(str(broker.config_path), "kafka_py.kafka")
+        assert len(broker_pids) == 1, broker_pids
+        os.kill(broker_pids[0], signal.SIGKILL)
+        # The quickstart stops ZooKeeper when its broker exits; the dead session stays on disk.
+        assert first.wait(timeout=60) != 0
+        wait_until(lambda: not _pids_with_argument(str(zk_config), ZOOKEEPER_MAIN), 30, "ZooKeeper still running")
+
+        second = _start_quickstart(quickstart, zk_config, broker, second_log, env)
+        producer = None
+        deadline = time.monotonic() + 40
+
+        def acked() -> bool:
+            nonlocal producer
+            text = second_log.read_text(errors="replace")
+            assert second.poll() is None, f"the second quickstart exited:\n{text[-3000:]}"
+            if "[KafkaServer id=0] started" not in text:
+                return False
+            if producer is None:
+                producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=1, request_timeout_ms=5000,
+                                         max_block_ms=5000)
+            metadata = producer.send("after-the-crash", b"served").get(timeout=max(1.0, deadline - time.monotonic()))
+            return metadata.offset == 0
+
+        try:
+            wait_until(acked, 40, "no record acked within 40 s of the second quickstart")
+        finally:
+            if producer is not None:
+                producer.close(timeout=5)
+        text = second_log.read_text(errors="replace")
+        # It said why it waited, naming the holder's session and data.
+        assert "/brokers/ids/0 is held by ZooKeeper session 0x" in text, text[-3000:]
+        assert f"PLAINTEXT://127.0.0.1:{broker.port}" in text
+        assert "went away (session 0x" in text
+        os.killpg(second.pid, signal.SIGINT)
+        second.wait(timeout=120)
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+        for pid in (_pids_with_argument(str(zk_config), ZOOKEEPER_MAIN)
+                    + _pids_with_argument(str(broker.config_path), "kafka_py.kafka")):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_second_live_broker_with_the_same_id_is_refused_naming_the_first(broker_factory):
+    first = broker_factory().start()
+    duplicate = broker_factory(chroot=first.chroot)
+    duplicate.start(wait=False)
+    # It waits out a session timeout plus a margin for the registration to be a leftover.
+    code = duplicate.process.wait(timeout=120)
+    output = duplicate.output()
+    assert code != 0, output[-3000:]
+    assert (f"broker.id 0 is in use by another live broker with endpoints PLAINTEXT://127.0.0.1:{first.port}"
+            in output), output[-3000:]
+    # The first broker keeps its registration and serves.
+    assert first.registration()["endpoints"] == [f"PLAINTEXT://127.0.0.1:{first.port}"]
+    assert first.knows_itself()
