@@ -200,6 +200,16 @@ class WatcherList:
         with self.watchers_lock:
             return list(self.watchers_by_key.values())
 
+    def remove(self, key: Hashable) -> Watchers | None:
+        """Drop ``key``'s Watchers (the caller holds ``watchers_lock``). A shard left empty gets
+        a new empty dict: a dict never gives back the table its first key made it allocate,
+        and with 512 shards per purgatory, keys that come and go (one per topic created or
+        deleted) would otherwise leave a table behind in every shard they ever touched."""
+        watchers = self.watchers_by_key.pop(key, None)
+        if not self.watchers_by_key:
+            self.watchers_by_key = {}
+        return watchers
+
 
 class DelayedOperationPurgatory(KafkaMetricsGroup):
     """Bookkeeping for delayed operations of one kind ("Produce", "Fetch", "Rebalance", ...).
@@ -295,7 +305,7 @@ class DelayedOperationPurgatory(KafkaMetricsGroup):
         when a partition leaves this broker); returns them."""
         wl = self._watcher_list(key)
         with wl.watchers_lock:
-            watchers = wl.watchers_by_key.pop(key, None)
+            watchers = wl.remove(key)
         if watchers is None:
             return []
         return watchers.cancel()
@@ -320,7 +330,7 @@ class DelayedOperationPurgatory(KafkaMetricsGroup):
                     continue
                 watchers._discard((operation,))
                 if watchers.is_empty:
-                    del wl.watchers_by_key[key]
+                    wl.remove(key)
 
     def _remove_key_if_empty(self, key: Hashable, watchers: Watchers) -> None:
         wl = self._watcher_list(key)
@@ -329,7 +339,7 @@ class DelayedOperationPurgatory(KafkaMetricsGroup):
             if wl.watchers_by_key.get(key) is not watchers:
                 return
             if watchers.is_empty:
-                del wl.watchers_by_key[key]
+                wl.remove(key)
 
     def advance_clock(self, timeout_ms: int) -> None:
         """Expire due operations (waiting up to ``timeout_ms`` for one) and purge completed

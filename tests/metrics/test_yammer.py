@@ -1,11 +1,14 @@
 """Meters, histograms and the registry against known inputs (manual clock, no ticker thread)."""
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import threading
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_metric_name
 from kafka_py.metrics.yammer import (
@@ -148,7 +151,37 @@ def test_decaying_sample_rescales_after_an_hour_and_keeps_its_order():
     clock.advance_s(3700)
     sample.add([2.0] * 10, 1.0, clock.tick())
     assert sorted(sample.values()) == [2.0] * 10
-    assert all(math.isfinite(p) for p, _ in sample._heap)
+    assert all(math.isfinite(p) for p in sample._priorities[:sample._count])
+
+
+@given(st.lists(st.lists(st.floats(min_value=0, max_value=1e6), max_size=60), max_size=12),
+       st.integers(min_value=1, max_value=40), st.integers(min_value=0, max_value=2**32),
+       st.integers(min_value=0, max_value=60))
+def test_decaying_sample_keeps_the_highest_priorities_as_a_min_heap_would(batches, size, seed, sift_limit):
+    """Against a heap of (priority, value) tuples fed the same random draws, with offers both
+    sifted in one at a time and merged (``sift_limit`` moves the line between the two)."""
+    clock = ManualClock()
+    sample_type = type("Sample", (ExponentiallyDecayingSample,), {"__slots__": (), "SIFT_LIMIT": sift_limit})
+    sample = sample_type(size=size, clock=clock, rng=random.Random(seed))
+    model_random = random.Random(seed)
+    start = clock.tick()
+    heap: list[tuple[float, float]] = []
+    for i, batch in enumerate(batches):
+        clock.advance_s(7)
+        now = clock.tick()
+        sample.add(batch, 2.0, now)
+        base = 2.0 * math.exp(sample.alpha * (now - start) / 1e9)
+        for v in batch:
+            priority = base / (1.0 - model_random.random())
+            if len(heap) < size:
+                heapq.heappush(heap, (priority, v))
+            elif priority > heap[0][0]:
+                heapq.heapreplace(heap, (priority, v))
+        kept = sample._count
+        assert sorted(zip(sample._priorities[:kept], sample._values[:kept])) == sorted(heap)
+        if len(heap) == size:  # a full sample is a min-heap by priority
+            assert all(sample._priorities[(i - 1) // 2] <= sample._priorities[i] for i in range(1, size))
+        assert len(sample.values()) == min(size, sum(len(b) for b in batches[:i + 1]))
 
 
 def test_timer_counts_and_times():
