@@ -52,6 +52,7 @@ counterpart() {
         kafka.tools.ConsumerPerformance) echo "script kafka-consumer-perf-test.sh" ;;
         kafka.tools.DumpLogSegments) echo "script kafka-dump-log.sh" ;;
         kafka.tools.GetOffsetShell) echo "module kafka_py.tools.get_offset_shell" ;;
+        kafka.tools.StorageTool) echo "script kafka-storage.sh" ;;
         org.apache.kafka.tools.ProducerPerformance) echo "script kafka-producer-perf-test.sh" ;;
         *) return 1 ;;
     esac
@@ -65,7 +66,7 @@ known_classes() {
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.tools.ConsoleConsumer \
              kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
-             kafka.tools.GetOffsetShell org.apache.kafka.tools.ProducerPerformance; do
+             kafka.tools.GetOffsetShell kafka.tools.StorageTool org.apache.kafka.tools.ProducerPerformance; do
         read -r kind target <<< "$(counterpart "$c")"
         if [ "$kind" = module ] || [ -x "$bin_dir/$target" ]; then echo "$c"; fi
     done

@@ -1,6 +1,6 @@
 """Port of core/src/main/scala/kafka/server/BrokerMetadataCheckpoint.scala (with the
-meta.properties checks of KafkaServer.scala's startup and the exceptions of kafka.common
-they raise).
+meta.properties checks of KafkaServer.scala's and KafkaRaftServer.scala's startup and the
+exceptions of kafka.common they raise).
 
 Every log directory holds a ``meta.properties`` saying which broker and cluster its data
 belongs to. A ZooKeeper-based broker writes version 0::
@@ -17,6 +17,20 @@ the stored cluster id must be the one in ZooKeeper (InconsistentClusterIdExcepti
 broker is pointed at the wrong cluster) and the stored broker id the configured one
 (InconsistentBrokerIdException). A directory whose file cannot be read is offline, not
 fatal, as in Kafka.
+
+A KRaft node (process.roles set) writes nothing itself: ``bin/kafka-storage.sh format``
+writes version 1 into every log dir and the metadata log dir::
+
+    #
+    #Tue Jan 02 15:04:05 UTC 2024
+    version=1
+    cluster.id=<cluster id>
+    node.id=<node id>
+
+and ``initialize_log_dirs`` (KafkaRaftServer.initializeLogDirs) refuses to start on a dir
+without one (not formatted), on dirs that disagree (another cluster's or another node's
+data: InconsistentBrokerMetadataException), on version 0, and on a node.id other than the
+configured one (InconsistentNodeIdException).
 """
 from __future__ import annotations
 
@@ -25,21 +39,24 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from kafka_py.common.errors import KafkaException
 from kafka_py.server.checkpoints.checkpoint_file import atomic_write_bytes
 from kafka_py.utils import properties
 from kafka_py.utils.java_limits import INT_MAX, INT_MIN
 
+if TYPE_CHECKING:
+    from kafka_py.server.kafka_config import KafkaConfig
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "META_PROPERTIES_FILE", "CLUSTER_ID_KEY", "BROKER_ID_KEY", "NODE_ID_KEY", "VERSION_KEY",
     "InconsistentBrokerMetadataException", "InconsistentClusterIdException", "InconsistentBrokerIdException",
-    "RawMetaProperties", "ZkMetaProperties", "MetaProperties", "BrokerMetadataCheckpoint",
-    "get_broker_metadata_and_offline_dirs", "check_zk_meta_properties_version", "check_cluster_id",
-    "get_or_generate_broker_id",
+    "InconsistentNodeIdException", "RawMetaProperties", "ZkMetaProperties", "MetaProperties",
+    "BrokerMetadataCheckpoint", "get_broker_metadata_and_offline_dirs", "check_zk_meta_properties_version",
+    "check_cluster_id", "get_or_generate_broker_id", "initialize_log_dirs",
 ]
 
 META_PROPERTIES_FILE = "meta.properties"
@@ -62,6 +79,10 @@ class InconsistentClusterIdException(KafkaException):
 
 class InconsistentBrokerIdException(KafkaException):
     """meta.properties belongs to another broker id than the configured one."""
+
+
+class InconsistentNodeIdException(KafkaException):
+    """A KRaft node's meta.properties belongs to another node.id than the configured one."""
 
 
 def _scala_option(value: object | None) -> str:
@@ -288,3 +309,42 @@ def get_or_generate_broker_id(raw: RawMetaProperties, broker_id: int, broker_id_
     if broker_id < 0 and broker_id_generation_enable:
         return generate_broker_id()
     return broker_id
+
+
+def initialize_log_dirs(config: "KafkaConfig") -> tuple[MetaProperties, list[str]]:
+    """KafkaRaftServer.initializeLogDirs: the version-1 meta.properties that every log dir and
+    the metadata log dir of a KRaft node agree on, and the dirs that could not be read.
+
+    Unlike a ZooKeeper-based broker, a KRaft node never formats a directory itself: a blank
+    one may be a disk that failed to mount, and a controller starting on an empty metadata
+    log could win an election and lose the cluster's metadata. So each dir must hold a
+    meta.properties (KafkaException naming kafka-storage.sh otherwise), all must agree
+    (InconsistentBrokerMetadataException), the metadata log dir must be readable, and the
+    stored node.id must be the configured one (InconsistentNodeIdException).
+    """
+    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.log.log_files import log_dir_name
+    from kafka_py.log.log_manager import METADATA_TOPIC
+
+    log_dirs = list(dict.fromkeys([*config.log_dirs, config.metadata_log_dir]))
+    raw, offline_dirs = get_broker_metadata_and_offline_dirs(log_dirs, ignore_missing=False)
+    if config.metadata_log_dir in offline_dirs:
+        raise KafkaException("Cannot start server since `meta.properties` could not be loaded from "
+                             f"{config.metadata_log_dir}")
+    # The metadata log lives in metadata.log.dir only; a copy elsewhere means the dirs were mixed up.
+    metadata_partition_dir_name = log_dir_name(TopicPartition(METADATA_TOPIC, 0))
+    for log_dir in log_dirs:
+        if log_dir in offline_dirs or log_dir == config.metadata_log_dir:
+            continue
+        metadata_dir = os.path.join(log_dir, metadata_partition_dir_name)
+        if os.path.exists(metadata_dir):
+            raise KafkaException(f"Found unexpected metadata location in data directory `{metadata_dir}` "
+                                 f"(the configured metadata directory is {config.metadata_log_dir}).")
+    meta_properties = MetaProperties.parse(raw)
+    if config.node_id != meta_properties.node_id:
+        # Kafka's message, but for the key it names: it says controller.id, a key no config has.
+        raise InconsistentNodeIdException(
+            f"Configured node.id `{config.node_id}` doesn't match stored node.id `{meta_properties.node_id}' in "
+            "meta.properties. If you moved your data, make sure your configured node.id matches. If you intend "
+            "to create a new broker, you should remove all data in your data directories (log.dirs).")
+    return meta_properties, offline_dirs

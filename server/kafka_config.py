@@ -20,9 +20,22 @@ isn't a known config."
 Dynamic broker configs (per-broker and cluster-default, kept in ZooKeeper) layer over the
 static properties; ``with_dynamic_overrides`` returns a new KafkaConfig with those layers
 after checking that only ``DYNAMIC_BROKER_CONFIGS`` are changed.
+
+KRaft mode: a non-empty ``process.roles`` (``broker``, ``controller`` or both) makes the
+node use a Raft metadata quorum (``controller.quorum.*``, defined in
+kafka_py/raft/raft_config.py and declared here from there) instead of ZooKeeper;
+``requires_zookeeper`` / ``uses_self_managed_quorum`` say which. The node's id is
+``node.id`` (``broker.id`` follows it), and ``zookeeper.connect`` is not required. Kafka
+2.8.2 declares these keys internal (left out of DescribeConfigs unless set) and checks
+little about them; the cross-key checks of the KRaft listeners and voters that Kafka 3.0
+and 3.1 added are made here too, with their messages, since a node that passes 2.8.2's
+checks but fails them cannot join or form a quorum. The metadata log's
+``metadata.log.segment.*``, ``metadata.max.retention.*`` and
+``metadata.log.max.record.bytes.between.snapshots`` are Kafka 3.0's (2.8.2 has none).
 """
 from __future__ import annotations
 
+import enum
 import logging
 import math
 import os
@@ -49,6 +62,7 @@ from kafka_py.log.log_config import (
     LogConfig,
     api_version,
 )
+from kafka_py.raft import raft_config
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
 from kafka_py.utils import properties
@@ -72,7 +86,7 @@ __all__ = [
     "KafkaConfig", "Defaults", "CONFIG_DEF", "DYNAMIC_BROKER_CONFIGS", "PER_BROKER_CONFIGS",
     "DYNAMIC_LOG_CONFIGS", "DYNAMIC_THREAD_POOL_CONFIGS", "LOG_CLEANER_RECONFIGURABLE_CONFIGS",
     "SOCKET_SERVER_RECONFIGURABLE_CONFIGS", "DYNAMIC_LISTENER_CONFIGS", "SUPPORTED_SECURITY_PROTOCOLS",
-    "broker_config_synonyms", "ConfigException", "java_double_to_string",
+    "broker_config_synonyms", "ConfigException", "java_double_to_string", "ProcessRole",
 ]
 
 _DOUBLE_MAX = 1.7976931348623157e308
@@ -96,6 +110,14 @@ class Defaults:
     BACKGROUND_THREADS = 10
     QUEUED_MAX_REQUESTS = 500
     QUEUED_MAX_REQUEST_BYTES = -1
+    INITIAL_BROKER_REGISTRATION_TIMEOUT_MS = 60000
+    BROKER_HEARTBEAT_INTERVAL_MS = 2000
+    BROKER_SESSION_TIMEOUT_MS = 9000
+    # KRaft mode
+    EMPTY_NODE_ID = -1
+    # Kafka 3.0's; 2.8.2 never takes metadata snapshots
+    METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES = 20 * 1024 * 1024
+    METADATA_LOG_SEGMENT_MIN_BYTES = 8 * 1024 * 1024
     REQUEST_TIMEOUT_MS = 30000
     CONNECTION_SETUP_TIMEOUT_MS = 10 * 1000
     CONNECTION_SETUP_TIMEOUT_MAX_MS = 30 * 1000
@@ -215,6 +237,14 @@ class Defaults:
     QUOTA_WINDOW_SIZE_SECONDS = 1
     DELETE_TOPIC_ENABLE = True
     COMPRESSION_TYPE = "producer"
+    # Raft quorum: RaftConfig's defaults, which live in kafka_py/raft/raft_config.py
+    QUORUM_VOTERS = raft_config.DEFAULT_QUORUM_VOTERS
+    QUORUM_ELECTION_TIMEOUT_MS = raft_config.DEFAULT_QUORUM_ELECTION_TIMEOUT_MS
+    QUORUM_FETCH_TIMEOUT_MS = raft_config.DEFAULT_QUORUM_FETCH_TIMEOUT_MS
+    QUORUM_ELECTION_BACKOFF_MS = raft_config.DEFAULT_QUORUM_ELECTION_BACKOFF_MAX_MS
+    QUORUM_LINGER_MS = raft_config.DEFAULT_QUORUM_LINGER_MS
+    QUORUM_REQUEST_TIMEOUT_MS = raft_config.DEFAULT_QUORUM_REQUEST_TIMEOUT_MS
+    QUORUM_RETRY_BACKOFF_MS = raft_config.DEFAULT_QUORUM_RETRY_BACKOFF_MS
     # Metrics
     METRIC_NUM_SAMPLES = 2
     METRIC_SAMPLE_WINDOW_MS = 30000
@@ -237,6 +267,15 @@ _UNSUPPORTED_PLUGIN_KEYS = (
     "ssl.engine.factory.class",
 )
 
+
+class ProcessRole(enum.Enum):
+    """A role of a KRaft node (Kafka's KafkaRaftServer.ProcessRole: BrokerRole, ControllerRole),
+    by its name in process.roles."""
+
+    BROKER = "broker"
+    CONTROLLER = "controller"
+
+
 _H, _M, _L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 _IGNORED = "Accepted for compatibility with Kafka's configuration; kafka-py does not use it."
 
@@ -247,7 +286,8 @@ CONFIG_DEF: ConfigDef = (
     ConfigDef()
     # ZooKeeper
     .define("zookeeper.connect", Type.STRING, None, None, _H,
-            "ZooKeeper connection string host1:port1,host2:port2[/chroot]; required.")
+            "ZooKeeper connection string host1:port1,host2:port2[/chroot]; required unless process.roles "
+            "is set (KRaft mode).")
     .define("zookeeper.session.timeout.ms", Type.INT, Defaults.ZK_SESSION_TIMEOUT_MS, None, _H,
             "ZooKeeper session timeout; the broker's ephemeral znodes vanish after it.")
     .define("zookeeper.connection.timeout.ms", Type.INT, None, None, _H,
@@ -285,6 +325,48 @@ CONFIG_DEF: ConfigDef = (
             "How long the broker's own clients wait for a connection to be established.")
     .define("socket.connection.setup.timeout.max.ms", Type.LONG, Defaults.CONNECTION_SETUP_TIMEOUT_MAX_MS, None,
             _M, "Upper bound of the exponentially growing connection setup timeout.")
+    # KRaft mode: internal keys in Kafka 2.8.2 (its KRaft mode was early access), so DescribeConfigs
+    # leaves them out unless set
+    .define_internal("process.roles", Type.LIST, [], valid_list("broker", "controller"), _H,
+                     "The roles this node plays: broker, controller, or broker,controller for both. Set, it "
+                     "runs in KRaft mode (metadata in a Raft quorum of controllers, no ZooKeeper); unset or "
+                     "empty, it is a ZooKeeper-based broker.")
+    .define_internal("node.id", Type.INT, Defaults.EMPTY_NODE_ID, None, _H,
+                     "The id of this node in KRaft mode, required there; broker.id takes its value.")
+    .define_internal("initial.broker.registration.timeout.ms", Type.INT,
+                     Defaults.INITIAL_BROKER_REGISTRATION_TIMEOUT_MS, None, _M,
+                     "How long a KRaft broker waits for its first registration with the controller quorum "
+                     "before it gives up and exits.")
+    .define_internal("broker.heartbeat.interval.ms", Type.INT, Defaults.BROKER_HEARTBEAT_INTERVAL_MS, None, _M,
+                     "Time between a KRaft broker's heartbeats to the active controller.")
+    .define_internal("broker.session.timeout.ms", Type.INT, Defaults.BROKER_SESSION_TIMEOUT_MS, None, _M,
+                     "How long a KRaft broker's lease lasts without a heartbeat before the controller fences it.")
+    .define_internal("metadata.log.dir", Type.STRING, None, None, _H,
+                     "Directory of the KRaft metadata log; by default the first of log.dirs.")
+    .define_internal("controller.listener.names", Type.STRING, None, None, _H,
+                     "Comma separated names of the listeners the controllers use; required in KRaft mode. A "
+                     "controller listens on them, a broker connects to the controllers through the first.")
+    .define_internal("sasl.mechanism.controller.protocol", Type.STRING, "GSSAPI", None, _H,
+                     "SASL mechanism used to talk to the controllers.")
+    # Kafka 3.0's keys of the metadata log (2.8.2 has none: it keeps the whole log and never
+    # snapshots); internal here, so a 2.8.2 DescribeConfigs answer stays the same
+    .define_internal("metadata.log.max.record.bytes.between.snapshots", Type.LONG,
+                     Defaults.METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES, at_least(1), _H,
+                     "Bytes of the metadata log between the latest snapshot and the high watermark before a "
+                     "new snapshot is taken.")
+    .define_internal("metadata.log.segment.bytes", Type.INT, Defaults.LOG_SEGMENT_BYTES, at_least(LOG_OVERHEAD), _H,
+                     "Size of one metadata log segment.")
+    .define_internal("metadata.log.segment.min.bytes", Type.INT, Defaults.METADATA_LOG_SEGMENT_MIN_BYTES,
+                     at_least(LOG_OVERHEAD), _H,
+                     "Smallest metadata.log.segment.bytes allowed; lower it for tests only.")
+    .define_internal("metadata.log.segment.ms", Type.LONG, Defaults.LOG_ROLL_HOURS * 60 * 60 * 1000, None, _H,
+                     "Roll a metadata log segment after this long.")
+    .define_internal("metadata.max.retention.bytes", Type.LONG, Defaults.LOG_RETENTION_BYTES, None, _H,
+                     "Largest combined size of the metadata log and its snapshots before old ones are deleted; "
+                     "a soft limit, since a log segment goes only once a snapshot covers it. -1 for no limit.")
+    .define_internal("metadata.max.retention.ms", Type.LONG, Defaults.LOG_RETENTION_HOURS * 60 * 60 * 1000, None,
+                     _H, "How long a metadata log segment or snapshot is kept; a soft limit, as "
+                     "metadata.max.retention.bytes.")
     .define("authorizer.class.name", Type.STRING, Defaults.AUTHORIZER_CLASS_NAME, None, _L,
             "The authorizer: empty for none, or kafka.security.authorizer.AclAuthorizer (ACLs in "
             "ZooKeeper, configured by super.users and allow.everyone.if.no.acl.found).")
@@ -646,6 +728,12 @@ CONFIG_DEF: ConfigDef = (
     .define("client.quota.callback.class", Type.CLASS, None, None, _L,
             "Kafka's ClientQuotaCallback plug-in; refused by kafka-py.")
 )
+# The controller.quorum.* keys, declared once by RaftConfig (name, default, validator, doc) and
+# internal here, as in Kafka 2.8.2.
+for _quorum_key in raft_config.CONFIG_DEF.config_keys.values():
+    CONFIG_DEF.define_internal(_quorum_key.name, _quorum_key.type, _quorum_key.default_value,
+                               _quorum_key.validator, _quorum_key.importance, _quorum_key.documentation)
+del _quorum_key
 
 
 # -- dynamic broker configs (DynamicBrokerConfig.scala and the Reconfigurables it lists) ------
@@ -910,8 +998,14 @@ class KafkaConfig:
         self.broker_id_generation_enable: bool = v["broker.id.generation.enable"]
         self.max_reserved_broker_id: int = v["reserved.broker.max.id"]
         #: Mutable, as in Kafka: KafkaServer replaces -1 with the id stored in meta.properties
-        #: or generated in ZooKeeper.
-        self.broker_id: int = v["broker.id"]
+        #: or generated in ZooKeeper. A node.id, when set, is the broker id too.
+        self.broker_id: int = v["node.id"] if v["node.id"] >= 0 else v["broker.id"]
+        #: The id of a KRaft node; as in Kafka it falls back to broker.id, so the two always agree.
+        self.node_id: int = self.broker_id
+        self.process_roles: frozenset[ProcessRole] = self._parse_process_roles()
+        self.initial_registration_timeout_ms: int = v["initial.broker.registration.timeout.ms"]
+        self.broker_heartbeat_interval_ms: int = v["broker.heartbeat.interval.ms"]
+        self.broker_session_timeout_ms: int = v["broker.session.timeout.ms"]
         self.num_network_threads: int = v["num.network.threads"]
         self.background_threads: int = v["background.threads"]
         self.queued_max_requests: int = v["queued.max.requests"]
@@ -940,6 +1034,10 @@ class KafkaConfig:
         self.rack: str | None = v["broker.rack"]
         self.listener_security_protocol_map: dict[ListenerName, SecurityProtocol] = \
             self._parse_listener_security_protocol_map()
+        # Normalised as listener names are, so "controller" names the listener CONTROLLER://.
+        self.controller_listener_names: list[str] = [
+            ListenerName.normalised(n).value for n in _parse_csv_list(v["controller.listener.names"])]
+        self.sasl_mechanism_controller_protocol: str = v["sasl.mechanism.controller.protocol"]
         self.listeners: list[EndPoint] = self._parse_listeners()
         self.advertised_listeners: list[EndPoint] = self._parse_advertised_listeners()
         self.inter_broker_listener_name, self.inter_broker_security_protocol = \
@@ -1081,6 +1179,31 @@ class KafkaConfig:
         self.delete_topic_enable: bool = v["delete.topic.enable"]
         self.compression_type: str = v["compression.type"]
 
+        # Raft quorum (KRaft mode); kafka_py/raft/raft_config.py parses the voters
+        self.quorum_voters: list[str] = v[raft_config.QUORUM_VOTERS_CONFIG]
+        self.quorum_election_timeout_ms: int = v[raft_config.QUORUM_ELECTION_TIMEOUT_MS_CONFIG]
+        self.quorum_fetch_timeout_ms: int = v[raft_config.QUORUM_FETCH_TIMEOUT_MS_CONFIG]
+        self.quorum_election_backoff_ms: int = v[raft_config.QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG]
+        self.quorum_linger_ms: int = v[raft_config.QUORUM_LINGER_MS_CONFIG]
+        self.quorum_request_timeout_ms: int = v[raft_config.QUORUM_REQUEST_TIMEOUT_MS_CONFIG]
+        self.quorum_retry_backoff_ms: int = v[raft_config.QUORUM_RETRY_BACKOFF_MS_CONFIG]
+
+        # The metadata log (Kafka 3.0's keys)
+        self.metadata_snapshot_max_new_record_bytes: int = v["metadata.log.max.record.bytes.between.snapshots"]
+        self.metadata_log_segment_bytes: int = v["metadata.log.segment.bytes"]
+        self.metadata_log_segment_min_bytes: int = v["metadata.log.segment.min.bytes"]
+        self.metadata_log_segment_millis: int = v["metadata.log.segment.ms"]
+        self.metadata_retention_bytes: int = v["metadata.max.retention.bytes"]
+        self.metadata_retention_millis: int = v["metadata.max.retention.ms"]
+
+    def _parse_process_roles(self) -> frozenset[ProcessRole]:
+        # Each name is one of broker, controller (the key's validator); a name given twice is refused.
+        names = [n.strip() for n in self._values["process.roles"]]
+        if len(set(names)) != len(names):
+            raise ConfigException("process.roles", names,
+                                  f"Duplicate role names found in `process.roles`: {', '.join(names)}")
+        return frozenset(ProcessRole(n) for n in names)
+
     def _log_retention_time_millis(self) -> int:
         v = self._values
         if v["log.retention.ms"] is not None:
@@ -1161,7 +1284,8 @@ class KafkaConfig:
         if self._values["advertised.host.name"] is not None or self._values["advertised.port"] is not None:
             return self._listener_list_to_end_points(
                 "advertised.listeners", f"PLAINTEXT://{self.advertised_host_name}:{self.advertised_port}", False)
-        return list(self.listeners)
+        # Clients never talk to the controllers: a controller listener is never advertised.
+        return [e for e in self.listeners if e.listener_name.value not in self.controller_listener_names]
 
     def _inter_broker_listener_name_and_security_protocol(self) -> tuple[ListenerName, SecurityProtocol]:
         name = self._values["inter.broker.listener.name"]
@@ -1224,7 +1348,30 @@ class KafkaConfig:
 
     @property
     def data_plane_listeners(self) -> list[EndPoint]:
-        return [e for e in self.listeners if e.listener_name != self.control_plane_listener_name]
+        """The listeners of client and broker requests: neither the control plane's nor the KRaft controller's."""
+        return [e for e in self.listeners if e.listener_name != self.control_plane_listener_name
+                and e.listener_name.value not in self.controller_listener_names]
+
+    @property
+    def controller_listeners(self) -> list[EndPoint]:
+        """The listeners named in controller.listener.names, in the order of ``listeners``."""
+        return [e for e in self.listeners if e.listener_name.value in self.controller_listener_names]
+
+    @property
+    def requires_zookeeper(self) -> bool:
+        """A ZooKeeper-based broker: process.roles is empty."""
+        return not self.process_roles
+
+    @property
+    def uses_self_managed_quorum(self) -> bool:
+        """A KRaft node: its metadata lives in the Raft quorum of controller.quorum.voters."""
+        return bool(self.process_roles)
+
+    @property
+    def metadata_log_dir(self) -> str:
+        """Where the KRaft metadata log lives: metadata.log.dir, else the first of log.dirs."""
+        configured = self._values["metadata.log.dir"]
+        return configured if configured is not None else self.log_dirs[0]
 
     # -- access to values (AbstractConfig) ------------------------------------------------
 
@@ -1237,6 +1384,11 @@ class KafkaConfig:
     def values(self) -> dict[str, Any]:
         """Every declared key with its effective parsed value (dynamic layers included)."""
         return dict(self._values)
+
+    def non_internal_values(self) -> dict[str, Any]:
+        """``values()`` without the keys declared internal (AbstractConfig.nonInternalValues)."""
+        keys = CONFIG_DEF.config_keys
+        return {name: value for name, value in self._values.items() if not keys[name].internal_config}
 
     @property
     def originals(self) -> dict[str, Any]:
@@ -1329,17 +1481,31 @@ class KafkaConfig:
 
     def validate_values(self) -> None:
         v = self._values
-        if self.zk_connect is None:
-            raise ConfigException("zookeeper.connect", full_message=(
-                "Missing required configuration `zookeeper.connect` which has no default value."))
-        if self.broker_id_generation_enable:
-            if not -1 <= self.broker_id <= self.max_reserved_broker_id:
-                raise ConfigException("broker.id", self.broker_id,
-                                      "broker.id must be greater than or equal to -1 and not greater than "
-                                      f"reserved.broker.max.id ({self.max_reserved_broker_id})")
-        elif self.broker_id < 0:
-            raise ConfigException("broker.id", self.broker_id, "broker.id must be greater than or equal to 0 "
-                                  "(broker.id.generation.enable is false)")
+        # Kafka 3.1's check: 2.8.2 silently takes node.id over a different broker.id.
+        if "node.id" in self._originals and "broker.id" in self._originals and v["node.id"] != v["broker.id"]:
+            raise ConfigException("node.id", v["node.id"], "You must set `node.id` to the same value as "
+                                  f"`broker.id` ({v['broker.id']}).")
+        if self.requires_zookeeper:
+            if self.zk_connect is None:
+                raise ConfigException("zookeeper.connect", full_message=(
+                    "Missing required configuration `zookeeper.connect` which has no default value."))
+            if self.broker_id_generation_enable:
+                if not -1 <= self.broker_id <= self.max_reserved_broker_id:
+                    raise ConfigException("broker.id", self.broker_id,
+                                          "broker.id must be greater than or equal to -1 and not greater than "
+                                          f"reserved.broker.max.id ({self.max_reserved_broker_id})")
+            elif self.broker_id < 0:
+                raise ConfigException("broker.id", self.broker_id, "broker.id must be greater than or equal to 0 "
+                                      "(broker.id.generation.enable is false)")
+        elif self.node_id < 0:
+            # KRaft mode has no ZooKeeper to generate an id from: the node must be told its id.
+            message = ("Missing configuration `node.id` which is required when `process.roles` is defined "
+                       "(i.e. when running in KRaft mode).")
+            if "node.id" in self._originals:
+                raise ConfigException("node.id", v["node.id"], message)
+            if "broker.id" in self._originals:
+                raise ConfigException("broker.id", self.broker_id, message)
+            raise ConfigException("node.id", full_message=message)
         if self.log_roll_time_millis < 1:
             name = "log.roll.ms" if v["log.roll.ms"] is not None else "log.roll.hours"
             raise ConfigException(name, v[name], "log.roll.ms must be greater than or equal to 1")
@@ -1418,22 +1584,33 @@ class KafkaConfig:
     def _validate_listeners(self) -> None:
         advertised_names = [e.listener_name for e in self.advertised_listeners]
         listener_names = [e.listener_name for e in self.listeners]
-        if self.inter_broker_listener_name not in advertised_names:
-            raise ConfigException("inter.broker.listener.name", self.inter_broker_listener_name.value,
-                                  "inter.broker.listener.name must be a listener name defined in "
-                                  "advertised.listeners. The valid options based on currently configured listeners "
-                                  "are " + ",".join(n.value for n in advertised_names))
-        if not set(advertised_names) <= set(listener_names):
-            raise ConfigException("advertised.listeners", self._values["advertised.listeners"],
-                                  "advertised.listeners listener names must be equal to or a subset of the ones "
-                                  "defined in listeners. Found " + ",".join(n.value for n in advertised_names)
-                                  + ". The valid options based on the current configuration are "
-                                  + ",".join(n.value for n in listener_names))
+        if self.uses_self_managed_quorum:
+            self._validate_kraft_quorum_and_listeners()
+        # A controller-only node serves no clients and no replicas: it needs no inter-broker listener.
+        if not self.process_roles or ProcessRole.BROKER in self.process_roles:
+            if self.inter_broker_listener_name not in advertised_names:
+                raise ConfigException("inter.broker.listener.name", self.inter_broker_listener_name.value,
+                                      "inter.broker.listener.name must be a listener name defined in "
+                                      "advertised.listeners. The valid options based on currently configured "
+                                      "listeners are " + ",".join(n.value for n in advertised_names))
+            if not set(advertised_names) <= set(listener_names):
+                raise ConfigException("advertised.listeners", self._values["advertised.listeners"],
+                                      "advertised.listeners listener names must be equal to or a subset of the ones "
+                                      "defined in listeners. Found " + ",".join(n.value for n in advertised_names)
+                                      + ". The valid options based on the current configuration are "
+                                      + ",".join(n.value for n in listener_names))
         if any(e.host == "0.0.0.0" for e in self.advertised_listeners):
             raise ConfigException("advertised.listeners", ",".join(e.connection_string
                                                                    for e in self.advertised_listeners),
                                   "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
                                   "Use a routable IP address.")
+        advertised_controller_names = [n.value for n in advertised_names if n.value in self.controller_listener_names]
+        if advertised_controller_names:
+            raise ConfigException("advertised.listeners",
+                                  ",".join(e.connection_string for e in self.advertised_listeners),
+                                  "advertised.listeners cannot contain any of controller.listener.names ("
+                                  + ",".join(advertised_controller_names) + "): clients only talk to brokers, "
+                                  "never to the KRaft controllers")
         if self.control_plane_listener_name is not None:
             if self.control_plane_listener_name not in advertised_names:
                 raise ConfigException("control.plane.listener.name", self.control_plane_listener_name.value,
@@ -1454,6 +1631,73 @@ class KafkaConfig:
                                       f"listener {end_point.listener_name.value} uses security protocol "
                                       f"{end_point.security_protocol.name}, which kafka-py does not support; "
                                       "supported: " + ", ".join(sorted(p.name for p in SUPPORTED_SECURITY_PROTOCOLS)))
+
+    def _validate_kraft_quorum_and_listeners(self) -> None:
+        """What a KRaft node needs of controller.quorum.voters and its listeners to join the
+        quorum: Kafka 2.8.2 checks none of it at startup (a mistake shows later as a node that
+        cannot reach or form the quorum); the checks and their messages are Kafka 3.0's and 3.1's."""
+        roles = self.process_roles
+        voters_value = ",".join(self.quorum_voters)
+        voter_ids = set(raft_config.parse_voter_connections(self.quorum_voters))
+        listeners_value = ",".join(e.connection_string for e in self.listeners)
+        listener_name_values = [e.listener_name.value for e in self.listeners]
+        names_value = self._values["controller.listener.names"]
+        if not voter_ids:
+            raise ConfigException(raft_config.QUORUM_VOTERS_CONFIG, voters_value,
+                                  "If using process.roles, controller.quorum.voters must contain a parseable set "
+                                  "of voters (`{id}@{host}:{port}` entries separated by commas).")
+        if self.control_plane_listener_name is not None:
+            raise ConfigException("control.plane.listener.name", self.control_plane_listener_name.value,
+                                  "control.plane.listener.name is not supported in KRaft mode. KRaft uses "
+                                  "controller.listener.names instead.")
+        if ProcessRole.CONTROLLER in roles:
+            if self.node_id not in voter_ids:
+                raise ConfigException("node.id", self.node_id,
+                                      "If process.roles contains the 'controller' role, the node id "
+                                      f"{self.node_id} must be included in the set of voters "
+                                      f"controller.quorum.voters={voters_value}")
+            if not self.controller_listeners:
+                raise ConfigException("controller.listener.names", names_value,
+                                      "controller.listener.names must contain at least one value appearing in the "
+                                      "'listeners' configuration when running the KRaft controller role; listeners "
+                                      f"are {listeners_value}")
+            missing = [n for n in self.controller_listener_names if n not in listener_name_values]
+            if missing:
+                raise ConfigException("controller.listener.names", names_value,
+                                      "controller.listener.names must only contain values appearing in the "
+                                      "'listeners' configuration when running the KRaft controller role; "
+                                      f"{','.join(missing)} is not one of {','.join(listener_name_values)}")
+            if ProcessRole.BROKER not in roles and self.advertised_listeners:
+                source = "advertised.listeners" if self._values["advertised.listeners"] is not None else "listeners"
+                raise ConfigException(source, ",".join(e.connection_string for e in self.advertised_listeners),
+                                      f"The {source} config must only contain KRaft controller listeners from "
+                                      "controller.listener.names when process.roles=controller")
+        else:
+            if self.node_id in voter_ids:
+                raise ConfigException("node.id", self.node_id,
+                                      "If process.roles contains just the 'broker' role, the node id "
+                                      f"{self.node_id} must not be included in the set of voters "
+                                      f"controller.quorum.voters={voters_value}")
+            if not self.controller_listener_names:
+                raise ConfigException("controller.listener.names", names_value,
+                                      "controller.listener.names must contain at least one value when running "
+                                      "KRaft with just the broker role (the listener name it reaches the "
+                                      "controllers by)")
+            if self.controller_listeners:
+                raise ConfigException("listeners", listeners_value,
+                                      "controller.listener.names must not contain a value appearing in the "
+                                      "'listeners' configuration when running KRaft with just the broker role; "
+                                      "found " + ",".join(e.listener_name.value for e in self.controller_listeners))
+            for name in self.controller_listener_names:
+                if ListenerName(name) not in self.listener_security_protocol_map:
+                    raise ConfigException("controller.listener.names", names_value,
+                                          f"Controller listener with name {name} defined in "
+                                          "controller.listener.names not found in listener.security.protocol.map "
+                                          "(a broker must know the security protocol of the controllers' listener)")
+        if ProcessRole.BROKER in roles and not self.advertised_listeners:
+            raise ConfigException("listeners", listeners_value,
+                                  "There must be at least one advertised listener. Perhaps all listeners appear "
+                                  "in controller.listener.names?")
 
     def _validate_unsupported(self) -> None:
         for name in _UNSUPPORTED_PLUGIN_KEYS:

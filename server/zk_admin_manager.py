@@ -428,8 +428,9 @@ class ConfigHelper:
 
     def _all_broker_configs(self) -> dict[str, Any]:
         config = self.config
+        # Internal keys (the KRaft ones) only when the properties set them, as in Kafka.
         result: dict[str, Any] = {k: v for k, v in config.originals.items() if v is not None}
-        result.update(config.values())
+        result.update(config.non_internal_values())
         return result
 
     def _create_broker_config_entry(self, per_broker_config: bool, include_synonyms: bool, include_documentation: bool,

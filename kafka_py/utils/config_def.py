@@ -43,6 +43,8 @@ class ConfigException(InvalidConfigException):
 
 
 def _display(value: Any) -> str:
+    if value is None:
+        return "null"  # as Java prints a value that is not set
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
@@ -235,6 +237,8 @@ class ConfigKey:
     validator: Validator | None
     importance: Importance
     documentation: str
+    #: Declared with define_internal: parsed like any key, but left out of what DescribeConfigs lists.
+    internal_config: bool = False
 
     @property
     def has_default(self) -> bool:
@@ -247,7 +251,7 @@ class ConfigDef:
 
     def define(self, name: str, type: Type, default_value: Any = NO_DEFAULT_VALUE,
                validator: Validator | None = None, importance: Importance = Importance.MEDIUM,
-               documentation: str = "") -> "ConfigDef":
+               documentation: str = "", *, internal_config: bool = False) -> "ConfigDef":
         """Declare a key; returns self so definitions chain, as in Kafka."""
         if name in self._keys:
             raise ValueError(f"Configuration {name} is defined twice.")
@@ -257,8 +261,16 @@ class ConfigDef:
         # Defaults go through the validator too, so a bad definition fails at import time.
         if validator is not None and default_value is not NO_DEFAULT_VALUE:
             validator.ensure_valid(name, parsed_default)
-        self._keys[name] = ConfigKey(name, type, parsed_default, validator, importance, documentation)
+        self._keys[name] = ConfigKey(name, type, parsed_default, validator, importance, documentation,
+                                     internal_config)
         return self
+
+    def define_internal(self, name: str, type: Type, default_value: Any = NO_DEFAULT_VALUE,
+                        validator: Validator | None = None, importance: Importance = Importance.MEDIUM,
+                        documentation: str = "") -> "ConfigDef":
+        """Declare a key that is not part of the public configuration (ConfigDef.defineInternal):
+        it parses and validates as any other, but describing a config leaves it out unless set."""
+        return self.define(name, type, default_value, validator, importance, documentation, internal_config=True)
 
     @property
     def config_keys(self) -> Mapping[str, ConfigKey]:
@@ -372,9 +384,11 @@ class ConfigDef:
         return str(value)
 
     def to_rst(self) -> str:
-        """A reference table of the keys, for docs."""
+        """A reference table of the public keys, for docs (internal ones are left out, as Kafka's toRst does)."""
         lines = []
         for key in sorted(self._keys.values(), key=lambda k: k.name):
+            if key.internal_config:
+                continue
             lines.append(f"``{key.name}``")
             lines.append(f"  {key.documentation}")
             lines.append(f"  * Type: {key.type.value}")

@@ -180,10 +180,32 @@ def uuid_to_base64(value: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode("ascii")
 
 
+_BASE64_URL_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _base64_url_decode(text: str) -> bytes:
+    """java.util.Base64's URL decoder, as strict: Python's own skips characters outside the
+    alphabet and takes '+' and '/' as well, so a mistyped id would decode to some other id."""
+    body = text.rstrip("=")
+    for index, ch in enumerate(text):
+        if ch == "=" and index < len(body):
+            raise ValueError(f"Input byte array has incorrect ending byte at {index}")
+        if ch != "=" and ch not in _BASE64_URL_ALPHABET:
+            # Java reads the string as ISO-8859-1: what is not Latin-1 arrives as '?'
+            raise ValueError(f"Illegal base64 character {ord(ch) if ord(ch) < 256 else ord('?'):x}")
+    padding = len(text) - len(body)
+    if len(body) % 4 == 1:
+        raise ValueError("Last unit does not have enough valid bits")
+    if padding and (len(text) % 4 != 0 or len(body) % 4 == 0):
+        raise ValueError("Input byte array has wrong 4-byte ending unit")
+    return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+
+
 def uuid_from_base64(text: str) -> uuid.UUID:
+    """Kafka's Uuid.fromString, with its messages for text that is not a Uuid."""
     if len(text) > 24:
         raise ValueError(f"Input string with prefix `{text[:24]}` is too long to be decoded as a base64 UUID")
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    raw = _base64_url_decode(text)
     if len(raw) != 16:
         raise ValueError(f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the "
                          "expected 16 bytes of a base64-encoded UUID")

@@ -1,5 +1,6 @@
 """meta.properties (port of BrokerMetadataCheckpoint.scala) and the startup checks KafkaServer
-makes with it: Kafka's file format, agreement across log dirs, cluster id and broker id."""
+and KafkaRaftServer make with it: Kafka's file format, agreement across log dirs, cluster id,
+broker id and (KRaft, version 1) node id."""
 from __future__ import annotations
 
 import logging
@@ -14,6 +15,7 @@ from kafka_py.server.broker_metadata_checkpoint import (
     InconsistentBrokerIdException,
     InconsistentBrokerMetadataException,
     InconsistentClusterIdException,
+    InconsistentNodeIdException,
     MetaProperties,
     RawMetaProperties,
     ZkMetaProperties,
@@ -21,7 +23,9 @@ from kafka_py.server.broker_metadata_checkpoint import (
     check_zk_meta_properties_version,
     get_broker_metadata_and_offline_dirs,
     get_or_generate_broker_id,
+    initialize_log_dirs,
 )
+from kafka_py.server.kafka_config import KafkaConfig
 
 CLUSTER_ID = "7qbZrFD0RKCkAFMOlSyS2w"
 
@@ -154,3 +158,77 @@ def test_get_or_generate_broker_id():
         get_or_generate_broker_id(stored, 8, True, never)
     assert str(info.value).startswith(
         "Configured broker.id 8 doesn't match stored broker.id Some(7) in meta.properties.")
+
+
+# -- KRaft: version 1 and KafkaRaftServer.initializeLogDirs -------------------------------------
+
+def kraft_config(log_dirs, metadata_log_dir=None, node_id=1) -> KafkaConfig:
+    props = {"process.roles": "broker,controller", "node.id": str(node_id),
+             "controller.quorum.voters": f"{node_id}@localhost:9093",
+             "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093", "controller.listener.names": "CONTROLLER",
+             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+             "log.dirs": ",".join(str(d) for d in log_dirs)}
+    if metadata_log_dir is not None:
+        props["metadata.log.dir"] = str(metadata_log_dir)
+    return KafkaConfig(props, do_log=False)
+
+
+def write_v1(log_dir, cluster_id=CLUSTER_ID, node_id=1):
+    os.makedirs(log_dir, exist_ok=True)
+    BrokerMetadataCheckpoint(os.path.join(log_dir, META_PROPERTIES_FILE)).write(
+        MetaProperties(cluster_id, node_id).to_properties())
+
+
+def test_meta_properties_v1_round_trips(tmp_path):
+    write_v1(tmp_path, node_id=3)
+    raw = RawMetaProperties(BrokerMetadataCheckpoint(tmp_path / META_PROPERTIES_FILE).read())
+    assert raw.props == {"version": "1", "cluster.id": CLUSTER_ID, "node.id": "3"}
+    assert MetaProperties.parse(raw) == MetaProperties(CLUSTER_ID, 3)
+    assert str(raw) == f"{{cluster.id={CLUSTER_ID}, node.id=3, version=1}}"
+
+
+def test_kraft_node_reads_its_formatted_dirs(tmp_path):
+    dirs = [tmp_path / "a", tmp_path / "b", tmp_path / "meta"]
+    for d in dirs:
+        write_v1(d)
+    meta, offline = initialize_log_dirs(kraft_config(dirs[:2], metadata_log_dir=dirs[2]))
+    assert meta == MetaProperties(CLUSTER_ID, 1) and offline == []
+
+
+def test_kraft_node_refuses_an_unformatted_dir(tmp_path):
+    write_v1(tmp_path / "a")
+    os.makedirs(tmp_path / "b")
+    with pytest.raises(KafkaException, match=r"No `meta.properties` found in .*b \(have you run `kafka-storage.sh` "
+                                             r"to format the directory\?\)"):
+        initialize_log_dirs(kraft_config([tmp_path / "a", tmp_path / "b"]))
+
+
+def test_kraft_node_refuses_another_clusters_dir(tmp_path):
+    write_v1(tmp_path / "a")
+    write_v1(tmp_path / "b", cluster_id="AAAAAAAAAAAAAAAAAAAAAA")
+    with pytest.raises(InconsistentBrokerMetadataException, match="BrokerMetadata is not consistent across log.dirs"):
+        initialize_log_dirs(kraft_config([tmp_path / "a", tmp_path / "b"]))
+
+
+def test_kraft_node_refuses_another_nodes_dirs(tmp_path):
+    write_v1(tmp_path / "a", node_id=2)
+    with pytest.raises(InconsistentNodeIdException) as info:
+        initialize_log_dirs(kraft_config([tmp_path / "a"], node_id=1))
+    assert str(info.value).startswith("Configured node.id `1` doesn't match stored node.id `2' in meta.properties.")
+
+
+def test_kraft_node_refuses_a_zookeeper_brokers_dir(tmp_path):
+    write_meta(tmp_path / "a", broker_id=1)
+    with pytest.raises(RuntimeError, match="Expected version 1, but got version 0"):
+        initialize_log_dirs(kraft_config([tmp_path / "a"]))
+
+
+def test_kraft_node_refuses_a_metadata_log_outside_metadata_log_dir(tmp_path):
+    from kafka_py.log.log_manager import METADATA_TOPIC
+
+    write_v1(tmp_path / "a")
+    write_v1(tmp_path / "meta")
+    os.makedirs(tmp_path / "a" / f"{METADATA_TOPIC}-0")
+    with pytest.raises(KafkaException, match="Found unexpected metadata location in data directory"):
+        initialize_log_dirs(kraft_config([tmp_path / "a"], metadata_log_dir=tmp_path / "meta"))
+

@@ -19,6 +19,7 @@ from kafka_py.server.kafka_config import (
     DYNAMIC_BROKER_CONFIGS,
     ConfigException,
     KafkaConfig,
+    ProcessRole,
     broker_config_synonyms,
 )
 from kafka_py.utils import properties
@@ -509,6 +510,256 @@ def test_describe_configs_views():
 
 
 # -- the .properties parser -----------------------------------------------------------------
+
+# -- KRaft mode (process.roles) ------------------------------------------------------------------
+
+# A combined node as in Kafka 2.8.2's config/kraft/server.properties.
+KRAFT_COMBINED = {
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.quorum.voters": "1@localhost:9093",
+    "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+    "advertised.listeners": "PLAINTEXT://localhost:9092",
+    "controller.listener.names": "CONTROLLER",
+    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+}
+KRAFT_BROKER = {**KRAFT_COMBINED, "process.roles": "broker", "node.id": "2", "listeners": "PLAINTEXT://:9092"}
+KRAFT_CONTROLLER = {"process.roles": "controller", "node.id": "1", "controller.quorum.voters": "1@localhost:9093",
+                    "listeners": "PLAINTEXT://:9093", "controller.listener.names": "PLAINTEXT"}
+
+
+def kraft_config(base: dict[str, object], **changes: object) -> KafkaConfig:
+    props = {**base, **{k.replace("_", "."): v for k, v in changes.items()}}
+    return KafkaConfig({k: v for k, v in props.items() if v is not None}, do_log=False)
+
+
+def assert_kraft_error(base: dict[str, object], changes: dict[str, object], key: str, value_text: str,
+                       allowed_text: str) -> ConfigException:
+    props = {k: v for k, v in {**base, **changes}.items() if v is not None}
+    with pytest.raises(ConfigException) as info:
+        KafkaConfig(props, do_log=False)
+    message = str(info.value)
+    assert info.value.name == key, message
+    assert key in message and value_text in message and allowed_text in message, message
+    return info.value
+
+
+# Kafka 2.8.2's KafkaConfig defaults (object Defaults and RaftConfig) for the KRaft keys, and
+# Kafka 3.0's for the metadata log keys it added.
+KRAFT_DEFAULTS = {
+    "process.roles": [],
+    "node.id": -1,
+    "initial.broker.registration.timeout.ms": 60000,
+    "broker.heartbeat.interval.ms": 2000,
+    "broker.session.timeout.ms": 9000,
+    "metadata.log.dir": None,
+    "controller.listener.names": None,
+    "sasl.mechanism.controller.protocol": "GSSAPI",
+    "controller.quorum.voters": [],
+    "controller.quorum.election.timeout.ms": 1000,
+    "controller.quorum.fetch.timeout.ms": 2000,
+    "controller.quorum.election.backoff.max.ms": 1000,
+    "controller.quorum.request.timeout.ms": 2000,
+    "controller.quorum.retry.backoff.ms": 20,
+    "controller.quorum.append.linger.ms": 25,
+    "metadata.log.max.record.bytes.between.snapshots": 20 * 1024 * 1024,
+    "metadata.log.segment.bytes": 1024 * 1024 * 1024,
+    "metadata.log.segment.min.bytes": 8 * 1024 * 1024,
+    "metadata.log.segment.ms": 7 * 24 * 3600 * 1000,
+    "metadata.max.retention.bytes": -1,
+    "metadata.max.retention.ms": 7 * 24 * 3600 * 1000,
+}
+
+
+def test_kraft_defaults_and_zookeeper_mode_unchanged():
+    config = make_config()
+    values = config.values()
+    assert {k: values[k] for k in KRAFT_DEFAULTS} == KRAFT_DEFAULTS
+    assert config.requires_zookeeper and not config.uses_self_managed_quorum
+    assert config.process_roles == frozenset()
+    assert config.node_id == config.broker_id == 0
+    assert config.controller_listener_names == [] and config.controller_listeners == []
+    assert config.metadata_log_dir == "/tmp/kafka-logs"
+    assert (config.quorum_election_timeout_ms, config.quorum_fetch_timeout_ms, config.quorum_election_backoff_ms,
+            config.quorum_request_timeout_ms, config.quorum_retry_backoff_ms, config.quorum_linger_ms) == \
+        (1000, 2000, 1000, 2000, 20, 25)
+    assert (config.broker_heartbeat_interval_ms, config.broker_session_timeout_ms,
+            config.initial_registration_timeout_ms) == (2000, 9000, 60000)
+
+
+def test_kraft_quorum_keys_are_raft_configs():
+    # One home for the controller.quorum.* definitions: kafka_py/raft/raft_config.py.
+    from kafka_py.raft import raft_config
+
+    for name, key in raft_config.CONFIG_DEF.config_keys.items():
+        ours = CONFIG_DEF.config_keys[name]
+        assert (ours.type, ours.default_value, ours.validator, ours.documentation) == \
+            (key.type, key.default_value, key.validator, key.documentation)
+        assert ours.internal_config
+
+
+def test_kraft_keys_are_internal_as_in_kafka_2_8_2():
+    config = make_config()
+    for name in KRAFT_DEFAULTS:
+        assert CONFIG_DEF.config_keys[name].internal_config
+        assert name in config.values() and name not in config.non_internal_values()
+    assert "num.io.threads" in config.non_internal_values()
+
+
+def test_kraft_combined_node():
+    config = kraft_config(KRAFT_COMBINED)
+    assert config.uses_self_managed_quorum and not config.requires_zookeeper
+    assert config.process_roles == frozenset({ProcessRole.BROKER, ProcessRole.CONTROLLER})
+    assert config.zk_connect is None
+    assert config.node_id == config.broker_id == 1
+    assert config.quorum_voters == ["1@localhost:9093"]
+    assert config.controller_listener_names == ["CONTROLLER"]
+    assert [e.connection_string for e in config.controller_listeners] == ["CONTROLLER://:9093"]
+    assert [e.connection_string for e in config.data_plane_listeners] == ["PLAINTEXT://:9092"]
+    assert [e.connection_string for e in config.advertised_listeners] == ["PLAINTEXT://localhost:9092"]
+
+
+def test_kraft_advertised_listeners_default_leaves_out_the_controller_listener():
+    config = kraft_config(KRAFT_COMBINED, advertised_listeners=None)
+    assert [e.connection_string for e in config.advertised_listeners] == ["PLAINTEXT://:9092"]
+
+
+def test_kraft_controller_listener_names_are_normalised():
+    config = kraft_config(KRAFT_COMBINED, controller_listener_names="controller")
+    assert config.controller_listener_names == ["CONTROLLER"]
+    assert [e.port for e in config.controller_listeners] == [9093]
+
+
+def test_kraft_controller_only_node_needs_no_inter_broker_listener():
+    config = kraft_config(KRAFT_CONTROLLER)
+    assert config.process_roles == frozenset({ProcessRole.CONTROLLER})
+    assert config.advertised_listeners == [] and config.data_plane_listeners == []
+    assert [e.port for e in config.controller_listeners] == [9093]
+
+
+def test_kraft_broker_only_node():
+    config = kraft_config(KRAFT_BROKER)
+    assert config.process_roles == frozenset({ProcessRole.BROKER})
+    assert config.controller_listeners == []
+    assert config.controller_listener_names == ["CONTROLLER"]
+
+
+def test_kraft_node_id_is_the_broker_id():
+    assert kraft_config(KRAFT_COMBINED, node_id="1", broker_id="1").broker_id == 1
+    # As in Kafka, node.id falls back to broker.id
+    config = kraft_config(KRAFT_COMBINED, node_id=None, broker_id="1")
+    assert config.node_id == config.broker_id == 1
+    # and a ZooKeeper-mode broker given a node.id takes it as its broker id.
+    assert config_from({"node.id": "7"}).broker_id == 7
+
+
+def test_kraft_metadata_log_dir():
+    assert kraft_config(KRAFT_COMBINED, log_dirs="/d1,/d2").metadata_log_dir == "/d1"
+    assert kraft_config(KRAFT_COMBINED, log_dirs="/d1,/d2", metadata_log_dir="/meta").metadata_log_dir == "/meta"
+
+
+def test_kraft_does_not_require_zookeeper_connect():
+    # and a ZooKeeper-mode config still does
+    kraft_config(KRAFT_COMBINED)
+    with pytest.raises(ConfigException) as info:
+        KafkaConfig({"broker.id": "0"}, do_log=False)
+    assert info.value.name == "zookeeper.connect"
+
+
+def test_kraft_requires_node_id():
+    with pytest.raises(ConfigException) as info:
+        kraft_config(KRAFT_COMBINED, node_id=None)
+    assert info.value.name == "node.id"
+    assert str(info.value) == ("Missing configuration `node.id` which is required when `process.roles` is "
+                               "defined (i.e. when running in KRaft mode).")
+    assert_kraft_error(KRAFT_COMBINED, {"node.id": "-3"}, "node.id", "-3", "required when `process.roles`")
+
+
+@pytest.mark.parametrize("changes, key, value, allowed", [
+    ({"process.roles": "broker,zookeeper"}, "process.roles", "zookeeper", "String must be one of: broker, controller"),
+    ({"process.roles": "broker,broker"}, "process.roles", "broker,broker", "Duplicate role names"),
+    ({"node.id": "abc"}, "node.id", "abc", "Not a number"),
+    ({"node.id": "1", "broker.id": "2"}, "node.id", "1", "same value as `broker.id` (2)"),
+    ({"controller.quorum.voters": ""}, "controller.quorum.voters", "", "must contain a parseable set of voters"),
+    ({"controller.quorum.voters": "1@localhost"}, "controller.quorum.voters", "1@localhost",
+     "`{id}@{host}:{port}`"),
+    ({"controller.quorum.voters": "2@localhost:9093"}, "node.id", "1",
+     "the node id 1 must be included in the set of voters controller.quorum.voters=2@localhost:9093"),
+    ({"controller.listener.names": None}, "controller.listener.names", "null",
+     "must contain at least one value appearing in the 'listeners'"),
+    ({"controller.listener.names": "CONTROLLER,OTHER"}, "controller.listener.names", "CONTROLLER,OTHER",
+     "must only contain values appearing in the 'listeners' configuration"),
+    ({"advertised.listeners": "PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093"}, "advertised.listeners",
+     "CONTROLLER://localhost:9093", "cannot contain any of controller.listener.names (CONTROLLER)"),
+    ({"control.plane.listener.name": "CONTROLLER"}, "control.plane.listener.name", "CONTROLLER",
+     "not supported in KRaft mode"),
+    ({"listeners": "CONTROLLER://:9093", "advertised.listeners": None}, "listeners", "CONTROLLER://:9093",
+     "There must be at least one advertised listener"),
+    ({"controller.quorum.election.timeout.ms": "-1"}, "controller.quorum.election.timeout.ms", "-1",
+     "at least 0"),
+    ({"metadata.log.segment.bytes": "5"}, "metadata.log.segment.bytes", "5", "at least 12"),
+])
+def test_kraft_combined_node_validation(changes, key, value, allowed):
+    assert_kraft_error(KRAFT_COMBINED, changes, key, value, allowed)
+
+
+@pytest.mark.parametrize("changes, key, value, allowed", [
+    ({"node.id": "1"}, "node.id", "1", "just the 'broker' role, the node id 1 must not be included in the set "
+     "of voters controller.quorum.voters=1@localhost:9093"),
+    ({"controller.listener.names": None}, "controller.listener.names", "null",
+     "must contain at least one value when running KRaft with just the broker role"),
+    # a broker-only node must not listen on the controller listener
+    ({"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093"}, "listeners", "CONTROLLER://:9093",
+     "must not contain a value appearing in the 'listeners' configuration when running KRaft with just the "
+     "broker role"),
+    ({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"}, "controller.listener.names", "CONTROLLER",
+     "Controller listener with name CONTROLLER defined in controller.listener.names not found in "
+     "listener.security.protocol.map"),
+    ({"inter.broker.listener.name": "OTHER", "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,"
+      "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"}, "inter.broker.listener.name", "OTHER",
+     "must be a listener name defined in advertised.listeners"),
+])
+def test_kraft_broker_node_validation(changes, key, value, allowed):
+    assert_kraft_error(KRAFT_BROKER, changes, key, value, allowed)
+
+
+@pytest.mark.parametrize("changes, key, value, allowed", [
+    ({"controller.quorum.voters": "2@localhost:9093"}, "node.id", "1",
+     "the node id 1 must be included in the set of voters"),
+    ({"controller.listener.names": "CONTROLLER"}, "controller.listener.names", "CONTROLLER",
+     "must contain at least one value appearing in the 'listeners' configuration when running the KRaft "
+     "controller role; listeners are PLAINTEXT://:9093"),
+    ({"listeners": "PLAINTEXT://:9093,SSL://:9094"}, "listeners", "SSL://:9094",
+     "must only contain KRaft controller listeners from controller.listener.names when process.roles=controller"),
+    ({"advertised.listeners": "SSL://localhost:9094"}, "advertised.listeners", "SSL://localhost:9094",
+     "The advertised.listeners config must only contain KRaft controller listeners"),
+])
+def test_kraft_controller_node_validation(changes, key, value, allowed):
+    assert_kraft_error(KRAFT_CONTROLLER, changes, key, value, allowed)
+
+
+def test_zookeeper_mode_advertised_listeners_may_not_include_a_controller_listener():
+    # Kafka 2.8.2 checks this whatever the mode.
+    assert_config_error({"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+                         "advertised.listeners": "PLAINTEXT://h:9092,CONTROLLER://h:9093",
+                         "controller.listener.names": "CONTROLLER",
+                         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
+                        "advertised.listeners", "CONTROLLER://h:9093", "cannot contain any of controller.listener.names")
+
+
+@pytest.mark.parametrize("name, roles, node_id", [
+    ("server.properties", {ProcessRole.BROKER, ProcessRole.CONTROLLER}, 1),
+    ("broker.properties", {ProcessRole.BROKER}, 2),
+    ("controller.properties", {ProcessRole.CONTROLLER}, 1),
+])
+def test_repo_kraft_properties_parse_without_unknown_keys(name, roles, node_id, caplog):
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        config = KafkaConfig.from_file(REPO_ROOT / "config" / "kraft" / name)
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert config.process_roles == roles and config.node_id == node_id
+    assert config.quorum_voters == ["1@localhost:9093"]
+    assert config.uses_self_managed_quorum
+
 
 def test_properties_separators_and_comments():
     text = (
