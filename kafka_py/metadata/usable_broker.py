@@ -1,6 +1,8 @@
-"""Port of metadata/src/main/java/org/apache/kafka/metadata/UsableBroker.java.
+"""Port of metadata/src/main/java/org/apache/kafka/metadata/UsableBroker.java (with
+Kafka 3.0.0's ``fenced`` flag).
 
-A broker a replica may be placed on, as the replica placement policy sees it.
+A broker a replica may be placed on, as the replica placer sees it. A fenced broker may
+hold a follower replica when there are not enough unfenced ones, but never the leader.
 """
 from __future__ import annotations
 
@@ -11,3 +13,4 @@ from dataclasses import dataclass
 class UsableBroker:
     id: int
     rack: str | None
+    fenced: bool = False

@@ -61,7 +61,10 @@ GENERATED_RECORDS = (
 )
 
 # The Kafka release of each spec, when not 2.8.2 (put that release's spec in --spec-dir).
-SPEC_RELEASES = {"ProducerIdsRecord": "3.0.0", "RemoveFeatureLevelRecord": "3.0.0"}
+SPEC_RELEASES = {"ProducerIdsRecord": "3.0.0", "RemoveFeatureLevelRecord": "3.0.0",
+                  # 3.0 added the tagged Replicas, RemovingReplicas and AddingReplicas
+                  # fields, which partition reassignment writes
+                  "PartitionChangeRecord": "3.0.0"}
 
 
 class RecordModuleWriter(ModuleWriter):
