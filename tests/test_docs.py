@@ -43,6 +43,7 @@ CHAPTERS = (
     "replication.md",
     "design.md",
     "quotas.md",
+    "kraft.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 
