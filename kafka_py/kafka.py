@@ -3,8 +3,9 @@
     python -m kafka_py.kafka config/server.properties [--override key=value ...]
 
 Loads server.properties (``--override`` values win), configures logging
-(config/logging.yaml, or the file KAFKA_PY_LOGGING_CONFIG names), builds a KafkaServer and
-starts it. SIGTERM or SIGINT shuts the broker down cleanly (controlled shutdown, logs
+(config/logging.yaml, or the file KAFKA_PY_LOGGING_CONFIG names), builds the server and
+starts it: a KafkaRaftServer when ``process.roles`` is set (KRaft mode), else a
+KafkaServer on ZooKeeper, as Kafka.buildServer chooses. SIGTERM or SIGINT shuts the broker down cleanly (controlled shutdown, logs
 flushed and closed, clean-shutdown marker written) and the process exits 0. An invalid
 configuration exits 1 with one line naming the key, before anything starts; a failed
 startup exits 1 after stopping what it had started.
@@ -102,9 +103,21 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
         click.echo(f"Cannot read broker configuration {config_file}: {e.strerror or e}", err=True)
         return 1
 
-    from kafka_py.server.kafka_server import KafkaServer
+    if config.uses_self_managed_quorum:
+        # KRaft mode (process.roles set): Kafka.buildServer's KafkaRaftServer. Building it checks
+        # the formatted log dirs, so a refusal is a startup failure like any other.
+        from kafka_py.server.kafka_raft_server import KafkaRaftServer
 
-    server = KafkaServer(config)
+        try:
+            server = KafkaRaftServer(config)
+        except Exception as e:  # noqa: BLE001
+            logger.critical("Exiting Kafka: %s", e)
+            click.echo(f"Exiting Kafka: {e}", err=True)
+            return 1
+    else:
+        from kafka_py.server.kafka_server import KafkaServer
+
+        server = KafkaServer(config)
     freeze_startup_objects()  # tuning: kafka_py/tuning/gc_tuning.py
     stop_requested = threading.Event()
     phase = ["starting"]
@@ -141,7 +154,10 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
             pass
         phase[0] = "stopping"
         try:
-            server.shutdown(controlled_shutdown=halt.status is None)
+            if config.uses_self_managed_quorum:
+                server.shutdown()
+            else:
+                server.shutdown(controlled_shutdown=halt.status is None)
         except Exception:  # noqa: BLE001
             logger.critical("Halting Kafka.", exc_info=True)
             return 1

@@ -59,6 +59,8 @@ from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.atomic_integer import AtomicInteger
 from kafka_py.utils.exit import Exit
 from kafka_py.utils.java_limits import LONG_MAX
+# The KRaft metadata partition (KafkaRaftServer.MetadataTopic) is the raft client's, never loaded here.
+from kafka_py.raft.kafka_metadata_log import METADATA_TOPIC
 
 if TYPE_CHECKING:
     from kafka_py.server.broker_topic_stats import BrokerTopicStats
@@ -72,7 +74,6 @@ RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
 LOCK_FILE = ".lock"
 INITIAL_TASK_DELAY_MS = 30 * 1000
-METADATA_TOPIC = "__cluster_metadata"
 # Descriptors a serving broker needs besides its segments' .log files and what is already open
 # when the logs are loaded: client, replication and controller connections, the files opened
 # briefly to map an index or write a checkpoint.

@@ -143,6 +143,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         log_prefix: str = "",
         connection_queue_size: int = CONNECTION_QUEUE_SIZE,
         channel_builder: Any = None,
+        api_version_manager: Any = None,
     ) -> None:
         super().__init__(connection_quotas)
         self.id = id
@@ -151,6 +152,8 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         self.listener_name = listener_name
         self.security_protocol = security_protocol
         self._config = config
+        # The listener's own API set (the KRaft controller's); None: the broker's.
+        self._api_version_manager = api_version_manager
         self.logger = IdentLogger(logger, log_prefix)
         selector_metrics = SelectorMetrics(time, config.metric_num_samples, config.metric_sample_window_ms)
         if channel_builder is None:
@@ -352,7 +355,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
             if channel is None:
                 continue
             try:
-                header, body = decode_request(frame)
+                header, body = decode_request(frame, self._api_version_manager)
                 metadata = channel.metadata
                 context = RequestContext(header, connection_id, channel.socket_address,
                                          self.listener_name, self.security_protocol,

@@ -340,8 +340,11 @@ class SocketServer(KafkaMetricsGroup):
 
     def __init__(self, config: Any, time: Time = Time.SYSTEM,
                  request_channel: Optional[RequestChannel] = None,
-                 credential_provider: Any = None) -> None:
+                 credential_provider: Any = None, api_version_manager: Any = None) -> None:
         self.config = config
+        # What the listeners serve when it is not the broker's IMPLEMENTED_APIS: the KRaft
+        # controller's SocketServer serves the controller's APIs (server/api_version_manager.py).
+        self.api_version_manager = api_version_manager
         # SCRAM credentials SASL listeners check logins against (kafka_py/security/credential_cache.py).
         self.credential_provider = credential_provider
         # Per listener, how its connections authenticate; none for PLAINTEXT listeners.
@@ -441,13 +444,15 @@ class SocketServer(KafkaMetricsGroup):
         """Kafka 2.8's name for ``request_channel`` (no separate control plane here)."""
         return self.request_channel
 
-    def startup(self, start_processing_requests: bool = True) -> None:
-        """Bind every listener; accept and serve only if ``start_processing_requests``."""
+    def startup(self, start_processing_requests: bool = True,
+                data_plane_listeners: Optional[list[EndPoint]] = None) -> None:
+        """Bind every listener (or only ``data_plane_listeners``: the controller's SocketServer
+        binds the controller listeners); accept and serve only if ``start_processing_requests``."""
+        end_points = listener_end_points(self.config) if data_plane_listeners is None else list(data_plane_listeners)
         with self._lock:
             self.connection_quotas = ConnectionQuotas(self.config, self.time)
-            self._create_channel_builders(listener_end_points(self.config))
-            self._create_data_plane_acceptors_and_processors(
-                int(self.config.num_network_threads), listener_end_points(self.config))
+            self._create_channel_builders(end_points)
+            self._create_data_plane_acceptors_and_processors(int(self.config.num_network_threads), end_points)
             if start_processing_requests:
                 self.start_processing_requests()
         self.logger.info("Started %d acceptor threads for data-plane", len(self._acceptors))
@@ -538,6 +543,7 @@ class SocketServer(KafkaMetricsGroup):
             self.config,
             self.logger.ident,
             channel_builder=self._channel_builders.get(listener_name),
+            api_version_manager=self.api_version_manager,
         )
 
     def stop_processing_requests(self) -> None:

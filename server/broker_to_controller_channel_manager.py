@@ -1,9 +1,12 @@
-"""Port of core/src/main/scala/kafka/server/BrokerToControllerChannelManager.scala (Kafka 2.8.2),
-ZooKeeper mode: how a broker sends its own requests (AlterIsr) to the active controller.
+"""Port of core/src/main/scala/kafka/server/BrokerToControllerChannelManager.scala (Kafka 2.8.2):
+how a broker sends its own requests (AlterIsr; in KRaft mode also registration, heartbeats,
+forwarded admin requests and producer id blocks) to the active controller.
 
-* ``MetadataCacheControllerNodeProvider`` finds the controller the way Kafka's does: the
-  controller id of the last UpdateMetadata, looked up among the alive brokers, on the
-  control-plane listener if one is configured, else the inter-broker listener.
+* ``MetadataCacheControllerNodeProvider`` (ZooKeeper mode) finds the controller the way
+  Kafka's does: the controller id of the last UpdateMetadata, looked up among the alive
+  brokers, on the control-plane listener if one is configured, else the inter-broker listener.
+* ``RaftControllerNodeProvider`` (KRaft mode): the node that leads the metadata log, as
+  the MetaLogManager knows it, at its address in controller.quorum.voters.
 * ``BrokerToControllerRequestThread`` (a ShutdownableThread) owns a FIFO queue and sends one
   request at a time, so the controller sees a broker's requests in the order they were made.
   A request that meets a closed connection, or an answer carrying NOT_CONTROLLER, goes back
@@ -69,6 +72,41 @@ class MetadataCacheControllerNodeProvider:
         if broker is None:
             return None
         return broker.get_node(self.listener_name)
+
+
+class RaftControllerNodeProvider:
+    """The active KRaft controller: the metadata log's leader, reached at its entry in
+    controller.quorum.voters on the first of controller.listener.names."""
+
+    def __init__(self, meta_log_manager: Any, controller_nodes: Any, listener_name: ListenerName,
+                 security_protocol: Any = None, sasl_mechanism: Optional[str] = None) -> None:
+        self.meta_log_manager = meta_log_manager
+        self.id_to_node = {node.id: node for node in controller_nodes}
+        self.listener_name = listener_name
+        self.security_protocol = security_protocol
+        self.sasl_mechanism = sasl_mechanism
+
+    @classmethod
+    def create(cls, meta_log_manager: Any, config: Any, controller_nodes: Any) -> "RaftControllerNodeProvider":
+        listener_name = ListenerName(config.controller_listener_names[0])
+        security_protocol = config.listener_security_protocol_map.get(listener_name)
+        return cls(meta_log_manager, controller_nodes, listener_name, security_protocol,
+                   config.sasl_mechanism_controller_protocol)
+
+    def get(self) -> Optional[Node]:
+        leader = self.meta_log_manager.leader()
+        if leader is None or leader.node_id < 0:
+            return None
+        return self.id_to_node.get(leader.node_id)
+
+
+def quorum_voter_strings_to_nodes(voters: Any) -> list[Node]:
+    """RaftConfig.quorumVoterStringsToNodes: the voters of controller.quorum.voters with a
+    known address, as Nodes."""
+    from kafka_py.raft.raft_config import InetAddressSpec, parse_voter_connections
+
+    return [Node(voter_id, spec.host, spec.port) for voter_id, spec in parse_voter_connections(voters).items()
+            if isinstance(spec, InetAddressSpec)]
 
 
 # -- the wire --------------------------------------------------------------------------------
@@ -359,7 +397,8 @@ class BrokerToControllerChannelManager:
 
 
 __all__ = [
-    "ControllerNodeProvider", "MetadataCacheControllerNodeProvider", "ControllerConnection",
+    "ControllerNodeProvider", "MetadataCacheControllerNodeProvider", "RaftControllerNodeProvider",
+    "quorum_voter_strings_to_nodes", "ControllerConnection",
     "NetworkClientControllerConnection", "ClientResponse", "ControllerRequestCompletionHandler",
     "BrokerToControllerQueueItem", "BrokerToControllerRequestThread", "BrokerToControllerChannelManager",
 ]

@@ -29,6 +29,11 @@ server/kafka_apis_admin.py, delegating to ZkAdminManager; the group coordinator 
 (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
 OffsetDelete, DescribeGroups, ListGroups, DeleteGroups) in server/kafka_apis_group.py,
 delegating to the GroupCoordinator.
+
+In KRaft mode (server/broker_server.py) the admin APIs that change metadata are not handled
+here but forwarded to the active controller (``maybe_forward_to_controller``, KIP-590), topics
+are auto-created through the controller, and clients are told a random alive broker as
+their controller; ZooKeeper mode leaves ``forwarding_manager`` unset and none of that happens.
 """
 from __future__ import annotations
 
@@ -101,6 +106,7 @@ from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
+from kafka_py.server.forwarding_manager import FORWARDED_APIS, ForwardingManager
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
     FetchPartitionData,
@@ -292,6 +298,11 @@ class KafkaApis:
         # concurrent requests for them answer UNKNOWN_TOPIC_OR_PARTITION instead of racing in ZooKeeper.
         self._inflight_topics: set[str] = set()
         self._inflight_lock = threading.Lock()
+        # KRaft mode (server/broker_server.py sets both): admin requests that change metadata go to
+        # the active controller in an Envelope (KIP-590), auto-created topics through CreateTopics
+        # to it; None in ZooKeeper mode, where this broker handles them itself.
+        self.forwarding_manager: Optional[ForwardingManager] = None
+        self.auto_topic_creation_manager: Optional[Any] = None
         from kafka_py.server import kafka_apis_admin  # the admin half of this class
 
         self._admin = kafka_apis_admin.AdminRequestHandlers(self)
@@ -393,7 +404,10 @@ class KafkaApis:
             if handler is None:
                 # The Processor only passes on implemented APIs; this is a broker bug.
                 raise InvalidRequestException(f"No handler for request api key {request.api_key!r}")
-            handler(request)
+            if self.forwarding_manager is not None and request.api_key in FORWARDED_APIS:
+                self.maybe_forward_to_controller(request)
+            else:
+                handler(request)
         except Exception as e:  # noqa: BLE001 - the client gets Kafka's error answer
             self.handle_error(request, e)
         finally:
@@ -405,6 +419,28 @@ class KafkaApis:
                 self.logger.exception("Error completing delayed actions")
             if request.api_local_complete_time_ns < 0:
                 request.api_local_complete_time_ns = self.time.nanoseconds()
+
+    def maybe_forward_to_controller(self, request: Request) -> None:
+        """Kafka's maybeForwardToController in KRaft mode (RaftSupport.maybeForward): the request
+        goes to the active controller in an Envelope, and its answer back to the client."""
+        def response_callback(response: Any) -> None:
+            if response is None:
+                self.logger.info("The client connection will be closed due to controller responded unsupported "
+                                 "version exception during %r forwarding. This could happen when the controller "
+                                 "changed after the connection was established.", request)
+                self.request_channel.close_connection(request)
+            else:
+                # the controller's answer carries its own throttle time
+                self.send_response_exempt_throttle(request, response)
+
+        self.forwarding_manager.forward_request(request, self.answering(request, response_callback))
+
+    def controller_id_for_clients(self) -> Optional[int]:
+        """MetadataSupport.controllerId: the controller in ZooKeeper mode; in KRaft mode a random
+        alive broker, since clients cannot reach the KRaft controllers and any broker forwards."""
+        if self.forwarding_manager is not None:
+            return self.metadata_cache.random_alive_broker_id()
+        return self.metadata_cache.get_controller_id()
 
     def handle_error(self, request: Request, e: BaseException) -> None:
         """RequestHandlerHelper.handleError: the request's error response, or a closed connection."""
@@ -554,7 +590,7 @@ class KafkaApis:
         topic_metadata += unauthorized_topic_metadata
         brokers = [(node.id, node.host, node.port, node.rack)
                    for node in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]
-        controller_id = self.metadata_cache.get_controller_id()
+        controller_id = self.controller_id_for_clients()
         if controller_id is None:
             controller_id = NO_CONTROLLER_ID
         # sendResponseMaybeThrottle's half before the answer (server/kafka_apis_quotas.py)
@@ -624,6 +660,8 @@ class KafkaApis:
         else:
             partitions = int(self.config.num_partitions)
             replication_factor = int(self.config.default_replication_factor)
+        if self.auto_topic_creation_manager is not None:
+            return self.auto_topic_creation_manager.create_topic(topic, partitions, replication_factor, configs)
         try:
             self.admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
             self.logger.info("Auto creation of topic %s with %d partitions and replication factor %d is successful",
@@ -1077,7 +1115,7 @@ class KafkaApis:
 
     def handle_describe_cluster(self, request: Request) -> None:
         listener = request.context.listener_name
-        controller_id = self.metadata_cache.get_controller_id()
+        controller_id = self.controller_id_for_clients()
         cluster_authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
         if field_of(request.body, "include_cluster_authorized_operations", False):
             if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):

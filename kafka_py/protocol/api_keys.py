@@ -1,6 +1,7 @@
 """Port of clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java (Kafka 2.8.2).
 
-Every API Kafka 2.8.2 defines (and DescribeTransactions, key 65, from Kafka 3.0), with the version range 2.8.2's message specs allow
+Every API Kafka 2.8.2 defines (and, from Kafka 3.0, DescribeTransactions, key 65, and
+AllocateProducerIds, key 67), with the version range 2.8.2's message specs allow
 (``oldest_version``/``latest_version``), the first flexible version (KIP-482),
 whether it is a ClusterAction (sent only by brokers) and whether a ZooKeeper-mode
 broker serves it (the spec's ``"listeners": ["zkBroker", ...]``).
@@ -133,6 +134,9 @@ class ApiKeys(enum.IntEnum):
     # transaction coordinator with it whether a partition is part of a producer's ongoing
     # transaction before taking the transaction's first batch (docs/transactions.md).
     DESCRIBE_TRANSACTIONS = (65, "DescribeTransactions", 0, 0, 0, False, True)
+    # Kafka 3.0's (KIP-730): a KRaft broker asks the active controller for a block of producer
+    # ids with it. Only the KRaft controller listener serves it here (server/api_version_manager.py).
+    ALLOCATE_PRODUCER_IDS = (67, "AllocateProducerIds", 0, 0, 0, True, False)
 
     @classmethod
     def for_id(cls, api_id: int) -> ApiKeys:

@@ -149,18 +149,42 @@ def is_unsupported_api_versions_request(header: RequestHeader) -> bool:
     )
 
 
-def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Any]:
+def decode_request(frame: bytes | bytearray | memoryview,
+                   api_version_manager: Any = None) -> tuple[RequestHeader, Any]:
     """Header and body of one request frame (the bytes after the size prefix).
 
     An ApiVersions request of an unsupported version is not parsed: its body may
     be in a layout this broker does not know. It yields an empty v0 request, and
     the handler answers with ``unsupported_api_versions_response()``.
+
+    ``api_version_manager`` (server/api_version_manager.py) is the listener's when it serves
+    its own set of APIs (the KRaft controller's); without one, the broker's IMPLEMENTED_APIS.
     """
     view = as_buffer(frame)
     header, offset = RequestHeader.parse(view)
     if is_unsupported_api_versions_request(header):
         return header, ApiVersionsRequestV0()
+    if api_version_manager is not None:
+        return header, _parse_listener_request(api_version_manager, header, view[offset:])
     return header, parse_request(header.api_key, header.api_version, view[offset:])
+
+
+def _parse_listener_request(api_version_manager: Any, header: RequestHeader, body: memoryview) -> Any:
+    """parse_request against the APIs and versions a listener's ApiVersionManager enables
+    (Kafka's Processor checks ``apiVersionManager.isApiEnabled`` before parsing)."""
+    api = header.api_key
+    if not api_version_manager.is_api_enabled(api):
+        raise InvalidRequestException(f"Received request api key {api.name} which is not enabled")
+    versions = api_version_manager.supported_versions(api)
+    if header.api_version not in versions:
+        raise UnsupportedVersionException(
+            f"{api.name} version {header.api_version} is not supported (versions {versions.start}-{versions[-1]})")
+    try:
+        request, _ = read_entity(_schema(api, header.api_version, False), body)
+    except SchemaException as e:
+        raise InvalidRequestException(
+            f"Error getting request for apiKey: {api.name}, apiVersion: {header.api_version}: {e}") from e
+    return request
 
 
 def decode_response(

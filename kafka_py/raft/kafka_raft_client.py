@@ -30,8 +30,8 @@ max wait expires. Expiry happens on the ExpirationService's thread; the expiry i
 the raft thread as an internal message, so only the raft thread reads the log or the
 quorum state (Kafka 2.8.2 builds that response on the expiring thread).
 
-FetchSnapshot and the rest of KIP-630 (snapshots) are Kafka 3.0's and not ported: a
-FetchSnapshot request is refused like any API this client does not serve.
+The rest of KIP-630 (snapshots) is Kafka 3.0's and not ported: a FetchSnapshot request is
+checked as Kafka 3.0 checks it and then answered SNAPSHOT_NOT_FOUND, as this log has none.
 """
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ import threading
 from typing import Any, Callable, Generic, Optional, Sequence, TypeVar
 
 from kafka_py.common.errors import KafkaException, NotLeaderOrFollowerException
+from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.metrics.yammer import MetricsRegistry
 from kafka_py.protocol.errors import Errors
 from kafka_py.raft import raft_util
@@ -790,6 +792,28 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
         self._metrics.update_log_end(end_offset)
         return info
 
+    # ---- FetchSnapshot ----------------------------------------------------------
+    def _handle_fetch_snapshot_request(self, request_metadata: "RaftRequest.Inbound") -> Any:
+        """Kafka 3.0's checks, in its order: INCONSISTENT_CLUSTER_ID, INVALID_REQUEST,
+        UNKNOWN_TOPIC_OR_PARTITION, the leader-only errors; then, as this log keeps no
+        snapshots (KIP-630 is not ported), every snapshot asked for is SNAPSHOT_NOT_FOUND."""
+        request = request_metadata.data()
+        if not self._has_valid_cluster_id(request):
+            return raft_util.FetchSnapshotResponseData(
+                throttle_time=raft_util._ZERO, error_code=Errors.INCONSISTENT_CLUSTER_ID.error_code, topics=())
+        if len(request.topics) != 1 or len(request.topics[0].partitions) != 1:
+            return raft_util.error_response(ApiKeys.FETCH_SNAPSHOT, Errors.INVALID_REQUEST)
+        if not raft_util.has_valid_topic_partition(request, self._log.topic_partition()):
+            topic = request.topics[0]
+            return raft_util.fetch_snapshot_partition_response(
+                TopicPartition(topic.name, topic.partitions[0].partition), Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                self.quorum.epoch(), self.quorum.leader_id_or_sentinel())
+        partition_snapshot = request.topics[0].partitions[0]
+        error = self._validate_leader_only_request(partition_snapshot.current_leader_epoch)
+        return raft_util.fetch_snapshot_partition_response(
+            self._log.topic_partition(), error if error is not None else Errors.SNAPSHOT_NOT_FOUND,
+            self.quorum.epoch(), self.quorum.leader_id_or_sentinel())
+
     # ---- DescribeQuorum ---------------------------------------------------------
     def _handle_describe_quorum_request(self, request_metadata: "RaftRequest.Inbound", current_time_ms: int) -> Any:
         request = request_metadata.data()
@@ -923,6 +947,8 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
         elif isinstance(data, raft_util.DescribeQuorumRequestData):
             response_future = CompletableFuture.completed_future(
                 self._handle_describe_quorum_request(request, current_time_ms))
+        elif isinstance(data, raft_util.FetchSnapshotRequestData):
+            response_future = CompletableFuture.completed_future(self._handle_fetch_snapshot_request(request))
         else:
             raise ValueError(f"Unexpected request type {api_key.name}")
 

@@ -29,6 +29,8 @@ from kio.schema.end_quorum_epoch.v0 import request as end_request
 from kio.schema.end_quorum_epoch.v0 import response as end_response
 from kio.schema.fetch.v12 import request as fetch_request
 from kio.schema.fetch.v12 import response as fetch_response
+from kio.schema.fetch_snapshot.v0 import request as fetch_snapshot_request
+from kio.schema.fetch_snapshot.v0 import response as fetch_snapshot_response
 from kio.schema.vote.v0 import request as vote_request
 from kio.schema.vote.v0 import response as vote_response
 
@@ -49,6 +51,8 @@ DescribeQuorumRequestData = describe_request.DescribeQuorumRequest
 DescribeQuorumResponseData = describe_response.DescribeQuorumResponse
 FetchRequestData = fetch_request.FetchRequest
 FetchResponseData = fetch_response.FetchResponse
+FetchSnapshotRequestData = fetch_snapshot_request.FetchSnapshotRequest
+FetchSnapshotResponseData = fetch_snapshot_response.FetchSnapshotResponse
 
 _ZERO = datetime.timedelta(0)
 
@@ -68,6 +72,8 @@ def error_response(api_key: ApiKeys, error: Errors) -> Any:
         return EndQuorumEpochResponseData(error_code=code, topics=())
     if api_key is ApiKeys.FETCH:
         return FetchResponseData(throttle_time=_ZERO, error_code=code, responses=())
+    if api_key is ApiKeys.FETCH_SNAPSHOT:
+        return FetchSnapshotResponseData(throttle_time=_ZERO, error_code=code, topics=())
     raise ValueError(f"Received response for unexpected request type: {api_key}")
 
 
@@ -205,6 +211,8 @@ def _has_one(topics: Sequence[Any], name_of: Any, partitions_of: Any, index_of: 
 
 def has_valid_topic_partition(data: Any, tp: TopicPartition) -> bool:
     """True if ``data`` (any raft request or response) is about ``tp`` and nothing else."""
+    if isinstance(data, FetchSnapshotRequestData):
+        return _has_one(data.topics, lambda t: t.name, lambda t: t.partitions, lambda p: p.partition, tp)
     if isinstance(data, FetchRequestData):
         return _has_one(data.topics, lambda t: t.topic, lambda t: t.partitions, lambda p: p.partition, tp)
     if isinstance(data, FetchResponseData):
@@ -215,3 +223,17 @@ def has_valid_topic_partition(data: Any, tp: TopicPartition) -> bool:
 def error_of(code: Any) -> Errors:
     """The Errors member of a kio error code."""
     return Errors.for_code(int(code))
+
+
+# ---- FetchSnapshot (Kafka 3.0's FetchSnapshotResponse.singleton) --------------------------------
+
+def fetch_snapshot_partition_response(tp: TopicPartition, error: Errors, leader_epoch: int,
+                                      leader_id: int) -> FetchSnapshotResponseData:
+    """A FetchSnapshot answer with one partition carrying ``error`` and the current leader."""
+    r = fetch_snapshot_response
+    return FetchSnapshotResponseData(throttle_time=_ZERO, error_code=Errors.NONE.error_code, topics=(
+        r.TopicSnapshot(name=tp.topic, partitions=(r.PartitionSnapshot(
+            index=tp.partition, error_code=error.error_code,
+            snapshot_id=r.SnapshotId(end_offset=-1, epoch=-1),
+            current_leader=r.LeaderIdAndEpoch(leader_id=leader_id, leader_epoch=leader_epoch),
+            size=-1, position=-1, unaligned_records=b""),)),))

@@ -9,8 +9,10 @@ from kafka_py.protocol.messages import request_schema, response_schema
 
 
 def test_every_2_8_2_api_key_and_describe_transactions() -> None:
-    # 2.8.2's 0-64, and Kafka 3.0's DescribeTransactions (65), served for transaction verification
-    assert [api.id for api in ApiKeys] == list(range(0, 66))
+    # 2.8.2's 0-64, and Kafka 3.0's DescribeTransactions (65), served for transaction verification,
+    # and AllocateProducerIds (67), served by the KRaft controller
+    assert [api.id for api in ApiKeys] == list(range(0, 66)) + [67]
+    assert ApiKeys.for_id(67) is ApiKeys.ALLOCATE_PRODUCER_IDS and not ApiKeys.ALLOCATE_PRODUCER_IDS.implemented
     assert ApiKeys.for_id(3) is ApiKeys.METADATA
     assert ApiKeys.METADATA.api_name == "Metadata"
     assert ApiKeys.ALTER_ISR.id == 56  # its 2.8.2 name; later Kafkas call it AlterPartition

@@ -1,0 +1,107 @@
+"""Port of core/src/main/scala/kafka/server/ApiVersionManager.scala (Kafka 2.8.2):
+SimpleApiVersionManager, for the KRaft controller's listener.
+
+Which APIs a listener serves, at which versions, and the ApiVersions answer that says so.
+The network layer asks it before a request is parsed: a request of an API the listener does
+not serve closes the connection ("Received request api key ... which is not enabled"), one
+of a version outside the served range too, except ApiVersions, which is answered (KIP-511).
+
+A ZooKeeper-mode broker's listeners have no manager: what they serve is IMPLEMENTED_APIS and
+the supported versions of kafka_py/protocol/api_keys.py, as before. The controller listener's
+set is the APIs ControllerApis handles (Kafka 2.8.2's handlers and 3.0's additions); where
+Kafka 3.0's controller advertises every API whose spec names the controller listener, this
+one advertises only what it answers. The raft APIs are served at the versions the raft
+client speaks (Fetch v12, the first with the KIP-595 fields; Vote, BeginQuorumEpoch,
+EndQuorumEpoch, DescribeQuorum and FetchSnapshot v0); the others at every version 2.8.2
+(or 3.0, for AllocateProducerIds) defines and the message classes cover.
+"""
+from __future__ import annotations
+
+import datetime
+import enum
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from kio.static.primitive import i16
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.schema_imports import import_schema_module
+
+logger = logging.getLogger(__name__)
+
+
+class ListenerType(enum.Enum):
+    """ApiMessageType.ListenerType: whose listener a request arrives on."""
+
+    ZK_BROKER = "zkBroker"
+    BROKER = "broker"
+    CONTROLLER = "controller"
+
+
+def _raft_versions(api: ApiKeys, version: int) -> range:
+    return range(version, version + 1) if version in api.schema_versions() else range(0)
+
+
+def controller_apis() -> dict[ApiKeys, range]:
+    """The APIs the KRaft controller listener serves and their versions."""
+    apis = {api: api.schema_versions() for api in (
+        ApiKeys.API_VERSIONS, ApiKeys.METADATA, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
+        ApiKeys.ENVELOPE,
+        ApiKeys.BROKER_REGISTRATION, ApiKeys.BROKER_HEARTBEAT, ApiKeys.UNREGISTER_BROKER, ApiKeys.ALTER_ISR,
+        ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS, ApiKeys.ELECT_LEADERS,
+        ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_CLIENT_QUOTAS,
+        ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS,
+        ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.UPDATE_FEATURES)}
+    apis[ApiKeys.FETCH] = _raft_versions(ApiKeys.FETCH, 12)
+    for api in (ApiKeys.VOTE, ApiKeys.BEGIN_QUORUM_EPOCH, ApiKeys.END_QUORUM_EPOCH, ApiKeys.DESCRIBE_QUORUM,
+                ApiKeys.FETCH_SNAPSHOT):
+        apis[api] = _raft_versions(api, 0)
+    return {api: versions for api, versions in apis.items() if versions}
+
+
+class ApiVersionManager(ABC):
+    listener_type: ListenerType
+
+    @property
+    @abstractmethod
+    def enabled_apis(self) -> Mapping[ApiKeys, range]:
+        ...
+
+    def is_api_enabled(self, api: ApiKeys) -> bool:
+        return api in self.enabled_apis
+
+    def supported_versions(self, api: ApiKeys) -> range:
+        return self.enabled_apis.get(api, range(0))
+
+    def api_version_response(self, version: int, throttle_time_ms: int = 0,
+                             error: Errors = Errors.NONE) -> Any:
+        """The ApiVersions answer of ``version`` listing the enabled APIs (v0 when it carries an error,
+        as kafka_py.protocol.messages.api_versions_response does)."""
+        if error is not Errors.NONE:
+            version = 0
+        module = import_schema_module(f"kio.schema.api_versions.v{version}.response")
+        keys = tuple(module.ApiVersion(api_key=i16(api.id), min_version=i16(versions.start),
+                                       max_version=i16(versions[-1]))
+                     for api, versions in sorted(self.enabled_apis.items()))
+        values: dict[str, Any] = {"error_code": error.error_code, "api_keys": keys}
+        if "throttle_time" in {f.name for f in fields(module.ApiVersionsResponse)}:
+            values["throttle_time"] = datetime.timedelta(milliseconds=throttle_time_ms)
+        return module.ApiVersionsResponse(**values)
+
+
+class SimpleApiVersionManager(ApiVersionManager):
+    def __init__(self, listener_type: ListenerType, enabled_apis: Mapping[ApiKeys, range] | None = None) -> None:
+        if enabled_apis is None:
+            if listener_type is not ListenerType.CONTROLLER:
+                raise ValueError(f"No default API set for the {listener_type.value} listener")
+            enabled_apis = controller_apis()
+        self.listener_type = listener_type
+        self._enabled_apis = dict(enabled_apis)
+
+    @property
+    def enabled_apis(self) -> Mapping[ApiKeys, range]:
+        return self._enabled_apis

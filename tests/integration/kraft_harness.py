@@ -1,0 +1,214 @@
+"""Real KRaft controller processes for integration tests (beside broker_harness.py's
+ZooKeeper-mode brokers).
+
+A ``KRaftControllerProcess`` is one ``process.roles=controller`` node: its properties, its dir
+formatted with ``bin/kafka-storage.sh format``, and a process started with
+``bin/kafka-server-start.sh``. Readiness is a condition: the process logged "Kafka Server
+started" and its controller port accepts connections. ``KRaftQuorum`` holds the voters of one
+quorum and asks them, over the wire, who leads (DescribeQuorum: only the leader answers it).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+from typing import Optional
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.raft import raft_util
+from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
+from tests.integration.broker_harness import ROOT, RawClient, free_port, port_open, wait_until
+
+STARTED_MARKER = b"Kafka Server started"
+
+
+def random_cluster_id() -> str:
+    out = subprocess.run([str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid"], cwd=ROOT, check=True,
+                         capture_output=True, text=True, timeout=120)
+    return out.stdout.strip()
+
+
+class KRaftControllerProcess:
+    def __init__(self, workdir: pathlib.Path, node_id: int, port: int, voters: str,
+                 overrides: Optional[dict[str, str]] = None) -> None:
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.node_id = node_id
+        self.port = port
+        self.voters = voters
+        self.log_dir = self.workdir / "kraft-logs"
+        self.config_path = self.workdir / "controller.properties"
+        self.output_path = self.workdir / "controller.out"
+        self.logs_dir = self.workdir / "logs"
+        self.overrides = dict(overrides or {})
+        self.process: Optional[subprocess.Popen] = None
+        self._output = None
+        self._run_offset = 0
+        self.write_config()
+
+    def properties(self) -> dict[str, str]:
+        props = {
+            "process.roles": "controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": self.voters,
+            "listeners": f"CONTROLLER://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.log_dir),
+            "num.network.threads": "2",
+            "num.io.threads": "2",
+            "controller.quorum.election.timeout.ms": "1000",
+            "controller.quorum.fetch.timeout.ms": "2000",
+        }
+        props.update(self.overrides)
+        return props
+
+    def write_config(self) -> None:
+        self.config_path.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
+
+    def format(self, cluster_id: str) -> str:
+        out = subprocess.run([str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c",
+                              str(self.config_path)], cwd=ROOT, check=True, capture_output=True, text=True,
+                             timeout=120)
+        return out.stdout
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, timeout: float = 60.0, wait: bool = True) -> "KRaftControllerProcess":
+        self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
+        self._output = open(self.output_path, "ab")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
+        self.process = subprocess.Popen([str(ROOT / "bin" / "kafka-server-start.sh"), str(self.config_path)],
+                                        cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env)
+        if wait:
+            self.wait_started(timeout)
+        return self
+
+    def run_output(self) -> bytes:
+        with open(self.output_path, "rb") as f:
+            f.seek(self._run_offset)
+            return f.read()
+
+    def wait_started(self, timeout: float = 60.0) -> None:
+        def ready() -> bool:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"controller exited with {self.process.returncode}:\n{self.tail()}")
+            return STARTED_MARKER in self.run_output()
+
+        wait_until(ready, timeout, f"controller {self.node_id} did not start:\n{self.tail()}")
+        wait_until(lambda: port_open(self.port), timeout, "controller port not open")
+
+    def wait_exit(self, timeout: float = 60.0) -> int:
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            self._close_output()
+
+    def stop(self, timeout: float = 60.0) -> int:
+        return self._signal_and_wait(signal.SIGTERM, timeout)
+
+    def kill(self) -> int:
+        return self._signal_and_wait(signal.SIGKILL, 30.0)
+
+    def _signal_and_wait(self, sig: int, timeout: float) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise RuntimeError(f"controller did not stop within {timeout}s:\n{self.tail(200)}")
+        finally:
+            self.process = None
+            self._close_output()
+        return code
+
+    def _close_output(self) -> None:
+        if self._output is not None:
+            self._output.close()
+            self._output = None
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def output(self) -> str:
+        return self.output_path.read_text(errors="replace") if self.output_path.exists() else ""
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.output().splitlines()[-lines:])
+
+    # ------------------------------------------------------------------ the wire
+
+    def request(self, api_key: ApiKeys, version: int, body, timeout: float = 10.0):
+        with RawClient(self.port, timeout=timeout) as client:
+            return client.request(api_key, version, body)
+
+    def describe_quorum(self):
+        return self.request(ApiKeys.DESCRIBE_QUORUM, 0, raft_util.describe_quorum_request_for(METADATA_PARTITION))
+
+    def quorum_view(self) -> Optional[tuple[int, int, dict[int, int]]]:
+        """(leader id, epoch, voter id -> log end offset) if this node leads, else None (also when
+        it does not answer)."""
+        try:
+            response = self.describe_quorum()
+        except OSError:
+            return None
+        if int(response.error_code) != Errors.NONE.error_code or not response.topics:
+            return None
+        partition = response.topics[0].partitions[0]
+        if int(partition.error_code) != Errors.NONE.error_code or int(partition.leader_id) != self.node_id:
+            return None
+        return (int(partition.leader_id), int(partition.leader_epoch),
+                {int(v.replica_id): int(v.log_end_offset) for v in partition.current_voters})
+
+
+class KRaftQuorum:
+    def __init__(self, base: pathlib.Path, size: int = 3, overrides: Optional[dict[str, str]] = None) -> None:
+        ports = [free_port() for _ in range(size)]
+        voters = ",".join(f"{i}@127.0.0.1:{port}" for i, port in enumerate(ports, 1))
+        self.nodes = [KRaftControllerProcess(base / f"controller-{i}", i, port, voters, overrides)
+                      for i, port in enumerate(ports, 1)]
+        self.cluster_id = random_cluster_id()
+
+    def format(self) -> None:
+        for node in self.nodes:
+            node.format(self.cluster_id)
+
+    def start(self) -> None:
+        for node in self.nodes:
+            node.start(wait=False)
+        for node in self.nodes:
+            node.wait_started()
+
+    def node(self, node_id: int) -> KRaftControllerProcess:
+        return next(n for n in self.nodes if n.node_id == node_id)
+
+    def leaders(self) -> list[tuple[int, int, dict[int, int]]]:
+        return [view for view in (n.quorum_view() for n in self.nodes if n.running) if view is not None]
+
+    def wait_for_leader(self, timeout: float, min_epoch: int = 0) -> tuple[int, int, dict[int, int]]:
+        """The one leader of an epoch of at least ``min_epoch``, once exactly one running node claims it."""
+        found: list = []
+
+        def one_leader() -> bool:
+            views = [v for v in self.leaders() if v[1] >= min_epoch]
+            found[:] = views
+            return len(views) == 1
+
+        wait_until(one_leader, timeout, f"no single leader of epoch >= {min_epoch}: {found}\n" +
+                   "\n".join(n.tail(15) for n in self.nodes), interval=0.1)
+        return found[0]
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            if node.running:
+                try:
+                    node.stop(timeout=30)
+                except RuntimeError:
+                    pass
