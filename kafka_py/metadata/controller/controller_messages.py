@@ -9,21 +9,16 @@ defaults stand for the ones not given.
 """
 from __future__ import annotations
 
-import datetime
 import sys
-import uuid
 from dataclasses import MISSING, fields
 from functools import cache
 from types import ModuleType
 from typing import Any
 
 from kio.index import load_response_schema
-from kio.static.primitive import i32Timedelta
 
+from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.messages import response_schema
-
-NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
-ZERO_UUID = uuid.UUID(int=0)
 
 
 @cache
@@ -48,16 +43,9 @@ def _field_names(cls: type) -> dict[str, bool]:
 
 
 def make(cls: type, **values: Any) -> Any:
+    """``cls`` from the values it has a field for, through kafka_py.protocol.entities'
+    ``build_entity``: error codes given as ints or Errors become kio's ErrorCode (which is
+    what kio's writer needs), and fields not given start at Kafka's defaults (0, "", null
+    when nullable, the zero Uuid)."""
     names = _field_names(cls)
-    kwargs = {k: v for k, v in values.items() if k in names}
-    for name, required in names.items():
-        if required and name not in kwargs:
-            if name in ("throttle_time", "throttle_time_ms"):
-                kwargs[name] = NO_THROTTLE if name == "throttle_time" else 0
-            elif name == "error_code":
-                kwargs[name] = 0
-            elif name == "topic_id":
-                kwargs[name] = ZERO_UUID  # Kafka's Uuid.ZERO_UUID: no topic id
-            else:
-                kwargs[name] = None  # a nullable field (error_message, configs ...)
-    return cls(**kwargs)
+    return build_entity(cls, {k: v for k, v in values.items() if k in names})

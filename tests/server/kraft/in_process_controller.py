@@ -21,26 +21,6 @@ from kafka_py.protocol.messages import decode_request, encode_response_chunks_fo
 WAIT_S = 30
 
 
-def _normalized(entity: Any) -> Any:
-    """``entity`` rebuilt through new_entity, which turns the plain int error codes the
-    QuorumController puts in nested results into the error codes kio's writer wants."""
-    import dataclasses
-
-    from kafka_py.protocol.entities import new_entity
-
-    if not dataclasses.is_dataclass(entity):
-        return entity
-    values = {}
-    for f in dataclasses.fields(entity):
-        value = getattr(entity, f.name)
-        if isinstance(value, tuple):
-            value = tuple(_normalized(v) for v in value)
-        elif dataclasses.is_dataclass(value):
-            value = _normalized(value)
-        values[f.name] = value
-    return new_entity(type(entity), **values)
-
-
 def _error_of(e: BaseException) -> Errors:
     return Errors.for_exception(e)
 
@@ -137,6 +117,6 @@ class InProcessControllerConnection:
             if _error_of(e) is Errors.NOT_CONTROLLER:
                 return EnvelopeResponse(response_data=None, error_code=Errors.NOT_CONTROLLER.error_code)
             raise
-        frame = b"".join(bytes(c) for c in encode_response_chunks_for(header, _normalized(response)))
+        frame = b"".join(bytes(c) for c in encode_response_chunks_for(header, response))
         # the inner frame without its size prefix: the envelope carries header and body
         return EnvelopeResponse(response_data=frame[4:], error_code=Errors.NONE.error_code)
