@@ -6,6 +6,7 @@ quickstart script, and its broker finds a taken port or a locked directory only 
 starts, after ZooKeeper has (or has not) come up.
 
     python -m kafka_py.tools.quickstart_check config/zookeeper.properties config/server.properties
+    python -m kafka_py.tools.quickstart_check --kraft config/kraft/server.properties
 
 prints one line per port or directory in use, on stderr, and exits 1 if there is one.
 The holders are found in /proc: a listening TCP socket's inode in ``/proc/net/tcp`` and
@@ -209,12 +210,15 @@ def _holders_text(pids: Iterable[int]) -> str:
     return ", ".join(described) if described else "a process this user cannot see"
 
 
-def problems(zookeeper_config: str, server_config: str) -> list[str]:
-    """One line for each port in use and each locked log dir the two configs name."""
-    zk_props = properties.load_file(zookeeper_config)
+def problems(zookeeper_config: str | None, server_config: str) -> list[str]:
+    """One line for each port in use and each locked log dir the configs name (no
+    ZooKeeper config: a KRaft node, whose listeners include its controller listener)."""
     server_props = properties.load_file(server_config)
+    endpoints = broker_endpoints(server_props, server_config)
+    if zookeeper_config is not None:
+        endpoints.insert(0, zookeeper_endpoint(properties.load_file(zookeeper_config), zookeeper_config))
     found = []
-    for endpoint in [zookeeper_endpoint(zk_props, zookeeper_config), *broker_endpoints(server_props, server_config)]:
+    for endpoint in endpoints:
         address = _bind_address(endpoint.host)
         try:
             taken = port_in_use(address, endpoint.port)
@@ -223,7 +227,11 @@ def problems(zookeeper_config: str, server_config: str) -> list[str]:
         if taken:
             found.append(f"port {endpoint.port} ({endpoint.what}) is in use by "
                          f"{_holders_text(port_holders(endpoint.port))}")
-    for log_dir in broker_log_dirs(server_props):
+    log_dirs = broker_log_dirs(server_props)
+    metadata_log_dir = server_props.get("metadata.log.dir", "").strip()
+    if metadata_log_dir and Path(metadata_log_dir) not in log_dirs:
+        log_dirs.append(Path(metadata_log_dir))
+    for log_dir in log_dirs:
         lock = log_dir / LOCK_FILE
         if lock_held(lock):
             found.append(f"log dir {log_dir} ({server_config}) is locked ({lock}) by "
@@ -231,14 +239,38 @@ def problems(zookeeper_config: str, server_config: str) -> list[str]:
     return found
 
 
+def formatted_cluster_id(server_config: str) -> str | None:
+    """The cluster id in the meta.properties of the first of the config's log dirs (and
+    metadata.log.dir) that has one: a quickstart formats the rest with it, not a new one."""
+    server_props = properties.load_file(server_config)
+    dirs = broker_log_dirs(server_props)
+    metadata_log_dir = server_props.get("metadata.log.dir", "").strip()
+    if metadata_log_dir:
+        dirs.insert(0, Path(metadata_log_dir))
+    for log_dir in dirs:
+        meta = log_dir / "meta.properties"
+        if meta.is_file():
+            cluster_id = properties.load_file(str(meta)).get("cluster.id")
+            if cluster_id:
+                return cluster_id
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--cluster-id":
+        # the quickstart's question: which cluster id the KRaft node's dirs already have
+        cluster_id = formatted_cluster_id(args[1])
+        if cluster_id:
+            print(cluster_id)
+        return 0
+    kraft = len(args) == 2 and args[0] == "--kraft"
     if len(args) != 2:
-        print("USAGE: python -m kafka_py.tools.quickstart_check zookeeper.properties server.properties",
-              file=sys.stderr)
+        print("USAGE: python -m kafka_py.tools.quickstart_check zookeeper.properties server.properties\n"
+              "       python -m kafka_py.tools.quickstart_check --kraft server.properties", file=sys.stderr)
         return 2
     try:
-        found = problems(args[0], args[1])
+        found = problems(None, args[1]) if kraft else problems(args[0], args[1])
     except (OSError, ValueError) as e:
         print(f"Cannot read the configs: {e}", file=sys.stderr)
         return 1

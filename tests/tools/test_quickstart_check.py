@@ -130,3 +130,36 @@ def test_a_jvm_is_described_by_its_main_class_and_arguments() -> None:
         process.wait()
     assert described == (f"pid {process.pid} ({sys.executable} -c import time; time.sleep(30) org.example.Main "
                          "/x/zookeeper.properties)")
+
+
+def test_a_kraft_node_is_checked_without_zookeeper_and_its_metadata_log_dir_too(tmp_path) -> None:
+    log_dir, metadata_dir = tmp_path / "logs", tmp_path / "metadata"
+    metadata_dir.mkdir()
+    (metadata_dir / ".lock").write_text("")
+    server_config = tmp_path / "server.properties"
+    with _listening() as controller:
+        port = controller.getsockname()[1]
+        server_config.write_text(f"process.roles=broker,controller\nlisteners=CONTROLLER://127.0.0.1:"
+                                 f"{port}\nlog.dirs={log_dir}\nmetadata.log.dir={metadata_dir}\n")
+        fd = os.open(metadata_dir / ".lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            found = problems(None, str(server_config))
+        finally:
+            os.close(fd)
+    assert len(found) == 2, found
+    assert found[0].startswith(f"port {port} (the broker's listener CONTROLLER in ")
+    assert found[1].startswith(f"log dir {metadata_dir} ")
+    assert main(["--kraft", str(server_config)]) == 0
+
+
+def test_the_cluster_id_of_a_formatted_kraft_node_is_found_for_the_rest_of_its_dirs(tmp_path, capsys) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    second.mkdir()
+    server_config = tmp_path / "server.properties"
+    server_config.write_text(f"process.roles=broker,controller\nlog.dirs={first},{second}\n")
+    assert main(["--cluster-id", str(server_config)]) == 0
+    assert capsys.readouterr().out == ""  # nothing formatted yet: the quickstart makes a new id
+    (second / "meta.properties").write_text("version=1\ncluster.id=ZRqnX7WtQJm3nUhxJ7Kk6g\nnode.id=1\n")
+    assert main(["--cluster-id", str(server_config)]) == 0
+    assert capsys.readouterr().out == "ZRqnX7WtQJm3nUhxJ7Kk6g\n"
