@@ -168,6 +168,46 @@ class KRaftControllerProcess:
                 {int(v.replica_id): int(v.log_end_offset) for v in partition.current_voters})
 
 
+class KRaftBrokerProcess(KRaftControllerProcess):
+    """One ``process.roles=broker`` node of a KRaft cluster: clients on ``port``, the
+    controllers reached through the quorum's voters. Ready once the controller has
+    unfenced it (it registered and caught up with the metadata log)."""
+
+    UNFENCED_MARKER = b"Transitioning from RECOVERY to RUNNING"
+
+    def properties(self) -> dict[str, str]:
+        props = {
+            "process.roles": "broker",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": self.voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.log_dir),
+            "num.network.threads": "2",
+            "num.io.threads": "4",
+            "offsets.topic.replication.factor": "3",
+            "transaction.state.log.replication.factor": "3",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        props.update(self.overrides)
+        return props
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def wait_started(self, timeout: float = 60.0) -> None:
+        def ready() -> bool:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"broker exited with {self.process.returncode}:\n{self.tail()}")
+            return self.UNFENCED_MARKER in self.run_output()
+
+        wait_until(ready, timeout, f"broker {self.node_id} was not unfenced:\n{self.tail()}")
+        wait_until(lambda: port_open(self.port), timeout, "broker port not open")
+
+
 class KRaftQuorum:
     def __init__(self, base: pathlib.Path, size: int = 3, overrides: Optional[dict[str, str]] = None) -> None:
         ports = [free_port() for _ in range(size)]
@@ -190,7 +230,8 @@ class KRaftQuorum:
         return next(n for n in self.nodes if n.node_id == node_id)
 
     def leaders(self) -> list[tuple[int, int, dict[int, int]]]:
-        return [view for view in (n.quorum_view() for n in self.nodes if n.running) if view is not None]
+        return [view for view in (n.quorum_view() for n in self.nodes
+                                  if n.running and not isinstance(n, KRaftBrokerProcess)) if view is not None]
 
     def wait_for_leader(self, timeout: float, min_epoch: int = 0) -> tuple[int, int, dict[int, int]]:
         """The one leader of an epoch of at least ``min_epoch``, once exactly one running node claims it."""
@@ -205,8 +246,21 @@ class KRaftQuorum:
                    "\n".join(n.tail(15) for n in self.nodes), interval=0.1)
         return found[0]
 
+    def add_brokers(self, base: pathlib.Path, count: int, overrides: Optional[dict[str, str]] = None
+                    ) -> list[KRaftBrokerProcess]:
+        """``count`` broker-only nodes (ids after the voters'), formatted with the quorum's cluster id."""
+        voters = self.nodes[0].voters
+        first = len(self.nodes) + 1
+        brokers = [KRaftBrokerProcess(base / f"broker-{i}", i, free_port(), voters, overrides)
+                   for i in range(first, first + count)]
+        for broker in brokers:
+            broker.format(self.cluster_id)
+        self.nodes.extend(brokers)
+        return brokers
+
     def stop(self) -> None:
-        for node in self.nodes:
+        # brokers first: their controlled shutdown needs a controller
+        for node in sorted(self.nodes, key=lambda n: not isinstance(n, KRaftBrokerProcess)):
             if node.running:
                 try:
                     node.stop(timeout=30)
