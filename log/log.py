@@ -38,6 +38,7 @@ from kafka_py.common.errors import (
     InvalidTxnStateException,
     KafkaException,
     KafkaStorageException,
+    LogSegmentOffsetOverflowException,
     OffsetOutOfRangeException,
     RecordBatchTooLargeException,
     RecordTooLargeException,
@@ -549,7 +550,13 @@ class Log:
         with self._lock:
             psm = ProducerStateManager(self.topic_partition, self._dir, self.max_producer_id_expiration_ms)
             self._rebuild_producer_state(segment.base_offset, False, psm)
-            bytes_truncated = segment.recover(psm, leader_epoch_cache)
+            try:
+                bytes_truncated = segment.recover(psm, leader_epoch_cache)
+            except LogSegmentOffsetOverflowException as e:
+                # Kafka splits such a segment (Log.splitOverflowedSegment), a repair for
+                # segments of message formats before v2 that this broker does not port: the
+                # log is refused, naming the file, and its directory goes offline.
+                raise KafkaStorageException(f"Cannot recover {segment.log.file}: {e}") from e
             # snapshot now so recovering the next segment need not replay this one
             psm.take_snapshot()
             return bytes_truncated

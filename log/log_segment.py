@@ -407,10 +407,20 @@ class LogSegment:
         self._max_timestamp_so_far = NO_TIMESTAMP
         self._offset_of_max_timestamp_so_far = None
         interval = self.index_interval_bytes
+        # Offsets only grow through a log, from the segment's base offset on (every append and
+        # the cleaner keep it so); a batch that goes back is no continuation of what precedes
+        # it. Kafka would fail the log's load on it (an index append or a leader epoch out of
+        # order); it is treated as invalid data, the segment cut before it.
+        next_offset = self.base_offset
         try:
             for batch in self.log.batches():
                 batch.ensure_valid()
+                if batch.base_offset < next_offset:
+                    raise CorruptRecordException(
+                        f"batch offsets [{batch.base_offset}, {batch.last_offset}] do not follow offset "
+                        f"{next_offset - 1}")
                 last_offset = batch.last_offset
+                next_offset = last_offset + 1
                 self._ensure_offset_in_range(last_offset)
                 max_ts = batch.max_timestamp
                 if max_ts > self._max_timestamp_so_far:

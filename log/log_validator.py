@@ -59,7 +59,7 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.record.partial_default_record import RecordsWalk, walk_records
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.utils.java_limits import LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
 
@@ -255,13 +255,21 @@ class _RecordRules:
     def walk(self, batch: DefaultRecordBatch, data) -> RecordsWalk:
         """Walk the batch's records (``data``: its record bytes, uncompressed) under these rules."""
         base_timestamp = batch.base_timestamp
-        delta_range = None
+        # A record's timestamp is the batch's base timestamp plus its delta, which Kafka adds in
+        # a Java long and lets wrap: a base of Long.MAX_VALUE and a delta of 1 make
+        # Long.MIN_VALUE, a time no producer can give (ProducerRecord refuses negative
+        # timestamps) and one validateTimestamp judges out of range under any
+        # message.timestamp.difference.max.ms short of Long.MAX_VALUE. A record whose timestamp
+        # does not fit in 64 bits is refused here as that check refuses a timestamp,
+        # INVALID_TIMESTAMP naming the record, whatever the topic's limit and timestamp type:
+        # every 64-bit value the log could store for it would be a different time.
+        low, high = LONG_MIN - base_timestamp, LONG_MAX - base_timestamp
         if self.timestamp_type == TimestampType.CREATE_TIME and self.timestamp_diff_max_ms < MAX_TIMESTAMP_DIFF_MS:
-            delta_range = (self.now_ms - self.timestamp_diff_max_ms - base_timestamp,
-                           self.now_ms + self.timestamp_diff_max_ms - base_timestamp)
+            low = max(low, self.now_ms - self.timestamp_diff_max_ms - base_timestamp)
+            high = min(high, self.now_ms + self.timestamp_diff_max_ms - base_timestamp)
         try:
             return walk_records(data, batch.record_count, check_keys=self.compacted_topic,
-                                timestamp_delta_range=delta_range,
+                                timestamp_delta_range=(low, high),
                                 exempt_timestamp_delta=NO_TIMESTAMP - base_timestamp)
         except InvalidRecordException as e:
             raise InvalidRecordException(f"{e} in topic partition {self.topic_partition}.") from None
@@ -279,10 +287,16 @@ class _RecordRules:
         for index, delta in walk.timestamps_out_of_range:
             if index not in errors:
                 has_timestamp_error = True
-                errors[index] = (
-                    f"Timestamp {base_timestamp + delta} of message with offset {base_offset + index} is out of "
-                    f"range. The timestamp should be within [{self.now_ms - self.timestamp_diff_max_ms}, "
-                    f"{self.now_ms + self.timestamp_diff_max_ms}]")
+                timestamp = base_timestamp + delta
+                if not LONG_MIN <= timestamp <= LONG_MAX:
+                    errors[index] = (
+                        f"Timestamp {base_timestamp} + {delta} of message with offset {base_offset + index} is out "
+                        f"of range. The timestamp should be within [{LONG_MIN}, {LONG_MAX}]")
+                else:
+                    errors[index] = (
+                        f"Timestamp {timestamp} of message with offset {base_offset + index} is out of "
+                        f"range. The timestamp should be within [{self.now_ms - self.timestamp_diff_max_ms}, "
+                        f"{self.now_ms + self.timestamp_diff_max_ms}]")
         if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
             for index in range(walk.count):
                 if index not in errors:
@@ -399,9 +413,21 @@ def _build_records_and_assign_offsets(batch: DefaultRecordBatch, data, walk: Rec
         return ValidationAndOffsetAssignResult(MemoryRecords.EMPTY, NO_TIMESTAMP, -1, True,
                                                RecordConversionStats.EMPTY)
     timestamp_type = rules.timestamp_type
+    records = [SimpleRecord(r.key, r.value, timestamp=r.timestamp, headers=tuple(r.headers or ()))
+               for r in batch.records_from(data)]
+    # Kafka's MemoryRecordsBuilder refuses a negative timestamp other than NO_TIMESTAMP (an
+    # IllegalArgumentException, which Kafka answers UNKNOWN_SERVER_ERROR); a batch kept as it
+    # is never meets the builder. Such a record is refused as the timestamp check refuses one.
+    negative = [RecordError(i, f"Invalid negative timestamp {r.timestamp} of message with offset "
+                               f"{batch.base_offset + i}")
+                for i, r in enumerate(records) if r.timestamp < 0 and r.timestamp != NO_TIMESTAMP]
+    if negative:
+        exc = InvalidTimestampException(
+            f"One or more records have been rejected due to invalid timestamp: {negative[0].message}")
+        exc.record_errors = negative  # type: ignore[attr-defined]
+        raise exc
     built = build_batch(
-        [SimpleRecord(r.key, r.value, timestamp=r.timestamp, headers=tuple(r.headers or ()))
-         for r in batch.records_from(data)],
+        records,
         base_offset=offset_counter.value,
         compression=target,
         timestamp_type=timestamp_type,

@@ -464,6 +464,18 @@ class TxnRequestHandlers:
             producer_id = marker.producer_id
             current_errors: dict[TopicPartition, Errors] = {}
             compatible: list[TopicPartition] = []
+            if producer_id < 0:
+                # A marker ends a producer's transaction; without a producer id there is none to
+                # end, and Kafka's MemoryRecordsBuilder refuses to build the control batch (an
+                # IllegalArgumentException that fails the whole request). Each partition gets
+                # CORRUPT_MESSAGE, the error WriteTxnMarkersResponse lists for a marker that
+                # cannot be written and one a coordinator does not retry.
+                self.logger.warning("Refusing the %s marker of producer id %d for partitions %s: not a valid "
+                                    "producer id", "COMMIT" if marker.transaction_result else "ABORT",
+                                    producer_id, ", ".join(map(str, marker.partitions)))
+                update_errors(producer_id, {tp: Errors.CORRUPT_MESSAGE for tp in marker.partitions})
+                one_done()
+                continue
             for tp in marker.partitions:
                 if replica_manager.local_log(tp) is None:
                     current_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION

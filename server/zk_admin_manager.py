@@ -725,6 +725,11 @@ class ZkAdminManager:
         requested = self._normalize_new_partitions(new_partitions)
         for topic, (count, new_assignments) in requested.items():
             try:
+                if not Topic.is_valid(topic):
+                    # No topic has a name Topic.validate refuses, and such a name must not
+                    # reach ZooKeeper ("x/../y" and NUL make paths the client refuses): the
+                    # answer for a topic that does not exist (KRaft Kafka's, from its topic table).
+                    raise UnknownTopicOrPartitionException(f"The topic '{topic}' does not exist.")
                 if self.zk_client.is_topic_marked_for_deletion(topic):
                     raise InvalidTopicException("The topic is queued for deletion.")
                 existing = {}
@@ -890,6 +895,10 @@ class ZkAdminManager:
                     raise InvalidRequestException(f"Null value not supported for : {','.join(null_updates)}")
                 kind = ConfigResourceType.for_id(resource_type)
                 if kind is ConfigResourceType.TOPIC:
+                    # Checked before the config is read from ZooKeeper, where an invalid name
+                    # would make a path the client refuses; _alter_topic_configs checks it again.
+                    if not self.metadata_cache.contains_topic(name):
+                        raise UnknownTopicOrPartitionException(f"The topic '{name}' does not exist.")
                     props = self.admin_zk_client.fetch_entity_config(ConfigType.TOPIC, name)
                     self._prepare_incremental_configs(ops, props, LOG_CONFIG_DEF.config_keys)
                     self._alter_topic_configs(name, validate_only, props)

@@ -44,6 +44,7 @@ CHAPTERS = (
     "design.md",
     "quotas.md",
     "kraft.md",
+    "fuzzing.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 

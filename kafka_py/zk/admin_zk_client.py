@@ -62,6 +62,15 @@ class Topic:
                                         "ASCII alphanumerics, '.', '_' and '-'")
 
     @staticmethod
+    def is_valid(topic: str) -> bool:
+        """Whether ``validate`` accepts the name (Topic.isValid of Kafka 3.x)."""
+        try:
+            Topic.validate(topic)
+        except InvalidTopicException:
+            return False
+        return True
+
+    @staticmethod
     def is_internal(topic: str) -> bool:
         return topic in Topic.INTERNAL_TOPICS
 

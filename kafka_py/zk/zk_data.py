@@ -26,7 +26,7 @@ import logging
 import time as _time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.cluster.broker import (
@@ -69,6 +69,24 @@ def try_parse_bytes(data: bytes | None) -> Any:
     if data is None:
         raise ValueError("no data")
     return json.loads(bytes(data).decode("utf-8"))
+
+
+def _json_decoder(decode: Callable[..., Any]) -> Callable[..., Any]:
+    """A znode decoder whose malformed input raises ValueError, as Kafka's Json refuses it.
+
+    JSON that parses but lacks a field or holds one of the wrong type fails deep in a
+    decoder (KeyError, TypeError, AttributeError, IndexError); Kafka's readers throw a
+    JsonMappingException or a ClassCastException there. The caller gets one exception type
+    for every znode that cannot be read, naming the decoder and the fault."""
+
+    @functools.wraps(decode)
+    def decoder(*args: Any) -> Any:
+        try:
+            return decode(*args)
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
+            raise ValueError(f"{decode.__qualname__}: malformed znode data ({type(e).__name__}: {e})") from e
+
+    return decoder
 
 
 @functools.lru_cache(maxsize=65536)
@@ -326,6 +344,7 @@ class ControllerZNode:
         return encode_as_bytes({"version": 1, "brokerid": broker_id, "timestamp": str(timestamp)})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> int | None:
         js = parse_bytes(data)
         return None if js is None else int(js["brokerid"])
@@ -343,6 +362,7 @@ class ControllerEpochZNode:
         return str(epoch).encode("utf-8")
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes) -> int:
         return int(bytes(data).decode("utf-8"))
 
@@ -438,6 +458,7 @@ class BrokerIdZNode:
                                     broker.rack, broker.features, timestamp)
 
     @staticmethod
+    @_json_decoder
     def decode(broker_id: int, data: bytes) -> BrokerInfo:
         try:
             info = try_parse_bytes(data)
@@ -499,6 +520,7 @@ class TopicZNode:
         return encode_as_bytes(_scala_mutable_hash_map(items, initial_entries=4))
 
     @staticmethod
+    @_json_decoder
     def decode(topic: str, data: bytes | None) -> TopicIdReplicaAssignment:
         js = parse_bytes(data)
         if js is None:
@@ -547,6 +569,7 @@ class TopicPartitionStateZNode:
         ]))
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None, stat: Any) -> LeaderIsrAndControllerEpoch | None:
         """``stat`` is the znode's Stat (its ``version`` becomes the LeaderAndIsr zk_version)."""
         js = parse_bytes(data)
@@ -583,6 +606,7 @@ class ConfigEntityZNode:
         return encode_as_bytes({"version": 1, "config": props})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> dict[str, str]:
         js = parse_bytes(data)
         if not isinstance(js, dict):
@@ -613,6 +637,7 @@ class ConfigEntityChangeNotificationSequenceZNode:
         return encode_as_bytes({"version": 2, "entity_path": sanitized_entity_path})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> dict[str, Any] | None:
         """The raw notification (version 1: entity_type + entity_name; version 2: entity_path)."""
         js = parse_bytes(data)
@@ -644,6 +669,7 @@ class IsrChangeNotificationSequenceZNode:
         })
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> set[TopicPartition]:
         js = parse_bytes(data)
         if js is None:
@@ -679,6 +705,7 @@ class LogDirEventNotificationSequenceZNode:
                                 "event": LogDirEventNotificationSequenceZNode.LOG_DIR_FAILURE_EVENT})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> int | None:
         js = parse_bytes(data)
         return None if js is None else int(js["broker"])
@@ -721,6 +748,7 @@ class ReassignPartitionsZNode:
             for tp, replicas in reassignment.items()]})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes) -> dict[TopicPartition, tuple[int, ...]]:
         """Raises ValueError on malformed JSON (Kafka returns a Left)."""
         try:
@@ -742,6 +770,7 @@ class PreferredReplicaElectionZNode:
             {"topic": tp.topic, "partition": tp.partition} for tp in partitions]})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> set[TopicPartition]:
         js = parse_bytes(data)
         if js is None:
@@ -767,6 +796,7 @@ class ConsumerOffset:
         return str(offset).encode("utf-8")
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> int | None:
         return None if data is None else int(bytes(data).decode("utf-8"))
 
@@ -869,6 +899,7 @@ class ZkAclChangeStore:
     def encode(self, resource: ResourcePattern) -> bytes:
         raise NotImplementedError
 
+    @_json_decoder
     def decode(self, data: bytes) -> ResourcePattern:
         raise NotImplementedError
 
@@ -887,6 +918,7 @@ class LiteralAclChangeStore(ZkAclChangeStore):
         # The constant's name (TOPIC), as ResourceType.toString writes it.
         return f"{resource.resource_type.name}:{resource.name}".encode("utf-8")
 
+    @_json_decoder
     def decode(self, data: bytes) -> ResourcePattern:
         text = bytes(data).decode("utf-8")
         resource_type, sep, name = text.partition(":")
@@ -907,6 +939,7 @@ class ExtendedAclChangeStore(ZkAclChangeStore):
         return encode_as_bytes({"version": self.CURRENT_VERSION, "resourceType": resource.resource_type.name,
                                 "name": resource.name, "patternType": resource.pattern_type.name})
 
+    @_json_decoder
     def decode(self, data: bytes) -> ResourcePattern:
         try:
             event = try_parse_bytes(data)
@@ -937,6 +970,7 @@ class ResourceZNode:
         return acl_entry.to_bytes(acls)
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None, version: int) -> Any:
         from kafka_py.security.authorizer import acl_entry
         from kafka_py.security.authorizer.acl_authorizer import VersionedAcls
@@ -968,6 +1002,7 @@ class ClusterIdZNode:
         return encode_as_bytes({"version": "1", "id": cluster_id})
 
     @staticmethod
+    @_json_decoder
     def from_json(data: bytes | None) -> str:
         js = parse_bytes(data)
         if js is None:
@@ -999,6 +1034,7 @@ class ProducerIdBlockZNode:
                                 "block_start": str(block_start), "block_end": str(block_end)})
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes | None) -> tuple[int, int, int] | None:
         """(broker id, block start, block end), both ends inclusive."""
         js = parse_bytes(data)
@@ -1052,6 +1088,7 @@ class FeatureZNode:
             initial_entries=3))
 
     @staticmethod
+    @_json_decoder
     def decode(data: bytes) -> "FeatureZNode":
         """Raises ValueError when the data is not a valid feature znode."""
         try:

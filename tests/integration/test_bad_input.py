@@ -17,7 +17,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.protocol.entities import build_entity
-from tests.integration.broker_harness import RawClient
+from tests.integration.broker_harness import RawClient, wait_until
 
 TOPIC = "guarded"
 SOCKET_REQUEST_MAX_BYTES = 104857600  # the broker default
@@ -311,3 +311,220 @@ def test_a_request_failing_as_a_whole_gets_its_error_response_on_an_open_connect
         assert described.error_code == Errors.NONE.error_code
         response = client.request(ApiKeys.API_VERSIONS, 0, req(ApiKeys.API_VERSIONS, 0))
         assert response.error_code == Errors.NONE.error_code
+
+
+# ---------------------------------------------------------------------------------------------
+# Input that once reached an uncaught exception: each gets Kafka's error code, the broker logs
+# no traceback (and no ERROR) for it, and nothing is appended.
+
+class BrokerOutput:
+    """The broker's output from now on, to check what one test's requests made it log."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.start = len(broker.output())
+
+    def new(self) -> str:
+        return self.broker.output()[self.start:]
+
+    def assert_quiet(self) -> None:
+        new = self.new()
+        assert "Traceback" not in new, new
+        assert not [line for line in new.splitlines() if " ERROR " in line], new
+
+
+def _timestamp_overflow_batch() -> bytes:
+    """Two records of deltas 0 and 1 under a base timestamp of Long.MAX_VALUE: the second
+    record's timestamp is one past what a long holds."""
+    from kafka_py.record.default_record_batch import (
+        ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, CRC_OFFSET, MAX_TIMESTAMP_OFFSET)
+    from kafka_py.utils.java_limits import LONG_MAX
+    import crc32c
+
+    batch = bytearray(build_batch([SimpleRecord(None, b"a", 1_000), SimpleRecord(None, b"b", 1_001)]))
+    struct.pack_into(">qq", batch, BASE_TIMESTAMP_OFFSET, LONG_MAX, LONG_MAX)
+    assert MAX_TIMESTAMP_OFFSET == BASE_TIMESTAMP_OFFSET + 8
+    struct.pack_into(">I", batch, CRC_OFFSET, crc32c.crc32c(bytes(batch[ATTRIBUTES_OFFSET:])))
+    return bytes(batch)
+
+
+def test_produce_with_a_timestamp_beyond_a_long_is_refused(broker):
+    output = BrokerOutput(broker)
+    with RawClient(broker.port) as client:
+        before = _end_offset(client)
+        partition = partition_response(client.request(ApiKeys.PRODUCE, 8,
+                                                      produce_request(_timestamp_overflow_batch())))
+        assert partition.error_code == Errors.INVALID_TIMESTAMP.error_code
+        assert [int(e.batch_index) for e in partition.record_errors] == [1]
+        assert _end_offset(client) == before
+    output.assert_quiet()
+
+
+def test_write_txn_markers_without_a_producer_id_is_refused(broker):
+    output = BrokerOutput(broker)
+    with RawClient(broker.port) as client:
+        before = _end_offset(client)
+        response = client.request(ApiKeys.WRITE_TXN_MARKERS, 1, req(
+            ApiKeys.WRITE_TXN_MARKERS, 1, markers=[{
+                "producer_id": -1, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+                "topics": [{"name": TOPIC, "partition_indexes": [0]}]}]))
+        [marker] = response.markers
+        assert int(marker.producer_id) == -1
+        [topic] = marker.topics
+        assert [(int(p.partition_index), int(p.error_code)) for p in topic.partitions] == [
+            (0, Errors.CORRUPT_MESSAGE.error_code)]
+        assert _end_offset(client) == before
+    output.assert_quiet()
+    assert "WARN" in output.new()
+
+
+def _wait_for_group_coordinator(client: RawClient, group: str) -> None:
+    # the first lookup creates __consumer_offsets; the coordinator is there once it is loaded
+    wait_until(lambda: client.request(ApiKeys.FIND_COORDINATOR, 2, req(
+        ApiKeys.FIND_COORDINATOR, 2, key=group, key_type=0)).error_code == Errors.NONE.error_code,
+        30, "no group coordinator", interval=0.2)
+
+
+def test_pending_member_rejoining_with_a_group_instance_id_is_unknown(broker):
+    output = BrokerOutput(broker)
+
+    def join(member_id: str, group_instance_id: str | None):
+        return req(ApiKeys.JOIN_GROUP, 5, group_id="pending-then-static", session_timeout=10000,
+                   rebalance_timeout=10000, member_id=member_id, group_instance_id=group_instance_id,
+                   protocol_type="consumer", protocols=[{"name": "range", "metadata": b""}])
+
+    with RawClient(broker.port) as client:
+        _wait_for_group_coordinator(client, "pending-then-static")
+        first = client.request(ApiKeys.JOIN_GROUP, 5, join("", None))
+        assert first.error_code == Errors.MEMBER_ID_REQUIRED.error_code
+        rejoin = client.request(ApiKeys.JOIN_GROUP, 5, join(first.member_id, "instance-1"))
+        assert rejoin.error_code == Errors.UNKNOWN_MEMBER_ID.error_code
+        # the pending member may still join as the dynamic member it was told to be
+        joined = client.request(ApiKeys.JOIN_GROUP, 5, join(first.member_id, None))
+        assert joined.error_code == Errors.NONE.error_code
+        assert joined.member_id == first.member_id
+    output.assert_quiet()
+    assert "WARN" in output.new()
+
+
+BAD_TOPIC_NAMES = ["a\x00b", "x/../y", "..", "", "bad/name", "a" * 250]
+
+
+@pytest.mark.parametrize("name", BAD_TOPIC_NAMES, ids=["nul", "dotdot-path", "dotdot", "empty", "slash", "long"])
+def test_every_api_naming_a_topic_refuses_an_invalid_name(broker, name):
+    """Kafka's answer per API for a name Topic.validate refuses: INVALID_TOPIC_EXCEPTION where
+    Kafka validates the name (CreateTopics, DescribeConfigs, Metadata), UNKNOWN_TOPIC_OR_PARTITION
+    where it looks the topic up (no such topic can exist). Nothing reaches ZooKeeper or disk."""
+    group = "bad-topic-names"
+    with RawClient(broker.port) as client:
+        _wait_for_group_coordinator(client, group)
+    output = BrokerOutput(broker)
+    zk_before, disk_before = _topic_znodes(broker), sorted(p.name for p in broker.log_dir.iterdir())
+    invalid = Errors.INVALID_TOPIC_EXCEPTION.error_code
+    unknown = Errors.UNKNOWN_TOPIC_OR_PARTITION.error_code
+    with RawClient(broker.port) as client:
+        created = client.request(ApiKeys.CREATE_TOPICS, 5, req(
+            ApiKeys.CREATE_TOPICS, 5, timeout=10000, validate_only=False, topics=[
+                {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}]))
+        assert [int(t.error_code) for t in created.topics] == [invalid]
+
+        partitions = client.request(ApiKeys.CREATE_PARTITIONS, 2, req(
+            ApiKeys.CREATE_PARTITIONS, 2, timeout=10000, validate_only=False,
+            topics=[{"name": name, "count": 3, "assignments": None}]))
+        assert [int(r.error_code) for r in partitions.results] == [unknown]
+
+        deleted = client.request(ApiKeys.DELETE_TOPICS, 5, req(
+            ApiKeys.DELETE_TOPICS, 5, topic_names=[name], timeout=10000))
+        assert [int(r.error_code) for r in deleted.responses] == [unknown]
+
+        described = client.request(ApiKeys.DESCRIBE_CONFIGS, 3, req(
+            ApiKeys.DESCRIBE_CONFIGS, 3, include_synonyms=False, include_documentation=False,
+            resources=[{"resource_type": 2, "resource_name": name, "configuration_keys": None}]))
+        assert [int(r.error_code) for r in described.results] == [invalid]
+
+        altered = client.request(ApiKeys.ALTER_CONFIGS, 1, req(
+            ApiKeys.ALTER_CONFIGS, 1, validate_only=False, resources=[
+                {"resource_type": 2, "resource_name": name, "configs": [{"name": "retention.ms", "value": "1000"}]}]))
+        assert [int(r.error_code) for r in altered.responses] == [unknown]
+
+        incremental = client.request(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 1, req(
+            ApiKeys.INCREMENTAL_ALTER_CONFIGS, 1, validate_only=False, resources=[
+                {"resource_type": 2, "resource_name": name,
+                 "configs": [{"name": "retention.ms", "config_operation": 0, "value": "1000"}]}]))
+        assert [int(r.error_code) for r in incremental.responses] == [unknown]
+
+        reassigned = client.request(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, req(
+            ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, timeout=10000, topics=[
+                {"name": name, "partitions": [{"partition_index": 0, "replicas": [0]}]}]))
+        assert int(reassigned.error_code) == Errors.NONE.error_code
+        assert [int(p.error_code) for t in reassigned.responses for p in t.partitions] == [unknown]
+
+        listed = client.request(ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, req(
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, timeout=10000,
+            topics=[{"name": name, "partition_indexes": [0]}]))
+        assert int(listed.error_code) == Errors.NONE.error_code and not listed.topics
+
+        elected = client.request(ApiKeys.ELECT_LEADERS, 2, req(
+            ApiKeys.ELECT_LEADERS, 2, election_type=0, timeout=10000,
+            topic_partitions=[{"topic": name, "partitions": [0]}]))
+        assert [int(p.error_code) for t in elected.replica_election_results for p in t.partition_result] == [unknown]
+
+        records = client.request(ApiKeys.DELETE_RECORDS, 2, req(
+            ApiKeys.DELETE_RECORDS, 2, timeout=10000,
+            topics=[{"name": name, "partitions": [{"partition_index": 0, "offset": 0}]}]))
+        assert [int(p.error_code) for t in records.topics for p in t.partitions] == [unknown]
+
+        committed = client.request(ApiKeys.OFFSET_COMMIT, 8, req(
+            ApiKeys.OFFSET_COMMIT, 8, group_id=group, generation_id_or_member_epoch=-1, member_id="",
+            group_instance_id=None, topics=[{"name": name, "partitions": [
+                {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1,
+                 "committed_metadata": None}]}]))
+        assert [int(p.error_code) for t in committed.topics for p in t.partitions] == [unknown]
+
+        offsets_deleted = client.request(ApiKeys.OFFSET_DELETE, 0, req(
+            ApiKeys.OFFSET_DELETE, 0, group_id=group, topics=[{"name": name, "partitions": [{"partition_index": 0}]}]))
+        # (the group has no offsets, so the group's error answers the whole request, as in Kafka)
+        assert (int(offsets_deleted.error_code), offsets_deleted.topics) == (Errors.GROUP_ID_NOT_FOUND.error_code, ())
+
+        txn_committed = client.request(ApiKeys.TXN_OFFSET_COMMIT, 3, req(
+            ApiKeys.TXN_OFFSET_COMMIT, 3, transactional_id="bad-topic-names", group_id=group, producer_id=1,
+            producer_epoch=0, generation_id=-1, member_id="", group_instance_id=None,
+            topics=[{"name": name, "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                   "committed_leader_epoch": -1, "committed_metadata": None}]}]))
+        assert [int(p.error_code) for t in txn_committed.topics for p in t.partitions] == [unknown]
+
+        added = client.request(ApiKeys.ADD_PARTITIONS_TO_TXN, 1, req(
+            ApiKeys.ADD_PARTITIONS_TO_TXN, 1, v3_and_below_transactional_id="bad-topic-names",
+            v3_and_below_producer_id=1, v3_and_below_producer_epoch=0,
+            v3_and_below_topics=[{"name": name, "partitions": [0]}]))
+        assert [int(p.partition_error_code) for t in added.results_by_topic_v3_and_below
+                for p in t.results_by_partition] == [unknown]
+
+        moved = client.request(ApiKeys.ALTER_REPLICA_LOG_DIRS, 1, req(
+            ApiKeys.ALTER_REPLICA_LOG_DIRS, 1, dirs=[{"path": str(broker.log_dir), "topics": [
+                {"name": name, "partitions": [0]}]}]))
+        assert [int(p.error_code) for t in moved.results for p in t.partitions] in (
+            [unknown], [Errors.INVALID_TOPIC_EXCEPTION.error_code])
+
+        produced = client.request(ApiKeys.PRODUCE, 8, produce_request(
+            build_batch([SimpleRecord(None, b"x", 1_700_000_000_000)]), topic=name))
+        assert partition_response(produced).error_code == unknown
+
+        metadata = client.request(ApiKeys.METADATA, 9, req(
+            ApiKeys.METADATA, 9, topics=[{"name": name}], allow_auto_topic_creation=True,
+            include_cluster_authorized_operations=False, include_topic_authorized_operations=False))
+        assert [int(t.error_code) for t in metadata.topics] == [invalid]
+    output.assert_quiet()
+    assert _topic_znodes(broker) == zk_before
+    assert sorted(p.name for p in broker.log_dir.iterdir()) == disk_before
+
+
+def _topic_znodes(broker) -> dict[str, list[str]]:
+    """The znodes a topic name could reach: its assignment, config, deletion and reassignment."""
+    zk = broker.zk()
+    try:
+        return {path: sorted(zk.get_children(path)) if zk.exists(path) else []
+                for path in ("/brokers/topics", "/config/topics", "/admin/delete_topics", "/admin")}
+    finally:
+        zk.stop()
+        zk.close()

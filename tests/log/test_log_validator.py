@@ -227,6 +227,36 @@ def test_timestamp_outside_allowed_difference_is_rejected():
     assert bytes(buffer) == before, "a rejected batch must not be modified"
 
 
+def _with_base_timestamp(buffer: bytearray, base_timestamp: int) -> bytearray:
+    struct.pack_into(">qq", buffer, 27, base_timestamp, base_timestamp)  # base and max timestamp
+    rewrite_crc(buffer)
+    return buffer
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
+@pytest.mark.parametrize("target", [None, CompressionType.LZ4])
+@pytest.mark.parametrize("timestamp_type", [TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME])
+def test_timestamp_beyond_a_long_is_refused(codec, target, timestamp_type):
+    """Base Long.MAX_VALUE plus a delta of 1: Kafka's long wraps to a time its timestamp check
+    refuses, so it is INVALID_TIMESTAMP naming the record, whatever the topic's settings."""
+    buffer = _with_base_timestamp(client_batch([(NOW, b"a", b"1", []), (NOW + 1, b"b", b"2", [])],
+                                               compression=codec), 2**63 - 1)
+    with pytest.raises(InvalidTimestampException) as info:
+        validate(buffer, target_codec=target, timestamp_type=timestamp_type)
+    assert [e.batch_index for e in info.value.record_errors] == [1]
+    assert "out of range" in info.value.record_errors[0].message
+
+
+def test_negative_timestamp_in_a_rebuilt_batch_is_refused():
+    """A batch kept as it is keeps its timestamps; one the topic's codec rebuilds meets the
+    builder's refusal of negative timestamps, answered as an invalid timestamp."""
+    buffer = _with_base_timestamp(client_batch([(NOW, b"a", b"1", []), (NOW + 1, b"b", b"2", [])]), -5)
+    validate(bytearray(buffer))  # kept in place: accepted, as in Kafka
+    with pytest.raises(InvalidTimestampException) as info:
+        validate(buffer, target_codec=CompressionType.GZIP)
+    assert [e.batch_index for e in info.value.record_errors] == [0, 1]  # -5 and -4
+
+
 def test_old_first_timestamp_is_rejected():
     with pytest.raises(InvalidTimestampException) as info:
         validate(client_batch(entries_of(2, base_ts=NOW - 3_600_000)), timestamp_diff_max_ms=1000)

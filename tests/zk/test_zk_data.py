@@ -351,3 +351,24 @@ def test_broker_rejects_duplicate_listeners_and_finds_nodes():
     assert (node.id, node.host, node.port, node.rack) == (3, "localhost", 9092, "r1")
     assert broker.get_node("SSL") is None
     assert {broker: 1}[plaintext_broker(3, rack="r1")] == 1
+
+
+
+def _zk_data():
+    from kafka_py.zk import zk_data
+
+    return zk_data
+
+
+@pytest.mark.parametrize("decoder, data", [
+    ("IsrChangeNotificationSequenceZNode", b'{"version":1,"piattirons":[]}'),
+    ("TopicZNode", b'{"version":2,"partitions":[0,1]}'),
+    ("ControllerZNode", b'[1]'),
+    ("ReassignPartitionsZNode", b'{"partitions":[{"topic":"t"}]}'),
+])
+def test_json_that_parses_but_does_not_fit_raises_value_error(decoder, data):
+    """A missing or mistyped field is refused as Kafka's Json refuses it: ValueError, not
+    whatever the decoder tripped on."""
+    decode = getattr(_zk_data(), decoder).decode
+    with pytest.raises(ValueError, match="ZNode.decode|invalid reassignment"):
+        decode("t", data) if decoder == "TopicZNode" else decode(data)

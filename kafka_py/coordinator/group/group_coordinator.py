@@ -258,8 +258,18 @@ class GroupCoordinator:
                 response_callback(JoinGroupResult.error_result(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
             elif group.is_pending_member(member_id):
                 if group_instance_id is not None:
-                    raise RuntimeError(f"the static member {group_instance_id} was not expected to be assigned into "
-                                       f"pending member bucket with member id {member_id}")
+                    # Only dynamic members are made pending, so this is a client's mistake, not
+                    # the coordinator's: Kafka (2.8 to 3.9) throws IllegalStateException and
+                    # answers UNKNOWN_SERVER_ERROR. It is answered here as Kafka's
+                    # validateCurrentMember (3.x) answers a member id that the instance id does
+                    # not map to: FENCED_INSTANCE_ID when another member holds the instance id,
+                    # UNKNOWN_MEMBER_ID otherwise. The pending member is left as it was.
+                    error = (Errors.FENCED_INSTANCE_ID if group.has_static_member(group_instance_id)
+                             else Errors.UNKNOWN_MEMBER_ID)
+                    self.logger.warning("Pending dynamic member %s of group %s rejoined with group instance id %s; "
+                                        "answering %s", member_id, group.group_id, group_instance_id, error.name)
+                    response_callback(JoinGroupResult.error_result(member_id, error))
+                    return
                 self.logger.debug("Dynamic Member with specific member id %s joins group %s in %s state. Adding to the "
                                   "group now.", member_id, group.group_id, group.current_state)
                 self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, group_instance_id,

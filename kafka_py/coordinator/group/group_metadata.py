@@ -493,9 +493,11 @@ class GroupMetadata:
                 topics |= consumer_subscription_topics(member.metadata(self.protocol_name))
             return frozenset(topics)
         except ValueError as e:
+            # A client's metadata that does not parse: one line naming why, no traceback (Kafka
+            # attaches the SchemaException's stack, which says nothing about the client).
             logger.warning("Failed to parse Consumer Protocol %s:%s of group %s. Consumer group coordinator is not "
-                           "aware of the subscribed topics.", CONSUMER_PROTOCOL_TYPE, self.protocol_name,
-                           self.group_id, exc_info=e)
+                           "aware of the subscribed topics. (%s)", CONSUMER_PROTOCOL_TYPE, self.protocol_name,
+                           self.group_id, e)
             return None
 
     def update_member(self, member: MemberMetadata, protocols: Sequence[Protocol],
