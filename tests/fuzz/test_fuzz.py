@@ -40,8 +40,11 @@ def fuzz_runs(tmp_path_factory):
     """Every target under atheris, two at a time (each is one process on one core)."""
     pytest.importorskip("atheris")
 
+    # made here, not in the pool's threads: tmp_path_factory is not safe to call from two at once
+    works = {name: tmp_path_factory.mktemp(f"fuzz-{name}") for name in TARGETS}
+
     def run(name: str) -> tuple[int, str]:
-        work = tmp_path_factory.mktemp(f"fuzz-{name}")
+        work = works[name]
         (work / "corpus").mkdir()
         command = [sys.executable, "-m", "tests.fuzz", name, f"-runs={RUNS}", f"-max_total_time={SECONDS}",
                    "-seed=1", f"-artifact_prefix={work}/", "-print_final_stats=1",
