@@ -53,6 +53,7 @@ counterpart() {
         kafka.tools.DumpLogSegments) echo "script kafka-dump-log.sh" ;;
         kafka.tools.GetOffsetShell) echo "module kafka_py.tools.get_offset_shell" ;;
         kafka.tools.StorageTool) echo "script kafka-storage.sh" ;;
+        org.apache.kafka.shell.MetadataShell) echo "script kafka-metadata-shell.sh" ;;
         org.apache.kafka.tools.ProducerPerformance) echo "script kafka-producer-perf-test.sh" ;;
         *) return 1 ;;
     esac
@@ -66,7 +67,8 @@ known_classes() {
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.tools.ConsoleConsumer \
              kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
-             kafka.tools.GetOffsetShell kafka.tools.StorageTool org.apache.kafka.tools.ProducerPerformance; do
+             kafka.tools.GetOffsetShell kafka.tools.StorageTool org.apache.kafka.shell.MetadataShell \
+             org.apache.kafka.tools.ProducerPerformance; do
         read -r kind target <<< "$(counterpart "$c")"
         if [ "$kind" = module ] || [ -x "$bin_dir/$target" ]; then echo "$c"; fi
     done

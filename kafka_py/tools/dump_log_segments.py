@@ -29,9 +29,24 @@ How ``--print-data-log`` shows keys and values, as Kafka's ``messageParser`` cho
   8 bytes), or, where Kafka takes a class of its classpath, a Python callable
   (``package.module:function``) that is given the bytes and whose result is printed.
 
+* ``--cluster-metadata-decoder``: the records of KRaft's metadata log (``@metadata-0``), as
+  ``ClusterMetadataLogMessageParser`` shows them: no key, and the payload
+  ``{"type":"TOPIC_RECORD","version":0,"data":{"name":"orders","topicId":"..."}}``, the
+  record read by MetadataRecordSerde and written by its JSON converter
+  (kafka_py.metadata.metadata_json_converters).
+
 Any of these options implies ``--print-data-log``, as in Kafka. A record a decoder cannot
-read ends the dump of its file with the offset named (Kafka's tool dies there); Kafka's
-``--cluster-metadata-decoder`` (KRaft's metadata log) is not ported.
+read ends the dump of its file with the offset named (Kafka's tool dies there), except
+under ``--cluster-metadata-decoder``, where, as in Kafka, the record's payload is
+``Error at <offset>, skipping. <why>`` and the dump goes on; the tool then names those
+offsets on stderr at the end and exits 1.
+
+Control records print as in Kafka (``endTxnMarker: COMMIT coordinatorEpoch: 3``, else
+``controlType: LEADER_CHANGE(3)``). With ``--cluster-metadata-decoder`` a raft
+LEADER_CHANGE record also shows its LeaderChangeMessage as JSON (``LeaderChange:
+{"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}``), in the manner
+Kafka's later releases print their other raft control records; Kafka 2.8.2 prints only the
+control type.
 """
 from __future__ import annotations
 
@@ -190,6 +205,42 @@ def transaction_log_message_parser(key: Optional[bytes],
     return format_record_key_and_value(bytes(key), None if value is None else bytes(value))
 
 
+class ClusterMetadataLogMessageParser:
+    """ClusterMetadataLogMessageParser: a metadata log record as ``{"type", "version",
+    "data"}`` JSON. Metadata records have no key. A value that does not read raises
+    MetadataParseException; the dumper turns it into Kafka's ``Error at ...`` payload."""
+
+    def __init__(self) -> None:
+        from kafka_py.metadata.metadata_record_serde import MetadataRecordSerde
+
+        self.metadata_record_serde = MetadataRecordSerde()
+
+    def __call__(self, key: Optional[bytes], value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:
+        from kafka_py.metadata.metadata_json_converters import metadata_record_json, to_json_string
+        from kafka_py.metadata.metadata_parse_exception import MetadataParseException
+
+        if value is None:
+            raise MetadataParseException("the record has no value")
+        message_and_version = self.metadata_record_serde.read(value)
+        return None, to_json_string(metadata_record_json(message_and_version.message,
+                                                         message_and_version.version))
+
+    @staticmethod
+    def leader_change_json(value: Optional[bytes]) -> str:
+        """A LEADER_CHANGE control record's LeaderChangeMessage (version 0) as JSON."""
+        from kafka_py.metadata.metadata_json_converters import to_json_string
+        from kafka_py.raft.control_record_utils import LeaderChangeMessage
+
+        if value is None:
+            raise ValueError("LEADER_CHANGE control record has no value")
+        message = LeaderChangeMessage.deserialize(bytes(value))
+        return to_json_string({
+            "leaderId": message.leader_id,
+            "voters": [{"voterId": v} for v in message.voters],
+            "grantingVoters": [{"voterId": v} for v in message.granting_voters],
+        })
+
+
 DEFAULT_MESSAGE_PARSER = decoder_message_parser(_decode, _decode)
 
 
@@ -250,6 +301,10 @@ class DumpLogSegments:
         self.mismatches_for_index_files: dict[str, list[tuple[int, int]]] = {}
         self.time_index_dump_errors = TimeIndexDumpErrors()
         self.non_consecutive_pairs_for_log_files: dict[str, list[tuple[int, int]]] = {}
+        # Under --cluster-metadata-decoder a record that does not decode is printed as an
+        # error and skipped (Kafka's parser catches it); their offsets, by file.
+        self.skip_undecodable = isinstance(message_parser, ClusterMetadataLogMessageParser)
+        self.undecodable_offsets: list[int] = []
         self.failures: list[str] = []
 
     # -- driver -----------------------------------------------------------------------------
@@ -305,6 +360,15 @@ class DumpLogSegments:
     # -- .log -------------------------------------------------------------------------------
 
     def dump_log(self, file: Path) -> None:
+        self.undecodable_offsets = []
+        try:
+            self._dump_log(file)
+        finally:
+            if self.undecodable_offsets:
+                self._fail(f"{file}: the records at offsets {', '.join(map(str, self.undecodable_offsets))} "
+                           "could not be decoded as cluster metadata and were skipped")
+
+    def _dump_log(self, file: Path) -> None:
         start_offset = offset_from_file(file)
         self.out(f"Starting offset: {start_offset}")
         file_records = FileRecords.open(file, file_already_exists=True, mutable=False)
@@ -398,17 +462,29 @@ class DumpLogSegments:
             prefix = " "
             if batch.is_control_batch:
                 parts.append(_control_record_description(key, value))
+                if self.skip_undecodable and _is_leader_change(key):
+                    parts.append(f" LeaderChange: {self._leader_change_text(record)}")
         if self.print_data_log and not batch.is_control_batch:
             try:
                 key_text, value_text = self.message_parser(key, value)
             except Exception as e:  # a decoder's failure on one record: named with its offset
-                raise _UndecodableRecord(f"{type(e).__name__}: {e}") from e
+                if not self.skip_undecodable:
+                    raise _UndecodableRecord(f"{type(e).__name__}: {e}") from e
+                self.undecodable_offsets.append(record.offset)
+                key_text, value_text = None, f"Error at {record.offset}, skipping. {e}"
             if key_text is not None:
                 parts.append(f"{prefix}key: {key_text}")
                 prefix = " "
             if value_text is not None:
                 parts.append(f" payload: {value_text}")
         return "".join(parts)
+
+    def _leader_change_text(self, record) -> str:
+        try:
+            return ClusterMetadataLogMessageParser.leader_change_json(record.value)
+        except Exception as e:
+            self.undecodable_offsets.append(record.offset)
+            return f"Error at {record.offset}, skipping. {e}"
 
     # -- .index -----------------------------------------------------------------------------
 
@@ -568,6 +644,10 @@ def read_producer_snapshot(data: bytes) -> list[tuple]:
     return [_SNAPSHOT_ENTRY.unpack_from(data, start + i * _SNAPSHOT_ENTRY.size) for i in range(count)]
 
 
+def _is_leader_change(key: Optional[bytes]) -> bool:
+    return key is not None and len(key) >= 4 and struct.unpack_from(">hh", key)[1] == 3
+
+
 def _control_record_description(key: Optional[bytes], value: Optional[bytes]) -> str:
     if key is None or len(key) < 4:
         return " controlType: UNKNOWN(-1)"
@@ -613,20 +693,24 @@ def _control_record_description(key: Optional[bytes], value: Optional[bytes]) ->
               help="If set, log data will be parsed as offset data from the __consumer_offsets topic.")
 @click.option("--transaction-log-decoder", is_flag=True,
               help="If set, log data will be parsed as transaction metadata from the __transaction_state topic.")
+@click.option("--cluster-metadata-decoder", is_flag=True,
+              help="If set, log data will be parsed as cluster metadata records.")
 def main(files: str, print_data_log: bool, deep_iteration: bool, index_sanity_check: bool,
          verify_index_only: bool, max_message_size: int, skip_record_metadata: bool,
          value_decoder_class: str | None, key_decoder_class: str | None, offsets_decoder: bool,
-         transaction_log_decoder: bool) -> None:
+         transaction_log_decoder: bool, cluster_metadata_decoder: bool) -> None:
     names = [f for f in (s.strip() for s in files.split(",")) if f]
     if not names:
         raise click.BadParameter("no file given", param_hint="--files")
     # DumpLogSegmentsOptions.messageParser: the offsets decoder first, then the transaction
-    # log's, then the key and value decoders.
+    # log's, then the cluster metadata's, then the key and value decoders.
     parser: MessageParser
     if offsets_decoder:
         parser = offsets_message_parser
     elif transaction_log_decoder:
         parser = transaction_log_message_parser
+    elif cluster_metadata_decoder:
+        parser = ClusterMetadataLogMessageParser()
     else:
         decoders = []
         for option, name in (("--key-decoder-class", key_decoder_class),
@@ -637,7 +721,7 @@ def main(files: str, print_data_log: bool, deep_iteration: bool, index_sanity_ch
                 raise click.BadParameter(str(e), param_hint=option) from None
         parser = decoder_message_parser(*decoders)
     print_data_log = (print_data_log or offsets_decoder or transaction_log_decoder
-                      or value_decoder_class is not None or key_decoder_class is not None)
+                      or cluster_metadata_decoder or value_decoder_class is not None or key_decoder_class is not None)
     tool = DumpLogSegments(
         out=click.echo,
         err=lambda line: click.echo(line, err=True),

@@ -15,8 +15,9 @@ It writes, under kafka_py/metadata/records/:
 * ``metadata_record_type.py``, the MetadataRecordType enum and the (api key, version) ->
   class index.
 
-Usage, from Kafka 2.8.2's metadata specs with ProducerIdsRecord.json and
-RemoveFeatureLevelRecord.json of Kafka 3.0.0 copied beside them::
+Usage, from Kafka 2.8.2's metadata specs with the specs SPEC_RELEASES names from Kafka
+3.0.0 (ProducerIdsRecord, RemoveFeatureLevelRecord, PartitionChangeRecord, ConfigRecord)
+copied over them::
 
     python -m kafka_py.metadata.records.generator \\
         --spec-dir kafka/metadata/src/main/resources/common/metadata
@@ -64,7 +65,10 @@ GENERATED_RECORDS = (
 SPEC_RELEASES = {"ProducerIdsRecord": "3.0.0", "RemoveFeatureLevelRecord": "3.0.0",
                   # 3.0 added the tagged Replicas, RemovingReplicas and AddingReplicas
                   # fields, which partition reassignment writes
-                  "PartitionChangeRecord": "3.0.0"}
+                  "PartitionChangeRecord": "3.0.0",
+                  # 3.0's Value is nullable: a null value deletes the config, which is how
+                  # the controller writes IncrementalAlterConfigs' DELETE
+                  "ConfigRecord": "3.0.0"}
 
 
 class RecordModuleWriter(ModuleWriter):
