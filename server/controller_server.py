@@ -116,7 +116,8 @@ class ControllerServer:
                 default_replication_factor=int(config.default_replication_factor),
                 default_num_partitions=int(config.num_partitions),
                 session_timeout_ns=int(config.broker_session_timeout_ms) * _NS_PER_MS,
-                controller_metrics=QuorumControllerMetrics())
+                controller_metrics=QuorumControllerMetrics(),
+                snapshot_max_new_record_bytes=int(config.metadata_snapshot_max_new_record_bytes))
 
             self.quota_managers = quota_factory.instantiate(config, self.time, self.thread_name_prefix or "")
             controller_nodes = [Node(node_id, host, port)

@@ -4,6 +4,8 @@ How committed records reach a RaftClient.Listener: an iterator of batches, each 
 base offset, leader epoch and decoded records. The listener must ``close`` every reader it
 is given; only then does the client know how far the listener has read and hand it more,
 which lets a slow state machine read at its own pace without holding up replication.
+
+A Batch carries Kafka 3.0.0's append timestamp and size in bytes as well.
 """
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ class Batch(Generic[T]):
     base_offset: int
     epoch: int
     records: Sequence[T]
+    # Kafka 3.0's: the batch's append time and encoded size (the controller counts the bytes
+    # it has read since its last snapshot); -1 and 0 where they are not known.
+    append_timestamp: int = -1
+    size_in_bytes: int = 0
 
     def last_offset(self) -> int:
         return self.base_offset + len(self.records) - 1

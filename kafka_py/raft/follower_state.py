@@ -1,9 +1,12 @@
-"""Port of raft/src/main/java/org/apache/kafka/raft/FollowerState.java (Kafka 2.8.2).
+"""Port of raft/src/main/java/org/apache/kafka/raft/FollowerState.java (Kafka 3.0.0).
 
 A node that knows the leader of its epoch and fetches from it. Every successful Fetch
 response resets the fetch timer; a voter whose timer runs out stands for election, an
 observer looks for the leader among the voters. The follower's high watermark is the one
 the leader reported, never more than its own log end, and never moves back.
+
+While the follower downloads a snapshot (KIP-630) the snapshot being written is held here and
+regular fetches pause; it is discarded if the follower state ends before it is complete.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.epoch_state import EpochState
 from kafka_py.raft.internals.timer import Timer
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
+from kafka_py.snapshot.raw_snapshot_writer import RawSnapshotWriter
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -28,7 +32,7 @@ class FollowerState(EpochState):
         self._voters = frozenset(voters)
         self._fetch_timer = Timer(time, fetch_timeout_ms)
         self._high_watermark = high_watermark
-        # KIP-630 adds the snapshot being downloaded here; regular fetches pause meanwhile.
+        self._fetching_snapshot: Optional[RawSnapshotWriter] = None
 
     def election(self) -> ElectionState:
         return ElectionState(self._epoch, self._leader_id, None, self._voters)
@@ -76,6 +80,19 @@ class FollowerState(EpochState):
     def high_watermark(self) -> Optional[LogOffsetMetadata]:
         return self._high_watermark
 
+    def fetching_snapshot(self) -> Optional[RawSnapshotWriter]:
+        return self._fetching_snapshot
+
+    def set_fetching_snapshot(self, new_snapshot: Optional[RawSnapshotWriter]) -> None:
+        if self._fetching_snapshot is not None:
+            self._fetching_snapshot.close()
+        self._fetching_snapshot = new_snapshot
+
+    def close(self) -> None:
+        if self._fetching_snapshot is not None:
+            self._fetching_snapshot.close()
+            self._fetching_snapshot = None
+
     def __str__(self) -> str:
         return (f"FollowerState(fetchTimeoutMs={self._fetch_timeout_ms}, epoch={self._epoch}, "
-                f"leaderId={self._leader_id}, voters={sorted(self._voters)})")
+                f"leaderId={self._leader_id}, voters={sorted(self._voters)}, fetchingSnapshot={self._fetching_snapshot})")

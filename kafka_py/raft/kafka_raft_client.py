@@ -1,4 +1,5 @@
-"""Port of raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java (Kafka 2.8.2).
+"""Port of raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java (Kafka 2.8.2), with
+Kafka 3.0.0's snapshots (KIP-630).
 
 Kafka's Raft (KIP-595). Leader election is Raft's; replication is Kafka's: followers pull
 with Fetch, and a follower whose log has diverged learns where from the leader's answer and
@@ -16,6 +17,11 @@ vote; observers only fetch. The APIs:
   answer carries the current leader, the high watermark and, when the follower's log has
   diverged, the DivergingEpoch to truncate to.
 * DescribeQuorum: the leader's view of every replica's progress.
+* FetchSnapshot (v0): a follower whose fetch position is before the leader's log start is
+  answered with the id of the leader's latest snapshot (the Fetch response's SnapshotId);
+  it then fetches that snapshot in chunks of at most its max bytes, each request naming the
+  position it has reached, freezes it once the size the leader reported is written, and
+  empties its log up to the snapshot's end offset before fetching records again.
 
 The client is sans-IO: it acts only in ``poll`` (on one thread), which handles at most one
 message from its RaftMessageQueue, sends what the current state needs through the
@@ -30,8 +36,14 @@ max wait expires. Expiry happens on the ExpirationService's thread; the expiry i
 the raft thread as an internal message, so only the raft thread reads the log or the
 quorum state (Kafka 2.8.2 builds that response on the expiring thread).
 
-The rest of KIP-630 (snapshots) is Kafka 3.0's and not ported: a FetchSnapshot request is
-checked as Kafka 3.0 checks it and then answered SNAPSHOT_NOT_FOUND, as this log has none.
+Snapshots: ``create_snapshot`` gives the state machine a writer for a snapshot at a committed
+offset (the controller writes one every ``metadata.log.max.record.bytes.between.snapshots``).
+A listener whose next offset is below the log start (a restart after the log start moved, a
+follower that fetched a snapshot) is handed the latest snapshot (``handle_snapshot``) before
+any commit. Every minute the raft thread lets the log apply its retention limits
+(``maybe_clean``), which is what moves the log start onto a snapshot and deletes old segments;
+here it also does so as soon as a new snapshot appears, so the log shrinks without waiting
+for the next minute.
 """
 from __future__ import annotations
 
@@ -78,6 +90,8 @@ from kafka_py.raft.replicated_log import ReplicatedLog
 from kafka_py.raft.request_manager import RequestManager
 from kafka_py.raft.resigned_state import ResignedState
 from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpoch, ValidOffsetAndEpochType
+from kafka_py.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.snapshot.snapshot_writer import SnapshotWriter
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
@@ -91,6 +105,8 @@ RETRY_BACKOFF_BASE_MS = 100
 MAX_FETCH_WAIT_MS = 500
 MAX_BATCH_SIZE_BYTES = 8 * 1024 * 1024
 MAX_FETCH_SIZE_BYTES = MAX_BATCH_SIZE_BYTES
+# How often the raft thread applies the metadata log's retention (Kafka's 60 s).
+SNAPSHOT_CLEANER_DELAY_MS = 60000
 
 
 def _optional_leader_id(leader_id_or_nil: int) -> Optional[int]:
@@ -145,6 +161,31 @@ class GracefulShutdown:
         self.complete_future.complete(None)
 
 
+class RaftMetadataLogCleanerManager:
+    """Runs the log's cleaning (``maybe_clean``) on the raft thread every ``delay_ms``, and also
+    when the latest snapshot changes: a new snapshot is what can let the log start move."""
+
+    def __init__(self, log_prefix: str, time: Time, delay_ms: int, log: ReplicatedLog) -> None:
+        self._log_prefix = log_prefix
+        self._timer = Timer(time, delay_ms)
+        self._delay_ms = delay_ms
+        self._log = log
+        self._last_cleaned_snapshot_id = log.latest_snapshot_id()
+
+    def maybe_clean(self, current_time_ms: int) -> int:
+        """Clean if due; the milliseconds until the next timed cleaning."""
+        self._timer.update(current_time_ms)
+        latest_snapshot_id = self._log.latest_snapshot_id()
+        if self._timer.is_expired() or latest_snapshot_id != self._last_cleaned_snapshot_id:
+            self._last_cleaned_snapshot_id = latest_snapshot_id
+            try:
+                self._log.maybe_clean()
+            except Exception:
+                logger.exception("%sHad an error during log cleaning", self._log_prefix)
+            self._timer.reset(self._delay_ms)
+        return self._timer.remaining_ms()
+
+
 class ListenerContext(Generic[T]):
     """One registered listener and how far it has read. ``next_offset`` and the reader last
     handed over are shared with the listener's thread (which closes readers), so they are
@@ -177,9 +218,21 @@ class ListenerContext(Generic[T]):
         """Committed records read back from the log (a follower, or a lagging listener)."""
         self._fire_handle_commit(RecordsBatchReader(base_offset, records, self._client.serde, self))
 
-    def fire_handle_commit_batch(self, base_offset: int, epoch: int, records: Sequence[T]) -> None:
+    def fire_handle_commit_batch(self, base_offset: int, epoch: int, records: Sequence[T],
+                                 append_timestamp: int = -1, size_in_bytes: int = 0) -> None:
         """Committed records the leader still holds in memory from the append."""
-        self._fire_handle_commit(MemoryBatchReader([Batch(base_offset, epoch, list(records))], self))
+        self._fire_handle_commit(MemoryBatchReader(
+            [Batch(base_offset, epoch, list(records), append_timestamp, size_in_bytes)], self))
+
+    def fire_handle_snapshot(self, reader: SnapshotReader[T]) -> None:
+        """The listener's next records are gone from the log: it loads the snapshot instead and
+        goes on from the snapshot's end offset."""
+        with self._lock:
+            self._next_offset = reader.snapshot_id().offset
+            self._last_sent = None
+        logger.debug("%sNotifying listener %s of snapshot %s", self._client._log_prefix, self.listener,
+                     reader.snapshot_id())
+        self.listener.handle_snapshot(reader)
 
     def _fire_handle_commit(self, reader: BatchReader[T]) -> None:
         with self._lock:
@@ -214,8 +267,8 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
                  quorum_state_store: QuorumStateStore, time: Time, expiration_service: ExpirationService,
                  cluster_id: str, node_id: Optional[int], raft_config: RaftConfig,
                  message_queue: Optional[RaftMessageQueue] = None, fetch_max_wait_ms: int = MAX_FETCH_WAIT_MS,
-                 random: Optional[_random.Random] = None, metrics_registry: Optional[MetricsRegistry] = None
-                 ) -> None:
+                 random: Optional[_random.Random] = None, metrics_registry: Optional[MetricsRegistry] = None,
+                 snapshot_cleaner_delay_ms: int = SNAPSHOT_CLEANER_DELAY_MS) -> None:
         self.serde = serde
         self._channel = channel
         self._message_queue = message_queue if message_queue is not None else BlockingMessageQueue()
@@ -241,6 +294,7 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
         # Only the raft thread touches the listener contexts; registration goes through a
         # pending list other threads may append to.
         self._listener_contexts: list[ListenerContext[T]] = []
+        self._snapshot_cleaner = RaftMetadataLogCleanerManager(self._log_prefix, time, snapshot_cleaner_delay_ms, log)
         self._shared_lock = threading.Lock()
         self._pending_listeners: list[Listener[T]] = []
         self._shutdown: Optional[GracefulShutdown] = None
@@ -294,16 +348,31 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
 
     def _update_listeners_progress(self, contexts: Sequence[ListenerContext[T]], high_watermark: int) -> None:
         for context in contexts:
-            # KIP-630: a listener behind the log start is handed a snapshot here.
+            next_expected_offset = context.next_expected_offset()
+            if (next_expected_offset is not None and next_expected_offset < self._log.start_offset()
+                    and next_expected_offset < high_watermark):
+                # What the listener would read next is gone: it starts from the latest snapshot.
+                snapshot = self._latest_snapshot()
+                if snapshot is None:
+                    raise RuntimeError(f"Snapshot expected since next offset of {context.listener} is "
+                                       f"{next_expected_offset}, log start offset is {self._log.start_offset()} "
+                                       f"and high-watermark is {high_watermark}")
+                context.fire_handle_snapshot(snapshot)
+            # Read again: loading a snapshot moved it.
             next_expected_offset = context.next_expected_offset()
             if next_expected_offset is not None and next_expected_offset < high_watermark:
                 read_info = self._log.read(next_expected_offset, Isolation.COMMITTED)
                 context.fire_handle_commit_records(next_expected_offset, read_info.records)
 
-    def _maybe_fire_handle_commit(self, base_offset: int, epoch: int, records: Sequence[T]) -> None:
+    def _latest_snapshot(self) -> Optional[SnapshotReader[T]]:
+        raw = self._log.latest_snapshot()
+        return None if raw is None else SnapshotReader.of(raw, self.serde, MAX_BATCH_SIZE_BYTES)
+
+    def _maybe_fire_handle_commit(self, base_offset: int, epoch: int, records: Sequence[T],
+                                  append_timestamp: int = -1, size_in_bytes: int = 0) -> None:
         for context in self._listener_contexts:
             if context.next_expected_offset() == base_offset:
-                context.fire_handle_commit_batch(base_offset, epoch, records)
+                context.fire_handle_commit_batch(base_offset, epoch, records, append_timestamp, size_in_bytes)
 
     def _maybe_fire_handle_claim(self, state: LeaderState) -> None:
         for context in self._listener_contexts:
@@ -650,14 +719,16 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
     def _build_fetch_response(self, error: Errors, records: Optional[MemoryRecords],
                               valid_offset_and_epoch: ValidOffsetAndEpoch,
                               high_watermark: Optional[LogOffsetMetadata]) -> Any:
-        diverging = None
+        diverging = snapshot_id = None
         if valid_offset_and_epoch.type is ValidOffsetAndEpochType.DIVERGING:
             diverging = valid_offset_and_epoch.offset_and_epoch
+        elif valid_offset_and_epoch.type is ValidOffsetAndEpochType.SNAPSHOT:
+            snapshot_id = valid_offset_and_epoch.offset_and_epoch
         data = b"" if records is None or records.size_in_bytes == 0 else bytes(records.buffer)
         return raft_util.singleton_fetch_response(
             self._log.topic_partition(), Errors.NONE, error, data, self._log.start_offset(),
             -1 if high_watermark is None else high_watermark.offset, self.quorum.epoch(),
-            self.quorum.leader_id_or_sentinel(), diverging)
+            self.quorum.leader_id_or_sentinel(), diverging, snapshot_id)
 
     def _build_empty_fetch_response(self, error: Errors, high_watermark: Optional[LogOffsetMetadata]) -> Any:
         return self._build_fetch_response(error, None, ValidOffsetAndEpoch.valid(), high_watermark)
@@ -765,10 +836,21 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
             logger.info("%sTruncated to offset %d from Fetch response from leader %d", self._log_prefix,
                         truncation_offset, self.quorum.leader_id_or_sentinel())
         elif partition_response.snapshot_id.epoch >= 0 or partition_response.snapshot_id.end_offset >= 0:
-            # KIP-630: the leader would have us fetch a snapshot; this port has none.
-            logger.error("%sThe leader sent snapshot id %s, but snapshots are not supported", self._log_prefix,
-                         partition_response.snapshot_id)
-            return False
+            # The leader asks us to fetch a snapshot first.
+            if partition_response.snapshot_id.epoch < 0:
+                logger.error("%sThe leader sent a snapshot id with a valid end offset %d but with an invalid "
+                             "epoch %d", self._log_prefix, partition_response.snapshot_id.end_offset,
+                             partition_response.snapshot_id.epoch)
+                return False
+            if partition_response.snapshot_id.end_offset < 0:
+                logger.error("%sThe leader sent a snapshot id with a valid epoch %d but with an invalid end "
+                             "offset %d", self._log_prefix, partition_response.snapshot_id.epoch,
+                             partition_response.snapshot_id.end_offset)
+                return False
+            snapshot_id = OffsetAndEpoch(partition_response.snapshot_id.end_offset,
+                                         partition_response.snapshot_id.epoch)
+            # Not checked against our log: the snapshot lies past our end by design.
+            state.set_fetching_snapshot(self._log.store_snapshot(snapshot_id))
         else:
             records = partition_response.records
             if records is not None and len(records) > 0:
@@ -795,8 +877,9 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
     # ---- FetchSnapshot ----------------------------------------------------------
     def _handle_fetch_snapshot_request(self, request_metadata: "RaftRequest.Inbound") -> Any:
         """Kafka 3.0's checks, in its order: INCONSISTENT_CLUSTER_ID, INVALID_REQUEST,
-        UNKNOWN_TOPIC_OR_PARTITION, the leader-only errors; then, as this log keeps no
-        snapshots (KIP-630 is not ported), every snapshot asked for is SNAPSHOT_NOT_FOUND."""
+        UNKNOWN_TOPIC_OR_PARTITION, the leader-only errors, SNAPSHOT_NOT_FOUND (no such snapshot,
+        e.g. deleted since the Fetch named it), POSITION_OUT_OF_RANGE; then the chunk of at most
+        the request's max bytes from the requested position."""
         request = request_metadata.data()
         if not self._has_valid_cluster_id(request):
             return raft_util.FetchSnapshotResponseData(
@@ -809,10 +892,85 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
                 TopicPartition(topic.name, topic.partitions[0].partition), Errors.UNKNOWN_TOPIC_OR_PARTITION,
                 self.quorum.epoch(), self.quorum.leader_id_or_sentinel())
         partition_snapshot = request.topics[0].partitions[0]
+        tp = self._log.topic_partition()
         error = self._validate_leader_only_request(partition_snapshot.current_leader_epoch)
+        if error is not None:
+            return raft_util.fetch_snapshot_partition_response(tp, error, self.quorum.epoch(),
+                                                               self.quorum.leader_id_or_sentinel())
+        snapshot_id = OffsetAndEpoch(partition_snapshot.snapshot_id.end_offset, partition_snapshot.snapshot_id.epoch)
+        snapshot = self._log.read_snapshot(snapshot_id)
+        if snapshot is None:
+            return raft_util.fetch_snapshot_partition_response(tp, Errors.SNAPSHOT_NOT_FOUND, self.quorum.epoch(),
+                                                               self.quorum.leader_id_or_sentinel())
+        snapshot_size = snapshot.size_in_bytes()
+        position = partition_snapshot.position
+        if position < 0 or position >= snapshot_size:
+            return raft_util.fetch_snapshot_partition_response(tp, Errors.POSITION_OUT_OF_RANGE, self.quorum.epoch(),
+                                                               self.quorum.leader_id_or_sentinel())
+        if position > INT_MAX:
+            raise RuntimeError(f"Trying to fetch a snapshot with size ({snapshot_size}) and a position ({position}) "
+                               f"larger than {INT_MAX}")
+        chunk = snapshot.slice(position, min(int(request.max_bytes), snapshot_size, INT_MAX))
         return raft_util.fetch_snapshot_partition_response(
-            self._log.topic_partition(), error if error is not None else Errors.SNAPSHOT_NOT_FOUND,
-            self.quorum.epoch(), self.quorum.leader_id_or_sentinel())
+            tp, Errors.NONE, self.quorum.epoch(), self.quorum.leader_id_or_sentinel(), snapshot_id=snapshot_id,
+            size=snapshot_size, position=position, unaligned_records=chunk)
+
+    def _handle_fetch_snapshot_response(self, response_metadata: "RaftResponse.Inbound", current_time_ms: int) -> bool:
+        response = response_metadata.data()
+        top_level_error = raft_util.error_of(response.error_code)
+        if top_level_error is not Errors.NONE:
+            return self._handle_top_level_error(top_level_error, response_metadata)
+        tp = self._log.topic_partition()
+        if (len(response.topics) != 1 or response.topics[0].name != tp.topic
+                or len(response.topics[0].partitions) != 1 or response.topics[0].partitions[0].index != tp.partition):
+            return False
+        partition_snapshot = response.topics[0].partitions[0]
+        current_leader = partition_snapshot.current_leader
+        error = raft_util.error_of(partition_snapshot.error_code)
+        handled = self._maybe_handle_common_response(error, _optional_leader_id(current_leader.leader_id),
+                                                     current_leader.leader_epoch, current_time_ms)
+        if handled is not None:
+            return handled
+        state = self.quorum.follower_state_or_throw()
+        if (error is Errors.SNAPSHOT_NOT_FOUND or partition_snapshot.snapshot_id.end_offset < 0
+                or partition_snapshot.snapshot_id.epoch < 0):
+            # The leader no longer has the snapshot (it moved on to a newer one): start over
+            # with a Fetch, which names the current one.
+            logger.info("%sLeader doesn't know about snapshot id %s, returned error %s and snapshot id %s",
+                        self._log_prefix, state.fetching_snapshot(), error.name, partition_snapshot.snapshot_id)
+            state.set_fetching_snapshot(None)
+            state.reset_fetch_timeout(current_time_ms)
+            return True
+        snapshot_id = OffsetAndEpoch(partition_snapshot.snapshot_id.end_offset, partition_snapshot.snapshot_id.epoch)
+        snapshot = state.fetching_snapshot()
+        if snapshot is None:
+            raise RuntimeError(f"Received unexpected fetch snapshot response: {partition_snapshot}")
+        if snapshot.snapshot_id() != snapshot_id:
+            raise RuntimeError(f"Received fetch snapshot response with an invalid id. Expected "
+                               f"{snapshot.snapshot_id()}; Received {snapshot_id}")
+        if snapshot.size_in_bytes() != partition_snapshot.position:
+            raise RuntimeError(f"Received fetch snapshot response with an invalid position. Expected "
+                               f"{snapshot.size_in_bytes()}; Received {partition_snapshot.position}")
+        snapshot.append(partition_snapshot.unaligned_records or b"")
+        if snapshot.size_in_bytes() == partition_snapshot.size:
+            # The whole snapshot is here: it replaces our log up to its end offset.
+            snapshot.freeze()
+            state.set_fetching_snapshot(None)
+            if self._log.truncate_to_latest_snapshot():
+                logger.info("%sFetched snapshot %s from leader %d; the log now starts at %d", self._log_prefix,
+                            snapshot_id, self.quorum.leader_id_or_sentinel(), self._log.start_offset())
+                self._update_follower_high_watermark(state, self._log.high_watermark().offset)
+            else:
+                raise RuntimeError(f"Full log truncation expected but didn't happen. Snapshot of "
+                                   f"{snapshot.snapshot_id()}, log end offset {self._log.end_offset()}, last fetched "
+                                   f"{self._log.last_fetched_epoch()}")
+        state.reset_fetch_timeout(current_time_ms)
+        return True
+
+    def _build_fetch_snapshot_request(self, snapshot_id: OffsetAndEpoch, snapshot_size: int) -> Any:
+        return raft_util.singleton_fetch_snapshot_request(
+            self._cluster_id, self._log.topic_partition(), self.quorum.local_id_or_sentinel(), self.quorum.epoch(),
+            snapshot_id, snapshot_size, MAX_FETCH_SIZE_BYTES)
 
     # ---- DescribeQuorum ---------------------------------------------------------
     def _handle_describe_quorum_request(self, request_metadata: "RaftRequest.Inbound", current_time_ms: int) -> Any:
@@ -898,6 +1056,8 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
             handled_successfully = self._handle_begin_quorum_epoch_response(response, current_time_ms)
         elif isinstance(data, raft_util.EndQuorumEpochResponseData):
             handled_successfully = self._handle_end_quorum_epoch_response(response, current_time_ms)
+        elif isinstance(data, raft_util.FetchSnapshotResponseData):
+            handled_successfully = self._handle_fetch_snapshot_response(response, current_time_ms)
         else:
             raise ValueError(f"Received unexpected response type: {type(data).__name__}")
         connection = self._request_manager.get_or_create(response.source_id())
@@ -1057,7 +1217,8 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
                     return
                 elapsed = max(0, (commit_time_ms or append_time_ms) - append_time_ms)
                 self._metrics.update_commit_latency(elapsed / max(1, num_records), append_time_ms)
-                self._maybe_fire_handle_commit(batch.base_offset, epoch, batch.records)
+                self._maybe_fire_handle_commit(batch.base_offset, epoch, batch.records, append_time_ms,
+                                               batch.size_in_bytes())
 
             future.when_complete(on_commit)
         finally:
@@ -1144,8 +1305,17 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
             logger.info("%sBecome candidate due to fetch timeout", self._log_prefix)
             self._transition_to_candidate(current_time_ms)
             return 0
-        backoff_ms = self._maybe_send_request(current_time_ms, state.leader_id(), self._build_fetch_request)
+        backoff_ms = self._maybe_send_fetch_or_fetch_snapshot(state, current_time_ms)
         return min(backoff_ms, state.remaining_fetch_time_ms(current_time_ms))
+
+    def _maybe_send_fetch_or_fetch_snapshot(self, state: FollowerState, current_time_ms: int) -> int:
+        snapshot = state.fetching_snapshot()
+        if snapshot is not None:
+            snapshot_id, snapshot_size = snapshot.snapshot_id(), snapshot.size_in_bytes()
+            request_supplier: Callable[[], Any] = lambda: self._build_fetch_snapshot_request(snapshot_id, snapshot_size)
+        else:
+            request_supplier = self._build_fetch_request
+        return self._maybe_send_request(current_time_ms, state.leader_id(), request_supplier)
 
     def _poll_follower_as_observer(self, state: FollowerState, current_time_ms: int) -> int:
         if state.has_fetch_timeout_expired(current_time_ms):
@@ -1158,7 +1328,7 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
         elif connection.is_backing_off(current_time_ms):
             backoff_ms = self._maybe_send_any_voter_fetch(current_time_ms)
         else:
-            backoff_ms = self._maybe_send_request(current_time_ms, state.leader_id(), self._build_fetch_request)
+            backoff_ms = self._maybe_send_fetch_or_fetch_snapshot(state, current_time_ms)
         return min(backoff_ms, state.remaining_fetch_time_ms(current_time_ms))
 
     def _poll_voted(self, current_time_ms: int) -> int:
@@ -1185,7 +1355,6 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
         return min(fetch_backoff_ms, state.remaining_election_time_ms(current_time_ms))
 
     def _poll_current_state(self, current_time_ms: int) -> int:
-        # KIP-630: the log start would move past the oldest snapshot here.
         quorum = self.quorum
         if quorum.is_leader():
             return self._poll_leader(current_time_ms)
@@ -1243,7 +1412,9 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
         current_time_ms = self._time.milliseconds()
         if self._maybe_complete_shutdown(current_time_ms):
             return
-        poll_timeout_ms = self._poll_current_state(current_time_ms)
+        poll_state_timeout_ms = self._poll_current_state(current_time_ms)
+        cleaning_timeout_ms = self._snapshot_cleaner.maybe_clean(current_time_ms)
+        poll_timeout_ms = min(poll_state_timeout_ms, cleaning_timeout_ms)
         self._metrics.update_poll_start(current_time_ms)
         message = self._message_queue.poll(poll_timeout_ms)
         current_time_ms = self._time.milliseconds()
@@ -1279,6 +1450,12 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
             self._shutdown = GracefulShutdown(self._time, timeout_ms, future)
         self.wakeup()
         return future
+
+    def create_snapshot(self, committed_offset: int, committed_epoch: int,
+                        last_contained_log_time: int) -> Optional[SnapshotWriter[T]]:
+        return SnapshotWriter.create_with_header(
+            lambda: self._log.create_new_snapshot(OffsetAndEpoch(committed_offset + 1, committed_epoch)),
+            MAX_BATCH_SIZE_BYTES, self._time, last_contained_log_time, CompressionType.NONE, self.serde)
 
     def close(self) -> None:
         self._metrics.close()

@@ -1,22 +1,29 @@
-"""Port of raft/src/main/java/org/apache/kafka/raft/RaftClient.java (Kafka 2.8.2).
+"""Port of raft/src/main/java/org/apache/kafka/raft/RaftClient.java (Kafka 2.8.2), with
+Kafka 3.0.0's snapshots.
 
 What the metadata layer sees of raft: register a Listener, append records while leader,
 learn the current leader, shut down. A Listener is told of every committed batch
 (``handle_commit``), of becoming leader once it has seen everything committed before the
 new epoch began (``handle_claim``), and of stepping down (``handle_resign``).
 
-Snapshots (``create_snapshot``, ``handle_snapshot``) are KIP-630's, added in Kafka 3.0 and
-not part of this port.
+Snapshots (KIP-630, Kafka 3.0): ``create_snapshot`` gives the state machine a writer for a
+snapshot of its state at a committed offset; ``handle_snapshot`` hands a listener a snapshot
+to load, replacing its state, when the records it would read next are no longer in the log
+(on startup after the log start moved, or on a follower that fetched a snapshot).
 """
 from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from typing import Generic, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Generic, Optional, Sequence, TypeVar
 
 from kafka_py.raft.batch_reader import BatchReader
 from kafka_py.raft.internals.completable_future import CompletableFuture
 from kafka_py.raft.leader_and_epoch import LeaderAndEpoch
+
+if TYPE_CHECKING:
+    from kafka_py.snapshot.snapshot_reader import SnapshotReader
+    from kafka_py.snapshot.snapshot_writer import SnapshotWriter
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +37,12 @@ class Listener(ABC, Generic[T]):
 
         Batches need not match appends one to one; an atomic append is always inside one batch.
         """
+
+    def handle_snapshot(self, reader: "SnapshotReader[T]") -> None:
+        """Replace the state with the snapshot's records; the next commit handed over follows
+        the snapshot's end offset. The listener must close ``reader`` when done."""
+        reader.close()
+        raise NotImplementedError(f"{type(self).__name__} cannot load snapshot {reader.snapshot_id()}")
 
     def handle_claim(self, epoch: int) -> None:
         """This node leads ``epoch`` and every commit before the epoch's start has been delivered;
@@ -69,6 +82,13 @@ class RaftClient(ABC, Generic[T]):
     def shutdown(self, timeout_ms: int) -> CompletableFuture[None]:
         """Begin a graceful shutdown: a leader resigns so the others elect a successor at
         once. The future completes when done, or fails when ``timeout_ms`` passes first."""
+
+    def create_snapshot(self, committed_offset: int, committed_epoch: int,
+                        last_contained_log_time: int) -> Optional["SnapshotWriter[T]"]:
+        """A writer for the snapshot whose last record is the committed ``committed_offset`` (of
+        epoch ``committed_epoch``, appended at ``last_contained_log_time``); None if that snapshot
+        exists already. The caller freezes (or abandons) and closes it."""
+        raise NotImplementedError
 
     def close(self) -> None:
         pass

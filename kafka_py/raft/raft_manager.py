@@ -1,4 +1,5 @@
-"""Port of core/src/main/scala/kafka/raft/RaftManager.scala (Kafka 2.8.2): the RaftManager
+"""Port of core/src/main/scala/kafka/raft/RaftManager.scala (Kafka 2.8.2, with Kafka 3.0.0's
+MetadataLogConfig): the RaftManager
 trait and KafkaRaftManager with its RaftIoThread.
 
 KafkaRaftManager puts a KRaft node's raft client together: the metadata log
@@ -31,7 +32,7 @@ from kafka_py.metrics.yammer import MetricsRegistry
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.raft.file_based_state_store import FileBasedStateStore
 from kafka_py.raft.internals.completable_future import CompletableFuture
-from kafka_py.raft.kafka_metadata_log import KafkaMetadataLog
+from kafka_py.raft.kafka_metadata_log import KafkaMetadataLog, MetadataLogConfig
 from kafka_py.raft.kafka_network_channel import KafkaNetworkChannel
 from kafka_py.raft.kafka_raft_client import MAX_BATCH_SIZE_BYTES, MAX_FETCH_SIZE_BYTES, KafkaRaftClient
 from kafka_py.raft.raft_client import Listener
@@ -257,8 +258,8 @@ class KafkaRaftManager(RaftManager[T], Generic[T]):
 
     def _build_metadata_log(self) -> KafkaMetadataLog:
         return KafkaMetadataLog.apply(self._topic_partition, self.data_dir, self._time, self._scheduler,
-                                      max_batch_size_in_bytes=MAX_BATCH_SIZE_BYTES,
-                                      max_fetch_size_in_bytes=MAX_FETCH_SIZE_BYTES)
+                                      MetadataLogConfig.from_config(self.config, MAX_BATCH_SIZE_BYTES,
+                                                                    MAX_FETCH_SIZE_BYTES))
 
 
 __all__ = ["RaftManager", "KafkaRaftManager", "RaftIoThread", "raft_config_of"]

@@ -183,15 +183,19 @@ def singleton_fetch_request(tp: TopicPartition, current_leader_epoch: int, fetch
 
 def singleton_fetch_response(tp: TopicPartition, top_level_error: Errors, error: Errors, records: Any,
                              log_start_offset: int, high_watermark: int, leader_epoch: int, leader_id: int,
-                             diverging_epoch: Optional[OffsetAndEpoch] = None) -> FetchResponseData:
-    """A Fetch response for one partition; ``records`` is the bytes of the batches (or b"")."""
+                             diverging_epoch: Optional[OffsetAndEpoch] = None,
+                             snapshot_id: Optional[OffsetAndEpoch] = None) -> FetchResponseData:
+    """A Fetch response for one partition; ``records`` is the bytes of the batches (or b"").
+    ``snapshot_id`` (Kafka 3.0) tells the follower which snapshot to fetch first."""
     diverging = (fetch_response.EpochEndOffset() if diverging_epoch is None else
                  fetch_response.EpochEndOffset(epoch=diverging_epoch.epoch, end_offset=diverging_epoch.offset))
+    snapshot = (fetch_response.SnapshotId() if snapshot_id is None else
+                fetch_response.SnapshotId(end_offset=snapshot_id.offset, epoch=snapshot_id.epoch))
     partition = fetch_response.PartitionData(
         partition_index=tp.partition, error_code=error.error_code, high_watermark=high_watermark,
         log_start_offset=log_start_offset, diverging_epoch=diverging,
         current_leader=fetch_response.LeaderIdAndEpoch(leader_id=leader_id, leader_epoch=leader_epoch),
-        aborted_transactions=None, records=records)
+        snapshot_id=snapshot, aborted_transactions=None, records=records)
     return FetchResponseData(throttle_time=_ZERO, error_code=top_level_error.error_code, responses=(
         fetch_response.FetchableTopicResponse(topic=tp.topic, partitions=(partition,)),))
 
@@ -228,12 +232,28 @@ def error_of(code: Any) -> Errors:
 # ---- FetchSnapshot (Kafka 3.0's FetchSnapshotResponse.singleton) --------------------------------
 
 def fetch_snapshot_partition_response(tp: TopicPartition, error: Errors, leader_epoch: int,
-                                      leader_id: int) -> FetchSnapshotResponseData:
-    """A FetchSnapshot answer with one partition carrying ``error`` and the current leader."""
+                                      leader_id: int, snapshot_id: Optional[OffsetAndEpoch] = None,
+                                      size: int = -1, position: int = -1,
+                                      unaligned_records: bytes = b"") -> FetchSnapshotResponseData:
+    """A FetchSnapshot answer with one partition carrying ``error`` and the current leader, and,
+    on success, the snapshot's id and size and the chunk at ``position``."""
     r = fetch_snapshot_response
+    snapshot = (r.SnapshotId(end_offset=-1, epoch=-1) if snapshot_id is None else
+                r.SnapshotId(end_offset=snapshot_id.offset, epoch=snapshot_id.epoch))
     return FetchSnapshotResponseData(throttle_time=_ZERO, error_code=Errors.NONE.error_code, topics=(
         r.TopicSnapshot(name=tp.topic, partitions=(r.PartitionSnapshot(
-            index=tp.partition, error_code=error.error_code,
-            snapshot_id=r.SnapshotId(end_offset=-1, epoch=-1),
+            index=tp.partition, error_code=error.error_code, snapshot_id=snapshot,
             current_leader=r.LeaderIdAndEpoch(leader_id=leader_id, leader_epoch=leader_epoch),
-            size=-1, position=-1, unaligned_records=b""),)),))
+            size=size, position=position, unaligned_records=unaligned_records),)),))
+
+
+def singleton_fetch_snapshot_request(cluster_id: str, tp: TopicPartition, replica_id: int, current_leader_epoch: int,
+                                     snapshot_id: OffsetAndEpoch, position: int,
+                                     max_bytes: int) -> FetchSnapshotRequestData:
+    """Kafka 3.0's FetchSnapshotRequest.singleton: the chunk of ``snapshot_id`` at ``position``."""
+    q = fetch_snapshot_request
+    partition = q.PartitionSnapshot(partition=tp.partition, current_leader_epoch=current_leader_epoch,
+                                    snapshot_id=q.SnapshotId(end_offset=snapshot_id.offset, epoch=snapshot_id.epoch),
+                                    position=position)
+    return FetchSnapshotRequestData(cluster_id=cluster_id, replica_id=replica_id, max_bytes=max_bytes,
+                                    topics=(q.TopicSnapshot(name=tp.topic, partitions=(partition,)),))

@@ -1,10 +1,9 @@
-"""Port of raft/src/main/java/org/apache/kafka/raft/ValidOffsetAndEpoch.java (Kafka 2.8.2).
+"""Port of raft/src/main/java/org/apache/kafka/raft/ValidOffsetAndEpoch.java (Kafka 3.0.0).
 
 The answer to "is this fetch position (offset, epoch of the record before it) part of my
 log?": VALID, or DIVERGING with the largest position both logs can share, which the
-fetching follower truncates to. SNAPSHOT (the position lies before the log start, so the
-follower must fetch a snapshot) is kept as a type for the snapshot work of KIP-630; the
-log implementations of this package never return it.
+fetching follower truncates to; or SNAPSHOT with the id of the latest snapshot, when the
+position lies before the log start (KIP-630) and the follower must fetch that snapshot.
 """
 from __future__ import annotations
 

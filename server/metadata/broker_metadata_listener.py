@@ -23,6 +23,12 @@ this listener's own event queue:
    reports it in heartbeats, and the controller unfences the broker once it has caught up.
 
 A new leader of the metadata log becomes the image's controller id.
+
+A snapshot (Kafka 3.0.0's handleSnapshot: at startup when the log start has moved past the
+broker's position, or after it fetched one) is applied as one batch whose records are the
+whole state: everything the current image holds that the snapshot does not (topics, brokers)
+is removed, so the image equals the snapshot's, and the replica manager and config handlers
+are told of the differences as for any batch.
 """
 from __future__ import annotations
 
@@ -114,6 +120,9 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
     def handle_commits(self, last_offset: int, messages: Sequence[ApiMessage]) -> None:
         self.event_queue.append(_HandleCommitsEvent(self, last_offset, list(messages)))
 
+    def handle_snapshot(self, reader: Any) -> None:
+        self.event_queue.append(_HandleSnapshotEvent(self, reader))
+
     def exec_commits(self, last_offset: int, messages: Sequence[ApiMessage]) -> None:
         """Handle a batch on the calling thread (for tests, as Kafka's execCommits)."""
         _HandleCommitsEvent(self, last_offset, list(messages)).run()
@@ -130,7 +139,29 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
 
     # ------------------------------------------------------------------ one batch
 
-    def _handle_commits(self, last_offset: int, records: list[ApiMessage]) -> None:
+    def _handle_snapshot(self, reader: Any) -> None:
+        try:
+            self.logger.info("Loading snapshot %d-%d.", reader.snapshot_id().offset, reader.snapshot_id().epoch)
+            records = [record.message for batch in reader for record in batch.records]
+            self._handle_commits(reader.last_contained_log_offset(), records, is_snapshot=True)
+        finally:
+            reader.close()
+
+    def _finish_snapshot(self, image_builder: MetadataImageBuilder, records: list[ApiMessage]) -> None:
+        """Remove what the snapshot does not hold (Kafka 3.0's MetadataDelta.finishSnapshot)."""
+        topic_ids = {record.topic_id for record in records
+                     if int(type(record).__api_key__) == MetadataRecordType.TOPIC_RECORD.value}
+        broker_ids = {int(record.broker_id) for record in records
+                      if int(type(record).__api_key__) == MetadataRecordType.REGISTER_BROKER_RECORD.value}
+        prev = self.metadata_cache.current_image()
+        for topic_id in prev.partitions.copy_id_map():
+            if topic_id not in topic_ids:
+                image_builder.partitions_builder().remove_topic_by_id(topic_id)
+        for broker in list(prev.brokers):
+            if broker.id not in broker_ids:
+                image_builder.brokers_builder().remove(broker.id)
+
+    def _handle_commits(self, last_offset: int, records: list[ApiMessage], is_snapshot: bool = False) -> None:
         log = self.logger
         log.debug("Metadata batch %d: handling %d record(s).", last_offset, len(records))
         image_builder = MetadataImageBuilder(self.broker_id, log, self.metadata_cache.current_image())
@@ -146,6 +177,8 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
             except Exception:  # noqa: BLE001 - one bad record must not stop the batch, as in Kafka
                 log.error("Unable to handle record %d in batch ending at offset %d", index, last_offset,
                           exc_info=True)
+        if is_snapshot:
+            self._finish_snapshot(image_builder, records)
         if image_builder.has_changes():
             new_image = image_builder.build()
             log.debug("Metadata batch %d: creating new metadata image", last_offset)
@@ -274,6 +307,16 @@ class _HandleCommitsEvent(FailureLoggingEvent):
 
     def run(self) -> None:
         self.listener._handle_commits(self.last_offset, self.records)
+
+
+class _HandleSnapshotEvent(FailureLoggingEvent):
+    def __init__(self, listener: BrokerMetadataListener, reader: Any) -> None:
+        super().__init__(listener.logger)
+        self.listener = listener
+        self.reader = reader
+
+    def run(self) -> None:
+        self.listener._handle_snapshot(self.reader)
 
 
 class _HandleNewLeaderEvent(FailureLoggingEvent):

@@ -1,14 +1,17 @@
-"""An in-memory ReplicatedLog for the raft tests (Kafka's test MockLog, test-only code).
+"""An in-memory ReplicatedLog for the raft tests (Kafka 3.0.0's test MockLog,
+MockRawSnapshotWriter and MockRawSnapshotReader; test-only code).
 
 Batches are kept as lists of entries with their epoch; every entry gets a unique id used as
 its offset metadata, so the high watermark's metadata can be checked against the entry it
-points at. ``reopen`` models a crash: everything after the last flush is lost.
+points at. ``reopen`` models a crash: everything after the last flush is lost. Snapshots
+are byte strings in a map by id; they survive ``reopen``, as snapshot files survive a
+crash once frozen.
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional, Union
 
 from kafka_py.common.errors import OffsetOutOfRangeException
 from kafka_py.common.topic_partition import TopicPartition
@@ -18,6 +21,9 @@ from kafka_py.raft.log_fetch_info import LogFetchInfo
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata, OffsetMetadata
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.replicated_log import ReplicatedLog
+from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpochType
+from kafka_py.snapshot.raw_snapshot_reader import RawSnapshotReader
+from kafka_py.snapshot.raw_snapshot_writer import RawSnapshotWriter
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.record.memory_records import MemoryRecords
 
@@ -59,6 +65,55 @@ class LogBatch:
         return self._bytes
 
 
+class MockRawSnapshotWriter(RawSnapshotWriter):
+    def __init__(self, snapshot_id: OffsetAndEpoch, on_frozen: Callable[[bytes], None]) -> None:
+        self._snapshot_id = snapshot_id
+        self._on_frozen = on_frozen
+        self._data = bytearray()
+        self._frozen = False
+
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._snapshot_id
+
+    def size_in_bytes(self) -> int:
+        return len(self._data)
+
+    def append(self, records: Union[MemoryRecords, bytes, bytearray, memoryview]) -> None:
+        if self._frozen:
+            raise RuntimeError("Append not supported. Snapshot is already frozen")
+        self._data += records.buffer if isinstance(records, MemoryRecords) else records
+
+    def is_frozen(self) -> bool:
+        return self._frozen
+
+    def freeze(self) -> None:
+        if self._frozen:
+            raise RuntimeError("Freeze not supported. Snapshot is already frozen")
+        self._frozen = True
+        self._on_frozen(bytes(self._data))
+
+    def close(self) -> None:
+        pass
+
+
+class MockRawSnapshotReader(RawSnapshotReader):
+    def __init__(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
+        self._snapshot_id = snapshot_id
+        self._data = data
+
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._snapshot_id
+
+    def size_in_bytes(self) -> int:
+        return len(self._data)
+
+    def slice(self, position: int, size: int) -> bytes:
+        return self._data[position:position + size]
+
+    def records(self) -> MemoryRecords:
+        return MemoryRecords(bytearray(self._data))
+
+
 @dataclass
 class EpochStartOffset:
     epoch: int
@@ -73,6 +128,7 @@ class MockLog(ReplicatedLog):
         self._next_id = next(_ids)
         self._high_watermark = LogOffsetMetadata(0)
         self._last_flushed_offset = 0
+        self.snapshots: dict[OffsetAndEpoch, MockRawSnapshotReader] = {}
         # Bumped on every change of the log's content, so checkers can skip unchanged logs.
         self.version = 0
         self._entries_cache: tuple[int, list] = (-1, [])
@@ -86,6 +142,20 @@ class MockLog(ReplicatedLog):
         self.epoch_start_offsets = [e for e in self.epoch_start_offsets if e.start_offset < offset]
         self._last_flushed_offset = min(self._last_flushed_offset, offset)
 
+    def truncate_to_latest_snapshot(self) -> bool:
+        snapshot_id = self.latest_snapshot_id()
+        log_last_fetched_epoch = self.epoch_start_offsets[-1].epoch if self.epoch_start_offsets else 0
+        if snapshot_id is None or not (snapshot_id.epoch > log_last_fetched_epoch or (
+                snapshot_id.epoch == log_last_fetched_epoch and snapshot_id.offset > self.end_offset().offset)):
+            return False
+        self.version += 1
+        self.batches = []
+        self.epoch_start_offsets = []
+        self.snapshots = {k: v for k, v in self.snapshots.items() if _order(k) >= _order(snapshot_id)}
+        self._high_watermark = LogOffsetMetadata(snapshot_id.offset, MockOffsetMetadata(self._next_id))
+        self.flush()
+        return True
+
     def update_high_watermark(self, offset_metadata: LogOffsetMetadata) -> None:
         if self._high_watermark.offset > offset_metadata.offset:
             raise ValueError(f"Non-monotonic update of current high watermark {self._high_watermark} to new value "
@@ -93,6 +163,9 @@ class MockLog(ReplicatedLog):
         if offset_metadata.offset > self.end_offset().offset:
             raise ValueError(f"Attempt to update high watermark to {offset_metadata} which is larger than the "
                              f"current end offset {self.end_offset()}")
+        if offset_metadata.offset < self.start_offset():
+            raise ValueError(f"Attempt to update high watermark to {offset_metadata} which is smaller than the "
+                             f"current start offset {self.start_offset()}")
         if offset_metadata.metadata is not None:
             expected = self._metadata_for_offset(offset_metadata.offset)
             if expected is not None and expected != offset_metadata.metadata:
@@ -117,10 +190,14 @@ class MockLog(ReplicatedLog):
         return None
 
     def last_fetched_epoch(self) -> int:
-        return self.epoch_start_offsets[-1].epoch if self.epoch_start_offsets else 0
+        if not self.epoch_start_offsets:
+            snapshot_id = self.latest_snapshot_id()
+            return 0 if snapshot_id is None else snapshot_id.epoch
+        return self.epoch_start_offsets[-1].epoch
 
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
-        epoch_lower_bound = 0
+        earliest = self.earliest_snapshot_id()
+        epoch_lower_bound = 0 if earliest is None else earliest.epoch
         for epoch_start in self.epoch_start_offsets:
             if epoch_start.epoch > epoch:
                 return OffsetAndEpoch(epoch_start.start_offset, epoch_lower_bound)
@@ -128,11 +205,18 @@ class MockLog(ReplicatedLog):
         return OffsetAndEpoch(self.end_offset().offset, self.last_fetched_epoch())
 
     def end_offset(self) -> LogOffsetMetadata:
-        next_offset = self.batches[-1].last_offset() + 1 if self.batches else 0
+        if self.batches:
+            next_offset = self.batches[-1].last_offset() + 1
+        else:
+            latest = self.latest_snapshot_id()
+            next_offset = 0 if latest is None else latest.offset
         return LogOffsetMetadata(next_offset, MockOffsetMetadata(self._next_id))
 
     def start_offset(self) -> int:
-        return self.batches[0].first_offset() if self.batches else 0
+        if self.batches:
+            return self.batches[0].first_offset()
+        earliest = self.earliest_snapshot_id()
+        return 0 if earliest is None else earliest.offset
 
     def _build_entries(self, batch) -> list[LogEntry]:
         entries = []
@@ -230,6 +314,61 @@ class MockLog(ReplicatedLog):
                                     if e.start_offset < start_offset and e.epoch < epoch]
         self.epoch_start_offsets.append(EpochStartOffset(epoch, start_offset))
 
+    # ---- snapshots ----
+    def create_new_snapshot(self, snapshot_id: OffsetAndEpoch) -> Optional[RawSnapshotWriter]:
+        if snapshot_id.offset < self.start_offset():
+            return None
+        if snapshot_id.offset > self._high_watermark.offset:
+            raise ValueError(f"Cannot create a snapshot with an id ({snapshot_id}) greater than the high-watermark "
+                             f"({self._high_watermark.offset})")
+        valid = self.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
+        if valid.type is not ValidOffsetAndEpochType.VALID:
+            raise ValueError(f"Snapshot id ({snapshot_id}) is not valid according to the log: {valid}")
+        return self.store_snapshot(snapshot_id)
+
+    def store_snapshot(self, snapshot_id: OffsetAndEpoch) -> Optional[RawSnapshotWriter]:
+        if snapshot_id in self.snapshots:
+            return None
+
+        def on_frozen(data: bytes) -> None:
+            self.snapshots.setdefault(snapshot_id, MockRawSnapshotReader(snapshot_id, data))
+        return MockRawSnapshotWriter(snapshot_id, on_frozen)
+
+    def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> Optional[RawSnapshotReader]:
+        return self.snapshots.get(snapshot_id)
+
+    def latest_snapshot_id(self) -> Optional[OffsetAndEpoch]:
+        return max(self.snapshots, key=_order, default=None)
+
+    def earliest_snapshot_id(self) -> Optional[OffsetAndEpoch]:
+        return min(self.snapshots, key=_order, default=None)
+
+    def on_snapshot_frozen(self, snapshot_id: OffsetAndEpoch) -> None:
+        pass
+
+    def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
+        if self.start_offset() > snapshot_id.offset:
+            raise OffsetOutOfRangeException(f"New log start ({snapshot_id}) is less than the current log start "
+                                            f"offset ({self.start_offset()})")
+        if self._high_watermark.offset < snapshot_id.offset:
+            raise OffsetOutOfRangeException(f"New log start ({snapshot_id}) is greater than the high watermark "
+                                            f"({self._high_watermark.offset})")
+        if snapshot_id not in self.snapshots:
+            return False
+        self.version += 1
+        self.snapshots = {k: v for k, v in self.snapshots.items() if _order(k) >= _order(snapshot_id)}
+        # Whole batches go, as whole segments do; one reaching past the snapshot stays.
+        self.batches = [b for b in self.batches if b.last_offset() >= snapshot_id.offset]
+        kept = [e for e in self.epoch_start_offsets if e.start_offset >= snapshot_id.offset]
+        before = [e for e in self.epoch_start_offsets if e.start_offset < snapshot_id.offset]
+        if before and self.batches and (not kept or kept[0].start_offset > self.batches[0].first_offset()):
+            kept.insert(0, EpochStartOffset(before[-1].epoch, self.batches[0].first_offset()))
+        self.epoch_start_offsets = kept
+        return True
+
+    def maybe_clean(self) -> bool:
+        return False
+
     # test helpers
     def append_simple(self, epoch: int, values: list[bytes]) -> None:
         """Append a data batch of ``values`` in ``epoch`` (as if written by that epoch's leader)."""
@@ -248,3 +387,7 @@ class MockLog(ReplicatedLog):
             self._entries_cache = (self.version, [(e.offset, b.epoch, e.record.value, b.is_control_batch)
                                                   for b in self.batches for e in b.entries])
         return self._entries_cache[1]
+
+
+def _order(snapshot_id: OffsetAndEpoch) -> tuple[int, int]:
+    return (snapshot_id.offset, snapshot_id.epoch)

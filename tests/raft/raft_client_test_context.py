@@ -39,11 +39,18 @@ class MockListener(Listener[str]):
         self.commits: list[tuple[int, int, list[str]]] = []
         self.claimed: list[int] = []
         self.resigned: list[int] = []
+        self.snapshot_ids: list = []
 
     def handle_commit(self, reader) -> None:
         with reader:
             for batch in reader:
                 self.commits.append((batch.base_offset, batch.epoch, list(batch.records)))
+
+    def handle_snapshot(self, reader) -> None:
+        # A snapshot replaces everything seen so far.
+        with reader:
+            self.snapshot_ids.append(reader.snapshot_id())
+            self.commits = [(batch.base_offset, batch.epoch, list(batch.records)) for batch in reader]
 
     def handle_claim(self, epoch: int) -> None:
         self.claimed.append(epoch)

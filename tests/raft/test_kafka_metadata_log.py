@@ -19,7 +19,7 @@ MAX_BATCH = 8 * 1024 * 1024
 
 def open_log(path) -> KafkaMetadataLog:
     return KafkaMetadataLog.apply(METADATA_PARTITION, str(path / "@metadata-0"), MockTime(), None,
-                                  MAX_BATCH, MAX_BATCH)
+                                  max_batch_size_in_bytes=MAX_BATCH, max_fetch_size_in_bytes=MAX_BATCH)
 
 
 def batch(base_offset: int, epoch: int, *values: bytes) -> MemoryRecords:

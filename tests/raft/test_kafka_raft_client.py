@@ -418,3 +418,99 @@ def test_observer_discovers_leader_through_fetch():
     vote = ctx.deliver_request(ctx.vote_request(3, 2, 0, 0))
     ctx.poll()
     assert raft_util.error_of(partition(ctx.response_of(vote)).error_code) is Errors.INCONSISTENT_VOTER_SET
+
+
+# ---- snapshots (KIP-630) ----------------------------------------------------------------------
+
+def _pump(leader, follower, rounds):
+    """Carry the follower's requests to the leader and the answers back, ``rounds`` times."""
+    for _ in range(rounds):
+        follower.poll()
+        for request in follower.channel.drain_send_queue():
+            inbound = leader.deliver_request(request.data())
+            leader.poll_until_quiet()
+            follower.deliver_response(request.correlation_id(), request.destination_id(), leader.response_of(inbound))
+        leader.poll()
+
+
+def test_new_observer_catches_up_through_a_chunked_snapshot(monkeypatch):
+    from kafka_py.raft import kafka_raft_client
+    from kafka_py.raft.internals.string_serde import StringSerde
+    from kafka_py.record.compression import CompressionType
+    from kafka_py.snapshot.snapshot_writer import SnapshotWriter
+
+    leader = RaftClientTestContext(0, {0})
+    leader.poll()
+    for i in range(10):
+        leader.client.schedule_append(1, [f"v{i}a", f"v{i}b"])
+        leader.poll(2)
+    committed = leader.client.high_watermark()
+    assert committed == 21
+    # The state machine writes a snapshot of its state at the high watermark...
+    writer = leader.client.create_snapshot(committed - 1, 1, 0)
+    writer.append([f"v{i}{s}" for i in range(10) for s in "ab"])
+    writer.freeze()
+    writer.close()
+    snapshot_id = OffsetAndEpoch(committed, 1)
+    assert leader.log.latest_snapshot_id() == snapshot_id
+    # ...and the log drops what the snapshot covers.
+    assert leader.log.delete_before_snapshot(snapshot_id)
+    assert leader.log.start_offset() == committed
+    leader.client.schedule_append(1, ["after"])
+    leader.poll(2)
+
+    # Chunks far smaller than the snapshot, so it takes several FetchSnapshot round trips.
+    monkeypatch.setattr(kafka_raft_client, "MAX_FETCH_SIZE_BYTES", 64)
+    observer = RaftClientTestContext(None, {0})
+    sizes_asked = []
+    original = observer.client._build_fetch_snapshot_request
+
+    def recording(snapshot, size):
+        sizes_asked.append(size)
+        return original(snapshot, size)
+
+    observer.client._build_fetch_snapshot_request = recording
+    _pump(leader, observer, 40)
+
+    assert len(sizes_asked) > 2 and sizes_asked == sorted(sizes_asked)
+    assert observer.log.latest_snapshot_id() == snapshot_id
+    assert observer.log.start_offset() == committed
+    assert observer.listener.snapshot_ids == [snapshot_id]
+    # the snapshot's records, then what was written after it
+    assert observer.listener.committed_records()[-1] == "after"
+    assert observer.listener.committed_records()[:20] == [f"v{i}{s}" for i in range(10) for s in "ab"]
+    assert observer.client.high_watermark() == leader.client.high_watermark()
+    assert observer.log.entries()[-1][2] == b"after"
+
+
+def test_fetch_snapshot_errors():
+    leader = RaftClientTestContext(0, {0})
+    leader.poll()
+    missing = raft_util.singleton_fetch_snapshot_request(CLUSTER_ID, METADATA_PARTITION, 5, 1, OffsetAndEpoch(9, 1),
+                                                         0, 100)
+    request = leader.deliver_request(missing)
+    leader.poll()
+    assert raft_util.error_of(partition(leader.response_of(request)).error_code) is Errors.SNAPSHOT_NOT_FOUND
+    stale = raft_util.singleton_fetch_snapshot_request(CLUSTER_ID, METADATA_PARTITION, 5, 0, OffsetAndEpoch(9, 1),
+                                                       0, 100)
+    request = leader.deliver_request(stale)
+    leader.poll()
+    assert raft_util.error_of(partition(leader.response_of(request)).error_code) is Errors.FENCED_LEADER_EPOCH
+    leader.client.schedule_append(1, ["a"])
+    leader.poll(2)
+    writer = leader.client.create_snapshot(leader.client.high_watermark() - 1, 1, 0)
+    writer.append(["a"])
+    writer.freeze()
+    writer.close()
+    snapshot_id = leader.log.latest_snapshot_id()
+    size = leader.log.read_snapshot(snapshot_id).size_in_bytes()
+    beyond = raft_util.singleton_fetch_snapshot_request(CLUSTER_ID, METADATA_PARTITION, 5, 1, snapshot_id, size, 100)
+    request = leader.deliver_request(beyond)
+    leader.poll()
+    assert raft_util.error_of(partition(leader.response_of(request)).error_code) is Errors.POSITION_OUT_OF_RANGE
+    first = raft_util.singleton_fetch_snapshot_request(CLUSTER_ID, METADATA_PARTITION, 5, 1, snapshot_id, 0, 10)
+    request = leader.deliver_request(first)
+    leader.poll()
+    answer = partition(leader.response_of(request))
+    assert raft_util.error_of(answer.error_code) is Errors.NONE
+    assert (answer.size, answer.position, len(answer.unaligned_records)) == (size, 0, 10)

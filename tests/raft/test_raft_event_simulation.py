@@ -4,6 +4,11 @@ simulated network that drops, delays, duplicates and reorders messages, with nod
 partitioned, killed and restarted with their quorum-state and (flushed) log. Every message
 is encoded and decoded with kio's classes on its way, so the wire format is exercised too.
 
+Nodes take snapshots of their listener's state at what it has committed (Kafka 3.0's
+ReplicatedCounter does the same) and their logs drop what a snapshot covers, so a node that
+restarts loads its snapshot, and one that lags behind the others' log start catches up with
+FetchSnapshot.
+
 Checked after every event: at most one leader per epoch, epochs never go back, the log
 matching property, every committed entry present in every later leader's log and in every
 replica's log below its high watermark, the leader's high watermark never moving back, and a
@@ -59,11 +64,23 @@ class CounterListener(Listener[str]):
     def __init__(self) -> None:
         self.claimed_epoch: Optional[int] = None
         self.committed: list[str] = []
+        # the last data record handed over, and its epoch: where a snapshot of ``committed`` ends
+        self.last_offset = -1
+        self.last_epoch = 0
+        self.snapshots_loaded = 0
 
     def handle_commit(self, reader) -> None:
         with reader:
             for batch in reader:
                 self.committed.extend(batch.records)
+                self.last_offset, self.last_epoch = batch.last_offset(), batch.epoch
+
+    def handle_snapshot(self, reader) -> None:
+        with reader:
+            self.committed = [record for batch in reader for record in batch.records]
+            self.last_offset = reader.last_contained_log_offset()
+            self.last_epoch = reader.last_contained_log_epoch()
+            self.snapshots_loaded += 1
 
     def handle_claim(self, epoch: int) -> None:
         self.claimed_epoch = epoch
@@ -117,6 +134,7 @@ class Cluster:
         self.invariants = Invariants(self)
         self.next_value = itertools.count()
         self.event_count = 0
+        self.snapshots_enabled = True
 
     # ---- membership ---------------------------------------------------------------
     def start(self, node_id: int) -> None:
@@ -212,6 +230,26 @@ class Cluster:
         if node is not None:
             node.poll()
 
+    def take_snapshot(self) -> None:
+        """A random running node snapshots its listener's state and its log drops what the
+        snapshot covers (what retention does in a real log)."""
+        if not self.snapshots_enabled or not self.running:
+            return
+        node = self.running[self.random.choice(sorted(self.running))]
+        log, listener = node.client._log, node.listener
+        latest = log.latest_snapshot_id()
+        if listener.last_offset < 0 or (latest is not None and listener.last_offset + 1 - latest.offset < 5):
+            return
+        writer = node.client.create_snapshot(listener.last_offset, listener.last_epoch, 0)
+        if writer is None:
+            return
+        writer.append(list(listener.committed))
+        writer.freeze()
+        writer.close()
+        snapshot_id = writer.snapshot_id()
+        if log.high_watermark().offset >= snapshot_id.offset > log.start_offset():
+            log.delete_before_snapshot(snapshot_id)
+
     def append_on_leader(self) -> None:
         for node in self.running.values():
             epoch = node.listener.claimed_epoch
@@ -223,6 +261,7 @@ class Cluster:
             self.schedule_periodic(3, 5, lambda n=node_id: self.poll(n))
         self.schedule_periodic(1, 2, self.deliver_all)
         self.schedule_periodic(2, 3, self.append_on_leader)
+        self.schedule_periodic(40, 20, self.take_snapshot)
 
     # ---- observations -------------------------------------------------------------
     def leader(self) -> Optional[RaftNode]:
@@ -247,7 +286,9 @@ class Invariants:
     always carry the same record and follow the same epoch. By induction over offsets, two
     logs sharing an (offset, epoch) then share their whole history up to it, which is Raft's
     log matching property; and comparing one entry is enough to compare two prefixes. Logs
-    only grow or lose a suffix, so each check scans only the entries added since the last.
+    grow, lose a suffix (truncation) or a prefix (a snapshot replaced it), so each check scans
+    only the entries added since the last. An entry below a log's start is covered by that
+    node's snapshot, which was taken from committed state, so it is not compared.
     """
 
     def __init__(self, cluster: Cluster) -> None:
@@ -255,15 +296,27 @@ class Invariants:
         self.leaders_by_epoch: dict[int, int] = {}
         self.epochs: dict[int, int] = {}
         self.leader_high_watermark = 0
-        self.committed: list[tuple[int, int, Optional[bytes], bool]] = []
-        self._fingerprints: dict[tuple[int, int], tuple[Optional[bytes], bool, int]] = {}
+        # offset -> (offset, epoch) of every committed entry seen
+        self.committed: dict[int, tuple[int, int]] = {}
+        self._fingerprints: dict[tuple[int, int], tuple[Optional[bytes], bool]] = {}
+        self._previous_epochs: dict[tuple[int, int], int] = {}
         self._scanned: dict[int, int] = {}
 
-    def _same_prefix(self, log: list, length: int) -> bool:
-        """Does ``log`` begin with the first ``length`` committed entries?"""
-        if length == 0:
-            return True
-        return len(log) >= length and log[length - 1][:2] == self.committed[length - 1][:2]
+    @staticmethod
+    def _entry(log: list, offset: int):
+        """The entry at ``offset`` of a listing that starts at its log's start, or None."""
+        if not log:
+            return None
+        index = offset - log[0][0]
+        return log[index] if 0 <= index < len(log) else None
+
+    def _same_prefix(self, log: list, start: int, length: int) -> bool:
+        """Does ``log`` (starting at ``start``) hold the first ``length`` committed entries?"""
+        if length == 0 or length - 1 < start:
+            return True  # nothing to compare, or covered by the node's snapshot
+        entry = self._entry(log, length - 1)
+        known = self.committed.get(length - 1)
+        return entry is not None and (known is None or entry[:2] == known)
 
     def verify(self) -> None:
         cluster = self.cluster
@@ -278,36 +331,47 @@ class Invariants:
                 known = self.leaders_by_epoch.setdefault(election.epoch, election.leader_id())
                 assert known == election.leader_id(), f"two leaders in epoch {election.epoch}"
         logs = {n: s.log._entries_listing() for n, s in cluster.persistent.items()}
+        starts = {n: s.log.start_offset() for n, s in cluster.persistent.items()}
+        ends = {n: s.log.end_offset().offset for n, s in cluster.persistent.items()}
         # Log matching.
         for node_id, log in logs.items():
-            start = min(self._scanned.get(node_id, 0), len(log))
-            for k in range(start, len(log)):
-                offset, epoch, value, is_control = log[k]
-                assert offset == k, f"node {node_id} has a gap at {k}"
-                previous_epoch = log[k - 1][1] if k else 0
-                assert epoch >= previous_epoch, f"node {node_id}'s epochs go back at offset {k}"
-                fingerprint = (value, is_control, previous_epoch)
-                known = self._fingerprints.setdefault((offset, epoch), fingerprint)
-                assert known == fingerprint, f"node {node_id} breaks log matching at offset {offset}, epoch {epoch}"
-            self._scanned[node_id] = len(log)
-        # Committed entries: the longest prefix any replica holds below its high watermark;
-        # every replica agrees with it.
+            first = log[0][0] if log else ends[node_id]
+            scan_from = max(first, min(self._scanned.get(node_id, 0), ends[node_id]))
+            for offset in range(scan_from, ends[node_id]):
+                k = offset - first
+                entry_offset, epoch, value, is_control = log[k]
+                assert entry_offset == offset, f"node {node_id} has a gap at {offset}"
+                known = self._fingerprints.setdefault((offset, epoch), (value, is_control))
+                assert known == (value, is_control), \
+                    f"node {node_id} breaks log matching at offset {offset}, epoch {epoch}"
+                if k > 0:
+                    previous_epoch = log[k - 1][1]
+                    assert epoch >= previous_epoch, f"node {node_id}'s epochs go back at offset {offset}"
+                    known_previous = self._previous_epochs.setdefault((offset, epoch), previous_epoch)
+                    assert known_previous == previous_epoch, f"node {node_id} breaks log matching at {offset}"
+            self._scanned[node_id] = ends[node_id]
+        # Committed entries: everything any replica holds below its high watermark; every
+        # replica agrees with it.
         for node_id, node in cluster.running.items():
             hw = node.client.high_watermark() or 0
             log = logs[node_id]
-            assert hw <= len(log), f"node {node_id}'s high watermark is beyond its log"
-            shared = min(hw, len(self.committed))
-            assert self._same_prefix(log, shared), f"node {node_id} disagrees on committed data"
-            if hw > len(self.committed):
-                self.committed = list(log[:hw])
+            assert hw <= ends[node_id], f"node {node_id}'s high watermark is beyond its log"
+            for offset in range(max(starts[node_id], log[0][0] if log else hw), hw):
+                entry = self._entry(log, offset)
+                known = self.committed.setdefault(offset, entry[:2])
+                assert known == entry[:2], f"node {node_id} disagrees on committed data at {offset}"
+        committed_length = max(self.committed, default=-1) + 1
         leader = cluster.leader()
         if leader is not None:
-            assert self._same_prefix(logs[leader.node_id], len(self.committed)), "a leader lacks committed entries"
+            n = leader.node_id
+            assert self._same_prefix(logs[n], starts[n], committed_length), "a leader lacks committed entries"
             hw = leader.client.high_watermark()
             if hw is not None:
                 assert hw >= self.leader_high_watermark, "leader high watermark went back"
                 self.leader_high_watermark = hw
-                holders = sum(1 for n in cluster.voters if self._same_prefix(logs[n], min(hw, len(self.committed))))
+                holders = sum(1 for v in cluster.voters
+                              if ends[v] >= min(hw, committed_length)
+                              and self._same_prefix(logs[v], starts[v], min(hw, committed_length)))
                 assert holders >= len(cluster.voters) // 2 + 1, "high watermark not held by a majority"
 
 
@@ -401,3 +465,28 @@ def test_recovery_after_all_nodes_fail(num_voters, seed, faults):
     for node_id in sorted(cluster.voters)[:num_voters // 2 + 1]:
         cluster.start(node_id)
     cluster.run_until(lambda: cluster.all_reached(high_watermark + 10), MAX_EVENTS)
+
+
+@simulation
+@given(num_voters=st.sampled_from([3, 5]), seed=st.integers(0, 2**32 - 1), faults=faults)
+def test_lagging_node_catches_up_from_a_snapshot(num_voters, seed, faults):
+    cluster = make_cluster(num_voters, seed, faults)
+    cluster.run_until(lambda: cluster.any_reached(10), MAX_EVENTS)
+    leader = cluster.leader()
+    laggard = min(cluster.voters - {leader.node_id})
+    cluster.kill(laggard)
+    laggard_end = cluster.persistent[laggard].log.end_offset().offset
+    others = cluster.voters - {laggard}
+    # the others snapshot and drop their logs past where the laggard stopped
+    cluster.run_until(lambda: min(cluster.persistent[n].log.start_offset() for n in others) > laggard_end,
+                      MAX_EVENTS)
+    cluster.start(laggard)
+    target = max(cluster.high_watermarks()) + 10
+    cluster.run_until(lambda: cluster.all_reached(target), MAX_EVENTS)
+    # it could only have caught up from a snapshot; its state is everyone's
+    node = cluster.running[laggard]
+    assert node.listener.snapshots_loaded >= 1
+    assert cluster.persistent[laggard].log.start_offset() > 0
+    committed = [n.listener.committed for n in cluster.running.values()]
+    shortest = min(len(c) for c in committed)
+    assert shortest > 0 and all(c[:shortest] == committed[0][:shortest] for c in committed)

@@ -8,6 +8,8 @@ name is that type's default entity). alterClientQuotas checks each entity and it
 ones) and writes one QuotaRecord per changed key; removing a key is a record with
 ``remove`` set. ``ClientQuotaEntity`` and ``ClientQuotaAlteration`` are the clients'
 org.apache.kafka.common.quota classes.
+
+``iterator(epoch)`` is Kafka 3.0.0's: the records a snapshot holds for this state.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import ipaddress
 import math
 import socket
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
@@ -194,6 +196,14 @@ class ClientQuotaControlManager:
             if abs(float(int(value + epsilon)) - value) > epsilon:
                 return ApiError(Errors.INVALID_REQUEST, f"Configuration {key} must be a Long value")
         return ApiError.NONE  # type: ignore[attr-defined]
+
+    def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
+        """The records that rebuild the quotas as of ``epoch`` (Kafka 3.0's
+        ClientQuotaControlIterator): one batch of QuotaRecords per entity."""
+        for entity, quotas in sorted(self.client_quota_data.items(epoch), key=lambda e: str(e[0].entries)):
+            entity_data = tuple(EntityData(entity_type=t, entity_name=n) for t, n in entity.entries)
+            yield [ApiMessageAndVersion.of(QuotaRecord(entity=entity_data, key=key, value=float(value), remove=False))
+                   for key, value in sorted(quotas.items(epoch))]
 
     def replay(self, record: QuotaRecord) -> None:
         entity = ClientQuotaEntity.of({e.entity_type: e.entity_name for e in record.entity})

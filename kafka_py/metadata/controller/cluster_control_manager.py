@@ -12,11 +12,14 @@ one is refused (STALE_BROKER_EPOCH). A broker id that is still in a live session
 another incarnation is refused (DUPLICATE_BROKER_REGISTRATION); once the old session
 has expired, the new incarnation replaces it. A (re-)registered broker is fenced until
 a heartbeat shows it has caught up with the metadata log.
+
+``iterator(epoch)`` is Kafka 3.0.0's: the records a snapshot holds for this state.
 """
 from __future__ import annotations
 
 import logging
 from concurrent.futures import Future
+from typing import Iterator
 
 from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
@@ -147,6 +150,25 @@ class ClusterControlManager:
         heartbeat_manager.touch(broker_id, True if existing is None else existing.fenced, -1)
         return ControllerResult.of([ApiMessageAndVersion.of(record)],
                                    BrokerRegistrationReply(broker_epoch))
+
+    def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
+        """The records that rebuild the registrations as of ``epoch`` (Kafka 3.0's
+        ClusterControlIterator). 2.8.2's RegisterBrokerRecord has no fenced flag (a replayed
+        registration starts fenced), so an unfenced broker's registration is followed by its
+        UnfenceBrokerRecord."""
+        for broker_id, registration in sorted(self._broker_registrations.items(epoch)):
+            end_points = tuple(BrokerEndpoint(name=name, host=endpoint.host, port=endpoint.port,
+                                              security_protocol=endpoint.security_protocol.id)
+                               for name, endpoint in sorted(registration.listeners.items()))
+            features = tuple(BrokerFeature(name=name, min_supported_version=versions.min,
+                                           max_supported_version=versions.max)
+                             for name, versions in sorted(registration.supported_features.items()))
+            batch = [ApiMessageAndVersion.of(RegisterBrokerRecord(
+                broker_id=broker_id, incarnation_id=registration.incarnation_id, broker_epoch=registration.epoch,
+                end_points=end_points, features=features, rack=registration.rack))]
+            if not registration.fenced:
+                batch.append(ApiMessageAndVersion.of(UnfenceBrokerRecord(id=broker_id, epoch=registration.epoch)))
+            yield batch
 
     # -- replay --------------------------------------------------------------------------
 

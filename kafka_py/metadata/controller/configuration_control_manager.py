@@ -16,12 +16,14 @@ without it a bad value would reach the log and every broker.
 
 ``ConfigResource`` is clients/.../common/config/ConfigResource.java: a resource type and
 name.
+
+``iterator(epoch)`` is Kafka 3.0.0's: the records a snapshot holds for this state.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable, Collection, Mapping
+from typing import Callable, Collection, Iterator, Mapping
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import InvalidConfigException, KafkaException
@@ -232,6 +234,12 @@ class ConfigurationControlManager:
         if config_key is None or not config_key.has_default:
             return None
         return ConfigDef.convert_to_string(config_key.default_value, config_key.type)
+
+    def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
+        """The records that rebuild the configs as of ``epoch`` (Kafka 3.0's
+        ConfigurationControlIterator): one batch of ConfigRecords per resource."""
+        for resource, configs in sorted(self._config_data.items(epoch), key=lambda e: (int(e[0].type), e[0].name)):
+            yield [_config_record(resource, name, value) for name, value in sorted(configs.items(epoch))]
 
     # -- replay --------------------------------------------------------------------------
 

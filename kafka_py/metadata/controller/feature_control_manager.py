@@ -4,10 +4,12 @@
 The finalized feature levels (KIP-584) as FeatureLevelRecords. An update must be at
 least level 1, within what this controller supports and what every registered broker
 supports, and may lower a feature's maximum only when the request allows a downgrade.
+
+``iterator(epoch)`` is Kafka 3.0.0's: the records a snapshot holds for this state.
 """
 from __future__ import annotations
 
-from typing import Collection, Mapping
+from typing import Collection, Iterator, Mapping
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
@@ -70,6 +72,13 @@ class FeatureControlManager:
     def finalized_features(self, last_committed_offset: int) -> FeatureMapAndEpoch:
         return FeatureMapAndEpoch(FeatureMap(self._finalized_versions.to_dict(last_committed_offset)),
                                   last_committed_offset)
+
+    def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
+        """The records that rebuild the finalized features as of ``epoch`` (Kafka 3.0's
+        FeatureControlIterator): one FeatureLevelRecord per feature."""
+        for name, versions in sorted(self._finalized_versions.items(epoch)):
+            yield [ApiMessageAndVersion.of(FeatureLevelRecord(name=name, min_feature_level=versions.min,
+                                                              max_feature_level=versions.max))]
 
     def replay(self, record: FeatureLevelRecord) -> None:
         self._finalized_versions.put(record.name, VersionRange(int(record.min_feature_level),

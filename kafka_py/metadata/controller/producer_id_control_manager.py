@@ -4,10 +4,13 @@
 Hands brokers blocks of producer ids for AllocateProducerIds, recording the end of the
 last block handed out in a ProducerIdsRecord, so no id is ever given twice, even across
 controller failover. ``ProducerIdsBlock`` is server-common's ProducerIdsBlock.
+
+``iterator(epoch)`` gives the records a snapshot holds for this state.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.controller.cluster_control_manager import ClusterControlManager
@@ -51,6 +54,14 @@ class ProducerIdControlManager:
                                    producer_ids_end=producer_id + PRODUCER_ID_BLOCK_SIZE)
         block = ProducerIdsBlock(broker_id, producer_id, PRODUCER_ID_BLOCK_SIZE)
         return ControllerResult.of([ApiMessageAndVersion.of(record)], block)
+
+    def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
+        """The record that rebuilds the next producer id as of ``epoch`` (Kafka 3.0): the
+        block's end, credited to no broker."""
+        producer_id = self._last_producer_id.get(epoch)
+        if producer_id > 0:
+            yield [ApiMessageAndVersion.of(ProducerIdsRecord(broker_id=0, broker_epoch=0,
+                                                             producer_ids_end=producer_id))]
 
     def replay(self, record: ProducerIdsRecord) -> None:
         if record.producer_ids_end <= self._last_producer_id.get():

@@ -1,6 +1,6 @@
 """Port of metadata/src/main/java/org/apache/kafka/controller/QuorumController.java
 (Kafka 2.8.2, with Kafka 3.0.0's leadership handling, CreatePartitions, reassignment,
-AllocateProducerIds and one-at-a-time fencing).
+AllocateProducerIds, one-at-a-time fencing and snapshots).
 
 The KRaft controller. The node that leads the metadata log is the active controller;
 the others are standbys that only replay what the active one writes. Everything runs
@@ -24,6 +24,14 @@ node N"). An unexpected (non-API) error in a write is a bug or a broken log: the
 controller renounces, reverting to what committed, and the error is answered as
 UNKNOWN_SERVER_ERROR.
 
+Snapshots (Kafka 3.0): every controller, active or standby, counts the bytes of the committed
+batches it has read; past ``metadata.log.max.record.bytes.between.snapshots`` it writes a
+snapshot of its state at the last committed offset. The SnapshotGeneratorManager keeps an
+in-memory snapshot at that offset (so writes that follow do not show) and writes the
+managers' records a few batches per event, between other events. A snapshot handed over by
+the log (``handle_snapshot``: at startup when the log start has moved past the records, or
+after a standby fetched one) replaces the whole state before the records that follow it.
+
 Requests and responses are the kio message classes of each API, answered in the
 request's version.
 """
@@ -38,7 +46,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import ApiException
-from kafka_py.metadata.api_message_and_version import ApiMessage
+from kafka_py.metadata.api_message_and_version import ApiMessage, ApiMessageAndVersion
 from kafka_py.metadata.controller.client_quota_control_manager import (
     ClientQuotaAlteration,
     ClientQuotaControlManager,
@@ -63,6 +71,7 @@ from kafka_py.metadata.controller.producer_id_control_manager import ProducerIdC
 from kafka_py.metadata.controller.quorum_controller_metrics import QuorumControllerMetrics
 from kafka_py.metadata.controller.replica_placer import ReplicaPlacer
 from kafka_py.metadata.controller.replication_control_manager import ReplicationControlManager
+from kafka_py.metadata.controller.snapshot_generator import Section, SnapshotGenerator
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
 from kafka_py.metadata.feature_map_and_epoch import FeatureMapAndEpoch
 from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
@@ -80,6 +89,7 @@ from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotR
 from kafka_py.metadata.version_range import VersionRange
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import AlterConfigOpType, ConfigResourceType
+from kafka_py.snapshot.snapshot_reader import SnapshotReader
 from kafka_py.utils.config_def import ConfigDef
 from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.logging import IdentLogger
@@ -89,6 +99,8 @@ logger = logging.getLogger(__name__)
 
 ACTIVE_CONTROLLER_EXCEPTION_TEXT_PREFIX = "The active controller appears to be node "
 MAYBE_FENCE_REPLICAS = "maybeFenceReplicas"
+GENERATE_SNAPSHOT = "generateSnapshot"
+MAX_BATCHES_PER_GENERATE_CALL = 10
 _NS_PER_MS = 1_000_000
 _NS_PER_MINUTE = 60 * 1_000_000_000
 
@@ -121,7 +133,8 @@ class QuorumController(Controller):
                  default_replication_factor: int = 3, default_num_partitions: int = 1,
                  replica_placer: ReplicaPlacer | None = None,
                  session_timeout_ns: int = 18 * 1_000_000_000,
-                 controller_metrics: ControllerMetrics | None = None) -> None:
+                 controller_metrics: ControllerMetrics | None = None,
+                 snapshot_max_new_record_bytes: int = LONG_MAX) -> None:
         self._node_id = node_id
         self.time = time if time is not None else SystemTime()
         log_prefix = log_prefix if log_prefix is not None else f"[Controller {node_id}] "
@@ -151,7 +164,12 @@ class QuorumController(Controller):
         self._cur_claim_epoch = -1
         # event thread only
         self.last_committed_offset = -1
+        self.last_committed_epoch = -1
+        self.last_committed_timestamp = -1
         self.write_offset = -1
+        self.snapshot_max_new_record_bytes = snapshot_max_new_record_bytes
+        self.new_bytes_since_last_snapshot = 0
+        self.snapshot_generator_manager = SnapshotGeneratorManager(self)
         self.queue = KafkaEventQueue(self.time, log_prefix,
                                      thread_name_prefix if thread_name_prefix is not None
                                      else f"Node{node_id}_")
@@ -214,11 +232,73 @@ class QuorumController(Controller):
         else:
             self.logger.error("No in-memory snapshot at the committed offset %d to revert to.",
                               self.last_committed_offset)
-        # a standby keeps no snapshots: it only replays what has committed
-        self.snapshot_registry.delete_snapshots_up_to(LATEST_EPOCH)
+        # a standby keeps no snapshots (it only replays what has committed), but the one a
+        # snapshot being written reads from
+        generating = self.snapshot_generator_manager.snapshot_last_offset_from_log()
+        self.snapshot_registry.delete_snapshots_up_to(LATEST_EPOCH if generating is None else generating)
         self.write_offset = -1
         self.cluster_control.deactivate()
         self._cancel_maybe_fence_replicas()
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def maybe_generate_snapshot(self, batch_size_in_bytes: int) -> None:
+        self.new_bytes_since_last_snapshot += batch_size_in_bytes
+        if (self.new_bytes_since_last_snapshot >= self.snapshot_max_new_record_bytes
+                and self.snapshot_generator_manager.generator is None):
+            if self.cur_claim_epoch() != -1 and not self.snapshot_registry.has_snapshot(self.last_committed_offset):
+                # The committed batch ended inside a write split over batches, where the active
+                # controller keeps no in-memory snapshot: wait for the write's last batch.
+                return
+            if self.cur_claim_epoch() == -1:
+                # The active controller keeps an in-memory snapshot at every pending write; a
+                # standby makes the one the generator reads only now.
+                self.snapshot_registry.get_or_create_snapshot(self.last_committed_offset)
+            self.logger.info("Generating a snapshot that includes (epoch=%d, offset=%d) after %d committed bytes "
+                             "since the last snapshot.", self.last_committed_epoch, self.last_committed_offset,
+                             self.new_bytes_since_last_snapshot)
+            self.snapshot_generator_manager.create_snapshot_generator(
+                self.last_committed_offset, self.last_committed_epoch, self.last_committed_timestamp)
+            self.new_bytes_since_last_snapshot = 0
+
+    def begin_writing_snapshot(self) -> Future:
+        """Start a snapshot at the last committed offset unless one is being written; completes
+        with the last offset the snapshot covers (Kafka's beginWritingSnapshot, for tests)."""
+        future: Future = Future()
+
+        def run() -> None:
+            manager = self.snapshot_generator_manager
+            if manager.generator is None:
+                if self.cur_claim_epoch() == -1:
+                    self.snapshot_registry.get_or_create_snapshot(self.last_committed_offset)
+                manager.create_snapshot_generator(self.last_committed_offset, self.last_committed_epoch,
+                                                  self.last_committed_timestamp)
+            generator = manager.generator
+            future.set_result(-1 if generator is None else generator.last_contained_log_offset())
+
+        self.append_control_event("beginWritingSnapshot", run)
+        return future
+
+    def _reset_state(self) -> None:
+        """Forget everything before loading a snapshot (Kafka 3.0's resetState)."""
+        self.snapshot_generator_manager.cancel()
+        self.snapshot_registry.reset()
+        self.new_bytes_since_last_snapshot = 0
+        self.last_committed_offset = -1
+        self.last_committed_epoch = -1
+        self.last_committed_timestamp = -1
+
+    def snapshot_records(self, epoch: int = LATEST_EPOCH) -> list[list[ApiMessageAndVersion]]:
+        """Every manager's records as of ``epoch``, in a snapshot's order (for tests and tools)."""
+        return [batch for _name, iterator in self._snapshot_sections(epoch) for batch in iterator]
+
+    def _snapshot_sections(self, epoch: int) -> list[tuple[str, Any]]:
+        return [("features", self.feature_control.iterator(epoch)),
+                ("cluster", self.cluster_control.iterator(epoch)),
+                ("replication", self.replication_control.iterator(epoch)),
+                ("configuration", self.configuration_control.iterator(epoch)),
+                ("clientQuotas", self.client_quota_control.iterator(epoch)),
+                ("producerIds", self.producer_id_control.iterator(epoch))]
 
     # -- events --------------------------------------------------------------------------
 
@@ -644,6 +724,8 @@ class QuorumController(Controller):
 
     def close(self) -> None:
         self.queue.close()
+        # The queue's thread has ended: a snapshot still being written is abandoned.
+        self.snapshot_generator_manager.abandon()
         self.controller_metrics.close()
 
     def __str__(self) -> str:
@@ -798,6 +880,80 @@ class ControllerWriteEvent(Event, DeferredEvent):
         return f"{self.name}({id(self)})"
 
 
+class SnapshotGeneratorManager:
+    """The snapshot being written, if any, and its generateSnapshot events (Kafka 3.0's
+    QuorumController.SnapshotGeneratorManager). Event thread only."""
+
+    def __init__(self, controller: QuorumController) -> None:
+        self.controller = controller
+        self.generator: SnapshotGenerator | None = None
+
+    def create_snapshot_generator(self, committed_offset: int, committed_epoch: int, committed_timestamp: int) -> None:
+        c = self.controller
+        if self.generator is not None:
+            raise RuntimeError("Snapshot generator already exists.")
+        if not c.snapshot_registry.has_snapshot(committed_offset):
+            raise RuntimeError(f"Cannot generate a snapshot at committed offset {committed_offset} because it does "
+                               f"not exists in the snapshot registry.")
+        writer = c.log_manager.create_snapshot(committed_offset, committed_epoch, committed_timestamp)
+        if writer is None:
+            c.logger.info("Skipping generation of snapshot for committed offset %d and epoch %d since it already "
+                          "exists", committed_offset, committed_epoch)
+            return
+        self.generator = SnapshotGenerator(c.logger.ident, writer, MAX_BATCHES_PER_GENERATE_CALL,
+                                           [Section(name, iterator)
+                                            for name, iterator in c._snapshot_sections(committed_offset)])
+        self.reschedule(0)
+
+    def cancel(self) -> None:
+        c = self.controller
+        if self.generator is None:
+            return
+        c.logger.error("Cancelling snapshot %d", self.generator.last_contained_log_offset())
+        self.generator.writer().close()
+        self.generator = None
+        # Its in-memory snapshot is no longer needed.
+        c.snapshot_registry.delete_snapshots_up_to(c.last_committed_offset)
+        c.queue.cancel_deferred(GENERATE_SNAPSHOT)
+
+    def abandon(self) -> None:
+        """Close the writer of a snapshot the controller will never finish (it is closing)."""
+        if self.generator is not None:
+            self.generator.writer().close()
+            self.generator = None
+
+    def reschedule(self, delay_ns: int) -> None:
+        c = self.controller
+        c.queue.schedule_deferred(GENERATE_SNAPSHOT, EarliestDeadlineFunction(c.time.nanoseconds() + delay_ns),
+                                  ControlEvent(c, GENERATE_SNAPSHOT, self.run))
+
+    def run(self) -> None:
+        c = self.controller
+        if self.generator is None:
+            c.logger.debug("No snapshot is in progress.")
+            return
+        try:
+            next_delay = self.generator.generate_batches()
+        except Exception:
+            c.logger.exception("Error while generating snapshot %d", self.generator.last_contained_log_offset())
+            self.generator.writer().close()
+            self.generator = None
+            return
+        if next_delay is None:
+            c.logger.info("Finished generating snapshot %d.", self.generator.last_contained_log_offset())
+            self.generator.writer().close()
+            self.generator = None
+            # Only the active controller needs in-memory snapshots (those of pending writes);
+            # a standby drops the one the snapshot was read from.
+            c.snapshot_registry.delete_snapshots_up_to(c.last_committed_offset if c.cur_claim_epoch() != -1
+                                                       else LATEST_EPOCH)
+            return
+        self.reschedule(next_delay)
+
+    def snapshot_last_offset_from_log(self) -> int | None:
+        return None if self.generator is None else self.generator.last_contained_log_offset()
+
+
 class QuorumMetaLogListener(MetaLogListener):
     """The log's callbacks, which come on the log's thread, turned into control events."""
 
@@ -805,6 +961,10 @@ class QuorumMetaLogListener(MetaLogListener):
         self.controller = controller
 
     def handle_commits(self, last_offset: int, messages: Sequence[ApiMessage]) -> None:
+        self.handle_commit_batch(last_offset, -1, -1, 0, messages)
+
+    def handle_commit_batch(self, last_offset: int, epoch: int, append_timestamp: int, size_in_bytes: int,
+                            messages: Sequence[ApiMessage]) -> None:
         c = self.controller
 
         def handle() -> None:
@@ -818,10 +978,40 @@ class QuorumMetaLogListener(MetaLogListener):
                 # the active controller replayed its records when it wrote them
                 c.logger.debug("Completing purgatory items up to offset %d.", last_offset)
                 c.purgatory.complete_up_to(last_offset)
-                c.snapshot_registry.delete_snapshots_up_to(last_offset)
+                # Keep the snapshot a snapshot being written reads from.
+                generating = c.snapshot_generator_manager.snapshot_last_offset_from_log()
+                c.snapshot_registry.delete_snapshots_up_to(last_offset if generating is None else generating)
             c.last_committed_offset = last_offset
+            c.last_committed_epoch = epoch
+            c.last_committed_timestamp = append_timestamp
+            c.maybe_generate_snapshot(size_in_bytes)
 
         c.append_control_event(f"handleCommits[{last_offset}]", handle)
+
+    def handle_snapshot(self, reader: SnapshotReader[ApiMessageAndVersion]) -> None:
+        c = self.controller
+
+        def handle() -> None:
+            try:
+                if c.cur_claim_epoch() != -1:
+                    raise RuntimeError(f"Asked to load snapshot ({reader.snapshot_id()}) when it is the active "
+                                       f"controller ({c.cur_claim_epoch()})")
+                c.logger.info("Starting to replay snapshot (%s), from last commit offset (%d) and epoch (%d)",
+                              reader.snapshot_id(), c.last_committed_offset, c.last_committed_epoch)
+                c._reset_state()
+                for batch in reader:
+                    offset = batch.last_offset()
+                    c.logger.debug("Replaying snapshot (%s) batch with last offset of %d", reader.snapshot_id(),
+                                   offset)
+                    for record in batch.records:
+                        c.replay(record.message, offset)
+                c.last_committed_offset = reader.last_contained_log_offset()
+                c.last_committed_epoch = reader.last_contained_log_epoch()
+                c.last_committed_timestamp = reader.last_contained_log_timestamp()
+            finally:
+                reader.close()
+
+        c.append_control_event(f"handleSnapshot[snapshotId={reader.snapshot_id()}]", handle)
 
     def handle_new_leader(self, leader: MetaLogLeader) -> None:
         c = self.controller

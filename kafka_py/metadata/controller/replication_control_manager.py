@@ -13,6 +13,8 @@ unregistering a broker takes it out of every ISR and moves its leaderships, a
 controlled shutdown moves its leaderships, unfencing gives leaderless partitions a
 leader. Requests arrive as their kio message classes and are answered in the same
 version; nothing here changes state except the replay methods.
+
+``iterator(epoch)`` is Kafka 3.0.0's: the records a snapshot holds for this state.
 """
 from __future__ import annotations
 
@@ -113,6 +115,15 @@ class ReplicationControlManager:
                                                            record.topic_id))
         self._update_metrics()
         self.logger.info("Created topic %s with topic ID %s.", record.name, record.topic_id)
+
+    def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
+        """The records that rebuild the topics as of ``epoch`` (Kafka 3.0's
+        ReplicationControlIterator): per topic, its TopicRecord and a PartitionRecord per partition."""
+        for topic in sorted(self._topics.values(epoch), key=lambda t: t.name):
+            batch = [ApiMessageAndVersion.of(TopicRecord(name=topic.name, topic_id=topic.id))]
+            for partition_id, registration in sorted(topic.parts.items(epoch)):
+                batch.append(registration.to_record(topic.id, partition_id))
+            yield batch
 
     def replay_partition(self, record: PartitionRecord) -> None:
         topic = self._topics.get(record.topic_id)

@@ -21,6 +21,11 @@ listener hears that it lost the leadership before it hears who has it now.
 
 ``set_max_read_offset`` holds a manager back from reading past an offset, so a test can
 keep one node behind the log (a partitioned controller whose writes are refused).
+
+Snapshots, as Kafka 3.0.0's LocalLogManager keeps them: ``create_snapshot`` writes one into
+the shared data (in memory, in the raft log's batch format), ``SharedLogData.delete_before_snapshot``
+drops the batches it covers, and a listener whose next offset is no longer in the log is
+handed the latest snapshot (``handle_snapshot``) before the batches after it.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import random
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from kafka_py.metadata.api_message_and_version import ApiMessage, ApiMessageAndVersion
 from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
@@ -38,6 +43,13 @@ from kafka_py.metadata.metalog.meta_log_listener import MetaLogListener
 from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.metadata.queue.event_queue import Event
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
+from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
+from kafka_py.record.compression import CompressionType
+from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.snapshot.raw_snapshot_reader import RawSnapshotReader
+from kafka_py.snapshot.raw_snapshot_writer import RawSnapshotWriter
+from kafka_py.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.snapshot.snapshot_writer import SnapshotWriter
 from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.logging import TRACE, IdentLogger
 from kafka_py.utils.time import SystemTime, Time
@@ -63,6 +75,58 @@ class LocalRecordBatch:
 
 LocalBatch = LeaderChangeBatch | LocalRecordBatch
 
+# The raft client's batch limit, which snapshots are written with too.
+_MAX_BATCH_SIZE_BYTES = 8 * 1024 * 1024
+
+
+class _MemoryRawSnapshotWriter(RawSnapshotWriter):
+    """A snapshot written into memory; freezing hands the bytes to ``on_frozen``."""
+
+    def __init__(self, snapshot_id: OffsetAndEpoch, on_frozen: Callable[[OffsetAndEpoch, bytes], None]) -> None:
+        self._snapshot_id = snapshot_id
+        self._on_frozen = on_frozen
+        self._data = bytearray()
+        self._frozen = False
+
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._snapshot_id
+
+    def size_in_bytes(self) -> int:
+        return len(self._data)
+
+    def append(self, records: Union[MemoryRecords, bytes, bytearray, memoryview]) -> None:
+        if self._frozen:
+            raise RuntimeError(f"Snapshot {self._snapshot_id} is already frozen")
+        self._data += records.buffer if isinstance(records, MemoryRecords) else records
+
+    def is_frozen(self) -> bool:
+        return self._frozen
+
+    def freeze(self) -> None:
+        self._frozen = True
+        self._on_frozen(self._snapshot_id, bytes(self._data))
+
+    def close(self) -> None:
+        pass
+
+
+class _MemoryRawSnapshotReader(RawSnapshotReader):
+    def __init__(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
+        self._snapshot_id = snapshot_id
+        self._data = data
+
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._snapshot_id
+
+    def size_in_bytes(self) -> int:
+        return len(self._data)
+
+    def slice(self, position: int, size: int) -> bytes:
+        return self._data[position:position + size]
+
+    def records(self) -> MemoryRecords:
+        return MemoryRecords(bytearray(self._data))
+
 
 class SharedLogData:
     """The log the managers of one process share; every method holds its lock."""
@@ -76,6 +140,8 @@ class SharedLogData:
         self._batches: dict[int, LocalBatch] = {}
         self._leader = MetaLogLeader(-1, -1)
         self._prev_offset = -1
+        self._start_offset = 0
+        self._snapshots: dict[OffsetAndEpoch, bytes] = {}
 
     def register_log_manager(self, log_manager: LocalLogManager) -> None:
         with self._lock:
@@ -147,12 +213,53 @@ class SharedLogData:
         with self._lock:
             return self._prev_offset
 
+    def start_offset(self) -> int:
+        """The first offset still in the log (above 0 once batches went for a snapshot)."""
+        with self._lock:
+            return self._start_offset
+
+    def add_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
+        with self._lock:
+            self._snapshots.setdefault(snapshot_id, data)
+
+    def has_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
+        with self._lock:
+            return snapshot_id in self._snapshots
+
+    def latest_snapshot(self) -> Optional[tuple[OffsetAndEpoch, bytes]]:
+        with self._lock:
+            if not self._snapshots:
+                return None
+            snapshot_id = max(self._snapshots, key=lambda i: (i.offset, i.epoch))
+            return snapshot_id, self._snapshots[snapshot_id]
+
+    def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
+        """Drop the batches the snapshot covers; a listener that has not read them loads it."""
+        with self._lock:
+            if snapshot_id not in self._snapshots:
+                raise ValueError(f"No snapshot {snapshot_id}")
+            kept = [offset for offset in self._offsets if offset >= snapshot_id.offset]
+            for offset in self._offsets:
+                if offset < snapshot_id.offset:
+                    del self._batches[offset]
+            self._offsets = kept
+            self._start_offset = max(self._start_offset, snapshot_id.offset)
+
+
+def _metadata_serde():
+    # The metadata records' serde as the raft client has it; imported late, as it lives with
+    # the raft shim.
+    from kafka_py.raft.metadata.meta_log_raft_shim import RaftMetadataRecordSerde
+    return RaftMetadataRecordSerde()
+
 
 class _MetaLogListenerData:
-    __slots__ = ("offset", "listener", "claimed_epoch")
+    __slots__ = ("offset", "listener", "claimed_epoch", "epoch")
 
     def __init__(self, listener: MetaLogListener) -> None:
         self.offset = -1
+        # the epoch of the last leader change read: the epoch of the batches that follow
+        self.epoch = -1
         self.listener = listener
         # the epoch this node was told it leads, -1 if it does not lead
         self.claimed_epoch = -1
@@ -181,8 +288,8 @@ class LocalLogManager(MetaLogManager):
         self.logger = IdentLogger(logger, log_prefix if log_prefix is not None
                                   else f"[LocalLogManager {node_id}] ")
         self._shared = shared
-        self._event_queue = KafkaEventQueue(time if time is not None else SystemTime(),
-                                            self.logger.ident, thread_name_prefix)
+        self._time = time if time is not None else SystemTime()
+        self._event_queue = KafkaEventQueue(self._time, self.logger.ident, thread_name_prefix)
         # only the event queue's thread touches these three
         self._initialized = False
         self._shutdown = False
@@ -207,6 +314,16 @@ class LocalLogManager(MetaLogManager):
         try:
             found = 0
             for data in self._listeners:
+                if data.offset + 1 < self._shared.start_offset():
+                    latest = self._shared.latest_snapshot()
+                    if latest is not None:
+                        snapshot_id, snapshot_data = latest
+                        self.logger.debug("handing snapshot %s to a listener at offset %d.", snapshot_id,
+                                          data.offset)
+                        data.listener.handle_snapshot(SnapshotReader.of(
+                            _MemoryRawSnapshotReader(snapshot_id, snapshot_data), _metadata_serde(),
+                            _MAX_BATCH_SIZE_BYTES))
+                        data.offset = snapshot_id.offset - 1
                 # Bounded by the log's length: every step moves data.offset forward.
                 while True:
                     entry = self._shared.next_batch(data.offset)
@@ -221,7 +338,7 @@ class LocalLogManager(MetaLogManager):
                         self._deliver_leader_change(data, batch.new_leader)
                     else:
                         self.logger.log(TRACE, "handling LocalRecordBatch with offset %d.", offset)
-                        data.listener.handle_commits(offset, list(batch.records))
+                        data.listener.handle_commit_batch(offset, data.epoch, -1, 0, list(batch.records))
                     found += 1
                     data.offset = offset
             self.logger.log(TRACE, "Completed log check, %d entries found", found)
@@ -237,6 +354,7 @@ class LocalLogManager(MetaLogManager):
         with self._leader_lock:
             if new_leader.epoch > self._leader.epoch:
                 self._leader = new_leader
+        data.epoch = max(data.epoch, new_leader.epoch)
         if new_leader.node_id == self._node_id:
             data.claimed_epoch = new_leader.epoch
         data.listener.handle_new_leader(new_leader)
@@ -308,6 +426,18 @@ class LocalLogManager(MetaLogManager):
 
     def node_id(self) -> int:
         return self._node_id
+
+    def create_snapshot(self, committed_offset: int, committed_epoch: int,
+                        last_contained_log_time: int) -> Optional[SnapshotWriter[ApiMessageAndVersion]]:
+        snapshot_id = OffsetAndEpoch(committed_offset + 1, committed_epoch)
+
+        def supplier() -> Optional[RawSnapshotWriter]:
+            if self._shared.has_snapshot(snapshot_id):
+                return None
+            return _MemoryRawSnapshotWriter(snapshot_id, self._shared.add_snapshot)
+
+        return SnapshotWriter.create_with_header(supplier, _MAX_BATCH_SIZE_BYTES, self._time, last_contained_log_time,
+                                                 CompressionType.NONE, _metadata_serde())
 
     def listeners(self) -> list[MetaLogListener]:
         future: Future[list[MetaLogListener]] = Future()

@@ -8,11 +8,14 @@ schedule_write returned, before its leadership ended (handle_renounce / a new le
 from __future__ import annotations
 
 import abc
-from typing import Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
 from kafka_py.metadata.metalog.meta_log_listener import MetaLogListener
+
+if TYPE_CHECKING:
+    from kafka_py.snapshot.snapshot_writer import SnapshotWriter
 
 
 class MetaLogManager(abc.ABC):
@@ -44,3 +47,9 @@ class MetaLogManager(abc.ABC):
     @abc.abstractmethod
     def node_id(self) -> int:
         """This node's id."""
+
+    def create_snapshot(self, committed_offset: int, committed_epoch: int,
+                        last_contained_log_time: int) -> Optional["SnapshotWriter[ApiMessageAndVersion]"]:
+        """A writer for a snapshot ending with the committed ``committed_offset`` (Kafka 3.0's
+        RaftClient.createSnapshot); None when the log keeps no snapshots or has this one."""
+        return None

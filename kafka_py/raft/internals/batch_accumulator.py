@@ -15,6 +15,10 @@ application thread.
 
 Kafka's BatchMemoryPool (reused 8 MiB buffers) is not ported; batches are plain bytearrays,
 so an append never fails for want of memory.
+
+Kafka 3.0.0's snapshot control messages (``append_snapshot_header_message``,
+``append_snapshot_footer_message``) and ``force_drain`` serve the SnapshotWriter, which
+batches a snapshot's records with this same accumulator.
 """
 from __future__ import annotations
 
@@ -22,9 +26,16 @@ import enum
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Generic, Optional, Sequence, TypeVar
+from typing import Callable, Generic, Optional, Sequence, TypeVar
 
 from kafka_py.common.errors import RecordBatchTooLargeException
+from kafka_py.raft.control_record_utils import (
+    SNAPSHOT_FOOTER_TYPE,
+    SNAPSHOT_HEADER_TYPE,
+    SnapshotFooterRecord,
+    SnapshotHeaderRecord,
+    snapshot_control_batch,
+)
 from kafka_py.raft.internals.batch_builder import BatchBuilder
 from kafka_py.raft.record_serde import ObjectSerializationCache, RecordSerde
 from kafka_py.record.compression import CompressionType
@@ -104,6 +115,37 @@ class BatchAccumulator(Generic[T]):
                 self._next_offset += 1
             self._maybe_reset_linger()
             return self._next_offset - 1
+
+    def append_snapshot_header_message(self, header: SnapshotHeaderRecord, current_time_ms: int) -> None:
+        """A SnapshotHeaderRecord control batch at the next offset (Kafka 3.0's SnapshotWriter)."""
+        self._append_control_message(
+            lambda offset: snapshot_control_batch(offset, current_time_ms, self._epoch, SNAPSHOT_HEADER_TYPE,
+                                                  header.serialize()))
+
+    def append_snapshot_footer_message(self, footer: SnapshotFooterRecord, current_time_ms: int) -> None:
+        self._append_control_message(
+            lambda offset: snapshot_control_batch(offset, current_time_ms, self._epoch, SNAPSHOT_FOOTER_TYPE,
+                                                  footer.serialize()))
+
+    def _append_control_message(self, value_creator: Callable[[int], MemoryRecords]) -> None:
+        # The control batch stands alone: what is pending is completed first, so batches stay
+        # in offset order.
+        with self._append_lock:
+            self._force_drain_locked()
+            completed = CompletedBatch(self._next_offset, [], value_creator(self._next_offset))
+            with self._status_lock:
+                self._completed.append(completed)
+            self._next_offset += 1
+
+    def force_drain(self) -> None:
+        """Complete the current batch now, whatever the linger time, so ``drain`` returns it."""
+        with self._append_lock:
+            self._force_drain_locked()
+
+    def _force_drain_locked(self) -> None:
+        with self._status_lock:
+            self._drain_status = _DrainStatus.STARTED
+        self._maybe_complete_drain()
 
     def _maybe_reset_linger(self) -> None:
         with self._status_lock:

@@ -61,7 +61,8 @@ class RecordsBatchReader(BatchReader[T], Generic[T]):
                 raise ValueError(f"Unexpected null value in raft record at offset {record.offset}")
             value = memoryview(record.value)
             records.append(self._serde.read(value, len(value)))
-        return Batch(batch.base_offset, batch.partition_leader_epoch, records)
+        return Batch(batch.base_offset, batch.partition_leader_epoch, records, batch.max_timestamp,
+                     batch.size_in_bytes)
 
     def has_next(self) -> bool:
         if self._next_batch is None:

@@ -1,11 +1,13 @@
-"""Port of raft/src/main/java/org/apache/kafka/raft/metadata/MetaLogRaftShim.java (Kafka 2.8.2).
+"""Port of raft/src/main/java/org/apache/kafka/raft/metadata/MetaLogRaftShim.java (Kafka 2.8.2),
+passing on Kafka 3.0.0's snapshots.
 
 Lets the QuorumController, written against MetaLogManager, run over the raft client: writes
 become the client's scheduled appends (the offset of the last record, or Long.MAX_VALUE when
 the epoch is no longer led, an offset that never commits), and the client's listener calls
 become the MetaLogListener's: each committed batch is handed over as its records with the
 batch's last offset, a claimed epoch as this node being the new leader, a resigned epoch as a
-renounce.
+renounce. Each batch goes with its epoch, append time and size (``handle_commit_batch``), a
+snapshot to load as ``handle_snapshot``, and ``create_snapshot`` is the client's.
 
 The records of the metadata log are ApiMessageAndVersion in MetadataRecordSerde's layout;
 ``RaftMetadataRecordSerde`` is that serde as the raft client's RecordSerde.
@@ -13,7 +15,7 @@ The records of the metadata log are ApiMessageAndVersion in MetadataRecordSerde'
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from typing import Optional, Sequence
 
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.metadata_record_serde import MetadataRecordSerde
@@ -23,6 +25,8 @@ from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.raft.batch_reader import BatchReader
 from kafka_py.raft.raft_client import Listener, RaftClient
 from kafka_py.raft.record_serde import ObjectSerializationCache, RecordSerde
+from kafka_py.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.snapshot.snapshot_writer import SnapshotWriter
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +63,13 @@ class ListenerShim(Listener[ApiMessageAndVersion]):
         try:
             while reader.has_next():
                 batch = reader.next()
-                self.listener.handle_commits(batch.last_offset(), [record.message for record in batch.records])
+                self.listener.handle_commit_batch(batch.last_offset(), batch.epoch, batch.append_timestamp,
+                                                  batch.size_in_bytes, [record.message for record in batch.records])
         finally:
             reader.close()
+
+    def handle_snapshot(self, reader: SnapshotReader[ApiMessageAndVersion]) -> None:
+        self.listener.handle_snapshot(reader)
 
     def handle_claim(self, epoch: int) -> None:
         self.listener.handle_new_leader(MetaLogLeader(self._node_id, epoch))
@@ -115,3 +123,7 @@ class MetaLogRaftShim(MetaLogManager):
 
     def node_id(self) -> int:
         return self._node_id
+
+    def create_snapshot(self, committed_offset: int, committed_epoch: int,
+                        last_contained_log_time: int) -> Optional[SnapshotWriter[ApiMessageAndVersion]]:
+        return self._client.create_snapshot(committed_offset, committed_epoch, last_contained_log_time)
