@@ -45,6 +45,7 @@ import time as _time
 import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
+from kafka_py.utils import app_info_parser
 from kafka_py.clients.network_client import NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
 from kafka_py.cluster.broker import Broker, EndPoint, Node
@@ -171,32 +172,6 @@ def raise_open_file_limit() -> tuple[int, int]:
     else:
         logger.info("Open file descriptor limit: soft %s, hard %s", shown(soft), shown(hard))
     return soft, hard
-
-
-# What app-info reports: the Kafka release this broker speaks, and this tree's commit.
-KAFKA_VERSION = "2.8.2"
-
-
-def _commit_id() -> str:
-    """The git commit of this kafka-py tree, read from .git without running git; else unknown."""
-    git = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".git")
-    try:
-        with open(os.path.join(git, "HEAD")) as f:
-            head = f.read().strip()
-        if not head.startswith("ref: "):
-            return head[:16]
-        ref = head[5:]
-        try:
-            with open(os.path.join(git, ref)) as f:
-                return f.read().strip()[:16]
-        except OSError:
-            with open(os.path.join(git, "packed-refs")) as f:
-                for line in f:
-                    if line.rstrip().endswith(" " + ref):
-                        return line.split()[0][:16]
-    except OSError:
-        pass
-    return "unknown"
 
 
 def generate_uuid_as_base64() -> str:
@@ -427,7 +402,8 @@ class KafkaServer:
         if config.prometheus_port >= 0:
             self.prometheus_metrics_server = PrometheusMetricsServer(
                 config.prometheus_host, config.prometheus_port, registry,
-                {"id": broker_id, "version": KAFKA_VERSION, "commit_id": _commit_id()})
+                {"id": broker_id, "version": app_info_parser.get_version(),
+                 "commit_id": app_info_parser.get_commit_id()})
             self.prometheus_metrics_server.startup()
 
     def _init_zk_client(self) -> None:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 from typing import Any, Callable
 
 from kafka_py.metadata.metadata_json_converters import (
@@ -50,39 +49,15 @@ from kafka_py.metadata.metadata_json_converters import (
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metadata.records.partition_record.v0 import PartitionRecord
 from kafka_py.shell.metadata_node import DirectoryNode
+from kafka_py.utils import app_info_parser
 
 logger = logging.getLogger(__name__)
 
 # PartitionChangeRecord's Leader when the leader does not change.
 NO_LEADER_CHANGE = -2
 
-# What /local/version says: the Kafka release this project ports (AppInfoParser.getVersion).
-KAFKA_VERSION = "2.8.2"
-
 # ConfigResource.Type ids the shell shows, and the directory of each.
 _CONFIG_RESOURCE_TYPES = {4: "broker", 2: "topic"}
-
-
-def _commit_id() -> str:
-    """This tree's git commit (AppInfoParser.getCommitId), read from .git; else unknown."""
-    git = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".git")
-    try:
-        with open(os.path.join(git, "HEAD")) as f:
-            head = f.read().strip()
-        if not head.startswith("ref: "):
-            return head[:16]
-        ref = head[5:]
-        try:
-            with open(os.path.join(git, ref)) as f:
-                return f.read().strip()[:16]
-        except OSError:
-            with open(os.path.join(git, "packed-refs")) as f:
-                for line in f:
-                    if line.rstrip().endswith(" " + ref):
-                        return line.split()[0][:16]
-    except OSError:
-        pass
-    return "unknown"
 
 
 @dataclasses.dataclass
@@ -126,8 +101,8 @@ class MetadataNodeManager:
 
     def setup(self) -> None:
         directory = self.data.root.mkdirs("local")
-        directory.create("version").set_contents(KAFKA_VERSION)
-        directory.create("commitId").set_contents(_commit_id())
+        directory.create("version").set_contents(app_info_parser.get_version())
+        directory.create("commitId").set_contents(app_info_parser.get_commit_id())
 
     def log_listener(self) -> LogListener:
         return self._log_listener
