@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import signal
 import subprocess
 from typing import Optional
@@ -22,6 +23,31 @@ from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
 from tests.integration.broker_harness import ROOT, RawClient, free_port, port_open, wait_until
 
 STARTED_MARKER = b"Kafka Server started"
+# A broker (or a combined node) is serving once the controller unfenced it.
+UNFENCED = "Transitioning from RECOVERY to RUNNING"
+
+
+def run_tool(*args: str, stdin: Optional[str] = None) -> subprocess.CompletedProcess:
+    """A bin/ script or other command run from the repository, its output captured."""
+    return subprocess.run(list(args), cwd=ROOT, capture_output=True, text=True, timeout=120, input=stdin)
+
+
+def read_text(path: pathlib.Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def combined_node_config(tmp_path: pathlib.Path) -> tuple[pathlib.Path, int, pathlib.Path]:
+    """config/kraft/server.properties with free ports and its log dir under ``tmp_path``:
+    (the config file, the client port, the log dir)."""
+    client_port, controller_port = free_port(), free_port()
+    log_dir = tmp_path / "kraft-combined-logs"
+    text = (ROOT / "config" / "kraft" / "server.properties").read_text()
+    text = text.replace("/tmp/kraft-combined-logs", str(log_dir))
+    text = re.sub(r"\b9092\b", str(client_port), text)
+    text = re.sub(r"\b9093\b", str(controller_port), text)
+    config = tmp_path / "server.properties"
+    config.write_text(text)
+    return config, client_port, log_dir
 
 
 def random_cluster_id() -> str:

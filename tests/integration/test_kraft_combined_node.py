@@ -9,31 +9,8 @@ import re
 import signal
 import subprocess
 
-from tests.integration.broker_harness import ROOT, free_port, port_open, wait_until
-
-UNFENCED = "Transitioning from RECOVERY to RUNNING"
-
-
-def _combined_config(tmp_path: pathlib.Path) -> tuple[pathlib.Path, int, pathlib.Path]:
-    """config/kraft/server.properties with free ports and a log dir under ``tmp_path``."""
-    client_port, controller_port = free_port(), free_port()
-    log_dir = tmp_path / "kraft-combined-logs"
-    text = (ROOT / "config" / "kraft" / "server.properties").read_text()
-    text = text.replace("/tmp/kraft-combined-logs", str(log_dir))
-    text = re.sub(r"\b9092\b", str(client_port), text)
-    text = re.sub(r"\b9093\b", str(controller_port), text)
-    config = tmp_path / "server.properties"
-    config.write_text(text)
-    return config, client_port, log_dir
-
-
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(args), cwd=ROOT, capture_output=True, text=True, timeout=120)
-
-
-def _read(path: pathlib.Path) -> str:
-    return path.read_text(errors="replace") if path.exists() else ""
-
+from tests.integration.broker_harness import ROOT, port_open, wait_until
+from tests.integration.kraft_harness import UNFENCED, combined_node_config, read_text, run_tool
 
 def _java_processes_naming(path: pathlib.Path) -> list[int]:
     found = []
@@ -52,10 +29,10 @@ def test_a_combined_node_started_as_the_kraft_readme_says_serves_clients(tmp_pat
     from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
     from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 
-    config, port, log_dir = _combined_config(tmp_path)
-    cluster_id = _run(str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid").stdout.strip()
+    config, port, log_dir = combined_node_config(tmp_path)
+    cluster_id = run_tool(str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid").stdout.strip()
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", cluster_id), cluster_id
-    formatted = _run(str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config))
+    formatted = run_tool(str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config))
     assert formatted.returncode == 0 and f"Formatting {log_dir}" in formatted.stdout, formatted
     meta = (log_dir / "meta.properties").read_text()
     assert f"cluster.id={cluster_id}" in meta and "node.id=1" in meta and "version=1" in meta
@@ -68,8 +45,8 @@ def test_a_combined_node_started_as_the_kraft_readme_says_serves_clients(tmp_pat
     admin = producer = consumer = None
     try:
         def serving() -> bool:
-            assert server.poll() is None, _read(output)[-3000:]
-            return UNFENCED in _read(output) and port_open(port)
+            assert server.poll() is None, read_text(output)[-3000:]
+            return UNFENCED in read_text(output) and port_open(port)
 
         wait_until(serving, 90, "the combined node did not start")
         assert not _java_processes_naming(config)
@@ -108,15 +85,15 @@ def test_a_combined_node_started_as_the_kraft_readme_says_serves_clients(tmp_pat
         if server.poll() is None:
             server.send_signal(signal.SIGTERM)
         code = server.wait(timeout=90)
-    assert code == 0, _read(output)[-3000:]
+    assert code == 0, read_text(output)[-3000:]
     assert (log_dir / ".kafka_cleanshutdown").exists()
-    assert "Traceback" not in _read(output), _read(output)[-5000:]
+    assert "Traceback" not in read_text(output), read_text(output)[-5000:]
 
 
 def test_quickstart_kraft_formats_once_and_serves_without_zookeeper(tmp_path):
     from kafka import KafkaConsumer, KafkaProducer
 
-    config, port, log_dir = _combined_config(tmp_path)
+    config, port, log_dir = combined_node_config(tmp_path)
     quickstart = ROOT / "bin" / "kafka-quickstart.sh"
     env = dict(os.environ, LOG_DIR=str(tmp_path / "logs"))
 
@@ -125,8 +102,8 @@ def test_quickstart_kraft_formats_once_and_serves_without_zookeeper(tmp_path):
                                    env=env, start_new_session=True)
         try:
             def serving() -> bool:
-                assert process.poll() is None, _read(log)[-3000:]
-                return UNFENCED in _read(log) and port_open(port)
+                assert process.poll() is None, read_text(log)[-3000:]
+                return UNFENCED in read_text(log) and port_open(port)
 
             wait_until(serving, 90, "the quickstart's node did not start")
             assert not _java_processes_naming(config), "KRaft mode started a JVM"
@@ -141,7 +118,7 @@ def test_quickstart_kraft_formats_once_and_serves_without_zookeeper(tmp_path):
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
-        return _read(log)
+        return read_text(log)
 
     first = run_once(tmp_path / "first.log", b"one")
     assert f"Formatting {log_dir}" in first
@@ -157,7 +134,7 @@ def test_quickstart_kraft_formats_once_and_serves_without_zookeeper(tmp_path):
     third = subprocess.Popen(["bash", "-c", f"exec '{quickstart}' --kraft '{config}' > '{tmp_path / 'third.log'}' 2>&1"],
                              env=env, start_new_session=True)
     try:
-        wait_until(lambda: UNFENCED in _read(tmp_path / "third.log") and port_open(port), 90,
+        wait_until(lambda: UNFENCED in read_text(tmp_path / "third.log") and port_open(port), 90,
                    "the quickstart's node did not start a third time")
         consumer = KafkaConsumer("quickstart", bootstrap_servers=f"127.0.0.1:{port}",
                                  auto_offset_reset="earliest", consumer_timeout_ms=10000)

@@ -14,18 +14,10 @@ import subprocess
 
 import pytest
 
-from tests.integration.broker_harness import ROOT, free_port, port_open, wait_until
+from tests.integration.broker_harness import ROOT, port_open, wait_until
+from tests.integration.kraft_harness import UNFENCED, combined_node_config, read_text, run_tool
 
-UNFENCED = "Transitioning from RECOVERY to RUNNING"
 TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
-
-
-def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(list(args), cwd=ROOT, capture_output=True, text=True, timeout=120, input=stdin)
-
-
-def _read(path: pathlib.Path) -> str:
-    return path.read_text(errors="replace") if path.exists() else ""
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +29,9 @@ def metadata_dir(tmp_path_factory) -> pathlib.Path:
     from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 
     tmp = tmp_path_factory.mktemp("kraft-metadata-tools")
-    client_port, controller_port = free_port(), free_port()
-    log_dir = tmp / "kraft-combined-logs"
-    text = (ROOT / "config" / "kraft" / "server.properties").read_text()
-    text = text.replace("/tmp/kraft-combined-logs", str(log_dir))
-    text = re.sub(r"\b9092\b", str(client_port), text)
-    text = re.sub(r"\b9093\b", str(controller_port), text)
-    config = tmp / "server.properties"
-    config.write_text(text)
-    cluster_id = _run(str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid").stdout.strip()
-    formatted = _run(str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config))
+    config, client_port, log_dir = combined_node_config(tmp)
+    cluster_id = run_tool(str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid").stdout.strip()
+    formatted = run_tool(str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config))
     assert formatted.returncode == 0, formatted
 
     output = tmp / "server.out"
@@ -57,8 +42,8 @@ def metadata_dir(tmp_path_factory) -> pathlib.Path:
     admin = None
     try:
         def serving() -> bool:
-            assert server.poll() is None, _read(output)[-3000:]
-            return UNFENCED in _read(output) and port_open(client_port)
+            assert server.poll() is None, read_text(output)[-3000:]
+            return UNFENCED in read_text(output) and port_open(client_port)
 
         wait_until(serving, 90, "the combined node did not start")
         admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{client_port}", request_timeout_ms=20000)
@@ -78,14 +63,14 @@ def metadata_dir(tmp_path_factory) -> pathlib.Path:
         if server.poll() is None:
             server.send_signal(signal.SIGTERM)
         code = server.wait(timeout=90)
-    assert code == 0, _read(output)[-3000:]
+    assert code == 0, read_text(output)[-3000:]
     directory = log_dir / "@metadata-0"
     assert (directory / "00000000000000000000.log").is_file()
     return directory
 
 
 def _shell(metadata_dir: pathlib.Path, *command: str) -> str:
-    result = _run(str(ROOT / "bin" / "kafka-metadata-shell.sh"), "--snapshot", str(metadata_dir), *command)
+    result = run_tool(str(ROOT / "bin" / "kafka-metadata-shell.sh"), "--snapshot", str(metadata_dir), *command)
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr  # every record of a real log replays
     return result.stdout
@@ -93,7 +78,7 @@ def _shell(metadata_dir: pathlib.Path, *command: str) -> str:
 
 def test_dump_log_decodes_the_metadata_log(metadata_dir):
     segment = metadata_dir / "00000000000000000000.log"
-    result = _run(str(ROOT / "bin" / "kafka-dump-log.sh"), "--cluster-metadata-decoder", "--files", str(segment))
+    result = run_tool(str(ROOT / "bin" / "kafka-dump-log.sh"), "--cluster-metadata-decoder", "--files", str(segment))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[:2] == [f"Dumping {segment}", "Starting offset: 0"]
@@ -167,7 +152,7 @@ def test_the_shell_reports_bad_commands_and_goes_on(metadata_dir):
 
 
 def test_the_interactive_shell_reads_commands_from_stdin(metadata_dir):
-    result = _run(str(ROOT / "bin" / "kafka-metadata-shell.sh"), "--snapshot", str(metadata_dir),
+    result = run_tool(str(ROOT / "bin" / "kafka-metadata-shell.sh"), "--snapshot", str(metadata_dir),
                   stdin="pwd\ncd /topics\npwd\nls\ncd orders\npwd\ncat name\ncd /nope\nbogus\nls /x\ncd ..\n"
                         "pwd\nhistory 2\nexit\nls\n")
     assert result.returncode == 0, result.stderr

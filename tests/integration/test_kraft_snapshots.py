@@ -12,7 +12,7 @@ import signal
 import subprocess
 
 from tests.integration.broker_harness import ROOT, port_open, wait_until
-from tests.integration.test_kraft_combined_node import UNFENCED, _combined_config, _read, _run
+from tests.integration.kraft_harness import UNFENCED, combined_node_config, read_text, run_tool
 
 SNAPSHOT_SETTINGS = """
 metadata.log.max.record.bytes.between.snapshots=1500
@@ -47,10 +47,10 @@ def test_combined_node_snapshots_its_metadata_and_restarts_from_a_snapshot(tmp_p
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
 
-    config, port, log_dir = _combined_config(tmp_path)
+    config, port, log_dir = combined_node_config(tmp_path)
     config.write_text(config.read_text() + SNAPSHOT_SETTINGS)
-    cluster_id = _run(str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid").stdout.strip()
-    assert _run(str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config)).returncode == 0
+    cluster_id = run_tool(str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid").stdout.strip()
+    assert run_tool(str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config)).returncode == 0
     metadata_dir = log_dir / "@metadata-0"
     output = tmp_path / "server.out"
 
@@ -59,8 +59,8 @@ def test_combined_node_snapshots_its_metadata_and_restarts_from_a_snapshot(tmp_p
     kept = [f"kept-{i}" for i in range(4)]
     try:
         def serving() -> bool:
-            assert server.poll() is None, _read(output)[-3000:]
-            return UNFENCED in _read(output) and port_open(port)
+            assert server.poll() is None, read_text(output)[-3000:]
+            return UNFENCED in read_text(output) and port_open(port)
 
         wait_until(serving, 90, "the combined node did not start")
         admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_ms=20000)
@@ -76,7 +76,7 @@ def test_combined_node_snapshots_its_metadata_and_restarts_from_a_snapshot(tmp_p
             if checkpoints and segments and segments[0] > 0:
                 moved = True
                 break
-        assert moved, (_metadata_files(metadata_dir), _read(output)[-3000:])
+        assert moved, (_metadata_files(metadata_dir), read_text(output)[-3000:])
         wait_until(lambda: not any(n.startswith("churn-") for n in admin.list_topics()), 30,
                    "the churned topics were not all deleted")
         topics_before = sorted(t for t in admin.list_topics() if not t.startswith("__"))
@@ -87,21 +87,21 @@ def test_combined_node_snapshots_its_metadata_and_restarts_from_a_snapshot(tmp_p
         if admin is not None:
             admin.close()
         code = _stop(server)
-    assert code == 0, _read(output)[-3000:]
+    assert code == 0, read_text(output)[-3000:]
     segments, checkpoints = _metadata_files(metadata_dir)
     assert checkpoints and segments[0] > 0
-    text_before_restart = _read(output)
+    text_before_restart = read_text(output)
     assert "Generating a snapshot" in text_before_restart
 
     server = _start(config, output, tmp_path)
     admin = None
     try:
         def serving_again() -> bool:
-            assert server.poll() is None, _read(output)[-3000:]
-            return _read(output).count(UNFENCED) >= 2 and port_open(port)
+            assert server.poll() is None, read_text(output)[-3000:]
+            return read_text(output).count(UNFENCED) >= 2 and port_open(port)
 
         wait_until(serving_again, 90, "the restarted node did not start")
-        restart_log = _read(output)[len(text_before_restart):]
+        restart_log = read_text(output)[len(text_before_restart):]
         # both the controller and the broker started from the snapshot, not from offset 0
         assert "Starting to replay snapshot" in restart_log, restart_log[-3000:]
         assert "Loading snapshot" in restart_log, restart_log[-3000:]
@@ -117,5 +117,5 @@ def test_combined_node_snapshots_its_metadata_and_restarts_from_a_snapshot(tmp_p
         if admin is not None:
             admin.close()
         code = _stop(server)
-    assert code == 0, _read(output)[-3000:]
-    assert "Traceback" not in _read(output), _read(output)[-5000:]
+    assert code == 0, read_text(output)[-3000:]
+    assert "Traceback" not in read_text(output), read_text(output)[-5000:]
