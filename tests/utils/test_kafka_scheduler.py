@@ -53,13 +53,16 @@ def test_one_shot_task_runs_on_a_named_daemon_thread(scheduler):
 
 
 def test_delayed_tasks_run_in_due_order():
-    # One thread, so the order of runs is the order tasks came due, whatever the machine load.
+    # One thread, so the order of runs is the order tasks came due. Scheduled in the reverse
+    # of that order, with a second between due times: only a test thread stalled for that long
+    # between two schedule calls (a loaded CI machine stalls for tens of milliseconds) could
+    # make a later call's task come due first.
     s = KafkaScheduler(1, thread_name_prefix="test-due-order-")
     s.startup()
     order = []
     done = threading.Event()
-    s.schedule("later", lambda: (order.append("later"), done.set()), delay_ms=60)
-    s.schedule("sooner", lambda: order.append("sooner"), delay_ms=10)
+    s.schedule("later", lambda: (order.append("later"), done.set()), delay_ms=2000)
+    s.schedule("sooner", lambda: order.append("sooner"), delay_ms=1000)
     s.schedule("soonest", lambda: order.append("soonest"))
     assert done.wait(TIMEOUT)
     assert order == ["soonest", "sooner", "later"]
