@@ -10,7 +10,7 @@ couple of blocks a lifecycle: a count, not RSS or time, so the bound holds on an
 Before the histograms' decaying samples moved to flat arrays, each lifecycle left about
 two hundred blocks behind.
 
-``KAFKA_PY_CHURN_CYCLES`` sets the number of measured lifecycles (default 300).
+``KAFKA_PY_CHURN_CYCLES`` sets the number of measured lifecycles (default 200).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tests.integration.broker_harness import unique_chroot, wait_until
 from tests.integration.in_process_state import ClientWorker, in_process_broker, log_dirs_of
 
 WARM_UP = 40
-CYCLES = int(os.environ.get("KAFKA_PY_CHURN_CYCLES", "300"))
+CYCLES = int(os.environ.get("KAFKA_PY_CHURN_CYCLES", "200"))
 PARTITIONS = 2
 # Blocks a lifecycle may leave on average: noise between two counts is about a hundred
 # blocks (a thread's frame, a timer bucket), well under this times CYCLES.
