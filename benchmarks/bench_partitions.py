@@ -1,7 +1,10 @@
 """Partitions per broker: what 1,000, 4,000 and 10,000 partitions cost one kafka-py broker.
 
-For each count, a fresh broker process (``python -m kafka_py.kafka``, real ZooKeeper started
-with ``bin/zookeeper-server-start.sh``, replication factor 1) and, in order:
+For each count and each of ``--modes`` (``zookeeper``, ``kraft``), a fresh broker process
+(``python -m kafka_py.kafka``, replication factor 1): in ZooKeeper mode with a real ZooKeeper
+started with ``bin/zookeeper-server-start.sh``; in KRaft mode a combined broker and
+controller node (``process.roles=broker,controller``, formatted with ``bin/kafka-storage.sh``),
+no ZooKeeper. In order:
 
 * ``create_s``: CreateTopics for all the partitions in topics of ``--per-topic`` (default
   100) partitions, ``--topics-per-request`` topics per request, until every partition is
@@ -21,13 +24,15 @@ with ``bin/zookeeper-server-start.sh``, replication factor 1) and, in order:
   and the "Loaded N logs in M ms" line the LogManager wrote meanwhile;
 * ``kill9_restart_s``: the same after SIGKILL (recovery of what lies past each recovery
   point), timed from the new process's start; waiting for the old registration to expire
-  is not counted.
+  (ZooKeeper mode) is not counted.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_partitions.py [--counts 1000,4000,10000] [--json out.json]
         [--no-restarts]   (creation, Metadata and scrape only)
-        [--tree PATH]     (the broker runs the code of another checkout, a ``git worktree``)
+        [--tree PATH]     (the broker runs the code of another checkout, a ``git worktree``;
+                           ZooKeeper mode only)
+        [--modes zookeeper,kraft]
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
 from kafka_py.protocol.entities import build_entity  # noqa: E402
 from kafka_py.protocol.messages import request_schema  # noqa: E402
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until  # noqa: E402
+from tests.integration.kraft_harness import KRaftBrokerProcess, random_cluster_id  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -185,17 +191,42 @@ def loaded_line(output: str) -> Optional[str]:
     return lines[-1] if lines else None
 
 
-def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> dict:
+class CombinedNode(KRaftBrokerProcess):
+    """A KRaft node that is its cluster's only broker and only controller."""
+
+    def __init__(self, workdir: pathlib.Path, overrides: dict[str, str]) -> None:
+        self.controller_port = free_port()
+        super().__init__(workdir, 1, free_port(), f"1@127.0.0.1:{self.controller_port}", overrides)
+
+    def properties(self) -> dict[str, str]:
+        props = super().properties()
+        props.update({"process.roles": "broker,controller",
+                      "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+                      "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1"})
+        props.update(self.overrides)
+        return props
+
+    def registration(self) -> None:
+        return None  # no ZooKeeper registration to wait out
+
+
+def run_count(count: int, mode: str, args, zk: Optional[ZooKeeperServer], workdir: pathlib.Path) -> dict:
     per_topic = args.per_topic
     topics = [f"p{count}-t{i:04d}" for i in range(count // per_topic)]
     metrics_port = free_port()
-    broker_class = functools.partial(TreeBroker, root=pathlib.Path(args.tree).resolve()) if args.tree else BrokerProcess
-    broker = broker_class(workdir / f"broker-{count}", zk.connect_string, unique_chroot("bench-partitions"),
-                           overrides={"num.partitions": "1", "log.segment.bytes": str(1 << 20),
-                                      "num.recovery.threads.per.data.dir": str(args.recovery_threads),
-                                      "kafka.py.metrics.prometheus.port": str(metrics_port),
-                                      "kafka.py.metrics.prometheus.host": "127.0.0.1"})
-    result: dict = {"partitions": count}
+    overrides = {"num.partitions": "1", "log.segment.bytes": str(1 << 20),
+                 "num.recovery.threads.per.data.dir": str(args.recovery_threads),
+                 "kafka.py.metrics.prometheus.port": str(metrics_port),
+                 "kafka.py.metrics.prometheus.host": "127.0.0.1"}
+    if mode == "kraft":
+        broker = CombinedNode(workdir / f"kraft-{count}", overrides)
+        broker.format(random_cluster_id())
+    else:
+        broker_class = functools.partial(TreeBroker, root=pathlib.Path(args.tree).resolve()) if args.tree \
+            else BrokerProcess
+        broker = broker_class(workdir / f"broker-{count}", zk.connect_string, unique_chroot("bench-partitions"),
+                              overrides=overrides)
+    result: dict = {"mode": mode, "partitions": count}
     broker.start(timeout=120)
     try:
         start, (start_user, start_sys) = time.monotonic(), cpu_times(broker.process.pid)
@@ -207,18 +238,21 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
         result["create_user_s"] = round(user - start_user, 2)
         result["create_sys_s"] = round(system - start_sys, 2)
         result["create_cpu_s"] = round(result["create_user_s"] + result["create_sys_s"], 2)
-        print(f"  {count}: created in {result['create_s']} s ({result['create_cpu_s']} s of the broker's CPU: "
+        print(f"  {mode} {count}: created in {result['create_s']} s ({result['create_cpu_s']} s of the broker's CPU: "
               f"{result['create_user_s']} user, {result['create_sys_s']} system)", flush=True)
         time.sleep(args.settle)
         ms, size, partitions = metadata_ms(broker.port, args.metadata_rounds)
         assert partitions >= count, partitions
         result.update(metadata_ms=round(ms, 1), metadata_bytes=size)
-        ms, size = scrape_ms(metrics_port, args.scrape_rounds)
-        result.update(scrape_ms=round(ms, 1), scrape_bytes=size)
+        if mode == "kraft":
+            result.update(scrape_ms=None, scrape_bytes=None)  # a KRaft node serves no Prometheus endpoint yet
+        else:
+            ms, size = scrape_ms(metrics_port, args.scrape_rounds)
+            result.update(scrape_ms=round(ms, 1), scrape_bytes=size)
         status = proc_status(broker.process.pid)
         result.update(rss_anon_mb=round(status["RssAnon"] / 1024, 1), rss_file_mb=round(status["RssFile"] / 1024, 1),
                       fds=status["fds"], threads=status["Threads"])
-        print(f"  {count}: {result}", flush=True)
+        print(f"  {mode} {count}: {result}", flush=True)
         if args.no_restarts:
             return result
 
@@ -233,7 +267,7 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
         result["clean_restart_s"] = round(time.monotonic() - start, 2)
         result["clean_restart_cpu_s"] = round(cpu_s(broker.process.pid), 2)
         result["clean_restart_loaded"] = loaded_line(run_output(broker))
-        print(f"  {count}: clean restart {result['clean_restart_s']} s, {result['clean_restart_cpu_s']} s of CPU "
+        print(f"  {mode} {count}: clean restart {result['clean_restart_s']} s, {result['clean_restart_cpu_s']} s of CPU "
               f"({result['clean_restart_loaded']})", flush=True)
 
         broker.kill()
@@ -244,7 +278,7 @@ def run_count(count: int, args, zk: ZooKeeperServer, workdir: pathlib.Path) -> d
         result["kill9_restart_s"] = round(time.monotonic() - start, 2)
         result["kill9_restart_cpu_s"] = round(cpu_s(broker.process.pid), 2)
         result["kill9_restart_loaded"] = loaded_line(run_output(broker))
-        print(f"  {count}: kill -9 restart {result['kill9_restart_s']} s ({result['kill9_restart_loaded']})",
+        print(f"  {mode} {count}: kill -9 restart {result['kill9_restart_s']} s ({result['kill9_restart_loaded']})",
               flush=True)
     finally:
         if broker.running:
@@ -270,16 +304,25 @@ def main() -> None:
     parser.add_argument("--tree", default=None, metavar="PATH",
                         help="run the broker from another checkout (git worktree add PATH <commit>)")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--modes", default="zookeeper", help="zookeeper, kraft or both (zookeeper,kraft)")
     args = parser.parse_args()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = set(modes) - {"zookeeper", "kraft"}
+    if unknown:
+        parser.error(f"--modes: unknown mode(s) {', '.join(sorted(unknown))} (zookeeper, kraft)")
     workdir = pathlib.Path(args.dir or tempfile.mkdtemp(prefix="bench-partitions-"))
-    (workdir / "zookeeper").mkdir(parents=True, exist_ok=True)
-    zk = ZooKeeperServer(workdir / "zookeeper").start()
+    zk = None
+    if "zookeeper" in modes:
+        (workdir / "zookeeper").mkdir(parents=True, exist_ok=True)
+        zk = ZooKeeperServer(workdir / "zookeeper").start()
     results = []
     try:
         for count in (int(c) for c in args.counts.split(",")):
-            results.append(run_count(count, args, zk, workdir))
+            for mode in modes:  # the modes in turns, count by count, so both see the same machine
+                results.append(run_count(count, mode, args, zk, workdir))
     finally:
-        zk.stop()
+        if zk is not None:
+            zk.stop()
     print(json.dumps({"date": datetime.datetime.now().isoformat(timespec="minutes"), "cpus": os.cpu_count(),
                       "results": results}, indent=1))
     if args.json:
