@@ -39,7 +39,7 @@ from tests.integration.kraft_harness import KRaftQuorum  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_partitions import create_topics, req, wait_served  # noqa: E402
+from bench_partitions import create_topics, leaders_known, req, wait_served  # noqa: E402
 
 
 def create_one(port: int, topic: str) -> bool:
@@ -48,7 +48,7 @@ def create_one(port: int, topic: str) -> bool:
         with RawClient(port, timeout=15) as client:
             response = client.request(ApiKeys.CREATE_TOPICS, 5, req(
                 ApiKeys.CREATE_TOPICS, 5, topics=[{"name": topic, "num_partitions": 1, "replication_factor": 1}],
-                timeout_ms=10000))
+                timeout=10000))
     except OSError:
         return False
     return all(int(t.error_code) == Errors.NONE.error_code for t in response.topics)
@@ -89,23 +89,30 @@ def zookeeper_rounds(count: int, rounds: int, base: pathlib.Path, zk: ZooKeeperS
         b.start(timeout=120, wait=False)
     for b in brokers:
         b.wait_started(120)
+
+    def controller_id() -> int:
+        client = brokers[0].zk()  # the chroot is the client's
+        try:
+            return json.loads(client.get("/controller")[0])["brokerid"]
+        finally:
+            client.stop()
+            client.close()
+
     try:
         topics = [f"f{count}-t{i:04d}" for i in range(count // 100)]
-        create_topics(brokers[0].port, topics, 100, 10)
-        wait_served(brokers[0].port, topics, 100, 600)
+        # ZooKeeper mode answers CreateTopics only on the controller (NOT_CONTROLLER elsewhere)
+        create_topics(brokers[controller_id()].port, topics, 100, 10)
+        # the leaders are spread over the three brokers: wait until Metadata names them all
+        wait_until(lambda: leaders_known(brokers[0].port, count), 600, "partitions without a leader")
         times = []
         for r in range(rounds):
-            client = brokers[0].zk()
-            try:
-                controller_id = json.loads(client.get("/controller")[0])["brokerid"]  # the chroot is the client's
-            finally:
-                client.stop()
-                client.close()
-            victim = brokers[controller_id]
-            survivor = next(b for b in brokers if b is not victim)
+            victim = brokers[controller_id()]
+            survivors = [b for b in brokers if b is not victim]
             start = time.monotonic()
             victim.kill()
-            wait_until(lambda: create_one(survivor.port, f"after-{count}-{r}"), 300, "no topic created")
+            # the new controller is one of the survivors; the others answer NOT_CONTROLLER
+            wait_until(lambda: any(create_one(b.port, f"after-{count}-{r}") for b in survivors), 300,
+                       "no topic created")
             times.append(time.monotonic() - start)
             print(f"  zookeeper {count} round {r + 1}: {times[-1]:.2f} s", flush=True)
             victim.restart(timeout=300)
