@@ -64,6 +64,7 @@ from kafka_py.raft.kafka_metadata_log import METADATA_TOPIC
 
 if TYPE_CHECKING:
     from kafka_py.server.broker_topic_stats import BrokerTopicStats
+    from kafka_py.server.kafka_config import KafkaConfig
     from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
     from kafka_py.utils.kafka_scheduler import Scheduler
     from kafka_py.utils.time import Time
@@ -173,6 +174,27 @@ class LogManager:
                                               for d in self._live_log_dirs}
         self._scheduled_tasks: list = []
         self._shut_down = False
+
+    @classmethod
+    def apply(cls, config: "KafkaConfig", initial_offline_dirs: list[str], scheduler: Scheduler, time: Time,
+              log_dir_failure_channel: "LogDirFailureChannel") -> "LogManager":
+        """Kafka's ``LogManager.apply``: the broker's LogManager from its KafkaConfig (both
+        KafkaServer and BrokerServer build it this way)."""
+        return cls(
+            config.log_dirs, config.default_log_config(),
+            initial_offline_dirs=initial_offline_dirs,
+            default_props=config.log_config_defaults(),
+            recovery_threads_per_data_dir=config.num_recovery_threads_per_data_dir,
+            flush_check_ms=config.log_flush_scheduler_interval_ms,
+            flush_recovery_offset_checkpoint_ms=config.log_flush_offset_checkpoint_interval_ms,
+            flush_start_offset_checkpoint_ms=config.log_flush_start_offset_checkpoint_interval_ms,
+            retention_check_ms=config.log_cleanup_interval_ms,
+            initial_task_delay_ms=config.log_initial_task_delay_ms,
+            max_pid_expiration_ms=config.transactional_id_expiration_ms,
+            scheduler=scheduler, time=time,
+            log_dir_failure_channel=log_dir_failure_channel,
+            cleaner_config=LogCleaner.cleaner_config(config),
+            prefault_bytes=config.log_prefault_bytes)
 
     def _offset_checkpoint(self, dir: str, name: str):
         # imported here: kafka_py.server depends on kafka_py.log, not the other way round at import time

@@ -43,7 +43,6 @@ from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOP
 from kafka_py.coordinator.transaction.producer_id_manager import RPCProducerIdManager
 from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
-from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.metadata.broker_state import BrokerState
@@ -349,22 +348,8 @@ class BrokerServer:
         return result
 
     def _create_log_manager(self) -> LogManager:
-        config = self.config
-        return LogManager(
-            config.log_dirs, config.default_log_config(),
-            initial_offline_dirs=self.initial_offline_dirs,
-            default_props=config.log_config_defaults(),
-            recovery_threads_per_data_dir=config.num_recovery_threads_per_data_dir,
-            flush_check_ms=config.log_flush_scheduler_interval_ms,
-            flush_recovery_offset_checkpoint_ms=config.log_flush_offset_checkpoint_interval_ms,
-            flush_start_offset_checkpoint_ms=config.log_flush_start_offset_checkpoint_interval_ms,
-            retention_check_ms=config.log_cleanup_interval_ms,
-            initial_task_delay_ms=config.log_initial_task_delay_ms,
-            max_pid_expiration_ms=config.transactional_id_expiration_ms,
-            scheduler=self.kafka_scheduler, time=self.time,
-            log_dir_failure_channel=self.log_dir_failure_channel,
-            cleaner_config=LogCleaner.cleaner_config(config),
-            prefault_bytes=config.log_prefault_bytes)
+        return LogManager.apply(self.config, self.initial_offline_dirs, self.kafka_scheduler, self.time,
+                                self.log_dir_failure_channel)
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every known topic's config overrides from the metadata log, for the logs loaded now."""

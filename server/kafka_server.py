@@ -53,7 +53,6 @@ from kafka_py.common.errors import KafkaException
 from kafka_py.controller.kafka_controller import KafkaController
 from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
 from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
-from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.log_manager import LogManager
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
@@ -423,22 +422,8 @@ class KafkaServer:
             raise GenerateBrokerIdException("Failed to generate broker.id") from e
 
     def _create_log_manager(self, initial_offline_dirs: list[str]) -> LogManager:
-        config = self.config
-        return LogManager(
-            config.log_dirs, config.default_log_config(),
-            initial_offline_dirs=initial_offline_dirs,
-            default_props=config.log_config_defaults(),
-            recovery_threads_per_data_dir=config.num_recovery_threads_per_data_dir,
-            flush_check_ms=config.log_flush_scheduler_interval_ms,
-            flush_recovery_offset_checkpoint_ms=config.log_flush_offset_checkpoint_interval_ms,
-            flush_start_offset_checkpoint_ms=config.log_flush_start_offset_checkpoint_interval_ms,
-            retention_check_ms=config.log_cleanup_interval_ms,
-            initial_task_delay_ms=config.log_initial_task_delay_ms,
-            max_pid_expiration_ms=config.transactional_id_expiration_ms,
-            scheduler=self.kafka_scheduler, time=self.time,
-            log_dir_failure_channel=self.log_dir_failure_channel,
-            cleaner_config=LogCleaner.cleaner_config(config),
-            prefault_bytes=config.log_prefault_bytes)
+        return LogManager.apply(self.config, initial_offline_dirs, self.kafka_scheduler, self.time,
+                                self.log_dir_failure_channel)
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every topic's config overrides from ZooKeeper, for the logs loaded at startup."""
