@@ -52,6 +52,7 @@ from kafka_py.network.socket_server import SocketServer
 from kafka_py.security.authorizer import create_authorizer
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.server import quota_factory
+from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.alter_isr_manager import DefaultAlterIsrManager
 from kafka_py.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
 from kafka_py.server.broker_lifecycle_manager import BrokerLifecycleManager, listener_entries
@@ -148,6 +149,7 @@ class BrokerServer:
         self.broker_metadata_listener: Optional[BrokerMetadataListener] = None
         self.authorizer: Any = None
         self.data_plane_request_processor: Optional[KafkaApis] = None
+        self.add_partitions_to_txn_manager: Optional[AddPartitionsToTxnManager] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
 
     def _maybe_change_status(self, from_status: ProcessStatus, to_status: ProcessStatus) -> bool:
@@ -293,6 +295,11 @@ class BrokerServer:
             apis.txn_coordinator = self.transaction_coordinator
             apis.forwarding_manager = self.forwarding_manager
             apis.auto_topic_creation_manager = self.auto_topic_creation_manager
+            # a transaction's first batch on a partition is verified with its coordinator (KIP-890)
+            if config.transaction_partition_verification_enable:
+                self.add_partitions_to_txn_manager = AddPartitionsToTxnManager(
+                    config, self.metadata_cache, self.transaction_coordinator, self.time)
+                apis.add_partitions_to_txn_manager = self.add_partitions_to_txn_manager
             # markers for this broker's own partitions are appended without a request to itself
             self.transaction_coordinator.txn_marker_channel_manager.local_marker_writer = apis.write_txn_markers
             self.data_plane_request_handler_pool = KafkaRequestHandlerPool(
@@ -413,6 +420,8 @@ class BrokerServer:
                 self._swallow(self.forwarding_manager.shutdown)
             if self.auto_topic_creation_manager is not None:
                 self._swallow(self.auto_topic_creation_manager.shutdown)
+            if self.add_partitions_to_txn_manager is not None:
+                self._swallow(self.add_partitions_to_txn_manager.shutdown)
             # Last of the data path: flushes, checkpoints and the clean-shutdown marker.
             if self.log_manager is not None:
                 self._swallow(self.log_manager.shutdown)

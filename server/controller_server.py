@@ -117,7 +117,8 @@ class ControllerServer:
                 default_num_partitions=int(config.num_partitions),
                 session_timeout_ns=int(config.broker_session_timeout_ms) * _NS_PER_MS,
                 controller_metrics=QuorumControllerMetrics(),
-                snapshot_max_new_record_bytes=int(config.metadata_snapshot_max_new_record_bytes))
+                snapshot_max_new_record_bytes=int(config.metadata_snapshot_max_new_record_bytes),
+                static_config={k: str(v) for k, v in config.originals.items() if v is not None})
 
             self.quota_managers = quota_factory.instantiate(config, self.time, self.thread_name_prefix or "")
             controller_nodes = [Node(node_id, host, port)

@@ -23,3 +23,32 @@ def _restore_client_logger_levels():
     yield
     for logger, level in zip(loggers, levels):
         logger.setLevel(level)
+
+
+# -- the metadata mode of a module's brokers ---------------------------------------------------
+
+METADATA_MODES = ("zookeeper", "kraft")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "metadata_modes(*modes): run the module's tests once per mode ('zookeeper', 'kraft'), "
+                   "its `broker` and `broker_factory` fixtures starting brokers of that mode")
+
+
+def pytest_generate_tests(metafunc):
+    marker = metafunc.definition.get_closest_marker("metadata_modes")
+    if marker is None or "metadata_mode" not in metafunc.fixturenames:
+        return
+    unknown = set(marker.args) - set(METADATA_MODES)
+    if unknown:
+        raise pytest.UsageError(f"metadata_modes: unknown mode(s) {sorted(unknown)}, known: {METADATA_MODES}")
+    # Module scope: each mode's brokers are started once for the module, not once per test.
+    metafunc.parametrize("metadata_mode", marker.args, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def metadata_mode(request) -> str:
+    """'zookeeper' (a ZooKeeper-mode broker, the default) or 'kraft' (a KRaft node that is its
+    own controller quorum), as the module's ``metadata_modes`` marker asks."""
+    return getattr(request, "param", "zookeeper")

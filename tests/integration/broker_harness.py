@@ -59,7 +59,40 @@ def port_open(port: int) -> bool:
         return False
 
 
-class BrokerProcess:
+class ServesMetadata:
+    """What a test asks any broker over the wire, whichever way it keeps its metadata
+    (ZooKeeper-mode ``BrokerProcess`` or a KRaft node): needs ``port`` and ``broker_id``."""
+
+    port: int
+    broker_id: int
+
+    def metadata(self, topics: tuple[str, ...] = ()):
+        """This broker's own Metadata (v9) answer for ``topics`` (none: brokers only)."""
+        from kafka_py.protocol.api_keys import ApiKeys
+        from kafka_py.protocol.entities import build_entity
+        from kafka_py.protocol.messages import request_schema
+
+        request = build_entity(request_schema(ApiKeys.METADATA, 9), {
+            "topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False})
+        with RawClient(self.port, timeout=10) as client:
+            return client.request(ApiKeys.METADATA, 9, request)
+
+    def knows_itself(self) -> bool:
+        return any(int(b.node_id) == self.broker_id for b in self.metadata().brokers)
+
+    def leads(self, topic: str, partitions: list[int]) -> bool:
+        """Whether this broker's own Metadata names it the leader of each of ``partitions``: its
+        LeaderAndIsr for them is done (the controller sends it before the UpdateMetadata that
+        this reflects), which the partition-state znode alone does not say."""
+        led = {int(p.partition_index) for t in self.metadata((topic,)).topics
+               if t.name == topic and int(t.error_code) == 0
+               for p in t.partitions if int(p.error_code) == 0 and int(p.leader_id) == self.broker_id}
+        return set(partitions) <= led
+
+
+
+class BrokerProcess(ServesMetadata):
     """One broker process; start, stop (SIGTERM), kill (SIGKILL) and restart it."""
 
     def __init__(self, workdir: pathlib.Path, zk_connect: str, chroot: str, broker_id: int = 0,
@@ -151,30 +184,6 @@ class BrokerProcess:
         # Serving requests starts before the controller's first UpdateMetadata arrives; until
         # then Metadata lists no brokers and admin requests see an empty cluster.
         wait_until(self.knows_itself, timeout, "broker metadata never listed the broker")
-
-    def metadata(self, topics: tuple[str, ...] = ()):
-        """This broker's own Metadata (v9) answer for ``topics`` (none: brokers only)."""
-        from kafka_py.protocol.api_keys import ApiKeys
-        from kafka_py.protocol.entities import build_entity
-        from kafka_py.protocol.messages import request_schema
-
-        request = build_entity(request_schema(ApiKeys.METADATA, 9), {
-            "topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False,
-            "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False})
-        with RawClient(self.port, timeout=10) as client:
-            return client.request(ApiKeys.METADATA, 9, request)
-
-    def knows_itself(self) -> bool:
-        return any(int(b.node_id) == self.broker_id for b in self.metadata().brokers)
-
-    def leads(self, topic: str, partitions: list[int]) -> bool:
-        """Whether this broker's own Metadata names it the leader of each of ``partitions``: its
-        LeaderAndIsr for them is done (the controller sends it before the UpdateMetadata that
-        this reflects), which the partition-state znode alone does not say."""
-        led = {int(p.partition_index) for t in self.metadata((topic,)).topics
-               if t.name == topic and int(t.error_code) == 0
-               for p in t.partitions if int(p.error_code) == 0 and int(p.leader_id) == self.broker_id}
-        return set(partitions) <= led
 
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM (a clean shutdown); returns the exit status."""

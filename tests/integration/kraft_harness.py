@@ -20,7 +20,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
-from tests.integration.broker_harness import ROOT, RawClient, free_port, port_open, wait_until
+from tests.integration.broker_harness import ROOT, RawClient, ServesMetadata, free_port, port_open, wait_until
 
 STARTED_MARKER = b"Kafka Server started"
 # A broker (or a combined node) is serving once the controller unfenced it.
@@ -58,7 +58,7 @@ def random_cluster_id() -> str:
 
 class KRaftControllerProcess:
     def __init__(self, workdir: pathlib.Path, node_id: int, port: int, voters: str,
-                 overrides: Optional[dict[str, str]] = None) -> None:
+                 overrides: Optional[dict[str, str]] = None, env: Optional[dict[str, str]] = None) -> None:
         self.workdir = pathlib.Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.node_id = node_id
@@ -69,6 +69,7 @@ class KRaftControllerProcess:
         self.output_path = self.workdir / "controller.out"
         self.logs_dir = self.workdir / "logs"
         self.overrides = dict(overrides or {})
+        self.env = dict(env or {})
         self.process: Optional[subprocess.Popen] = None
         self._output = None
         self._run_offset = 0
@@ -106,6 +107,7 @@ class KRaftControllerProcess:
         self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
         self._output = open(self.output_path, "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
+        env.update(self.env)
         self.process = subprocess.Popen([str(ROOT / "bin" / "kafka-server-start.sh"), str(self.config_path)],
                                         cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env)
         if wait:
@@ -232,6 +234,73 @@ class KRaftBrokerProcess(KRaftControllerProcess):
 
         wait_until(ready, timeout, f"broker {self.node_id} was not unfenced:\n{self.tail()}")
         wait_until(lambda: port_open(self.port), timeout, "broker port not open")
+
+
+class KRaftCombinedProcess(KRaftBrokerProcess, ServesMetadata):
+    """A ``process.roles=broker,controller`` node that is its quorum's only voter: a whole
+    KRaft cluster in one process, with the interface of broker_harness's ``BrokerProcess`` so
+    that a client-facing test module runs unchanged against either (``broker_id``,
+    ``bootstrap``, ``log_dir``, ``overrides``, ``start``/``stop``/``kill``/``restart``,
+    ``metadata``/``leads``). Its log dir is formatted with ``bin/kafka-storage.sh`` before
+    the first start."""
+
+    def __init__(self, workdir: pathlib.Path, broker_id: int = 0, port: Optional[int] = None,
+                 overrides: Optional[dict[str, str]] = None, env: Optional[dict[str, str]] = None) -> None:
+        self.controller_port = free_port()
+        super().__init__(workdir, broker_id, port if port is not None else free_port(),
+                         f"{broker_id}@127.0.0.1:{self.controller_port}", overrides, env)
+        self.output_path = self.workdir / "broker.out"
+        self.cluster_id = random_uuid_text()
+        self.formatted = False
+
+    @property
+    def broker_id(self) -> int:
+        return self.node_id
+
+    def properties(self) -> dict[str, str]:
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": self.voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.log_dir),
+            "num.network.threads": "2",
+            "num.io.threads": "4",
+            "num.partitions": "1",
+            "default.replication.factor": "1",
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        props.update(self.overrides)
+        return props
+
+    def start(self, timeout: float = 60.0, wait: bool = True) -> "KRaftCombinedProcess":
+        self.write_config()
+        if not self.formatted:
+            self.format(self.cluster_id)
+            self.formatted = True
+        return super().start(timeout, wait)
+
+    def wait_started(self, timeout: float = 60.0) -> None:
+        super().wait_started(timeout)
+        # Unfenced is not yet served: the broker's own metadata must list it first.
+        wait_until(self.knows_itself, timeout, "broker metadata never listed the broker")
+
+    def restart(self, timeout: float = 60.0) -> "KRaftCombinedProcess":
+        # No ephemeral registration to wait out: the controller fences by heartbeats.
+        return self.start(timeout)
+
+
+def random_uuid_text() -> str:
+    """A cluster id as ``kafka-storage.sh random-uuid`` prints one, made in this process."""
+    from kafka_py.zk.zk_data import random_uuid, uuid_to_base64
+
+    return uuid_to_base64(random_uuid())
 
 
 class KRaftQuorum:

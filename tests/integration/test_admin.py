@@ -10,6 +10,9 @@ from kafka.errors import InvalidReplicationFactorError, TopicAlreadyExistsError,
 
 from tests.integration.broker_harness import wait_until
 
+# The same tests against a ZooKeeper-mode broker and a KRaft node.
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
+
 
 @pytest.fixture(scope="module")
 def admin(broker):
@@ -36,8 +39,10 @@ def test_create_describe_delete_topic(broker, admin):
     assert sorted(partitions) == [0, 1, 2]
     for p in partitions.values():
         assert p["leader_id"] == 0 and p["replica_nodes"] == [0] and p["isr_nodes"] == [0]
-    # the logs exist on disk, in Kafka's layout
-    assert {f"orders-{p}" for p in range(3)} <= {d.name for d in broker.log_dir.iterdir()}
+    # the logs exist on disk, in Kafka's layout (a KRaft broker publishes the new metadata
+    # to its cache before its replica manager creates the logs, as Kafka's does)
+    wait_until(lambda: {f"orders-{p}" for p in range(3)} <= {d.name for d in broker.log_dir.iterdir()},
+               30, "the logs of the new topic were not created")
 
     with pytest.raises(TopicAlreadyExistsError):
         admin.create_topics([NewTopic("orders", 1, 1)])

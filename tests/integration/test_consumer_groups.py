@@ -20,12 +20,17 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from tests.integration.broker_harness import ROOT, wait_until
 from kafka_py.tools.group_subscription import subscribe
+
+# The same tests against a ZooKeeper-mode broker and a KRaft node.
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
 
 TOOL = ROOT / "bin" / "kafka-consumer-groups.sh"
 # Within the broker's default group.min.session.timeout.ms (6000) .. max (1800000).

@@ -16,6 +16,9 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from tests.integration.broker_harness import RawClient
 
+# The same tests against a ZooKeeper-mode broker and a KRaft node.
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
+
 TOPIC = "epochs"
 RECORDS = 12
 

@@ -10,6 +10,9 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
 
+# The same clients against a ZooKeeper-mode broker and a KRaft node: they cannot tell.
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
+
 MAX_MESSAGE_BYTES = 1048588  # the broker default (message.max.bytes)
 
 

@@ -24,7 +24,11 @@ from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, RawClient, wait_until
+from tests.integration.conftest import new_broker
+
+# The same transactions against a ZooKeeper-mode broker and a KRaft node.
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
 
 WAIT = 60.0
 # Short enough that a hung producer's transaction is aborted within the test.
@@ -32,10 +36,10 @@ ABORT_INTERVAL_MS = 500
 
 
 @pytest.fixture(scope="module")
-def broker(zookeeper, tmp_path_factory):
-    b = BrokerProcess(tmp_path_factory.mktemp("broker"), zookeeper.connect_string, unique_chroot("txn"),
-                      overrides={"transaction.abort.timed.out.transaction.cleanup.interval.ms":
-                                 str(ABORT_INTERVAL_MS)})
+def broker(request, metadata_mode, tmp_path_factory):
+    b = new_broker(request, metadata_mode, tmp_path_factory.mktemp("broker"),
+                   overrides={"transaction.abort.timed.out.transaction.cleanup.interval.ms":
+                              str(ABORT_INTERVAL_MS)})
     b.start()
     yield b
     if b.running:

@@ -98,15 +98,31 @@ def _config_record(resource: ConfigResource, name: str, value: str | None) -> Ap
                                                 value=value))  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True, slots=True)
+class EffectiveTopicConfig:
+    """One config of a topic as CreateTopics v5+ answers it (Kafka's ConfigEntry): its
+    value (None when sensitive) and where the value comes from (a ConfigSource id)."""
+    name: str
+    value: str | None
+    read_only: bool
+    config_source: int
+    is_sensitive: bool
+
+
 class ConfigurationControlManager:
     def __init__(self, snapshot_registry: SnapshotRegistry,
                  config_defs: Mapping[ConfigResourceType, ConfigDef] | None = None,
                  validator: ConfigurationValidator | None = default_config_validator,
-                 log_prefix: str = "") -> None:
+                 log_prefix: str = "", *, static_config: Mapping[str, str] | None = None,
+                 node_id: int = -1) -> None:
         self.logger = IdentLogger(logger, log_prefix)
         self.snapshot_registry = snapshot_registry
         self.config_defs = dict(config_defs or {})
         self.validator = validator
+        # The controller's own server.properties and node id: with the dynamic broker
+        # configs they give a new topic's effective configs (the layers a broker has).
+        self.static_config = {str(k): str(v) for k, v in (static_config or {}).items() if v is not None}
+        self.node_id = node_id
         self._config_data: TimelineHashMap[ConfigResource, TimelineHashMap[str, str]] = \
             TimelineHashMap(snapshot_registry)
 
@@ -278,6 +294,40 @@ class ConfigurationControlManager:
                 found = {k: v for k, v in found.items() if k in keys}
             results[resource] = ResultOrError(found)
         return results
+
+    def compute_effective_topic_configs(self, creation_configs: Mapping[str, str]
+                                        ) -> list[EffectiveTopicConfig]:
+        """Every topic config a topic created with ``creation_configs`` would have, sorted
+        by name, with its source: the topic's own value, else the first broker synonym set
+        in this node's dynamic configs, the cluster's dynamic defaults, the static config
+        (ConfigurationControlManager.computeEffectiveTopicConfigs of later Kafka)."""
+        from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF, TOPIC_CONFIG_SYNONYMS
+        from kafka_py.server.kafka_config import KafkaConfig, broker_config_synonyms
+        from kafka_py.server.zk_admin_manager import ConfigSource
+
+        node_dynamic = self.get_configs(ConfigResource(ConfigResourceType.BROKER, str(self.node_id)))
+        cluster_dynamic = self.get_configs(ConfigResource(ConfigResourceType.BROKER, ""))
+        layers = ((node_dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                  (cluster_dynamic, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                  (self.static_config, ConfigSource.STATIC_BROKER_CONFIG))
+        broker_config = KafkaConfig(self.static_config, False, dynamic_broker_configs=node_dynamic,
+                                    dynamic_default_configs=cluster_dynamic)
+        overrides = {k: v for k, v in creation_configs.items() if k in LOG_CONFIG_DEF.config_keys}
+        values = LOG_CONFIG_DEF.parse({**broker_config.log_config_defaults(), **overrides})
+        entries = []
+        for name in sorted(LOG_CONFIG_DEF.config_keys):
+            key = LOG_CONFIG_DEF.config_keys[name]
+            sensitive = key.type is Type.PASSWORD
+            value = None if sensitive else ConfigDef.convert_to_string(values[name], key.type)
+            if name in overrides:
+                source = ConfigSource.TOPIC_CONFIG
+            else:
+                synonym = TOPIC_CONFIG_SYNONYMS.get(name)
+                synonyms = broker_config_synonyms(synonym, True) if synonym is not None else []
+                source = next((layer_source for layer, layer_source in layers
+                               if any(s in layer for s in synonyms)), ConfigSource.DEFAULT_CONFIG)
+            entries.append(EffectiveTopicConfig(name, value, False, int(source), sensitive))
+        return entries
 
     def delete_topic_configs(self, name: str) -> None:
         self._config_data.remove(ConfigResource(ConfigResourceType.TOPIC, name))

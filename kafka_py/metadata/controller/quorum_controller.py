@@ -134,7 +134,8 @@ class QuorumController(Controller):
                  replica_placer: ReplicaPlacer | None = None,
                  session_timeout_ns: int = 18 * 1_000_000_000,
                  controller_metrics: ControllerMetrics | None = None,
-                 snapshot_max_new_record_bytes: int = LONG_MAX) -> None:
+                 snapshot_max_new_record_bytes: int = LONG_MAX,
+                 static_config: Mapping[str, str] | None = None) -> None:
         self._node_id = node_id
         self.time = time if time is not None else SystemTime()
         log_prefix = log_prefix if log_prefix is not None else f"[Controller {node_id}] "
@@ -144,7 +145,8 @@ class QuorumController(Controller):
         self.snapshot_registry = SnapshotRegistry(log_prefix)
         self.purgatory = ControllerPurgatory()
         self.configuration_control = ConfigurationControlManager(
-            self.snapshot_registry, config_defs, config_validator, log_prefix)
+            self.snapshot_registry, config_defs, config_validator, log_prefix,
+            static_config=static_config, node_id=node_id)
         self.client_quota_control = ClientQuotaControlManager(self.snapshot_registry)
         self.cluster_control = ClusterControlManager(
             self.time, self.snapshot_registry, session_timeout_ns,

@@ -318,7 +318,16 @@ class ReplicationControlManager:
                                     error_message=error.message, configs=None))
                 summary.append(f"{topic.name}: {error.error.name} ({error.message})")
             else:
-                results.append(make(module.CreatableTopicResult, **successes[topic.name]))
+                success = dict(successes[topic.name])
+                if hasattr(module, "CreatableTopicConfigs"):
+                    # v5+: the new topic's effective configs, as a broker would describe them
+                    creation_configs = {c.name: c.value for c in (topic.configs or ())}
+                    success["configs"] = tuple(
+                        make(module.CreatableTopicConfigs, name=c.name, value=c.value,
+                             read_only=c.read_only, config_source=c.config_source,
+                             is_sensitive=c.is_sensitive)
+                        for c in self.configuration_control.compute_effective_topic_configs(creation_configs))
+                results.append(make(module.CreatableTopicResult, **success))
                 summary.append(f"{topic.name}: SUCCESS")
         self.logger.info("createTopics result(s): %s", ", ".join(summary))
         return ControllerResult.atomic_of(records, make(module.CreateTopicsResponse,
