@@ -405,6 +405,32 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
     def leader_and_epoch(self) -> LeaderAndEpoch:
         return self.quorum.leader_and_epoch()
 
+    def resign(self, epoch: int) -> None:
+        if epoch < 0:
+            raise ValueError(f"Attempt to resign from an invalid negative epoch {epoch}")
+        if not self.quorum.is_voter():
+            raise RuntimeError("Attempt to resign by a non-voter")
+        current = self.quorum.leader_and_epoch()
+        if epoch > current.epoch:
+            raise ValueError(f"Attempt to resign from epoch {epoch} which is larger than the current "
+                             f"epoch {current.epoch}")
+        if epoch < current.epoch:
+            # The caller has not heard of a leader change that already happened: nothing to do.
+            logger.debug("%sIgnoring a resignation from epoch %d: the epoch is %d now", self._log_prefix,
+                         epoch, current.epoch)
+            return
+        if current.leader_id != self.quorum.local_id_or_throw():
+            raise ValueError(f"Cannot resign from epoch {epoch} since we are not the leader")
+        # The state may change under us (this runs outside the raft thread); a leadership
+        # already gone is a resignation done.
+        state = self.quorum.state
+        if not isinstance(state, LeaderState) or state.epoch() != epoch:
+            logger.debug("%sIgnoring a resignation from epoch %d: no longer its leader", self._log_prefix, epoch)
+            return
+        logger.info("%sResigning from epoch %d on request", self._log_prefix, epoch)
+        state.request_resign()
+        self.wakeup()
+
     def _end_offset(self) -> OffsetAndEpoch:
         return OffsetAndEpoch(self._log.end_offset().offset, self._log.last_fetched_epoch())
 
@@ -472,6 +498,13 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
     def _transition_to_resigned(self, preferred_successors: Sequence[int]) -> None:
         self._fetch_purgatory.complete_all_exceptionally(
             Errors.BROKER_NOT_AVAILABLE.exception("The broker is shutting down"))
+        # The epoch takes no more appends (as Kafka 3.x closes the leader's accumulator here):
+        # a write scheduled after the resignation gets Long.MAX_VALUE, an offset that never
+        # commits, rather than an offset its records would never reach.
+        accumulator = self._get_accumulator()
+        if accumulator is not None:
+            accumulator.close()
+            self._set_accumulator(None)
         self.quorum.transition_to_resigned(preferred_successors)
         self._reset_connections()
 
@@ -1253,7 +1286,7 @@ class KafkaRaftClient(RaftClient[T], Generic[T]):
     def _poll_leader(self, current_time_ms: int) -> int:
         state = self.quorum.leader_state_or_throw()
         self._maybe_fire_handle_claim(state)
-        if self._get_shutdown() is not None:
+        if self._get_shutdown() is not None or state.is_resign_requested():
             self._transition_to_resigned(state.non_leader_voters_by_descending_fetch_offset())
             return 0
         time_until_flush = self._maybe_append_batches(state, current_time_ms)

@@ -68,6 +68,14 @@ class LeaderState(EpochState):
         }
         self._observer_states: dict[int, ReplicaState] = {}
         self._granting_voters = frozenset(granting_voters)
+        # Set from another thread (the controller renouncing), read by the raft thread's poll.
+        self._resign_requested = False
+
+    def request_resign(self) -> None:
+        self._resign_requested = True
+
+    def is_resign_requested(self) -> bool:
+        return self._resign_requested
 
     def high_watermark(self) -> Optional[LogOffsetMetadata]:
         return self._high_watermark

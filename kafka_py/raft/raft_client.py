@@ -78,6 +78,12 @@ class RaftClient(ABC, Generic[T]):
     def schedule_atomic_append(self, epoch: int, records: Sequence[T]) -> Optional[int]:
         """As ``schedule_append``, but all records go in one batch: all commit or none do."""
 
+    def resign(self, epoch: int) -> None:
+        """Give up the leadership of ``epoch`` (Kafka 3.x's RaftClient.resign): the leader
+        resigns as at shutdown and the voters elect a leader of a later epoch, which may be
+        this node again. A call for an epoch already over does nothing."""
+        raise NotImplementedError
+
     @abstractmethod
     def shutdown(self, timeout_ms: int) -> CompletableFuture[None]:
         """Begin a graceful shutdown: a leader resigns so the others elect a successor at

@@ -63,6 +63,43 @@ def test_single_voter_restart_resumes_with_committed_data():
     assert again.listener.committed_records() == ["a"]
 
 
+def test_a_resigning_single_voter_wins_the_next_epoch_and_keeps_its_committed_data():
+    """A controller that renounces after an unexpected error resigns its raft leadership; a
+    lone voter must come back as the leader of a later epoch (else no controller is active)."""
+    ctx = RaftClientTestContext(0, {0})
+    ctx.poll()
+    ctx.client.schedule_append(1, ["a"])
+    ctx.poll(2)
+    ctx.client.resign(1)
+    ctx.poll()
+    assert ctx.quorum.is_resigned() and ctx.current_epoch() == 1
+    # Appends to the resigned epoch can never commit.
+    assert ctx.client.schedule_append(1, ["lost"]) == LONG_MAX
+    ctx.sleep(2 * ctx.config.election_timeout_ms)
+    ctx.poll(3)
+    assert ctx.quorum.is_leader() and ctx.current_epoch() == 2
+    assert ctx.listener.claimed == [1, 2]
+    assert ctx.client.schedule_append(2, ["b"]) != LONG_MAX
+    ctx.poll(3)
+    assert ctx.listener.committed_records() == ["a", "b"]
+
+
+def test_resign_of_an_epoch_already_over_does_nothing_and_a_follower_cannot_resign():
+    ctx = RaftClientTestContext(0, {0})
+    ctx.poll()
+    ctx.client.resign(0)  # an older epoch: already over
+    ctx.poll()
+    assert ctx.quorum.is_leader() and ctx.current_epoch() == 1
+    with pytest.raises(ValueError):
+        ctx.client.resign(5)  # a later epoch than the current one
+    follower = RaftClientTestContext(0, {0, 1, 2})
+    follower.deliver_request(follower.begin_epoch_request(4, 1))
+    follower.poll()
+    with pytest.raises(ValueError):
+        follower.client.resign(4)
+    assert follower.quorum.is_follower() and follower.current_epoch() == 4
+
+
 # ---- Vote ------------------------------------------------------------------------------------
 
 def test_vote_granted_to_up_to_date_candidate_is_persisted():

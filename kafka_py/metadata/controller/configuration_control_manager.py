@@ -310,7 +310,12 @@ class ConfigurationControlManager:
         layers = ((node_dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
                   (cluster_dynamic, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
                   (self.static_config, ConfigSource.STATIC_BROKER_CONFIG))
-        broker_config = KafkaConfig(self.static_config, False, dynamic_broker_configs=node_dynamic,
+        static = self.static_config
+        if "process.roles" not in static and "zookeeper.connect" not in static:
+            # No server.properties (a controller built in a test): Kafka's defaults, which a
+            # KafkaConfig only gives with a metadata mode named; nothing connects anywhere.
+            static = {**static, "zookeeper.connect": "localhost:2181"}
+        broker_config = KafkaConfig(static, False, dynamic_broker_configs=node_dynamic,
                                     dynamic_default_configs=cluster_dynamic)
         overrides = {k: v for k, v in creation_configs.items() if k in LOG_CONFIG_DEF.config_keys}
         values = LOG_CONFIG_DEF.parse({**broker_config.log_config_defaults(), **overrides})

@@ -7,7 +7,8 @@ the epoch is no longer led, an offset that never commits), and the client's list
 become the MetaLogListener's: each committed batch is handed over as its records with the
 batch's last offset, a claimed epoch as this node being the new leader, a resigned epoch as a
 renounce. Each batch goes with its epoch, append time and size (``handle_commit_batch``), a
-snapshot to load as ``handle_snapshot``, and ``create_snapshot`` is the client's.
+snapshot to load as ``handle_snapshot``, and ``create_snapshot`` is the client's. The
+controller's own ``renounce`` resigns the raft leadership (3.x's ``RaftClient.resign``).
 
 The records of the metadata log are ApiMessageAndVersion in MetadataRecordSerde's layout;
 ``RaftMetadataRecordSerde`` is that serde as the raft client's RecordSerde.
@@ -110,11 +111,12 @@ class MetaLogRaftShim(MetaLogManager):
         return result
 
     def renounce(self, epoch: int) -> None:
-        # Kafka 2.8.2's shim throws UnsupportedOperationException: its RaftClient cannot resign
-        # on request (3.0 adds resign). The controller has already renounced in memory; the raft
-        # leadership stays until the next election, so say so rather than fail the caller.
-        logger.error("Cannot renounce the metadata log leadership of epoch %d: the raft client has no resign "
-                     "operation; the leadership ends with the next election", epoch)
+        # Kafka 2.8.2's shim throws UnsupportedOperationException here, so a controller that
+        # renounced after an unexpected error stayed inactive while its raft leadership went
+        # on: a one-voter quorum never had an active controller again. The raft client resigns
+        # instead (Kafka 3.x's resign); the next election, which this node may win, makes a
+        # controller that reloads the committed state.
+        self._client.resign(epoch)
 
     def leader(self) -> MetaLogLeader:
         leader_and_epoch = self._client.leader_and_epoch()
