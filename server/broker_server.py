@@ -23,6 +23,14 @@ metadata comes from and where changes to it go:
 * shutdown begins with a controlled shutdown through heartbeats (the controller moves this
   broker's leaderships and then lets it go), then stops the components in Kafka's order.
 
+The broker's metrics are a ZooKeeper-mode broker's, its BrokerState gauge read from the
+BrokerLifecycleManager; KafkaRaftServer serves them on the node's Prometheus endpoint.
+
+ACLs and SCRAM credentials are metadata records too (Kafka 3.5): the listener's AclPublisher
+and ScramPublisher feed them to the StandardAuthorizer and the CredentialCache of the SASL
+listeners; CreateAcls, DeleteAcls and AlterUserScramCredentials are forwarded to the controller,
+DescribeAcls and DescribeUserScramCredentials answered from what the broker holds.
+
 DescribeConfigs is answered by ConfigHelper over the CachedConfigRepository. Delegation
 tokens are not supported (as in 2.8.2).
 """
@@ -47,6 +55,7 @@ from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.metadata.broker_state import BrokerState
 from kafka_py.metadata.version_range import VersionRange
+from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name
 from kafka_py.network.channel_builders import create_client_channel_builder
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.security.authorizer import create_authorizer
@@ -70,9 +79,11 @@ from kafka_py.server.kafka_apis import KafkaApis, error_response
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata.broker_metadata_listener import BrokerMetadataListener, on_leadership_change
+from kafka_py.server.metadata.acl_publisher import AclPublisher
 from kafka_py.server.metadata.client_quota_metadata_manager import ClientQuotaMetadataManager
 from kafka_py.server.metadata.config_repository import CachedConfigRepository
 from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
+from kafka_py.server.metadata.scram_publisher import ScramPublisher
 from kafka_py.server.raft_replica_manager import RaftReplicaManager
 from kafka_py.server.zk_admin_manager import ConfigHelper
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
@@ -86,6 +97,8 @@ logger = logging.getLogger(__name__)
 FORWARDING_RETRY_TIMEOUT_MS = 60_000
 # How long shutdown waits for the controller to approve a controlled shutdown (Kafka's 5 min).
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 300
+# KafkaBroker's gauge of the broker's state, under a ZooKeeper-mode broker's name.
+BROKER_STATE_METRIC = explicit_metric_name("kafka.server", "KafkaServer", "BrokerState")
 
 
 class ProcessStatus(enum.Enum):
@@ -203,6 +216,7 @@ class BrokerServer:
 
             self.kafka_scheduler = KafkaScheduler(config.background_threads)
             self.kafka_scheduler.startup()
+            default_registry().new_gauge(BROKER_STATE_METRIC, lambda: int(self.lifecycle_manager.state()))
             self.broker_topic_stats = BrokerTopicStats()
             self.quota_managers = quota_factory.instantiate(config, self.time, self.thread_name_prefix or "")
             self.log_dir_failure_channel = LogDirFailureChannel(len(config.log_dirs))
@@ -270,6 +284,16 @@ class BrokerServer:
                 self._channel_manager(provider, "heartbeat", config.broker_session_timeout_ms),
                 self.cluster_id, listener_entries(network_listeners), self.supported_features)
 
+            # The authorizer and the credential cache exist before the first records arrive: the
+            # ACLs and SCRAM credentials are records, which the publishers hand them.
+            authorizer_class_name = (config.get("authorizer.class.name") or "").strip()
+            if authorizer_class_name:
+                self.authorizer = create_authorizer(authorizer_class_name)
+                self.authorizer.configure(config.originals)
+            self.broker_metadata_listener.publishers = [
+                AclPublisher("broker", config.node_id, self.authorizer),
+                ScramPublisher("broker", config.node_id, self.credential_provider)]
+
             # From here on the committed metadata records arrive.
             self.meta_log_manager.register(self.broker_metadata_listener)
 
@@ -278,10 +302,7 @@ class BrokerServer:
             if not any(e.listener_name == config.inter_broker_listener_name for e in end_points):
                 raise KafkaException(f"Unable to find inter-broker listener {config.inter_broker_listener_name.value}"
                                      f". Found listener(s): {', '.join(e.listener_name.value for e in end_points)}")
-            authorizer_class_name = (config.get("authorizer.class.name") or "").strip()
-            if authorizer_class_name:
-                self.authorizer = create_authorizer(authorizer_class_name)
-                self.authorizer.configure(config.originals)
+            if self.authorizer is not None:
                 self.authorizer.start(BrokerInfo(Broker(config.node_id, end_points, config.rack),
                                                  BrokerInfo.CURRENT_VERSION, jmx_port=-1))
 
@@ -294,6 +315,8 @@ class BrokerServer:
             apis = self.data_plane_request_processor
             apis.txn_coordinator = self.transaction_coordinator
             apis.forwarding_manager = self.forwarding_manager
+            # DescribeUserScramCredentials is answered from the credentials the metadata log holds
+            apis.credential_provider = self.credential_provider
             apis.auto_topic_creation_manager = self.auto_topic_creation_manager
             # a transaction's first batch on a partition is verified with its coordinator (KIP-890)
             if config.transaction_partition_verification_enable:
@@ -435,6 +458,7 @@ class BrokerServer:
                 self._swallow(self.dynamic_config.clear)
             self._is_shutting_down.clear()
             self._swallow(self.lifecycle_manager.close)
+            default_registry().remove_metric(BROKER_STATE_METRIC)
             self.logger.info("shut down completed")
         except BaseException as e:
             self.logger.critical("Fatal error during broker shutdown.", exc_info=e)

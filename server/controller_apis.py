@@ -19,8 +19,15 @@ inner request that does not parse is UNSUPPORTED_VERSION, as in Kafka.
 ApiVersions lists what this listener serves (server/api_version_manager.py). A request of an
 API it does not serve never gets here: the Processor closes its connection.
 
-Authorization: with no authorizer every check passes, as in a broker without one. The
-ZooKeeper-backed AclAuthorizer cannot run without ZooKeeper, so the controller runs with none.
+Authorization: with no authorizer every check passes, as in a broker without one. With the
+StandardAuthorizer (``authorizer.class.name``, Kafka 3.2+) every request, and each request an
+Envelope carries, is authorized with the principal it was made by: the envelope needs
+CLUSTER_ACTION for the forwarding broker, the request inside it what the client needs.
+
+ACLs and SCRAM credentials (Kafka 3.2 and 3.5): CreateAcls and DeleteAcls go through the same
+handlers as a broker's (server/kafka_apis_acls.py, so the same checks and answers), whose
+authorizer hands the change to the QuorumController's AclControlManager;
+AlterUserScramCredentials goes to its ScramControlManager. Both need Alter on the cluster.
 """
 from __future__ import annotations
 
@@ -55,13 +62,14 @@ logger = logging.getLogger(__name__)
 ZERO_UUID = uuid.UUID(int=0)
 NO_CONTROLLER_ID = -1
 
-# ApiKeys.forwardable of Kafka 2.8.2: what a broker may forward in an Envelope.
+# ApiKeys.forwardable of Kafka 2.8.2: what a broker may forward in an Envelope; with Kafka
+# 3.x's ElectLeaders and ListPartitionReassignments, which its KRaft brokers always forward.
 FORWARDABLE_APIS = frozenset({
     ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS, ApiKeys.ALTER_CONFIGS,
     ApiKeys.CREATE_PARTITIONS, ApiKeys.CREATE_DELEGATION_TOKEN, ApiKeys.RENEW_DELEGATION_TOKEN,
     ApiKeys.EXPIRE_DELEGATION_TOKEN, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
     ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, ApiKeys.UPDATE_FEATURES,
-    ApiKeys.UNREGISTER_BROKER,
+    ApiKeys.UNREGISTER_BROKER, ApiKeys.ELECT_LEADERS, ApiKeys.LIST_PARTITION_REASSIGNMENTS,
 })
 
 
@@ -191,7 +199,11 @@ class ControllerApis:
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions,
             ApiKeys.ELECT_LEADERS: self.handle_elect_leaders,
             ApiKeys.UPDATE_FEATURES: self.handle_update_features,
+            ApiKeys.CREATE_ACLS: self.handle_create_acls,
+            ApiKeys.DELETE_ACLS: self.handle_delete_acls,
+            ApiKeys.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials,
         }
+        self._acl_handlers: Optional[Any] = None
 
     # ---- dispatch ---------------------------------------------------------------------------
     def handle(self, request: Request) -> None:
@@ -579,6 +591,47 @@ class ControllerApis:
     def handle_update_features(self, request: Request) -> None:
         self.auth_helper.authorize_cluster_operation(request, AclOperation.ALTER)
         self._controller_call(request, lambda: self.controller.update_features(request.body))
+
+    # ---- ACLs and SCRAM credentials ------------------------------------------------------------
+    def _acl_request_handlers(self) -> Any:
+        if self._acl_handlers is None:
+            from kafka_py.server.kafka_apis_acls import AclRequestHandlers
+
+            self._acl_handlers = AclRequestHandlers(_AclApisView(self))
+        return self._acl_handlers
+
+    def handle_create_acls(self, request: Request) -> None:
+        self._acl_request_handlers().handle_create_acls_request(request)
+
+    def handle_delete_acls(self, request: Request) -> None:
+        self._acl_request_handlers().handle_delete_acls_request(request)
+
+    def handle_alter_user_scram_credentials(self, request: Request) -> None:
+        import kafka_py.server.kafka_apis_security  # noqa: F401 - its error answer
+
+        self.auth_helper.authorize_cluster_operation(request, AclOperation.ALTER)
+        self._controller_call(request, lambda: self.controller.alter_user_scram_credentials(request.body))
+
+
+class _AclApisView:
+    """What AclRequestHandlers uses of KafkaApis, answering through ControllerApis (so a
+    forwarded request's answer, or closed connection, goes back through its envelope)."""
+
+    def __init__(self, apis: ControllerApis) -> None:
+        self._apis = apis
+        self.auth_helper = apis.auth_helper
+        self.authorizer = apis.authorizer
+        self.logger = apis.logger
+        self.request_channel = self
+
+    def send_response(self, request: Request, response: Any) -> None:
+        self._apis.send_response(request, response)
+
+    def send_error_response(self, request: Request, error: Errors, message: Optional[str] = None) -> None:
+        self._apis.send_response(request, self._apis._error_response(request, error, message))
+
+    def close_connection(self, request: Request) -> None:
+        self._apis.close_connection(request)
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -8,9 +8,12 @@ Kafka's order:
 2. the QuorumController over the metadata log (a MetaLogManager: the MetaLogRaftShim over the
    RaftManager's raft client), with the broker defaults for new topics and the broker session
    timeout;
-3. the client quota managers, ControllerApis and its request handler pool
+3. the authorizer (``authorizer.class.name``: the StandardAuthorizer, whose ACL changes go to
+   this QuorumController) and a MetadataLoader that hands committed ACLs and SCRAM credentials
+   to it and to the CredentialCache of the controller's SASL listeners (Kafka 3.5);
+4. the client quota managers, ControllerApis and its request handler pool
    (``num.io.threads`` threads);
-4. and then the sockets start serving.
+5. and then the sockets start serving.
 
 Shutdown stops the sockets from taking requests, begins the controller's shutdown, closes the
 sockets, the handler pool, the quota managers and the controller. The RaftManager is not the
@@ -31,12 +34,16 @@ from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.raft.raft_config import quorum_voter_strings_to_nodes
 from kafka_py.raft.raft_manager import RaftManager
+from kafka_py.security.authorizer import create_authorizer
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.server import quota_factory
 from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager
 from kafka_py.server.controller_apis import ControllerApis
 from kafka_py.server.kafka_config import CONFIG_DEF as KAFKA_CONFIG_DEF
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
+from kafka_py.server.metadata.acl_publisher import AclPublisher
+from kafka_py.server.metadata.metadata_loader import MetadataLoader
+from kafka_py.server.metadata.scram_publisher import ScramPublisher
 from kafka_py.server.zk_admin_manager import ConfigResourceType
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
@@ -78,6 +85,7 @@ class ControllerServer:
         self.quota_managers: Optional[quota_factory.QuotaManagers] = None
         self.controller_apis: Optional[ControllerApis] = None
         self.controller_apis_handler_pool: Optional[KafkaRequestHandlerPool] = None
+        self.metadata_loader: Optional[MetadataLoader] = None
 
     def _maybe_change_status(self, from_status: ProcessStatus, to_status: ProcessStatus) -> bool:
         with self._lock:
@@ -116,9 +124,22 @@ class ControllerServer:
                 default_replication_factor=int(config.default_replication_factor),
                 default_num_partitions=int(config.num_partitions),
                 session_timeout_ns=int(config.broker_session_timeout_ms) * _NS_PER_MS,
-                controller_metrics=QuorumControllerMetrics(),
+                controller_metrics=QuorumControllerMetrics(time=self.time),
                 snapshot_max_new_record_bytes=int(config.metadata_snapshot_max_new_record_bytes),
                 static_config={k: str(v) for k, v in config.originals.items() if v is not None})
+
+            authorizer_class_name = (config.get("authorizer.class.name") or "").strip()
+            if authorizer_class_name:
+                self.authorizer = create_authorizer(authorizer_class_name)
+                self.authorizer.configure(config.originals)
+                if hasattr(self.authorizer, "set_acl_mutator"):
+                    self.authorizer.set_acl_mutator(self.controller)
+            self.metadata_loader = MetadataLoader(
+                config.node_id, self.time,
+                [AclPublisher("controller", config.node_id, self.authorizer),
+                 ScramPublisher("controller", config.node_id, self.credential_provider)],
+                self.thread_name_prefix or "")
+            self.meta_log_manager.register(self.metadata_loader)
 
             self.quota_managers = quota_factory.instantiate(config, self.time, self.thread_name_prefix or "")
             controller_nodes = [Node(node_id, host, port)
@@ -154,6 +175,10 @@ class ControllerServer:
                 self._swallow(self.quota_managers.shutdown)
             if self.controller is not None:
                 self.controller.close()
+            if self.metadata_loader is not None:
+                self._swallow(self.metadata_loader.close)
+            if self.authorizer is not None:
+                self._swallow(self.authorizer.close)
         except BaseException as e:
             self.logger.critical("Fatal error during controller shutdown.", exc_info=e)
             raise

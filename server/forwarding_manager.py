@@ -36,12 +36,14 @@ logger = logging.getLogger(__name__)
 _PRINCIPAL_DATA_VERSION = 0
 
 # The APIs a KRaft broker forwards (Kafka 2.8.2's maybeForwardToController, with 3.0's
-# ElectLeaders). CreateAcls/DeleteAcls and AlterUserScramCredentials wait for the controller
-# to serve them.
+# ElectLeaders and ListPartitionReassignments and the ACL and SCRAM APIs the controller
+# serves since 3.2 and 3.5).
 FORWARDED_APIS = frozenset((
     ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS, ApiKeys.ALTER_CONFIGS,
     ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
+    ApiKeys.LIST_PARTITION_REASSIGNMENTS,
     ApiKeys.ELECT_LEADERS, ApiKeys.UPDATE_FEATURES, ApiKeys.UNREGISTER_BROKER,
+    ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
 ))
 
 # (the client's response, or None: close the client's connection)

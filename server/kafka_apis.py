@@ -302,6 +302,8 @@ class KafkaApis:
         # the active controller in an Envelope (KIP-590), auto-created topics through CreateTopics
         # to it; None in ZooKeeper mode, where this broker handles them itself.
         self.forwarding_manager: Optional[ForwardingManager] = None
+        # KRaft mode: the SCRAM credentials committed to the metadata log (the SASL listeners' cache)
+        self.credential_provider: Optional[Any] = None
         self.auto_topic_creation_manager: Optional[Any] = None
         from kafka_py.server import kafka_apis_admin  # the admin half of this class
 

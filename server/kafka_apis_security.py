@@ -11,7 +11,11 @@ ILLEGAL_SASL_STATE, as Kafka does.
 Describing credentials needs Describe on the cluster, altering them Alter, when an authorizer
 is configured.
 
-SCRAM credentials live in ZooKeeper at /config/users/<sanitized user>, one key per
+In KRaft mode AlterUserScramCredentials is forwarded to the controller (its
+ScramControlManager writes the records) and DescribeUserScramCredentials reads the broker's
+CredentialCache, which the ScramPublisher keeps equal to the committed records.
+
+In ZooKeeper mode, SCRAM credentials live at /config/users/<sanitized user>, one key per
 mechanism, in ScramCredentialUtils' text form; a change is announced through
 /config/changes so every broker's credential cache picks it up. Unlike Kafka 2.8, any
 broker (not only the controller) applies AlterUserScramCredentials: each alteration is
@@ -100,7 +104,7 @@ class SecurityRequestHandlers:
             return
         requested = request.body.users
         if requested is None or len(requested) == 0:
-            names = [desanitize(u) for u in self.apis.zk_client.get_all_entities_with_config(ConfigType.USER)]
+            names = self._all_scram_users()
             explicit = False
         else:
             names = [u.name for u in requested]
@@ -118,17 +122,8 @@ class SecurityRequestHandlers:
                     error_message=f"Cannot describe SCRAM credentials for the same user twice in a single request: "
                                   f"{name}", credential_infos=()))
                 continue
-            infos = []
-            config = self._user_config(name)
-            for mechanism_id, mechanism in MECHANISM_TYPES.items():
-                text = config.get(mechanism.mechanism_name)
-                if text is None:
-                    continue
-                try:
-                    infos.append(CredentialInfo(mechanism=mechanism_id,
-                                                iterations=credential_from_string(text).iterations))
-                except ValueError:
-                    continue
+            infos = [CredentialInfo(mechanism=mechanism_id, iterations=iterations)
+                     for mechanism_id, iterations in self._credential_iterations(name).items()]
             if infos:
                 results.append(DescribeUserScramCredentialsResult(
                     user=name, error_code=Errors.NONE.error_code, error_message=None, credential_infos=tuple(infos)))
@@ -139,6 +134,35 @@ class SecurityRequestHandlers:
                     credential_infos=()))
         self.apis.send_response(request, DescribeUserScramCredentialsResponse(
             throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, error_message=None, results=tuple(results)))
+
+    def _all_scram_users(self) -> list[str]:
+        cache = self.apis.credential_provider
+        if self.apis.zk_client is None and cache is not None:
+            # KRaft mode: the users with a credential in the metadata log
+            return sorted({user for mechanism in MECHANISM_TYPES.values()
+                           for user in cache.users(mechanism.mechanism_name)})
+        return [desanitize(u) for u in self.apis.zk_client.get_all_entities_with_config(ConfigType.USER)]
+
+    def _credential_iterations(self, name: str) -> dict[int, int]:
+        """The user's credentials: mechanism type -> iterations."""
+        cache = self.apis.credential_provider
+        result = {}
+        if self.apis.zk_client is None and cache is not None:
+            for mechanism_id, mechanism in MECHANISM_TYPES.items():
+                credential = cache.get(mechanism.mechanism_name, name)
+                if credential is not None:
+                    result[mechanism_id] = credential.iterations
+            return result
+        config = self._user_config(name)
+        for mechanism_id, mechanism in MECHANISM_TYPES.items():
+            text = config.get(mechanism.mechanism_name)
+            if text is None:
+                continue
+            try:
+                result[mechanism_id] = credential_from_string(text).iterations
+            except ValueError:
+                continue
+        return result
 
     @staticmethod
     @error_response_of(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS)

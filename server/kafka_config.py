@@ -50,7 +50,12 @@ from kafka_py.cluster.broker import (
     SecurityProtocol,
 )
 from kafka_py.common.errors import InvalidConfigException
-from kafka_py.security.authorizer import AUTHORIZER_CLASSES, AUTHORIZER_CONFIG_KEYS
+from kafka_py.security.authorizer import (
+    AUTHORIZER_CLASSES,
+    AUTHORIZER_CONFIG_KEYS,
+    METADATA_AUTHORIZER_CLASSES,
+    ZOOKEEPER_AUTHORIZER_CLASSES,
+)
 from kafka_py.log.log_config import (
     ALL_API_VERSIONS,
     ALL_TOPIC_CONFIG_SYNONYMS,
@@ -368,8 +373,9 @@ CONFIG_DEF: ConfigDef = (
                      _H, "How long a metadata log segment or snapshot is kept; a soft limit, as "
                      "metadata.max.retention.bytes.")
     .define("authorizer.class.name", Type.STRING, Defaults.AUTHORIZER_CLASS_NAME, None, _L,
-            "The authorizer: empty for none, or kafka.security.authorizer.AclAuthorizer (ACLs in "
-            "ZooKeeper, configured by super.users and allow.everyone.if.no.acl.found).")
+            "The authorizer: empty for none, kafka.security.authorizer.AclAuthorizer (ACLs in "
+            "ZooKeeper) or, in KRaft mode, org.apache.kafka.metadata.authorizer.StandardAuthorizer (ACLs "
+            "in the metadata log); both configured by super.users and allow.everyone.if.no.acl.found.")
     # Socket server
     .define("port", Type.INT, Defaults.PORT, None, _H,
             "Deprecated: port of the PLAINTEXT listener when listeners is not set.")
@@ -1709,6 +1715,17 @@ class KafkaConfig:
             raise ConfigException("authorizer.class.name", authorizer,
                                   "kafka-py cannot load plug-in classes; the authorizers it has are "
                                   + ", ".join(sorted(AUTHORIZER_CLASSES)))
+        # Each authorizer keeps its ACLs where its mode keeps metadata; starting one in the other
+        # mode would serve an empty (or unreachable) ACL store, so the node does not start.
+        if authorizer and self.process_roles and authorizer.strip() in ZOOKEEPER_AUTHORIZER_CLASSES:
+            raise ConfigException("authorizer.class.name", authorizer,
+                                  "this authorizer keeps its ACLs in ZooKeeper, which a KRaft node (process.roles "
+                                  "set) does not use; use org.apache.kafka.metadata.authorizer.StandardAuthorizer, "
+                                  "whose ACLs are records of the metadata log")
+        if authorizer and not self.process_roles and authorizer.strip() in METADATA_AUTHORIZER_CLASSES:
+            raise ConfigException("authorizer.class.name", authorizer,
+                                  "this authorizer keeps its ACLs in the KRaft metadata log and needs "
+                                  "process.roles; a ZooKeeper-mode broker uses kafka.security.authorizer.AclAuthorizer")
         if self.zk_enable_secure_acls:
             raise ConfigException("zookeeper.set.acl", True,
                                   "kafka-py does not create secure ZooKeeper ACLs; allowed value: false")

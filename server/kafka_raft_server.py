@@ -17,6 +17,12 @@ a KRaft node never formats a directory itself.
 Startup order is Kafka's: the RaftManager, then the controller, then the broker; shutdown
 stops the broker first, then the RaftManager (a leader resigns, so the other controllers elect
 at once), then the controller.
+
+The node's metrics (the process's one registry: the raft client's raft-metrics, the
+controller's kafka.controller metrics, the broker's as a ZooKeeper-mode broker has them) are
+served on one Prometheus endpoint per process with ``kafka.py.metrics.prometheus.port``, as
+KafkaServer serves them. It starts first, so a node still electing a leader or catching up
+with the metadata log can already be watched, and stops first.
 """
 from __future__ import annotations
 
@@ -25,11 +31,15 @@ import threading
 from typing import Any, Optional
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.metrics.kafka_metrics_group import default_registry, recording as metrics_recording
+from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
+from kafka_py.metrics.yammer import MetricName
 from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION, METADATA_TOPIC
 from kafka_py.raft.metadata.meta_log_raft_shim import MetaLogRaftShim, RaftMetadataRecordSerde
 from kafka_py.raft.raft_manager import KafkaRaftManager
 from kafka_py.server.broker_metadata_checkpoint import initialize_log_dirs
 from kafka_py.server.kafka_config import ProcessRole
+from kafka_py.utils import app_info_parser
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
@@ -48,6 +58,8 @@ class KafkaRaftServer:
         self.time = time
         self.thread_name_prefix = thread_name_prefix
         self.logger = IdentLogger(logger, "")
+        self.prometheus_metrics_server: Optional[PrometheusMetricsServer] = None
+        metrics_recording.enabled = bool(config.metrics_enabled)
         # Refuses unformatted or mismatched dirs before anything is built.
         self.meta_props, self.offline_dirs = initialize_log_dirs(config)
         self.controller_quorum_voters = list(config.quorum_voters)
@@ -81,6 +93,7 @@ class KafkaRaftServer:
     def startup(self) -> None:
         self._shutdown_complete.clear()
         try:
+            self._start_metrics_reporting()
             self.raft_manager.startup()
             if self.controller is not None:
                 self.controller.startup()
@@ -91,8 +104,27 @@ class KafkaRaftServer:
             raise
         self.logger.info(STARTED_MESSAGE)
 
+    def _start_metrics_reporting(self) -> None:
+        """app-info and, with kafka.py.metrics.prometheus.port, the Prometheus endpoint
+        (kafka_py/metrics/prometheus_exporter.py) over the process's registry."""
+        config = self.config
+        node_id = str(config.node_id)
+        registry = default_registry()
+        start_ms = self.time.milliseconds()
+        registry.new_gauge(MetricName("kafka.server", "app-info", "", None, f"kafka.server:type=app-info,id={node_id}",
+                                      (("id", node_id),), attribute="start-time-ms"), lambda: start_ms)
+        if config.prometheus_port >= 0:
+            self.prometheus_metrics_server = PrometheusMetricsServer(
+                config.prometheus_host, config.prometheus_port, registry,
+                {"id": node_id, "version": app_info_parser.get_version(),
+                 "commit_id": app_info_parser.get_commit_id()})
+            self.prometheus_metrics_server.startup()
+
     def shutdown(self) -> None:
         try:
+            if self.prometheus_metrics_server is not None:
+                self._swallow(self.prometheus_metrics_server.shutdown)
+                self.prometheus_metrics_server = None
             if self.broker is not None:
                 self._swallow(self.broker.shutdown)
             self._swallow(self.raft_manager.shutdown)

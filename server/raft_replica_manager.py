@@ -58,6 +58,11 @@ class Deferred(HostedPartition):
 
 
 class RaftReplicaManager(ReplicaManager):
+    # Its metrics keep ReplicaManager's names (kafka.server:type=ReplicaManager), which Kafka 3
+    # uses in both modes, rather than 2.8.2's class-named type=RaftReplicaManager: dashboards
+    # and alerts work unchanged on a KRaft broker.
+    metrics_type_name = "ReplicaManager"
+
     def __init__(self, config: Any, time: Any, scheduler: Any, log_manager: Any, metadata_cache: Any,
                  log_dir_failure_channel: Any = None, *, config_repository: Any, **kwargs: Any) -> None:
         if config.requires_zookeeper:

@@ -3,7 +3,9 @@
 read them from ZooKeeper (``/config/users/<user>``).
 
 Network threads read it during authentication; the config-change thread writes it when
-a user's znode changes. A lock guards the maps: readers are brief and never block on I/O.
+a user's znode changes, or, in KRaft mode, the ScramPublisher when UserScramCredentialRecords
+and RemoveUserScramCredentialRecords commit (``update_credential``, ``remove_credentials``,
+``load`` for a snapshot). A lock guards the maps: readers are brief and never block on I/O.
 """
 from __future__ import annotations
 
@@ -45,6 +47,22 @@ class CredentialCache:
                     self._credentials[mechanism].pop(username, None)
                 else:
                     self._credentials[mechanism][username] = credential
+
+    def update_credential(self, mechanism: str, username: str, credential: ScramCredential) -> None:
+        with self._lock:
+            self._credentials.setdefault(mechanism, {})[username] = credential
+
+    def remove_credentials(self, mechanism: str, username: str) -> None:
+        with self._lock:
+            self._credentials.get(mechanism, {}).pop(username, None)
+
+    def load(self, credentials: Mapping[tuple[str, str], ScramCredential]) -> None:
+        """Replace every credential with ``credentials``: (mechanism, user) -> credential."""
+        fresh: dict[str, dict[str, ScramCredential]] = {m.mechanism_name: {} for m in ScramMechanism}
+        for (mechanism, username), credential in credentials.items():
+            fresh.setdefault(mechanism, {})[username] = credential
+        with self._lock:
+            self._credentials = fresh
 
     def users(self, mechanism: str) -> list[str]:
         with self._lock:

@@ -192,6 +192,16 @@ class MetadataNodeManager:
             root.mkdirs("features").create(message.name).set_contents(to_pretty_string(write_json(message)))
         elif record_type is MetadataRecordType.REMOVE_FEATURE_LEVEL_RECORD:
             root.mkdirs("features").rmrf(message.name)
+        elif record_type is MetadataRecordType.ACCESS_CONTROL_ENTRY_RECORD:
+            root.mkdirs("acl", "id").create(str(message.id)).set_contents(to_pretty_string(write_json(message)))
+        elif record_type is MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY_RECORD:
+            root.mkdirs("acl", "id").rmrf(str(message.id))
+        elif record_type is MetadataRecordType.USER_SCRAM_CREDENTIAL_RECORD:
+            # the iterations only: the salt and keys stay out of a browsable tree
+            root.mkdirs("user-scram", message.name).create(str(message.mechanism)).set_contents(
+                f"iterations={message.iterations}")
+        elif record_type is MetadataRecordType.REMOVE_USER_SCRAM_CREDENTIAL_RECORD:
+            root.mkdirs("user-scram", message.name).rmrf(str(message.mechanism))
         else:
             raise RuntimeError("Unhandled metadata record type")
 

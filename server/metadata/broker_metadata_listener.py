@@ -19,10 +19,18 @@ this listener's own event queue:
    handlers (the topic's logs take the new overrides, the broker its dynamic layer),
    which 2.8.2 did not yet do;
 5. QuotaRecords go to the ClientQuotaMetadataManager;
-6. the highest metadata offset seen becomes ``last_offset``: the BrokerLifecycleManager
+6. ACL and SCRAM records go, once the batch is applied, to the ``publishers`` (Kafka 3.5's
+   AclPublisher and ScramPublisher): the broker's StandardAuthorizer and the CredentialCache
+   its SASL listeners log users in with;
+7. the highest metadata offset seen becomes ``last_offset``: the BrokerLifecycleManager
    reports it in heartbeats, and the controller unfences the broker once it has caught up.
 
 A new leader of the metadata log becomes the image's controller id.
+
+Kafka 3.3.1's broker-metadata-metrics (BrokerServerMetrics) follow the batches: the last
+applied record's offset and append time once a batch is handled, a record that cannot be
+applied counted as a load error, a failure to publish the batch to the replica manager or
+the config handlers as an apply error.
 
 A snapshot (Kafka 3.0.0's handleSnapshot: at startup when the log start has moved past the
 broker's position, or after it fetched one) is applied as one batch whose records are the
@@ -43,6 +51,7 @@ from kafka_py.metadata.queue.event_queue import FailureLoggingEvent
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.server.metadata.broker_server_metrics import BrokerServerMetrics
 from kafka_py.server.metadata.metadata_brokers import MetadataBroker
 from kafka_py.server.metadata.metadata_image import MetadataImageBuilder
 from kafka_py.server.metadata.metadata_partitions import MetadataPartition
@@ -59,11 +68,14 @@ GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 
 # Records the broker's image does not hold: features, producer id blocks (the controller's
-# own), ACLs and SCRAM credentials (not yet served by the controller). Skipped quietly.
+# own), 2.8.2's AccessControlRecord and delegation tokens (never written), skipped quietly;
+# and ACLs and SCRAM credentials, which the publishers take after the batch.
 _IGNORED_RECORD_TYPES = frozenset((
     MetadataRecordType.FEATURE_LEVEL_RECORD, MetadataRecordType.REMOVE_FEATURE_LEVEL_RECORD,
     MetadataRecordType.PRODUCER_IDS_RECORD, MetadataRecordType.ACCESS_CONTROL_RECORD,
-    MetadataRecordType.USER_SCRAM_CREDENTIAL_RECORD, MetadataRecordType.DELEGATION_TOKEN_RECORD,
+    MetadataRecordType.DELEGATION_TOKEN_RECORD,
+    MetadataRecordType.ACCESS_CONTROL_ENTRY_RECORD, MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY_RECORD,
+    MetadataRecordType.USER_SCRAM_CREDENTIAL_RECORD, MetadataRecordType.REMOVE_USER_SCRAM_CREDENTIAL_RECORD,
 ))
 
 
@@ -93,9 +105,12 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
     def __init__(self, broker_id: int, time: Time, metadata_cache: Any, config_repository: Any,
                  group_coordinator: Any = None, replica_manager: Any = None, txn_coordinator: Any = None,
                  thread_name_prefix: Optional[str] = None, client_quota_manager: Any = None,
-                 topic_config_handler: Any = None, broker_config_handler: Any = None) -> None:
+                 topic_config_handler: Any = None, broker_config_handler: Any = None,
+                 broker_metrics: Optional[BrokerServerMetrics] = None) -> None:
         self.broker_id = broker_id
         self.time = time
+        # AclPublisher, ScramPublisher (set by the BrokerServer): handed each applied batch or snapshot
+        self.publishers: list[Any] = []
         self.metadata_cache = metadata_cache
         self.config_repository = config_repository
         self.group_coordinator = group_coordinator
@@ -108,6 +123,7 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
         self.logger = IdentLogger(logger, f"[BrokerMetadataListener id={broker_id}] ")
         self.batch_processing_time_hist = self.new_histogram(METADATA_BATCH_PROCESSING_TIME_US)
         self.metadata_batch_size_hist = self.new_histogram(METADATA_BATCH_SIZES)
+        self.broker_metrics = broker_metrics if broker_metrics is not None else BrokerServerMetrics(time)
         # written only on the event queue's thread; a plain int read is enough elsewhere
         self._highest_metadata_offset = -1
         self.event_queue = KafkaEventQueue(time, self.logger.ident, thread_name_prefix or "")
@@ -119,6 +135,10 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
 
     def handle_commits(self, last_offset: int, messages: Sequence[ApiMessage]) -> None:
         self.event_queue.append(_HandleCommitsEvent(self, last_offset, list(messages)))
+
+    def handle_commit_batch(self, last_offset: int, epoch: int, append_timestamp: int, size_in_bytes: int,
+                            messages: Sequence[ApiMessage]) -> None:
+        self.event_queue.append(_HandleCommitsEvent(self, last_offset, list(messages), append_timestamp))
 
     def handle_snapshot(self, reader: Any) -> None:
         self.event_queue.append(_HandleSnapshotEvent(self, reader))
@@ -143,7 +163,8 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
         try:
             self.logger.info("Loading snapshot %d-%d.", reader.snapshot_id().offset, reader.snapshot_id().epoch)
             records = [record.message for batch in reader for record in batch.records]
-            self._handle_commits(reader.last_contained_log_offset(), records, is_snapshot=True)
+            self._handle_commits(reader.last_contained_log_offset(), records, is_snapshot=True,
+                                 append_timestamp=reader.last_contained_log_timestamp())
         finally:
             reader.close()
 
@@ -161,7 +182,8 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
             if broker.id not in broker_ids:
                 image_builder.brokers_builder().remove(broker.id)
 
-    def _handle_commits(self, last_offset: int, records: list[ApiMessage], is_snapshot: bool = False) -> None:
+    def _handle_commits(self, last_offset: int, records: list[ApiMessage], is_snapshot: bool = False,
+                        append_timestamp: int = -1) -> None:
         log = self.logger
         log.debug("Metadata batch %d: handling %d record(s).", last_offset, len(records))
         image_builder = MetadataImageBuilder(self.broker_id, log, self.metadata_cache.current_image())
@@ -175,6 +197,7 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
                             len(records), record)
                 self._handle_message(image_builder, record, last_offset, changed_configs)
             except Exception:  # noqa: BLE001 - one bad record must not stop the batch, as in Kafka
+                self.broker_metrics.increment_metadata_load_error_count()
                 log.error("Unable to handle record %d in batch ending at offset %d", index, last_offset,
                           exc_info=True)
         if is_snapshot:
@@ -187,15 +210,28 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
             log.debug("Metadata batch %d: no new metadata image required.", last_offset)
         if image_builder.has_partition_changes() and self.replica_manager is not None:
             log.debug("Metadata batch %d: applying partition changes", last_offset)
-            self.replica_manager.handle_metadata_records(
-                image_builder, last_offset,
-                lambda leaders, followers: on_leadership_change(self.group_coordinator, self.txn_coordinator,
-                                                                leaders, followers))
+            try:
+                self.replica_manager.handle_metadata_records(
+                    image_builder, last_offset,
+                    lambda leaders, followers: on_leadership_change(self.group_coordinator, self.txn_coordinator,
+                                                                    leaders, followers))
+            except Exception:
+                self.broker_metrics.increment_metadata_apply_error_count()
+                raise
         else:
             log.debug("Metadata batch %d: no partition changes found.", last_offset)
         for resource in changed_configs:
             self._publish_config(resource)
+        for publisher in self.publishers:
+            try:
+                publisher.publish(last_offset, records, is_snapshot)
+            except Exception:  # noqa: BLE001 - a publisher's failure must not stop the listener
+                log.error("Error publishing metadata batch %d to %s", last_offset, publisher.name(), exc_info=True)
         self._highest_metadata_offset = last_offset
+        if append_timestamp < 0:
+            # a log that does not say when it appended: the last known time stays
+            append_timestamp = self.broker_metrics.last_applied_record_timestamp()
+        self.broker_metrics.set_last_applied_record(last_offset, append_timestamp)
         delta_us = (self.time.nanoseconds() - start_ns) // 1000
         log.debug("Metadata batch %d: advanced highest metadata offset in %d microseconds.", last_offset, delta_us)
         self.batch_processing_time_hist.update(delta_us)
@@ -271,6 +307,7 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
                 elif resource.name == str(self.broker_id):
                     self.broker_config_handler.process_config_changes(resource.name, props)
         except Exception:  # noqa: BLE001 - a config that does not apply must not stop the listener
+            self.broker_metrics.increment_metadata_apply_error_count()
             self.logger.error("Error applying the config change of %s", resource, exc_info=True)
 
     def _handle_new_leader(self, leader: MetaLogLeader) -> None:
@@ -299,14 +336,16 @@ _HANDLERS: dict[MetadataRecordType, Callable[[BrokerMetadataListener, MetadataIm
 
 
 class _HandleCommitsEvent(FailureLoggingEvent):
-    def __init__(self, listener: BrokerMetadataListener, last_offset: int, records: list[ApiMessage]) -> None:
+    def __init__(self, listener: BrokerMetadataListener, last_offset: int, records: list[ApiMessage],
+                 append_timestamp: int = -1) -> None:
         super().__init__(listener.logger)
         self.listener = listener
         self.last_offset = last_offset
         self.records = records
+        self.append_timestamp = append_timestamp
 
     def run(self) -> None:
-        self.listener._handle_commits(self.last_offset, self.records)
+        self.listener._handle_commits(self.last_offset, self.records, append_timestamp=self.append_timestamp)
 
 
 class _HandleSnapshotEvent(FailureLoggingEvent):
@@ -337,6 +376,7 @@ class _ShutdownEvent(FailureLoggingEvent):
     def run(self) -> None:
         self.listener.remove_metric(METADATA_BATCH_PROCESSING_TIME_US)
         self.listener.remove_metric(METADATA_BATCH_SIZES)
+        self.listener.broker_metrics.close()
 
 
 __all__ = ["BrokerMetadataListener", "on_leadership_change", "METADATA_BATCH_PROCESSING_TIME_US",

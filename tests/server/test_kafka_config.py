@@ -871,3 +871,14 @@ def test_properties_load_file_latin1_fallback(tmp_path):
     path = tmp_path / "x.properties"
     path.write_bytes(b"name=caf\xe9\n")  # ISO-8859-1, as Java writes without escapes
     assert properties.load_file(path) == {"name": "caf\u00e9"}
+
+
+def test_each_authorizer_only_in_its_own_mode():
+    standard = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert kraft_config(KRAFT_COMBINED, authorizer_class_name=standard).get("authorizer.class.name") == standard
+    assert kraft_config(KRAFT_CONTROLLER, authorizer_class_name=standard).get("authorizer.class.name") == standard
+    # ZooKeeper's AclAuthorizer on a KRaft node stops it, naming the key and the authorizer to use
+    for acl_authorizer in ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"):
+        assert_kraft_error(KRAFT_BROKER, {"authorizer.class.name": acl_authorizer}, "authorizer.class.name",
+                           acl_authorizer, standard)
+    assert_config_error({"authorizer.class.name": standard}, "authorizer.class.name", standard, "process.roles")

@@ -468,3 +468,27 @@ def test_bin_scripts_run_the_tools(log_dir):
                                     "--snapshot", str(log_dir), "cat", "/topics/orders/name"],
                                    capture_output=True, text=True, timeout=60)
     assert (via_run_class.returncode, via_run_class.stdout) == (0, "orders\n"), via_run_class.stderr
+
+
+def test_acl_and_scram_records_appear_and_go_in_the_tree():
+    import uuid
+
+    from kafka_py.metadata.records.access_control_entry_record.v0 import AccessControlEntryRecord
+    from kafka_py.metadata.records.remove_access_control_entry_record.v0 import RemoveAccessControlEntryRecord
+    from kafka_py.metadata.records.remove_user_scram_credential_record.v0 import RemoveUserScramCredentialRecord
+    from kafka_py.metadata.records.user_scram_credential_record.v0 import UserScramCredentialRecord
+    from kafka_py.shell.metadata_node_manager import MetadataNodeManager
+
+    manager = MetadataNodeManager()
+    acl_id = uuid.uuid4()
+    manager.handle_message(AccessControlEntryRecord(id=acl_id, resource_type=2, resource_name="t", pattern_type=3,
+                                                    principal="User:a", host="*", operation=3, permission_type=3))
+    manager.handle_message(UserScramCredentialRecord(name="alice", mechanism=1, salt=b"s", stored_key=b"k",
+                                                     server_key=b"k", iterations=8192))
+    root = manager.data.root
+    assert [name for name, _ in root.mkdirs("acl", "id").children()] == [str(acl_id)]
+    assert [name for name, _ in root.mkdirs("user-scram", "alice").children()] == ["1"]
+    manager.handle_message(RemoveAccessControlEntryRecord(id=acl_id))
+    manager.handle_message(RemoveUserScramCredentialRecord(name="alice", mechanism=1))
+    assert list(root.mkdirs("acl", "id").children()) == []
+    assert list(root.mkdirs("user-scram", "alice").children()) == []

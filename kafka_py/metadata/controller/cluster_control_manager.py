@@ -14,6 +14,11 @@ has expired, the new incarnation replaces it. A (re-)registered broker is fenced
 a heartbeat shows it has caught up with the metadata log.
 
 ``iterator(epoch)`` is Kafka 3.0.0's: the records a snapshot holds for this state.
+
+Every replayed registration change sets the controller's FencedBrokerCount and
+ActiveBrokerCount (Kafka 3.3.1's updateMetrics). They are counted again from the
+registrations rather than adjusted by one, so they also come out right after the state is
+reverted to a snapshot (``update_metrics``).
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.broker_registration import BrokerRegistration
 from kafka_py.metadata.broker_registration_reply import BrokerRegistrationReply
 from kafka_py.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
+from kafka_py.metadata.controller.controller_metrics import ControllerMetrics
 from kafka_py.metadata.controller.controller_result import ControllerResult
 from kafka_py.metadata.controller.replica_placer import ReplicaPlacer
 from kafka_py.metadata.feature_map_and_epoch import FeatureMapAndEpoch
@@ -56,8 +62,9 @@ class ReadyBrokersFuture:
 class ClusterControlManager:
     def __init__(self, time: Time, snapshot_registry: SnapshotRegistry,
                  session_timeout_ns: int, replica_placer: ReplicaPlacer,
-                 log_prefix: str = "") -> None:
+                 log_prefix: str = "", controller_metrics: ControllerMetrics | None = None) -> None:
         self.log_prefix = log_prefix
+        self.controller_metrics = controller_metrics
         self.logger = IdentLogger(logger, log_prefix)
         self.time = time
         self.session_timeout_ns = session_timeout_ns
@@ -88,6 +95,14 @@ class ClusterControlManager:
 
     def broker_registrations(self) -> TimelineHashMap[int, BrokerRegistration]:
         return self._broker_registrations
+
+    def update_metrics(self) -> None:
+        if self.controller_metrics is None:
+            return
+        registrations = list(self._broker_registrations.values())
+        fenced = sum(1 for r in registrations if r.fenced)
+        self.controller_metrics.set_fenced_broker_count(fenced)
+        self.controller_metrics.set_active_broker_count(len(registrations) - fenced)
 
     def fenced_broker_ids(self) -> set[int]:
         return {r.id for r in self._broker_registrations.values() if r.fenced}
@@ -186,6 +201,7 @@ class ClusterControlManager:
         self._broker_registrations.put(broker_id, BrokerRegistration(
             broker_id, int(record.broker_epoch), record.incarnation_id, listeners, features,
             record.rack, True))
+        self.update_metrics()
         if prev is None:
             self.logger.info("Registered new broker: %s", record)
         elif prev.incarnation_id == record.incarnation_id:
@@ -206,16 +222,19 @@ class ClusterControlManager:
     def replay_unregister_broker(self, record: UnregisterBrokerRecord) -> None:
         self._registration_for(record, int(record.broker_id), int(record.broker_epoch))
         self._broker_registrations.remove(int(record.broker_id))
+        self.update_metrics()
         self.logger.info("Unregistered broker: %s", record)
 
     def replay_fence_broker(self, record: FenceBrokerRecord) -> None:
         registration = self._registration_for(record, int(record.id), int(record.epoch))
         self._broker_registrations.put(int(record.id), registration.clone_with_fencing(True))
+        self.update_metrics()
         self.logger.info("Fenced broker: %s", record)
 
     def replay_unfence_broker(self, record: UnfenceBrokerRecord) -> None:
         registration = self._registration_for(record, int(record.id), int(record.epoch))
         self._broker_registrations.put(int(record.id), registration.clone_with_fencing(False))
+        self.update_metrics()
         self.logger.info("Unfenced broker: %s", record)
         self._maybe_complete_ready_brokers_future()
 

@@ -1,5 +1,6 @@
 """Port of metadata/src/main/java/org/apache/kafka/controller/ControllerMetrics.java
-(Kafka 3.0.0, which adds the topic, partition, offline and imbalance counts).
+(Kafka 3.0.0, which adds the topic, partition, offline and imbalance counts, and Kafka 3.3.1,
+which adds the fenced and active broker counts and the last applied and committed records).
 
 What the quorum controller reports about itself. MockControllerMetrics in the tests and
 QuorumControllerMetrics (Yammer metrics under Kafka's JMX names) implement it.
@@ -45,6 +46,36 @@ class ControllerMetrics(abc.ABC):
 
     @abc.abstractmethod
     def preferred_replica_imbalance_count(self) -> int: ...
+
+    @abc.abstractmethod
+    def set_fenced_broker_count(self, broker_count: int) -> None: ...
+
+    @abc.abstractmethod
+    def fenced_broker_count(self) -> int: ...
+
+    @abc.abstractmethod
+    def set_active_broker_count(self, broker_count: int) -> None: ...
+
+    @abc.abstractmethod
+    def active_broker_count(self) -> int: ...
+
+    @abc.abstractmethod
+    def set_last_applied_record_offset(self, offset: int) -> None: ...
+
+    @abc.abstractmethod
+    def last_applied_record_offset(self) -> int: ...
+
+    @abc.abstractmethod
+    def set_last_committed_record_offset(self, offset: int) -> None: ...
+
+    @abc.abstractmethod
+    def last_committed_record_offset(self) -> int: ...
+
+    @abc.abstractmethod
+    def set_last_applied_record_timestamp(self, timestamp: int) -> None: ...
+
+    @abc.abstractmethod
+    def last_applied_record_timestamp(self) -> int: ...
 
     def close(self) -> None:
         pass

@@ -1,6 +1,7 @@
 """Port of metadata/src/main/java/org/apache/kafka/controller/QuorumController.java
 (Kafka 2.8.2, with Kafka 3.0.0's leadership handling, CreatePartitions, reassignment,
-AllocateProducerIds, one-at-a-time fencing and snapshots).
+AllocateProducerIds, one-at-a-time fencing and snapshots, and Kafka 3.5.0's ACLs and SCRAM
+credentials: AclControlManager, ScramControlManager).
 
 The KRaft controller. The node that leads the metadata log is the active controller;
 the others are standbys that only replay what the active one writes. Everything runs
@@ -34,6 +35,10 @@ after a standby fetched one) replaces the whole state before the records that fo
 
 Requests and responses are the kio message classes of each API, answered in the
 request's version.
+
+The ControllerMetrics follow the state: the managers count topics, partitions and brokers as
+records replay, and the last applied and committed offsets move with writes and commits
+(Kafka 3.3.1's updateWriteOffset and updateLastCommittedState).
 """
 from __future__ import annotations
 
@@ -47,6 +52,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import ApiException
 from kafka_py.metadata.api_message_and_version import ApiMessage, ApiMessageAndVersion
+from kafka_py.metadata.controller.acl_control_manager import AclControlManager
 from kafka_py.metadata.controller.client_quota_control_manager import (
     ClientQuotaAlteration,
     ClientQuotaControlManager,
@@ -71,6 +77,7 @@ from kafka_py.metadata.controller.producer_id_control_manager import ProducerIdC
 from kafka_py.metadata.controller.quorum_controller_metrics import QuorumControllerMetrics
 from kafka_py.metadata.controller.replica_placer import ReplicaPlacer
 from kafka_py.metadata.controller.replication_control_manager import ReplicationControlManager
+from kafka_py.metadata.controller.scram_control_manager import ScramControlManager
 from kafka_py.metadata.controller.snapshot_generator import Section, SnapshotGenerator
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
 from kafka_py.metadata.feature_map_and_epoch import FeatureMapAndEpoch
@@ -151,7 +158,7 @@ class QuorumController(Controller):
         self.cluster_control = ClusterControlManager(
             self.time, self.snapshot_registry, session_timeout_ns,
             replica_placer if replica_placer is not None else StripedReplicaPlacer(random.Random()),
-            log_prefix)
+            log_prefix, self.controller_metrics)
         self.feature_control = FeatureControlManager(supported_features or {},
                                                      self.snapshot_registry)
         self.producer_id_control = ProducerIdControlManager(self.cluster_control,
@@ -159,6 +166,8 @@ class QuorumController(Controller):
         self.replication_control = ReplicationControlManager(
             self.snapshot_registry, default_replication_factor, default_num_partitions,
             self.configuration_control, self.cluster_control, self.controller_metrics, log_prefix)
+        self.acl_control = AclControlManager(self.snapshot_registry, log_prefix)
+        self.scram_control = ScramControlManager(self.snapshot_registry, log_prefix)
         self.log_manager = log_manager
         self.meta_log_listener = QuorumMetaLogListener(self)
         # written only by the event thread; read by any thread through cur_claim_epoch()
@@ -219,7 +228,7 @@ class QuorumController(Controller):
                          new_epoch, self.last_committed_offset)
         self._set_claim_epoch(new_epoch)
         self.controller_metrics.set_active(True)
-        self.write_offset = self.last_committed_offset
+        self.update_write_offset(self.last_committed_offset)
         self.cluster_control.activate()
         # the active controller always keeps a snapshot at the committed offset, which a
         # renounce reverts to (Kafka 3.0)
@@ -238,9 +247,39 @@ class QuorumController(Controller):
         # snapshot being written reads from
         generating = self.snapshot_generator_manager.snapshot_last_offset_from_log()
         self.snapshot_registry.delete_snapshots_up_to(LATEST_EPOCH if generating is None else generating)
-        self.write_offset = -1
+        self.update_write_offset(-1)
+        self.update_state_metrics()
         self.cluster_control.deactivate()
         self._cancel_maybe_fence_replicas()
+
+    # -- metrics -------------------------------------------------------------------------
+
+    def update_write_offset(self, offset: int) -> None:
+        """The active controller reports its newest write, committed or not, as the last
+        applied record, timed when it was handed to the log (the log does not say when it
+        appends); a standby reports the last committed record (Kafka 3.3.1)."""
+        self.write_offset = offset
+        if self.cur_claim_epoch() != -1:
+            self.controller_metrics.set_last_applied_record_offset(offset)
+            self.controller_metrics.set_last_applied_record_timestamp(self.time.milliseconds())
+        else:
+            self.controller_metrics.set_last_applied_record_offset(self.last_committed_offset)
+            self.controller_metrics.set_last_applied_record_timestamp(self.last_committed_timestamp)
+
+    def update_last_committed_state(self, offset: int, epoch: int, timestamp: int) -> None:
+        self.last_committed_offset = offset
+        self.last_committed_epoch = epoch
+        self.last_committed_timestamp = timestamp
+        self.controller_metrics.set_last_committed_record_offset(offset)
+        if self.cur_claim_epoch() == -1:
+            self.controller_metrics.set_last_applied_record_offset(offset)
+            self.controller_metrics.set_last_applied_record_timestamp(timestamp)
+
+    def update_state_metrics(self) -> None:
+        """Count topics, partitions and brokers again after the state jumped back to a
+        snapshot (a renounce, a snapshot loaded), which replays no record to count them."""
+        self.replication_control.update_metrics()
+        self.cluster_control.update_metrics()
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -286,9 +325,7 @@ class QuorumController(Controller):
         self.snapshot_generator_manager.cancel()
         self.snapshot_registry.reset()
         self.new_bytes_since_last_snapshot = 0
-        self.last_committed_offset = -1
-        self.last_committed_epoch = -1
-        self.last_committed_timestamp = -1
+        self.update_last_committed_state(-1, -1, -1)
 
     def snapshot_records(self, epoch: int = LATEST_EPOCH) -> list[list[ApiMessageAndVersion]]:
         """Every manager's records as of ``epoch``, in a snapshot's order (for tests and tools)."""
@@ -300,7 +337,9 @@ class QuorumController(Controller):
                 ("replication", self.replication_control.iterator(epoch)),
                 ("configuration", self.configuration_control.iterator(epoch)),
                 ("clientQuotas", self.client_quota_control.iterator(epoch)),
-                ("producerIds", self.producer_id_control.iterator(epoch))]
+                ("producerIds", self.producer_id_control.iterator(epoch)),
+                ("acls", self.acl_control.iterator(epoch)),
+                ("scram", self.scram_control.iterator(epoch))]
 
     # -- events --------------------------------------------------------------------------
 
@@ -416,6 +455,10 @@ class QuorumController(Controller):
             T.REMOVE_FEATURE_LEVEL_RECORD: self.feature_control.replay_remove,
             T.QUOTA_RECORD: self.client_quota_control.replay,
             T.PRODUCER_IDS_RECORD: self.producer_id_control.replay,
+            T.ACCESS_CONTROL_ENTRY_RECORD: self.acl_control.replay,
+            T.REMOVE_ACCESS_CONTROL_ENTRY_RECORD: self.acl_control.replay_remove,
+            T.USER_SCRAM_CREDENTIAL_RECORD: self.scram_control.replay,
+            T.REMOVE_USER_SCRAM_CREDENTIAL_RECORD: self.scram_control.replay_remove,
         }
         handler = handlers.get(record_type)
         if handler is None:
@@ -714,6 +757,38 @@ class QuorumController(Controller):
 
         return self.append_write_event("allocateProducerIds", op)
 
+    # -- ACLs and SCRAM credentials (Kafka 3.5) ------------------------------------------
+
+    def create_acls(self, request_context: Any, acl_bindings: Sequence[Any]) -> Future:
+        """The AclMutator's createAcls: one AclCreateResult per binding, once committed."""
+        if not acl_bindings:
+            return self._completed([])
+        bindings = list(acl_bindings)
+        return self.append_write_event("createAcls", lambda: self.acl_control.create_acls(bindings))
+
+    def delete_acls(self, request_context: Any, acl_binding_filters: Sequence[Any]) -> Future:
+        """The AclMutator's deleteAcls: one AclDeleteResult per filter, once committed."""
+        if not acl_binding_filters:
+            return self._completed([])
+        filters = list(acl_binding_filters)
+        return self.append_write_event("deleteAcls", lambda: self.acl_control.delete_acls(filters))
+
+    def describe_acls(self, binding_filter: Any) -> Future:
+        return self.append_read_event("describeAcls", lambda: self.acl_control.describe_acls(
+            binding_filter, self.read_epoch()))
+
+    def alter_user_scram_credentials(self, request) -> Future:
+        module = response_module(request)
+
+        def op() -> ControllerResult:
+            result = self.scram_control.alter_credentials(request)
+            return ControllerResult(result.records, make(
+                module.AlterUserScramCredentialsResponse, results=tuple(
+                    make(module.AlterUserScramCredentialsResult, user=user, error_code=error.error.error_code,
+                         error_message=error.message) for user, error in result.response)), result.is_atomic)
+
+        return self.append_write_event("alterUserScramCredentials", op)
+
     def wait_for_ready_brokers(self, min_brokers: int) -> Future:
         future: Future = Future()
         self.append_control_event("waitForReadyBrokers",
@@ -856,7 +931,7 @@ class ControllerWriteEvent(Event, DeferredEvent):
             else:
                 offset = c.log_manager.schedule_write(controller_epoch, result.records)
             self.op.process_batch_end_offset(offset)
-            c.write_offset = offset
+            c.update_write_offset(offset)
             self.result_and_offset = ControllerResultAndOffset.of(offset, result)
             for record in result.records:
                 c.replay(record.message, offset)
@@ -983,9 +1058,7 @@ class QuorumMetaLogListener(MetaLogListener):
                 # Keep the snapshot a snapshot being written reads from.
                 generating = c.snapshot_generator_manager.snapshot_last_offset_from_log()
                 c.snapshot_registry.delete_snapshots_up_to(last_offset if generating is None else generating)
-            c.last_committed_offset = last_offset
-            c.last_committed_epoch = epoch
-            c.last_committed_timestamp = append_timestamp
+            c.update_last_committed_state(last_offset, epoch, append_timestamp)
             c.maybe_generate_snapshot(size_in_bytes)
 
         c.append_control_event(f"handleCommits[{last_offset}]", handle)
@@ -1007,9 +1080,10 @@ class QuorumMetaLogListener(MetaLogListener):
                                    offset)
                     for record in batch.records:
                         c.replay(record.message, offset)
-                c.last_committed_offset = reader.last_contained_log_offset()
-                c.last_committed_epoch = reader.last_contained_log_epoch()
-                c.last_committed_timestamp = reader.last_contained_log_timestamp()
+                c.update_last_committed_state(reader.last_contained_log_offset(),
+                                              reader.last_contained_log_epoch(),
+                                              reader.last_contained_log_timestamp())
+                c.update_state_metrics()
             finally:
                 reader.close()
 

@@ -113,7 +113,7 @@ class ReplicationControlManager:
         self._topics_by_name.put(record.name, record.topic_id)
         self._topics.put(record.topic_id, TopicControlInfo(record.name, self.snapshot_registry,
                                                            record.topic_id))
-        self._update_metrics()
+        self.update_metrics()
         self.logger.info("Created topic %s with topic ID %s.", record.name, record.topic_id)
 
     def iterator(self, epoch: int) -> Iterator[list[ApiMessageAndVersion]]:
@@ -151,7 +151,7 @@ class ReplicationControlManager:
             self._update_reassigning(record.topic_id, partition_id, prev.is_reassigning(),
                                      new.is_reassigning())
             self._update_imbalance(prev, new)
-        self._update_metrics()
+        self.update_metrics()
 
     def replay_partition_change(self, record: PartitionChangeRecord) -> None:
         topic = self._topics.get(record.topic_id)
@@ -172,7 +172,7 @@ class ReplicationControlManager:
         new.maybe_log_partition_change(
             self.logger, f"{topic.name}-{partition_id} with topic ID {record.topic_id}", prev)
         self._update_imbalance(prev, new)
-        self._update_metrics()
+        self.update_metrics()
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         topic = self._topics.remove(record.topic_id)
@@ -189,7 +189,7 @@ class ReplicationControlManager:
                 self._preferred_replica_imbalance_count.decrement()
             self._global_partition_count.decrement()
         self._brokers_to_isrs.remove_topic_entry_for_broker(topic.id, NO_LEADER)
-        self._update_metrics()
+        self.update_metrics()
         self.logger.info("Removed topic %s with ID %s.", topic.name, record.topic_id)
 
     def _update_imbalance(self, prev: PartitionRegistration, new: PartitionRegistration) -> None:
@@ -213,7 +213,7 @@ class ReplicationControlManager:
             else:
                 self._reassigning_topics.remove(topic_id)
 
-    def _update_metrics(self) -> None:
+    def update_metrics(self) -> None:
         self.controller_metrics.set_global_topics_count(len(self._topics))
         self.controller_metrics.set_global_partition_count(self._global_partition_count.get())
         self.controller_metrics.set_offline_partition_count(

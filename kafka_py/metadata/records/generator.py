@@ -16,8 +16,8 @@ It writes, under kafka_py/metadata/records/:
   class index.
 
 Usage, from Kafka 2.8.2's metadata specs with the specs SPEC_RELEASES names from Kafka
-3.0.0 (ProducerIdsRecord, RemoveFeatureLevelRecord, PartitionChangeRecord, ConfigRecord)
-copied over them::
+3.0.0 (ProducerIdsRecord, RemoveFeatureLevelRecord, PartitionChangeRecord, ConfigRecord) and
+3.5.0 (the ACL and SCRAM records) copied over them::
 
     python -m kafka_py.metadata.records.generator \\
         --spec-dir kafka/metadata/src/main/resources/common/metadata
@@ -41,7 +41,8 @@ RECORDS_ROOT = Path(__file__).resolve().parent
 PACKAGE = "kafka_py.metadata.records"
 
 # Kafka 2.8.2's records, then the two of Kafka 3.0.0 the controller needs
-# (ProducerIdControlManager's and FeatureControlManager's).
+# (ProducerIdControlManager's and FeatureControlManager's), then Kafka 3.5.0's ACL and SCRAM
+# removal records (AclControlManager's and ScramControlManager's).
 GENERATED_RECORDS = (
     "RegisterBrokerRecord",
     "UnregisterBrokerRecord",
@@ -59,6 +60,9 @@ GENERATED_RECORDS = (
     "AccessControlRecord",
     "ProducerIdsRecord",
     "RemoveFeatureLevelRecord",
+    "AccessControlEntryRecord",
+    "RemoveAccessControlEntryRecord",
+    "RemoveUserScramCredentialRecord",
 )
 
 # The Kafka release of each spec, when not 2.8.2 (put that release's spec in --spec-dir).
@@ -68,7 +72,14 @@ SPEC_RELEASES = {"ProducerIdsRecord": "3.0.0", "RemoveFeatureLevelRecord": "3.0.
                   "PartitionChangeRecord": "3.0.0",
                   # 3.0's Value is nullable: a null value deletes the config, which is how
                   # the controller writes IncrementalAlterConfigs' DELETE
-                  "ConfigRecord": "3.0.0"}
+                  "ConfigRecord": "3.0.0",
+                  # ACLs as the controller keeps them since 3.2: each entry with an id, so a
+                  # deletion can name it (2.8.2's AccessControlRecord has no way to remove one)
+                  "AccessControlEntryRecord": "3.5.0", "RemoveAccessControlEntryRecord": "3.5.0",
+                  # 3.5's shape: one record per user and mechanism holding the stored and server
+                  # keys (what ZooKeeper mode stores), never the salted password, which would let
+                  # a reader of the log log in as the user; and its removal record
+                  "UserScramCredentialRecord": "3.5.0", "RemoveUserScramCredentialRecord": "3.5.0"}
 
 
 class RecordModuleWriter(ModuleWriter):

@@ -11,6 +11,9 @@ from types import MappingProxyType
 from typing import Final, Mapping
 
 from kafka_py.common.errors import UnsupportedVersionException
+from kafka_py.metadata.records.access_control_entry_record.v0 import (
+    AccessControlEntryRecord as AccessControlEntryRecordV0,
+)
 from kafka_py.metadata.records.access_control_record.v0 import (
     AccessControlRecord as AccessControlRecordV0,
 )
@@ -41,11 +44,17 @@ from kafka_py.metadata.records.quota_record.v0 import (
 from kafka_py.metadata.records.register_broker_record.v0 import (
     RegisterBrokerRecord as RegisterBrokerRecordV0,
 )
+from kafka_py.metadata.records.remove_access_control_entry_record.v0 import (
+    RemoveAccessControlEntryRecord as RemoveAccessControlEntryRecordV0,
+)
 from kafka_py.metadata.records.remove_feature_level_record.v0 import (
     RemoveFeatureLevelRecord as RemoveFeatureLevelRecordV0,
 )
 from kafka_py.metadata.records.remove_topic_record.v0 import (
     RemoveTopicRecord as RemoveTopicRecordV0,
+)
+from kafka_py.metadata.records.remove_user_scram_credential_record.v0 import (
+    RemoveUserScramCredentialRecord as RemoveUserScramCredentialRecordV0,
 )
 from kafka_py.metadata.records.topic_record.v0 import (
     TopicRecord as TopicRecordV0,
@@ -78,6 +87,9 @@ _VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     14: (0, 0),
     15: (0, 0),
     16: (0, 0),
+    18: (0, 0),
+    19: (0, 0),
+    22: (0, 0),
 })
 
 # (api key, version) -> record class
@@ -98,6 +110,9 @@ RECORD_CLASSES: Final[Mapping[tuple[int, int], type]] = MappingProxyType({
     (14, 0): QuotaRecordV0,
     (15, 0): ProducerIdsRecordV0,
     (16, 0): RemoveFeatureLevelRecordV0,
+    (18, 0): AccessControlEntryRecordV0,
+    (19, 0): RemoveAccessControlEntryRecordV0,
+    (22, 0): RemoveUserScramCredentialRecordV0,
 })
 
 
@@ -120,6 +135,9 @@ class MetadataRecordType(enum.Enum):
     QUOTA_RECORD = 14
     PRODUCER_IDS_RECORD = 15
     REMOVE_FEATURE_LEVEL_RECORD = 16
+    ACCESS_CONTROL_ENTRY_RECORD = 18
+    REMOVE_ACCESS_CONTROL_ENTRY_RECORD = 19
+    REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 22
 
     @classmethod
     def from_id(cls, api_key: int) -> MetadataRecordType:

@@ -9,7 +9,9 @@ commit-latency-avg/max, election-latency-avg/max, fetch-records-rate,
 append-records-rate and poll-idle-ratio-avg (kafka_py.common.sensor, as the selector's
 metrics are kept). They are registered as gauges of a Yammer-style registry (the broker's
 default one unless another is given, so simulations with many clients in one process can
-each keep their own) and removed by ``close``.
+each keep their own) and removed by ``close``; the Prometheus endpoint exports them as
+``kafka_server_raft_metrics_<attribute>``, current-state as a state gauge with one sample
+per state (``{state="leader"} 1``, 0 for the other four).
 """
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
     from kafka_py.raft.quorum_state import QuorumState
 
 logger = logging.getLogger(__name__)
+
+
+# The values of current-state, in the order Kafka's description of the metric lists them.
+CURRENT_STATES = ("leader", "candidate", "voted", "follower", "unattached")
 
 
 def raft_metric_name(metric_group_name: str, attribute: str) -> MetricName:
@@ -80,7 +86,10 @@ class KafkaRaftMetrics:
             for metric in s.metrics:
                 self._gauges[metric.name] = (lambda s=s, m=metric: s.measure(m, self._time.milliseconds()))
         for attribute, read in self._gauges.items():
-            self._registry.new_gauge(raft_metric_name(self._group, attribute), read)
+            if attribute == "current-state":
+                self._registry.new_state_gauge(raft_metric_name(self._group, attribute), read, CURRENT_STATES)
+            else:
+                self._registry.new_gauge(raft_metric_name(self._group, attribute), read)
 
     def _read(self, read: Callable[[], Any]) -> Any:
         with self._lock:

@@ -17,7 +17,15 @@ from typing import Any
 AUTHORIZER_CLASSES = {
     "kafka.security.authorizer.AclAuthorizer": "kafka_py.security.authorizer.acl_authorizer:AclAuthorizer",
     "kafka.security.auth.SimpleAclAuthorizer": "kafka_py.security.authorizer.acl_authorizer:AclAuthorizer",
+    # KRaft mode's (Kafka 3.2+): ACLs as metadata records
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer":
+        "kafka_py.metadata.authorizer.standard_authorizer:StandardAuthorizer",
 }
+# The authorizers that keep their ACLs in ZooKeeper, and the one that keeps them in the
+# metadata log: server/kafka_config.py allows each only in its own mode.
+ZOOKEEPER_AUTHORIZER_CLASSES = frozenset({"kafka.security.authorizer.AclAuthorizer",
+                                          "kafka.security.auth.SimpleAclAuthorizer"})
+METADATA_AUTHORIZER_CLASSES = frozenset({"org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
 
 # Broker configs the AclAuthorizer reads (AclAuthorizer.SuperUsersProp and friends); they are
 # not KafkaConfig keys in Kafka either, only passed through to the authorizer.
@@ -44,4 +52,5 @@ def create_authorizer(class_name: str) -> Any:
     return getattr(importlib.import_module(module_name), attr)()
 
 
-__all__ = ["AUTHORIZER_CLASSES", "AUTHORIZER_CONFIG_KEYS", "create_authorizer"]
+__all__ = ["AUTHORIZER_CLASSES", "AUTHORIZER_CONFIG_KEYS", "METADATA_AUTHORIZER_CLASSES",
+           "ZOOKEEPER_AUTHORIZER_CLASSES", "create_authorizer"]

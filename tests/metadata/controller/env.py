@@ -45,6 +45,8 @@ class MockControllerMetrics(ControllerMetrics):
     def __init__(self) -> None:
         self._active = False
         self.topics = self.partitions = self.offline = self.imbalance = 0
+        self.fenced_brokers = self.active_brokers = 0
+        self.last_applied_offset = self.last_committed_offset = self.last_applied_timestamp = 0
         self.queue_times: list[int] = []
         self.processing_times: list[int] = []
         self.closed = False
@@ -84,6 +86,36 @@ class MockControllerMetrics(ControllerMetrics):
 
     def preferred_replica_imbalance_count(self) -> int:
         return self.imbalance
+
+    def set_fenced_broker_count(self, broker_count: int) -> None:
+        self.fenced_brokers = broker_count
+
+    def fenced_broker_count(self) -> int:
+        return self.fenced_brokers
+
+    def set_active_broker_count(self, broker_count: int) -> None:
+        self.active_brokers = broker_count
+
+    def active_broker_count(self) -> int:
+        return self.active_brokers
+
+    def set_last_applied_record_offset(self, offset: int) -> None:
+        self.last_applied_offset = offset
+
+    def last_applied_record_offset(self) -> int:
+        return self.last_applied_offset
+
+    def set_last_committed_record_offset(self, offset: int) -> None:
+        self.last_committed_offset = offset
+
+    def last_committed_record_offset(self) -> int:
+        return self.last_committed_offset
+
+    def set_last_applied_record_timestamp(self, timestamp: int) -> None:
+        self.last_applied_timestamp = timestamp
+
+    def last_applied_record_timestamp(self) -> int:
+        return self.last_applied_timestamp
 
     def close(self) -> None:
         self.closed = True

@@ -260,3 +260,45 @@ def test_image_builder_shares_untouched_maps():
     assert image2.partitions.num_topic_partitions("foo") == 2
     assert image2.partitions.topic_partition("bar", 0) is image1.partitions.topic_partition("bar", 0)
     assert builder2.partitions_builder().local_changed() == {MetadataPartition("foo", 1, 1, 0, (1,), (1,), 0)}
+
+
+class FailingConfigHandler:
+    def process_config_changes(self, name, props) -> None:
+        raise ValueError(f"cannot apply {name}")
+
+
+def test_broker_metadata_metrics_follow_the_batches():
+    from kafka_py.metrics.yammer import MetricsRegistry
+    from kafka_py.server.metadata.broker_server_metrics import BrokerServerMetrics, broker_metadata_metric_name
+    from kafka_py.utils.time import MockTime
+
+    time = MockTime()
+    registry = MetricsRegistry(start_ticker=False)
+    metrics = BrokerServerMetrics(time, registry)
+    listener = BrokerMetadataListener(BROKER_ID, time, RaftMetadataCache(BROKER_ID), CachedConfigRepository(),
+                                      topic_config_handler=FailingConfigHandler(), broker_metrics=metrics)
+
+    def read(attribute):
+        return registry.get(broker_metadata_metric_name(attribute)).value()
+
+    try:
+        appended = time.milliseconds()
+        listener.handle_commit_batch(4, 1, appended, 100, [r.register_broker(1, 9092), r.unfence(1)])
+        _drain(listener)
+        time.sleep(70)
+        assert read("last-applied-record-offset") == 4
+        assert read("last-applied-record-timestamp") == appended
+        assert read("last-applied-record-lag-ms") == 70
+        assert (read("metadata-load-error-count"), read("metadata-apply-error-count")) == (0, 0)
+        # a partition of an unknown topic cannot be applied; a topic config the handler refuses
+        # cannot be published
+        foo = uuid.uuid4()
+        listener.exec_commits(6, [r.partition(uuid.uuid4(), 0, [1], leader=1), r.topic("foo", foo),
+                                  r.config(ConfigResourceType.TOPIC, "foo", "retention.ms", "1")])
+        assert (read("metadata-load-error-count"), read("metadata-apply-error-count")) == (1, 1)
+        # a batch without an append time moves the offset and keeps the last known time
+        assert read("last-applied-record-offset") == 6
+        assert read("last-applied-record-timestamp") == appended
+    finally:
+        listener.close()
+    assert registry.all_metrics() == []

@@ -1,0 +1,167 @@
+"""Port of metadata/src/main/java/org/apache/kafka/metadata/authorizer/StandardAuthorizer.java,
+ClusterMetadataAuthorizer.java and AclMutator.java (Kafka 3.5.0).
+
+The authorizer of a KRaft node, ``authorizer.class.name=org.apache.kafka.metadata.authorizer.
+StandardAuthorizer``. Its ACLs are not read from anywhere: they are AccessControlEntryRecords
+and RemoveAccessControlEntryRecords of the metadata log, handed to ``add_acl``/``remove_acl``
+as they commit (a broker's BrokerMetadataListener, a controller's ControllerMetadataPublisher)
+and replaced whole by ``load_snapshot`` when a snapshot is loaded. Each node keeps its own
+copy, so every broker and controller authorizes on its own.
+
+Changes go the other way, to the active controller: ``create_acls``/``delete_acls`` hand the
+bindings to the AclMutator (the QuorumController, set by the ControllerServer), whose
+AclControlManager turns them into records; they return once the records have committed. A
+broker never calls them: it forwards CreateAcls and DeleteAcls to the controller in an
+Envelope. Without a mutator they fail with NOT_CONTROLLER, as Kafka's do.
+
+The decisions are AclAuthorizer's: the same index over the ACLs, the same rules (super users,
+``allow.everyone.if.no.acl.found``, a Deny beats any Allow, the operations an Allow implies),
+the same audit lines on ``kafka.authorizer.logger``; only where the ACLs come from differs.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import uuid
+from typing import Any, Mapping, Optional, Protocol, Sequence
+
+from kafka_py.metadata.authorizer.standard_acl import StandardAcl
+from kafka_py.metadata.authorizer.standard_authorizer_data import StandardAuthorizerData
+from kafka_py.protocol.errors import Errors
+from kafka_py.security.authorizer import ALLOW_EVERYONE_IF_NO_ACL_IS_FOUND_PROP, SUPER_USERS_PROP
+from kafka_py.security.authorizer.acl import AclBinding, AclBindingFilter, parse_kafka_principal
+from kafka_py.security.authorizer.acl_authorizer import AclAuthorizer
+from kafka_py.security.authorizer.authorizer import AclCreateResult, AclDeleteResult
+
+logger = logging.getLogger(__name__)
+
+STANDARD_AUTHORIZER_CLASS_NAME = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+# How long create_acls/delete_acls wait for the controller to commit the change.
+ACL_MUTATION_TIMEOUT_S = 60.0
+
+
+class AclMutator(Protocol):
+    """What changes ACLs: the active controller. Each call's future holds one result per
+    binding (or filter), once the change has committed."""
+
+    def create_acls(self, request_context: Any, acl_bindings: Sequence[AclBinding]) -> concurrent.futures.Future:
+        ...
+
+    def delete_acls(self, request_context: Any,
+                    acl_binding_filters: Sequence[AclBindingFilter]) -> concurrent.futures.Future:
+        ...
+
+
+class ClusterMetadataAuthorizer:
+    """An authorizer whose ACLs live in the metadata log."""
+
+    def set_acl_mutator(self, acl_mutator: AclMutator) -> None:
+        raise NotImplementedError
+
+    def add_acl(self, acl_id: uuid.UUID, acl: StandardAcl) -> None:
+        raise NotImplementedError
+
+    def remove_acl(self, acl_id: uuid.UUID) -> None:
+        raise NotImplementedError
+
+    def load_snapshot(self, acls: Mapping[uuid.UUID, StandardAcl]) -> None:
+        raise NotImplementedError
+
+
+def parse_super_users(value: Any) -> frozenset[str]:
+    """``super.users``: principals separated by ``;``."""
+    from kafka_py.server.kafka_config import ConfigException
+
+    users: set[str] = set()
+    if isinstance(value, str) and value.strip():
+        for text in value.split(";"):
+            if not text.strip():
+                continue
+            try:
+                users.add(parse_kafka_principal(text.strip()))
+            except ValueError as e:
+                raise ConfigException(SUPER_USERS_PROP, value, str(e)) from None
+    return frozenset(users)
+
+
+def parse_allow_everyone(value: Any) -> bool:
+    from kafka_py.server.kafka_config import ConfigException
+
+    if isinstance(value, str):
+        if value.strip().lower() not in ("true", "false"):
+            raise ConfigException(ALLOW_EVERYONE_IF_NO_ACL_IS_FOUND_PROP, value,
+                                  "Expected value to be either true or false")
+        return value.strip().lower() == "true"
+    return bool(value)
+
+
+class StandardAuthorizer(AclAuthorizer, ClusterMetadataAuthorizer):
+    """Kafka's ``org.apache.kafka.metadata.authorizer.StandardAuthorizer``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = StandardAuthorizerData()
+        self._acl_mutator: Optional[AclMutator] = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    def configure(self, configs: Mapping[str, Any], zk_client_factory: Any = None) -> None:
+        props = {k: v for k, v in configs.items() if v is not None}
+        self.super_users = parse_super_users(props.get(SUPER_USERS_PROP))
+        self.should_allow_everyone_if_no_acl_is_found = parse_allow_everyone(
+            props.get(ALLOW_EVERYONE_IF_NO_ACL_IS_FOUND_PROP, False))
+        logger.debug("Set super.users=%s, allow.everyone.if.no.acl.found=%s", sorted(self.super_users),
+                     self.should_allow_everyone_if_no_acl_is_found)
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ the metadata log's side
+
+    def set_acl_mutator(self, acl_mutator: AclMutator) -> None:
+        self._acl_mutator = acl_mutator
+
+    def acl_mutator_or_exception(self) -> AclMutator:
+        if self._acl_mutator is None:
+            raise Errors.NOT_CONTROLLER.exception("The current node is not the active controller.")
+        return self._acl_mutator
+
+    def add_acl(self, acl_id: uuid.UUID, acl: StandardAcl) -> None:
+        with self._lock:
+            self.data.add_acl(acl_id, acl)
+            self._index = self.data.index
+
+    def remove_acl(self, acl_id: uuid.UUID) -> None:
+        with self._lock:
+            self.data.remove_acl(acl_id)
+            self._index = self.data.index
+
+    def load_snapshot(self, acls: Mapping[uuid.UUID, StandardAcl]) -> None:
+        with self._lock:
+            self.data.load_snapshot(acls)
+            self._index = self.data.index
+        logger.info("Loaded %d ACL(s) from a metadata snapshot", self.data.acl_count())
+
+    def acl_count(self) -> int:
+        return self.data.acl_count()
+
+    # ------------------------------------------------------------------ changes, through the controller
+
+    def create_acls(self, request_context: Any, acl_bindings: Sequence[AclBinding]) -> list[AclCreateResult]:
+        return self._wait(self.acl_mutator_or_exception().create_acls(request_context, acl_bindings))
+
+    def delete_acls(self, request_context: Any,
+                    acl_binding_filters: Sequence[AclBindingFilter]) -> list[AclDeleteResult]:
+        return self._wait(self.acl_mutator_or_exception().delete_acls(request_context, acl_binding_filters))
+
+    @staticmethod
+    def _wait(future: concurrent.futures.Future) -> Any:
+        try:
+            return future.result(timeout=ACL_MUTATION_TIMEOUT_S)
+        except concurrent.futures.TimeoutError:
+            raise Errors.REQUEST_TIMED_OUT.exception(
+                f"The ACL change did not commit within {ACL_MUTATION_TIMEOUT_S:.0f} s") from None
+
+
+__all__ = ["AclMutator", "ClusterMetadataAuthorizer", "STANDARD_AUTHORIZER_CLASS_NAME", "StandardAuthorizer",
+           "parse_allow_everyone", "parse_super_users"]
