@@ -144,7 +144,9 @@ class RaftReplicaManager(ReplicaManager):
                         if isinstance(self._all_partitions.get(d.partition.topic_partition), Deferred):
                             self._all_partitions[d.partition.topic_partition] = HostedPartition.Online(d.partition)
                 self.start_high_watermark_check_point_thread()
-                self.maybe_add_log_dir_fetchers(made_follower, hw_checkpoints)
+                # leaders too: a replica being moved between log dirs resumes its copy whatever
+                # its role (Kafka 2.8.2 passed only followers; 3.x passes every changed partition)
+                self.maybe_add_log_dir_fetchers(made_leader | made_follower, hw_checkpoints)
                 self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
                 self.replica_alter_log_dirs_manager.shutdown_idle_fetcher_threads()
                 if made_leader or made_follower:
@@ -239,7 +241,7 @@ class RaftReplicaManager(ReplicaManager):
                     if self.local_log(tp) is None and self.get_partition(tp) is not HostedPartition.NONE:
                         self.mark_partition_offline(tp)
                 self.start_high_watermark_check_point_thread()
-                self.maybe_add_log_dir_fetchers(became_follower, hw_checkpoints)
+                self.maybe_add_log_dir_fetchers(became_leader | became_follower, hw_checkpoints)
                 self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
                 self.replica_alter_log_dirs_manager.shutdown_idle_fetcher_threads()
                 on_leadership_change(became_leader, became_follower)

@@ -41,7 +41,7 @@ are told of the differences as for any batch.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.metadata.api_message_and_version import ApiMessage
 from kafka_py.metadata.controller.configuration_control_manager import ConfigResource
@@ -303,8 +303,11 @@ class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
                 self.topic_config_handler.process_config_changes(resource.name, props)
             elif resource.type is ConfigResourceType.BROKER and self.broker_config_handler is not None:
                 if resource.name == "":
+                    self.logger.info("Updating cluster configuration : %s", _loggable(props))
                     self.broker_config_handler.process_config_changes("<default>", props)
                 elif resource.name == str(self.broker_id):
+                    self.logger.info("Updating broker %s with new configuration : %s", resource.name,
+                                     _loggable(props))
                     self.broker_config_handler.process_config_changes(resource.name, props)
         except Exception:  # noqa: BLE001 - a config that does not apply must not stop the listener
             self.broker_metrics.increment_metadata_apply_error_count()
@@ -377,6 +380,16 @@ class _ShutdownEvent(FailureLoggingEvent):
         self.listener.remove_metric(METADATA_BATCH_PROCESSING_TIME_US)
         self.listener.remove_metric(METADATA_BATCH_SIZES)
         self.listener.broker_metrics.close()
+
+
+def _loggable(props: Mapping[str, str]) -> str:
+    """A config for the log, passwords hidden (KafkaConfig's sensitive types), as Kafka's
+    ConfigUtils.configMapToRedactedString does."""
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.utils.config_def import Type
+
+    return ",".join(f"{k} -> {'[hidden]' if KafkaConfig.config_type(k) in (None, Type.PASSWORD) else v}"
+                    for k, v in sorted(props.items()))
 
 
 __all__ = ["BrokerMetadataListener", "on_leadership_change", "METADATA_BATCH_PROCESSING_TIME_US",

@@ -16,10 +16,14 @@ import subprocess
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition, TopicPartitionReplica
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import LogDirNotFoundError, NoError
 
-from tests.integration.broker_harness import ROOT, BrokerProcess, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, wait_until
+from tests.integration.conftest import new_broker
+
+# JBOD on a ZooKeeper-mode broker and on a KRaft node.
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
 
 WAIT = 90.0
 # the copy of a move reads this much per round; small, so that a quota can slow it down
@@ -27,12 +31,12 @@ FETCH_MAX_BYTES = 16384
 
 
 @pytest.fixture(scope="module")
-def broker(zookeeper, tmp_path_factory):
+def broker(request, metadata_mode, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("log-dirs-broker")
     dirs = [str(workdir / "dir-a"), str(workdir / "dir-b")]
-    b = BrokerProcess(workdir, zookeeper.connect_string, unique_chroot("log-dirs"),
-                      overrides={"log.dirs": ",".join(dirs), "replica.fetch.max.bytes": str(FETCH_MAX_BYTES),
-                                 "replica.fetch.backoff.ms": "200"})
+    b = new_broker(request, metadata_mode, workdir,
+                   overrides={"log.dirs": ",".join(dirs), "replica.fetch.max.bytes": str(FETCH_MAX_BYTES),
+                              "replica.fetch.backoff.ms": "200"})
     b.dirs = dirs
     b.start()
     yield b
@@ -91,6 +95,14 @@ def consume(broker, topic: str, partition: int = 0) -> list[bytes]:
         return values
     finally:
         consumer.close()
+
+
+def dynamic_broker_configs(admin) -> dict[str, str]:
+    """Broker 0's own dynamic configs (in ZooKeeper or in the metadata log), as DescribeConfigs
+    reports them."""
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "0")],
+                                     config_filter="all")["broker"]["0"]
+    return {name: c["value"] for name, c in configs.items() if c["config_source"] == "DYNAMIC_BROKER_CONFIG"}
 
 
 def other_dir(broker, log_dir: str) -> str:
@@ -199,11 +211,15 @@ def test_a_move_survives_a_kill_mid_copy(broker, admin):
     values = produce(broker, "slow", 1500, size=1000)
     [(source, _, _, _)] = replicas(admin)[("slow", 0)]
     dest = other_dir(broker, source)
-    applied = f"with config: {{'{THROTTLE}': '100000'}}"
-    seen = broker.output().count(applied)
+    def applied() -> int:
+        # the broker logs each change it applies: heard of from ZooKeeper ("... with config:
+        # {...}") or from the metadata log ("Updating broker 0 with new configuration : ...")
+        return sum(1 for line in broker.output().splitlines()
+                   if THROTTLE in line and "100000" in line and ("with config:" in line or "new configuration" in line))
+
+    seen = applied()
     set_alter_log_dirs_throttle(broker, "100000")
-    # the broker applies it when it hears of the change from ZooKeeper
-    wait_until(lambda: broker.output().count(applied) > seen, WAIT, "the throttle was not applied")
+    wait_until(lambda: applied() > seen, WAIT, "the throttle was not applied")
     try:
         assert admin.alter_replica_log_dirs({TopicPartitionReplica("slow", 0, 0): dest}) == {
             TopicPartitionReplica("slow", 0, 0): NoError}
@@ -259,13 +275,7 @@ def test_kafka_reassign_partitions_sh_moves_a_replica_to_the_log_dir_its_plan_na
         "The replica-alter-dir throttle limit was set to 100000000 B/s",
         "Successfully started partition reassignment for planned-0",
         "Successfully started log directory move for: planned-0-0"]
-    zk = broker.zk()
-    try:
-        assert json.loads(zk.get("/config/brokers/0")[0])["config"] == {
-            "replica.alter.log.dirs.io.max.bytes.per.second": "100000000"}
-    finally:
-        zk.stop()
-        zk.close()
+    assert dynamic_broker_configs(admin) == {"replica.alter.log.dirs.io.max.bytes.per.second": "100000000"}
     wait_until(lambda: [r[0] for r in replicas(admin).get(("planned", 0), [])] == [dest], WAIT,
                f"planned-0 did not move to {dest}: {replicas(admin).get(('planned', 0))}")
     verified = subprocess.run([*tool, "--verify", "--reassignment-json-file", str(plan)], capture_output=True,
@@ -276,10 +286,5 @@ def test_kafka_reassign_partitions_sh_moves_a_replica_to_the_log_dir_its_plan_na
         "Reassignment of replica planned-0-0 completed successfully.\n"
         "Clearing broker-level throttles on broker 0\n"
         "Clearing topic-level throttles on topic planned\n")), verified.stderr
-    zk = broker.zk()
-    try:
-        assert json.loads(zk.get("/config/brokers/0")[0])["config"] == {}
-    finally:
-        zk.stop()
-        zk.close()
+    assert dynamic_broker_configs(admin) == {}
     assert consume(broker, "planned") == values
