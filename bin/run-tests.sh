@@ -8,10 +8,12 @@
 # them in this one process). Most of the suite's time is spent waiting on brokers,
 # ZooKeeper and Spark started as processes, so three workers keep two CPUs busy. Each
 # worker takes whole test files (--dist loadfile), so a file's module-scoped brokers and
-# clusters stay in one process; every worker starts its own ZooKeeper on a free port.
+# clusters stay in one process; every worker starts its own ZooKeeper on a free port. Files
+# are handed out in collection order (--no-loadscope-reorder), which tests/conftest.py
+# starts with the longest files (LONGEST_FILES), so that none of them is left for last.
 set -euo pipefail
 source "$(dirname "$0")/kafka-env.sh"
 ensure_installed
 ensure_prometheus
 cd "$KAFKA_PY_HOME"
-exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-3}" --dist loadfile "$@"
+exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"

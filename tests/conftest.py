@@ -5,6 +5,37 @@ import pytest
 from tests.zookeeper_harness import ZooKeeperServer
 
 
+#: The test files that take longest, longest first. They are collected first, and
+#: bin/run-tests.sh hands files to its workers in collection order (--no-loadscope-reorder),
+#: so no worker is still in one of them when the others have run out of files. Left to itself,
+#: pytest-xdist hands out the files with the most tests first, which puts these last: each has
+#: only a few tests, every one of them a Spark start or a cluster of broker processes.
+LONGEST_FILES = (
+    "tests/spark/test_stream_export.py",
+    "tests/spark/test_streaming.py",
+    "tests/spark/test_cluster_reads.py",
+    "tests/integration/test_replication_durability.py",
+    "tests/spark/test_first_use.py",
+    "tests/spark/test_pipeline.py",
+    "tests/spark/test_cluster_failover.py",
+    "tests/integration/test_restart_at_scale.py",
+    "tests/integration/test_topic_churn_memory.py",
+    "tests/spark/test_kafka_log_source.py",
+    "tests/spark/test_kafka_sink.py",
+    "tests/integration/test_replication.py",
+    "tests/spark/test_secure_cluster.py",
+    "tests/fuzz/test_fuzz.py",
+    "tests/integration/test_network_partition.py",
+    "tests/integration/test_bin_scripts.py",
+    "tests/tools/test_tools_against_broker.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory):
     """A real ZooKeeper server (Debian's package) shared by the tests of a session."""

@@ -23,6 +23,20 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 SEGMENT_BYTES = 3000
 BASE_TIMESTAMP = 1_700_000_000_000
 
+#: JVM options of every Spark driver these tests start (the ``spark`` fixture's session,
+#: bin/kafka-log-*.sh through spark-submit, the docs' snippet in a fresh Python): the JIT's
+#: first tier only. Such a JVM lives a minute or two and runs little of its own code hot, so
+#: the optimizing compiler's threads only take CPU from the tests; on two cores a Spark start
+#: and its first job take about half as long without them.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def spark_script_env(**extra: str) -> dict[str, str]:
+    """The environment of a bin/kafka-log-*.sh run: Spark on the loopback address, and
+    TEST_JVM_OPTIONS for the driver (through the scripts' KAFKA_LOG_SPARK_SUBMIT_OPTS)."""
+    return dict(os.environ, SPARK_LOCAL_IP="127.0.0.1",
+                KAFKA_LOG_SPARK_SUBMIT_OPTS=f"--driver-java-options {TEST_JVM_OPTIONS}", **extra)
+
 
 @dataclasses.dataclass(frozen=True)
 class Produced:
@@ -170,6 +184,7 @@ def spark():
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.pyspark.python", sys.executable)
                .config("spark.pyspark.driver.python", sys.executable)
+               .config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     register(session)

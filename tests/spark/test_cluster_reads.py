@@ -24,6 +24,7 @@ from kafka_py.spark.log_dir_planner import LogDirPlanner
 from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException
 from kafka_py.spark.summary_job import describe_replicas, format_replica_table, run_summary
 from tests.integration.broker_harness import BrokerProcess, unique_chroot, wait_until
+from tests.spark.conftest import spark_script_env
 from tests.spark.log_builder import write_partition
 from tests.spark.test_streaming import BatchCollector, run_available_now
 
@@ -222,7 +223,7 @@ def test_the_summary_script_shows_replicas_side_by_side(replicas):
         [os.path.join(root, "bin", "kafka-log-summary.sh"), "--log-dir", str(b0), "--log-dir", str(b1),
          "--log-dir", str(b2), "--master", "local[1]", "--progress", "none",
          "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1"],
-        cwd=root, env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"), capture_output=True, text=True, timeout=300)
+        cwd=root, env=spark_script_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert lines[2].split()[:3] == ["t", "0", "120"]

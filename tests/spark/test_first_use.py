@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from tests.spark.conftest import TEST_JVM_OPTIONS
 from tests.spark.log_builder import write_partition
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -34,6 +35,8 @@ def environment_without_worker_python() -> dict[str, str]:
     # The system's python3 first: what Spark finds when nothing says otherwise.
     env["PATH"] = "/usr/bin:/bin:" + env.get("PATH", "")
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # Only how the driver's JVM compiles (tests/spark/conftest.py), not how Spark is set up.
+    env["PYSPARK_SUBMIT_ARGS"] = f"--driver-java-options {TEST_JVM_OPTIONS} pyspark-shell"
     return env
 
 

@@ -14,7 +14,7 @@ from kafka_py.spark.export_job import load_state, run_export
 from kafka_py.spark.progress import StageProgressBar
 from kafka_py.spark.summary_job import format_table, run_summary
 from tests.integration.broker_harness import wait_until
-from tests.spark.conftest import rows_of, sort_key
+from tests.spark.conftest import rows_of, sort_key, spark_script_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -92,8 +92,7 @@ def test_progress_bar_draws_the_running_stage(spark, tmp_path):
 
 
 def run_script(name, *args):
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    return subprocess.run([str(ROOT / "bin" / name), *args], capture_output=True, text=True, env=env,
+    return subprocess.run([str(ROOT / "bin" / name), *args], capture_output=True, text=True, env=spark_script_env(),
                           timeout=300, cwd=ROOT)
 
 

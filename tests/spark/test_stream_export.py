@@ -1,5 +1,10 @@
 """bin/kafka-log-to-parquet.sh --stream: killed with SIGKILL mid-stream and restarted from its
-checkpoint, the Parquet output holds every record exactly once; Ctrl-C stops it cleanly."""
+checkpoint, the Parquet output holds every record exactly once; Ctrl-C stops it cleanly.
+
+Each run of the script is a Spark start of its own (about half a minute on two cores), so the
+SIGKILL test kills the stream once by default, after its first commit, and then runs it to the
+end; KAFKA_PY_EXPORT_KILLS=N kills it N times, each restarted stream again after 4 more commits
+(KAFKA_PY_EXPORT_KILLS=2: after 1 and after 5), so that restarts of a killed restart run too."""
 from __future__ import annotations
 
 import os
@@ -8,15 +13,17 @@ import signal
 import subprocess
 
 from tests.integration.broker_harness import wait_until
+from tests.spark.conftest import spark_script_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WAIT_S = 240
+KILLS = int(os.environ.get("KAFKA_PY_EXPORT_KILLS", "1"))
 SPARK_CONF = ["--master", "local[2]", "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
               "--conf", "spark.sql.shuffle.partitions=2"]
 
 
 def start_export(*args: str, log: pathlib.Path) -> subprocess.Popen:
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env = spark_script_env()
     # A session of its own, as a terminal's foreground job: signals go to the whole group
     # (spark-submit's JVM, the Python driver, its workers).
     return subprocess.Popen([str(ROOT / "bin" / "kafka-log-to-parquet.sh"), "--stream", *args, *SPARK_CONF],
@@ -38,14 +45,15 @@ def exported_offsets(spark, output: pathlib.Path) -> list[tuple[str, int, int]]:
 def test_sigkill_mid_stream_then_restart_exports_every_record_exactly_once(spark, stream_data, tmp_path):
     topic = "killed-export"
     stream_data.create_topic(topic, 2)
-    # 2400 records at 300 a micro-batch: 8 batches, so the second kill (after 5 commits) still
-    # leaves batches for the restart to plan and commit
-    produced = stream_data.produce(topic, 2400, 2, "snappy")
+    # 300 records a micro-batch, 4 batches past the last kill (after 1, 5, 9, ... commits), so
+    # every kill still leaves batches for the next run to plan and commit
+    kill_points = [1 + 4 * i for i in range(KILLS)]
+    produced = stream_data.produce(topic, 300 * (kill_points[-1] + 3), 2, "snappy")
     stream_data.wait_for_high_watermarks()
     output, checkpoint, log = tmp_path / "out", tmp_path / "checkpoint", tmp_path / "export.log"
     common = ["--checkpoint", str(checkpoint), "--log-dir", stream_data.log_dir, "--output", str(output),
               "--topic", topic, "--max-offsets-per-trigger", "300"]
-    for kill_after_commits in (1, 5):
+    for kill_after_commits in kill_points:
         process = start_export(*common, "--trigger", "100ms", log=log)
         try:
             def far_enough() -> bool:
@@ -105,7 +113,7 @@ def test_ctrl_c_stops_the_stream_cleanly_and_a_restart_resumes(spark, stream_dat
 
 
 def test_stream_options_go_with_stream_only(stream_data, tmp_path):
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env = spark_script_env()
     done = subprocess.run([str(ROOT / "bin" / "kafka-log-to-parquet.sh"), "--log-dir", stream_data.log_dir,
                            "--output", str(tmp_path / "o"), "--checkpoint", str(tmp_path / "c")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
