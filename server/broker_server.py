@@ -80,6 +80,7 @@ from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, Kafk
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata.broker_metadata_listener import BrokerMetadataListener, on_leadership_change
 from kafka_py.server.metadata.acl_publisher import AclPublisher
+from kafka_py.server.metadata.client_quota_cache import ClientQuotaCache
 from kafka_py.server.metadata.client_quota_metadata_manager import ClientQuotaMetadataManager
 from kafka_py.server.metadata.config_repository import CachedConfigRepository
 from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
@@ -271,10 +272,12 @@ class BrokerServer:
                 self.dynamic_config.add_broker_reconfigurable(self.log_manager.cleaner)
             self.dynamic_config.add_broker_reconfigurable(self.socket_server)
 
+            self.client_quota_cache = ClientQuotaCache()
             self.broker_metadata_listener = BrokerMetadataListener(
                 config.node_id, self.time, self.metadata_cache, self.config_repository, self.group_coordinator,
                 self.replica_manager, self.transaction_coordinator, self.thread_name_prefix,
-                ClientQuotaMetadataManager(self.quota_managers, self.socket_server.connection_quotas),
+                ClientQuotaMetadataManager(self.quota_managers, self.socket_server.connection_quotas,
+                                           self.client_quota_cache),
                 topic_config_handler=TopicConfigHandler(self.log_manager, config, self.quota_managers),
                 broker_config_handler=BrokerConfigHandler(self.dynamic_config, self.quota_managers))
 
@@ -317,6 +320,8 @@ class BrokerServer:
             apis.forwarding_manager = self.forwarding_manager
             # DescribeUserScramCredentials is answered from the credentials the metadata log holds
             apis.credential_provider = self.credential_provider
+            # DescribeClientQuotas is answered from the quotas the metadata log holds
+            apis.client_quota_cache = self.client_quota_cache
             apis.auto_topic_creation_manager = self.auto_topic_creation_manager
             # a transaction's first batch on a partition is verified with its coordinator (KIP-890)
             if config.transaction_partition_verification_enable:

@@ -304,6 +304,8 @@ class KafkaApis:
         self.forwarding_manager: Optional[ForwardingManager] = None
         # KRaft mode: the SCRAM credentials committed to the metadata log (the SASL listeners' cache)
         self.credential_provider: Optional[Any] = None
+        # KRaft mode: the client quotas the metadata log brought, which DescribeClientQuotas lists
+        self.client_quota_cache: Optional[Any] = None
         self.auto_topic_creation_manager: Optional[Any] = None
         from kafka_py.server import kafka_apis_admin  # the admin half of this class
 

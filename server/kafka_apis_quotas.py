@@ -17,7 +17,9 @@ its rate), a follower's fetch is never throttled.
 DescribeClientQuotas and AlterClientQuotas read and write the quota configs in ZooKeeper
 (/config/users/<user>, /config/clients/<client-id>, /config/users/<user>/clients/<client-id>,
 /config/ips/<ip>), as Kafka 2.8's ZkAdminManager does; every broker's DynamicConfigManager
-then applies a change through /config/changes. Unlike Kafka 2.8 (whose ZooKeeper path
+then applies a change through /config/changes. A KRaft broker, with no ZooKeeper, forwards
+AlterClientQuotas to the controller and answers DescribeClientQuotas from the quotas the
+metadata log brought it (server/metadata/client_quota_cache.py), as Kafka 3.0 does. Unlike Kafka 2.8 (whose ZooKeeper path
 stored any number), a quota must be greater than 0 (INVALID_REQUEST, as later Kafka answers).
 """
 from __future__ import annotations
@@ -245,12 +247,32 @@ class QuotaRequestHandlers:
         if (user_c is not None or client_c is not None) and ip_c is not None:
             raise InvalidRequestException("Invalid entity filter component combination, IP filter component should "
                                           "not be used with user or clientId filter component.")
+        if self.apis.zk_client is None:
+            return self._describe_from_metadata(user_c, client_c, ip_c, strict)
         result: dict[tuple[tuple[str, Optional[str]], ...], dict[str, float]] = {}
         if ip_c is None:
             result.update(self._describe_user_client_quotas(user_c, client_c, strict))
         if user_c is None and client_c is None:
             result.update(self._describe_ip_quotas(ip_c, strict))
         return result
+
+    def _describe_from_metadata(self, user_c: Any, client_c: Any, ip_c: Any, strict: bool) -> dict:
+        """KRaft mode: the quotas this broker applied from the metadata log's QuotaRecords (its
+        ClientQuotaCache), as Kafka 3.0's broker answers from its metadata image."""
+        from kafka_py.server.metadata.client_quota_cache import QuotaMatch
+
+        cache = self.apis.client_quota_cache
+        if cache is None:
+            return {}
+
+        def match(component: Any) -> QuotaMatch:
+            exact, name = component
+            if not exact:
+                return QuotaMatch.of_type()
+            return QuotaMatch.default() if name is None else QuotaMatch.exact(name)
+
+        filters = [(t, match(c)) for t, c in ((USER, user_c), (CLIENT_ID, client_c), (IP, ip_c)) if c is not None]
+        return {entity: values for entity, values in cache.describe_client_quotas(filters, strict).items() if values}
 
     def _fetch(self, config_type: str, path: str) -> dict[str, str]:
         return dict(self.apis.admin_zk_client.fetch_entity_config(config_type, path))

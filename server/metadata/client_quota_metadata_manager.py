@@ -8,8 +8,8 @@ client id (each possibly the default) to the produce, fetch, request or controll
 quota manager, with names sanitized as the ZooKeeper path names them. ZooKeeper mode
 reaches the same managers through server/config_handler.py.
 
-Kafka also keeps the quotas in a ClientQuotaCache for DescribeClientQuotas; that cache is
-not ported yet, so a KRaft broker answers DescribeClientQuotas from nothing.
+Every quota applied also goes to the ClientQuotaCache (client_quota_cache.py), from which the
+broker answers DescribeClientQuotas.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from kafka_py.common.sensor import Quota
 from kafka_py.security.sanitizer import desanitize, sanitize
+from kafka_py.server.metadata.client_quota_cache import ClientQuotaCache, quota_entity
 from kafka_py.server.config_handler import (
     CONSUMER_BYTE_RATE_OVERRIDE_CONFIG,
     CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG,
@@ -38,9 +39,11 @@ IP = "ip"
 
 
 class ClientQuotaMetadataManager:
-    def __init__(self, quota_managers: Any, connection_quotas: Any) -> None:
+    def __init__(self, quota_managers: Any, connection_quotas: Any,
+                 quota_cache: Optional[ClientQuotaCache] = None) -> None:
         self.quota_managers = quota_managers
         self.connection_quotas = connection_quotas
+        self.quota_cache = quota_cache if quota_cache is not None else ClientQuotaCache()
 
     def handle_quota_record(self, quota_record: Any) -> None:
         entity = {str(e.entity_type): e.entity_name for e in quota_record.entity}
@@ -73,6 +76,8 @@ class ClientQuotaMetadataManager:
         if quota_record.key != IP_CONNECTION_RATE_OVERRIDE_CONFIG:
             logger.warning("Ignoring unexpected quota key %s for entity ip %s", quota_record.key, ip)
             return
+        self.quota_cache.update_quota_cache(quota_entity({IP: ip}), quota_record.key, float(quota_record.value),
+                                            bool(quota_record.remove))
         value = None if quota_record.remove else int(quota_record.value)
         if self.connection_quotas is not None:
             self.connection_quotas.update_ip_connection_rate_quota(address, value)
@@ -94,6 +99,13 @@ class ClientQuotaMetadataManager:
         quota = None if quota_record.remove else Quota.upper_bound(float(quota_record.value))
         client_id = None if sanitized_client_id is None else desanitize(sanitized_client_id)
         manager.update_quota(sanitized_user, client_id, sanitized_client_id, quota)
+        parts: dict[str, Optional[str]] = {}
+        if sanitized_user is not None:
+            parts[USER] = None if sanitized_user == ConfigEntityName.DEFAULT else desanitize(sanitized_user)
+        if sanitized_client_id is not None:
+            parts[CLIENT_ID] = client_id if sanitized_client_id != ConfigEntityName.DEFAULT else None
+        self.quota_cache.update_quota_cache(quota_entity(parts), quota_record.key, float(quota_record.value),
+                                            bool(quota_record.remove))
 
 
 __all__ = ["ClientQuotaMetadataManager"]

@@ -361,3 +361,17 @@ class KRaftQuorum:
                     node.stop(timeout=30)
                 except RuntimeError:
                     pass
+
+
+def listener_overrides(broker, listeners: dict[str, tuple[str, int]]) -> dict[str, str]:
+    """``listeners`` and ``listener.security.protocol.map`` giving ``broker`` (either mode) the
+    named listeners (name -> (security protocol, port)) beside its PLAINTEXT one, which the
+    harness's readiness checks and the inter-broker traffic use; a KRaft node keeps its
+    CONTROLLER listener too, which is never advertised to clients."""
+    names = [f"PLAINTEXT://127.0.0.1:{broker.port}"] + [f"{n}://127.0.0.1:{p}" for n, (_, p) in listeners.items()]
+    protocols = ["PLAINTEXT:PLAINTEXT"] + [f"{n}:{protocol}" for n, (protocol, _) in listeners.items()]
+    if isinstance(broker, KRaftBrokerProcess):
+        protocols.append("CONTROLLER:PLAINTEXT")
+        if isinstance(broker, KRaftCombinedProcess):
+            names.append(f"CONTROLLER://127.0.0.1:{broker.controller_port}")
+    return {"listeners": ",".join(names), "listener.security.protocol.map": ",".join(protocols)}

@@ -2,7 +2,9 @@
 
 PLAINTEXT (the harness's readiness checks use it), SSL (client certificates requested),
 MTLS (an SSL listener whose per-listener keys require a client certificate and map its DN
-with a rule), SASL_PLAINTEXT (PLAIN and SCRAM) and SASL_SSL (SCRAM-SHA-512 and PLAIN).
+with a rule), SASL_PLAINTEXT (PLAIN and SCRAM) and SASL_SSL (SCRAM-SHA-512 and PLAIN). A module marked with
+``metadata_modes`` gets it as a ZooKeeper-mode broker or as a KRaft node that is its own quorum
+(its CONTROLLER listener beside these).
 """
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot
+from tests.integration.broker_harness import free_port
+from tests.integration.conftest import AnyBroker, new_broker
 from tests.integration.conftest import broker_factory  # noqa: F401 - re-exported fixture
+from tests.integration.kraft_harness import listener_overrides
 from tests.security.certs import Pki, make_pki
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
@@ -21,7 +25,7 @@ PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required 
 
 @dataclass
 class SecureBroker:
-    process: BrokerProcess
+    process: AnyBroker
     pki: Pki
     ports: dict[str, int]
 
@@ -35,15 +39,13 @@ def pki(tmp_path_factory) -> Pki:
 
 
 @pytest.fixture(scope="module")
-def secure_broker(zookeeper, tmp_path_factory, pki):
-    ports = {name: free_port() for name in ("SSL", "MTLS", "SASL_PLAINTEXT", "SASL_SSL")}
+def secure_broker(request, metadata_mode, tmp_path_factory, pki):
+    protocols = {"SSL": "SSL", "MTLS": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
+    ports = {name: free_port() for name in protocols}
     metrics_port = free_port()
-    broker = BrokerProcess(tmp_path_factory.mktemp("secure-broker"), zookeeper.connect_string, unique_chroot())
-    listeners = [f"PLAINTEXT://127.0.0.1:{broker.port}"] + [f"{n}://127.0.0.1:{p}" for n, p in ports.items()]
+    broker = new_broker(request, metadata_mode, tmp_path_factory.mktemp("secure-broker"))
+    broker.overrides.update(listener_overrides(broker, {n: (protocols[n], p) for n, p in ports.items()}))
     broker.overrides.update({
-        "listeners": ",".join(listeners),
-        "listener.security.protocol.map":
-            "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": str(pki.server_keystore),
         "ssl.truststore.type": "PEM",

@@ -23,6 +23,8 @@ from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import decode_response, encode_request
 from tests.integration.broker_harness import ROOT, wait_until
 
+pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
+
 RECORDS = [f"record-{i}".encode() * 50 for i in range(200)]
 
 
@@ -184,23 +186,32 @@ def _kafka_configs(*args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def test_scram_user_added_and_deleted_with_kafka_configs(secure_broker) -> None:
-    zk = secure_broker.process.zk_connect
+def _scram_target(secure_broker, metadata_mode) -> list[str]:
+    """Where kafka-configs.sh writes SCRAM credentials: ZooKeeper itself in ZooKeeper mode (the
+    broker picks them up through /config/changes); in KRaft mode, with no ZooKeeper, the broker
+    (AlterUserScramCredentials, forwarded to the controller, back as metadata records)."""
+    if metadata_mode == "zookeeper":
+        return ["--zookeeper", secure_broker.process.zk_connect]
+    return ["--bootstrap-server", secure_broker.process.bootstrap]
+
+
+def test_scram_user_added_and_deleted_with_kafka_configs(secure_broker, metadata_mode) -> None:
+    target = _scram_target(secure_broker, metadata_mode)
     user = f"carol-{uuid.uuid4().hex[:6]}"
     good = _sasl_configs(secure_broker, "SASL_SSL", "SCRAM-SHA-512", user, "carol-secret")
     assert _login_outcome(good) == "refused"  # not yet a user
-    result = _kafka_configs("--zookeeper", zk, "--alter", "--add-config",
+    result = _kafka_configs(*target, "--alter", "--add-config",
                             "SCRAM-SHA-512=[iterations=4096,password=carol-secret]",
                             "--entity-type", "users", "--entity-name", user)
     assert result.returncode == 0, result.stderr
-    # Picked up through /config/changes, without a restart.
+    # Picked up without a restart.
     wait_until(lambda: _login(good) == "accepted", 60, "new SCRAM user could not log in")
     topic = _topic()
     assert _produce_consume(topic, **good) == RECORDS
     assert _login_outcome(_sasl_configs(secure_broker, "SASL_SSL", "SCRAM-SHA-512", user, "wrong")) == "refused"
 
     # Through the broker (AlterUserScramCredentials): SCRAM-SHA-256 for the same user.
-    bootstrap = f"127.0.0.1:{secure_broker.process.port}"
+    bootstrap = secure_broker.process.bootstrap
     result = _kafka_configs("--bootstrap-server", bootstrap, "--alter", "--add-config",
                             "SCRAM-SHA-256=[iterations=8192,password=carol-256]", "--entity-type", "users",
                             "--entity-name", user)
@@ -211,7 +222,7 @@ def test_scram_user_added_and_deleted_with_kafka_configs(secure_broker) -> None:
     sha256 = _sasl_configs(secure_broker, "SASL_PLAINTEXT", "SCRAM-SHA-256", user, "carol-256")
     wait_until(lambda: _login(sha256) == "accepted", 60, "SCRAM-SHA-256 credential not picked up")
 
-    result = _kafka_configs("--zookeeper", zk, "--alter", "--delete-config", "SCRAM-SHA-512",
+    result = _kafka_configs(*target, "--alter", "--delete-config", "SCRAM-SHA-512",
                             "--entity-type", "users", "--entity-name", user)
     assert result.returncode == 0, result.stderr
     wait_until(lambda: _login(good) == "refused", 60, "deleted SCRAM user could still log in")

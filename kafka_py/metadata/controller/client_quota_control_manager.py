@@ -191,6 +191,11 @@ class ClientQuotaControlManager:
             return ApiError(Errors.INVALID_REQUEST, f"Invalid configuration key {key}")
         if not math.isfinite(value):
             return ApiError(Errors.INVALID_REQUEST, f"Configuration {key} must be finite")
+        # A quota of 0 or less would hold its clients to nothing (or less) once the brokers
+        # apply it: refused, as Kafka 3.5's controller does (KAFKA-14943) and this broker's
+        # ZooKeeper mode.
+        if value <= 0.0:
+            return ApiError(Errors.INVALID_REQUEST, f"Quota {key} must be greater than 0")
         if config_type in (_LONG, _INT):
             epsilon = 1e-6
             if abs(float(int(value + epsilon)) - value) > epsilon:

@@ -45,6 +45,9 @@ def test_invalid_entities_and_keys():
         (entity(user="b"), {"producer_byte_rate": 1.5}),      # LONG key, fractional value
         (entity(user="c"), {"connection_creation_rate": 1.0}),  # an ip key for a user
         (entity(ip="not an ip !"), {"connection_creation_rate": 1.0}),
+        (entity(user="d"), {"producer_byte_rate": -5.0}),     # a quota must be greater than 0
+        (entity(user="e"), {"request_percentage": 0.0}),
+        (entity(ip="10.0.0.2"), {"connection_creation_rate": -1.0}),
     ]
     for e, ops in cases:
         assert alter(manager, (e, ops)) == {e: Errors.INVALID_REQUEST}
