@@ -9,6 +9,8 @@ the top of site-packages.
 import os
 
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 PORTED_PACKAGES = ("network", "log", "server", "controller")
 
@@ -33,4 +35,31 @@ options = {"egg_info": {"egg_base": ".venv"}} if os.path.isdir(os.path.join(HERE
 record_walk = Extension("kafka_py.record._partial_default_record",
                         sources=["kafka_py/record/_partial_default_record.c"], optional=True)
 
-setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk], options=options)
+
+class BuildPyWithConfigs(build_py):
+    """Puts a copy of config/ (server.properties, kraft/, logging.yaml...) inside the built
+    kafka_py.config package, so an installed kafka-py has its configs without the source
+    tree (kafka_py/config/__init__.py finds them there, or in config/ in a checkout)."""
+
+    def run(self):
+        super().run()
+        source = os.path.join(HERE, "config")
+        target = os.path.join(self.build_lib, "kafka_py", "config")
+        for folder, _dirs, files in os.walk(source):
+            for name in files:
+                relative = os.path.relpath(os.path.join(folder, name), source)
+                os.makedirs(os.path.dirname(os.path.join(target, relative)), exist_ok=True)
+                self.copy_file(os.path.join(folder, name), os.path.join(target, relative))
+
+
+class SdistWithConfigs(sdist):
+    """The sdist carries config/ too, for the wheel built from it (without a MANIFEST.in,
+    which would be one more file at the top of the tree)."""
+
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        self.copy_tree(os.path.join(HERE, "config"), os.path.join(base_dir, "config"))
+
+
+setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk], options=options,
+      cmdclass={"build_py": BuildPyWithConfigs, "sdist": SdistWithConfigs})

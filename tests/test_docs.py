@@ -45,6 +45,7 @@ CHAPTERS = (
     "quotas.md",
     "kraft.md",
     "fuzzing.md",
+    "testing.md",
 )
 PACKAGES = ("network", "log", "server", "controller", "kafka_py")
 

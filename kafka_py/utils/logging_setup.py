@@ -25,9 +25,11 @@ from logging.handlers import TimedRotatingFileHandler
 
 import yaml
 
+from kafka_py.config import config_dir
 from kafka_py.utils.logging import TRACE
 
-DEFAULT_CONFIG = pathlib.Path(__file__).resolve().parents[2] / "config" / "logging.yaml"
+# config/logging.yaml of the source tree, or the copy a wheel ships inside kafka_py.config
+DEFAULT_CONFIG = config_dir() / "logging.yaml"
 DEFAULT_LOGS_DIR = "/tmp/kafka-py-logs"
 LOGS_DIR_PLACEHOLDER = "${kafka.logs.dir}"
 _FALLBACK_FORMAT = "[%(asctime)s,%(msecs)03d] %(levelname)s %(message)s (%(name)s)"

@@ -1,0 +1,217 @@
+"""KafkaCluster, the context manager of kafka_py.testing: real brokers reached by the three
+Python clients users have, fault injection, and nothing left behind, also when the test
+process is killed -9."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kafka_py.testing import KafkaCluster
+from kafka_py.testing.cluster import wait_until
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill 0; /proc says whether it is one
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def port_bindable(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with KafkaCluster(brokers=1) as c:
+        yield c
+
+
+def test_kafka_python_round_trip(cluster):
+    from kafka import KafkaConsumer, KafkaProducer
+
+    topic = cluster.create_topic(partitions=2)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    for i in range(10):
+        producer.send(topic, f"m{i}".encode(), partition=i % 2)
+    producer.flush(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(topic, bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest",
+                             group_id="g", consumer_timeout_ms=15000)
+    values = set()
+    for message in consumer:
+        values.add(message.value)
+        if len(values) == 10:
+            break
+    consumer.close()
+    assert values == {f"m{i}".encode() for i in range(10)}
+
+
+def test_confluent_kafka_round_trip(cluster):
+    from confluent_kafka import Consumer, Producer
+
+    topic = cluster.create_topic()
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
+    delivered = []
+    producer.produce(topic, b"from librdkafka", on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(30) == 0
+    assert delivered == [None]
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "c",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    try:
+        message = None
+        deadline = time.monotonic() + 30
+        while message is None and time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+        assert message is not None and message.error() is None
+        assert message.value() == b"from librdkafka"
+    finally:
+        consumer.close()
+
+
+def test_aiokafka_round_trip(cluster):
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    topic = cluster.create_topic()
+
+    async def round_trip() -> bytes:
+        producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        await producer.start()
+        try:
+            await producer.send_and_wait(topic, b"from asyncio")
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=cluster.bootstrap_servers,
+                                    auto_offset_reset="earliest", group_id="a")
+        await consumer.start()
+        try:
+            message = await asyncio.wait_for(consumer.getone(), 30)
+            return message.value
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(round_trip()) == b"from asyncio"
+
+
+def test_topics_are_created_in_sync_and_deleted(cluster):
+    topic = cluster.create_topic(partitions=3, config={"retention.ms": 60000})
+    info = cluster.brokers[1].metadata([topic]).topics[topic]
+    assert sorted(p.partition for p in info.partitions) == [0, 1, 2]
+    assert all(p.leader == 1 and p.isr == [1] for p in info.partitions)
+    cluster.delete_topic(topic)
+    assert cluster.brokers[1].metadata([topic]).topics[topic].error_code == 3  # UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_fault_injection_on_three_brokers():
+    from kafka import KafkaProducer
+
+    with KafkaCluster(brokers=3) as cluster:
+        topic = cluster.create_topic(partitions=1, replication_factor=3)
+        leader = cluster.brokers[1].metadata([topic]).topics[topic].partitions[0].leader
+        victim = next(b for b in (1, 2, 3) if b != leader)
+
+        assert cluster.kill(victim) == -signal.SIGKILL
+        cluster.wait_for_isr(topic, isr_size=2)
+        producer = KafkaProducer(bootstrap_servers=cluster.brokers[leader].bootstrap, acks="all")
+        producer.send(topic, b"with a replica down").get(timeout=30)
+
+        cluster.start(victim)
+        cluster.wait_for_isr(topic)  # all three again
+        isr = cluster.brokers[leader].metadata([topic]).topics[topic].partitions[0].isr
+        assert sorted(isr) == [1, 2, 3]
+
+        # a clean stop exits 0; the broker comes back on the same ports and data
+        assert cluster.stop(victim) == 0
+        cluster.start(victim)
+
+        # a paused broker accepts connections (the kernel does) but answers nothing
+        cluster.pause(victim)
+        with socket.create_connection(("127.0.0.1", cluster.brokers[victim].client_port), timeout=1) as s:
+            s.sendall(b"\x00\x00\x00\x0c\x00\x12\x00\x00\x00\x00\x00\x01\x00\x02id")  # ApiVersions v0
+            with pytest.raises(socket.timeout):
+                s.recv(4)
+        cluster.resume(victim)
+        assert victim in cluster.brokers[victim].metadata().brokers
+        producer.send(topic, b"after the faults").get(timeout=30)
+        producer.close()
+        assert "Transitioning from RECOVERY to RUNNING" in cluster.logs()
+
+
+def test_zookeeper_mode_runs_its_own_zookeeper():
+    from kafka import KafkaProducer
+
+    with KafkaCluster(brokers=1, mode="zookeeper") as cluster:
+        zk_pid = cluster.zookeeper.pid
+        assert pid_alive(zk_pid)
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1)
+        producer.send("zk-mode", b"x").get(timeout=30)
+        producer.close()
+        assert "[KafkaServer id=1] started" in cluster.logs()
+    assert not pid_alive(zk_pid)
+
+
+def test_exit_leaves_no_process_port_or_directory():
+    with KafkaCluster(brokers=1) as cluster:
+        pids = [b.pid for b in cluster.brokers.values()]
+        ports = [b.client_port for b in cluster.brokers.values()] + [b.port("controller")
+                                                                      for b in cluster.brokers.values()]
+        workdir = cluster.workdir
+        assert all(pid_alive(pid) for pid in pids) and workdir.is_dir()
+    assert not any(pid_alive(pid) for pid in pids)
+    assert all(port_bindable(port) for port in ports)
+    assert not workdir.exists()
+
+
+OWNER = '''
+import json, sys, time
+from kafka_py.testing import KafkaCluster
+cluster = KafkaCluster(brokers=1, mode=sys.argv[1]).__enter__()
+from kafka_py.testing.cluster import _LauncherProcess
+pids = [b.pid for b in cluster.brokers.values()] + [_LauncherProcess.get().process.pid]
+if cluster.zookeeper is not None:
+    pids.append(cluster.zookeeper.pid)
+print(json.dumps([pids, str(cluster.workdir)]), flush=True)
+time.sleep(600)
+'''
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zookeeper"])
+def test_processes_die_with_a_killed_test_process(mode):
+    """The test process killed -9 (no atexit, no teardown): its brokers, ZooKeeper and
+    launcher still go (the launcher sees its stdin end; its children get PR_SET_PDEATHSIG),
+    and so does the cluster's directory."""
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, mode], stdout=subprocess.PIPE, text=True)
+    try:
+        line = owner.stdout.readline()
+        assert line, "the owner process did not start its cluster"
+        pids, workdir = json.loads(line)
+        assert all(pid_alive(pid) for pid in pids) and os.path.isdir(workdir)
+    finally:
+        owner.kill()
+        owner.wait()
+        owner.stdout.close()
+    wait_until(lambda: not any(pid_alive(pid) for pid in pids), 30,
+               lambda: f"still alive: {[p for p in pids if pid_alive(p)]}")
+    # the launcher removes the directories of the clusters it served before it exits
+    wait_until(lambda: not os.path.exists(workdir), 30, f"{workdir} left behind")

@@ -1,0 +1,116 @@
+"""The pytest plugin (kafka_py.testing.pytest_plugin), run the way a user runs it: pytester
+starts a separate pytest process on a small test module, which gets the plugin from its
+pytest11 entry point (this project is installed in the environment), as any suite would."""
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = '''
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+
+
+def test_bootstrap_reaches_the_cluster(kafka_bootstrap, kafka_topic):
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+    producer.send(kafka_topic, b"one").get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(kafka_topic, bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest",
+                             consumer_timeout_ms=20000)
+    assert next(consumer).value == b"one"
+    consumer.close()
+
+
+def test_each_test_gets_a_fresh_topic(kafka_cluster, kafka_topic, request):
+    assert kafka_topic not in SEEN
+    SEEN.add(kafka_topic)
+    assert kafka_cluster.brokers[1].metadata([kafka_topic]).topics[kafka_topic].error_code == 0
+
+
+def test_the_session_shares_one_cluster(kafka_cluster, kafka_broker):
+    CLUSTERS.add(id(kafka_cluster))
+    assert len(CLUSTERS) == 1
+    assert kafka_broker.node_id == 1 and kafka_broker.bootstrap in kafka_cluster.bootstrap_servers
+
+
+@pytest.mark.kafka_cluster(brokers=2)
+def test_a_marked_test_gets_its_own_cluster(kafka_cluster):
+    assert id(kafka_cluster) not in CLUSTERS
+    assert sorted(kafka_cluster.brokers[1].metadata().brokers) == [1, 2]
+
+
+def test_a_failure_reports_the_broker_logs(kafka_cluster):
+    assert False, "failing on purpose"
+
+
+SEEN = set()
+CLUSTERS = set()
+'''
+
+
+def test_each_fixture_and_the_log_report(pytester: pytest.Pytester):
+    pytester.makepyfile(test_user=USER_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", timeout=300)
+    result.assert_outcomes(passed=4, failed=1)
+    text = result.stdout.str()
+    # the failed test's report carries the brokers' recent output
+    assert "kafka cluster logs" in text
+    assert "----- broker-1" in text and "Transitioning from RECOVERY to RUNNING" in text
+
+
+def test_under_xdist_each_worker_has_its_cluster(pytester: pytest.Pytester):
+    pytester.makepyfile(test_user='''
+import os
+from kafka import KafkaProducer
+
+
+def _produce(bootstrap, topic):
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    producer.send(topic, os.environ["PYTEST_XDIST_WORKER"].encode()).get(timeout=30)
+    producer.close()
+
+
+def test_one(kafka_bootstrap, kafka_topic):
+    _produce(kafka_bootstrap, kafka_topic)
+
+
+def test_two(kafka_bootstrap, kafka_topic):
+    _produce(kafka_bootstrap, kafka_topic)
+
+
+def test_three(kafka_cluster):
+    print("BOOTSTRAP", os.environ["PYTEST_XDIST_WORKER"], kafka_cluster.bootstrap_servers)
+
+
+def test_four(kafka_cluster):
+    print("BOOTSTRAP", os.environ["PYTEST_XDIST_WORKER"], kafka_cluster.bootstrap_servers)
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "load", "-rA",
+                                           timeout=300)
+    result.assert_outcomes(passed=4)
+
+
+def test_ini_options_choose_the_shared_cluster(pytester: pytest.Pytester):
+    pytester.makeini('''
+[pytest]
+kafka_cluster_scope = module
+kafka_mode = kraft
+kafka_brokers = 1
+kafka_overrides =
+    num.partitions=3
+    auto.create.topics.enable=true
+''')
+    pytester.makepyfile(test_user='''
+from kafka import KafkaProducer
+
+
+def test_the_overrides_reach_the_brokers(kafka_cluster):
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    producer.send("auto-created", b"x").get(timeout=30)
+    producer.close()
+    topic = kafka_cluster.brokers[1].metadata(["auto-created"]).topics["auto-created"]
+    assert len(topic.partitions) == 3
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=1)
