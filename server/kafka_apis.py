@@ -74,6 +74,9 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.schema.controlled_shutdown.v3.response import ControlledShutdownResponse, RemainingPartition
+from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsPartitionResponse as ListOffsetsPartitionResponseV0
+from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsResponse as ListOffsetsResponseV0
+from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsTopicResponse as ListOffsetsTopicResponseV0
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import EpochEndOffset as LeaderEpochEndOffset
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderEpochResponse
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
@@ -101,6 +104,7 @@ from kafka_py.record.default_record_batch import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.record.abstract_legacy_record_batch import down_convert, up_convert
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
@@ -834,10 +838,13 @@ class KafkaApis:
             else:
                 interesting.append((tp, data))
 
+        # Fetch v0-v3 read message formats v0/v1: what the log holds is converted down
+        fetch_offsets = {tp: data.fetch_offset for tp, data in fetch_data} if version <= 3 else None
+
         def build(answer: Any) -> FetchResponse:
             by_topic: dict[str, list[FetchPartitionResponse]] = {}
             for tp, data in answer.partitions:
-                by_topic.setdefault(tp.topic, []).append(self._fetch_partition(tp, data, version))
+                by_topic.setdefault(tp.topic, []).append(self._fetch_partition(tp, data, version, fetch_offsets))
             return FetchResponse(throttle_time=NO_THROTTLE, error_code=answer.error.error_code,
                                  session_id=answer.session_id, responses=tuple([
                                      FetchableTopicResponse(topic=topic, partitions=tuple(parts))
@@ -884,7 +891,8 @@ class KafkaApis:
             isolation_level=int(field_of(body, "isolation_level", 0)),
             client_metadata=None)
 
-    def _fetch_partition(self, tp: TopicPartition, data: Any, version: int) -> FetchPartitionResponse:
+    def _fetch_partition(self, tp: TopicPartition, data: Any, version: int,
+                         fetch_offsets: Optional[Mapping[TopicPartition, int]] = None) -> FetchPartitionResponse:
         error = data.error
         # Fetch v5 and older clients do not know KAFKA_STORAGE_ERROR; they do retry this one.
         if error is Errors.KAFKA_STORAGE_ERROR and version <= 5:
@@ -894,6 +902,10 @@ class KafkaApis:
             if log_config is not None and str(getattr(log_config, "compression_type", "")) == "zstd":
                 return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_COMPRESSION_TYPE)
         records = data.records
+        if fetch_offsets is not None and error is Errors.NONE and records is not None and len(records):
+            records = self._down_convert(tp, records, version, fetch_offsets.get(tp, 0))
+            if records is None:
+                return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_VERSION)
         if isinstance(records, MemoryRecords):
             records = records.buffer
         aborted = data.aborted_transactions
@@ -913,6 +925,18 @@ class KafkaApis:
             # The FileRecords slice itself: encode_response_chunks keeps it as a file region.
             records=records)
 
+    def _down_convert(self, tp: TopicPartition, records: Any, version: int, fetch_offset: int) -> Optional[bytes]:
+        """KafkaApis.maybeDownConvertStorageError's conversion: the records as the magic Fetch
+        ``version`` reads (0 for v0-v1, 1 for v2-v3), or None when the topic's
+        message.downconversion.enable forbids it. Idempotent and transactional batches lose
+        their producer fields and control batches are dropped: aborted transactions' records
+        are visible to these readers, as in Kafka."""
+        log_config = self.replica_manager.get_log_config(tp)
+        if log_config is not None and not getattr(log_config, "message_downconversion_enable", True):
+            return None
+        data = records.read_bytes(0, len(records)) if hasattr(records, "read_bytes") else bytes(records)
+        return down_convert(MemoryRecords(data).batches(strict=False), 0 if version <= 1 else 1, fetch_offset)
+
     # ------------------------------------------------------------------ ListOffsets
 
     @staticmethod
@@ -926,6 +950,9 @@ class KafkaApis:
     def handle_list_offset_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
+        if version == 0:
+            self.send_response(request, ListOffsetsResponseV0(topics=tuple(self._handle_list_offset_request_v0(request))))
+            return
         replica_id = int(body.replica_id)
         seen: set[TopicPartition] = set()
         duplicates: set[TopicPartition] = set()
@@ -977,6 +1004,50 @@ class KafkaApis:
                         offset=found.offset, leader_epoch=-1 if found.leader_epoch is None else found.leader_epoch))
             topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=tuple(partitions)))
         self.send_response(request, ListOffsetsResponse(throttle_time=NO_THROTTLE, topics=tuple(topics + unauthorized)))
+
+    def _handle_list_offset_request_v0(self, request: Request) -> list[ListOffsetsTopicResponseV0]:
+        """KafkaApis.handleListOffsetRequestV0: up to ``max_num_offsets`` offsets per partition,
+        newest first, from the segments' base offsets and last-modified times (Log's
+        ``legacy_fetch_offsets_before``), a consumer's capped at the high watermark."""
+        body = request.body
+        replica_id = int(body.replica_id)
+        describable = None
+        if self.authorizer is not None:
+            describable = self.auth_helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
+                                                                ResourceType.TOPIC, body.topics, _name_of)
+        topics = []
+        unauthorized = []
+        for topic in body.topics:
+            if describable is not None and topic.name not in describable:
+                unauthorized.append(ListOffsetsTopicResponseV0(name=topic.name, partitions=tuple([
+                    ListOffsetsPartitionResponseV0(partition_index=p.partition_index,
+                                                   error_code=Errors.TOPIC_AUTHORIZATION_FAILED.error_code)
+                    for p in topic.partitions])))
+                continue
+            partitions = []
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, int(p.partition_index))
+                try:
+                    offsets = self.replica_manager.legacy_fetch_offsets_for_timestamp(
+                        tp, int(p.timestamp), int(p.max_num_offsets),
+                        is_from_consumer=replica_id == CONSUMER_REPLICA_ID,
+                        fetch_only_from_leader=replica_id != DEBUGGING_REPLICA_ID)
+                except Exception as e:  # noqa: BLE001 - one partition's failure is its error code
+                    error = Errors.for_exception(e)
+                    if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER,
+                                 Errors.KAFKA_STORAGE_ERROR):
+                        self.logger.debug("Offset request with correlation id %d from client %s on partition %s "
+                                          "failed due to %s", request.correlation_id, request.header.client_id, tp, e)
+                    else:
+                        self.logger.error("Error while responding to offset request", exc_info=e)
+                    partitions.append(ListOffsetsPartitionResponseV0(partition_index=tp.partition,
+                                                                     error_code=error.error_code))
+                    continue
+                partitions.append(ListOffsetsPartitionResponseV0(
+                    partition_index=tp.partition, error_code=Errors.NONE.error_code,
+                    old_style_offsets=tuple(offsets)))
+            topics.append(ListOffsetsTopicResponseV0(name=topic.name, partitions=tuple(partitions)))
+        return topics + unauthorized
 
     # ------------------------------------------------------------------ OffsetForLeaderEpoch
 
@@ -1357,11 +1428,15 @@ _BATCH_ATTRIBUTES = struct.Struct(">h")
 
 def _validate_produce_records(version: int, records: Any) -> MemoryRecords:
     """ProduceRequest.validateRecords: v3+ carries exactly one magic-2 batch per partition, and
-    ZStandard only from v7. The records stay a view of the request buffer.
+    ZStandard only from v7. The records stay a view of the request buffer (v0-v2's message
+    sets of format v0/v1 are converted to one v2 batch, as LogValidator converts them).
 
     What every producer sends, one well-framed magic-2 batch, is recognised from three
     header fields; anything else is walked batch by batch for the precise error. (The
     batch's own integrity, CRC included, is Log's check, as in Kafka.)"""
+    if version < 3 and records is not None and len(records) > MAGIC_OFFSET and records[MAGIC_OFFSET] < CURRENT_MAGIC_VALUE:
+        # Produce v0-v2 carry message sets of format v0/v1: converted to the log's v2 here
+        return MemoryRecords(bytearray(up_convert(records)))
     if (records is not None and len(records) >= RECORD_BATCH_OVERHEAD
             and _BATCH_LENGTH.unpack_from(records, LENGTH_OFFSET)[0] + LOG_OVERHEAD == len(records)
             and records[MAGIC_OFFSET] == CURRENT_MAGIC_VALUE

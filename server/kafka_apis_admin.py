@@ -19,6 +19,7 @@ entity gets TOPIC_ or CLUSTER_AUTHORIZATION_FAILED in its own result.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections import Counter
@@ -39,7 +40,7 @@ from kafka_py.common.errors import InvalidRequestException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import new_entity
+from kafka_py.protocol.entities import new_entity, to_version
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis import error_response_of
@@ -56,6 +57,7 @@ _ZERO_UUID = uuid.UUID(int=0)
 _TOPIC = 2
 _BROKER = 4
 _BROKER_LOGGER = 8
+_DEFAULT_CONFIG_SOURCE = 5  # DescribeConfigsResponse.ConfigSource.DEFAULT_CONFIG
 
 
 def _config_resource_authorized(apis: "KafkaApis", request: Request, operation: AclOperation,
@@ -352,7 +354,7 @@ class AdminRequestHandlers:
         refused_results = [new_entity(DescribeConfigsResult, error_code=_config_authorization_error(
             int(r.resource_type)), error_message=None, resource_type=int(r.resource_type),
             resource_name=r.resource_name, configs=()) for r in refused]
-        self.apis.send_response(request, new_entity(DescribeConfigsResponse, results=tuple([
+        response = new_entity(DescribeConfigsResponse, results=tuple([
             new_entity(DescribeConfigsResult, error_code=r.error, error_message=r.error_message,
                        resource_type=int(r.resource_type), resource_name=r.resource_name, configs=tuple([
                            new_entity(DescribeConfigsResourceResult, name=c.name, value=c.value,
@@ -362,7 +364,10 @@ class AdminRequestHandlers:
                                           new_entity(DescribeConfigsSynonym, name=s.name, value=s.value,
                                                      source=int(s.source)) for s in c.synonyms]))
                            for c in r.configs]))
-            for r in results] + refused_results)))
+            for r in results] + refused_results))
+        if request.api_version == 0:
+            response = _describe_configs_response_v0(response)
+        self.apis.send_response(request, response)
 
     @staticmethod
     @error_response_of(ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS)
@@ -499,6 +504,17 @@ def election_request_type(version: int, body: Any) -> Any:
         return ElectionType(value)
     except ValueError:
         raise InvalidRequestException(f"Unknown election type {value}") from None
+
+
+def _describe_configs_response_v0(response: Any) -> Any:
+    """A DescribeConfigs answer as version 0 writes it: ``is_default`` in place of the config
+    source that version 1 brought (Kafka's v0 reader maps it back to DEFAULT_CONFIG)."""
+    v0 = to_version(response, 0)
+    return dataclasses.replace(v0, results=tuple([
+        dataclasses.replace(result, configs=tuple([
+            dataclasses.replace(config, is_default=int(source.config_source) == _DEFAULT_CONFIG_SOURCE)
+            for config, source in zip(result.configs, full.configs)]))
+        for result, full in zip(v0.results, response.results)]))
 
 
 __all__ = ["AdminRequestHandlers", "election_request_partitions", "election_request_type"]

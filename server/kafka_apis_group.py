@@ -25,7 +25,7 @@ way in __transaction_state (created with the transaction coordinator's topic con
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
 from kio.schema.describe_groups.v5.response import DescribedGroup, DescribedGroupMember, DescribeGroupsResponse
@@ -42,7 +42,7 @@ from kio.schema.offset_fetch.v7.response import OffsetFetchResponse, OffsetFetch
 from kio.schema.offset_fetch.v7.response import OffsetFetchResponseTopic
 from kio.schema.sync_group.v5.response import SyncGroupResponse
 
-from kafka_py.common.errors import InvalidRequestException
+from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_coordinator import LeaveGroupResult, MemberIdentity
 from kafka_py.coordinator.group.group_metadata import JoinGroupResult, SyncGroupResult
@@ -74,6 +74,7 @@ COORDINATOR_TYPE_GROUP = 0
 COORDINATOR_TYPE_TRANSACTION = 1
 NO_NODE_ID = -1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
+DEFAULT_TIMESTAMP = -1  # OffsetCommitRequest.DEFAULT_TIMESTAMP
 
 
 class GroupRequestHandlers:
@@ -315,7 +316,8 @@ class GroupRequestHandlers:
                                        for t in request.body.topics for p in t.partitions)
 
     def handle_offset_commit_request(self, request: Request) -> None:
-        if self._no_coordinator(request):
+        # version 0 stores offsets in ZooKeeper and needs no coordinator
+        if request.api_version > 0 and self._no_coordinator(request):
             return
         body = request.body
         helper = self.apis.auth_helper
@@ -350,6 +352,9 @@ class GroupRequestHandlers:
         if not to_commit:
             send_response_callback({})
             return
+        if request.api_version == 0:
+            send_response_callback(self._commit_offsets_to_zookeeper(body.group_id, to_commit))
+            return
         current_timestamp = self.apis.time.milliseconds()
         retention = field_of(body, "retention_time")
         retention_ms = DEFAULT_RETENTION_TIME if retention is None else millis(retention)
@@ -361,6 +366,33 @@ class GroupRequestHandlers:
             body.group_id, body.member_id, field_of(body, "group_instance_id"),
             int(field_of(body, "generation_id_or_member_epoch", -1)), offsets,
             self.apis.answering(request, send_response_callback))
+
+    def _commit_offsets_to_zookeeper(self, group_id: str, to_commit: dict[TopicPartition, Any]
+                                     ) -> dict[TopicPartition, Errors]:
+        """OffsetCommit v0, as 2.8 still accepts it: each offset is written to ZooKeeper's
+        ``/consumers/<group>/offsets/<topic>/<partition>``, whatever the group coordinator knows
+        of the group (nothing is appended to __consumer_offsets)."""
+        zk_client = self._zk_client_or_unsupported("Version 0 offset commit requests")
+        max_size = self.apis.config.offset_metadata_max_size
+        results: dict[TopicPartition, Errors] = {}
+        for tp, p in to_commit.items():
+            metadata = p.committed_metadata
+            if metadata is not None and len(metadata) > max_size:
+                results[tp] = Errors.OFFSET_METADATA_TOO_LARGE
+                continue
+            try:
+                zk_client.set_or_create_consumer_offset(group_id, tp, int(p.committed_offset))
+                results[tp] = Errors.NONE
+            except Exception as e:  # noqa: BLE001 - one partition's failure is its error code
+                results[tp] = Errors.for_exception(e)
+        return results
+
+    def _zk_client_or_unsupported(self, what: str) -> Any:
+        """The ZooKeeper client; a KRaft broker has none and refuses what needs it, as Kafka 3.0 does."""
+        zk_client = self.apis.zk_client
+        if zk_client is None:
+            raise UnsupportedVersionException(f"Unsupported when using a Raft-based metadata quorum: {what}")
+        return zk_client
 
     # ------------------------------------------------------------------ OffsetFetch
 
@@ -376,6 +408,9 @@ class GroupRequestHandlers:
         return OffsetFetchResponse(throttle_time=NO_THROTTLE, error_code=error.error_code, topics=topics)
 
     def handle_offset_fetch_request(self, request: Request) -> None:
+        if request.api_version == 0:
+            self._send(request, self._fetch_offsets_from_zookeeper(request))
+            return
         if self._no_coordinator(request):
             return
         body = request.body
@@ -411,15 +446,33 @@ class GroupRequestHandlers:
             partition_data = dict(partition_data)
             for tp in unauthorized:
                 partition_data[tp] = (-1, None, "", Errors.TOPIC_AUTHORIZATION_FAILED)
-        self._send(request, OffsetFetchResponse(
-            throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, topics=tuple([
-                OffsetFetchResponseTopic(name=topic, partitions=tuple([
-                    OffsetFetchResponsePartition(
-                        partition_index=index, committed_offset=offset,
-                        committed_leader_epoch=NO_PARTITION_LEADER_EPOCH if epoch is None else epoch,
-                        metadata=metadata, error_code=partition_error.error_code)
-                    for index, (offset, epoch, metadata, partition_error) in parts]))
-                for topic, parts in topics_of(partition_data.items())])))
+        self._send(request, _offset_fetch_response(partition_data))
+
+    def _fetch_offsets_from_zookeeper(self, request: Request) -> OffsetFetchResponse:
+        """OffsetFetch v0: the offsets OffsetCommit v0 wrote to ZooKeeper (a partition without
+        one is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's OffsetFetchResponse.UNKNOWN_PARTITION)."""
+        body = request.body
+        if not self._authorize_group(request, AclOperation.DESCRIBE, body.group_id):
+            return error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
+        zk_client = self._zk_client_or_unsupported("Version 0 offset fetch requests")
+        partitions = [TopicPartition(t.name, int(i)) for t in body.topics for i in t.partition_indexes]
+        describable = None
+        if self.apis.authorizer is not None:
+            describable = self.apis.auth_helper.filter_by_authorized(
+                request.context, AclOperation.DESCRIBE, ResourceType.TOPIC, [tp.topic for tp in partitions])
+        partition_data: dict[TopicPartition, tuple[int, Optional[int], str, Errors]] = {}
+        for tp in partitions:
+            if describable is not None and tp.topic not in describable:
+                partition_data[tp] = (-1, None, "", Errors.TOPIC_AUTHORIZATION_FAILED)
+                continue
+            try:
+                offset = (zk_client.get_consumer_offset(body.group_id, tp)
+                          if self.apis.metadata_cache.contains(tp) else None)
+                partition_data[tp] = ((-1, None, "", Errors.UNKNOWN_TOPIC_OR_PARTITION) if offset is None
+                                      else (offset, None, "", Errors.NONE))
+            except Exception as e:  # noqa: BLE001 - one partition's failure is its error code
+                partition_data[tp] = (-1, None, "", Errors.for_exception(e))
+        return _offset_fetch_response(partition_data)
 
     # ------------------------------------------------------------------ OffsetDelete
 
@@ -533,6 +586,20 @@ def _offset_commit_response(errors: Iterable[tuple[TopicPartition, Errors]]) -> 
         OffsetCommitResponseTopic, OffsetCommitResponsePartition, errors))
 
 
+def _offset_fetch_response(partition_data: Mapping[TopicPartition, tuple[int, Optional[int], str, Errors]]
+                           ) -> OffsetFetchResponse:
+    """Each partition's (offset, leader epoch, metadata, error), grouped by topic."""
+    return OffsetFetchResponse(
+        throttle_time=NO_THROTTLE, error_code=Errors.NONE.error_code, topics=tuple([
+            OffsetFetchResponseTopic(name=topic, partitions=tuple([
+                OffsetFetchResponsePartition(
+                    partition_index=index, committed_offset=offset,
+                    committed_leader_epoch=NO_PARTITION_LEADER_EPOCH if epoch is None else epoch,
+                    metadata=metadata, error_code=partition_error.error_code)
+                for index, (offset, epoch, metadata, partition_error) in parts]))
+            for topic, parts in topics_of(partition_data.items())]))
+
+
 def _offset_delete_response(error: Errors, errors: Iterable[tuple[TopicPartition, Errors]]) -> OffsetDeleteResponse:
     return OffsetDeleteResponse(error_code=error.error_code, throttle_time=NO_THROTTLE,
                                 topics=partition_errors_by_topic(OffsetDeleteResponseTopic,
@@ -551,11 +618,13 @@ def offsets_to_commit(partitions: dict[TopicPartition, Any], commit_timestamp: i
     for tp, p in partitions.items():
         leader_epoch = int(field_of(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
         metadata = p.committed_metadata
+        # OffsetCommit v1 may name each partition's commit time
+        explicit_timestamp = int(field_of(p, "commit_timestamp", DEFAULT_TIMESTAMP))
         offsets[tp] = OffsetAndMetadata(
             offset=int(p.committed_offset),
             leader_epoch=None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch,
             metadata=NO_METADATA if metadata is None else metadata,
-            commit_timestamp=commit_timestamp,
+            commit_timestamp=commit_timestamp if explicit_timestamp == DEFAULT_TIMESTAMP else explicit_timestamp,
             expire_timestamp=expire_timestamp)
     return offsets
 

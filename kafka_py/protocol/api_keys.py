@@ -7,8 +7,9 @@ whether it is a ClusterAction (sent only by brokers) and whether a ZooKeeper-mod
 broker serves it (the spec's ``"listeners": ["zkBroker", ...]``).
 
 What this broker accepts is narrower: an API must be in ``IMPLEMENTED_APIS``, and
-its versions are 2.8.2's range intersected with the versions kio (or
-kafka_py.protocol.schema, for the inter-broker APIs kio lacks) has classes for.
+its versions are 2.8.2's range intersected with the versions that have classes: kio's,
+and kafka_py.protocol.schema's for the APIs and old versions kio lacks (every version of
+2.8.2's zkBroker APIs has one).
 That is ``min_supported_version``/``max_supported_version``, which the
 ApiVersions response advertises and ``is_version_supported`` checks.
 
@@ -254,16 +255,15 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
 
 
 def _schema_range(api: ApiKeys) -> range:
-    """2.8.2's versions intersected with those that have request and response classes."""
-    if api.id in _local_schemas:
-        available = set(_local_schemas[api.id])
-    else:
-        name = _kio_api_names.get(api.id)
-        by_version = _kio_schemas.get(name, {}) if name else {}
-        available = {
-            version for version, entities in by_version.items()
-            if EntityType.request in entities and EntityType.response in entities
-        }
+    """2.8.2's versions intersected with those that have request and response classes
+    (kafka_py.protocol.schema's, or kio's for the versions it has)."""
+    available = set(_local_schemas.get(api.id, ()))
+    name = _kio_api_names.get(api.id)
+    by_version = _kio_schemas.get(name, {}) if name else {}
+    available.update(
+        version for version, entities in by_version.items()
+        if EntityType.request in entities and EntityType.response in entities
+    )
     versions = [v for v in api.all_versions() if v in available]
     if not versions:
         return range(0)

@@ -62,8 +62,9 @@ def _api_for(api_key: int) -> ApiKeys:
 
 @cache
 def _schema(api: ApiKeys, api_version: int, response: bool) -> type:
-    if api.id in _local_schemas:
-        request_path, response_path = _local_schemas[api.id][api_version]
+    local = _local_schemas.get(api.id)
+    if local is not None and api_version in local:
+        request_path, response_path = local[api_version]
         return load_schema(resolve_name, response_path if response else request_path)
     loader = load_response_schema if response else load_request_schema
     return load_schema(loader, api.id, api_version)

@@ -87,7 +87,7 @@ def test_load_spec_strips_comments_and_trailing_garbage(spec_dir) -> None:
 def test_generate(spec_dir, tmp_path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    written = generate(spec_dir, out)
+    written = generate(spec_dir, out, old_versions={})
     assert out / "stop_replica" / "v2" / "request.py" in written
 
     v0 = load_module(out / "stop_replica" / "v0" / "request.py")

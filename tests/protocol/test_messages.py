@@ -97,7 +97,7 @@ def test_api_not_served() -> None:
         parse_request(ApiKeys.DESCRIBE_DELEGATION_TOKEN, 1, b"\x00\x05PLAIN")
 
 
-@pytest.mark.parametrize("api, version", [(ApiKeys.PRODUCE, 2), (ApiKeys.PRODUCE, 10),
+@pytest.mark.parametrize("api, version", [(ApiKeys.PRODUCE, -1), (ApiKeys.PRODUCE, 10),
                                           (ApiKeys.METADATA, 12), (ApiKeys.FETCH, -1)])
 def test_unsupported_version(api, version) -> None:
     with pytest.raises(UnsupportedVersionException, match=f"version {version} is not supported"):

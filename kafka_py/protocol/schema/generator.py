@@ -12,7 +12,13 @@ DescribeTransactions) and writes one module per API version, in
 kio's dataclass style (frozen dataclasses whose fields carry ``kafka_type``
 metadata), so kio's entity writers and kafka_py.protocol.codec read and write them
 like any kio message. The specs of these thirteen APIs have no tagged fields, and the
-generator refuses any. Its ModuleWriter also renders the metadata records
+generator refuses any.
+
+kio also starts several client APIs above 2.8.2's oldest version (``KIO_MISSING_VERSIONS``:
+Produce below v3, Fetch below v4, ListOffsets v0, ...). Those versions are generated here
+too, and only those; each field is named and typed as kio's oldest class of the same
+message has it (kio writes ``TimeoutMs`` as ``timeout``, a ``timedelta``), so that one
+handler object converts to any version by field name (kafka_py.protocol.entities). Its ModuleWriter also renders the metadata records
 (kafka_py.metadata.records.generator), which do have tagged fields and which it writes
 with explicit defaults.
 
@@ -29,9 +35,12 @@ The generated modules are checked in; rerun only when the message set changes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
 import json
 import logging
 import re
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar
@@ -55,6 +64,42 @@ GENERATED_APIS = (
     # as a timestamp and refuses the -1 Kafka writes for an id with no transaction
     "DescribeTransactions",
 )
+
+# API -> the versions of 2.8.2 that kio has no classes for; the generator writes those only.
+KIO_MISSING_VERSIONS = {
+    "Produce": range(0, 3),
+    "Fetch": range(0, 4),
+    "ListOffsets": range(0, 1),
+    "OffsetCommit": range(0, 2),
+    "OffsetFetch": range(0, 1),
+    "CreateTopics": range(0, 2),
+    "DeleteTopics": range(0, 1),
+    "DescribeConfigs": range(0, 1),
+    "CreateDelegationToken": range(0, 1),
+    "RenewDelegationToken": range(0, 1),
+    "ExpireDelegationToken": range(0, 1),
+    "DescribeDelegationToken": range(0, 1),
+}
+
+# Names a later Kafka gave to 2.8.2's structs and fields, which kio uses: the old versions
+# generated here use them too ("Struct" for a struct, "Struct.field" for a field).
+KIO_NAMES = {
+    "FetchResponse": {
+        "FetchablePartitionResponse": "PartitionData",
+        "FetchableTopicResponse.partition_responses": "partitions",
+        "FetchablePartitionResponse.partition": "partition_index",
+        "FetchablePartitionResponse.record_set": "records",
+    },
+    "OffsetCommitRequest": {"OffsetCommitRequest.generation_id": "generation_id_or_member_epoch"},
+    "CreateTopicsRequest": {"CreateableTopicConfig": "CreatableTopicConfig"},
+}
+
+# kio's kafka types with no plain JSON twin: the annotation they get and the default's spelling.
+_KIO_TIME_TYPES = {
+    "timedelta_i32": "i32Timedelta",
+    "timedelta_i64": "i64Timedelta",
+    "datetime_i64": "TZAware",
+}
 
 # The Kafka release of each spec, when not 2.8.2 (put that release's spec in --spec-dir).
 SPEC_RELEASES = {"DescribeTransactions": "3.0.0"}
@@ -149,9 +194,15 @@ class ModuleWriter:
     # kio's class for the same API before its defaults are trusted.
     tagged_fields: ClassVar[bool] = False
 
-    def __init__(self, spec: dict, version: int) -> None:
+    def __init__(self, spec: dict, version: int, twin: type | None = None) -> None:
         self.spec = spec
         self.version = version
+        # struct name -> field name -> kio's field, from kio's class of another version
+        self.twins: dict[str, dict[str, dataclasses.Field]] = {}
+        self.renames: dict[str, str] = {}
+        if twin is not None:
+            _collect_twins(twin, self.twins)
+            self.renames = KIO_NAMES.get(spec["name"], {})
         self.flexible = version in Versions.parse(spec.get("flexibleVersions"))
         self.is_request = spec["type"] == "request"
         self.common_structs = {s["name"]: s for s in spec.get("commonStructs", [])}
@@ -212,6 +263,9 @@ class ModuleWriter:
         lines += ["", *stdlib, "", *third_party, ""]
         return "\n".join(lines) + "\n\n" + "\n\n\n".join(self.classes) + "\n"
 
+    def struct_name(self, name: str) -> str:
+        return self.renames.get(name, name)
+
     def render_struct(self, name: str, fields: list[dict], entity_type: str) -> None:
         if name in self.emitted:
             return
@@ -220,10 +274,10 @@ class ModuleWriter:
         for f in fields:
             if self.version not in Versions.parse(f["versions"]):
                 continue
-            body.append(self.render_field(f))
+            body.append(self.render_field(f, name))
         cls = [
             "@dataclass(frozen=True, slots=True, kw_only=True)",
-            f"class {name}:",
+            f"class {self.struct_name(name)}:",
             *(f"    {line}" for line in self.class_vars(entity_type)),
         ]
         cls.extend(f"    {line}" for line in body)
@@ -247,7 +301,7 @@ class ModuleWriter:
             return "ErrorCode", "error_code"
         return python_type, kafka_type
 
-    def render_field(self, f: dict) -> str:
+    def render_field(self, f: dict, struct: str = "") -> str:
         tagged = "tag" in f
         if tagged and not self.tagged_fields:
             raise NotImplementedError(f"tagged field {f['name']} in {self.spec['name']}")
@@ -255,7 +309,13 @@ class ModuleWriter:
             raise NotImplementedError(f"field {f['name']} of {self.spec['name']} is tagged in "
                                       f"some versions only")
         name = snake_case(f["name"])
+        name = self.renames.get(f"{struct}.{name}", name)
         json_type: str = f["type"]
+        twin = self.twin_field(self.struct_name(struct), name)
+        if twin is not None and twin.metadata.get("kafka_type") in _KIO_TIME_TYPES:
+            return self.render_time_field(twin)
+        if twin is not None:
+            name = twin.name
         metadata: dict[str, object] = {}
         default: str | None = None
         if json_type.startswith("[]"):
@@ -267,14 +327,14 @@ class ModuleWriter:
             else:
                 struct_fields = f.get("fields") or self.common_structs[inner]["fields"]
                 self.render_struct(inner, struct_fields, "nested")
-                annotation = f"tuple[{inner}, ...]"
+                annotation = f"tuple[{self.struct_name(inner)}, ...]"
         elif json_type in _PRIMITIVES:
             annotation, metadata["kafka_type"] = self.python_type(f, json_type)
             default = self.default_literal(f, annotation, json_type)
         else:
             struct_fields = f.get("fields") or self.common_structs[json_type]["fields"]
             self.render_struct(json_type, struct_fields, "nested")
-            annotation = json_type
+            annotation = self.struct_name(json_type)
         nullable = self.version in Versions.parse(f.get("nullableVersions"))
         if nullable:
             annotation = f"{annotation} | None"
@@ -293,6 +353,32 @@ class ModuleWriter:
         if len(line) <= 84:
             return line
         return f"{name}: {annotation} = field(\n        {', '.join(args)}\n    )"
+
+    def twin_field(self, struct: str, name: str) -> dataclasses.Field | None:
+        """kio's field for the JSON field ``name`` of ``struct`` (kio drops a duration's "_ms")."""
+        fields_ = self.twins.get(struct, {})
+        return fields_.get(name) or fields_.get(name.removesuffix("_ms"))
+
+    def render_time_field(self, twin: dataclasses.Field) -> str:
+        """A field kio types as a duration or a timestamp, written as kio writes it."""
+        kafka_type = twin.metadata["kafka_type"]
+        annotation = _KIO_TIME_TYPES[kafka_type]
+        self.imports.setdefault("kio.static.primitive", set()).add(annotation)
+        if type(None) in typing.get_args(twin.type):
+            annotation += " | None"
+        args = [f"metadata={json.dumps(dict(twin.metadata))}"]
+        if twin.default is None:
+            args.append("default=None")
+        elif isinstance(twin.default, datetime.timedelta):
+            self.plain_imports.add("datetime")
+            millis = twin.default // datetime.timedelta(milliseconds=1)
+            args.append(f"default={annotation}.parse(datetime.timedelta(milliseconds={millis}))")
+        elif twin.default is not dataclasses.MISSING:
+            raise ValueError(f"unsupported default {twin.default!r} for {twin.name}")
+        line = f"{twin.name}: {annotation} = field({', '.join(args)})"
+        if len(line) <= 84:
+            return line
+        return f"{twin.name}: {annotation} = field(\n        {', '.join(args)}\n    )"
 
     def tagged_default(self, f: dict, annotation: str, json_type: str, nullable: bool,
                        default: str | None) -> str:
@@ -335,14 +421,39 @@ class ModuleWriter:
         raise ValueError(f"unsupported default {raw!r} for {f['name']}")
 
 
-def generate(spec_dir: Path, out_dir: Path = SCHEMA_ROOT) -> list[Path]:
+def _collect_twins(cls: type, twins: dict[str, dict[str, dataclasses.Field]]) -> None:
+    """kio's fields of ``cls`` and of every struct nested in it, by struct name."""
+    if cls.__name__ in twins:
+        return
+    twins[cls.__name__] = {f.name: f for f in dataclasses.fields(cls)}
+    for f in dataclasses.fields(cls):
+        pending = [f.type]
+        while pending:
+            t = pending.pop()
+            if dataclasses.is_dataclass(t):
+                _collect_twins(t, twins)
+            pending.extend(typing.get_args(t))
+
+
+def _kio_twin(api_key: int, version: int, kind: str) -> type:
+    from kio.index import load_request_schema, load_response_schema
+
+    return (load_request_schema if kind == "request" else load_response_schema)(api_key, version)
+
+
+def generate(spec_dir: Path, out_dir: Path = SCHEMA_ROOT,
+             old_versions: dict[str, range] = KIO_MISSING_VERSIONS) -> list[Path]:
+    """Every version of GENERATED_APIS, and the ``old_versions`` of the APIs kio starts late."""
     written = []
     index: dict[int, dict[int, tuple[str, str]]] = {}
-    for api in GENERATED_APIS:
+    for api in (*GENERATED_APIS, *old_versions):
         request = load_spec(spec_dir / f"{api}Request.json")
         response = load_spec(spec_dir / f"{api}Response.json")
         package = snake_case(api)
         versions = Versions.parse(request["validVersions"])
+        missing = old_versions.get(api)
+        if missing is not None:
+            versions = Versions(missing.start, missing[-1])
         api_dir = out_dir / package
         api_dir.mkdir(exist_ok=True)
         init = api_dir / "__init__.py"
@@ -353,7 +464,8 @@ def generate(spec_dir: Path, out_dir: Path = SCHEMA_ROOT) -> list[Path]:
             version_dir.mkdir(exist_ok=True)
             for kind, spec in (("request", request), ("response", response)):
                 path = version_dir / f"{kind}.py"
-                path.write_text(ModuleWriter(spec, version).render())
+                twin = _kio_twin(spec["apiKey"], missing[-1] + 1, kind) if missing is not None else None
+                path.write_text(ModuleWriter(spec, version, twin).render())
                 written.append(path)
             init = version_dir / "__init__.py"
             init.write_text(

@@ -7,6 +7,44 @@ from __future__ import annotations
 from typing import Final
 
 schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
+    0: {
+        0: (
+            "kafka_py.protocol.schema.produce.v0.request:ProduceRequest",
+            "kafka_py.protocol.schema.produce.v0.response:ProduceResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.produce.v1.request:ProduceRequest",
+            "kafka_py.protocol.schema.produce.v1.response:ProduceResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.produce.v2.request:ProduceRequest",
+            "kafka_py.protocol.schema.produce.v2.response:ProduceResponse",
+        ),
+    },
+    1: {
+        0: (
+            "kafka_py.protocol.schema.fetch.v0.request:FetchRequest",
+            "kafka_py.protocol.schema.fetch.v0.response:FetchResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.fetch.v1.request:FetchRequest",
+            "kafka_py.protocol.schema.fetch.v1.response:FetchResponse",
+        ),
+        2: (
+            "kafka_py.protocol.schema.fetch.v2.request:FetchRequest",
+            "kafka_py.protocol.schema.fetch.v2.response:FetchResponse",
+        ),
+        3: (
+            "kafka_py.protocol.schema.fetch.v3.request:FetchRequest",
+            "kafka_py.protocol.schema.fetch.v3.response:FetchResponse",
+        ),
+    },
+    2: {
+        0: (
+            "kafka_py.protocol.schema.list_offsets.v0.request:ListOffsetsRequest",
+            "kafka_py.protocol.schema.list_offsets.v0.response:ListOffsetsResponse",
+        ),
+    },
     4: {
         0: (
             "kafka_py.protocol.schema.leader_and_isr.v0.request:LeaderAndIsrRequest",
@@ -103,6 +141,38 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.controlled_shutdown.v3.response:ControlledShutdownResponse",
         ),
     },
+    8: {
+        0: (
+            "kafka_py.protocol.schema.offset_commit.v0.request:OffsetCommitRequest",
+            "kafka_py.protocol.schema.offset_commit.v0.response:OffsetCommitResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.offset_commit.v1.request:OffsetCommitRequest",
+            "kafka_py.protocol.schema.offset_commit.v1.response:OffsetCommitResponse",
+        ),
+    },
+    9: {
+        0: (
+            "kafka_py.protocol.schema.offset_fetch.v0.request:OffsetFetchRequest",
+            "kafka_py.protocol.schema.offset_fetch.v0.response:OffsetFetchResponse",
+        ),
+    },
+    19: {
+        0: (
+            "kafka_py.protocol.schema.create_topics.v0.request:CreateTopicsRequest",
+            "kafka_py.protocol.schema.create_topics.v0.response:CreateTopicsResponse",
+        ),
+        1: (
+            "kafka_py.protocol.schema.create_topics.v1.request:CreateTopicsRequest",
+            "kafka_py.protocol.schema.create_topics.v1.response:CreateTopicsResponse",
+        ),
+    },
+    20: {
+        0: (
+            "kafka_py.protocol.schema.delete_topics.v0.request:DeleteTopicsRequest",
+            "kafka_py.protocol.schema.delete_topics.v0.response:DeleteTopicsResponse",
+        ),
+    },
     23: {
         0: (
             "kafka_py.protocol.schema.offset_for_leader_epoch.v0.request:OffsetForLeaderEpochRequest",
@@ -177,6 +247,12 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
             "kafka_py.protocol.schema.delete_acls.v2.response:DeleteAclsResponse",
         ),
     },
+    32: {
+        0: (
+            "kafka_py.protocol.schema.describe_configs.v0.request:DescribeConfigsRequest",
+            "kafka_py.protocol.schema.describe_configs.v0.response:DescribeConfigsResponse",
+        ),
+    },
     34: {
         0: (
             "kafka_py.protocol.schema.alter_replica_log_dirs.v0.request:AlterReplicaLogDirsRequest",
@@ -203,6 +279,30 @@ schema_index: Final[dict[int, dict[int, tuple[str, str]]]] = {
         2: (
             "kafka_py.protocol.schema.describe_log_dirs.v2.request:DescribeLogDirsRequest",
             "kafka_py.protocol.schema.describe_log_dirs.v2.response:DescribeLogDirsResponse",
+        ),
+    },
+    38: {
+        0: (
+            "kafka_py.protocol.schema.create_delegation_token.v0.request:CreateDelegationTokenRequest",
+            "kafka_py.protocol.schema.create_delegation_token.v0.response:CreateDelegationTokenResponse",
+        ),
+    },
+    39: {
+        0: (
+            "kafka_py.protocol.schema.renew_delegation_token.v0.request:RenewDelegationTokenRequest",
+            "kafka_py.protocol.schema.renew_delegation_token.v0.response:RenewDelegationTokenResponse",
+        ),
+    },
+    40: {
+        0: (
+            "kafka_py.protocol.schema.expire_delegation_token.v0.request:ExpireDelegationTokenRequest",
+            "kafka_py.protocol.schema.expire_delegation_token.v0.response:ExpireDelegationTokenResponse",
+        ),
+    },
+    41: {
+        0: (
+            "kafka_py.protocol.schema.describe_delegation_token.v0.request:DescribeDelegationTokenRequest",
+            "kafka_py.protocol.schema.describe_delegation_token.v0.response:DescribeDelegationTokenResponse",
         ),
     },
     56: {

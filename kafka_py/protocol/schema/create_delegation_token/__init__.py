@@ -1,0 +1,1 @@
+"""CreateDelegationToken messages, one module per version (generated)."""

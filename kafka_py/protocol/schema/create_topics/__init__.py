@@ -1,0 +1,1 @@
+"""CreateTopics messages, one module per version (generated)."""

@@ -1,0 +1,1 @@
+"""DeleteTopics messages, one module per version (generated)."""

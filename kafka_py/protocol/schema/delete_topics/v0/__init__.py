@@ -1,0 +1,5 @@
+"""DeleteTopics version 0 (generated)."""
+from .request import DeleteTopicsRequest
+from .response import DeleteTopicsResponse
+
+__all__ = ("DeleteTopicsRequest", "DeleteTopicsResponse")

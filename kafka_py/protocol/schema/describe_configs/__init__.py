@@ -1,0 +1,1 @@
+"""DescribeConfigs messages, one module per version (generated)."""

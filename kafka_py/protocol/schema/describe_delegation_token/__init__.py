@@ -1,0 +1,1 @@
+"""DescribeDelegationToken messages, one module per version (generated)."""

@@ -1,0 +1,1 @@
+"""ExpireDelegationToken messages, one module per version (generated)."""

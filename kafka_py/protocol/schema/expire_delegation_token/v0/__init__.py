@@ -1,0 +1,5 @@
+"""ExpireDelegationToken version 0 (generated)."""
+from .request import ExpireDelegationTokenRequest
+from .response import ExpireDelegationTokenResponse
+
+__all__ = ("ExpireDelegationTokenRequest", "ExpireDelegationTokenResponse")

@@ -1,0 +1,1 @@
+"""Fetch messages, one module per version (generated)."""

@@ -1,0 +1,1 @@
+"""ListOffsets messages, one module per version (generated)."""

@@ -1,0 +1,1 @@
+"""OffsetCommit messages, one module per version (generated)."""

@@ -1,0 +1,1 @@
+"""OffsetFetch messages, one module per version (generated)."""

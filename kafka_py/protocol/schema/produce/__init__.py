@@ -1,0 +1,1 @@
+"""Produce messages, one module per version (generated)."""

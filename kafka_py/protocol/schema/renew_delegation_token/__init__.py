@@ -1,0 +1,1 @@
+"""RenewDelegationToken messages, one module per version (generated)."""

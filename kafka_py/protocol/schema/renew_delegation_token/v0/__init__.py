@@ -1,0 +1,5 @@
+"""RenewDelegationToken version 0 (generated)."""
+from .request import RenewDelegationTokenRequest
+from .response import RenewDelegationTokenResponse
+
+__all__ = ("RenewDelegationTokenRequest", "RenewDelegationTokenResponse")
