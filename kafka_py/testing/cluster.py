@@ -10,6 +10,11 @@ code ``bin/kafka-server-start.sh`` runs) in KRaft mode by default, each formatte
 under one temporary directory, removed on exit, and every process dies with the test
 process (see launcher.py). Ports are reserved across test processes (ports.py).
 
+The listener clients use is PLAINTEXT, SSL (certificates made for the cluster by
+ssl_utils.py), SASL_PLAINTEXT or SASL_SSL (SCRAM-SHA-256 and SCRAM-SHA-512, with a user the
+cluster creates once its brokers run); ``client_config`` gives each client library's settings
+to reach it.
+
 The brokers run with settings for tests, not for production: one network thread and two
 request handlers, internal topics with few partitions and at most three replicas, no group
 rebalance delay, and short heartbeats, so that a killed broker is fenced within a few
@@ -25,6 +30,7 @@ import base64
 import json
 import os
 import pathlib
+import secrets
 import shutil
 import signal
 import subprocess
@@ -36,11 +42,22 @@ import uuid
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.testing.ports import PortReservation, reserve_port
-from kafka_py.testing.wire import NONE_ERROR, TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_OR_PARTITION, WireClient
+from kafka_py.testing.wire import (
+    NONE_ERROR,
+    SCRAM_HASHES,
+    TOPIC_ALREADY_EXISTS,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    WireClient,
+)
 
 KRAFT, ZOOKEEPER = "kraft", "zookeeper"
 # the security protocols of the client listener a cluster can have
-LISTENERS = ("PLAINTEXT",)
+LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SCRAM_MECHANISMS = tuple(SCRAM_HASHES)
+# Kafka's SaslSetup.createScramCredentials gives its test users this many iterations too
+SCRAM_ITERATIONS = 4096
+# the client libraries ``client_config`` speaks for
+CLIENTS = ("kafka-python", "confluent-kafka", "aiokafka")
 # Debian's zookeeper package, as bin/kafka-env.sh names its jars.
 ZOOKEEPER_CLASSPATH = ("/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-log4j12.jar",
                        "/usr/share/java/log4j-1.2.jar")
@@ -327,6 +344,12 @@ class ZooKeeperNode(_Process):
 
 # ---------------------------------------------------------------------------- the cluster
 
+def _check_scram_value(what: str, value: str) -> None:
+    # kafka-configs' --add-config syntax separates its entries with commas and brackets
+    if not value or any(c in value for c in ",[]=") or value != value.strip():
+        raise ValueError(f"{what} must be non-empty, without ',', '[', ']', '=' or surrounding spaces: {value!r}")
+
+
 class KafkaCluster:
     """Brokers for a test: a context manager, ``bootstrap_servers`` once entered.
 
@@ -335,22 +358,33 @@ class KafkaCluster:
       quorum's voters: one for fewer than three brokers, three otherwise) or ``"zookeeper"``
       (a ZooKeeper started for this cluster; Debian's zookeeper package must be installed).
     * ``overrides``: broker properties for every broker; ``broker_overrides``: per broker id.
-    * ``listener``: the security protocol of the listener clients use; ``PLAINTEXT`` only
-      so far. Another protocol gets a PLAINTEXT listener beside it (``INTERNAL``) on which
-      the brokers talk to each other and the cluster to them.
+    * ``listener``: the security protocol of the listener clients use: ``PLAINTEXT``,
+      ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``. Another than PLAINTEXT gets a PLAINTEXT
+      listener beside it (``INTERNAL``) on which the brokers talk to each other and the
+      cluster to them. SSL uses certificates made for the cluster (``pki``: the CA in
+      ``pki.ca_cert``); SASL enables SCRAM-SHA-256 and SCRAM-SHA-512 and creates the user
+      ``sasl_username`` with ``sasl_password`` (a random one unless given) for both;
+      ``sasl_mechanism`` is the one ``client_config`` names.
     * ``temp_dir``: where the cluster's directory is made (removed on exit).
     """
 
     def __init__(self, brokers: int = 1, mode: str = KRAFT, *, controllers: Optional[int] = None,
                  overrides: Optional[Mapping[str, object]] = None,
                  broker_overrides: Optional[Mapping[int, Mapping[str, object]]] = None,
-                 listener: str = "PLAINTEXT", temp_dir: Optional[str] = None, start_timeout: float = 60.0) -> None:
+                 listener: str = "PLAINTEXT", sasl_mechanism: str = "SCRAM-SHA-512",
+                 sasl_username: str = "kafka-py", sasl_password: Optional[str] = None,
+                 temp_dir: Optional[str] = None, start_timeout: float = 60.0) -> None:
         if brokers < 1:
             raise ValueError("a cluster has at least one broker")
         if mode not in (KRAFT, ZOOKEEPER):
             raise ValueError(f"mode must be {KRAFT!r} or {ZOOKEEPER!r}, not {mode!r}")
         if listener not in LISTENERS:
-            raise ValueError(f"listener must be one of {', '.join(LISTENERS)}")
+            raise ValueError(f"listener must be one of {', '.join(LISTENERS)}, not {listener!r}")
+        if sasl_mechanism not in SCRAM_MECHANISMS:
+            raise ValueError(f"sasl_mechanism must be one of {', '.join(SCRAM_MECHANISMS)}, not {sasl_mechanism!r}")
+        _check_scram_value("sasl_username", sasl_username)
+        if sasl_password is not None:
+            _check_scram_value("sasl_password", sasl_password)
         self.broker_count = brokers
         self.mode = mode
         self.controller_count = controllers if controllers is not None else (1 if brokers < 3 else 3)
@@ -359,6 +393,10 @@ class KafkaCluster:
         self.overrides = {k: str(v) for k, v in (overrides or {}).items()}
         self.broker_overrides = {int(b): {k: str(v) for k, v in o.items()} for b, o in (broker_overrides or {}).items()}
         self.listener = listener
+        self.sasl_mechanism = sasl_mechanism
+        self.sasl_username = sasl_username
+        self.sasl_password = sasl_password if sasl_password is not None else secrets.token_hex(12)
+        self.pki = None  # ssl_utils.Pki once started, for an SSL or SASL_SSL listener
         self.temp_dir = temp_dir
         self.start_timeout = start_timeout
         self.workdir: Optional[pathlib.Path] = None
@@ -397,6 +435,10 @@ class KafkaCluster:
                 zk_dir.mkdir()
                 self.zookeeper = ZooKeeperNode(zk_dir)
                 self.zookeeper.start()
+            if self.uses_ssl:
+                from kafka_py.testing.ssl_utils import create_pki
+
+                self.pki = create_pki(self.workdir / "pki")
             for broker in self.brokers.values():
                 broker.config_path.write_text("".join(f"{k}={v}\n" for k, v in self.broker_properties(broker).items()))
             launcher.ready.wait(self.start_timeout)
@@ -405,6 +447,8 @@ class KafkaCluster:
             for broker in self.brokers.values():
                 broker.start()
             self.wait_for_brokers(self.brokers.values(), self.start_timeout)
+            if self.uses_sasl:
+                self.create_scram_credentials(self.sasl_username, self.sasl_password)
         except BaseException:
             self.close()
             raise
@@ -436,6 +480,16 @@ class KafkaCluster:
             listeners["INTERNAL"] = broker.admin_port
             protocols = {"CLIENT": self.listener, "INTERNAL": "PLAINTEXT"}
         inter_broker = "INTERNAL" if self.listener != "PLAINTEXT" else "PLAINTEXT"
+        security = {}
+        if self.uses_ssl:
+            security.update({
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": str(self.pki.server_keystore),
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": str(self.pki.ca_cert),
+            })
+        if self.uses_sasl:
+            security["sasl.enabled.mechanisms"] = ",".join(SCRAM_MECHANISMS)
         advertised = ",".join(f"{name}://127.0.0.1:{port}" for name, port in listeners.items())
         if self.mode == KRAFT:
             # a broker-only node does not listen on it, but reaches the controllers through it
@@ -459,6 +513,7 @@ class KafkaCluster:
             "transaction.state.log.num.partitions": "5",
             "transaction.state.log.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            **security,
         }
         if self.mode == KRAFT:
             voters = ",".join(f"{b.node_id}@127.0.0.1:{b.port('controller')}"
@@ -505,9 +560,91 @@ class KafkaCluster:
             if code != 0:
                 raise RuntimeError(f"formatting broker {broker.node_id} failed ({code}): {out.read_text()}")
 
-    def client_config(self) -> dict[str, object]:
-        """kafka-python's settings to reach the cluster."""
-        return {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.listener}
+    # ------------------------------------------------------------------ security
+
+    @property
+    def uses_ssl(self) -> bool:
+        return self.listener in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.listener.startswith("SASL_")
+
+    def ssl_context(self):
+        """An ``ssl.SSLContext`` that trusts the cluster's CA (aiokafka takes one); None for a
+        listener without TLS."""
+        if not self.uses_ssl:
+            return None
+        import ssl
+
+        return ssl.create_default_context(cafile=str(self.pki.ca_cert))
+
+    def client_config(self, client: str = "kafka-python") -> dict[str, object]:
+        """The settings a client library needs to reach the cluster over its listener:
+        ``"kafka-python"`` (and aiokafka's names, with ``"aiokafka"``: an ``ssl_context``
+        rather than a CA file) or ``"confluent-kafka"`` (librdkafka's dotted names)."""
+        if client not in CLIENTS:
+            raise ValueError(f"client must be one of {', '.join(CLIENTS)}, not {client!r}")
+        if client == "confluent-kafka":
+            config: dict[str, object] = {"bootstrap.servers": self.bootstrap_servers,
+                                         "security.protocol": self.listener}
+            if self.uses_ssl:
+                config["ssl.ca.location"] = str(self.pki.ca_cert)
+            if self.uses_sasl:
+                config.update({"sasl.mechanism": self.sasl_mechanism, "sasl.username": self.sasl_username,
+                               "sasl.password": self.sasl_password})
+            return config
+        config = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.listener}
+        if self.uses_ssl:
+            if client == "aiokafka":
+                config["ssl_context"] = self.ssl_context()
+            else:
+                config["ssl_cafile"] = str(self.pki.ca_cert)
+        if self.uses_sasl:
+            config.update({"sasl_mechanism": self.sasl_mechanism, "sasl_plain_username": self.sasl_username,
+                           "sasl_plain_password": self.sasl_password})
+        return config
+
+    def create_scram_credentials(self, username: str, password: str, timeout: Optional[float] = None) -> None:
+        """Give ``username`` SCRAM-SHA-256 and SCRAM-SHA-512 credentials for ``password``, as
+        Kafka's SaslSetup.createScramCredentials does for its tests: with ``kafka-configs``
+        through the brokers (AlterUserScramCredentials) in KRaft mode, straight into
+        ZooKeeper (``--zookeeper``) in ZooKeeper mode. Returns once every running broker
+        accepts a SCRAM login of the user on the client listener."""
+        _check_scram_value("username", username)
+        _check_scram_value("password", password)
+        if not self.uses_sasl:
+            raise RuntimeError(f"the cluster's listener is {self.listener}: SCRAM users need SASL_PLAINTEXT or SASL_SSL")
+        timeout = timeout or self.start_timeout
+        if self.mode == ZOOKEEPER:
+            target = ["--zookeeper", f"127.0.0.1:{self.zookeeper.port}"]
+        else:
+            target = ["--bootstrap-server", ",".join(f"127.0.0.1:{b.admin_port}" for b in self._live_brokers())]
+        credentials = ",".join(f"{m}=[iterations={SCRAM_ITERATIONS},password={password}]" for m in SCRAM_MECHANISMS)
+        out = self.workdir / "kafka-configs.out"
+        launcher = _LauncherProcess.get()
+        pid = launcher.spawn({"op": "run", "module": "kafka_py.tools.config_command", "out": str(out),
+                              "args": [*target, "--alter", "--add-config", credentials,
+                                       "--entity-type", "users", "--entity-name", username]})
+        code = launcher.wait_exit(pid, timeout)
+        if code != 0:
+            raise RuntimeError(f"creating the SCRAM user {username} failed ({code}): {out.read_text()}")
+        refused: dict[int, object] = {}
+
+        def everyone_accepts() -> bool:
+            for broker in self._live_brokers():
+                try:
+                    with WireClient("127.0.0.1", broker.client_port, ssl_context=self.ssl_context()) as c:
+                        error, message = c.scram_login(self.sasl_mechanism, username, password)
+                except OSError as e:  # a refused login ends with the broker closing the connection
+                    error, message = None, e
+                if error != NONE_ERROR:
+                    refused[broker.node_id] = message
+                    return False
+            return True
+
+        wait_until(everyone_accepts, timeout, lambda: f"the SCRAM user {username} cannot log in: {refused}",
+                   interval=0.1)
 
     # ------------------------------------------------------------------ readiness
 

@@ -13,7 +13,9 @@ Fixtures:
 * ``kafka_topic``: a topic created for the test (one partition, in sync) and deleted after it.
 
 Ini options: ``kafka_cluster_scope`` (session), ``kafka_brokers`` (1), ``kafka_mode``
-(kraft or zookeeper), ``kafka_overrides`` (broker properties, one ``key=value`` a line).
+(kraft or zookeeper), ``kafka_listener`` (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; a
+test reaches it with ``kafka_cluster.client_config()``), ``kafka_overrides`` (broker
+properties, one ``key=value`` a line).
 
 When a test that used a cluster fails, the last lines of each broker's output are added to
 its report (a section "kafka cluster logs").
@@ -36,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("kafka_cluster_scope", "scope of the shared kafka_cluster fixture", default="session")
     parser.addini("kafka_brokers", "number of brokers of the shared kafka_cluster", default="1")
     parser.addini("kafka_mode", "kraft (default) or zookeeper", default="kraft")
+    parser.addini("kafka_listener", "security protocol of the shared kafka_cluster's client listener: "
+                                    "PLAINTEXT (default), SSL, SASL_PLAINTEXT or SASL_SSL", default="PLAINTEXT")
     parser.addini("kafka_overrides", "broker properties of the shared kafka_cluster, key=value a line",
                   type="linelist", default=[])
 
@@ -79,6 +83,7 @@ def kafka_cluster_shared(pytestconfig: pytest.Config, tmp_path_factory: pytest.T
 
     cluster = KafkaCluster(brokers=int(pytestconfig.getini("kafka_brokers")),
                            mode=pytestconfig.getini("kafka_mode").strip() or "kraft",
+                           listener=pytestconfig.getini("kafka_listener").strip() or "PLAINTEXT",
                            overrides=_parse_overrides(pytestconfig.getini("kafka_overrides")))
     with cluster:
         yield cluster

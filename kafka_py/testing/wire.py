@@ -1,23 +1,31 @@
 """The few admin requests ``KafkaCluster`` sends its brokers, written by hand.
 
 Metadata v1, CreateTopics v1 and DeleteTopics v1 are enough to see the brokers a broker
-knows, the leader and ISR of each partition, and to make and remove topics. They are
-encoded here with ``struct`` rather than through kafka_py.protocol, whose generated
+knows, the leader and ISR of each partition, and to make and remove topics; SaslHandshake v1
+and SaslAuthenticate v0 carry a SCRAM login (RFC 5802's client side), with which a cluster
+checks that each broker knows the user it created. They are encoded here with ``struct`` rather than through kafka_py.protocol, whose generated
 message classes take the test process most of a second to import: a fixture's cost is
 the test run's, and these three old versions are small and frozen.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import secrets
 import socket
+import ssl
 import struct
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
-METADATA, CREATE_TOPICS, DELETE_TOPICS = 3, 19, 20
+METADATA, CREATE_TOPICS, DELETE_TOPICS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 3, 19, 20, 17, 36
 NONE_ERROR = 0
 TOPIC_ALREADY_EXISTS = 36
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_CONTROLLER = 41
+SASL_AUTHENTICATION_FAILED = 58
+SCRAM_HASHES = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 
 
 @dataclass
@@ -74,10 +82,17 @@ class _Reader:
 
 
 class WireClient:
-    """One blocking connection to a broker's PLAINTEXT listener."""
+    """One blocking connection to a broker's listener: PLAINTEXT, or TLS with ``ssl_context``."""
 
-    def __init__(self, host: str, port: int, timeout: float = 10.0) -> None:
+    def __init__(self, host: str, port: int, timeout: float = 10.0,
+                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
+        if ssl_context is not None:
+            try:
+                self.sock = ssl_context.wrap_socket(self.sock, server_hostname=host)
+            except BaseException:
+                self.sock.close()
+                raise
         self._correlation_id = 0
 
     def close(self) -> None:
@@ -148,3 +163,39 @@ class WireClient:
         r.take(">i")  # one topic
         r.string()
         return r.take(">h")
+
+    def scram_login(self, mechanism: str, username: str, password: str) -> tuple[int, Optional[str]]:
+        """Authenticate with SCRAM (SaslHandshake v1, then SaslAuthenticate v0 twice): (error
+        code, error message); NONE_ERROR once the broker accepted the proof and its own
+        signature checked out."""
+        r = self.request(SASL_HANDSHAKE, 1, _string(mechanism))
+        error = r.take(">h")
+        if error != NONE_ERROR:
+            return error, f"mechanism {mechanism} not enabled"
+        digest = SCRAM_HASHES[mechanism]
+        name = username.replace("=", "=3D").replace(",", "=2C")
+        client_first_bare = f"n={name},r={secrets.token_urlsafe(18)}"
+        error, message, server_first = self._authenticate(("n,," + client_first_bare).encode())
+        if error != NONE_ERROR:
+            return error, message
+        fields = dict(part.split("=", 1) for part in server_first.decode().split(","))
+        salted = hashlib.pbkdf2_hmac(digest, password.encode(), base64.b64decode(fields["s"]), int(fields["i"]))
+        client_key = hmac.digest(salted, b"Client Key", digest)
+        without_proof = f"c=biws,r={fields['r']}"
+        auth_message = f"{client_first_bare},{server_first.decode()},{without_proof}".encode()
+        signature = hmac.digest(hashlib.new(digest, client_key).digest(), auth_message, digest)
+        proof = bytes(a ^ b for a, b in zip(client_key, signature))
+        error, message, server_final = self._authenticate(
+            f"{without_proof},p={base64.b64encode(proof).decode()}".encode())
+        if error != NONE_ERROR:
+            return error, message
+        expected = hmac.digest(hmac.digest(salted, b"Server Key", digest), auth_message, digest)
+        if server_final.decode() != "v=" + base64.b64encode(expected).decode():
+            return SASL_AUTHENTICATION_FAILED, "the broker's signature does not match"
+        return NONE_ERROR, None
+
+    def _authenticate(self, token: bytes) -> tuple[int, Optional[str], bytes]:
+        r = self.request(SASL_AUTHENTICATE, 0, struct.pack(">i", len(token)) + token)
+        error, message = r.take(">h"), r.string()
+        size = r.take(">i")
+        return error, message, r.data[r.pos:r.pos + max(size, 0)]

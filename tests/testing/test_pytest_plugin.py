@@ -60,35 +60,33 @@ def test_each_fixture_and_the_log_report(pytester: pytest.Pytester):
 
 
 def test_under_xdist_each_worker_has_its_cluster(pytester: pytest.Pytester):
+    """Two workers, six tests: each worker starts one cluster for its tests, on ports of its
+    own (reserved across the workers), and every test produces to its own topic there."""
     pytester.makepyfile(test_user='''
 import os
+import pytest
 from kafka import KafkaProducer
 
 
-def _produce(bootstrap, topic):
-    producer = KafkaProducer(bootstrap_servers=bootstrap)
-    producer.send(topic, os.environ["PYTEST_XDIST_WORKER"].encode()).get(timeout=30)
+@pytest.mark.parametrize("n", range(6))
+def test_produce(kafka_cluster, kafka_topic, n):
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    producer.send(kafka_topic, os.environ["PYTEST_XDIST_WORKER"].encode()).get(timeout=30)
     producer.close()
-
-
-def test_one(kafka_bootstrap, kafka_topic):
-    _produce(kafka_bootstrap, kafka_topic)
-
-
-def test_two(kafka_bootstrap, kafka_topic):
-    _produce(kafka_bootstrap, kafka_topic)
-
-
-def test_three(kafka_cluster):
-    print("BOOTSTRAP", os.environ["PYTEST_XDIST_WORKER"], kafka_cluster.bootstrap_servers)
-
-
-def test_four(kafka_cluster):
-    print("BOOTSTRAP", os.environ["PYTEST_XDIST_WORKER"], kafka_cluster.bootstrap_servers)
+    print("CLUSTER", os.environ["PYTEST_XDIST_WORKER"], kafka_cluster.bootstrap_servers, os.getpid())
 ''')
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "load", "-rA",
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "load", "-rP",
                                            timeout=300)
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=6)
+    seen: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        if line.startswith("CLUSTER "):
+            _, worker, bootstrap, _pid = line.split()
+            seen.setdefault(worker, set()).add(bootstrap)
+    assert sorted(seen) == ["gw0", "gw1"], result.stdout.str()
+    # one cluster per worker, and the two never share a port
+    assert all(len(bootstraps) == 1 for bootstraps in seen.values()), seen
+    assert seen["gw0"] != seen["gw1"]
 
 
 def test_ini_options_choose_the_shared_cluster(pytester: pytest.Pytester):
@@ -97,6 +95,7 @@ def test_ini_options_choose_the_shared_cluster(pytester: pytest.Pytester):
 kafka_cluster_scope = module
 kafka_mode = kraft
 kafka_brokers = 1
+kafka_listener = SASL_PLAINTEXT
 kafka_overrides =
     num.partitions=3
     auto.create.topics.enable=true
@@ -106,7 +105,8 @@ from kafka import KafkaProducer
 
 
 def test_the_overrides_reach_the_brokers(kafka_cluster):
-    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    assert kafka_cluster.listener == "SASL_PLAINTEXT"
+    producer = KafkaProducer(**kafka_cluster.client_config())
     producer.send("auto-created", b"x").get(timeout=30)
     producer.close()
     topic = kafka_cluster.brokers[1].metadata(["auto-created"]).topics["auto-created"]
