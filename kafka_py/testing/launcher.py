@@ -39,8 +39,9 @@ import select
 import shutil
 import signal
 import sys
+import threading
 import warnings
-from typing import Optional
+from typing import Callable, Optional
 
 PR_SET_PDEATHSIG = 1
 # What the launcher loads before it forks anything: the broker of either mode and the tools
@@ -62,6 +63,37 @@ def die_with_parent(expected_parent: int, sig: int = signal.SIGKILL) -> None:
     # the parent may have died before the prctl: then this process was re-parented
     if os.getppid() != expected_parent:
         os._exit(1)
+
+
+def dies_with_this_process(then: Optional[Callable[[], None]] = None) -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` for ``subprocess.Popen`` that ties the child to the calling process:
+    the kernel SIGKILLs it when this process dies, ``kill -9`` included (``then``, when given,
+    runs after). For tests that start a broker as their own child rather than through a
+    launcher.
+
+    The kernel ties the signal to the *thread* that forked, not to its process: a child
+    forked from a thread that ends before the test would be killed with it. Only a child of
+    the main thread, which lives as long as the process, is tied; from another thread the
+    result is ``then`` alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return then
+    parent = os.getpid()
+    if sys.platform.startswith("linux"):
+        # looked up here, not after the fork: loading a library in a child forked from a
+        # threaded process could wait on a loader lock some other thread held at the fork
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    else:
+        prctl = None
+
+    def preexec() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)  # the parent died before the prctl
+        if then is not None:
+            then()
+
+    return preexec
 
 
 def finish_preload() -> None:

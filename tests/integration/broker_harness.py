@@ -5,6 +5,11 @@ log dir and listener port, against the session's ZooKeeper under a chroot that i
 to its cluster (so clusters of different tests never see each other's topics). Readiness
 is a condition, never a fixed sleep: the process logged "[KafkaServer id=N] started", its
 /brokers/ids/N znode exists and its port accepts connections.
+
+Ports and processes come the way kafka_py.testing's clusters get theirs: ``free_port``
+reserves a port across the test processes of the machine (kafka_py/testing/ports.py), and a
+broker dies with the test process that started it, also when that process is killed -9
+(``dies_with_this_process``, kafka_py/testing/launcher.py).
 """
 from __future__ import annotations
 
@@ -22,13 +27,21 @@ from typing import Callable, Optional
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from kafka_py.testing.launcher import dies_with_this_process
+from kafka_py.testing.ports import PortReservation, reserve_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# Held until the test process ends: a broker keeps its port across restarts, and no other
+# test process may take it while the broker is down.
+_RESERVED_PORTS: list[PortReservation] = []
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port for a broker of this test process, reserved for it against every other test
+    process on the machine, and below the ephemeral range outgoing connections draw from."""
+    reservation = reserve_port()
+    _RESERVED_PORTS.append(reservation)
+    return reservation.port
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, message: str, interval: float = 0.05) -> None:
@@ -162,7 +175,8 @@ class BrokerProcess(ServesMetadata):
         env.update(self.env)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
-            cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env, preexec_fn=self.preexec_fn)
+            cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=dies_with_this_process(self.preexec_fn))
         if wait:
             self.wait_started(timeout)
         return self

@@ -4,7 +4,8 @@ ZooKeeper-mode brokers).
 A ``KRaftControllerProcess`` is one ``process.roles=controller`` node: its properties, its dir
 formatted with ``bin/kafka-storage.sh format``, and a process started with
 ``bin/kafka-server-start.sh``. Readiness is a condition: the process logged "Kafka Server
-started" and its controller port accepts connections. ``KRaftQuorum`` holds the voters of one
+started" and its controller port accepts connections. Ports and processes are broker_harness's:
+reserved across test processes, and dying with the test process. ``KRaftQuorum`` holds the voters of one
 quorum and asks them, over the wire, who leads (DescribeQuorum: only the leader answers it).
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
+from kafka_py.testing.launcher import dies_with_this_process
 from tests.integration.broker_harness import ROOT, RawClient, ServesMetadata, free_port, port_open, wait_until
 
 STARTED_MARKER = b"Kafka Server started"
@@ -108,8 +110,10 @@ class KRaftControllerProcess:
         self._output = open(self.output_path, "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
         env.update(self.env)
+        # gone with the test process, as broker_harness's brokers (the script execs the broker)
         self.process = subprocess.Popen([str(ROOT / "bin" / "kafka-server-start.sh"), str(self.config_path)],
-                                        cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env)
+                                        cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env,
+                                        preexec_fn=dies_with_this_process())
         if wait:
             self.wait_started(timeout)
         return self

@@ -215,3 +215,35 @@ def test_processes_die_with_a_killed_test_process(mode):
                lambda: f"still alive: {[p for p in pids if pid_alive(p)]}")
     # the launcher removes the directories of the clusters it served before it exits
     wait_until(lambda: not os.path.exists(workdir), 30, f"{workdir} left behind")
+
+
+TIED_OWNER = '''
+import subprocess, sys, threading
+from kafka_py.testing.launcher import dies_with_this_process
+tied = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], preexec_fn=dies_with_this_process())
+from_thread = []
+threading.Thread(target=lambda: from_thread.append(dies_with_this_process())).start()
+while not from_thread:
+    threading.Event().wait(0.01)
+print(tied.pid, from_thread[0] is None, flush=True)
+threading.Event().wait(600)
+'''
+
+
+def test_a_child_tied_with_dies_with_this_process_goes_with_a_killed_parent():
+    """The test harnesses' own broker processes (tests/integration/broker_harness.py) are tied
+    this way to the test process that started them."""
+    owner = subprocess.Popen([sys.executable, "-c", TIED_OWNER], stdout=subprocess.PIPE, text=True)
+    try:
+        line = owner.stdout.readline()
+        assert line, "the owner process did not start its child"
+        pid, untied_from_thread = line.split()
+        # from another thread than the main one nothing is tied (the kernel would tie the
+        # child to that thread's life, not the process's)
+        assert untied_from_thread == "True"
+        assert pid_alive(int(pid))
+    finally:
+        owner.kill()
+        owner.wait()
+        owner.stdout.close()
+    wait_until(lambda: not pid_alive(int(pid)), 30, f"child {pid} outlived its killed parent")
