@@ -1,7 +1,8 @@
 """A real ZooKeeper server for tests, started through bin/zookeeper-server-start.sh.
 
 Each server gets a free port and its own data directory, so tests never touch a
-ZooKeeper an operator is running on 2181.
+ZooKeeper an operator is running on 2181. The port is reserved and the process tied to the
+test process as the brokers' are (tests/integration/broker_harness.py).
 """
 from __future__ import annotations
 
@@ -12,13 +13,10 @@ import socket
 import subprocess
 import time
 
+from kafka_py.testing.launcher import dies_with_this_process
+from tests.integration.broker_harness import free_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def four_letter_word(port: int, word: bytes = b"srvr", timeout: float = 1.0) -> bytes:
@@ -52,7 +50,7 @@ class ZooKeeperServer:
         self.process = subprocess.Popen(
             [str(ROOT / "bin" / "zookeeper-server-start.sh"), str(self.config)],
             stdout=open(self.workdir / "zookeeper.out", "wb"), stderr=subprocess.STDOUT,
-            env=env, start_new_session=True,
+            env=env, start_new_session=True, preexec_fn=dies_with_this_process(),
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
