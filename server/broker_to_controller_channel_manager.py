@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 # Kafka's doWork polls for 100 ms when the metadata cache names no controller.
 NO_CONTROLLER_BACKOFF_MS = 100
+# How often a request in flight is checked against the active controller (_watch_controller_moves).
+WATCH_INTERVAL_S = 0.1
 
 
 # -- finding the controller ------------------------------------------------------------------
@@ -127,6 +129,11 @@ class ControllerConnection(Protocol):
         later one too (the channel is shutting down)."""
         ...
 
+    def interrupt(self, node: Node) -> None:
+        """From another thread: make a ``send_and_receive`` blocked on ``node`` fail at once
+        (the controller moved away from it); later ones proceed."""
+        ...
+
     def close(self) -> None:
         ...
 
@@ -158,6 +165,19 @@ class NetworkClientControllerConnection:
         except Exception:
             client.disconnect()
             raise
+        finally:
+            with self._lock:
+                interrupted = client is not self._client
+            if interrupted:  # interrupt() let go of it; this thread owns its socket and selector
+                client.close()
+
+    def interrupt(self, node: Node) -> None:
+        with self._lock:
+            client = self._client
+            if client is None or client.node != node:
+                return
+            self._client = None
+        client.initiate_close()
 
     def _client_for(self, node: Node) -> NetworkClient:
         with self._lock:
@@ -263,6 +283,10 @@ class BrokerToControllerRequestThread(ShutdownableThread):
         self._queue: deque[BrokerToControllerQueueItem] = deque()
         self._active_controller: Optional[Node] = None
         self._last_failed_node: Optional[Node] = None  # this thread's only
+        # The controller a request is in flight to (guarded by _cond), watched by
+        # _watch_controller_moves; see there.
+        self._in_flight_node: Optional[Node] = None
+        self._watcher: Optional[threading.Thread] = None
 
     def active_controller_address(self) -> Optional[Node]:
         with self._cond:
@@ -329,9 +353,17 @@ class BrokerToControllerRequestThread(ShutdownableThread):
                 return
             self.logger.info("Recorded new controller, from now on will use broker %s", controller)
             self._update_controller_address(controller)
+        self._ensure_watcher()
         try:
             version = item.api_key.latest_version
-            response = self.connection.send_and_receive(controller, item.api_key, version, item.request)
+            with self._cond:
+                self._in_flight_node = controller
+                self._cond.notify_all()
+            try:
+                response = self.connection.send_and_receive(controller, item.api_key, version, item.request)
+            finally:
+                with self._cond:
+                    self._in_flight_node = None
         except Exception as e:  # noqa: BLE001 - any failure counts as a disconnect: resend elsewhere
             if self.is_running:
                 # Once per node: the metadata cache may keep naming a dead controller for a while.
@@ -352,6 +384,33 @@ class BrokerToControllerRequestThread(ShutdownableThread):
             self._requeue_first(item)
             return
         self._safely(lambda: item.callback.on_complete(ClientResponse(item.api_key, response)))
+
+    def _ensure_watcher(self) -> None:
+        if self._watcher is None and hasattr(self.connection, "interrupt"):
+            self._watcher = threading.Thread(target=self._watch_controller_moves, name=f"{self.name}-watcher",
+                                             daemon=True)
+            self._watcher.start()
+
+    def _watch_controller_moves(self) -> None:
+        """While a request waits on a controller that is no longer the active one (a KRaft
+        controller cut off by the network stays silent, it sends no reset), give up on it as
+        soon as the controller node provider names another, instead of at request.timeout.ms:
+        a broker whose heartbeats wait that long on the old controller is fenced by the new
+        one. Kafka's request thread waits out the timeout; this one resends at once."""
+        while self.is_running:
+            with self._cond:
+                while self.is_running and self._in_flight_node is None:
+                    self._cond.wait(timeout=1.0)
+                node = self._in_flight_node
+            if node is None:
+                continue
+            current = self.controller_node_provider.get()
+            if current is not None and current != node:
+                self.logger.info("The active controller moved from %s to %s: abandoning the request in flight",
+                                 node, current)
+                self.connection.interrupt(node)
+            with self._cond:
+                self._cond.wait(timeout=WATCH_INTERVAL_S)
 
     def _safely(self, action: Callable[[], None]) -> None:
         # A failing completion handler must not stop the thread that serves every later request.

@@ -41,6 +41,7 @@ import datetime
 import functools
 import importlib
 import logging
+import random
 import struct
 import threading
 import uuid
@@ -598,9 +599,15 @@ class KafkaApis:
         topic_metadata += unauthorized_topic_metadata
         brokers = [(node.id, node.host, node.port, node.rack)
                    for node in sorted(self.metadata_cache.get_alive_broker_nodes(listener), key=lambda n: n.id)]
-        controller_id = self.controller_id_for_clients()
-        if controller_id is None:
-            controller_id = NO_CONTROLLER_ID
+        if self.forwarding_manager is not None:
+            # KRaft mode: any broker forwards, so the "controller" is one of the brokers of this
+            # very answer; drawn from the cache again it could be a broker unfenced (or fenced)
+            # between the two reads, which the client would have no address for
+            controller_id = random.choice(brokers)[0] if brokers else NO_CONTROLLER_ID
+        else:
+            controller_id = self.controller_id_for_clients()
+            if controller_id is None:
+                controller_id = NO_CONTROLLER_ID
         # sendResponseMaybeThrottle's half before the answer (server/kafka_apis_quotas.py)
         quotas = self.quotas
         throttle_time_ms = (self._quota.request_throttle_time_ms(request)

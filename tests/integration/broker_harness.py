@@ -44,14 +44,16 @@ def free_port() -> int:
     return reservation.port
 
 
-def wait_until(condition: Callable[[], bool], timeout: float, message: str, interval: float = 0.05) -> None:
-    """Poll ``condition`` until it holds (for things that offer no event to wait on)."""
+def wait_until(condition: Callable[[], bool], timeout: float, message: str | Callable[[], str],
+               interval: float = 0.05) -> None:
+    """Poll ``condition`` until it holds (for things that offer no event to wait on). ``message``
+    may be a function, to say what was last seen when the wait fails."""
     deadline = time.monotonic() + timeout
     while True:
         if condition():
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(message)
+            raise TimeoutError(message() if callable(message) else message)
         time.sleep(interval)
 
 
@@ -275,8 +277,9 @@ class RawClient:
     """A blocking connection speaking the wire protocol through kafka_py.protocol, for tests
     that send what no well-behaved client would."""
 
-    def __init__(self, port: int, timeout: float = 30.0, client_id: str = "raw-test-client") -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port: int, timeout: float = 30.0, client_id: str = "raw-test-client",
+                 host: str = "127.0.0.1") -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
         self.client_id = client_id
         self._correlation_id = 0
 
