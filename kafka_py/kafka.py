@@ -35,6 +35,7 @@ from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
 from kafka_py.utils.thread_dump import install_thread_dump_handler
 from kafka_py.tuning import TuningError, freeze_startup_objects, tune_process
+from kafka_py.tuning.startup_imports import leave_out_test_libraries
 
 logger = logging.getLogger("kafka_py.kafka")  # not "__main__" under python -m
 
@@ -179,6 +180,7 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
 @click.option("--logging-config", "logging_config", default=None, metavar="FILE",
               help="YAML logging configuration (default: config/logging.yaml)")
 def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
+    leave_out_test_libraries()  # tuning: kafka_py/tuning/startup_imports.py, before kio is imported
     configure_logging(logging_config)
     # kill -3 prints every thread's stack, as it does for the JVM running Kafka.
     install_thread_dump_handler()

@@ -6,7 +6,7 @@ a client sees. The ported classes reach it through one line a method, so they re
 Kafka's do: Log._add_segment's hook and FileRecords.append's mark (the prefaulter),
 LogManager making, starting and stopping the prefaulter, KafkaApis sending its Produce and
 Metadata answers with ``fast_answers``, messages.py writing answers with ``fast_paths``, the
-replica fetcher encoding its Fetch with it, and kafka.py's ``tune_process``.
+replica fetcher encoding its Fetch with it, and kafka.py's ``tune_process`` and ``leave_out_test_libraries``.
 
 * ``fast_paths``: hand-written writers for the Produce, Fetch and Metadata answers and for
   the replica fetcher's Fetch request and answer, giving the same bytes as the generic
@@ -18,6 +18,8 @@ replica fetcher encoding its Fetch with it, and kafka.py's ``tune_process``.
   active segments; ``prefault_mark``: where a FileRecords' appends ask it for the next fill;
 * ``gc_tuning``: the cyclic garbage collector's thresholds sized for a broker's heap, and
   the objects loaded at startup frozen (``KAFKA_PY_GC``; docs/operations.md);
+* ``startup_imports``: Hypothesis, which kio imports whenever it is installed, left out of
+  the broker process (kafka.py's ``main``; docs/kraft.md);
 * ``wakeups``: the network threads woken once after a handler has queued several answers
   (the follower fetches a leader append completes), not once per answer
   (``ReplicaManager.append_records`` and ``Processor.enqueue_response``).

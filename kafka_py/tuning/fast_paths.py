@@ -691,40 +691,67 @@ def _skip_tagged_fields(buf: memoryview, pos: int) -> int:
 
 # ---------------------------------------------------------------------------- dispatch
 
-_WRITERS: dict[type, tuple[str, Callable]] = {}
+# The writer of each response class met so far: (kind, writer), or None for a class the
+# generic writer handles. Filled on the first answer of each class rather than at import:
+# registering every Produce, Fetch and Metadata version up front imported 57 kio schema
+# modules (about a fifth of a broker's start, docs/kraft.md) for versions most brokers
+# never answer.
+_WRITERS: dict[type, Optional[tuple[str, Callable]]] = {}
 
 
-def _register_writers() -> None:
+def _writer_entry(response_type: type) -> Optional[tuple[str, Callable]]:
+    """The (kind, writer) of a response class, or None: only kio's own classes of the
+    Produce (v3+), Fetch (v4+) and Metadata versions the broker serves have one."""
     from kio.index import load_response_schema
 
     from kafka_py.protocol.api_keys import ApiKeys
 
-    for version in ApiKeys.PRODUCE.schema_versions():
-        if version >= 3:
-            _WRITERS[load_response_schema(ApiKeys.PRODUCE.id, version)] = ("produce",
-                                                                           _produce_response_writer(version))
-    for version in ApiKeys.METADATA.schema_versions():
-        _WRITERS[load_response_schema(ApiKeys.METADATA.id, version)] = ("metadata",
-                                                                        _metadata_response_writer(version))
-    for version in ApiKeys.FETCH.schema_versions():
-        if version >= 4:
-            schema = load_response_schema(ApiKeys.FETCH.id, version)
-            partition_type = sys.modules[schema.__module__].PartitionData
-            _WRITERS[schema] = ("fetch", _fetch_response_writer(version, partition_type))
+    api_key = getattr(response_type, "__api_key__", None)
+    version = getattr(response_type, "__version__", None)
+    if api_key == ApiKeys.PRODUCE.id:
+        api, first = ApiKeys.PRODUCE, 3
+    elif api_key == ApiKeys.FETCH.id:
+        api, first = ApiKeys.FETCH, 4
+    elif api_key == ApiKeys.METADATA.id:
+        api, first = ApiKeys.METADATA, 0
+    else:
+        return None
+    if version not in api.schema_versions() or version < first:
+        return None
+    if load_response_schema(api.id, version) is not response_type:
+        return None  # this project's schema of the same message, or a look-alike
+    if api is ApiKeys.PRODUCE:
+        return "produce", _produce_response_writer(version)
+    if api is ApiKeys.METADATA:
+        return "metadata", _metadata_response_writer(version)
+    partition_type = sys.modules[response_type.__module__].PartitionData
+    return "fetch", _fetch_response_writer(version, partition_type)
 
 
-load_schema(_register_writers)
+def _register_writer(response_type: type) -> Optional[tuple[str, Callable]]:
+    if response_type not in _WRITERS:
+        _WRITERS[response_type] = _writer_entry(response_type)
+    return _WRITERS[response_type]
+
+
+def _writer_for(response_type: type) -> Optional[tuple[str, Callable]]:
+    try:
+        return _WRITERS[response_type]
+    except KeyError:
+        # Under the schema import lock: the check may import a schema module, and two
+        # threads meeting a new class at once build its writer once.
+        return load_schema(_register_writer, response_type)
 
 
 def has_fast_writer(response_type: type) -> bool:
-    return response_type in _WRITERS
+    return _writer_for(response_type) is not None
 
 
 def encode_response_chunks(header_bytes: bytes, response: Any) -> Optional[list[Any]]:
     """The size-prefixed frame of a Produce or Fetch response as chunks (bytes and uncopied
     records values), as ``messages.encode_response_chunks`` builds it; None when this
     response needs the generic writer (see the module docstring)."""
-    entry = _WRITERS.get(type(response))
+    entry = _writer_for(type(response))
     if entry is None:
         return None
     kind, write = entry
