@@ -76,13 +76,20 @@ from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
 from kafka_py.record.compression import CompressionType
+from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
+    CURRENT_MAGIC_VALUE,
+    LENGTH_OFFSET,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_VALUE_V0,
+    MAGIC_VALUE_V1,
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
     TimestampType,
 )
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
@@ -109,6 +116,7 @@ PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000
 # magic, crc, attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId,
 # producerEpoch, baseSequence, recordCount.
 _BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+_I32 = struct.Struct(">i")
 
 
 class OffsetsOutOfOrderException(KafkaException):
@@ -365,7 +373,14 @@ class Log:
         return self._config.max_segment_ms
 
     def update_config(self, new_config) -> None:
+        old_record_version = self._config.record_version
         self.config = new_config
+        new_record_version = new_config.record_version
+        if new_record_version < old_record_version:
+            self.logger.warning("Record format version has been downgraded from V%d to V%d.", old_record_version,
+                                new_record_version)
+        if new_record_version != old_record_version:
+            self._initialize_leader_epoch_cache()
 
     def _check_if_memory_mapped_buffer_closed(self) -> None:
         if self._is_memory_mapped_buffer_closed:
@@ -441,8 +456,22 @@ class Log:
         from kafka_py.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
         with self._lock:
-            checkpoint = LeaderEpochCheckpointFile(os.path.join(self._dir, log_files.LEADER_EPOCH_CHECKPOINT_FILE),
-                                                   self.log_dir_failure_channel)
+            path = os.path.join(self._dir, log_files.LEADER_EPOCH_CHECKPOINT_FILE)
+            if self._config.record_version < CURRENT_MAGIC_VALUE:
+                # Entries of message format v0/v1 carry no leader epoch: a log of such a format
+                # keeps none, and its followers truncate to the high watermark (as in Kafka).
+                if os.path.exists(path) and os.path.getsize(path) > 0 and LeaderEpochFileCache(
+                        self.topic_partition, lambda: self.log_end_offset,
+                        LeaderEpochCheckpointFile(path, self.log_dir_failure_channel)).latest_epoch is not None:
+                    self.logger.warning("Deleting non-empty leader epoch cache due to incompatible message format "
+                                        "v%d", self._config.record_version)
+                try:
+                    os.remove(path)
+                except FileNotFoundError:
+                    pass
+                self.leader_epoch_cache = None
+                return
+            checkpoint = LeaderEpochCheckpointFile(path, self.log_dir_failure_channel)
             self.leader_epoch_cache = LeaderEpochFileCache(self.topic_partition, lambda: self.log_end_offset,
                                                            checkpoint)
 
@@ -927,7 +956,8 @@ class Log:
         if origin is None:
             origin = AppendOrigin.CLIENT
         validate_and_assign = origin is not AppendOrigin.RAFT_LEADER
-        return self._append(records, origin, validate_and_assign, leader_epoch, False, verification_guard)
+        return self._append(records, origin, validate_and_assign, leader_epoch, False, verification_guard,
+                            inter_broker_protocol_version)
 
     def append_as_follower(self, records) -> LogAppendInfo:
         """Append batches replicated from the leader, keeping their offsets and epochs."""
@@ -935,8 +965,9 @@ class Log:
         return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
 
     def _append(self, records, origin, validate_and_assign_offsets: bool, leader_epoch: int,
-                ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None) -> LogAppendInfo:
-        append_info, batch_epochs, has_producer_ids = self._analyze_and_validate_records(
+                ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None,
+                inter_broker_protocol_version=None) -> LogAppendInfo:
+        append_info, batch_epochs, has_producer_ids, has_legacy_batches = self._analyze_and_validate_records(
             records, origin, ignore_record_size, leader_epoch)
         if append_info.shallow_count == 0:
             return append_info
@@ -958,7 +989,8 @@ class Log:
                 if validate_and_assign_offsets:
                     first_offset = self._next_offset_metadata.message_offset
                     valid_records = self._validate_and_assign_offsets(valid_records, append_info, origin,
-                                                                      leader_epoch, ignore_record_size, now)
+                                                                      leader_epoch, ignore_record_size, now,
+                                                                      inter_broker_protocol_version)
                     # every batch now carries leader_epoch; the first starts at the first offset
                     if leader_epoch >= 0:
                         self._maybe_assign_epoch(leader_epoch, first_offset)
@@ -979,6 +1011,13 @@ class Log:
                     for epoch, base_offset in batch_epochs:
                         if epoch >= 0:
                             self._maybe_assign_epoch(epoch, base_offset)
+                    if has_legacy_batches and epoch_cache is not None and epoch_cache.latest_epoch is not None:
+                        # A leader part way through a downgrade of its message format sent entries
+                        # without epochs: truncation falls back to the high watermark until the
+                        # next leader election, as in Kafka.
+                        self.logger.warning("Clearing leader epoch cache after unexpected append with message "
+                                            "format v0/v1")
+                        epoch_cache.clear_and_flush()
 
                 valid_size = valid_records.size_in_bytes
                 if valid_size > config.segment_size:
@@ -1037,7 +1076,7 @@ class Log:
             cache.assign(epoch, start_offset)
 
     def _validate_and_assign_offsets(self, valid_records, append_info: LogAppendInfo, origin, leader_epoch: int,
-                                     ignore_record_size: bool, now: int):
+                                     ignore_record_size: bool, now: int, inter_broker_protocol_version=None):
         config = self._config
         offset = LongRef(self._next_offset_metadata.message_offset)
         timestamp_type = config.message_timestamp_type
@@ -1050,11 +1089,13 @@ class Log:
             source_codec=append_info.source_codec,
             target_codec=append_info.target_codec,
             compacted_topic=config.compact,
-            magic=2,
+            # the topic's message.format.version: what any producer sent is converted to it
+            magic=config.record_version,
             timestamp_type=timestamp_type,
             timestamp_diff_max_ms=config.message_timestamp_difference_max_ms,
             partition_leader_epoch=leader_epoch,
             origin=origin,
+            inter_broker_protocol_version=inter_broker_protocol_version,
             # _analyze_and_validate_records has already checked every batch's CRC
             check_crc=False,
         )
@@ -1119,7 +1160,12 @@ class Log:
     def _analyze_and_validate_records(self, records, origin, ignore_record_size: bool, leader_epoch: int):
         """One pass over the batch headers: sizes, CRC-32C, offsets, timestamps, codecs.
 
-        Returns (LogAppendInfo, [(partition leader epoch, base offset) per batch], any producer id).
+        A log entry of message format v0/v1 is checked as Kafka checks any batch here (size,
+        the message's CRC-32); its first offset is not known without decompressing a wrapper,
+        so the append info then carries the last offset of the first entry instead, as Kafka's.
+
+        Returns (LogAppendInfo, [(partition leader epoch, base offset) per batch], any producer
+        id, any v0/v1 entry).
         """
         buf = records.buffer
         total = len(buf)
@@ -1141,11 +1187,51 @@ class Log:
         offset_of_max_timestamp = -1
         last_offset_of_first_batch = -1
         has_producer_ids = False
+        has_legacy_batches = False
         batch_epochs = []
 
         pos = 0
         # A partial trailing batch ends the set (and is trimmed), as Kafka's batch iterator does.
-        while total - pos >= RECORD_BATCH_OVERHEAD:
+        while total - pos > MAGIC_OFFSET:
+            magic = buf[pos + MAGIC_OFFSET]
+            if magic != CURRENT_MAGIC_VALUE:
+                if magic != MAGIC_VALUE_V0 and magic != MAGIC_VALUE_V1:
+                    raise CorruptRecordException(f"Invalid magic found in record: {magic}")
+                # A log entry of message format v0/v1: what Kafka's loop reads of any batch,
+                # from the entry (its offset is the last one; a wrapper's first is inside it).
+                entry = _legacy_entry(buf, pos, self.topic_partition)
+                if entry is None:
+                    break
+                size = entry.size_in_bytes
+                batch_last_offset = entry.last_offset
+                if last_offset_of_first_batch < 0 and shallow_count == 0:
+                    last_offset_of_first_batch = batch_last_offset
+                if last_offset >= batch_last_offset:
+                    monotonic = False
+                last_offset = batch_last_offset
+                last_leader_epoch = NO_PARTITION_LEADER_EPOCH
+                if size > max_message_size and not ignore_record_size:
+                    raise RecordTooLargeException(
+                        f"The record batch size in the append to {self.topic_partition} is {size} bytes which "
+                        f"exceeds the maximum configured value of {max_message_size}.")
+                if not entry.is_valid():
+                    raise CorruptRecordException(
+                        f"Record is corrupt (stored crc = {entry.checksum}) in topic partition "
+                        f"{self.topic_partition}.")
+                if entry.max_timestamp > max_timestamp:
+                    max_timestamp = entry.max_timestamp
+                    offset_of_max_timestamp = batch_last_offset
+                batch_epochs.append((NO_PARTITION_LEADER_EPOCH, batch_last_offset))
+                has_legacy_batches = True
+                shallow_count += 1
+                valid_bytes += size
+                codec = entry.attributes & COMPRESSION_CODEC_MASK
+                if codec:
+                    source_codec = codec
+                pos += size
+                continue
+            if total - pos < RECORD_BATCH_OVERHEAD:
+                break
             (base_offset, length, partition_leader_epoch, magic, stored_crc, attributes, last_offset_delta,
              _base_ts, batch_max_ts, producer_id, _pepoch, _bseq, _count) = unpack(buf, pos)
             size = length + LOG_OVERHEAD
@@ -1155,12 +1241,6 @@ class Log:
                     f"batch overhead {RECORD_BATCH_OVERHEAD}")
             if total - pos < size:
                 break
-            if magic != 2:
-                if magic in (0, 1):
-                    raise UnsupportedForMessageFormatException(
-                        f"Record batch magic {magic} in the append to {self.topic_partition} is not supported; "
-                        "this broker stores message format v2 only")
-                raise CorruptRecordException(f"Invalid magic found in record: {magic}")
             if is_raft_leader and partition_leader_epoch != leader_epoch:
                 raise InvalidRecordException("Append from Raft leader did not set the batch epoch correctly")
             if is_client and base_offset != 0:
@@ -1168,7 +1248,7 @@ class Log:
                     f"The baseOffset of the record batch in the append to {self.topic_partition} should be 0, "
                     f"but it is {base_offset}")
             batch_last_offset = base_offset + last_offset_delta
-            if first_offset is None:
+            if shallow_count == 0:
                 first_offset = base_offset
                 last_offset_of_first_batch = batch_last_offset
             if last_offset >= batch_last_offset:
@@ -1217,7 +1297,7 @@ class Log:
             monotonic,
             last_offset_of_first_batch,
         )
-        return info, batch_epochs, has_producer_ids
+        return info, batch_epochs, has_producer_ids, has_legacy_batches
 
     def _trim_invalid_bytes(self, records, info: LogAppendInfo):
         valid_bytes = info.valid_bytes
@@ -1484,6 +1564,11 @@ class Log:
             if target_timestamp == LATEST_TIMESTAMP:
                 epoch = cache.latest_epoch if cache is not None else None
                 return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, epoch)
+            if self.config.record_version < MAGIC_VALUE_V1:
+                raise UnsupportedForMessageFormatException(
+                    f"Cannot search offsets based on timestamp because message format version for partition "
+                    f"{self.topic_partition} is {self.config.message_format_version} which is earlier than the "
+                    f"minimum required version 0.10.0-IV0")
             for segment in self._segments.segments:
                 if segment.largest_timestamp >= target_timestamp:
                     return segment.find_offset_by_timestamp(target_timestamp, self.log_start_offset)
@@ -1801,6 +1886,19 @@ class Log:
         return (f"Log(dir={self._dir}, topic={self.topic_partition.topic}, partition={self.topic_partition.partition}, "
                 f"highWatermark={self.high_watermark}, lastStableOffset={self.last_stable_offset}, "
                 f"logStartOffset={self.log_start_offset}, logEndOffset={self.log_end_offset})")
+
+
+def _legacy_entry(buf, pos: int, topic_partition) -> Optional[LegacyRecordBatch]:
+    """The v0/v1 log entry at ``pos`` of ``buf``, or None if the buffer ends inside it."""
+    if len(buf) - pos < LOG_OVERHEAD:
+        return None
+    length = _I32.unpack_from(buf, pos + LENGTH_OFFSET)[0]
+    if length < RECORD_OVERHEAD_V0:
+        raise CorruptRecordException(f"Record size {length} in the append to {topic_partition} is less than the "
+                                     f"minimum record overhead ({RECORD_OVERHEAD_V0})")
+    if len(buf) - pos < LOG_OVERHEAD + length:
+        return None
+    return LegacyRecordBatch(buf[pos:pos + LOG_OVERHEAD + length])
 
 
 def _empty_records():

@@ -47,7 +47,9 @@ and the tombstone horizon has passed.
 Batches keep their base and last offsets, producer fields, compression codec
 and timestamp type; a batch that loses records is re-encoded (and recompressed)
 with the survivors at their original offsets, a batch that keeps all of them
-is copied byte for byte.
+is copied byte for byte. A log of message format v0/v1 is cleaned the same way,
+entry by entry: a wrapper that loses messages becomes a new wrapper of the
+survivors at their offsets, with the same codec.
 """
 from __future__ import annotations
 
@@ -80,8 +82,11 @@ from kafka_py.log.offset_map import OffsetMap, SkimpyOffsetMap
 from kafka_py.log.producer_state_manager import LastRecord
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.record.control_record_type import ControlRecordType
+from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records
 from kafka_py.record.default_record_batch import (
+    CURRENT_MAGIC_VALUE,
     LOG_OVERHEAD,
+    MAGIC_VALUE_V0,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     TimestampType,
@@ -506,14 +511,18 @@ class Cleaner:
                     result.update_retained_batch_metadata(batch.max_timestamp, batch.last_offset, batch.last_offset,
                                                           len(retained), batch_size)
                 else:
-                    data, max_timestamp = _build_retained_batch(batch, retained)
+                    if batch.magic < CURRENT_MAGIC_VALUE:
+                        data, max_timestamp, shallow_offset = _build_retained_legacy_entries(batch, retained)
+                    else:
+                        data, max_timestamp = _build_retained_batch(batch, retained)
+                        shallow_offset = batch.last_offset
                     if len(data) > batch_size and len(data) > max_log_message_size:
                         logger.warning("Record batch from %s with last offset %d exceeded max record batch size %d "
                                        "after cleaning (new size is %d). Consumers with version earlier than "
                                        "0.10.1.0 may need to increase their fetch sizes.", topic_partition,
                                        batch.last_offset, max_log_message_size, len(data))
                     output += data
-                    result.update_retained_batch_metadata(max_timestamp, batch.last_offset, max_offset,
+                    result.update_retained_batch_metadata(max_timestamp, shallow_offset, max_offset,
                                                           len(retained), len(data))
             elif retention == _RETAIN_EMPTY:
                 output += build_empty_batch(
@@ -770,6 +779,27 @@ def _build_retained_batch(batch, retained) -> Tuple[bytes, int]:
         partition_leader_epoch=batch.partition_leader_epoch,
     )
     return data, max_timestamp
+
+
+def _build_retained_legacy_entries(batch, retained) -> Tuple[bytes, int, int]:
+    """Kafka's buildRetainedRecordsInto for a log entry of message format v0/v1: the retained
+    messages at their offsets, each its own entry, or one wrapper (at the last retained offset)
+    when the entry was compressed; returns (bytes, max timestamp, offset of the entry holding it)."""
+    timestamp_type = batch.timestamp_type
+    log_append_time = timestamp_type == TimestampType.LOG_APPEND_TIME
+    data = build_legacy_records([LegacyEntry(r.offset, r.timestamp, r.key, r.value) for r in retained],
+                                batch.magic, batch.compression_type, timestamp_type,
+                                batch.max_timestamp if log_append_time else NO_TIMESTAMP)
+    last_offset = retained[-1].offset
+    if batch.magic == MAGIC_VALUE_V0:
+        return data, NO_TIMESTAMP, last_offset
+    if log_append_time:
+        return data, batch.max_timestamp, last_offset if batch.is_compressed else retained[0].offset
+    max_timestamp, offset_of_max = NO_TIMESTAMP, last_offset
+    for record in retained:
+        if record.timestamp > max_timestamp:
+            max_timestamp, offset_of_max = record.timestamp, record.offset
+    return data, max_timestamp, last_offset if batch.is_compressed else offset_of_max
 
 
 class CleanerThread(ShutdownableThread):

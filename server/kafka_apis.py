@@ -105,7 +105,7 @@ from kafka_py.record.default_record_batch import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.abstract_legacy_record_batch import down_convert, up_convert
+from kafka_py.record.abstract_legacy_record_batch import down_convert
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
@@ -1435,15 +1435,17 @@ _BATCH_ATTRIBUTES = struct.Struct(">h")
 
 def _validate_produce_records(version: int, records: Any) -> MemoryRecords:
     """ProduceRequest.validateRecords: v3+ carries exactly one magic-2 batch per partition, and
-    ZStandard only from v7. The records stay a view of the request buffer (v0-v2's message
-    sets of format v0/v1 are converted to one v2 batch, as LogValidator converts them).
+    ZStandard only from v7. The records stay a view of the request buffer.
+
+    Produce v0-v2 carry message sets of format v0/v1, taken as they are, as Kafka takes them
+    (it never checked their magic): LogValidator checks them and converts them to the log's
+    message format.
 
     What every producer sends, one well-framed magic-2 batch, is recognised from three
     header fields; anything else is walked batch by batch for the precise error. (The
     batch's own integrity, CRC included, is Log's check, as in Kafka.)"""
-    if version < 3 and records is not None and len(records) > MAGIC_OFFSET and records[MAGIC_OFFSET] < CURRENT_MAGIC_VALUE:
-        # Produce v0-v2 carry message sets of format v0/v1: converted to the log's v2 here
-        return MemoryRecords(bytearray(up_convert(records)))
+    if version < 3:
+        return MemoryRecords.EMPTY if records is None else MemoryRecords(records)
     if (records is not None and len(records) >= RECORD_BATCH_OVERHEAD
             and _BATCH_LENGTH.unpack_from(records, LENGTH_OFFSET)[0] + LOG_OVERHEAD == len(records)
             and records[MAGIC_OFFSET] == CURRENT_MAGIC_VALUE

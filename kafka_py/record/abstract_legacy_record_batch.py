@@ -33,9 +33,20 @@ from kafka_py.record.default_record_batch import (
     Record,
     TimestampType,
 )
-from kafka_py.record.legacy_record import LOG_OVERHEAD, RECORD_OVERHEAD_V0, LegacyRecord, write_entry
+from kafka_py.record.legacy_record import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    LOG_OVERHEAD,
+    RECORD_OVERHEAD_V0,
+    TIMESTAMP_OFFSET,
+    LegacyRecord,
+    compute_attributes,
+    write_entry,
+)
 
 _ENTRY_HEADER = struct.Struct(">qi")
+_I64 = struct.Struct(">q")
+_U32 = struct.Struct(">I")
 _MASK32 = 0xFFFFFFFF
 
 
@@ -125,6 +136,33 @@ class LegacyRecordBatch:
     def is_valid(self) -> bool:
         return self._record.is_valid()
 
+    def compute_checksum(self) -> int:
+        return self._record.compute_checksum()
+
+    # ---- in-place updates by the log validator (the buffer must be writable) ----------
+
+    def set_last_offset(self, offset: int) -> None:
+        """The entry's offset: a message's own, or the last inner offset of a wrapper."""
+        _I64.pack_into(self._buffer, 0, offset)
+        self._inner = None
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, timestamp: int) -> None:
+        """A v1 message's timestamp and timestamp type (with a new CRC); for a wrapper they
+        stand for its inner messages when the type is LOG_APPEND_TIME."""
+        if self.magic == MAGIC_VALUE_V0:
+            raise TypeError("Cannot set timestamp for a record with magic = 0")
+        record = self._record
+        if record.timestamp_type == timestamp_type and record.timestamp == timestamp:
+            return  # nothing changes, so the CRC stays valid
+        buf = self._buffer
+        buf[LOG_OVERHEAD + ATTRIBUTES_OFFSET] = compute_attributes(self.magic, self.compression_type, timestamp_type)
+        _I64.pack_into(buf, LOG_OVERHEAD + TIMESTAMP_OFFSET, timestamp)
+        _U32.pack_into(buf, LOG_OVERHEAD + CRC_OFFSET, record.compute_checksum())
+        self._inner = None
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        raise TypeError("Magic versions prior to 2 do not support partition leader epoch")
+
     def ensure_valid(self) -> None:
         """The outer message's framing and CRC (Kafka's AbstractLegacyRecordBatch.ensureValid)."""
         if len(self._buffer) < LOG_OVERHEAD + RECORD_OVERHEAD_V0:
@@ -148,6 +186,13 @@ class LegacyRecordBatch:
             return
         for offset, inner in self.inner_entries():
             yield Record(offset, inner.timestamp, inner.key, inner.value)
+
+    def legacy_records(self) -> list[tuple[int, LegacyRecord]]:
+        """(absolute offset, message) of each message of this entry: itself, or a wrapper's
+        inner ones (the tools print each message's own CRC)."""
+        if not self.is_compressed:
+            return [(self.offset, self._record)]
+        return self.inner_entries()
 
     def inner_entries(self) -> list[tuple[int, LegacyRecord]]:
         """Kafka's DeepRecordsIterator: a wrapper's inner messages with absolute offsets, each
@@ -318,8 +363,9 @@ def build_legacy_records(entries: Iterable[LegacyEntry], magic: int,
         inner_offset = e.offset - base if magic == MAGIC_VALUE_V1 else e.offset
         timestamp = timestamp_of(e)
         max_timestamp = max(max_timestamp, timestamp)
+        # Kafka's MemoryRecordsBuilder gives inner v1 messages the wrapper's timestamp type too
         write_entry(inner, inner_offset, magic, timestamp, e.key, e.value,
-                    timestamp_type=TimestampType.CREATE_TIME)
+                    timestamp_type=TimestampType.CREATE_TIME if magic == MAGIC_VALUE_V0 else timestamp_type)
     wrapper_timestamp = log_append_time if log_append else max_timestamp
     write_entry(out, items[-1].offset, magic, wrapper_timestamp, None,
                 compress_legacy(compression, inner, magic), compression,
@@ -353,28 +399,5 @@ def down_convert(batches: Iterable, to_magic: int, first_offset: int) -> bytes:
     return bytes(out)
 
 
-def up_convert(buffer) -> bytes:
-    """A produce request's v0/v1 message set as one v2 batch, as LogValidator's conversion to
-    the current format makes it (records in order, offsets from 0 for the log to assign, v1
-    timestamps kept, v0 ones NO_TIMESTAMP; compressed with the set's codec). Every entry is
-    checked first: a bad CRC is CorruptRecordException, a wrapper that cannot be read
-    InvalidRecordException, so nothing of a bad set is appended."""
-    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-
-    records: list[SimpleRecord] = []
-    codec = CompressionType.NONE
-    for batch in legacy_batches(buffer):
-        batch.ensure_valid()
-        if batch.magic == MAGIC_VALUE_V0 and batch.attributes & 0x08:
-            raise InvalidRecordException("A message of format v0 has no timestamp type")
-        if batch.is_compressed:
-            codec = batch.compression_type
-        for r in batch.records():
-            records.append(SimpleRecord(r.key, r.value, r.timestamp if batch.magic > MAGIC_VALUE_V0 else NO_TIMESTAMP))
-    if not records:
-        raise InvalidRecordException("Produce requests must have at least one record")
-    return build_batch(records, compression=codec)
-
-
 __all__ = ["LegacyEntry", "LegacyRecordBatch", "build_legacy_records", "compress_legacy",
-           "decompress_legacy", "down_convert", "legacy_batches", "up_convert"]
+           "decompress_legacy", "down_convert", "legacy_batches"]

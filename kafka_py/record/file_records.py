@@ -1,5 +1,5 @@
 """Port of clients/src/main/java/org/apache/kafka/common/record/FileRecords.java
-and FileLogInputStream.java (FileChannelRecordBatch).
+and FileLogInputStream.java (FileChannelRecordBatch, LegacyFileChannelRecordBatch).
 
 A FileRecords is a segment's ``.log`` file, or a slice ``[start, end)`` of it
 that shares the file descriptor. Batch headers are read with ``os.pread`` (no
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, KafkaException
+from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
@@ -30,7 +31,10 @@ from kafka_py.record.default_record_batch import (
     CURRENT_MAGIC_VALUE,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
+    MAGIC_VALUE_V0,
+    MAGIC_VALUE_V1,
     NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
@@ -53,6 +57,8 @@ logger = logging.getLogger(__name__)
 _ZERO_CHECK_CHUNK = 1 << 20
 _SEEK_DATA: Optional[int] = getattr(os, "SEEK_DATA", None)
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# a v0/v1 log entry's offset, size, crc, magic, attributes and (v1 only) timestamp
+_LEGACY_HEADER = struct.Struct(">qiIbbq")
 _unpack_i32 = struct.Struct(">i").unpack_from
 
 
@@ -271,8 +277,125 @@ class FileChannelRecordBatch:
         )
 
 
+class LegacyFileChannelRecordBatch:
+    """A log entry of message format v0 or v1 in a file (Kafka's LegacyFileChannelRecordBatch):
+    its offset, size, magic, attributes and v1 timestamp come from one pread of its header; a
+    wrapper's inner messages (and so its first offset and count) are read on demand."""
+
+    __slots__ = ("_file_records", "position", "_h")
+
+    def __init__(self, file_records: "FileRecords", position: int, header: tuple) -> None:
+        self._file_records = file_records
+        self.position = position
+        self._h = header
+
+    # header tuple order: offset, size, crc, magic, attributes, timestamp (v1)
+    @property
+    def base_offset(self) -> int:
+        """The first inner offset of a wrapper (decompressing it), else the entry's offset."""
+        if not self.is_compressed:
+            return self._h[0]
+        return self.load().base_offset
+
+    @property
+    def last_offset(self) -> int:
+        return self._h[0]
+
+    @property
+    def next_offset(self) -> int:
+        return self._h[0] + 1
+
+    @property
+    def size_in_bytes(self) -> int:
+        return LOG_OVERHEAD + self._h[1]
+
+    @property
+    def magic(self) -> int:
+        return self._h[3]
+
+    @property
+    def checksum(self) -> int:
+        return self._h[2]
+
+    @property
+    def attributes(self) -> int:
+        return self._h[4] & 0xFF
+
+    @property
+    def max_timestamp(self) -> int:
+        return NO_TIMESTAMP if self._h[3] == MAGIC_VALUE_V0 else self._h[5]
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self._h[3] == MAGIC_VALUE_V0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        if self._h[4] & TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def compression_type(self) -> CompressionType:
+        return CompressionType.for_id(self._h[4] & COMPRESSION_CODEC_MASK)
+
+    @property
+    def is_compressed(self) -> bool:
+        return bool(self._h[4] & COMPRESSION_CODEC_MASK)
+
+    @property
+    def record_count(self) -> int:
+        return self.load().record_count if self.is_compressed else 1
+
+    # what a v2 batch knows and a legacy one cannot say
+    partition_leader_epoch = NO_PARTITION_LEADER_EPOCH
+    producer_id = NO_PRODUCER_ID
+    has_producer_id = False
+    producer_epoch = NO_PRODUCER_EPOCH
+    base_sequence = NO_SEQUENCE
+    last_sequence = NO_SEQUENCE
+    is_transactional = False
+    is_control_batch = False
+
+    def load(self) -> LegacyRecordBatch:
+        """Read the whole entry into memory."""
+        size = self.size_in_bytes
+        buf = bytearray(size)
+        got = self._file_records._pread_into(buf, self.position)
+        if got < size:
+            raise CorruptRecordException(
+                f"Could not read the full log entry at position {self.position} of {self._file_records.file}: "
+                f"expected {size} bytes, read {got}"
+            )
+        return LegacyRecordBatch(buf)
+
+    def is_valid(self) -> bool:
+        try:
+            return self.load().is_valid()
+        except CorruptRecordException:
+            return False
+
+    def ensure_valid(self) -> None:
+        self.load().ensure_valid()
+
+    def records(self) -> Iterator[Record]:
+        return iter(self.load().records())
+
+    def __iter__(self) -> Iterator[Record]:
+        return self.records()
+
+    def write_to(self, sock, offset: int = 0, length: Optional[int] = None) -> int:
+        size = self.size_in_bytes
+        if length is None:
+            length = size - offset
+        return self._file_records._sendfile(sock, self.position + offset, min(length, size - offset))
+
+    def __repr__(self) -> str:
+        return (f"LegacyFileChannelRecordBatch(magic={self.magic}, offset={self.last_offset}, "
+                f"position={self.position}, size={self.size_in_bytes})")
+
+
 class FileRecords:
-    """A log segment file (or a slice of one) of v2 batches."""
+    """A log segment file (or a slice of one) of record batches (and, in logs of the message
+    formats v0/v1, their log entries)."""
 
     def __init__(self, file: str, channel: _FileChannel, start: int, end: int, is_slice: bool) -> None:
         self._file = os.fspath(file)
@@ -584,13 +707,14 @@ class FileRecords:
     def __iter__(self) -> Iterator[FileChannelRecordBatch]:
         return self.batches()
 
-    def batches_from(self, start: int) -> Iterator[FileChannelRecordBatch]:
+    def batches_from(self, start: int) -> Iterator[FileChannelRecordBatch | LegacyFileChannelRecordBatch]:
         """Batches from absolute file position ``start`` to this view's end.
 
         Iteration stops quietly at a trailing partial batch (an append that was
-        cut short, or the end of a slice); a header that cannot be a v2 batch
+        cut short, or the end of a slice); a header that cannot be a batch
         raises CorruptRecordException, which segment recovery catches to
-        truncate the log there.
+        truncate the log there. A log entry of magic 0 or 1 is a
+        LegacyFileChannelRecordBatch.
         """
         end = self._start + self._size
         position = start
@@ -609,6 +733,13 @@ class FileRecords:
             if position > end - LOG_OVERHEAD - length:
                 return
             magic = head[16]
+            if magic == MAGIC_VALUE_V0 or magic == MAGIC_VALUE_V1:
+                # the smallest entry (a v0 message, 26 bytes) holds the longest header read here
+                if len(head) < _LEGACY_HEADER.size:
+                    return  # the file shrank under us
+                yield LegacyFileChannelRecordBatch(self, position, _LEGACY_HEADER.unpack_from(head, 0))
+                position += LOG_OVERHEAD + length
+                continue
             if magic != CURRENT_MAGIC_VALUE:
                 raise CorruptRecordException(
                     f"Found a batch with magic {magic - 256 if magic > 127 else magic} at position "

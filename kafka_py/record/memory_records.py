@@ -1,9 +1,13 @@
 """Port of clients/src/main/java/org/apache/kafka/common/record/MemoryRecords.java
 (and the batch splitting of ByteBufferLogInputStream.java).
 
-MemoryRecords is a sequence of v2 batches held in memory: the records of a
+MemoryRecords is a sequence of batches held in memory: the records of a
 produce request (a memoryview of the receive buffer, never copied), a fetch
-response, or a chunk read from a segment by the log cleaner.
+response, or a chunk read from a segment by the log cleaner. Batches are magic 2
+(DefaultRecordBatch) or, in logs whose message.format.version is older than
+0.11.0 and in the produce requests of old clients, log entries of the message
+formats v0 and v1 (LegacyRecordBatch), told apart by the magic byte each carries
+at the same position.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import struct
 from typing import ClassVar, Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, UnsupportedForMessageFormatException
+from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
 from kafka_py.record.control_record_type import EndTransactionMarker
 from kafka_py.record.default_record_batch import (
     CURRENT_MAGIC_VALUE,
@@ -90,11 +95,12 @@ class MemoryRecords:
     def __len__(self) -> int:
         return len(self._buffer)
 
-    def batches(self, strict: bool = True) -> Iterator[DefaultRecordBatch]:
-        """Each batch as a DefaultRecordBatch view of this buffer.
+    def batches(self, strict: bool = True) -> Iterator[DefaultRecordBatch | LegacyRecordBatch]:
+        """Each batch as a view of this buffer: a DefaultRecordBatch, or a LegacyRecordBatch
+        for a log entry of magic 0 or 1 (Kafka's ByteBufferLogInputStream).
 
         A batch header that cannot be right (length below the smallest log entry,
-        a magic other than 2, a v2 batch shorter than its header) raises. Trailing
+        a magic other than 0, 1 and 2, a v2 batch shorter than its header) raises. Trailing
         bytes too short for the batch they start raise CorruptRecordException when
         ``strict`` (produce requests, files being recovered); with ``strict=False``
         iteration stops there, as Kafka's ByteBufferLogInputStream does for the
@@ -131,10 +137,9 @@ class MemoryRecords:
             magic = buf[pos + MAGIC_OFFSET]
             if magic != CURRENT_MAGIC_VALUE:
                 if magic in (MAGIC_VALUE_V0, MAGIC_VALUE_V1):
-                    raise UnsupportedForMessageFormatException(
-                        f"Found a magic v{magic} (legacy format) batch at position {pos}; "
-                        f"only magic v{CURRENT_MAGIC_VALUE} batches are supported"
-                    )
+                    yield LegacyRecordBatch(buf[pos:pos + size])
+                    pos += size
+                    continue
                 raise CorruptRecordException(
                     f"Invalid magic found in record: {magic - 256 if magic > 127 else magic}"
                 )
@@ -149,7 +154,11 @@ class MemoryRecords:
     def __iter__(self) -> Iterator[DefaultRecordBatch]:
         return self.batches()
 
-    def first_batch(self) -> Optional[DefaultRecordBatch]:
+    def has_matching_magic(self, magic: int) -> bool:
+        """AbstractRecords.hasMatchingMagic: every batch is of message format ``magic``."""
+        return all(batch.magic == magic for batch in self.batches())
+
+    def first_batch(self) -> Optional[DefaultRecordBatch | LegacyRecordBatch]:
         for batch in self.batches():
             return batch
         return None

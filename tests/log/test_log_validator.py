@@ -354,13 +354,21 @@ def test_control_batch_only_from_coordinator():
     assert batch.is_control_batch and batch.base_offset == 30
 
 
-def test_legacy_magic_is_refused():
+def test_a_v2_batch_whose_magic_byte_says_1_fails_the_v1_crc():
     buffer = client_batch(entries_of(1))
     buffer[16] = 1
-    with pytest.raises(UnsupportedForMessageFormatException):
+    with pytest.raises(CorruptRecordException):
         validate(buffer)
-    with pytest.raises(UnsupportedForMessageFormatException):
-        validate(client_batch(entries_of(1)), magic=1)
+
+
+def test_idempotent_and_transactional_batches_are_refused_below_format_v2():
+    """LogValidator.validateBatch: no producer id can be written in format v0/v1."""
+    for transactional in (False, True):
+        buffer = client_batch(entries_of(2), producer=(7, 0, 0, transactional))
+        for magic in (0, 1):
+            with pytest.raises(UnsupportedForMessageFormatException,
+                               match="Transactional" if transactional else "Idempotent"):
+                validate(bytearray(buffer), magic=magic)
 
 
 # --- property test --------------------------------------------------------------------------

@@ -243,9 +243,15 @@ def test_corrupt_header_in_file_raises(segment):
     with pytest.raises(CorruptRecordException, match="smaller than minimum record overhead"):
         next(it)
     os.pwrite(fd, struct.pack(">i", len(parts[2]) - 12), pos[2] + LENGTH_OFFSET)
-    os.pwrite(fd, b"\x01", pos[2] + MAGIC_OFFSET)
-    with pytest.raises(CorruptRecordException, match="magic 1"):
+    os.pwrite(fd, b"\x03", pos[2] + MAGIC_OFFSET)
+    with pytest.raises(CorruptRecordException, match="magic 3"):
         list(fr.batches())
+    # magic 1 is a log entry of message format v1, whose CRC-32 this v2 batch's bytes fail
+    os.pwrite(fd, b"\x01", pos[2] + MAGIC_OFFSET)
+    third = list(fr.batches())[2]
+    assert third.magic == 1 and third.last_offset == 6 and not third.is_valid()
+    with pytest.raises(CorruptRecordException):
+        third.ensure_valid()
 
 
 def test_corrupt_body_detected_by_ensure_valid(segment):

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from kafka_py.common.errors import CorruptRecordException, UnsupportedForMessageFormatException
+from kafka_py.common.errors import CorruptRecordException
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.record.default_record_batch import (
@@ -81,11 +81,17 @@ def test_malformed_header_after_good_batches_raises_even_when_lenient():
         list(MemoryRecords(buf).batches(strict=False))
 
 
-def test_legacy_magic_is_unsupported():
+def test_a_magic_of_0_or_1_is_read_as_a_log_entry_of_that_format():
+    """Magic 0 and 1 mark log entries of the old message formats (in logs whose
+    message.format.version is below 0.11.0): a v2 batch whose magic byte says 1 is read as
+    such an entry, whose CRC-32 over the bytes after it then fails."""
     buf = three_batches()
     buf[MAGIC_OFFSET] = 1
-    with pytest.raises(UnsupportedForMessageFormatException, match="magic v1"):
-        list(MemoryRecords(buf).batches())
+    first = next(MemoryRecords(buf).batches())
+    assert first.magic == 1 and type(first).__name__ == "LegacyRecordBatch"
+    assert not first.is_valid()
+    with pytest.raises(CorruptRecordException):
+        first.ensure_valid()
 
 
 def test_valid_bytes_stops_at_first_bad_batch():

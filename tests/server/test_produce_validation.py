@@ -8,7 +8,6 @@ from kafka_py.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     UnsupportedCompressionTypeException,
-    UnsupportedForMessageFormatException,
 )
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
@@ -41,11 +40,23 @@ def test_two_batches_are_refused():
         _validate_produce_records(8, batch() + batch())
 
 
-def test_an_old_magic_is_refused():
+def test_an_old_magic_is_refused_from_v3_on():
     data = bytearray(batch())
     data[16] = 1
-    with pytest.raises(UnsupportedForMessageFormatException, match="magic v1"):
+    with pytest.raises(InvalidRecordException, match="magic version 2"):
         _validate_produce_records(8, data)
+
+
+def test_v0_to_v2_message_sets_are_taken_as_they_are():
+    """ProduceRequest.validateRecords checks nothing below v3 (old clients sent any magic):
+    the log's validator checks the set and converts it to the topic's format."""
+    from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records
+
+    data = bytearray(build_legacy_records([LegacyEntry(i, 1_000, b"k", b"v") for i in range(3)], 1))
+    for version in (0, 1, 2):
+        records = _validate_produce_records(version, memoryview(data))
+        assert bytes(records.buffer) == bytes(data)
+        assert [b.magic for b in records.batches()] == [1, 1, 1]
 
 
 def test_a_length_field_past_the_end_is_corrupt():
