@@ -70,7 +70,7 @@ from kafka_py.log.log_files import (
 from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.producer_state_manager import PRODUCER_SNAPSHOT_VERSION
 from kafka_py.log.time_index import TimeIndex
-from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE, NO_TIMESTAMP, TimestampType
+from kafka_py.record.default_record_batch import CURRENT_MAGIC_VALUE, NO_TIMESTAMP, Record, TimestampType
 from kafka_py.record.file_records import FileRecords
 from kafka_py.tools.command_line_utils import run_tool
 
@@ -387,25 +387,27 @@ class DumpLogSegments:
                 except Exception as e:
                     corrupt = f"{type(e).__name__}: {e}"
                     break
-                if loaded.magic != CURRENT_MAGIC_VALUE:
-                    corrupt = f"unsupported magic {loaded.magic} (record batches are magic {CURRENT_MAGIC_VALUE})"
-                    break
                 self.print_batch_level(loaded, valid_bytes)
                 if not loaded.is_valid():
                     crc_failures.append(valid_bytes)
                 if self.deep_iteration:
                     try:
-                        records = list(loaded.records())
+                        if loaded.magic < CURRENT_MAGIC_VALUE:
+                            # each message of format v0/v1 with its own CRC, which Kafka prints
+                            records = [(Record(offset, message.timestamp, message.key, message.value), message)
+                                       for offset, message in loaded.legacy_records()]
+                        else:
+                            records = [(record, None) for record in loaded.records()]
                     except Exception as e:
                         corrupt = f"the records of the batch cannot be decoded ({type(e).__name__}: {e})"
                         break
-                    for record in records:
+                    for record, message in records:
                         if last_offset != -1 and record.offset != last_offset + 1:
                             self.non_consecutive_pairs_for_log_files.setdefault(
                                 str(file.absolute()), []).append((last_offset, record.offset))
                         last_offset = record.offset
                         try:
-                            line = self.record_line(loaded, record, valid_bytes)
+                            line = self.record_line(loaded, record, valid_bytes, message)
                         except _UndecodableRecord as e:
                             raise DumpFailure(f"{file}: the record at offset {record.offset} (position "
                                               f"{valid_bytes}) cannot be decoded: {e}") from None
@@ -430,35 +432,46 @@ class DumpLogSegments:
                               f"{', '.join(map(str, crc_failures))}")
 
     def print_batch_level(self, batch, position: int) -> None:
+        if batch.magic >= CURRENT_MAGIC_VALUE:
+            head = (f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.record_count}"
+                    f" baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence}"
+                    f" producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch}"
+                    f" partitionLeaderEpoch: {batch.partition_leader_epoch}"
+                    f" isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control_batch)}")
+        else:
+            # a log entry of format v0/v1 knows only its (last) offset
+            head = f"offset: {batch.last_offset}"
         self.out(
-            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.record_count}"
-            f" baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence}"
-            f" producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch}"
-            f" partitionLeaderEpoch: {batch.partition_leader_epoch}"
-            f" isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control_batch)}"
-            f" position: {position} {_timestamp_type_name(batch.timestamp_type)}: {batch.max_timestamp}"
+            f"{head} position: {position} {_timestamp_type_name(batch.timestamp_type)}: {batch.max_timestamp}"
             f" size: {batch.size_in_bytes} magic: {batch.magic}"
             f" compresscodec: {_codec_name(batch.compression_type)} crc: {batch.checksum}"
             f" isvalid: {_bool(batch.is_valid())}")
 
-    def record_line(self, batch, record, position: int) -> str:
+    def record_line(self, batch, record, position: int, message=None) -> str:
+        """One record's line; ``message`` is its LegacyRecord in a log entry of format v0/v1."""
         parts: list[str] = []
         prefix = f"{RECORD_INDENT} "
         key, value = record.key, record.value
         if not self.skip_record_metadata:
             # A LogAppendTime batch stamps every record with its max timestamp.
             ts = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else record.timestamp
-            header_keys = ",".join(k for k, _ in (record.headers or ()))
+            # a v2 record has no CRC of its own (Kafka prints null and true)
+            crc = "null" if message is None else message.checksum
+            is_valid = "true" if message is None else _bool(message.is_valid())
             parts.append(
-                f"{prefix}offset: {record.offset} isValid: true crc: null"
+                f"{prefix}offset: {record.offset} isValid: {is_valid} crc: {crc}"
                 f" keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)}"
                 f" {_timestamp_type_name(batch.timestamp_type)}: {ts}"
                 f" baseOffset: {batch.base_offset} lastOffset: {batch.last_offset}"
                 f" baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence}"
                 f" producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch}"
                 f" batchSize: {batch.size_in_bytes} magic: {batch.magic}"
-                f" compressType: {_codec_name(batch.compression_type)} position: {position}"
-                f" sequence: {record.sequence} headerKeys: [{header_keys}]")
+                f" compressType: {_codec_name(batch.compression_type)} position: {position}")
+            if message is None:
+                header_keys = ",".join(k for k, _ in (record.headers or ()))
+                parts.append(f" sequence: {record.sequence} headerKeys: [{header_keys}]")
+            else:
+                parts.append(f" crc: {crc} isvalid: {is_valid}")
             prefix = " "
             if batch.is_control_batch:
                 parts.append(_control_record_description(key, value))

@@ -425,3 +425,80 @@ def test_a_decoder_that_cannot_be_used_is_a_usage_error(tmp_path, decoder, messa
     result = CliRunner().invoke(main, ["--files", str(log), "--value-decoder-class", decoder])
     assert result.exit_code == 2
     assert message in result.output
+
+
+# -- logs of message format v0/v1 --------------------------------------------------------------
+
+def legacy_log_segment(tmp_path, magic: int):
+    """A segment written by a Log whose topic has message.format.version 0.9.0 (v0) or 0.10.2
+    (v1): three messages uncompressed, then a gzip wrapper of two."""
+    from kafka_py.log.log import Log
+    from kafka_py.log.log_config import LogConfig, api_version
+    from kafka_py.utils.time import MockTime
+
+    config = LogConfig(message_format_version=api_version("0.9.0" if magic == 0 else "0.10.2"), index_interval=1)
+    log = Log(str(tmp_path / "legacy-0"), config, time=MockTime(current_time_ms=TS))
+    # record headers have no place in v0/v1
+    plain = [SimpleRecord(b"k%d" % i, b"value-%d" % i, TS + i) for i in range(3)]
+    log.append_as_leader(MemoryRecords(bytearray(build_batch(plain))), leader_epoch=0)
+    records = [SimpleRecord(b"z%d" % i, b"zipped-%d" % i, TS + 100 + i) for i in range(2)]
+    log.append_as_leader(MemoryRecords(bytearray(build_batch(records, compression=CompressionType.GZIP))),
+                         leader_epoch=0)
+    log.close()
+    return tmp_path / "legacy-0" / "00000000000000000000.log"
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_entries_of_message_formats_v0_and_v1_print_as_kafka_prints_them(tmp_path, magic):
+    from kafka.record.memory_records import MemoryRecords as KpMemoryRecords
+
+    log_file = legacy_log_segment(tmp_path, magic)
+    data = log_file.read_bytes()
+    # the expected CRCs and sizes, read by an independent decoder (kafka-python's)
+    reader = KpMemoryRecords(data)
+    entries = []
+    while reader.has_next():
+        entries.append(reader.next_batch())
+    ts_type = "NoTimestampType" if magic == 0 else "CreateTime"
+    ts = lambda t: -1 if magic == 0 else t  # noqa: E731 - v0 has no timestamps
+    result = run("--files", log_file, "--print-data-log")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    entry_lines = [line for line in lines if line.startswith("offset: ")]
+    positions = [0]
+    for e in entries:
+        positions.append(positions[-1] + e.size_in_bytes)
+    assert entry_lines == [
+        f"offset: {offset} position: {positions[i]} {ts_type}: {ts(t)} size: {entries[i].size_in_bytes} "
+        f"magic: {magic} compresscodec: {codec} crc: {entries[i]._crc} isvalid: true"
+        for i, (offset, t, codec) in enumerate([(0, TS, "NONE"), (1, TS + 1, "NONE"), (2, TS + 2, "NONE"),
+                                               (4, TS + 101, "GZIP")])]
+    records = [line for line in lines if line.startswith("| ")]
+    inner = list(entries[3])
+    assert records[0] == (
+        f"| offset: 0 isValid: true crc: {entries[0]._crc} keySize: 2 valueSize: 7 {ts_type}: {ts(TS)} "
+        f"baseOffset: 0 lastOffset: 0 baseSequence: -1 lastSequence: -1 producerEpoch: -1 "
+        f"partitionLeaderEpoch: -1 batchSize: {entries[0].size_in_bytes} magic: {magic} compressType: NONE "
+        f"position: 0 crc: {entries[0]._crc} isvalid: true key: k0 payload: value-0")
+    assert records[4] == (
+        f"| offset: 4 isValid: true crc: {inner[1].checksum} keySize: 2 valueSize: 8 {ts_type}: {ts(TS + 101)} "
+        f"baseOffset: 3 lastOffset: 4 baseSequence: -1 lastSequence: -1 producerEpoch: -1 "
+        f"partitionLeaderEpoch: -1 batchSize: {entries[3].size_in_bytes} magic: {magic} compressType: GZIP "
+        f"position: {positions[3]} crc: {inner[1].checksum} isvalid: true key: z1 payload: zipped-1")
+    assert len(records) == 5
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_indexes_of_a_legacy_segment_verify(tmp_path, magic):
+    log_file = legacy_log_segment(tmp_path, magic)
+    index = log_file.with_suffix(".index")
+    result = run("--files", index, "--verify-index-only")
+    assert result.exit_code == 0, result.output
+    assert "Mismatches in" not in result.output
+    time_index = log_file.with_suffix(".timeindex")
+    result = run("--files", time_index)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if line.startswith("timestamp: ")]
+    # a v0 log has no timestamps to index; in a v1 log the second append (the wrapper) got an entry
+    assert lines == ([] if magic == 0 else [f"timestamp: {TS + 101} offset: 4"])
+    assert "Found timestamp mismatch" not in result.output
