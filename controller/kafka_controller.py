@@ -29,7 +29,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.api.leader_and_isr import (
+    INITIAL_CONTROLLER_EPOCH,
+    INITIAL_CONTROLLER_EPOCH_ZK_VERSION,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+)
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
@@ -107,9 +112,6 @@ from kafka_py.zk.zk_data import (
 )
 
 logger = logging.getLogger(__name__)
-
-INITIAL_CONTROLLER_EPOCH = 0
-INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
 
 
 class ElectionType(enum.IntEnum):

@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from kafka_py.common.errors import KafkaException
 from kafka_py.metrics.kafka_metrics_group import default_registry, recording as metrics_recording
-from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
 from kafka_py.metrics.yammer import MetricName
 from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION, METADATA_TOPIC
 from kafka_py.raft.metadata.meta_log_raft_shim import MetaLogRaftShim, RaftMetadataRecordSerde
@@ -42,6 +41,9 @@ from kafka_py.server.kafka_config import ProcessRole
 from kafka_py.utils import app_info_parser
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
+
+if TYPE_CHECKING:
+    from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +116,10 @@ class KafkaRaftServer:
         registry.new_gauge(MetricName("kafka.server", "app-info", "", None, f"kafka.server:type=app-info,id={node_id}",
                                       (("id", node_id),), attribute="start-time-ms"), lambda: start_ms)
         if config.prometheus_port >= 0:
+            # Imported only here: prometheus_client and http.server are a node's start's
+            # cost only when the endpoint is on (docs/kraft.md, "What the start does").
+            from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
+
             self.prometheus_metrics_server = PrometheusMetricsServer(
                 config.prometheus_host, config.prometheus_port, registry,
                 {"id": node_id, "version": app_info_parser.get_version(),

@@ -40,7 +40,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
+from kafka_py.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
 from kafka_py.cluster.partition import (
     EpochEndOffset,
     FencedLeaderEpochException,
@@ -60,7 +60,6 @@ from kafka_py.common.errors import (
     UnknownTopicOrPartitionException,
 )
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP

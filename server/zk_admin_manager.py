@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
@@ -67,8 +67,11 @@ from kafka_py.zk.admin_zk_client import (
     TopicAlreadyMarkedForDeletionException,
     TopicExistsException,
 )
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
+
+if TYPE_CHECKING:
+    # ZooKeeper mode only: a KRaft node imports this module without the ZooKeeper client.
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 

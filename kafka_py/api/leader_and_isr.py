@@ -2,7 +2,9 @@
 
 Also holds LeaderIsrAndControllerEpoch (a case class at the end of
 core/.../kafka/controller/KafkaController.scala), the value stored in
-/brokers/topics/<t>/partitions/<p>/state.
+/brokers/topics/<t>/partitions/<p>/state, and KafkaController's InitialControllerEpoch and
+InitialControllerEpochZkVersion: a broker's Partition and ReplicaManager start from that
+epoch, and taking it from here spares a KRaft node importing the ZooKeeper controller.
 
 ``zk_version`` is the version of the state znode the value was read from (or written as);
 the controller's conditional writes to that znode are made against it, which is how two
@@ -12,6 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Iterable
+
+# KafkaController.InitialControllerEpoch and InitialControllerEpochZkVersion.
+INITIAL_CONTROLLER_EPOCH = 0
+INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,14 +29,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
+from kafka_py.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
 from kafka_py.common.errors import (
     NotLeaderOrFollowerException,
     OffsetOutOfRangeException,
     PolicyViolationException,
 )
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH
 from kafka_py.log.log import UnexpectedAppendOffsetException
 from kafka_py.log.log_append_info import (
     LeaderHwChange,

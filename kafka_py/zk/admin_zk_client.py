@@ -13,14 +13,17 @@ import enum
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from kazoo.exceptions import NodeExistsError
 
 from kafka_py.common.errors import AdminOperationException, KafkaException, UnknownTopicOrPartitionException
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType, ReplicaAssignment, TopicZNode, random_uuid
+
+if TYPE_CHECKING:
+    # ZooKeeper mode only: a KRaft node imports this module without the ZooKeeper client.
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 
