@@ -49,6 +49,7 @@ from kafka_py.record.control_record_type import ControlRecordType, EndTransactio
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     BASE_SEQUENCE_OFFSET,
+    CURRENT_MAGIC_VALUE,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -477,8 +478,12 @@ class TxnRequestHandlers:
                 one_done()
                 continue
             for tp in marker.partitions:
-                if replica_manager.local_log(tp) is None:
+                log = replica_manager.local_log(tp)
+                if log is None:
                     current_errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif log.config.record_version < CURRENT_MAGIC_VALUE:
+                    # a topic of message format v0/v1 has no place for a control batch
+                    current_errors[tp] = Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT
                 else:
                     compatible.append(tp)
             if current_errors:
