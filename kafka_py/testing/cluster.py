@@ -538,6 +538,9 @@ class KafkaCluster:
                 "zookeeper.connect": f"127.0.0.1:{self.zookeeper.port}",
                 # a killed broker's registration goes after 4 s
                 "zookeeper.session.timeout.ms": "4000",
+                # The brokers start beside their ZooKeeper, not after it: on a busy machine the
+                # JVM may listen only after the 4 s the connection timeout would default to.
+                "zookeeper.connection.timeout.ms": str(int(self.start_timeout * 1000)),
                 "controlled.shutdown.retry.backoff.ms": "200",
             })
         props.update(self.overrides)

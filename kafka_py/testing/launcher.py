@@ -44,12 +44,27 @@ import warnings
 from typing import Callable, Optional
 
 PR_SET_PDEATHSIG = 1
-# What the launcher loads before it forks anything: the broker of either mode and the tools
-# a cluster runs through it.
+# What the launcher loads before it forks anything: the broker of either mode, the modules
+# a starting broker imports only inside its functions (its KRaft roles, KafkaApis' halves),
+# and the tools a cluster runs through it. A module left out is imported by every broker
+# forked, at each start.
 PRELOADED_MODULES = (
     "kafka_py.kafka",
     "kafka_py.server.kafka_raft_server",
     "kafka_py.server.kafka_server",
+    "kafka_py.server.broker_server",
+    "kafka_py.server.controller_server",
+    "kafka_py.server.kafka_apis_acls",
+    "kafka_py.server.kafka_apis_admin",
+    "kafka_py.server.kafka_apis_group",
+    "kafka_py.server.kafka_apis_log_dirs",
+    "kafka_py.server.kafka_apis_quotas",
+    "kafka_py.server.kafka_apis_reassignment",
+    "kafka_py.server.kafka_apis_security",
+    "kafka_py.server.kafka_apis_txn",
+    "kafka_py.server.replica_fetcher_manager",
+    "kafka_py.server.replica_alter_log_dirs_manager",
+    "encodings.idna",  # the first connection to a host by name
     "kafka_py.tools.storage_tool",
 )
 
