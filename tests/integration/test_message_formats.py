@@ -30,7 +30,10 @@ from kafka_py.record.compression import CompressionType, compress
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.record.legacy_record import write_entry
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from tests.integration.broker_harness import ROOT, RawClient, wait_until
+from kafka_py.record.memory_records import MemoryRecords
+from tests.integration.broker_harness import ROOT, RawClient, unique_chroot, wait_until
+from tests.integration.test_replication import WAIT, Cluster, consume_all, topic_name, wait_replicas_identical
+from tests.integration.test_replication import produce as replicated_produce
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
@@ -107,7 +110,10 @@ def consume_librdkafka(broker, topic: str, count: int = COUNT):
 
 def entry_magics(broker, topic: str) -> list[int]:
     """The magic byte of every entry of the partition's segment files, walking the files."""
-    directory = os.path.join(str(broker.log_dir), f"{topic}-0")
+    return _entry_magics_of_dir(os.path.join(str(broker.log_dir), f"{topic}-0"))
+
+
+def _entry_magics_of_dir(directory) -> list[int]:
     magics = []
     for name in sorted(n for n in os.listdir(directory) if n.endswith(".log")):
         with open(os.path.join(directory, name), "rb") as f:
@@ -331,3 +337,82 @@ def test_a_log_message_format_newer_than_the_inter_broker_protocol_stops_startup
     assert result.returncode == 1
     assert "log.message.format.version" in result.stderr
     assert "inter.broker.protocol.version is set to version 0.11.0 or higher" in result.stderr
+
+
+# ---------------------------------------------------------------------------- replication
+
+@pytest.fixture
+def cluster(broker_factory):
+    """Brokers 0, 1 and 2 in one ZooKeeper chroot."""
+    chroot = unique_chroot("message-formats")
+    props = {"auto.leader.rebalance.enable": "false", "default.replication.factor": "3",
+             "offsets.topic.replication.factor": "3", "replica.fetch.backoff.ms": "200"}
+    made = Cluster([broker_factory(i, chroot=chroot, overrides=props) for i in range(3)])
+    yield made.start()
+    made.close()
+
+
+def test_followers_of_a_v1_topic_store_the_leaders_bytes_and_catch_up_by_the_high_watermark(cluster):
+    """Entries of format v1 carry no leader epoch, so a v1 log keeps no epoch cache: a follower
+    that was away truncates to its high watermark and fetches the rest (Kafka's fallback)."""
+    topic = topic_name("format-v1-rf3")
+    cluster.create_topic(topic, {0: [0, 1, 2]}, message_format_version="0.10.2")
+    values = [b"value-%d-" % i + b"x" * (i % 7) for i in range(300)]
+    replicated_produce(cluster.bootstrap(), topic, values[:150], "all", enable_idempotence=False)
+    replicated_produce(cluster.bootstrap(), topic, values[150:], "all", enable_idempotence=False,
+                       compression_type="gzip")
+    batches = wait_replicas_identical(cluster, topic)
+    assert {raw[16] for raw in batches} == {1}
+    assert [r.value for raw in batches for r in MemoryRecords(raw).records()] == values
+    for b in cluster.brokers:
+        assert not (b.log_dir / f"{topic}-0" / "leader-epoch-checkpoint").exists()
+
+    leader = cluster.state(topic)["leader"]
+    follower = cluster.brokers[next(i for i in (2, 1, 0) if i != leader)]
+    follower.kill()
+    more = [b"while-away-%d" % i for i in range(100)]
+    replicated_produce(cluster.bootstrap([b.broker_id for b in cluster.brokers if b.running]), topic, more, 1,
+                       enable_idempotence=False)
+    follower.restart(WAIT)
+    batches = wait_replicas_identical(cluster, topic)
+    assert [r.value for raw in batches for r in MemoryRecords(raw).records()] == values + more
+    assert consume_all(cluster.bootstrap([follower.broker_id]), topic, len(values) + len(more)) == values + more
+
+
+# ---------------------------------------------------------------------------- the broker's default
+
+def test_log_message_format_version_of_the_broker_applies_to_every_topic_and_the_offsets_topic(broker_factory):
+    broker = broker_factory(overrides={"log.message.format.version": "0.10.2"})
+    broker.start()
+    topic = create_topic(broker, "broker-default-v1")
+    produce(broker, topic, "gzip", count=10)
+    assert set(entry_magics(broker, topic)) == {1}
+    # a consumer group's offsets go to __consumer_offsets, of the broker's format too, and are
+    # read back from there by the group coordinator after a restart
+    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id="format-v1-group",
+                             auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=10_000)
+    try:
+        got = [m.offset for _, m in zip(range(10), consumer)]
+        consumer.commit()
+    finally:
+        consumer.close()
+    assert got == list(range(10))
+    offsets_partitions = [d for d in os.listdir(broker.log_dir) if d.startswith("__consumer_offsets-")]
+    stored = [m for d in offsets_partitions for m in _entry_magics_of_dir(broker.log_dir / d)]
+    assert stored and set(stored) == {1}
+    assert broker.stop() == 0, broker.tail()
+    broker.restart(WAIT)
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="format-v1-group",
+                             enable_auto_commit=False)
+    try:
+        tp = TopicPartition(topic, 0)
+        # the coordinator answers once it has loaded the offsets partition
+        committed = None
+        deadline = time.monotonic() + WAIT
+        for _ in range(60):
+            committed = consumer.committed(tp)
+            if committed is not None or time.monotonic() > deadline:
+                break
+        assert committed == 10
+    finally:
+        consumer.close()
