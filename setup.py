@@ -34,6 +34,10 @@ options = {"egg_info": {"egg_base": ".venv"}} if os.path.isdir(os.path.join(HERE
 # (kafka_py/record/partial_default_record.py keeps the Python one and falls back to it).
 record_walk = Extension("kafka_py.record._partial_default_record",
                         sources=["kafka_py/record/_partial_default_record.c"], optional=True)
+# Fetch v0-v3 convert every record they read to message format 0 or 1; this is that step in C
+# (kafka_py/record/records_util.py keeps the Python one and falls back to it).
+down_conversion = Extension("kafka_py.record._records_util",
+                            sources=["kafka_py/record/_records_util.c"], optional=True)
 
 
 class BuildPyWithConfigs(build_py):
@@ -61,5 +65,5 @@ class SdistWithConfigs(sdist):
         self.copy_tree(os.path.join(HERE, "config"), os.path.join(base_dir, "config"))
 
 
-setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk], options=options,
+setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion], options=options,
       cmdclass={"build_py": BuildPyWithConfigs, "sdist": SdistWithConfigs})

@@ -75,6 +75,22 @@ ensure_prometheus() {
     apt-get install -y -q --no-install-recommends prometheus >/dev/null
 }
 
+# Debian's Burrow (a consumer lag checker built on Sarama), which one integration test runs
+# against a broker: it speaks the protocol of Kafka 0.10.0.
+ensure_burrow() {
+    if command -v Burrow >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "Burrow is not installed: run 'apt-get install burrow' as root" >&2
+        return 1
+    fi
+    kafka_py_log "installing Debian's burrow package"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends burrow >/dev/null
+}
+
 ensure_installed() {
     ensure_python_env
     ensure_zookeeper

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite from a fresh machine:
 #   bin/run-tests.sh [pytest args...]
-# Installs what is missing (.venv with the project and test extras, Debian's zookeeper
-# and prometheus packages for the integration tests), then runs pytest over tests/.
+# Installs what is missing (.venv with the project and test extras, Debian's zookeeper,
+# prometheus and burrow packages for the integration tests), then runs pytest over tests/.
 #
 # The tests run in KAFKA_PY_TEST_WORKERS pytest-xdist worker processes (default 3; 0 runs
 # them in this one process). Most of the suite's time is spent waiting on brokers,
@@ -15,5 +15,6 @@ set -euo pipefail
 source "$(dirname "$0")/kafka-env.sh"
 ensure_installed
 ensure_prometheus
+ensure_burrow
 cd "$KAFKA_PY_HOME"
 exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"

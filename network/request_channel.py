@@ -94,7 +94,8 @@ class Request:
         "processor", "context", "start_time_ns", "buffer", "body",
         "request_dequeue_time_ns", "api_local_complete_time_ns",
         "api_remote_complete_time_ns", "response_complete_time_ns",
-        "response_dequeue_time_ns", "api_throttle_time_ms",
+        "response_dequeue_time_ns", "api_throttle_time_ms", "message_conversions_time_ns",
+        "temporary_memory_bytes",
     )
 
     def __init__(
@@ -118,6 +119,10 @@ class Request:
         self.response_complete_time_ns = -1
         self.response_dequeue_time_ns = -1
         self.api_throttle_time_ms = 0
+        # What converting the request's records between message formats cost (a Fetch v0-v3's,
+        # set once its answer is written): Kafka's messageConversionsTimeNanos and temporaryMemoryBytes.
+        self.message_conversions_time_ns = 0
+        self.temporary_memory_bytes = 0
 
     @property
     def header(self) -> RequestHeader:

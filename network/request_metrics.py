@@ -16,9 +16,11 @@ into Kafka's histograms under ``kafka.network:type=RequestMetrics,name=...,reque
     TotalTimeMs          written - start            RequestBytes         request size
 
 plus ``RequestsPerSec`` (tag ``version``) and, for Produce and Fetch,
-``MessageConversionsTimeMs`` and ``TemporaryMemoryBytes`` (always 0: this broker converts no
-record formats). Fetches also count under ``FetchConsumer`` or ``FetchFollower``. The
-values are whole milliseconds, rounded, as Kafka records them.
+``MessageConversionsTimeMs`` and ``TemporaryMemoryBytes``: the time spent converting the
+request's records between message formats and the bytes held meanwhile (a Fetch v0-v3
+converting what it read; each request's values are 0 otherwise). Fetches also count under
+``FetchConsumer`` or ``FetchFollower``. The times are whole milliseconds, rounded, as Kafka
+records them.
 
 ``ErrorsPerSec`` (tags ``request``, ``error``) counts every error code a response carries,
 ``NONE`` included, when the response is queued (``update_error_metrics``).
@@ -84,7 +86,7 @@ class RequestMetrics(KafkaMetricsGroup):
             self.temp_memory_bytes_hist = h("TemporaryMemoryBytes")
         # The values of each request are staged here, a row per request, and folded into
         # the histograms by the registry's ticker (every 5 s) or when one is read: the request
-        # path only writes nine numbers. Past STAGE_ROWS requests in a tick, a uniform sample of
+        # path only writes eleven numbers. Past STAGE_ROWS requests in a tick, a uniform sample of
         # them stays (Vitter's algorithm R); counts stay exact.
         self._hists = [self.request_queue_time_hist, self.local_time_hist, self.remote_time_hist,
                        self.throttle_time_hist, self.response_queue_time_hist, self.response_send_time_hist,
@@ -109,7 +111,7 @@ class RequestMetrics(KafkaMetricsGroup):
         self.none_meter: Optional[Meter] = None
 
     STAGE_ROWS = 1024
-    ROW_VALUES = 8
+    ROW_VALUES = 10
 
     def rows(self) -> array.array:
         with self.lock:
@@ -131,19 +133,22 @@ class RequestMetrics(KafkaMetricsGroup):
         flat = rows[:kept * self.ROW_VALUES].tolist()
         width = self.ROW_VALUES
         values = [flat[i::width] for i in range(width)]
-        # MessageConversionsTimeMs and TemporaryMemoryBytes: no conversions here, always 0
-        values += [[0.0] * kept for _ in range(len(self._hists) - width)]
         # The time columns hold nanosecond spans: whole milliseconds, rounded half up as
         # Kafka's Math.round, a negative span counting as 0.
+        hists = len(self._hists)
         for i in _NANOS_COLUMNS:
-            values[i] = [(v + 500_000.0) // 1_000_000.0 if v > 0 else 0.0 for v in values[i]]
+            if i < hists:
+                values[i] = [(v + 500_000.0) // 1_000_000.0 if v > 0 else 0.0 for v in values[i]]
+        # (the conversion columns of APIs without conversion histograms are left out here)
         for hist, column in zip(self._hists, values):
             hist.fold(column, n)
 
     def record(self, version: int, queue_ns: int, local_ns: int, remote_ns: int, throttle_ms: int,
-               response_queue_ns: int, send_ns: int, total_ns: int, size: int) -> None:
+               response_queue_ns: int, send_ns: int, total_ns: int, size: int, conversions_ns: int = 0,
+               temporary_memory_bytes: int = 0) -> None:
         """One request of ``version``: its RequestsPerSec count, and its spans (nanoseconds,
-        turned into milliseconds when a tick folds them) and size staged as one row."""
+        turned into milliseconds when a tick folds them), size, message conversion time and
+        temporary memory staged as one row."""
         try:
             # a negative version (an ApiVersions one answered as unsupported) finds None here:
             # no API has 64 versions
@@ -167,7 +172,7 @@ class RequestMetrics(KafkaMetricsGroup):
                 return
         # One C call, which a tick's copy of the rows (another) cannot interleave with.
         _ROW.pack_into(rows, j * _ROW_BYTES, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns,
-                       send_ns, total_ns, size)
+                       send_ns, total_ns, size, conversions_ns, temporary_memory_bytes)
 
     def request_rate(self, version: int) -> Meter:
         meter = self._request_rate[version] if 0 <= version < 64 else None
@@ -206,10 +211,12 @@ class RequestMetrics(KafkaMetricsGroup):
 
 
 _FETCH = ApiKeys.FETCH
-# Values of a staged row staged as nanosecond spans (the others: throttle ms, request bytes).
-_NANOS_COLUMNS = (0, 1, 2, 4, 5, 6)
-# One staged row: queue, local, remote (ns), throttle (ms), response queue, send, total (ns), bytes.
-_ROW = struct.Struct("=8d")
+# Values of a staged row staged as nanosecond spans (the others: throttle ms, request bytes,
+# temporary memory bytes).
+_NANOS_COLUMNS = (0, 1, 2, 4, 5, 6, 8)
+# One staged row: queue, local, remote (ns), throttle (ms), response queue, send, total (ns),
+# bytes, message conversions (ns), temporary memory bytes.
+_ROW = struct.Struct("=10d")
 _ROW_BYTES = _ROW.size
 
 
@@ -277,12 +284,15 @@ class RequestChannelMetrics:
         throttle_ms = request.api_throttle_time_ms
         size = len(request.buffer)
         version = header.api_version
-        metrics.record(version, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns, send_ns, total_ns, size)
+        conversions_ns = request.message_conversions_time_ns
+        temporary_memory_bytes = request.temporary_memory_bytes
+        metrics.record(version, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns, send_ns, total_ns, size,
+                       conversions_ns, temporary_memory_bytes)
         if api_key is _FETCH:
             replica_id = getattr(request.body, "replica_id", -1)
             fetch_metrics = self.follower_fetch if replica_id is not None and replica_id >= 0 else self.consumer_fetch
             fetch_metrics.record(version, queue_ns, local_ns, remote_ns, throttle_ms, response_queue_ns, send_ns,
-                                 total_ns, size)
+                                 total_ns, size, conversions_ns, temporary_memory_bytes)
         # Logger.isEnabledFor's own cache, read without the call (logging clears it, in place,
         # whenever a level changes or logging.disable is called); the call when it has no
         # answer yet. A logger the logging config disabled logs nothing, whatever it says.
@@ -455,6 +465,10 @@ def _log_completed_request(request: Any, end: int, start: int, dequeue: int, loc
         f'"clientInformation":{{"softwareName":{_json_str(context.client_information.software_name)},'
         f'"softwareVersion":{_json_str(context.client_information.software_version)}}}',
     ]
+    if request.temporary_memory_bytes > 0:
+        fields.append(f'"temporaryMemoryBytes":{request.temporary_memory_bytes}')
+    if request.message_conversions_time_ns > 0:
+        fields.append(f'"messageConversionsTime":{_ms_float(request.message_conversions_time_ns)}')
     request_logger.debug("Completed request:{%s}", ",".join(fields))
 
 

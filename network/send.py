@@ -12,7 +12,9 @@ encoded fields, record data held in memory), written with ``sock.send`` /
 ``write_to(sock, offset, length)`` and ``len()`` (``FileRecords`` slices), written with
 ``os.sendfile`` so that fetched bytes never enter Python (Kafka's
 ``FileChannel.transferTo``). Both resume at the exact byte where a partial write
-stopped.
+stopped. Records an old consumer reads in an older format (Fetch v0-v3) are a third kind,
+objects with ``to_send()``: their send converts them chunk by chunk as it writes
+(kafka_py/record/lazy_down_conversion_records.py) and is written like a file region.
 """
 from __future__ import annotations
 
@@ -136,6 +138,11 @@ class MultiRecordsSend:
             if isinstance(chunk, (bytes, bytearray, memoryview)):
                 chunk = _as_bytes_view(chunk)
                 is_bytes = True
+            elif hasattr(chunk, "to_send"):
+                # records that become bytes only as they are sent (LazyDownConversionRecords):
+                # their send keeps its own place, and writes like a file region
+                chunk = chunk.to_send()
+                is_bytes = False
             elif hasattr(chunk, "write_to"):
                 is_bytes = False
             elif hasattr(chunk, "buffer"):
@@ -186,6 +193,12 @@ class MultiRecordsSend:
                 break
         self._written += total
         return total
+
+    def record_conversion_stats(self) -> dict[Any, Any]:
+        """MultiRecordsSend.recordConversionStats: by partition, what converting the records of
+        this response cost (chunks that converted as they were written); empty when none did."""
+        return {chunk.topic_partition: chunk.record_conversion_stats for chunk, is_bytes
+                in zip(self._chunks, self._is_bytes) if not is_bytes and hasattr(chunk, "record_conversion_stats")}
 
     def _write_bytes(self, sock: socket.socket) -> tuple[int, int]:
         """One send(msg) of the byte chunks from the current one up to the next file region."""

@@ -13,8 +13,10 @@ topic (``topic=<t>``):
 * ReplicationBytesInPerSec (all topics only): what this broker's replica fetchers appended;
 * ReassignmentBytesInPerSec and ReassignmentBytesOutPerSec (all topics only): the part of the
   replication traffic that goes to replicas being added by a reassignment;
-* ProduceMessageConversionsPerSec and FetchMessageConversionsPerSec exist and stay at 0: this
-  broker converts no record formats.
+* FetchMessageConversionsPerSec: records converted to message format 0 or 1 for the consumers
+  of Fetch v0-v3, counted when the answer has been written (KafkaApis.update_record_conversion_stats);
+  ProduceMessageConversionsPerSec exists and stays at 0: the Produce path does not hand
+  LogValidator's conversion statistics on.
 
 A topic's meters are made on its first use and removed when the broker stops hosting the
 topic (``remove_metrics``), so a deleted or moved topic leaves no metric behind. A produce or
@@ -174,6 +176,19 @@ class BrokerTopicStats:
         if recording.enabled:
             self.topic_stats(topic).failed_fetch_request_rate.mark()
             self.all_topics_stats.failed_fetch_request_rate.mark()
+
+    def mark_message_conversions(self, topic: str, count: int, produce: bool) -> None:
+        """Records converted between message formats: for a produce (ProduceMessageConversionsPerSec)
+        or for a fetch (FetchMessageConversionsPerSec)."""
+        if recording.enabled:
+            stats = self.topic_stats(topic)
+            all_topics = self.all_topics_stats
+            if produce:
+                stats.produce_message_conversions_rate.mark(count)
+                all_topics.produce_message_conversions_rate.mark(count)
+            else:
+                stats.fetch_message_conversions_rate.mark(count)
+                all_topics.fetch_message_conversions_rate.mark(count)
 
     def update_replication_bytes_in(self, value: int) -> None:
         if recording.enabled:

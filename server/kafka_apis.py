@@ -62,9 +62,11 @@ from kio.schema.produce.v9.response import PartitionProduceResponse, ProduceResp
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
 from kafka_py.common.errors import (
     ApiException,
+    CorruptRecordException,
     InvalidRecordException,
     InvalidRequestException,
     UnsupportedCompressionTypeException,
+    UnsupportedVersionException,
 )
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
@@ -99,13 +101,15 @@ from kafka_py.record.default_record_batch import (
     LENGTH_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
+    MAGIC_VALUE_V0,
+    MAGIC_VALUE_V1,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.abstract_legacy_record_batch import down_convert
+from kafka_py.record.lazy_down_conversion_records import LazyDownConversionRecords, has_compatible_magic
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.delayed_produce import PartitionResponse
@@ -482,10 +486,12 @@ class KafkaApis:
             response = self._quota.maybe_throttle_response(request, response)
         self.send_response_exempt_throttle(request, response)
 
-    def send_response_exempt_throttle(self, request: Request, response: Any) -> None:
-        """``send_response`` without recording the request against any quota."""
+    def send_response_exempt_throttle(self, request: Request, response: Any,
+                                      on_complete: Optional[Callable[[Any], None]] = None) -> None:
+        """``send_response`` without recording the request against any quota; ``on_complete``
+        runs on the network thread once the answer is written."""
         try:
-            self.request_channel.send_response(request, response)
+            self.request_channel.send_response(request, response, on_complete)
         except Exception:  # noqa: BLE001
             self.logger.exception("Could not send the response to %r", request)
             self.request_channel.close_connection(request)
@@ -845,13 +851,19 @@ class KafkaApis:
             else:
                 interesting.append((tp, data))
 
-        # Fetch v0-v3 read message formats v0/v1: what the log holds is converted down
+        # Fetch v0-v3 read message formats v0/v1: what the log holds is converted down, lazily
+        # (Kafka's maybeConvertFetchedData), from the offset each partition was asked for
         fetch_offsets = {tp: data.fetch_offset for tp, data in fetch_data} if version <= 3 else None
+        on_complete = self._conversion_stats_updater(request) if version <= 3 else None
 
-        def build(answer: Any) -> FetchResponse:
+        def build(answer: Any, convert: bool = True) -> FetchResponse:
+            """The answer; with ``convert`` False its records stay unconverted (a quota sizes the
+            answer from the stored bytes, as Kafka's does, and converting them is not free)."""
+            offsets = fetch_offsets if convert else None
             by_topic: dict[str, list[FetchPartitionResponse]] = {}
             for tp, data in answer.partitions:
-                by_topic.setdefault(tp.topic, []).append(self._fetch_partition(tp, data, version, fetch_offsets))
+                by_topic.setdefault(tp.topic, []).append(
+                    self._fetch_partition(tp, data, version, offsets, replica_id >= 0))
             return FetchResponse(throttle_time=NO_THROTTLE, error_code=answer.error.error_code,
                                  session_id=answer.session_id, responses=tuple([
                                      FetchableTopicResponse(topic=topic, partitions=tuple(parts))
@@ -871,12 +883,13 @@ class KafkaApis:
                 # consumer gets an answer without data (Kafka's getThrottledResponse), after which
                 # its session must not think it knows more.
                 self._quota.send_fetch_response(
-                    request, None if replica_id >= 0 else build(fetch_context.get_response_data(updates)),
+                    request, None if replica_id >= 0 else build(fetch_context.get_response_data(updates), False),
                     lambda: build(fetch_context.get_throttled_response(0)), replica_id,
-                    lambda: build(fetch_context.update_and_generate_response_data(updates)))
+                    lambda: build(fetch_context.update_and_generate_response_data(updates)), on_complete)
             else:
                 self.send_response_exempt_throttle(request,
-                                                   build(fetch_context.update_and_generate_response_data(updates)))
+                                                   build(fetch_context.update_and_generate_response_data(updates)),
+                                                   on_complete)
 
         fetch_max_bytes = min(int(field_of(body, "max_bytes", INT_MAX)), int(self.config.fetch_max_bytes))
         if replica_id < 0 and self.quotas is not None and self.quotas.fetch.quotas_enabled:
@@ -899,7 +912,8 @@ class KafkaApis:
             client_metadata=None)
 
     def _fetch_partition(self, tp: TopicPartition, data: Any, version: int,
-                         fetch_offsets: Optional[Mapping[TopicPartition, int]] = None) -> FetchPartitionResponse:
+                         fetch_offsets: Optional[Mapping[TopicPartition, int]] = None,
+                         from_follower: bool = False) -> FetchPartitionResponse:
         error = data.error
         # Fetch v5 and older clients do not know KAFKA_STORAGE_ERROR; they do retry this one.
         if error is Errors.KAFKA_STORAGE_ERROR and version <= 5:
@@ -910,9 +924,17 @@ class KafkaApis:
                 return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_COMPRESSION_TYPE)
         records = data.records
         if fetch_offsets is not None and error is Errors.NONE and records is not None and len(records):
-            records = self._down_convert(tp, records, version, fetch_offsets.get(tp, 0))
-            if records is None:
+            try:
+                records = self._maybe_down_convert(tp, records, version, fetch_offsets.get(tp, 0), from_follower)
+            except UnsupportedVersionException:
                 return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_VERSION)
+            except UnsupportedCompressionTypeException:
+                return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_COMPRESSION_TYPE)
+            except (CorruptRecordException, InvalidRecordException) as e:
+                # (an old client knows CORRUPT_MESSAGE; INVALID_RECORD came later)
+                self.logger.warning("Could not down-convert the records of %s from offset %d: %s", tp,
+                                    fetch_offsets.get(tp, 0), e)
+                return _fetch_error_partition(tp.partition, Errors.CORRUPT_MESSAGE)
         if isinstance(records, MemoryRecords):
             records = records.buffer
         aborted = data.aborted_transactions
@@ -932,17 +954,51 @@ class KafkaApis:
             # The FileRecords slice itself: encode_response_chunks keeps it as a file region.
             records=records)
 
-    def _down_convert(self, tp: TopicPartition, records: Any, version: int, fetch_offset: int) -> Optional[bytes]:
-        """KafkaApis.maybeDownConvertStorageError's conversion: the records as the magic Fetch
-        ``version`` reads (0 for v0-v1, 1 for v2-v3), or None when the topic's
-        message.downconversion.enable forbids it. Idempotent and transactional batches lose
-        their producer fields and control batches are dropped: aborted transactions' records
-        are visible to these readers, as in Kafka."""
-        log_config = self.replica_manager.get_log_config(tp)
-        if log_config is not None and not getattr(log_config, "message_downconversion_enable", True):
-            return None
-        data = records.read_bytes(0, len(records)) if hasattr(records, "read_bytes") else bytes(records)
-        return down_convert(MemoryRecords(data).batches(strict=False), 0 if version <= 1 else 1, fetch_offset)
+    def _maybe_down_convert(self, tp: TopicPartition, records: Any, version: int, fetch_offset: int,
+                            from_follower: bool) -> Any:
+        """KafkaApis.maybeConvertFetchedData's conversion: the records as they are when every
+        batch is of a format Fetch ``version`` reads (0 for v0-v1, 1 for v2-v3), else a
+        LazyDownConversionRecords converting them as the answer is written.
+        UnsupportedVersionException when the topic's message.downconversion.enable forbids
+        that (for consumers; a follower is always served).
+
+        Kafka decides from the topic's message.format.version whether to look at the batches
+        at all; here the batches decide, so a topic whose format was lowered after newer
+        batches were written is still converted. The first batch is converted here, on the
+        handler thread, so the answer is framed for at least one whole batch."""
+        to_magic = MAGIC_VALUE_V0 if version <= 1 else MAGIC_VALUE_V1
+        if has_compatible_magic(records, to_magic):
+            return records
+        if not from_follower:
+            log_config = self.replica_manager.get_log_config(tp)
+            if log_config is not None and not log_config.message_downconversion_enable:
+                self.logger.debug("Conversion to message format %d is disabled for partition %s. Sending "
+                                  "unsupported version response.", to_magic, tp)
+                raise UnsupportedVersionException(f"Down-conversion of {tp} is disabled")
+        return LazyDownConversionRecords(tp, records, to_magic, fetch_offset, self.time)
+
+    def _conversion_stats_updater(self, request: Request) -> Callable[[Any], None]:
+        """The callback run once the answer to ``request`` is written (Kafka's
+        updateConversionStats): what converting its records cost, by partition."""
+        def update_conversion_stats(send: Any) -> None:
+            stats_of = getattr(send, "record_conversion_stats", None)
+            if stats_of is not None:
+                for tp, stats in stats_of().items():
+                    self.update_record_conversion_stats(request, tp, stats)
+        return update_conversion_stats
+
+    def update_record_conversion_stats(self, request: Request, tp: TopicPartition, stats: Any) -> None:
+        """KafkaApis.updateRecordConversionStats: the records converted count in the topic's
+        ProduceMessageConversionsPerSec or FetchMessageConversionsPerSec, the time taken and the
+        memory held in the request's MessageConversionsTimeMs and TemporaryMemoryBytes. (Kafka
+        keeps the last partition's time and memory; here they are summed over the partitions
+        of the request.)"""
+        count = stats.num_records_converted
+        if count > 0:
+            self.replica_manager.broker_topic_stats.mark_message_conversions(tp.topic, count,
+                                                                             request.api_key is ApiKeys.PRODUCE)
+            request.message_conversions_time_ns += stats.conversion_time_nanos
+        request.temporary_memory_bytes += stats.temporary_memory_bytes
 
     # ------------------------------------------------------------------ ListOffsets
 

@@ -147,16 +147,18 @@ class QuotaRequestHandlers:
         return int(min(limit, INT_MAX))
 
     def send_fetch_response(self, request: Any, response: Any, empty_response: Any, replica_id: int,
-                            commit: Optional[Callable[[], Any]] = None) -> None:
+                            commit: Optional[Callable[[], Any]] = None,
+                            on_complete: Optional[Callable[[Any], None]] = None) -> None:
         """Answer a fetch: a follower's exempt, a consumer's recorded against its byte rate and
         request quota; a throttled consumer gets ``empty_response`` (or what it returns, when it
         is a callable) with the throttle time. With ``commit``, ``response`` is only sized, and
         an answer that is not throttled is what ``commit()`` returns: the same answer, built
-        once the fetch session has taken it in (server/fetch_session.py)."""
+        once the fetch session has taken it in (server/fetch_session.py). ``on_complete`` runs
+        once an answer with data is written (the conversion statistics of Fetch v0-v3)."""
         quotas = self.apis.quotas
         if replica_id >= 0:
             quotas.request.maybe_record_exempt(request)
-            self.apis.send_response_exempt_throttle(request, response if commit is None else commit())
+            self.apis.send_response_exempt_throttle(request, response if commit is None else commit(), on_complete)
             return
         send = request.build_response_send(response)
         time_ms = self.apis.time.hi_res_milliseconds()
@@ -166,7 +168,7 @@ class QuotaRequestHandlers:
         if max_ms <= 0:
             if commit is not None:
                 send = request.build_response_send(commit())
-            self.apis.request_channel.send_response(SendResponse(request, send))
+            self.apis.request_channel.send_response(SendResponse(request, send, None, on_complete))
             return
         request.api_throttle_time_ms = max_ms
         # The client gets no data, so the bytes must not count against it.

@@ -1,6 +1,6 @@
 """Port of clients/src/main/java/org/apache/kafka/common/record/AbstractLegacyRecordBatch.java
-(Kafka 2.8.2), with the v0/v1 halves of MemoryRecordsBuilder.java and RecordsUtil.java's
-down-conversion.
+(Kafka 2.8.2), with the v0/v1 halves of MemoryRecordsBuilder.java. (Down-conversion for old
+consumers is kafka_py/record/records_util.py and lazy_down_conversion_records.py.)
 
 In the message formats v0 and v1 a "batch" is one log entry: an uncompressed message, or a
 compressed *wrapper* whose value is the compressed log entries of its inner messages. In v0
@@ -373,31 +373,5 @@ def build_legacy_records(entries: Iterable[LegacyEntry], magic: int,
     return bytes(out)
 
 
-def down_convert(batches: Iterable, to_magic: int, first_offset: int) -> bytes:
-    """RecordsUtil.downConvert to magic 0 or 1: v2 batches become legacy entries, each batch
-    keeping its compression (one wrapper per compressed batch); control batches are dropped,
-    and so are the headers, producer state and (to v0) timestamps. Batches already at or below
-    ``to_magic`` pass as they are. Records of an uncompressed batch below ``first_offset`` are
-    left out, as Kafka does; a compressed batch is converted whole so that its wrapper stays
-    readable by consumers that skip to their offset."""
-    out = bytearray()
-    for batch in batches:
-        if batch.magic <= to_magic:
-            out += batch.buffer
-            continue
-        if batch.is_control_batch:
-            continue
-        records = [r for r in batch.records()
-                   if batch.is_compressed or r.offset >= first_offset]
-        if not records:
-            continue
-        timestamp_type = batch.timestamp_type
-        out += build_legacy_records(
-            (LegacyEntry(r.offset, r.timestamp, r.key, r.value) for r in records), to_magic,
-            batch.compression_type, timestamp_type,
-            batch.max_timestamp if timestamp_type == TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP)
-    return bytes(out)
-
-
 __all__ = ["LegacyEntry", "LegacyRecordBatch", "build_legacy_records", "compress_legacy",
-           "decompress_legacy", "down_convert", "legacy_batches"]
+           "decompress_legacy", "legacy_batches"]

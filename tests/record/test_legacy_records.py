@@ -1,5 +1,5 @@
 """Message formats v0 and v1 (kafka_py/record/legacy_record.py, abstract_legacy_record_batch.py):
-written, read back, converted from v2 and back, and refused when corrupt."""
+written, read back, converted from v2 (records_util.py) and back, and refused when corrupt."""
 from __future__ import annotations
 
 import lz4.frame
@@ -8,16 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_py.common.errors import CorruptRecordException, InvalidRecordException
-from kafka_py.record.abstract_legacy_record_batch import (
-    LegacyEntry,
-    build_legacy_records,
-    down_convert,
-    legacy_batches,
-)
+from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records, legacy_batches
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import SimpleRecord, TimestampType, build_batch
 from kafka_py.record.legacy_record import LegacyRecord
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.record.records_util import down_convert
 
 LEGACY_CODECS = [CompressionType.NONE, CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4]
 
@@ -47,7 +43,7 @@ def test_v2_converted_to_legacy_and_back_keeps_offsets_keys_values_and_v1_timest
             expected.append((offset + i, k, v, append_time if timestamp_type == TimestampType.LOG_APPEND_TIME
                              else ts))
         offset += len(records)
-    legacy = down_convert(MemoryRecords(v2).batches(), to_magic, base_offset)
+    legacy = down_convert(MemoryRecords(v2).batches(), to_magic, base_offset).records
     read = [(r.offset, r.key, r.value, r.timestamp) for batch in legacy_batches(legacy)
             for r in (batch.ensure_valid() or batch.records())]
     assert [(o, k, v) for o, k, v, _ in read] == [(o, k, v) for o, k, v, _ in expected]
@@ -123,7 +119,7 @@ def test_control_batches_are_not_down_converted() -> None:
     marker = MemoryRecords.with_end_transaction_marker(5, 10, 0, 7, 0, EndTransactionMarker(ControlRecordType.COMMIT, 0))
     data = build_batch([SimpleRecord(b"k", b"v", 10)], base_offset=4, producer_id=7, producer_epoch=0,
                        is_transactional=True) + bytes(marker.buffer)
-    legacy = down_convert(MemoryRecords(data).batches(), 1, 0)
+    legacy = down_convert(MemoryRecords(data).batches(), 1, 0).records
     assert [(r.offset, r.value) for b in legacy_batches(legacy) for r in b.records()] == [(4, b"v")]
 
 

@@ -1,0 +1,268 @@
+/*
+ * The per-record step of kafka_py/record/records_util.py's down-conversion, compiled.
+ *
+ * convert(data, count, base_offset, base_timestamp, to_magic, attributes,
+ *         has_log_append_time, log_append_time, relative, first_offset)
+ * reads `count` magic-2 records from `data` (a batch's record bytes, decompressed) and
+ * writes each as a log entry of message format `to_magic` (0 or 1), exactly as
+ * records_util._convert_records does, returning
+ *     (entries, records_written, max_timestamp, last_offset)
+ * or None when the records are malformed in any way; the caller then runs the Python
+ * conversion, which raises InvalidRecordException naming the fault. Keeping the messages
+ * in one place is why this returns None instead of raising.
+ *
+ * A record whose absolute offset is below `first_offset` is left out. With `relative`
+ * each entry's offset is its distance from the first record written (the inner offsets of
+ * a v1 wrapper); otherwise it is the record's absolute offset. Timestamps are the batch's
+ * base timestamp plus each record's delta, or `log_append_time` for every record when
+ * `has_log_append_time`; format 0 has none. Headers are dropped: formats 0 and 1 have no
+ * place for them.
+ *
+ * The message CRC is the plain CRC-32 (zlib's polynomial), computed here with the
+ * slicing-by-8 tables so that no library beyond Python's headers is needed to build.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static uint32_t crc_tables[8][256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_tables[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = crc_tables[0][i];
+        for (int t = 1; t < 8; t++) {
+            c = crc_tables[0][c & 0xFF] ^ (c >> 8);
+            crc_tables[t][i] = c;
+        }
+    }
+}
+
+static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        c = crc_tables[7][lo & 0xFF] ^ crc_tables[6][(lo >> 8) & 0xFF] ^
+            crc_tables[5][(lo >> 16) & 0xFF] ^ crc_tables[4][lo >> 24] ^
+            crc_tables[3][hi & 0xFF] ^ crc_tables[2][(hi >> 8) & 0xFF] ^
+            crc_tables[1][(hi >> 16) & 0xFF] ^ crc_tables[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0)
+        c = crc_tables[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* Zig-zag varint of at most max_bytes bytes ending before `end`; 0 on success, -1 when it
+ * runs past the end or is too long (the same rules as the record walk's). */
+static int read_varint(const unsigned char *data, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int64_t *out) {
+    uint64_t raw = 0;
+    int shift = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        if (*pos >= end)
+            return -1;
+        unsigned char b = data[(*pos)++];
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            if (max_bytes == 5 && (raw >> 32) != 0)
+                return -1;
+            if (i == 9 && b > 1)
+                return -1;
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 0;
+        }
+        shift += 7;
+    }
+    return -1;
+}
+
+static inline void put_i32(unsigned char *p, int32_t v) {
+    uint32_t u = (uint32_t)v;
+    p[0] = (unsigned char)(u >> 24); p[1] = (unsigned char)(u >> 16);
+    p[2] = (unsigned char)(u >> 8); p[3] = (unsigned char)u;
+}
+
+static inline void put_i64(unsigned char *p, int64_t v) {
+    uint64_t u = (uint64_t)v;
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (unsigned char)u;
+        u >>= 8;
+    }
+}
+
+#define LOG_OVERHEAD 12
+#define RECORD_OVERHEAD_V1 22
+
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t end;
+    Py_ssize_t count;
+    int64_t base_offset, base_timestamp, log_append_time, first_offset;
+    int to_magic, attributes, has_log_append_time, relative;
+    /* results */
+    unsigned char *dst;
+    Py_ssize_t written, records;
+    int64_t max_timestamp, last_offset;
+} conversion;
+
+/* The conversion itself, over plain memory only, so it may run without the GIL;
+ * 0 on success, -1 when the records are malformed. */
+static int run(conversion *c) {
+    const unsigned char *data = c->data;
+    Py_ssize_t end = c->end, pos = 0, written = 0;
+    int64_t origin = 0;
+    int has_origin = 0;
+    c->records = 0;
+    c->max_timestamp = -1;
+    c->last_offset = -1;
+    for (Py_ssize_t i = 0; i < c->count; i++) {
+        int64_t size, ts_delta, offset_delta, key_len, value_len, headers;
+        if (read_varint(data, &pos, end, 5, &size) || size < 6 || size > end - pos)
+            return -1;
+        Py_ssize_t rec_end = pos + (Py_ssize_t)size;
+        pos += 1; /* attributes: unused in v2 */
+        if (read_varint(data, &pos, rec_end, 10, &ts_delta) || read_varint(data, &pos, rec_end, 5, &offset_delta) ||
+            read_varint(data, &pos, rec_end, 5, &key_len))
+            return -1;
+        if (key_len < -1 || (key_len > 0 && key_len > rec_end - pos))
+            return -1;
+        Py_ssize_t key_at = pos;
+        if (key_len > 0)
+            pos += (Py_ssize_t)key_len;
+        if (read_varint(data, &pos, rec_end, 5, &value_len))
+            return -1;
+        if (value_len < -1 || (value_len > 0 && value_len > rec_end - pos))
+            return -1;
+        Py_ssize_t value_at = pos;
+        if (value_len > 0)
+            pos += (Py_ssize_t)value_len;
+        if (read_varint(data, &pos, rec_end, 5, &headers) || headers < 0 || headers * 2 > rec_end - pos)
+            return -1;
+        for (int64_t h = 0; h < headers; h++) {
+            int64_t hk, hv;
+            if (read_varint(data, &pos, rec_end, 5, &hk) || hk < 0 || hk > rec_end - pos)
+                return -1;
+            pos += (Py_ssize_t)hk;
+            if (read_varint(data, &pos, rec_end, 5, &hv) || hv < -1 || (hv > 0 && hv > rec_end - pos))
+                return -1;
+            if (hv > 0)
+                pos += (Py_ssize_t)hv;
+        }
+        if (pos != rec_end)
+            return -1;
+
+        int64_t offset = c->base_offset + offset_delta;
+        if (offset < c->first_offset)
+            continue;
+        int64_t timestamp = c->has_log_append_time ? c->log_append_time : c->base_timestamp + ts_delta;
+        if (!has_origin) {
+            origin = c->relative ? offset : 0;
+            has_origin = 1;
+        }
+        Py_ssize_t message = (c->to_magic == 0 ? RECORD_OVERHEAD_V1 - 8 : RECORD_OVERHEAD_V1)
+            + (key_len > 0 ? (Py_ssize_t)key_len : 0) + (value_len > 0 ? (Py_ssize_t)value_len : 0);
+        unsigned char *entry = c->dst + written;
+        put_i64(entry, offset - origin);
+        put_i32(entry + 8, (int32_t)message);
+        unsigned char *m = entry + LOG_OVERHEAD;
+        m[4] = (unsigned char)c->to_magic;
+        m[5] = (unsigned char)c->attributes;
+        unsigned char *p = m + 6;
+        if (c->to_magic > 0) {
+            put_i64(p, timestamp);
+            p += 8;
+        }
+        put_i32(p, (int32_t)key_len);
+        p += 4;
+        if (key_len > 0) {
+            memcpy(p, data + key_at, (size_t)key_len);
+            p += key_len;
+        }
+        put_i32(p, (int32_t)value_len);
+        p += 4;
+        if (value_len > 0)
+            memcpy(p, data + value_at, (size_t)value_len);
+        put_i32(m, (int32_t)crc32_of(m + 4, message - 4));
+        written += LOG_OVERHEAD + message;
+        c->records += 1;
+        if (timestamp > c->max_timestamp)
+            c->max_timestamp = timestamp;
+        c->last_offset = offset;
+    }
+    if (pos != end)
+        return -1;
+    c->written = written;
+    return 0;
+}
+
+/* Below this many bytes of records the GIL is kept: handing it over costs more than the
+ * conversion would let another thread do meanwhile. */
+#define RELEASE_GIL_FROM 65536
+
+static PyObject *convert(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_offset, base_timestamp, log_append_time, first_offset;
+    int to_magic, attributes, has_log_append_time, relative;
+    if (!PyArg_ParseTuple(args, "y*nLLiipLpL", &view, &count, &base_offset, &base_timestamp, &to_magic,
+                          &attributes, &has_log_append_time, &log_append_time, &relative, &first_offset))
+        return NULL;
+    if (count < 0 || count > view.len || (to_magic != 0 && to_magic != 1)) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    /* Each record is at least 7 bytes and becomes at most its key and value plus a
+     * message's overhead and a log entry's: this bound holds every output. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len + count * (LOG_OVERHEAD + RECORD_OVERHEAD_V1));
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    conversion c = {
+        .data = (const unsigned char *)view.buf, .end = view.len, .count = count,
+        .base_offset = base_offset, .base_timestamp = base_timestamp, .log_append_time = log_append_time,
+        .first_offset = first_offset, .to_magic = to_magic, .attributes = attributes,
+        .has_log_append_time = has_log_append_time, .relative = relative,
+        .dst = (unsigned char *)PyBytes_AS_STRING(out),
+    };
+    int failed;
+    if (view.len >= RELEASE_GIL_FROM) {
+        /* the view is held and the output is ours alone until returned */
+        Py_BEGIN_ALLOW_THREADS
+        failed = run(&c);
+        Py_END_ALLOW_THREADS
+    } else {
+        failed = run(&c);
+    }
+    PyBuffer_Release(&view);
+    if (failed) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    if (_PyBytes_Resize(&out, c.written) < 0)
+        return NULL;
+    return Py_BuildValue("(NnLL)", out, c.records, (long long)c.max_timestamp, (long long)c.last_offset);
+}
+
+static PyMethodDef methods[] = {
+    {"convert", convert, METH_VARARGS,
+     "Magic-2 record bytes as log entries of message format 0 or 1 (see records_util.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_records_util", NULL, -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__records_util(void) {
+    crc_init();
+    return PyModule_Create(&module);
+}
