@@ -92,6 +92,7 @@ from kafka_py.protocol.requests import (
     UNKNOWN_BROKER_EPOCH,
 )
 from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
+from kafka_py.protocol.schema_imports import import_schema_module
 from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
@@ -256,8 +257,51 @@ def _list_offsets_partition(partition: int, error: Errors) -> ListOffsetsPartiti
 
 # ---------------------------------------------------------------------------- KafkaApis
 
+class KafkaApisPart:
+    """A part of KafkaApis that lives in a module of its own (server/kafka_apis_admin.py,
+    kafka_apis_group.py ...), built when first used.
+
+    Kafka's KafkaApis is one class, and the JVM loads the message classes of a request when
+    one first arrives. Here importing these parts and the message classes they build was
+    about a fifth of what a KRaft node imports at its start (docs/kraft.md, "What the start
+    does"), paid before the first produce for requests a broker may never be sent. The import goes through the schema
+    import lock (kafka_py/protocol/schema_imports.py): a part imports message schema modules,
+    which a network thread may be importing at the same moment.
+    """
+
+    def __init__(self, module: str, class_name: str) -> None:
+        self.module = module
+        self.class_name = class_name
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, apis: Optional["KafkaApis"], owner: Optional[type] = None) -> Any:
+        if apis is None:
+            return self
+        with apis._parts_lock:
+            part = apis.__dict__.get(self.name)
+            if part is None:
+                module = import_schema_module(f"kafka_py.server.{self.module}")
+                part = getattr(module, self.class_name)(apis)
+                # An attribute of the instance hides a non-data descriptor: later lookups of this
+                # name find the part without coming here.
+                apis.__dict__[self.name] = part
+        return part
+
+
 class KafkaApis:
     """Handles every request the handler threads take off the RequestChannel."""
+
+    # The parts of this class in modules of their own, each imported by the first request it answers.
+    _admin = KafkaApisPart("kafka_apis_admin", "AdminRequestHandlers")  # topics, partitions, configs, elections
+    _group = KafkaApisPart("kafka_apis_group", "GroupRequestHandlers")  # the group coordinator's APIs
+    _txn = KafkaApisPart("kafka_apis_txn", "TxnRequestHandlers")  # the transaction coordinator's APIs
+    _security = KafkaApisPart("kafka_apis_security", "SecurityRequestHandlers")  # SASL state errors, SCRAM
+    _acls = KafkaApisPart("kafka_apis_acls", "AclRequestHandlers")  # DescribeAcls, CreateAcls, DeleteAcls
+    _log_dirs = KafkaApisPart("kafka_apis_log_dirs", "LogDirRequestHandlers")  # AlterReplicaLogDirs, DescribeLogDirs
+    _reassignment = KafkaApisPart("kafka_apis_reassignment", "ReassignmentRequestHandlers")  # partition reassignments
 
     def __init__(self, request_channel: RequestChannel, replica_manager: ReplicaManager,
                  admin_manager: Optional[ZkAdminManager], controller: Optional[KafkaController],
@@ -316,9 +360,6 @@ class KafkaApis:
         # KRaft mode: the client quotas the metadata log brought, which DescribeClientQuotas lists
         self.client_quota_cache: Optional[Any] = None
         self.auto_topic_creation_manager: Optional[Any] = None
-        from kafka_py.server import kafka_apis_admin  # the admin half of this class
-
-        self._admin = kafka_apis_admin.AdminRequestHandlers(self)
         self._handlers: dict[ApiKeys, Callable[[Request], None]] = {
             ApiKeys.PRODUCE: self.handle_produce_request,
             ApiKeys.FETCH: self.handle_fetch_request,
@@ -334,76 +375,71 @@ class KafkaApis:
             ApiKeys.DELETE_RECORDS: self.handle_delete_records_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,
-            ApiKeys.CREATE_TOPICS: self._admin.handle_create_topics_request,
-            ApiKeys.DELETE_TOPICS: self._admin.handle_delete_topics_request,
-            ApiKeys.CREATE_PARTITIONS: self._admin.handle_create_partitions_request,
-            ApiKeys.DESCRIBE_CONFIGS: self._admin.handle_describe_configs_request,
-            ApiKeys.ALTER_CONFIGS: self._admin.handle_alter_configs_request,
-            ApiKeys.INCREMENTAL_ALTER_CONFIGS: self._admin.handle_incremental_alter_configs_request,
-            ApiKeys.ELECT_LEADERS: self._admin.handle_elect_replica_leader,
         }
-        from kafka_py.server import kafka_apis_group  # the group coordinator half of this class
-
-        self._group = kafka_apis_group.GroupRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.FIND_COORDINATOR: self._group.handle_find_coordinator_request,
-            ApiKeys.JOIN_GROUP: self._group.handle_join_group_request,
-            ApiKeys.SYNC_GROUP: self._group.handle_sync_group_request,
-            ApiKeys.HEARTBEAT: self._group.handle_heartbeat_request,
-            ApiKeys.LEAVE_GROUP: self._group.handle_leave_group_request,
-            ApiKeys.OFFSET_COMMIT: self._group.handle_offset_commit_request,
-            ApiKeys.OFFSET_FETCH: self._group.handle_offset_fetch_request,
-            ApiKeys.OFFSET_DELETE: self._group.handle_offset_delete_request,
-            ApiKeys.DESCRIBE_GROUPS: self._group.handle_describe_groups_request,
-            ApiKeys.LIST_GROUPS: self._group.handle_list_groups_request,
-            ApiKeys.DELETE_GROUPS: self._group.handle_delete_groups_request,
-        })
-        from kafka_py.server import kafka_apis_txn  # the transaction coordinator half of this class
-
-        self._txn = kafka_apis_txn.TxnRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.ADD_PARTITIONS_TO_TXN: self._txn.handle_add_partitions_to_txn_request,
-            ApiKeys.ADD_OFFSETS_TO_TXN: self._txn.handle_add_offsets_to_txn_request,
-            ApiKeys.END_TXN: self._txn.handle_end_txn_request,
-            ApiKeys.WRITE_TXN_MARKERS: self._txn.handle_write_txn_markers_request,
-            ApiKeys.TXN_OFFSET_COMMIT: self._txn.handle_txn_offset_commit_request,
-            ApiKeys.DESCRIBE_TRANSACTIONS: self._txn.handle_describe_transactions_request,
-        })
-        from kafka_py.server import kafka_apis_security  # SASL state errors and SCRAM credentials
-
-        self._security = kafka_apis_security.SecurityRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.SASL_HANDSHAKE: self._security.handle_sasl_handshake_request,
-            ApiKeys.SASL_AUTHENTICATE: self._security.handle_sasl_authenticate_request,
-            ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS: self._security.handle_describe_user_scram_credentials_request,
-            ApiKeys.ALTER_USER_SCRAM_CREDENTIALS: self._security.handle_alter_user_scram_credentials_request,
-        })
-        from kafka_py.server import kafka_apis_acls  # DescribeAcls, CreateAcls, DeleteAcls
-
-        self._acls = kafka_apis_acls.AclRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.DESCRIBE_ACLS: self._acls.handle_describe_acls_request,
-            ApiKeys.CREATE_ACLS: self._acls.handle_create_acls_request,
-            ApiKeys.DELETE_ACLS: self._acls.handle_delete_acls_request,
-        })
+        # The handlers of the parts in modules of their own (KafkaApisPart): a part is imported
+        # by the first request one of its handlers answers.
+        self._parts_lock = threading.RLock()
+        self._handlers.update(self._part_handlers("_admin", {
+            ApiKeys.CREATE_TOPICS: "handle_create_topics_request",
+            ApiKeys.DELETE_TOPICS: "handle_delete_topics_request",
+            ApiKeys.CREATE_PARTITIONS: "handle_create_partitions_request",
+            ApiKeys.DESCRIBE_CONFIGS: "handle_describe_configs_request",
+            ApiKeys.ALTER_CONFIGS: "handle_alter_configs_request",
+            ApiKeys.INCREMENTAL_ALTER_CONFIGS: "handle_incremental_alter_configs_request",
+            ApiKeys.ELECT_LEADERS: "handle_elect_replica_leader",
+        }))
+        self._handlers.update(self._part_handlers("_group", {
+            ApiKeys.FIND_COORDINATOR: "handle_find_coordinator_request",
+            ApiKeys.JOIN_GROUP: "handle_join_group_request",
+            ApiKeys.SYNC_GROUP: "handle_sync_group_request",
+            ApiKeys.HEARTBEAT: "handle_heartbeat_request",
+            ApiKeys.LEAVE_GROUP: "handle_leave_group_request",
+            ApiKeys.OFFSET_COMMIT: "handle_offset_commit_request",
+            ApiKeys.OFFSET_FETCH: "handle_offset_fetch_request",
+            ApiKeys.OFFSET_DELETE: "handle_offset_delete_request",
+            ApiKeys.DESCRIBE_GROUPS: "handle_describe_groups_request",
+            ApiKeys.LIST_GROUPS: "handle_list_groups_request",
+            ApiKeys.DELETE_GROUPS: "handle_delete_groups_request",
+        }))
+        self._handlers.update(self._part_handlers("_txn", {
+            ApiKeys.ADD_PARTITIONS_TO_TXN: "handle_add_partitions_to_txn_request",
+            ApiKeys.ADD_OFFSETS_TO_TXN: "handle_add_offsets_to_txn_request",
+            ApiKeys.END_TXN: "handle_end_txn_request",
+            ApiKeys.WRITE_TXN_MARKERS: "handle_write_txn_markers_request",
+            ApiKeys.TXN_OFFSET_COMMIT: "handle_txn_offset_commit_request",
+            ApiKeys.DESCRIBE_TRANSACTIONS: "handle_describe_transactions_request",
+        }))
+        self._handlers.update(self._part_handlers("_security", {
+            ApiKeys.SASL_HANDSHAKE: "handle_sasl_handshake_request",
+            ApiKeys.SASL_AUTHENTICATE: "handle_sasl_authenticate_request",
+            ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS: "handle_describe_user_scram_credentials_request",
+            ApiKeys.ALTER_USER_SCRAM_CREDENTIALS: "handle_alter_user_scram_credentials_request",
+        }))
+        self._handlers.update(self._part_handlers("_acls", {
+            ApiKeys.DESCRIBE_ACLS: "handle_describe_acls_request",
+            ApiKeys.CREATE_ACLS: "handle_create_acls_request",
+            ApiKeys.DELETE_ACLS: "handle_delete_acls_request",
+        }))
         self._handlers.update({
             ApiKeys.DESCRIBE_CLIENT_QUOTAS: self._quota.handle_describe_client_quotas_request,
             ApiKeys.ALTER_CLIENT_QUOTAS: self._quota.handle_alter_client_quotas_request,
         })
-        from kafka_py.server import kafka_apis_log_dirs  # AlterReplicaLogDirs, DescribeLogDirs
+        self._handlers.update(self._part_handlers("_log_dirs", {
+            ApiKeys.ALTER_REPLICA_LOG_DIRS: "handle_alter_replica_log_dirs_request",
+            ApiKeys.DESCRIBE_LOG_DIRS: "handle_describe_log_dirs_request",
+        }))
+        self._handlers.update(self._part_handlers("_reassignment", {
+            ApiKeys.ALTER_PARTITION_REASSIGNMENTS: "handle_alter_partition_reassignments_request",
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS: "handle_list_partition_reassignments_request",
+        }))
 
-        self._log_dirs = kafka_apis_log_dirs.LogDirRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.ALTER_REPLICA_LOG_DIRS: self._log_dirs.handle_alter_replica_log_dirs_request,
-            ApiKeys.DESCRIBE_LOG_DIRS: self._log_dirs.handle_describe_log_dirs_request,
-        })
-        from kafka_py.server import kafka_apis_reassignment  # AlterPartitionReassignments, ListPartitionReassignments
+    def _part_handlers(self, part: str, methods: Mapping[ApiKeys, str]) -> dict[ApiKeys, Callable[[Request], None]]:
+        """Handlers by api key that call the method of that name of ``part`` (a KafkaApisPart
+        attribute) when a request comes, building the part on the first."""
+        return {api: functools.partial(self._call_part, part, method) for api, method in methods.items()}
 
-        self._reassignment = kafka_apis_reassignment.ReassignmentRequestHandlers(self)
-        self._handlers.update({
-            ApiKeys.ALTER_PARTITION_REASSIGNMENTS: self._reassignment.handle_alter_partition_reassignments_request,
-            ApiKeys.LIST_PARTITION_REASSIGNMENTS: self._reassignment.handle_list_partition_reassignments_request,
-        })
+    def _call_part(self, part: str, method: str, request: Request) -> None:
+        getattr(getattr(self, part), method)(request)
 
     def close(self) -> None:
         self.logger.info("Shutdown complete.")
