@@ -268,7 +268,9 @@ class ExponentiallyDecayingSample:
         self._priorities = array.array("d")
         self._values = array.array("d")
         self._count = 0
-        self._random = rng or random.Random()
+        # Made at the first offer too: seeding a generator from the OS's entropy costs ~0.15 ms,
+        # and a KRaft node makes about a thousand histograms as it starts (docs/kraft.md).
+        self._random = rng
         self._start_ns = clock.tick()
         self._next_rescale_ns = self._start_ns + self.RESCALE_THRESHOLD_NS
 
@@ -277,7 +279,10 @@ class ExponentiallyDecayingSample:
         if now_ns >= self._next_rescale_ns:
             self._rescale(now_ns)
         base = weight * math.exp(self.alpha * (now_ns - self._start_ns) / 1e9)
-        rnd = self._random.random
+        rng = self._random
+        if rng is None:
+            rng = self._random = random.Random()
+        rnd = rng.random
         values = values if isinstance(values, list) else list(values)
         offered = [base / (1.0 - rnd()) for _ in values]  # 1 - random() lies in (0, 1]
         size, count = self.size, self._count
@@ -345,6 +350,10 @@ class ExponentiallyDecayingSample:
         self._count = 0
 
 
+# The stage of a histogram that has not seen a value yet (never written: record replaces it).
+_EMPTY_STAGE = array.array("d")
+
+
 class Histogram(Metric):
     """Count, min, max, mean and percentiles of a stream of values."""
 
@@ -361,7 +370,10 @@ class Histogram(Metric):
         self.sum = 0.0
         self.min = math.inf
         self.max = -math.inf
-        self._staged = array.array("d", bytes(8 * self.STAGE_SIZE))
+        # Allocated by the first value (record): most of a broker's histograms (seven per API
+        # key and listener) never see one, and 8 KiB each of fresh memory was ~10 ms of a
+        # KRaft node's start (docs/kraft.md).
+        self._staged = _EMPTY_STAGE
         self._staged_n = 0
         self._clock = clock
         self._sample = sample or ExponentiallyDecayingSample(clock=clock)
@@ -387,7 +399,11 @@ class Histogram(Metric):
         n = self._staged_n
         self._staged_n = n + 1
         if n < 1024:
-            self._staged[n] = value
+            try:
+                self._staged[n] = value
+            except IndexError:  # the first value this histogram sees
+                self._staged = array.array("d", bytes(8 * self.STAGE_SIZE))
+                self._staged[n] = value
         else:
             # Past the stage's size keep a uniform sample of the values since the last tick
             # (Vitter's algorithm R); each staged value then stands for n / 1024 of them.

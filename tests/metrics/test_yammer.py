@@ -225,3 +225,25 @@ def test_metrics_group_takes_kafkas_package_and_class_name():
     GroupMetadataManager.__module__ = "kafka_py.coordinator.group.group_metadata_manager"
     assert (GroupMetadataManager().metric_name("NumGroups").mbean_name
             == "kafka.coordinator.group:type=GroupMetadataManager,name=NumGroups")
+
+
+def test_histograms_never_updated_hold_no_stage_or_sample_storage():
+    # A broker makes seven histograms per API key and listener; most never see a value.
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        histograms = [Histogram() for _ in range(1000)]
+        idle = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # an 8 KiB stage each would be 8 MB
+    assert idle < 2_000_000, idle
+    first = histograms[0]
+    for v in (5.0, 1.0, 9.0):
+        first.update(v)
+    first.tick()
+    assert (first.count, first.min, first.max) == (3, 1.0, 9.0)
+    assert first.snapshot().values == [1.0, 5.0, 9.0]
+    assert histograms[1].count == 0 and histograms[1].snapshot().values == []
