@@ -18,11 +18,19 @@
  * `has_log_append_time`; format 0 has none. Headers are dropped: formats 0 and 1 have no
  * place for them.
  *
- * The message CRC is the plain CRC-32 (zlib's polynomial), computed here with the
- * slicing-by-8 tables so that no library beyond Python's headers is needed to build.
+ * convert_batches(window, to_magic, first_offset) does the same for a run of whole v2
+ * batches: from the start of `window` it converts every uncompressed batch (their records
+ * below `first_offset` left out) and skips control batches, into one buffer, and stops at
+ * the first batch it leaves to Python: a compressed one, one of another format, or one it
+ * cannot read. It returns (entries, bytes of window consumed, records written).
+ *
+ * The message CRC is the plain CRC-32 (zlib's polynomial): the slicing-by-8 tables here,
+ * and for longer messages zlib's own crc32 when the process has zlib loaded (Python's zlib
+ * module links it), so that nothing beyond Python's headers is needed to build.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,7 +52,10 @@ static void crc_init(void) {
     }
 }
 
-static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+typedef unsigned long (*zlib_crc32_fn)(unsigned long, const unsigned char *, unsigned int);
+static zlib_crc32_fn zlib_crc32 = NULL;
+
+static uint32_t table_crc32_of(const unsigned char *p, Py_ssize_t n) {
     uint32_t c = 0xFFFFFFFFu;
     while (n >= 8) {
         uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
@@ -59,6 +70,16 @@ static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
     while (n-- > 0)
         c = crc_tables[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
+}
+
+/* zlib's crc32 costs more to set up than the tables on a short message, and is about twice
+ * as fast on a long one; they break even near 600 bytes. */
+#define ZLIB_CRC_FROM 640
+
+static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+    if (zlib_crc32 != NULL && n >= ZLIB_CRC_FROM && n < 0x7FFFFFFF)
+        return (uint32_t)zlib_crc32(0, p, (unsigned int)n);
+    return table_crc32_of(p, n);
 }
 
 /* Zig-zag varint of at most max_bytes bytes ending before `end`; 0 on success, -1 when it
@@ -252,9 +273,104 @@ static PyObject *convert(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NnLL)", out, c.records, (long long)c.max_timestamp, (long long)c.last_offset);
 }
 
+/* A v2 batch header's fields, at their offsets (DefaultRecordBatch.java). */
+#define BATCH_LENGTH_AT 8
+#define BATCH_MAGIC_AT 16
+#define BATCH_ATTRIBUTES_AT 21
+#define BATCH_BASE_TIMESTAMP_AT 27
+#define BATCH_MAX_TIMESTAMP_AT 35
+#define BATCH_COUNT_AT 57
+#define BATCH_RECORDS_AT 61
+
+static inline int32_t get_i32(const unsigned char *p) {
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3]);
+}
+
+static inline int64_t get_i64(const unsigned char *p) {
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++)
+        u = u << 8 | p[i];
+    return (int64_t)u;
+}
+
+/* The whole batches at the start of `data` that convert_batches converts or skips, up to the
+ * first it leaves to Python: their bytes, and in *bound the most their conversion can write. */
+static Py_ssize_t convertible_run(const unsigned char *data, Py_ssize_t end, Py_ssize_t *bound) {
+    Py_ssize_t pos = 0;
+    *bound = 0;
+    while (end - pos >= BATCH_RECORDS_AT) {
+        const unsigned char *b = data + pos;
+        int32_t length = get_i32(b + BATCH_LENGTH_AT);
+        if (b[BATCH_MAGIC_AT] != 2 || length < BATCH_RECORDS_AT - LOG_OVERHEAD || length > end - pos - LOG_OVERHEAD)
+            break;
+        int attributes = (b[BATCH_ATTRIBUTES_AT] << 8) | b[BATCH_ATTRIBUTES_AT + 1];
+        int32_t count = get_i32(b + BATCH_COUNT_AT);
+        if (!(attributes & 0x20)) {
+            if ((attributes & 0x07) != 0 || count < 0 || count > length)
+                break;
+            *bound += length + (Py_ssize_t)count * (LOG_OVERHEAD + RECORD_OVERHEAD_V1);
+        }
+        pos += LOG_OVERHEAD + length;
+    }
+    return pos;
+}
+
+static PyObject *convert_batches(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int to_magic;
+    long long first_offset;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iL", &view, &to_magic, &first_offset))
+        return NULL;
+    if (to_magic != 0 && to_magic != 1) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "down-conversion is to message format 0 or 1");
+        return NULL;
+    }
+    const unsigned char *data = (const unsigned char *)view.buf;
+    Py_ssize_t bound;
+    Py_ssize_t run_end = convertible_run(data, view.len, &bound);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, bound);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
+    Py_ssize_t pos = 0, written = 0, records = 0;
+    PyThreadState *released = run_end >= RELEASE_GIL_FROM ? PyEval_SaveThread() : NULL;
+    while (pos < run_end) {
+        const unsigned char *b = data + pos;
+        Py_ssize_t size = LOG_OVERHEAD + get_i32(b + BATCH_LENGTH_AT);
+        int attributes = (b[BATCH_ATTRIBUTES_AT] << 8) | b[BATCH_ATTRIBUTES_AT + 1];
+        if (!(attributes & 0x20)) {
+            int log_append = (attributes & 0x08) != 0;
+            conversion c = {
+                .data = b + BATCH_RECORDS_AT, .end = size - BATCH_RECORDS_AT, .count = get_i32(b + BATCH_COUNT_AT),
+                .base_offset = get_i64(b), .base_timestamp = get_i64(b + BATCH_BASE_TIMESTAMP_AT),
+                .log_append_time = get_i64(b + BATCH_MAX_TIMESTAMP_AT), .first_offset = first_offset,
+                .to_magic = to_magic, .attributes = (to_magic > 0 && log_append) ? 0x08 : 0,
+                .has_log_append_time = log_append, .relative = 0, .dst = dst + written,
+            };
+            if (run(&c))
+                break; /* left to Python, which names the fault */
+            written += c.written;
+            records += c.records;
+        }
+        pos += size;
+    }
+    if (released != NULL)
+        PyEval_RestoreThread(released);
+    PyBuffer_Release(&view);
+    if (_PyBytes_Resize(&out, written) < 0)
+        return NULL;
+    return Py_BuildValue("(Nnn)", out, pos, records);
+}
+
 static PyMethodDef methods[] = {
     {"convert", convert, METH_VARARGS,
      "Magic-2 record bytes as log entries of message format 0 or 1 (see records_util.py)."},
+    {"convert_batches", convert_batches, METH_VARARGS,
+     "The uncompressed v2 batches at the start of a buffer as log entries of format 0 or 1."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -264,5 +380,11 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__records_util(void) {
     crc_init();
+    /* zlib as Python's zlib module loaded it (no new library is mapped when it is there) */
+    void *zlib = dlopen("libz.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (zlib == NULL)
+        zlib = dlopen("libz.so.1", RTLD_NOW);
+    if (zlib != NULL)
+        zlib_crc32 = (zlib_crc32_fn)dlsym(zlib, "crc32");
     return PyModule_Create(&module);
 }

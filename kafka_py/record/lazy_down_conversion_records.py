@@ -38,21 +38,18 @@ from typing import Any, Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, InvalidRecordException, UnsupportedCompressionTypeException
 from kafka_py.log.log_validator import RecordConversionStats
-from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
 from kafka_py.record.default_record_batch import (
-    CURRENT_MAGIC_VALUE,
     HEADER_SIZE_UP_TO_MAGIC,
     LENGTH_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
     RECORD_OVERHEAD_V0,
-    DefaultRecordBatch,
     as_byte_view,
 )
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.records_util import ConvertedRecords, add_stats, down_convert
+from kafka_py.record.records_util import ConvertedRecords, add_stats, down_convert_buffer
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -127,14 +124,14 @@ class _BatchReader:
             yield head[MAGIC_OFFSET]
             position += size
 
-    def next_batches(self, max_read_size: int) -> list:
-        """The next batches, as many as fit in ``max_read_size`` bytes, and at least one."""
+    def next_window(self, max_read_size: int) -> memoryview:
+        """The next whole batches, as many as fit in ``max_read_size`` bytes and at least one
+        (empty at the end)."""
         position = self.position
         left = self._size - position
         if left < HEADER_SIZE_UP_TO_MAGIC:
-            return []
+            return memoryview(b"")
         window = self._read(position, min(left, max(max_read_size, HEADER_SIZE_UP_TO_MAGIC)))
-        batches: list = []
         used = 0
         while len(window) - used >= HEADER_SIZE_UP_TO_MAGIC:
             length = _I32.unpack_from(window, used + LENGTH_OFFSET)[0]
@@ -145,25 +142,14 @@ class _BatchReader:
             if size > left - used:
                 break  # a partial batch: the end of what was read from the log
             if used + size > len(window):
-                if batches:
+                if used:
                     break
                 window = self._read(position, size)  # a first batch larger than the window, whole
-            elif batches and used + size > max_read_size:
+            elif used and used + size > max_read_size:
                 break
-            magic = window[used + MAGIC_OFFSET]
-            entry = window[used:used + size]
-            if magic == CURRENT_MAGIC_VALUE:
-                if size < RECORD_BATCH_OVERHEAD:
-                    raise CorruptRecordException(f"Record batch at position {position + used} is smaller than "
-                                                 f"its header ({size} bytes)")
-                batches.append(DefaultRecordBatch(entry))
-            elif magic < CURRENT_MAGIC_VALUE:
-                batches.append(LegacyRecordBatch(entry))
-            else:
-                raise CorruptRecordException(f"Invalid magic {magic} at position {position + used}")
             used += size
         self.position = position + used
-        return batches
+        return window[:used]
 
 
 class LazyDownConversionRecords:
@@ -216,10 +202,10 @@ class LazyDownConversionRecords:
 
     def _iterator(self, reader: _BatchReader, maximum_read_size: int) -> Iterator[ConvertedRecords]:
         while True:
-            batches = reader.next_batches(maximum_read_size)
-            if not batches:
+            window = reader.next_window(maximum_read_size)
+            if not window:
                 return
-            converted = down_convert(batches, self.to_magic, self.first_offset, self.time)
+            converted = down_convert_buffer(window, self.to_magic, self.first_offset, self.time)
             # Control batches convert to nothing: only chunks with something in them count.
             if converted.size_in_bytes() > 0:
                 yield converted
