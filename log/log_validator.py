@@ -561,9 +561,10 @@ def _validate_batch_any_format(formats: _Formats, first: Any, batch: Any) -> Non
         raise UnsupportedForMessageFormatException(f"Idempotent records cannot be used with magic version {to_magic}")
 
 
-def _validated_records(batch: Any, rules: _RecordRules) -> tuple[list[Record], int]:
+def _validated_records(batch: Any, rules: _RecordRules, decode: bool = True) -> tuple[list[Record], int]:
     """The records of ``batch`` (a v2 batch, or a v0/v1 entry's messages, a wrapper's inner
-    ones each checked against its CRC) held to the topic's rules, and their uncompressed size."""
+    ones each checked against its CRC) held to the topic's rules, and their uncompressed size;
+    with ``decode`` False a v0/v1 entry is only checked (no records are returned)."""
     tp = rules.topic_partition
     if batch.magic >= CURRENT_MAGIC_VALUE:
         body = batch.buffer[RECORD_BATCH_OVERHEAD:batch.size_in_bytes]
@@ -586,6 +587,8 @@ def _validated_records(batch: Any, rules: _RecordRules) -> tuple[list[Record], i
         raise CorruptRecordException(f"{e} in topic partition {tp}.") from None
     rules.raise_legacy_record_errors(batch, messages)
     size = sum(LOG_OVERHEAD + message.size_in_bytes() for _offset, message in messages)
+    if not decode:
+        return [], size
     return [Record(offset, message.timestamp, message.key, message.value) for offset, message in messages], size
 
 
@@ -610,17 +613,19 @@ def assign_offsets_non_compressed_legacy(records: MemoryRecords, offset_counter:
     format: each entry (one message) gets its offset written in place, and in v1 the log
     append time when the topic uses it (the message's CRC then rewritten)."""
     to_magic = formats.to_magic
-    first = get_first_batch_and_maybe_validate_no_more_batches(records, formats.topic_partition)
-    for batch in records.batches():
-        _validate_batch_any_format(formats, first, batch)
-        _validated_records(batch, rules)
     if records.buffer.readonly:
         records = MemoryRecords(bytearray(records.buffer))
+    batches = list(records.batches())
+    first = batches[0]
+    for batch in batches:
+        _validate_batch_any_format(formats, first, batch)
+        _validated_records(batch, rules, decode=False)
     log_append_time = rules.timestamp_type == TimestampType.LOG_APPEND_TIME
     initial_offset = offset_counter.value
     max_timestamp = NO_TIMESTAMP
     offset_of_max_timestamp = -1
-    for batch in records.batches():
+    # every entry checked before the first is written to: a refused set leaves the buffer as it was
+    for batch in batches:
         offset = offset_counter.get_and_increment()
         batch.set_last_offset(offset)
         if to_magic > MAGIC_VALUE_V0:

@@ -155,8 +155,20 @@ class MemoryRecords:
         return self.batches()
 
     def has_matching_magic(self, magic: int) -> bool:
-        """AbstractRecords.hasMatchingMagic: every batch is of message format ``magic``."""
-        return all(batch.magic == magic for batch in self.batches())
+        """AbstractRecords.hasMatchingMagic: every batch is of message format ``magic``. Reads
+        only each batch's length and magic byte (an old producer's set is one entry per message)."""
+        buf = self._buffer
+        end = len(buf)
+        pos = 0
+        while end - pos > MAGIC_OFFSET:
+            if buf[pos + MAGIC_OFFSET] != magic:
+                return False
+            length = _unpack_i32(buf, pos + LENGTH_OFFSET)[0]
+            if length < RECORD_OVERHEAD_V0:
+                raise CorruptRecordException(f"Record size {length} is less than the minimum record overhead "
+                                             f"({RECORD_OVERHEAD_V0}) at position {pos}")
+            pos += LOG_OVERHEAD + length
+        return True
 
     def first_batch(self) -> Optional[DefaultRecordBatch | LegacyRecordBatch]:
         for batch in self.batches():
