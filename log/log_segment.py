@@ -190,9 +190,10 @@ class LogSegment:
         Kafka 2.8 only checks that the offset index exists and leaves the content
         to recovery; we also run the indexes' own checks so that a damaged index of
         a segment below the recovery point is rebuilt rather than trusted. A
-        missing time index of a non-empty segment counts as missing too: every
-        batch here is magic 2 and has timestamps worth indexing (Kafka, which may
-        hold pre-timestamp formats, leaves such a time index empty).
+        missing time index of a non-empty segment counts as missing too, so that
+        recovery rebuilds its entries (Kafka leaves such a time index empty); a
+        segment of format v0, which has no timestamps, is recovered once for
+        nothing, to the same empty index.
         """
         if not os.path.exists(self.lazy_offset_index.file):
             raise FileNotFoundError(f"Offset index file {os.path.abspath(self.lazy_offset_index.file)} does not exist")
