@@ -3,6 +3,10 @@ and what start/stop cycles leave behind.
 
     .venv/bin/python benchmarks/bench_testing_fixture.py [--rounds 3] [--cycles 200]
 
+Run it with the modules' bytecode cached, as an installed wheel has it (in a tree run with
+PYTHONDONTWRITEBYTECODE, ``env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=<dir>``):
+otherwise every process of every round compiles the broker's sources again.
+
 Start times, per mode (KRaft; ZooKeeper mode with its own ZooKeeper) and size (1 and 3
 brokers): the clock starts at ``KafkaCluster(...).__enter__`` and stops when a kafka-python
 producer (imported before) has a record to a new, auto-created topic acknowledged (acks=1).
