@@ -174,6 +174,8 @@ class LogManager:
                                               for d in self._live_log_dirs}
         self._scheduled_tasks: list = []
         self._shut_down = False
+        # while load_logs runs: each partition directory's ctime as loading found it
+        self._dir_change_ns_before_load: Dict[str, int] = {}
 
     @classmethod
     def apply(cls, config: "KafkaConfig", initial_offline_dirs: list[str], scheduler: Scheduler, time: Time,
@@ -361,6 +363,8 @@ class LogManager:
                   log_start_offsets: Mapping[TopicPartition, int]) -> Log:
         topic_partition = log_files.parse_topic_partition_name(log_dir)
         config = self.fetch_log_config(topic_partition.topic)
+        # before loading writes into the directory (see _keep_one_of_duplicate_logs)
+        changed_ns = os.stat(log_dir).st_ctime_ns
         log = Log(log_dir, config,
                   log_start_offset=log_start_offsets.get(topic_partition, 0),
                   recovery_point=recovery_points.get(topic_partition, 0),
@@ -375,19 +379,54 @@ class LogManager:
             self._add_log_to_be_deleted(log)
         else:
             with self._log_creation_or_deletion_lock:
+                self._dir_change_ns_before_load[log.dir] = changed_ns
                 logs = self._future_logs if log.is_future else self._current_logs
                 previous = logs.get(topic_partition)
-                logs[topic_partition] = log
-            if previous is not None:
-                if log.is_future:
+                if previous is None:
+                    logs[topic_partition] = log
+                elif log.is_future:
                     raise RuntimeError(f"Duplicate log directories found: {log.dir}, {previous.dir}")
-                raise RuntimeError(
-                    f"Duplicate log directories for {topic_partition} are found in both {log.dir} and "
-                    f"{previous.dir}. It is likely because log directory failure happened while broker was "
-                    "replacing current replica with future replica. Recover broker from this failure by manually "
-                    "deleting one of the two directories for this partition. It is recommended to delete the "
-                    "partition in the log directory that is known to have failed recently.")
+                else:
+                    self._keep_one_of_duplicate_logs(topic_partition, previous, log)
         return log
+
+    def _keep_one_of_duplicate_logs(self, topic_partition: TopicPartition, previous: Log, log: Log) -> None:
+        """Two log dirs both hold ``<tp>``: a restart after replace_current_with_future_log renamed the
+        caught-up future log to the partition's name and stopped before the source was renamed
+        ``-delete`` (a crash, or the source's disk failing at that step). Kafka 2.8 through 3.x refuse
+        to start here and leave the choice to the operator. The swap runs only once the future log
+        has caught up with the current one, under the partition's lock, so at that moment both
+        copies held the same records; keeping either loses nothing, and the other is renamed
+        ``-delete`` and deleted like any replaced log. Called with the log creation lock held.
+
+        Which copy stays:
+        * the larger log end offset: after the swap only the new current log (the former future)
+          takes appends, so a longer copy holds every record of the shorter one and the newer ones;
+          a copy that lost an unflushed tail in a power failure is the shorter one too;
+        * on a tie, the copy whose directory changed last before this start (its ctime): the
+          rename that made the future log ``<tp>`` is the last change to either directory, so
+          this keeps the copy the swap had promoted and finishes the move the operator asked
+          for, where keeping the other would silently undo it. The checkpoints cannot tell the
+          two apart: each dir's checkpoints list the partition, the future log's included, with
+          offsets that differ only by when each copy was last flushed;
+        * on a tie again (timestamps coarser than the gap, a restore that reset them), the copy in
+          the dir listed first in ``log.dirs``: both are then equal in every way that matters."""
+        def rank(candidate: Log) -> tuple:
+            dir_order = self.log_dirs.index(candidate.parent_dir) if candidate.parent_dir in self.log_dirs \
+                else len(self.log_dirs)
+            return (candidate.log_end_offset, self._dir_change_ns_before_load.get(candidate.dir, 0), -dir_order)
+
+        kept, dropped = (previous, log) if rank(previous) >= rank(log) else (log, previous)
+        dropped_dir = dropped.dir
+        logger.warning("Duplicate log directories for %s are found in both %s and %s, as a crash or a log dir "
+                       "failure while replacing the current replica with the future replica leaves them. Keeping "
+                       "%s (log end offset %d) and deleting %s (log end offset %d).", topic_partition, previous.dir,
+                       log.dir, kept.dir, kept.log_end_offset, dropped_dir, dropped.log_end_offset)
+        dropped.rename_dir(log_files.log_delete_dir_name(topic_partition))
+        # The rename took the partition's gauges away if the dropped copy, loaded last, held them.
+        kept.new_metrics()
+        self._current_logs[topic_partition] = kept
+        self._add_log_to_be_deleted(dropped)
 
     def load_logs(self) -> None:
         """Load every log of every live directory, recovering them if the last shutdown was unclean."""
@@ -487,6 +526,7 @@ class LogManager:
         finally:
             for pool in pools:
                 pool.shutdown(wait=True)
+            self._dir_change_ns_before_load.clear()
         elapsed_ms = self.time.hi_res_milliseconds() - start_ms
         logger.info("Loaded %d logs in %dms.", total, elapsed_ms)
         # Kafka's earlier wording of the same, which operators' tooling may still look for.

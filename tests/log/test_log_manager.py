@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log import log_files
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import (
     LOG_START_OFFSET_CHECKPOINT_FILE,
@@ -305,3 +307,76 @@ def test_restart_recovers_only_what_lies_past_each_recovery_point(env, caplog):
         clean.startup()
     assert all(clean.get_log(tp).recovered_segments == 0 for tp in tps)
     assert "(clean shutdown): recovered 0 segments of 0 logs" in caplog.text
+
+
+def _crash_in_the_middle_of_a_move(env, appended_after_swap: int = 0, future_tail_lost: int = 0) -> tuple[str, str]:
+    """orders-0 moved from data0 to data1 and the broker killed right after the swap renamed the
+    caught-up future log ``orders-0`` (replace_current_with_future_log's first step), before the
+    source became ``-delete``: both dirs hold ``orders-0``. Returns the two partition directories."""
+    manager = env.manager(LogConfig(retention_ms=-1, file_delete_delay_ms=100))
+    manager.startup()
+    manager.maybe_update_preferred_log_dir(T0, env.dirs[0])
+    source = manager.get_or_create_log(T0)
+    manager.maybe_update_preferred_log_dir(T0, env.dirs[1])
+    future = manager.get_or_create_log(T0, is_future=True)
+    assert source.parent_dir == env.dirs[0] and future.parent_dir == env.dirs[1]
+    for base in range(0, 30, 10):
+        values = [b"record-%d" % i for i in range(base, base + 10)]
+        source.append_as_follower(make_records(values, base_offset=base))
+        future.append_as_follower(make_records(values, base_offset=base))
+    manager.checkpoint_log_recovery_offsets()
+    # past the file system's timestamp granularity, so that the rename is seen as the later change
+    time.sleep(0.05)
+    future.rename_dir(log_files.log_dir_name(T0))
+    if appended_after_swap:
+        # the new current log took appends; the source's dir failed before its rename
+        values = [b"record-%d" % i for i in range(30, 30 + appended_after_swap)]
+        future.append_as_follower(make_records(values, base_offset=30))
+    if future_tail_lost:
+        # the promoted copy's last batch never reached the disk
+        future.truncate_to(30 - future_tail_lost)
+    crash(manager)
+    return source.dir, future.dir
+
+
+@pytest.mark.parametrize("case", ["tie", "promoted copy longer", "source longer"])
+def test_a_partition_in_two_log_dirs_keeps_one_copy(tmp_path, caplog, case):
+    """Kafka refuses to start when two log dirs hold the same partition; here the longer copy
+    stays (on a tie the one renamed last, which the swap had promoted), the other is deleted,
+    and a WARN names both."""
+    import logging
+
+    env = Env(tmp_path, ndirs=2)
+    try:
+        source_dir, dest_dir = _crash_in_the_middle_of_a_move(
+            env, appended_after_swap=5 if case == "promoted copy longer" else 0,
+            future_tail_lost=10 if case == "source longer" else 0)
+        assert os.path.basename(source_dir) == os.path.basename(dest_dir) == "orders-0"
+        kept_dir, dropped_dir = (source_dir, dest_dir) if case == "source longer" else (dest_dir, source_dir)
+        expected = {"tie": 30, "promoted copy longer": 35, "source longer": 30}[case]
+        with caplog.at_level(logging.WARNING, logger="kafka_py.log.log_manager"):
+            restarted = env.manager(LogConfig(retention_ms=-1, file_delete_delay_ms=100))
+            restarted.startup()
+        log = restarted.get_log(T0)
+        assert log.dir == kept_dir
+        assert [v for _, _, v in read_all(log)] == [b"record-%d" % i for i in range(expected)]
+        assert restarted.get_log(T0, is_future=True) is None
+        warning = [r.getMessage() for r in caplog.records if "Duplicate log directories" in r.getMessage()]
+        assert len(warning) == 1 and source_dir in warning[0] and dest_dir in warning[0], warning
+        dropped_parent = os.path.dirname(dropped_dir)
+        assert not os.path.exists(dropped_dir)
+        doomed = [n for n in os.listdir(dropped_parent) if n.startswith("orders-0.") and n.endswith("-delete")]
+        assert len(doomed) == 1
+        env.time.sleep(1000)
+        assert not [n for n in os.listdir(dropped_parent) if n.startswith("orders-0")]
+        # the next start finds a single copy
+        restarted.shutdown()
+        again = env.manager(LogConfig(retention_ms=-1))
+        again.startup()
+        assert again.get_log(T0).dir == kept_dir
+        assert len(read_all(again.get_log(T0))) == expected
+    finally:
+        for m in env.managers:
+            if m._dir_locks:
+                m.shutdown()
+        env.scheduler.shutdown()
