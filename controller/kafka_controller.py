@@ -78,6 +78,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import UNKNOWN_BROKER_EPOCH
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
@@ -852,6 +853,7 @@ class KafkaController(KafkaMetricsGroup):
         self.topic_deletion_manager.mark_topic_ineligible_for_deletion({topic_partition.topic},
                                                                        reason="topic reassignment in progress")
         self._update_current_reassignment(topic_partition, reassignment)
+        crash_point("controller.reassignment.after_adding_replicas")
         adding = reassignment.adding_replicas
         removing = reassignment.removing_replicas
         if not self._is_reassignment_complete(topic_partition, reassignment):
@@ -863,6 +865,7 @@ class KafkaController(KafkaMetricsGroup):
             completed = ReplicaAssignment(reassignment.target_replicas)
             self.controller_context.update_partition_full_replica_assignment(topic_partition, completed)
             self._move_reassigned_partition_leader_if_required(topic_partition, completed)
+            crash_point("controller.reassignment.after_leader_moved")
             self._stop_removed_replicas_of_reassigned_partition(topic_partition, removing)
             self._update_replica_assignment_for_partition(topic_partition, completed)
             self._remove_partition_from_reassigning_partitions(topic_partition, completed)

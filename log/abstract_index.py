@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kafka_py.common.errors import KafkaException
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
@@ -269,6 +270,7 @@ class AbstractIndex:
             with open(self._file, "r+b") as f:
                 self._close_mapping()
                 f.truncate(rounded)
+                crash_point("index.resize.after_file_truncate")
                 self._length = rounded
                 self._map(f, rounded, True)
             self._max_entries = rounded // self.entry_size

@@ -94,6 +94,7 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.tuning import page_cache_prefaulter
@@ -1371,10 +1372,12 @@ class Log:
                 # A snapshot at the new base offset lets recovery of this segment start from it.
                 self.producer_state_manager.update_map_end_offset(new_offset)
                 self.producer_state_manager.take_snapshot()
+                crash_point("log.roll.after_producer_snapshot")
 
                 segment = LogSegment.open(self._dir, new_offset, self.config, self.time,
                                           init_file_size=self.init_file_size, preallocate=self.config.preallocate)
                 self._add_segment(segment)
+                crash_point("log.roll.after_new_segment")
                 # same end offset, new segment position
                 self._update_log_end_offset(self._next_offset_metadata.message_offset)
                 self._schedule_or_run("flush-log", lambda: self._flush_unless_offline(new_offset))
@@ -1700,6 +1703,7 @@ class Log:
         segments = list(segments)
         for segment in segments:
             segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        crash_point("log.delete_segment_files.after_rename")
 
         def delete_segments() -> None:
             self.logger.info("Deleting segment files %s", segments)
@@ -1734,6 +1738,7 @@ class Log:
             if not is_recovered_swap_file:
                 for segment in reversed(sorted_new):
                     segment.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+                crash_point("log.replace_segments.after_swap_rename")
             for segment in reversed(sorted_new):
                 self._add_segment(segment)
             new_base_offsets = {s.base_offset for s in sorted_new}
@@ -1742,6 +1747,7 @@ class Log:
                     self._segments = self._segments.without([segment.base_offset])
                 self._delete_segment_files([segment], True,
                                            delete_producer_state_snapshots=segment.base_offset not in new_base_offsets)
+            crash_point("log.replace_segments.after_old_segments_renamed")
             for segment in sorted_new:
                 segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
 
@@ -1876,6 +1882,7 @@ class Log:
                 self._cancel_producer_expire_check()
                 self._closed = True
                 self._remove_and_delete_segments(self._segments.segments, False, SegmentDeletionReason.LOG_DELETION)
+                crash_point("log.delete.after_segments_deleted")
                 shutil.rmtree(self._dir, ignore_errors=True)
                 self._is_memory_mapped_buffer_closed = True
             except OSError as e:

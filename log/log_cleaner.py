@@ -95,6 +95,7 @@ from kafka_py.record.default_record_batch import (
     write_record,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
@@ -421,6 +422,7 @@ class Cleaner:
             cleaned.flush()
             # carry the group's age over, so the tombstone horizon keeps measuring from the data's writes
             cleaned.last_modified = segments[-1].last_modified
+            crash_point("cleaner.after_cleaned_segment_written")
             self.logger.info("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned,
                              list(segments), log)
             log.replace_segments([cleaned], list(segments))

@@ -57,6 +57,7 @@ from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.atomic_integer import AtomicInteger
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.exit import Exit
 from kafka_py.utils.java_limits import LONG_MAX
 # The KRaft metadata partition (KafkaRaftServer.MetadataTopic) is the raft client's, never loaded here.
@@ -854,6 +855,7 @@ class LogManager:
             if dest_log is None:
                 raise KafkaStorageException(f"The future replica for {topic_partition} is offline")
             dest_log.rename_dir(log_files.log_dir_name(topic_partition))
+            crash_point("log_manager.replace_future.after_future_renamed")
             dest_log.update_high_watermark(source_log.high_watermark)
             # from here on the renamed future log is the partition's log
             del self._future_logs[topic_partition]
@@ -863,6 +865,7 @@ class LogManager:
             self._end_cleaning_pause_for_move(topic_partition)
             try:
                 source_log.rename_dir(log_files.log_delete_dir_name(topic_partition))
+                crash_point("log_manager.replace_future.after_source_renamed")
                 source_log.close()
                 source_dir = source_log.parent_dir
                 logs = self._logs_by_dir().get(source_dir, {})
@@ -938,6 +941,7 @@ class LogManager:
             if checkpoint:
                 self._cleaner.update_checkpoints(removed.parent_dir, partition_to_remove=topic_partition)
         removed.rename_dir(log_files.log_delete_dir_name(topic_partition))
+        crash_point("log_manager.async_delete.after_rename")
         if is_future:
             # a move given up (or its partition deleted)
             self._end_cleaning_pause_for_move(topic_partition)

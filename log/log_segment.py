@@ -33,6 +33,7 @@ from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex, TxnInde
 from kafka_py.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.java_limits import INT_MAX, LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
@@ -403,6 +404,7 @@ class LogSegment:
         offset_index.reset()
         time_index.reset()
         self.txn_index.reset()
+        crash_point("log_segment.recover.after_index_reset")
         valid_bytes = 0
         last_index_entry = 0
         self._max_timestamp_so_far = NO_TIMESTAMP

@@ -72,6 +72,7 @@ from kafka_py.record.default_record_batch import (
     NO_TIMESTAMP,
     decrement_sequence,
 )
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.utils import write_fully
@@ -668,6 +669,7 @@ def _write_file_durably(path: str, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        crash_point("producer_state.snapshot.before_rename")
         os.replace(tmp_path, path)
     except BaseException:
         try:

@@ -21,6 +21,7 @@ import threading
 from typing import Generic, Iterable, Protocol, TypeVar
 
 from kafka_py.common.errors import KafkaStorageException
+from kafka_py.utils import crash_points
 from kafka_py.utils.java_limits import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
 from kafka_py.utils.utils import write_fully
 
@@ -163,6 +164,8 @@ def atomic_write_bytes(path: str, data: bytes) -> None:
         _remove_quietly(tmp_path)
         raise
     os.close(fd)
+    if crash_points.armed():
+        crash_points.crash_point("checkpoint", os.path.basename(path), "before_rename")
     try:
         os.replace(tmp_path, path)
     except BaseException:

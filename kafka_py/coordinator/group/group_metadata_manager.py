@@ -67,6 +67,7 @@ from kafka_py.record.default_record_batch import (
     SimpleRecord,
 )
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.kafka_scheduler import KafkaScheduler, Scheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
@@ -530,6 +531,8 @@ class GroupMetadataManager(KafkaMetricsGroup):
                 raise RuntimeError(f"Append status {dict(response_status)} should only have one partition "
                                    f"{offset_topic_partition}")
             status = response_status[offset_topic_partition]
+            if status.error is Errors.NONE:
+                crash_point("group_metadata_manager.store_offsets.after_append")
             with group.lock:
                 if status.error is Errors.NONE:
                     if not group.is_(Dead):

@@ -48,6 +48,7 @@ from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.protocol.errors import Errors
 from kafka_py.record.default_record_batch import SimpleRecord
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.kafka_scheduler import Scheduler
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
@@ -571,6 +572,7 @@ class TransactionStateManager:
             status = response_status[topic_partition]
             error = status.error
             if error is Errors.NONE:
+                crash_point("transaction_state_manager.append.after_append")
                 response_error = Errors.NONE
             else:
                 self.logger.debug("Appending %s's new metadata %s failed due to %s",
