@@ -1,15 +1,27 @@
 """Time from starting a single node to its first acknowledged produce, in KRaft mode and in
-ZooKeeper mode (which needs its ZooKeeper started first), measured in the same run.
+ZooKeeper mode (which needs its ZooKeeper started too), measured in the same run.
 
-    .venv/bin/python benchmarks/bench_kraft_startup.py [--rounds 5]
+    .venv/bin/python benchmarks/bench_kraft_startup.py [--rounds 7] [--bytecode cached|none]
 
 KRaft: ``bin/kafka-server-start.sh`` of a combined node (config/kraft/server.properties with
 free ports and a fresh log dir, formatted before the clock starts). ZooKeeper mode:
-``bin/kafka-quickstart.sh`` (ZooKeeper from config/zookeeper.properties, then the broker of
-config/server.properties, both with free ports and fresh dirs), so its ZooKeeper's start
-counts, as it does for a user. The clock stops when a kafka-python producer (imported
-before the clock starts) has a record to a new topic acknowledged (acks=1; the topic is
-auto-created). Rounds alternate the two modes; prints each round and the medians as JSON.
+``bin/zookeeper-server-start.sh`` (config/zookeeper.properties) and ``bin/kafka-server-start.sh``
+(config/server.properties) started at the same moment, as from two terminals, both with free
+ports and fresh dirs, so its ZooKeeper's start counts, as it does for a user. The clock stops
+when a kafka-python producer (imported before the clock starts) has a record to a new topic
+acknowledged (acks=1; the topic is auto-created). Rounds alternate the two modes and which
+goes first.
+
+``--bytecode cached`` (the default) runs the broker as after ``pip install`` or any earlier
+start: its modules' bytecode compiled (into a cache of this run, PYTHONPYCACHEPREFIX, filled
+by one untimed start per mode). ``none`` runs it with PYTHONDONTWRITEBYTECODE set and no
+cache for the project's modules, so each start compiles them from source (what a start in a
+tree under PYTHONDONTWRITEBYTECODE=1 pays).
+
+Besides the time, each round reports the CPU seconds the node's processes had used when the
+produce was acknowledged (the broker's Python process; in ZooKeeper mode also ZooKeeper's
+JVM), read from /proc, and the machine's load average, since other work on the machine
+stretches the time but hardly the CPU. Prints each round and the medians as JSON.
 """
 from __future__ import annotations
 
@@ -29,12 +41,19 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports (all held open until each is known, so none repeats)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def port_open(port: int) -> bool:
@@ -67,8 +86,24 @@ def first_ack(port: int, deadline: float) -> None:
     raise TimeoutError("no acknowledged produce")
 
 
-def kraft_round(work: pathlib.Path) -> float:
-    port, controller_port = free_port(), free_port()
+def group_cpu_seconds(pgid: int) -> float:
+    """User and system CPU of every live process of the process group ``pgid``."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the command: state, ppid, pgrp, ...
+            total += int(fields[11]) + int(fields[12])
+    return total / CLOCK_TICKS
+
+
+def kraft_config(work: pathlib.Path) -> tuple[pathlib.Path, int]:
+    port, controller_port = free_ports(2)
     text = (ROOT / "config" / "kraft" / "server.properties").read_text()
     text = text.replace("/tmp/kraft-combined-logs", str(work / "data"))
     text = re.sub(r"\b9092\b", str(port), text)
@@ -79,11 +114,16 @@ def kraft_round(work: pathlib.Path) -> float:
                                 capture_output=True, text=True).stdout.strip()
     subprocess.run([str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(config)],
                    check=True, capture_output=True)
-    return timed([str(ROOT / "bin" / "kafka-server-start.sh"), str(config)], port, work)
+    return config, port
 
 
-def zookeeper_round(work: pathlib.Path) -> float:
-    port, zk_port = free_port(), free_port()
+def kraft_round(work: pathlib.Path, env: dict[str, str]) -> tuple[float, float]:
+    config, port = kraft_config(work)
+    return timed([[str(ROOT / "bin" / "kafka-server-start.sh"), str(config)]], port, work, env)
+
+
+def zookeeper_round(work: pathlib.Path, env: dict[str, str]) -> tuple[float, float]:
+    port, zk_port = free_ports(2)
     zk_config = work / "zookeeper.properties"
     zk_config.write_text((ROOT / "config" / "zookeeper.properties").read_text()
                          .replace("/tmp/zookeeper", str(work / "zookeeper"))
@@ -93,46 +133,78 @@ def zookeeper_round(work: pathlib.Path) -> float:
     text = re.sub(r"\b9092\b", str(port), text)
     config = work / "server.properties"
     config.write_text(text)
-    return timed([str(ROOT / "bin" / "kafka-quickstart.sh"), str(zk_config), str(config)], port, work)
+    return timed([[str(ROOT / "bin" / "zookeeper-server-start.sh"), str(zk_config)],
+                  [str(ROOT / "bin" / "kafka-server-start.sh"), str(config)]], port, work, env)
 
 
-def timed(command: list[str], port: int, work: pathlib.Path) -> float:
+def timed(commands: list[list[str]], port: int, work: pathlib.Path, env: dict[str, str]) -> tuple[float, float]:
+    """Start ``commands`` at once in one new process group; seconds to the first acknowledged
+    produce on ``port`` and the CPU seconds of the group then."""
+    env = dict(env, LOG_DIR=str(work / "logs"))
+    processes: list[subprocess.Popen] = []
     with open(work / "out.log", "wb") as out:
         started = time.monotonic()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                   env=dict(os.environ, LOG_DIR=str(work / "logs")))
         try:
+            for command in commands:
+                processes.append(subprocess.Popen(
+                    command, stdout=out, stderr=subprocess.STDOUT, env=env,
+                    process_group=processes[0].pid if processes else 0))
             first_ack(port, started + 120)
-            return time.monotonic() - started
+            elapsed = time.monotonic() - started
+            return elapsed, group_cpu_seconds(processes[0].pid)
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            # The broker first, as bin/kafka-server-stop.sh would, then ZooKeeper.
+            for process in reversed(processes):
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=90)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--bytecode", choices=("cached", "none"), default="cached")
+    parser.add_argument("--modes", default="kraft,zookeeper")
     args = parser.parse_args()
     import kafka  # noqa: F401  (imported before any clock starts)
 
-    results: dict[str, list[float]] = {"kraft": [], "zookeeper": []}
-    for i in range(args.rounds):
-        order = ["kraft", "zookeeper"] if i % 2 == 0 else ["zookeeper", "kraft"]
-        for mode in order:
-            with tempfile.TemporaryDirectory(prefix=f"bench-startup-{mode}-") as d:
-                seconds = (kraft_round if mode == "kraft" else zookeeper_round)(pathlib.Path(d))
-            results[mode].append(seconds)
-            print(f"round {i + 1} {mode}: {seconds:.2f} s", flush=True)
+    modes = args.modes.split(",")
+    rounds = {"kraft": kraft_round, "zookeeper": zookeeper_round}
+    results: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
+    loads = []
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as top:
+        env = dict(os.environ)
+        if args.bytecode == "cached":
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(pathlib.Path(top) / "pycache")
+            for mode in modes:  # untimed: fills the bytecode cache
+                with tempfile.TemporaryDirectory(prefix=f"warm-{mode}-", dir=top) as d:
+                    rounds[mode](pathlib.Path(d), env)
+        else:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env.pop("PYTHONPYCACHEPREFIX", None)
+        for i in range(args.rounds):
+            order = modes if i % 2 == 0 else modes[::-1]
+            for mode in order:
+                load = os.getloadavg()[0]
+                with tempfile.TemporaryDirectory(prefix=f"{mode}-", dir=top) as d:
+                    seconds, cpu = rounds[mode](pathlib.Path(d), env)
+                results[mode].append((seconds, cpu))
+                loads.append(load)
+                print(f"round {i + 1} {mode}: {seconds:.2f} s, {cpu:.2f} s of CPU (load {load:.1f})", flush=True)
     print(json.dumps({
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}",
+        "bytecode": args.bytecode,
         "rounds": args.rounds,
-        "median_s": {mode: round(statistics.median(v), 2) for mode, v in results.items()},
-        "range_s": {mode: [round(min(v), 2), round(max(v), 2)] for mode, v in results.items()},
+        "median_s": {mode: round(statistics.median(s for s, _ in v), 2) for mode, v in results.items()},
+        "range_s": {mode: [round(min(s for s, _ in v), 2), round(max(s for s, _ in v), 2)]
+                    for mode, v in results.items()},
+        "median_cpu_s": {mode: round(statistics.median(c for _, c in v), 2) for mode, v in results.items()},
+        "load_average": [round(min(loads), 1), round(max(loads), 1)],
     }, indent=2))
 
 
