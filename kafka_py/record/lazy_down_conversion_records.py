@@ -145,6 +145,8 @@ class _BatchReader:
                 if used:
                     break
                 window = self._read(position, size)  # a first batch larger than the window, whole
+                if len(window) < size:
+                    break  # the file was cut shorter meanwhile (a truncation): nothing more to read
             elif used and used + size > max_read_size:
                 break
             used += size

@@ -152,7 +152,9 @@ def down_convert_buffer(buffer, to_magic: int, first_offset: int, time: Time = T
             position += consumed
             continue
         # a batch the compiled step leaves here: compressed, of an older format, or unreadable
-        batch = next(batches_of(view[position:]))
+        batch = next(batches_of(view[position:]), None)
+        if batch is None:
+            break  # a partial batch: the end of the buffer's whole batches
         other = down_convert((batch,), to_magic, first_offset, time)
         pieces.append(other.records)
         converted += other.record_conversion_stats.num_records_converted

@@ -283,3 +283,20 @@ def test_a_multi_records_send_frames_converted_records_between_its_byte_chunks()
     stats = send.record_conversion_stats()
     assert list(stats) == [TP] and stats[TP].num_records_converted >= len(offsets)
     assert stats[TP].temporary_memory_bytes >= len(_batch(0, 30))
+
+
+def test_a_segment_cut_shorter_while_the_answer_is_written_ends_it_with_an_overflow_batch(tmp_path) -> None:
+    """A follower's truncation can cut the file under a send: the records written are the
+    batches still there, and the framed size is filled with an overflow entry."""
+    first, second, third = _batch(0, 30), _batch(30, 30), _batch(60, 30)
+    segment = _file(tmp_path, first, second, third)
+    try:
+        records = LazyDownConversionRecords(TP, segment.slice(0, segment.size_in_bytes()), 1, 0)
+        segment.truncate_to(len(first) + len(second) // 2)
+        data = _send_all(records)
+        got, tail = _entries(data)
+        assert len(data) == len(records)
+        assert [o for o, _, _ in got] == list(range(len(got))) and 0 < len(got) <= 30
+        assert struct.unpack_from(">q", tail)[0] == -1
+    finally:
+        segment.close_handlers()
