@@ -448,7 +448,7 @@ def test_broker_api_versions(broker):
             expected.append(f"{api.api_name}({api.id}): {versions} [usable: {high}]")
     assert lines[1:-1] == ["\t" + line + "," for line in expected[:-1]] + ["\t" + expected[-1]]
     assert lines[-1] == ")"
-    assert "\tProduce(0): 3 to 9 [usable: 9]," in lines
+    assert "\tProduce(0): 0 to 9 [usable: 9]," in lines
 
 
 # -- zookeeper-shell.sh -------------------------------------------------------------------------

@@ -12,14 +12,13 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from kafka_py.tuning import fast_paths
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.headers import RequestHeader, ResponseHeader
-from kafka_py.protocol.messages import encode_request, encode_response, request_schema
+from kafka_py.protocol.messages import encode_request, encode_response, request_schema, response_schema
 
 VERSIONS = list(ApiKeys.FETCH.supported_versions())
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -85,7 +84,7 @@ error_codes = st.sampled_from([ErrorCode.none, ErrorCode.offset_out_of_range, Er
 
 @st.composite
 def fetch_responses(draw, version: int):
-    schema = load_response_schema(ApiKeys.FETCH.id, version)
+    schema = response_schema(ApiKeys.FETCH.id, version)
     module = sys.modules[schema.__module__]
     topics = []
     for _ in range(draw(st.integers(0, 2))):
@@ -169,7 +168,7 @@ def test_fetch_answer_read_as_kio_wrote_it(version: int) -> None:
 
 
 def test_a_truncated_fetch_answer_is_refused() -> None:
-    schema = load_response_schema(ApiKeys.FETCH.id, 12)
+    schema = response_schema(ApiKeys.FETCH.id, 12)
     module = sys.modules[schema.__module__]
     response = schema(throttle_time=datetime.timedelta(0), error_code=ErrorCode.none, session_id=0, responses=(
         module.FetchableTopicResponse(topic="t", partitions=(module.PartitionData(
