@@ -124,34 +124,20 @@ class _BatchReader:
             yield head[MAGIC_OFFSET]
             position += size
 
-    def next_window(self, max_read_size: int) -> memoryview:
-        """The next whole batches, as many as fit in ``max_read_size`` bytes and at least one
-        (empty at the end)."""
+    def read_window(self, max_read_size: int) -> memoryview:
+        """The log from the position on: ``max_read_size`` bytes, or its first batch whole when
+        that is larger (empty at the end). Its whole batches are the next chunk to convert; a
+        batch it cuts is read again at the start of the next window."""
         position = self.position
         left = self._size - position
         if left < HEADER_SIZE_UP_TO_MAGIC:
             return memoryview(b"")
         window = self._read(position, min(left, max(max_read_size, HEADER_SIZE_UP_TO_MAGIC)))
-        used = 0
-        while len(window) - used >= HEADER_SIZE_UP_TO_MAGIC:
-            length = _I32.unpack_from(window, used + LENGTH_OFFSET)[0]
-            if length < RECORD_OVERHEAD_V0:
-                raise CorruptRecordException(f"Found record size {length} smaller than minimum record overhead "
-                                             f"({RECORD_OVERHEAD_V0}) at position {position + used}")
-            size = LOG_OVERHEAD + length
-            if size > left - used:
-                break  # a partial batch: the end of what was read from the log
-            if used + size > len(window):
-                if used:
-                    break
+        if len(window) >= LOG_OVERHEAD:
+            size = LOG_OVERHEAD + _I32.unpack_from(window, LENGTH_OFFSET)[0]
+            if len(window) < size <= left:
                 window = self._read(position, size)  # a first batch larger than the window, whole
-                if len(window) < size:
-                    break  # the file was cut shorter meanwhile (a truncation): nothing more to read
-            elif used and used + size > max_read_size:
-                break
-            used += size
-        self.position = position + used
-        return window[:used]
+        return window
 
 
 class LazyDownConversionRecords:
@@ -204,10 +190,15 @@ class LazyDownConversionRecords:
 
     def _iterator(self, reader: _BatchReader, maximum_read_size: int) -> Iterator[ConvertedRecords]:
         while True:
-            window = reader.next_window(maximum_read_size)
+            window = reader.read_window(maximum_read_size)
             if not window:
                 return
-            converted = down_convert_buffer(window, self.to_magic, self.first_offset, self.time)
+            converted, consumed = down_convert_buffer(window, self.to_magic, self.first_offset, self.time)
+            if not consumed:
+                # a partial batch: where a fetch's size limit cut the slice, or where a
+                # truncation cut the file meanwhile
+                return
+            reader.position += consumed
             # Control batches convert to nothing: only chunks with something in them count.
             if converted.size_in_bytes() > 0:
                 yield converted

@@ -130,13 +130,17 @@ def down_convert(batches: Iterable, to_magic: int, first_offset: int, time: Time
     return ConvertedRecords(b"".join(pieces), stats)
 
 
-def down_convert_buffer(buffer, to_magic: int, first_offset: int, time: Time = Time.SYSTEM) -> ConvertedRecords:
-    """``down_convert`` of the whole batches of one buffer (of any format), giving the same
-    bytes: runs of uncompressed v2 batches (and control batches, dropped) converted by one
-    compiled call each, every other batch by ``down_convert``."""
+def down_convert_buffer(buffer, to_magic: int, first_offset: int,
+                        time: Time = Time.SYSTEM) -> tuple[ConvertedRecords, int]:
+    """``down_convert`` of the whole batches at the start of a buffer of log entries (of any
+    format; a partial batch at its end is left), giving the same bytes, and how many bytes of
+    the buffer those batches are: runs of uncompressed v2 batches (and control batches,
+    dropped) converted by one compiled call each, every other batch by ``down_convert``."""
     view = as_byte_view(buffer)
     if _compiled is None:
-        return down_convert(batches_of(view), to_magic, first_offset, time)
+        batches = list(batches_of(view))
+        return (down_convert(batches, to_magic, first_offset, time),
+                sum(batch.size_in_bytes for batch in batches))
     start = time.nanoseconds()
     pieces: list = []
     converted = 0
@@ -161,7 +165,7 @@ def down_convert_buffer(buffer, to_magic: int, first_offset: int, time: Time = T
         temporary_memory_bytes += other.record_conversion_stats.temporary_memory_bytes
         position += batch.size_in_bytes
     stats = RecordConversionStats(temporary_memory_bytes, converted, time.nanoseconds() - start)
-    return ConvertedRecords(b"".join(pieces), stats)
+    return ConvertedRecords(b"".join(pieces), stats), position
 
 
 def batches_of(view: memoryview) -> Iterator:

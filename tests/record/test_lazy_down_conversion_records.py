@@ -64,7 +64,9 @@ def test_the_compiled_conversion_writes_the_bytes_the_python_one_writes(batches,
         offset += len(records)
     compiled = records_util.down_convert(MemoryRecords(data).batches(), to_magic, base_offset + skip)
     # whole runs of batches at once, as the lazy send converts a chunk
-    compiled_runs = records_util.down_convert_buffer(bytes(data), to_magic, base_offset + skip)
+    compiled_runs, consumed = records_util.down_convert_buffer(bytes(data) + bytes(data[:30]), to_magic,
+                                                               base_offset + skip)
+    assert consumed == len(data)  # the partial batch after them left
     with pytest.MonkeyPatch.context() as m:
         m.setattr(records_util, "_compiled", None)
         python = records_util.down_convert(MemoryRecords(data).batches(), to_magic, base_offset + skip)
