@@ -208,6 +208,21 @@ def test_old_consumers_see_aborted_transactions_and_no_markers(broker, admin) ->
     assert [v for *_, v in committed] == expected[:5] + expected[10:]
 
 
+def test_a_topic_stored_in_format_1_is_sent_as_it_is_to_fetch_v3_and_converted_for_fetch_v1(broker, admin) -> None:
+    """message.format.version 0.10.0: the log holds format 1 entries, which Fetch v2-v3 read as
+    they are (no conversion counted) and Fetch v0-v1 get rebuilt in format 0."""
+    topic = _topic(admin, "format-1", configs={"message.format.version": "0.10.0"})
+    sent = _keyed(300, prefix="f1-")
+    _produce(broker, topic, sent, **{"compression.codec": "gzip"})
+    conversions = "kafka_server_brokertopicmetrics_fetchmessageconversions_total"
+    _in_order_per_partition(_consume_kafka_python(broker, topic, len(sent), (0, 10, 1)), sent)
+    assert _value(_scrape(broker.metrics_port), conversions, topic=topic) == 0
+    _in_order_per_partition(_consume(broker, topic, len(sent), **OLD_RDKAFKA), sent)
+    wait_until(lambda: _value(_scrape(broker.metrics_port), conversions, topic=topic) >= len(sent), 30,
+               "the conversion to format 0 was not counted")
+    _in_order_per_partition(_consume(broker, topic, len(sent)), sent)
+
+
 def _fetch_v3(port: int, topic: str, offset: int, partition_max_bytes: int) -> tuple[int, bytes]:
     fetch = build_entity(request_schema(ApiKeys.FETCH, 3), {
         "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 64 << 20, "topics": [
