@@ -116,9 +116,9 @@ class Run:
 
     def producer(self) -> KafkaProducer:
         if self._producer is None:
-            # no retries: a send either is acknowledged or counts as not written
-            # Batches stay below segment.bytes: the broker refuses a larger one (RECORD_LIST_TOO_LARGE),
-            # and kafka-python's flush() returns before the halves it splits it into are answered.
+            # No retries: a send either is acknowledged or counts as not written. Batches stay below
+            # segment.bytes: the broker refuses a larger one (RECORD_LIST_TOO_LARGE), and
+            # kafka-python's flush() returns before the halves it splits it into are answered.
             self._producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", retries=0, linger_ms=2,
                                            batch_size=BATCH_BYTES, request_timeout_ms=5000, max_block_ms=5000)
         return self._producer
