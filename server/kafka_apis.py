@@ -76,15 +76,9 @@ from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.controlled_shutdown.v3.response import ControlledShutdownResponse, RemainingPartition
-from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsPartitionResponse as ListOffsetsPartitionResponseV0
-from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsResponse as ListOffsetsResponseV0
-from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsTopicResponse as ListOffsetsTopicResponseV0
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import EpochEndOffset as LeaderEpochEndOffset
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderEpochResponse
 from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
-from kafka_py.protocol.schema.update_metadata.v7.response import UpdateMetadataResponse
-from kafka_py.protocol.schema.alter_isr.v0.response import AlterIsrResponse
 from kafka_py.protocol.requests import (
     AUTHORIZED_OPERATIONS_OMITTED,
     CONSUMER_REPLICA_ID,
@@ -133,6 +127,7 @@ from kafka_py.utils.time import Time
 
 if TYPE_CHECKING:
     from kafka_py.controller.kafka_controller import KafkaController
+    from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsTopicResponse as ListOffsetsTopicResponseV0
     from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
     from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
     from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
@@ -256,6 +251,14 @@ def _list_offsets_partition(partition: int, error: Errors) -> ListOffsetsPartiti
 
 
 # ---------------------------------------------------------------------------- KafkaApis
+
+def _answer_class(module: str, name: str) -> type:
+    """The class of an answer only ZooKeeper mode (UpdateMetadata, ControlledShutdown, AlterIsr)
+    or an old client (ListOffsets v0) is sent, imported when first used rather than by every
+    broker's start (docs/kraft.md, "What the start does"). Through the schema import lock, as
+    every first import of a schema module (kafka_py/protocol/schema_imports.py)."""
+    return getattr(import_schema_module(f"kafka_py.protocol.schema.{module}"), name)
+
 
 class KafkaApisPart:
     """A part of KafkaApis that lives in a module of its own (server/kafka_apis_admin.py,
@@ -1050,7 +1053,8 @@ class KafkaApis:
         body = request.body
         version = request.api_version
         if version == 0:
-            self.send_response(request, ListOffsetsResponseV0(topics=tuple(self._handle_list_offset_request_v0(request))))
+            response_class = _answer_class("list_offsets.v0.response", "ListOffsetsResponse")
+            self.send_response(request, response_class(topics=tuple(self._handle_list_offset_request_v0(request))))
             return
         replica_id = int(body.replica_id)
         seen: set[TopicPartition] = set()
@@ -1108,6 +1112,9 @@ class KafkaApis:
         """KafkaApis.handleListOffsetRequestV0: up to ``max_num_offsets`` offsets per partition,
         newest first, from the segments' base offsets and last-modified times (Log's
         ``legacy_fetch_offsets_before``), a consumer's capped at the high watermark."""
+        ListOffsetsTopicResponseV0 = _answer_class("list_offsets.v0.response", "ListOffsetsTopicResponse")  # noqa: N806
+        ListOffsetsPartitionResponseV0 = _answer_class("list_offsets.v0.response",  # noqa: N806
+                                                       "ListOffsetsPartitionResponse")
         body = request.body
         replica_id = int(body.replica_id)
         describable = None
@@ -1400,9 +1407,10 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.UPDATE_METADATA)
     def update_metadata_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return UpdateMetadataResponse(error_code=error.error_code)
+        return _answer_class("update_metadata.v7.response", "UpdateMetadataResponse")(error_code=error.error_code)
 
     def handle_update_metadata_request(self, request: Request) -> None:
+        UpdateMetadataResponse = _answer_class("update_metadata.v7.response", "UpdateMetadataResponse")  # noqa: N806
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
         broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
@@ -1430,9 +1438,13 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.CONTROLLED_SHUTDOWN)
     def controlled_shutdown_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return ControlledShutdownResponse(error_code=error.error_code, remaining_partitions=())
+        return _answer_class("controlled_shutdown.v3.response", "ControlledShutdownResponse")(
+            error_code=error.error_code, remaining_partitions=())
 
     def handle_controlled_shutdown_request(self, request: Request) -> None:
+        ControlledShutdownResponse = _answer_class("controlled_shutdown.v3.response",  # noqa: N806
+                                                   "ControlledShutdownResponse")
+        RemainingPartition = _answer_class("controlled_shutdown.v3.response", "RemainingPartition")  # noqa: N806
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
 
@@ -1452,7 +1464,8 @@ class KafkaApis:
     @staticmethod
     @error_response_of(ApiKeys.ALTER_ISR)
     def alter_isr_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
-        return AlterIsrResponse(throttle_time_ms=0, error_code=error.error_code, topics=())
+        return _answer_class("alter_isr.v0.response", "AlterIsrResponse")(throttle_time_ms=0, error_code=error.error_code,
+                                                                           topics=())
 
     def handle_alter_isr_request(self, request: Request) -> None:
         """A leader's ISR changes, for the controller: a ClusterAction (any principal passes
