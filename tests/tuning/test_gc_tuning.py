@@ -54,9 +54,9 @@ def _run(code: str, env_value: str | None) -> str:
 def test_the_default_sets_the_thresholds_and_freezes_what_was_loaded():
     out = _run("print(gc.get_threshold())\n"
                "assert not gc.isenabled()\n"  # off while the broker loads
-               "frozen = freeze_startup_objects()\n"
+               "assert freeze_startup_objects() is True\n"
                "assert gc.isenabled()\n"
-               "assert frozen > 1000 and frozen == gc.get_freeze_count(), frozen\n"
+               "assert gc.get_freeze_count() > 1000, gc.get_freeze_count()\n"
                # what comes after the freeze is still collected: a cycle made now is freed
                "class Node: pass\n"
                "a, b = Node(), Node(); a.other, b.other = b, a\n"
@@ -71,4 +71,4 @@ def test_python_leaves_the_collector_alone():
                "print(freeze_startup_objects(), gc.get_freeze_count(), gc.get_threshold() == (700, 10, 10),\n"
                "      gc.isenabled())\n",
                "python")
-    assert out == "0 0 True True"
+    assert out == "False 0 True True"
