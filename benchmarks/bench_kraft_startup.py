@@ -5,9 +5,12 @@ ZooKeeper mode (which needs its ZooKeeper started too), measured in the same run
 
 KRaft: ``bin/kafka-server-start.sh`` of a combined node (config/kraft/server.properties with
 free ports and a fresh log dir, formatted before the clock starts). ZooKeeper mode:
-``bin/zookeeper-server-start.sh`` (config/zookeeper.properties) and ``bin/kafka-server-start.sh``
-(config/server.properties) started at the same moment, as from two terminals, both with free
-ports and fresh dirs, so its ZooKeeper's start counts, as it does for a user. The clock stops
+``bin/zookeeper-server-start.sh`` (config/zookeeper.properties), then ``bin/kafka-server-start.sh``
+(config/server.properties) as soon as ZooKeeper's port accepts connections (as
+``bin/kafka-quickstart.sh`` does, without its checks), both with free ports and fresh dirs, so
+its ZooKeeper's start counts, as it does for a user. (A broker started at the same moment as
+its ZooKeeper sometimes gave up: its first connection, made while ZooKeeper was still
+starting, waited out the whole zookeeper.connection.timeout.ms.) The clock stops
 when a kafka-python producer (imported before the clock starts) has a record to a new topic
 acknowledged (acks=1; the topic is auto-created). Rounds alternate the two modes and which
 goes first.
@@ -39,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -134,22 +138,34 @@ def zookeeper_round(work: pathlib.Path, env: dict[str, str]) -> tuple[float, flo
     config = work / "server.properties"
     config.write_text(text)
     return timed([[str(ROOT / "bin" / "zookeeper-server-start.sh"), str(zk_config)],
-                  [str(ROOT / "bin" / "kafka-server-start.sh"), str(config)]], port, work, env)
+                  [str(ROOT / "bin" / "kafka-server-start.sh"), str(config)]], port, work, env, zk_port)
 
 
-def timed(commands: list[list[str]], port: int, work: pathlib.Path, env: dict[str, str]) -> tuple[float, float]:
-    """Start ``commands`` at once in one new process group; seconds to the first acknowledged
-    produce on ``port`` and the CPU seconds of the group then."""
+def timed(commands: list[list[str]], port: int, work: pathlib.Path, env: dict[str, str],
+          first_port: Optional[int] = None) -> tuple[float, float]:
+    """Start ``commands`` in one new process group (the second once ``first_port`` accepts
+    connections, when given); seconds to the first acknowledged produce on ``port`` and the
+    CPU seconds of the group then."""
     env = dict(env, LOG_DIR=str(work / "logs"))
     processes: list[subprocess.Popen] = []
     with open(work / "out.log", "wb") as out:
         started = time.monotonic()
         try:
             for command in commands:
+                if processes and first_port is not None:
+                    while not port_open(first_port):
+                        if time.monotonic() - started > 120:
+                            raise TimeoutError(f"nothing listens on {first_port}")
+                        time.sleep(0.01)  # nothing to wait on but the port itself
                 processes.append(subprocess.Popen(
                     command, stdout=out, stderr=subprocess.STDOUT, env=env,
                     process_group=processes[0].pid if processes else 0))
-            first_ack(port, started + 120)
+            try:
+                first_ack(port, started + 120)
+            except TimeoutError:
+                out.flush()
+                tail = (work / "out.log").read_text(errors="replace")[-3000:]
+                raise TimeoutError(f"no acknowledged produce within 120 s; the node's output ends:\n{tail}") from None
             elapsed = time.monotonic() - started
             return elapsed, group_cpu_seconds(processes[0].pid)
         finally:
