@@ -251,6 +251,9 @@ def test_a_resumed_follower_catches_up_and_rejoins_the_isr(make_cluster):
     cluster.create_topic(topic, assignment={0: [leader, follower, silenced]}, min_insync_replicas="2")
     producer = KafkaProducer(bootstrap_servers=broker(cluster, leader).bootstrap, acks="all", retries=5)
     producer.partitions_for(topic)  # before the pause (see the first test)
+    # and a first record: the idempotent producer's InitProducerId goes to whichever broker it
+    # picks, which must not be the one about to be paused
+    producer.send(topic, b"before").get(timeout=60)
     cluster.pause(silenced)
     try:
         try:
