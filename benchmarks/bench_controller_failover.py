@@ -8,8 +8,8 @@ them the controller) and a ZooKeeper. Each count creates topics of 100 partition
 (replication factor 1) first; then, per round, the active controller (the raft leader, or
 the broker holding ``/controller``) is killed -9 and the clock runs until a CreateTopics
 of a new one-partition topic sent to a surviving broker is answered without error (the
-new controller elected, its state loaded, the topic written); the killed node is
-restarted before the next round. Prints each round and the medians as JSON.
+new controller elected, its state loaded, the topic written; each attempt names a new
+topic); the killed node is restarted before the next round. Prints each round and the medians as JSON.
 
 In ZooKeeper mode a new controller is elected only once ZooKeeper expires the dead one's
 session (``zookeeper.session.timeout.ms``, 6 s here, ZooKeeper's floor at its 3 s tick);
@@ -24,6 +24,7 @@ import json
 import os
 import pathlib
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -40,6 +41,21 @@ from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_partitions import create_topics, leaders_known, req, wait_served  # noqa: E402
+
+
+class TopicCreator:
+    """CreateTopics of one-partition topics, a new name for each attempt: an attempt that
+    failed may still have created its topic (in ZooKeeper mode a controller just elected
+    can place it on the dead broker its metadata still lists, and the request times out),
+    and asking again for that name would answer TOPIC_ALREADY_EXISTS for ever."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.attempts = 0
+
+    def __call__(self, port: int) -> bool:
+        self.attempts += 1
+        return create_one(port, f"{self.prefix}-{self.attempts}")
 
 
 def create_one(port: int, topic: str) -> bool:
@@ -70,7 +86,8 @@ def kraft_rounds(count: int, rounds: int, base: pathlib.Path) -> list[float]:
             victim = quorum.node(leader_id)
             start = time.monotonic()
             victim.kill()
-            wait_until(lambda: create_one(broker.port, f"after-{count}-{r}"), 300, "no topic created")
+            create = TopicCreator(f"after-{count}-{r}")
+            wait_until(lambda: create(broker.port), 300, "no topic created")
             times.append(time.monotonic() - start)
             print(f"  kraft {count} round {r + 1}: {times[-1]:.2f} s", flush=True)
             victim.start()
@@ -111,8 +128,8 @@ def zookeeper_rounds(count: int, rounds: int, base: pathlib.Path, zk: ZooKeeperS
             start = time.monotonic()
             victim.kill()
             # the new controller is one of the survivors; the others answer NOT_CONTROLLER
-            wait_until(lambda: any(create_one(b.port, f"after-{count}-{r}") for b in survivors), 300,
-                       "no topic created")
+            create = TopicCreator(f"after-{count}-{r}")
+            wait_until(lambda: any(create(b.port) for b in survivors), 300, "no topic created")
             times.append(time.monotonic() - start)
             print(f"  zookeeper {count} round {r + 1}: {times[-1]:.2f} s", flush=True)
             victim.restart(timeout=300)
@@ -138,6 +155,7 @@ def main() -> None:
                               "zookeeper": zookeeper_rounds(count, args.rounds, base, zk)}
     finally:
         zk.stop()
+        shutil.rmtree(base, ignore_errors=True)
     print(json.dumps({
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}",
