@@ -43,7 +43,7 @@ def test_a_new_kafka_apis_imports_no_part():
             "        e.close()\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    # kafka_apis_common holds helpers of the class itself, kafka_apis_quotas the throttling every answer needs
+    # kafka_apis_common (functions of the class itself) and kafka_apis_quotas (every answer's throttling) may be loaded
     loaded = eval(result.stdout.strip().splitlines()[-1])
     assert not set(loaded) & {f"kafka_py.server.{p.module}" for p in PARTS.values()}, loaded
 
