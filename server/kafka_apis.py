@@ -267,9 +267,9 @@ class KafkaApisPart:
     Kafka's KafkaApis is one class, and the JVM loads the message classes of a request when
     one first arrives. Here importing these parts and the message classes they build was
     about a fifth of what a KRaft node imports at its start (docs/kraft.md, "What the start
-    does"), paid before the first produce for requests a broker may never be sent. The import goes through the schema
-    import lock (kafka_py/protocol/schema_imports.py): a part imports message schema modules,
-    which a network thread may be importing at the same moment.
+    does"), paid before the first produce for requests a broker may never be sent. The import
+    goes through the schema import lock (kafka_py/protocol/schema_imports.py): a part imports
+    message schema modules, which a network thread may be importing at the same moment.
     """
 
     def __init__(self, module: str, class_name: str) -> None:
