@@ -35,7 +35,7 @@ import gc
 import json
 import os
 import runpy
-import select
+import selectors
 import shutil
 import signal
 import sys
@@ -123,6 +123,7 @@ class Launcher:
         self.children: set[int] = set()
         self.owned_dirs: set[str] = set()
         self._input = b""
+        self._stdin: Optional[selectors.BaseSelector] = None
 
     def reply(self, message: dict) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -137,8 +138,10 @@ class Launcher:
 
         to_load = list(PRELOADED_MODULES)
         deferred: list[dict] = []
+        self._stdin = selectors.DefaultSelector()
+        self._stdin.register(0, selectors.EVENT_READ)
         while True:
-            readable, _, _ = select.select([0], [], [], 0 if to_load else 0.05)
+            readable = self._stdin.select(0 if to_load else 0.05)
             if readable:
                 chunk = os.read(0, 65536)
                 if not chunk:
@@ -177,6 +180,8 @@ class Launcher:
     def handle(self, request: dict) -> None:
         pid = os.fork()
         if pid == 0:
+            if self._stdin is not None:  # the launcher's, not the child's
+                self._stdin.close()
             self._child(request)  # never returns
         self.children.add(pid)
         self.reply({"started": pid, "tag": request.get("tag")})
