@@ -8,8 +8,8 @@ only unable to commit. What must hold:
 
 * the two others elect a leader of a higher epoch, fence the cut node's broker, and serve: a
   topic created through them exists and takes acks=all records;
-* the cut node commits nothing: a topic asked of it (by a client inside its namespace) is
-  never created, neither then nor after healing;
+* the cut node commits nothing: a topic asked of its controller (by a client inside its
+  namespace) is never created, neither then nor after healing;
 * healed, the cut node learns the new epoch, follows the new leader (one leader, one epoch,
   as every node's DescribeQuorum says), drops what it appended alone, catches up with the
   metadata it missed (the topic created meanwhile), is unfenced again, and every record
@@ -26,10 +26,10 @@ import subprocess
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
-from kafka.errors import KafkaError
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from tests.integration.broker_harness import ROOT, RawClient, wait_until
 from tests.integration.kraft_harness import KRaftBrokerProcess, random_cluster_id
@@ -205,13 +205,23 @@ def consume(servers: str, topic: str, count: int) -> list[bytes]:
         consumer.close()
 
 
-def ask_cut_node_for_a_topic(servers: str, name: str) -> object:
-    """CreateTopics through the cut node only: what it ended with (an error, or None)."""
+def ask_cut_controller_for_a_topic(address: str, name: str) -> object:
+    """CreateTopics sent straight to the cut node's controller listener, from inside its
+    namespace: the controller appends the topic's records to its log at its old epoch, where
+    they can never commit. What it ended with: the answer's error, or the socket's timeout.
+
+    (Not through the node's broker: a broker forwards CreateTopics and, as Kafka's
+    BrokerToControllerRequestThread does, resends it to whichever controller is active until
+    its retry timeout, so once healed the new controller could legitimately create it.)"""
+    request = build_entity(request_schema(ApiKeys.CREATE_TOPICS, 5), {
+        "topics": [{"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+        "timeout": 5000, "validate_only": False})
     try:
-        create_topic(servers, name, 1)
-    except KafkaError as e:
+        with RawClient(CONTROLLER_PORT, timeout=15, host=address) as client:
+            response = client.request(ApiKeys.CREATE_TOPICS, 5, request)
+    except OSError as e:
         return e
-    return None
+    return Errors.for_code(int(response.topics[0].error_code))
 
 
 def scenario(network: Network, nodes: dict[int, NamespacedKRaftNode]) -> None:
@@ -248,9 +258,10 @@ def scenario(network: Network, nodes: dict[int, NamespacedKRaftNode]) -> None:
 
     # the cut node still believes it leads its old epoch, but commits nothing
     assert nodes[leader].quorum_state() == (leader, epoch)
-    outcome = run_in_namespace(network.namespaces[leader - 1], ask_cut_node_for_a_topic,
-                               nodes[leader].bootstrap, "isolated")
-    assert isinstance(outcome, KafkaError), outcome
+    outcome = run_in_namespace(network.namespaces[leader - 1], ask_cut_controller_for_a_topic,
+                               nodes[leader].address, "isolated")
+    assert outcome is not Errors.NONE, "the cut controller answered that it created a topic"
+    assert "isolated" not in (topic_names(nodes, new_leader) or ())
 
     network.heal(leader - 1)
 
