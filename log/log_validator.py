@@ -83,6 +83,7 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.record.partial_default_record import RecordsWalk, walk_records
+from kafka_py.record.record_conversion_stats import RecordConversionStats
 from kafka_py.utils.java_limits import LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
@@ -120,18 +121,6 @@ class LongRef:
 
     def __repr__(self) -> str:
         return f"LongRef({self.value})"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordConversionStats:
-    """Port of clients/.../common/record/RecordConversionStats.java."""
-
-    temporary_memory_bytes: int = 0
-    num_records_converted: int = 0
-    conversion_time_nanos: int = 0
-
-
-RecordConversionStats.EMPTY = RecordConversionStats()  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)

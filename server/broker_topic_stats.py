@@ -14,9 +14,9 @@ topic (``topic=<t>``):
 * ReassignmentBytesInPerSec and ReassignmentBytesOutPerSec (all topics only): the part of the
   replication traffic that goes to replicas being added by a reassignment;
 * FetchMessageConversionsPerSec: records converted to message format 0 or 1 for the consumers
-  of Fetch v0-v3, counted when the answer has been written (KafkaApis.update_record_conversion_stats);
-  ProduceMessageConversionsPerSec exists and stays at 0: the Produce path does not hand
-  LogValidator's conversion statistics on.
+  of Fetch v0-v3, counted when the answer has been written; ProduceMessageConversionsPerSec:
+  records a produce brought in another message format than the topic's (or in another codec),
+  rebuilt by LogValidator before the append (both through KafkaApis.update_record_conversion_stats).
 
 A topic's meters are made on its first use and removed when the broker stops hosting the
 topic (``remove_metrics``), so a deleted or moved topic leaves no metric behind. A produce or

@@ -819,7 +819,15 @@ class KafkaApis:
                 origin=AppendOrigin.CLIENT,
                 entries_per_partition=entries,
                 response_callback=self.answering(request, send_response_callback),
+                record_conversion_stats_callback=processing_stats_callback,
                 verification_guards=verification_guards)
+
+        def processing_stats_callback(stats_by_partition: Mapping[TopicPartition, Any]) -> None:
+            # what converting the records to the topics' message formats cost, per partition
+            # (None where the append failed before validating anything)
+            for tp, stats in stats_by_partition.items():
+                if stats is not None:
+                    self.update_record_conversion_stats(request, tp, stats)
 
         produce_transactional_id = field_of(body, "transactional_id")
         if produce_transactional_id is not None and to_append:

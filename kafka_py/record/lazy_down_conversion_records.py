@@ -37,7 +37,6 @@ import struct
 from typing import Any, Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, InvalidRecordException, UnsupportedCompressionTypeException
-from kafka_py.log.log_validator import RecordConversionStats
 from kafka_py.record.default_record_batch import (
     HEADER_SIZE_UP_TO_MAGIC,
     LENGTH_OFFSET,
@@ -49,7 +48,8 @@ from kafka_py.record.default_record_batch import (
 )
 from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.records_util import ConvertedRecords, add_stats, down_convert_buffer
+from kafka_py.record.record_conversion_stats import RecordConversionStats
+from kafka_py.record.records_util import ConvertedRecords, down_convert_buffer
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -250,7 +250,7 @@ class LazyDownConversionRecordsSend:
             converted = None
         if converted is None:
             return memoryview(self._overflow_batch(remaining))
-        self.record_conversion_stats = add_stats(self.record_conversion_stats, converted.record_conversion_stats)
+        self.record_conversion_stats = self.record_conversion_stats.add(converted.record_conversion_stats)
         data = memoryview(converted.records)
         return data[:remaining] if len(data) > remaining else data
 

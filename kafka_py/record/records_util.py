@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
 from kafka_py.common.errors import CorruptRecordException, UnsupportedCompressionTypeException
-from kafka_py.log.log_validator import RecordConversionStats
 from kafka_py.record.abstract_legacy_record_batch import (
     LegacyEntry,
     LegacyRecordBatch,
@@ -62,6 +61,7 @@ from kafka_py.record.default_record_batch import (
     as_byte_view,
 )
 from kafka_py.record.legacy_record import compute_attributes, write_entry
+from kafka_py.record.record_conversion_stats import RecordConversionStats
 from kafka_py.utils.java_limits import LONG_MIN
 from kafka_py.utils.time import Time
 
@@ -83,13 +83,6 @@ class ConvertedRecords:
 
     def size_in_bytes(self) -> int:
         return len(self.records)
-
-
-def add_stats(a: RecordConversionStats, b: RecordConversionStats) -> RecordConversionStats:
-    """RecordConversionStats.add: the two summed."""
-    return RecordConversionStats(a.temporary_memory_bytes + b.temporary_memory_bytes,
-                                 a.num_records_converted + b.num_records_converted,
-                                 a.conversion_time_nanos + b.conversion_time_nanos)
 
 
 def down_convert(batches: Iterable, to_magic: int, first_offset: int, time: Time = Time.SYSTEM) -> ConvertedRecords:
@@ -279,4 +272,4 @@ def _convert_records(batch: DefaultRecordBatch, data, to_magic: int, relative: b
     return bytes(out), count, max_timestamp, last_offset
 
 
-__all__ = ["ConvertedRecords", "add_stats", "batches_of", "convert_records", "down_convert", "down_convert_buffer"]
+__all__ = ["ConvertedRecords", "batches_of", "convert_records", "down_convert", "down_convert_buffer"]

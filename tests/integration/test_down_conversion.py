@@ -214,6 +214,9 @@ def test_a_topic_stored_in_format_1_is_sent_as_it_is_to_fetch_v3_and_converted_f
     topic = _topic(admin, "format-1", configs={"message.format.version": "0.10.0"})
     sent = _keyed(300, prefix="f1-")
     _produce(broker, topic, sent, **{"compression.codec": "gzip"})
+    # the producer's format 2 batches were rebuilt in format 1 before the append
+    assert _value(_scrape(broker.metrics_port), "kafka_server_brokertopicmetrics_producemessageconversions_total",
+                  topic=topic) == len(sent)
     conversions = "kafka_server_brokertopicmetrics_fetchmessageconversions_total"
     _in_order_per_partition(_consume_kafka_python(broker, topic, len(sent), (0, 10, 1)), sent)
     assert _value(_scrape(broker.metrics_port), conversions, topic=topic) == 0
@@ -332,6 +335,9 @@ def test_conversion_metrics_count_what_an_old_consumer_was_sent(zookeeper, tmp_p
         _consume(broker, plain, 50)
         samples = _scrape(broker.metrics_port)
         assert _value(samples, "kafka_server_brokertopicmetrics_fetchmessageconversions_total", topic=plain) == 0
+        # produced in the topic's own format and codec: nothing rebuilt on the way in either
+        assert _value(samples, "kafka_server_brokertopicmetrics_producemessageconversions_total", topic=plain) == 0
+        assert ("kafka_server_brokertopicmetrics_producemessageconversions_total", (("topic", plain),)) in samples
 
         error, data = _fetch_v3(broker.port, topic, 0, 2 << 20)
         assert error == Errors.NONE.error_code
