@@ -55,6 +55,8 @@ counterpart() {
         kafka.tools.StorageTool) echo "script kafka-storage.sh" ;;
         org.apache.kafka.shell.MetadataShell) echo "script kafka-metadata-shell.sh" ;;
         org.apache.kafka.tools.ProducerPerformance) echo "script kafka-producer-perf-test.sh" ;;
+        org.apache.kafka.tools.VerifiableConsumer) echo "module kafka_py.tools.verifiable_consumer" ;;
+        org.apache.kafka.tools.VerifiableProducer) echo "module kafka_py.tools.verifiable_producer" ;;
         *) return 1 ;;
     esac
 }
@@ -68,7 +70,8 @@ known_classes() {
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.tools.ConsoleConsumer \
              kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
              kafka.tools.GetOffsetShell kafka.tools.StorageTool org.apache.kafka.shell.MetadataShell \
-             org.apache.kafka.tools.ProducerPerformance; do
+             org.apache.kafka.tools.ProducerPerformance org.apache.kafka.tools.VerifiableConsumer \
+             org.apache.kafka.tools.VerifiableProducer; do
         read -r kind target <<< "$(counterpart "$c")"
         if [ "$kind" = module ] || [ -x "$bin_dir/$target" ]; then echo "$c"; fi
     done
