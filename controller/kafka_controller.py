@@ -35,6 +35,7 @@ from kafka_py.api.leader_and_isr import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
 )
+from kafka_py.cluster.broker import Broker, FinalizedVersionRange
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
@@ -78,6 +79,8 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import UNKNOWN_BROKER_EPOCH
+from kafka_py.server.broker_features import BrokerFeatures, has_incompatible_features
+from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.logging import IdentLogger
@@ -135,6 +138,7 @@ ElectLeadersCallback = Callable[["dict[TopicPartition, int | ApiError]"], None]
 ListReassignmentsCallback = Callable[["dict[TopicPartition, ReplicaAssignment] | ApiError"], None]
 AlterReassignmentsCallback = Callable[["dict[TopicPartition, ApiError] | ApiError"], None]
 AlterIsrCallback = Callable[["dict[TopicPartition, Errors | LeaderAndIsr] | Errors"], None]
+UpdateFeaturesCallback = Callable[["dict[str, ApiError] | ApiError"], None]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,6 +300,16 @@ class ReplicaLeaderElection(ControllerEvent):
 
 
 @dataclass(frozen=True, eq=False)
+class UpdateFeatures(ControllerEvent):
+    request: Any
+    callback: UpdateFeaturesCallback
+    state = ControllerState.UPDATE_FEATURES
+
+    def preempt(self) -> None:
+        self.callback(ApiError(Errors.NOT_CONTROLLER))
+
+
+@dataclass(frozen=True, eq=False)
 class ListPartitionReassignments(ControllerEvent):
     partitions: "set[TopicPartition] | None"
     callback: ListReassignmentsCallback
@@ -381,9 +395,14 @@ class ControllerChangeHandler(ZNodeChangeHandler):
 class KafkaController(KafkaMetricsGroup):
     def __init__(self, config: Any, zk_client: KafkaZkClient, time: Time = Time.SYSTEM,
                  initial_broker_info: BrokerInfo | None = None, initial_broker_epoch: int = UNKNOWN_BROKER_EPOCH,
-                 thread_name_prefix: str | None = None) -> None:
+                 thread_name_prefix: str | None = None, broker_features: BrokerFeatures | None = None,
+                 feature_cache: FinalizedFeatureCache | None = None) -> None:
         self.config = config
         self.zk_client = zk_client
+        # KIP-584: what this broker supports, and the cluster's finalized features as this
+        # broker's FinalizedFeatureChangeListener last read them from /feature.
+        self.broker_features = broker_features if broker_features is not None else BrokerFeatures.create_default()
+        self.feature_cache = feature_cache if feature_cache is not None else FinalizedFeatureCache(self.broker_features)
         self.time = time
         self.logger = IdentLogger(logger, f"[Controller id={config.broker_id}] ")
         self._broker_info = initial_broker_info
@@ -461,6 +480,7 @@ class KafkaController(KafkaMetricsGroup):
             ListPartitionReassignments: lambda e: self._process_list_partition_reassignments(e.partitions, e.callback),
             PartitionReassignmentIsrChange: lambda e: self._process_partition_reassignment_isr_change(e.partition),
             IsrChangeNotification: lambda e: self._process_isr_change_notification(),
+            UpdateFeatures: lambda e: self._process_feature_updates(e.request, e.callback),
             AlterIsrReceived: lambda e: self._process_alter_isr(e.broker_id, e.broker_epoch, e.isrs_to_alter,
                                                                 e.callback),
             Startup: lambda e: self._process_startup(),
@@ -619,26 +639,167 @@ class KafkaController(KafkaMetricsGroup):
         if self.config.auto_leader_rebalance_enable:
             self._schedule_auto_leader_rebalance_task(delay_ms=5000)
 
-    def _maybe_setup_feature_versioning(self) -> None:
-        """KIP-584: an IBP >= 2.7 controller makes sure /feature exists and is enabled. 2.8.2
-        defines no features, so a new cluster gets an empty finalized set."""
+    # -- feature versioning (KIP-584) ----------------------------------------------------------
+
+    def _create_feature_znode(self, new_node: FeatureZNode) -> int:
+        self.logger.info("Creating FeatureZNode at path: %s with contents: %s", FeatureZNode.path(), new_node)
+        self.zk_client.create_feature_znode(new_node)
+        _, version = self.zk_client.get_data_and_version(FeatureZNode.path())
+        return version
+
+    def _update_feature_znode(self, updated_node: FeatureZNode) -> int:
+        self.logger.info("Updating FeatureZNode at path: %s with contents: %s", FeatureZNode.path(), updated_node)
+        return self.zk_client.update_feature_znode(updated_node)
+
+    def _enable_feature_versioning(self) -> None:
+        """IBP >= 2.7: /feature is made enabled. A new cluster (no znode) starts with every
+        supported feature finalized; a cluster upgraded from an older IBP (a disabled znode)
+        starts with none, for the operator to finalize; an enabled znode is left as it is.
+        Each write is waited for in this broker's cache, so the controller then validates
+        updates against what it wrote."""
         data, version = self.zk_client.get_data_and_version(FeatureZNode.path())
-        if self.config.inter_broker_protocol_version >= api_version("2.7-IV0"):
-            if version == ZkVersion.UNKNOWN_VERSION:
-                self.logger.info("Creating FeatureZNode at path: %s", FeatureZNode.path())
-                self.zk_client.create_feature_znode(FeatureZNode(FeatureZNodeStatus.ENABLED, {}))
-                return
-            existing = FeatureZNode.decode(data)
-            features = existing.features if existing.status is FeatureZNodeStatus.ENABLED else {}
-            new_node = FeatureZNode(FeatureZNodeStatus.ENABLED, features)
-            if new_node != existing:
-                self.zk_client.update_feature_znode(new_node)
+        if version == ZkVersion.UNKNOWN_VERSION:
+            new_version = self._create_feature_znode(
+                FeatureZNode(FeatureZNodeStatus.ENABLED, self.broker_features.default_finalized_features()))
+            self.feature_cache.wait_until_epoch_or_throw(new_version, self.config.zk_connection_timeout_ms)
+            return
+        existing = FeatureZNode.decode(data)
+        if existing.status is FeatureZNodeStatus.ENABLED:
+            features = existing.features
         else:
-            new_node = FeatureZNode(FeatureZNodeStatus.DISABLED, {})
-            if version == ZkVersion.UNKNOWN_VERSION:
-                self.zk_client.create_feature_znode(new_node)
-            elif FeatureZNode.decode(data) != new_node:
-                self.zk_client.update_feature_znode(new_node)
+            if existing.features:
+                self.logger.warning("FeatureZNode at path: %s with disabled status contains non-empty features: %s",
+                                    FeatureZNode.path(), dict(existing.features))
+            features = {}
+        new_node = FeatureZNode(FeatureZNodeStatus.ENABLED, features)
+        if new_node != existing:
+            new_version = self._update_feature_znode(new_node)
+            self.feature_cache.wait_until_epoch_or_throw(new_version, self.config.zk_connection_timeout_ms)
+
+    def _disable_feature_versioning(self) -> None:
+        """IBP < 2.7: /feature is made disabled with no features. No wait: brokers of such an
+        IBP do not watch the znode."""
+        new_node = FeatureZNode(FeatureZNodeStatus.DISABLED, {})
+        data, version = self.zk_client.get_data_and_version(FeatureZNode.path())
+        if version == ZkVersion.UNKNOWN_VERSION:
+            self._create_feature_znode(new_node)
+            return
+        existing = FeatureZNode.decode(data)
+        if existing.status is FeatureZNodeStatus.DISABLED and existing.features:
+            self.logger.warning("FeatureZNode at path: %s with disabled status contains non-empty features: %s",
+                                FeatureZNode.path(), dict(existing.features))
+        if new_node != existing:
+            self._update_feature_znode(new_node)
+
+    def _maybe_setup_feature_versioning(self) -> None:
+        if self.config.is_feature_versioning_supported:
+            self._enable_feature_versioning()
+        else:
+            self._disable_feature_versioning()
+
+    def _partition_on_feature_compatibility(self, brokers_and_epochs: Mapping[Broker, int]
+                                            ) -> tuple[dict[Broker, int], dict[Broker, int]]:
+        """Brokers that can run the finalized features, and those that cannot (never any while
+        versioning is disabled or nothing is finalized)."""
+        finalized = self.feature_cache.get()
+        compatible: dict[Broker, int] = {}
+        incompatible: dict[Broker, int] = {}
+        for broker, epoch in brokers_and_epochs.items():
+            if (not self.config.is_feature_versioning_supported or finalized is None
+                    or not has_incompatible_features(broker.features, finalized.features)):
+                compatible[broker] = epoch
+            else:
+                incompatible[broker] = epoch
+        return compatible, incompatible
+
+    def update_features(self, request: Any, callback: UpdateFeaturesCallback) -> None:
+        """UpdateFeatures (KIP-584); ``callback`` gets an ApiError for the whole request or a map
+        of feature name to ApiError."""
+        self.event_manager.put(UpdateFeatures(request, callback))
+
+    def _new_finalized_version_range_or_incompatibility_error(
+            self, feature: str, max_version_level: int) -> FinalizedVersionRange | ApiError:
+        supported = self.broker_features.supported_features.get(feature)
+        if supported is None:
+            return ApiError(Errors.INVALID_REQUEST, "Could not apply finalized feature update because the "
+                                                    "provided feature is not supported.")
+        if max_version_level < supported.min_version:
+            return ApiError(Errors.INVALID_REQUEST, "Could not apply finalized feature update because the "
+                                                    f"provided maxVersionLevel:{max_version_level} is lower than "
+                                                    f"the supported minVersion:{supported.min_version}.")
+        new_range = FinalizedVersionRange(supported.min_version, max_version_level)
+        incompatible = [b for b in self.controller_context.live_or_shutting_down_brokers
+                        if has_incompatible_features(b.features, {feature: new_range})]
+        if incompatible:
+            return ApiError(Errors.INVALID_REQUEST, "Could not apply finalized feature update because brokers "
+                                                    "were found to have incompatible versions for the feature.")
+        return new_range
+
+    def _validate_feature_update(self, update: Any, existing: FinalizedVersionRange | None
+                                 ) -> FinalizedVersionRange | None | ApiError:
+        """The feature's new finalized range, None to delete it, or why the update is refused."""
+        feature = update.feature
+        level = int(update.max_version_level)
+        if not feature:
+            return ApiError(Errors.INVALID_REQUEST, "Feature name can not be empty.")
+        if update.allow_downgrade and level < 1:  # UpdateFeaturesRequest.isDeleteRequest
+            if existing is None:
+                return ApiError(Errors.INVALID_REQUEST, "Can not delete non-existing finalized feature.")
+            return None
+        if level < 1:
+            return ApiError(Errors.INVALID_REQUEST, f"Can not provide maxVersionLevel: {level} less than 1 without "
+                                                    "setting the allowDowngrade flag to true in the request.")
+        if existing is not None:
+            if level == existing.max_version_level:
+                verb = "downgrade" if update.allow_downgrade else "upgrade"
+                return ApiError(Errors.INVALID_REQUEST, f"Can not {verb} a finalized feature from existing "
+                                                        f"maxVersionLevel:{existing.max_version_level} to the same value.")
+            if level < existing.max_version_level and not update.allow_downgrade:
+                return ApiError(Errors.INVALID_REQUEST,
+                                "Can not downgrade finalized feature from existing maxVersionLevel:"
+                                f"{existing.max_version_level} to provided maxVersionLevel:{level} without "
+                                "setting the allowDowngrade flag in the request.")
+            if update.allow_downgrade and level > existing.max_version_level:
+                return ApiError(Errors.INVALID_REQUEST,
+                                f"When the allowDowngrade flag set in the request, the provided maxVersionLevel:{level}"
+                                f" can not be greater than existing maxVersionLevel:{existing.max_version_level}.")
+            if level < existing.min_version_level:
+                return ApiError(Errors.INVALID_REQUEST,
+                                f"Can not downgrade finalized feature to maxVersionLevel:{level} because it's lower "
+                                f"than the existing minVersionLevel:{existing.min_version_level}.")
+        return self._new_finalized_version_range_or_incompatibility_error(feature, level)
+
+    def _process_feature_updates(self, request: Any, callback: UpdateFeaturesCallback) -> None:
+        if not self.is_active:
+            callback(ApiError(Errors.NOT_CONTROLLER))
+            return
+        cached = self.feature_cache.get()
+        existing_features = dict(cached.features) if cached is not None else {}
+        target_features = dict(existing_features)
+        errors: dict[str, ApiError] = {}
+        # Each update is judged alone against the features as they were: valid ones change
+        # the target, invalid ones leave it and carry their error.
+        for update in request.feature_updates:
+            outcome = self._validate_feature_update(update, existing_features.get(update.feature))
+            if isinstance(outcome, ApiError):
+                errors[update.feature] = outcome
+                continue
+            if outcome is None:
+                target_features.pop(update.feature, None)
+            else:
+                target_features[update.feature] = outcome
+            errors[update.feature] = ApiError(Errors.NONE)
+        try:
+            if existing_features != target_features:
+                new_version = self._update_feature_znode(FeatureZNode(FeatureZNodeStatus.ENABLED, target_features))
+                self.feature_cache.wait_until_epoch_or_throw(new_version, int(request.timeout.total_seconds() * 1000))
+        except Exception as e:  # noqa: BLE001 - the valid updates failed as a whole; say so per feature
+            self.logger.warning("Processing of feature updates: %s failed due to error: %s", request, e)
+            for feature, api_error in errors.items():
+                if api_error.error is Errors.NONE:
+                    errors[feature] = ApiError(Errors.FEATURE_UPDATE_FAILED)
+        finally:
+            callback(errors)
 
     def _schedule_auto_leader_rebalance_task(self, delay_ms: int) -> None:
         self.kafka_scheduler.schedule_once("auto-leader-rebalance-task",
@@ -1395,13 +1556,23 @@ class KafkaController(KafkaMetricsGroup):
             self.controller_channel_manager.remove_broker(broker_id)
 
         if new_ids:
-            ctx.add_live_brokers(new_brokers)
-            self._on_broker_startup(sorted(new_ids))
+            # A broker that cannot run the finalized features is not made live (KIP-584).
+            compatible, incompatible = self._partition_on_feature_compatibility(new_brokers)
+            if incompatible:
+                self.logger.warning("Ignoring registration of new brokers due to incompatibilities with finalized "
+                                    "features: %s", _ids(b.id for b in incompatible))
+            ctx.add_live_brokers(compatible)
+            # Only the brokers made live: the others get no requests from this controller.
+            self._on_broker_startup(sorted(b.id for b in compatible))
         if bounced_ids:
             ctx.remove_live_brokers(bounced_ids)
             self._on_broker_failure(sorted(bounced_ids))
-            ctx.add_live_brokers(bounced_brokers)
-            self._on_broker_startup(sorted(bounced_ids))
+            compatible, incompatible = self._partition_on_feature_compatibility(bounced_brokers)
+            if incompatible:
+                self.logger.warning("Ignoring registration of bounced brokers due to incompatibilities with finalized "
+                                    "features: %s", _ids(b.id for b in incompatible))
+            ctx.add_live_brokers(compatible)
+            self._on_broker_startup(sorted(b.id for b in compatible))
         if dead_ids:
             ctx.remove_live_brokers(dead_ids)
             self._on_broker_failure(sorted(dead_ids))

@@ -37,6 +37,7 @@ their controller; ZooKeeper mode leaves ``forwarding_manager`` unset and none of
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import importlib
@@ -59,7 +60,10 @@ from kio.schema.list_offsets.v6.response import ListOffsetsTopicResponse
 from kio.schema.metadata.v11.response import MetadataResponse, MetadataResponseTopic
 from kio.schema.produce.v9.response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 
+from kio.static.primitive import i16, i64
+
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
     ApiException,
     CorruptRecordException,
@@ -107,6 +111,8 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.record.lazy_down_conversion_records import LazyDownConversionRecords, has_compatible_magic
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
+from kafka_py.server.broker_features import BrokerFeatures
+from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
@@ -260,6 +266,20 @@ def _answer_class(module: str, name: str) -> type:
     return getattr(import_schema_module(f"kafka_py.protocol.schema.{module}"), name)
 
 
+
+def update_features_response(top_level: ApiError, results: Mapping[str, ApiError]) -> Any:
+    """UpdateFeaturesResponse.createWithErrors: each message is the ApiError's, or its error's
+    default text when it has none (Kafka's ApiError(error) takes the error's message). The
+    classes are imported on first use, as a rare admin answer's are."""
+    module = import_schema_module("kio.schema.update_features.v0.response")
+    return module.UpdateFeaturesResponse(
+        throttle_time=datetime.timedelta(0), error_code=top_level.error.error_code,
+        error_message=top_level.message_with_fallback(),
+        results=tuple(module.UpdatableFeatureResult(feature=name, error_code=error.error.error_code,
+                                             error_message=error.message_with_fallback())
+                      for name, error in results.items()))
+
+
 class KafkaApisPart:
     """A part of KafkaApis that lives in a module of its own (server/kafka_apis_admin.py,
     kafka_apis_group.py ...), built when first used.
@@ -363,6 +383,10 @@ class KafkaApis:
         # KRaft mode: the client quotas the metadata log brought, which DescribeClientQuotas lists
         self.client_quota_cache: Optional[Any] = None
         self.auto_topic_creation_manager: Optional[Any] = None
+        # KIP-584, set by the servers: the features this broker supports and the cluster's
+        # finalized ones, which ApiVersions v3+ answers carry.
+        self.broker_features: Optional[BrokerFeatures] = None
+        self.feature_cache: Optional[FinalizedFeatureCache] = None
         self._handlers: dict[ApiKeys, Callable[[Request], None]] = {
             ApiKeys.PRODUCE: self.handle_produce_request,
             ApiKeys.FETCH: self.handle_fetch_request,
@@ -378,6 +402,7 @@ class KafkaApis:
             ApiKeys.DELETE_RECORDS: self.handle_delete_records_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,
+            ApiKeys.UPDATE_FEATURES: self.handle_update_features,
         }
         # The handlers of the parts in modules of their own (KafkaApisPart): a part is imported
         # by the first request one of its handlers answers.
@@ -570,7 +595,46 @@ class KafkaApis:
         if client_information_of(request.api_version, request.body) is None:
             self.send_response(request, api_versions_response(request.api_version, Errors.INVALID_REQUEST))
             return
-        self.send_response(request, api_versions_response(request.api_version))
+        self.send_response(request, self._with_features(api_versions_response(request.api_version)))
+
+    def _with_features(self, response: Any) -> Any:
+        """ApiVersions v3+: the supported features, and the finalized ones with their epoch when
+        this broker knows them (ApiVersionManager.apiVersionResponse)."""
+        if self.broker_features is None or not hasattr(response, "supported_features"):
+            return response
+        module = import_schema_module(f"kio.schema.api_versions.v{type(response).__version__}.response")
+        supported = tuple(module.SupportedFeatureKey(name=name, min_version=i16(r.min_version),
+                                                     max_version=i16(r.max_version))
+                          for name, r in self.broker_features.supported_features.items())
+        finalized = self.feature_cache.get() if self.feature_cache is not None else None
+        if finalized is None:
+            return dataclasses.replace(response, supported_features=supported)
+        return dataclasses.replace(
+            response, supported_features=supported, finalized_features_epoch=i64(finalized.epoch),
+            finalized_features=tuple(module.FinalizedFeatureKey(name=name, max_version_level=i16(r.max_version_level),
+                                                                min_version_level=i16(r.min_version_level))
+                                     for name, r in finalized.features.items()))
+
+    # ------------------------------------------------------------------ UpdateFeatures
+
+    @staticmethod
+    @error_response_of(ApiKeys.UPDATE_FEATURES)
+    def update_features_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
+        return update_features_response(ApiError(error, message if message is not None else error.message), {})
+
+    def handle_update_features(self, request: Request) -> None:
+        """UpdateFeatures (KIP-584): Alter on the cluster; only the active controller changes
+        /feature, and only when the IBP enables feature versioning."""
+        send = self.answering(request, lambda result: self.send_response(request, update_features_response(
+            result, {}) if isinstance(result, ApiError) else update_features_response(ApiError(Errors.NONE), result)))
+        if not self.auth_helper.authorize(request.context, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+            send(ApiError(Errors.CLUSTER_AUTHORIZATION_FAILED, Errors.CLUSTER_AUTHORIZATION_FAILED.message))
+        elif self.controller is None or not self.controller.is_active:
+            send(ApiError(Errors.NOT_CONTROLLER, Errors.NOT_CONTROLLER.message))
+        elif not self.config.is_feature_versioning_supported:
+            send(ApiError(Errors.INVALID_REQUEST, "Feature versioning system is disabled."))
+        else:
+            self.controller.update_features(request.body, send)
 
     # ------------------------------------------------------------------ Metadata
 

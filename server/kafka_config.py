@@ -336,6 +336,11 @@ CONFIG_DEF: ConfigDef = (
                      "The roles this node plays: broker, controller, or broker,controller for both. Set, it "
                      "runs in KRaft mode (metadata in a Raft quorum of controllers, no ZooKeeper); unset or "
                      "empty, it is a ZooKeeper-based broker.")
+    # kafka-py's own key (Kafka 2.8.2 sets a broker's supported features only in its tests):
+    # server/broker_features.py
+    .define_internal("supported.features", Type.LIST, [], None, _L,
+                     "kafka-py only. The features (KIP-584) this node supports, as name:min-max items; "
+                     "empty, as in Kafka 2.8.2, which defines no features.")
     .define_internal("node.id", Type.INT, Defaults.EMPTY_NODE_ID, None, _H,
                      "The id of this node in KRaft mode, required there; broker.id takes its value.")
     .define_internal("initial.broker.registration.timeout.ms", Type.INT,

@@ -95,6 +95,9 @@ from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManag
 from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
+from kafka_py.server.broker_features import BrokerFeatures
+from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
+from kafka_py.server.finalized_feature_change_listener import FinalizedFeatureChangeListener
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
@@ -208,6 +211,11 @@ class KafkaServer:
         self.replica_manager: Optional[ReplicaManager] = None
         self.broker_info: Optional[BrokerInfo] = None
         self.kafka_controller: Optional[KafkaController] = None
+        # KIP-584: this broker's supported features, and the cluster's finalized ones kept equal to
+        # /feature by the change listener (started only when the IBP enables feature versioning).
+        self.broker_features = BrokerFeatures.from_config(config)
+        self.feature_cache = FinalizedFeatureCache(self.broker_features)
+        self.feature_change_listener: Optional[FinalizedFeatureChangeListener] = None
         self.admin_manager: Optional[ZkAdminManager] = None
         self.group_coordinator: Optional[GroupCoordinator] = None
         self.producer_id_manager: Optional[ProducerIdManager] = None
@@ -241,6 +249,12 @@ class KafkaServer:
             # Before anything holds descriptors: the logs loaded below keep one open per segment.
             raise_open_file_limit()
             self._init_zk_client()
+
+            # Before registering: a broker that cannot run the cluster's finalized features learns
+            # it here and stops, and the first ApiVersions answer already carries them.
+            self.feature_change_listener = FinalizedFeatureChangeListener(self.feature_cache, self.zk_client)
+            if self.config.is_feature_versioning_supported:
+                self.feature_change_listener.init_or_throw(self.config.zk_connection_timeout_ms)
 
             self.cluster_id = self.zk_client.get_cluster_id() or self.zk_client.create_or_get_cluster_id(
                 generate_uuid_as_base64())
@@ -308,7 +322,9 @@ class KafkaServer:
             self._checkpoint_broker_metadata(ZkMetaProperties(self.cluster_id, config.broker_id))
 
             self.kafka_controller = KafkaController(config, self.zk_client, self.time, self.broker_info,
-                                                    broker_epoch, self.thread_name_prefix)
+                                                    broker_epoch, self.thread_name_prefix,
+                                                    broker_features=self.broker_features,
+                                                    feature_cache=self.feature_cache)
             # Elections read dynamic broker defaults (unclean.leader.election.enable) as they are now.
             self.kafka_controller.use_dynamic_config(lambda: self.dynamic_config.current_kafka_config)
             self.kafka_controller.startup()
@@ -343,6 +359,8 @@ class KafkaServer:
                 admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator, quotas=self.quota_managers,
                 authorizer=self.authorizer)
             self.data_plane_request_processor.txn_coordinator = self.transaction_coordinator
+            self.data_plane_request_processor.broker_features = self.broker_features
+            self.data_plane_request_processor.feature_cache = self.feature_cache
             # markers for this broker's own partitions are appended without a request to itself
             self.transaction_coordinator.txn_marker_channel_manager.local_marker_writer = \
                 self.data_plane_request_processor.write_txn_markers
@@ -465,8 +483,8 @@ class KafkaServer:
                 end_point = EndPoint(socket.getfqdn(), end_point.port, end_point.listener_name,
                                      end_point.security_protocol)
             listeners.append(end_point)
-        return BrokerInfo(Broker(config.broker_id, tuple(listeners), config.rack), BrokerInfo.CURRENT_VERSION,
-                          jmx_port=-1)
+        return BrokerInfo(Broker(config.broker_id, tuple(listeners), config.rack,
+                                 self.broker_features.supported_features), BrokerInfo.CURRENT_VERSION, jmx_port=-1)
 
     def _checkpoint_broker_metadata(self, broker_metadata: ZkMetaProperties) -> None:
         for log_dir in self.config.log_dirs:
@@ -657,6 +675,8 @@ class KafkaServer:
             self._swallow(self.log_manager.shutdown)
         if self.kafka_controller is not None:
             self._swallow(self.kafka_controller.shutdown)
+        if self.feature_change_listener is not None and self.feature_change_listener.is_listener_initiated:
+            self._swallow(self.feature_change_listener.close)
         if self.zk_client is not None:
             self._swallow(self.zk_client.close)
         # A controlled-shutdown answer may still be on its way out; sockets go last.

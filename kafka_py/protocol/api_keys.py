@@ -251,6 +251,7 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
     ApiKeys.DESCRIBE_CLIENT_QUOTAS,
     ApiKeys.ALTER_CLIENT_QUOTAS,
     ApiKeys.DESCRIBE_TRANSACTIONS,
+    ApiKeys.UPDATE_FEATURES,
 })
 
 

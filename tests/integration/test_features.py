@@ -1,0 +1,172 @@
+"""Feature versioning (KIP-584) in ZooKeeper mode: /feature written by the controller in
+Kafka's JSON, every broker's FinalizedFeatureCache following it, ApiVersions v3 answers carrying
+the supported and finalized features, and UpdateFeatures validated as Kafka 2.8.2's controller
+does, through kafka-python's admin client and the raw wire protocol.
+
+The brokers support features through kafka-py's internal ``supported.features`` key (Kafka
+2.8.2 defines none). Broker 0 starts first and becomes the controller; a new cluster's first
+controller finalizes what it supports, so broker 0 supports the narrower range of
+``feature_b`` and broker 1 (started second) the wider one.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from kafka.admin import KafkaAdminClient
+from kio.schema.update_features.v0.request import FeatureUpdateKey, UpdateFeaturesRequest
+from kio.static.primitive import i16
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from tests.integration.broker_harness import BrokerProcess, RawClient, read_znode, unique_chroot, wait_until
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper, tmp_path_factory):
+    chroot = unique_chroot("features")
+    brokers = []
+    for broker_id, features in ((0, "feature_a:1-3,feature_b:1-2"), (1, "feature_a:1-3,feature_b:1-5")):
+        broker = BrokerProcess(tmp_path_factory.mktemp(f"features{broker_id}-"), zookeeper.connect_string, chroot,
+                               broker_id, overrides={"supported.features": features})
+        brokers.append(broker)
+        broker.start()  # one at a time: broker 0 is the controller
+    yield brokers
+    for broker in brokers:
+        if broker.running:
+            broker.stop()
+
+
+@pytest.fixture(scope="module")
+def admin(cluster):
+    client = KafkaAdminClient(bootstrap_servers=",".join(b.bootstrap for b in cluster))
+    yield client
+    client.close()
+
+
+def feature_znode(broker: BrokerProcess) -> dict:
+    client = broker.zk()
+    try:
+        data, _ = read_znode(client, "/feature")
+    finally:
+        client.stop()
+        client.close()
+    return json.loads(data)
+
+
+def api_versions_features(broker: BrokerProcess):
+    module = __import__("kio.schema.api_versions.v3.request", fromlist=["ApiVersionsRequest"])
+    with RawClient(broker.port) as client:
+        response = client.request(ApiKeys.API_VERSIONS, 3, module.ApiVersionsRequest(
+            client_software_name="test", client_software_version="1"))
+    return ({f.name: (int(f.min_version), int(f.max_version)) for f in response.supported_features},
+            {f.name: (int(f.min_version_level), int(f.max_version_level)) for f in response.finalized_features},
+            int(response.finalized_features_epoch))
+
+
+def update(broker: BrokerProcess, *updates: tuple[str, int, bool]):
+    request = UpdateFeaturesRequest(feature_updates=tuple(
+        FeatureUpdateKey(feature=name, max_version_level=i16(level), allow_downgrade=downgrade)
+        for name, level, downgrade in updates))
+    with RawClient(broker.port) as client:
+        return client.request(ApiKeys.UPDATE_FEATURES, 0, request)
+
+
+def results(response) -> dict[str, tuple[Errors, str]]:
+    return {r.feature: (Errors.for_code(r.error_code), r.error_message) for r in response.results}
+
+
+def test_new_cluster_finalizes_the_controllers_features(cluster):
+    node = feature_znode(cluster[0])
+    assert node == {"version": 1, "status": 1, "features": {
+        "feature_a": {"min_version_level": 1, "max_version_level": 3},
+        "feature_b": {"min_version_level": 1, "max_version_level": 2}}}
+    registration = cluster[1].registration()
+    assert registration["features"] == {"feature_a": {"min_version": 1, "max_version": 3},
+                                        "feature_b": {"min_version": 1, "max_version": 5}}
+    supported, finalized, epoch = api_versions_features(cluster[1])
+    assert supported == {"feature_a": (1, 3), "feature_b": (1, 5)}
+    assert finalized == {"feature_a": (1, 3), "feature_b": (1, 2)}
+    assert epoch >= 0
+
+
+def test_downgrade_on_the_controller_is_seen_by_the_other_broker(cluster, admin):
+    _, _, epoch_before = api_versions_features(cluster[1])
+    assert admin.update_features({"feature_a": ("SAFE_DOWNGRADE", 2)}) == {"feature_a": "OK"}
+    assert feature_znode(cluster[0])["features"]["feature_a"] == {"min_version_level": 1, "max_version_level": 2}
+    wait_until(lambda: api_versions_features(cluster[1])[1].get("feature_a") == (1, 2), 30,
+               "broker 1 never saw feature_a finalized at 1-2")
+    _, finalized, epoch = api_versions_features(cluster[1])
+    assert epoch > epoch_before
+    described = admin.describe_features()
+    assert described["feature_a"]["finalized"] == (1, 2)
+    # and back up, without the downgrade flag
+    assert admin.update_features({"feature_a": 3}) == {"feature_a": "OK"}
+    wait_until(lambda: api_versions_features(cluster[1])[1].get("feature_a") == (1, 3), 30,
+               "broker 1 never saw feature_a finalized at 1-3")
+
+
+def test_validation_errors_per_feature(cluster):
+    response = update(cluster[0], ("unknown_feature", 1, False), ("feature_a", 1, False), ("feature_b", 5, False),
+                      ("feature_a_again", 0, False))
+    assert Errors.for_code(response.error_code) is Errors.NONE
+    assert results(response) == {
+        "unknown_feature": (Errors.INVALID_REQUEST, "Could not apply finalized feature update because the "
+                                                    "provided feature is not supported."),
+        "feature_a": (Errors.INVALID_REQUEST, "Can not downgrade finalized feature from existing maxVersionLevel:3 "
+                                              "to provided maxVersionLevel:1 without setting the allowDowngrade "
+                                              "flag in the request."),
+        # broker 0, the controller, supports feature_b up to 2 only
+        "feature_b": (Errors.INVALID_REQUEST, "Could not apply finalized feature update because brokers were "
+                                              "found to have incompatible versions for the feature."),
+        "feature_a_again": (Errors.INVALID_REQUEST, "Can not provide maxVersionLevel: 0 less than 1 without "
+                                                    "setting the allowDowngrade flag to true in the request."),
+    }
+    response = update(cluster[0], ("feature_a", 0, False), ("feature_b", 2, False), ("", 1, False))
+    assert results(response) == {
+        "feature_a": (Errors.INVALID_REQUEST, "Can not provide maxVersionLevel: 0 less than 1 without setting "
+                                              "the allowDowngrade flag to true in the request."),
+        "feature_b": (Errors.INVALID_REQUEST, "Can not upgrade a finalized feature from existing "
+                                              "maxVersionLevel:2 to the same value."),
+        "": (Errors.INVALID_REQUEST, "Feature name can not be empty."),
+    }
+    response = update(cluster[0], ("feature_a", 4, True), ("never_finalized", 0, True))
+    assert results(response) == {
+        "feature_a": (Errors.INVALID_REQUEST, "When the allowDowngrade flag set in the request, the provided "
+                                              "maxVersionLevel:4 can not be greater than existing maxVersionLevel:3."),
+        "never_finalized": (Errors.INVALID_REQUEST, "Can not delete non-existing finalized feature."),
+    }
+    # nothing of it reached /feature
+    assert feature_znode(cluster[0])["features"] == {
+        "feature_a": {"min_version_level": 1, "max_version_level": 3},
+        "feature_b": {"min_version_level": 1, "max_version_level": 2}}
+
+
+def test_non_controller_answers_not_controller(cluster):
+    response = update(cluster[1], ("feature_a", 2, True))
+    assert Errors.for_code(response.error_code) is Errors.NOT_CONTROLLER
+    assert response.results == ()
+
+
+def test_deletion_with_allow_downgrade(cluster, admin):
+    assert admin.update_features({"feature_b": ("UNSAFE_DOWNGRADE", 0)}) == {"feature_b": "OK"}
+    assert "feature_b" not in feature_znode(cluster[0])["features"]
+    wait_until(lambda: "feature_b" not in api_versions_features(cluster[1])[1], 30,
+               "broker 1 still lists feature_b as finalized")
+
+
+def test_ibp_below_2_7_disables_feature_versioning(zookeeper, tmp_path_factory):
+    broker = BrokerProcess(tmp_path_factory.mktemp("features-old-ibp"), zookeeper.connect_string,
+                           unique_chroot("features-old-ibp"), 0,
+                           overrides={"supported.features": "feature_a:1-3", "inter.broker.protocol.version": "2.6",
+                                      "log.message.format.version": "2.6"})
+    broker.start()
+    try:
+        assert feature_znode(broker) == {"version": 1, "status": 0, "features": {}}
+        supported, finalized, epoch = api_versions_features(broker)
+        assert supported == {"feature_a": (1, 3)} and finalized == {} and epoch == -1
+        response = update(broker, ("feature_a", 2, True))
+        assert Errors.for_code(response.error_code) is Errors.INVALID_REQUEST
+        assert response.error_message == "Feature versioning system is disabled."
+    finally:
+        assert broker.stop() == 0, broker.tail()
