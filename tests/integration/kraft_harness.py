@@ -358,13 +358,22 @@ class KRaftQuorum:
         return brokers
 
     def stop(self) -> None:
-        # brokers first: their controlled shutdown needs a controller
-        for node in sorted(self.nodes, key=lambda n: not isinstance(n, KRaftBrokerProcess)):
-            if node.running:
-                try:
+        # every node with the broker role first (combined voters too): its controlled shutdown
+        # needs a controller quorum that can still commit, and waits for one up to 5 minutes:
+        # a combined voter left without a majority of voters alive is killed instead
+        majority = len(self.nodes[0].voters.split(",")) // 2 + 1
+        for node in sorted(self.nodes, key=lambda n: "broker" not in n.properties()["process.roles"]):
+            if not node.running:
+                continue
+            roles = node.properties()["process.roles"]
+            voters_alive = sum(1 for n in self.nodes if n.running and "controller" in n.properties()["process.roles"])
+            try:
+                if "broker" in roles and "controller" in roles and voters_alive < majority:
+                    node.kill()
+                else:
                     node.stop(timeout=30)
-                except RuntimeError:
-                    pass
+            except RuntimeError:
+                pass
 
 
 def listener_overrides(broker, listeners: dict[str, tuple[str, int]]) -> dict[str, str]:
