@@ -22,8 +22,15 @@ from kafka_py.cluster.broker import SecurityProtocol
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
 from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.security.jaas_config import client_credentials, parse_jaas_config, plain_users
+from kafka_py.security.jaas_config import AppConfigurationEntry, client_credentials, parse_jaas_config, plain_users
 from kafka_py.security.listener_config import ListenerSecurityConfig
+from kafka_py.security.oauthbearer import (
+    OAuthBearerLogin,
+    OAuthBearerSaslServer,
+    new_validator_callback_handler,
+    oauthbearer_jaas_entries,
+)
+from kafka_py.security.oauthbearer_unsecured import OAUTHBEARER_LOGIN_MODULE, OAUTHBEARER_MECHANISM
 from kafka_py.security.plain import PLAIN_MECHANISM, PlainSaslServer
 from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
 from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
@@ -38,7 +45,40 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_SASL_MECHANISMS = (PLAIN_MECHANISM, *ScramMechanism.mechanism_names())
+SUPPORTED_SASL_MECHANISMS = (PLAIN_MECHANISM, *ScramMechanism.mechanism_names(), OAUTHBEARER_MECHANISM)
+SASL_SERVER_CALLBACK_HANDLER_CLASS = "sasl.server.callback.handler.class"
+SASL_LOGIN_CALLBACK_HANDLER_CLASS = "sasl.login.callback.handler.class"
+
+
+def _mechanism_key(config: ListenerSecurityConfig, mechanism: str, key: str) -> str:
+    return f"{config.prefix}{mechanism.lower()}.{key}"
+
+
+def _oauthbearer_validator(config: ListenerSecurityConfig) -> Any:
+    """The listener's OAUTHBEARER validator: the class named by
+    listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class (the only form
+    Kafka's SaslChannelBuilder reads), else the unsecured JWS validator, configured with the
+    listener's OAuthBearerLoginModule options."""
+    entries = []
+    found = config.jaas_config(OAUTHBEARER_MECHANISM)
+    if found is not None:
+        key, text = found
+        try:
+            entries = oauthbearer_jaas_entries(parse_jaas_config(text))
+        except ValueError as e:
+            raise ConfigException(key, "[hidden]", f"invalid JAAS config: {e}") from None
+    if not entries:
+        # Kafka insists on an OAuthBearerLoginModule entry; without one every option is at its default.
+        entries = [AppConfigurationEntry(OAUTHBEARER_LOGIN_MODULE, "required", {})]
+    key = _mechanism_key(config, OAUTHBEARER_MECHANISM, SASL_SERVER_CALLBACK_HANDLER_CLASS)
+    class_path = config.originals.get(key)
+    class_path = str(class_path).strip() if class_path else None
+    try:
+        return new_validator_callback_handler(class_path, config.values, entries[:1])
+    except Exception as e:  # noqa: BLE001 - whatever the handler raises, the listener cannot start
+        raise ConfigException(key if class_path else f"{config.prefix}oauthbearer.sasl.jaas.config",
+                              class_path or "[hidden]", f"listener {config.listener_name}: the OAUTHBEARER "
+                              f"validator cannot be made: {e}") from None
 
 
 class SaslServerConfig:
@@ -66,6 +106,14 @@ class SaslServerConfig:
                 self.plain_users = plain_users(parse_jaas_config(text))
             except ValueError as e:
                 raise ConfigException(key, "[hidden]", f"invalid JAAS config: {e}") from None
+        # A validator the broker cannot run must not be dropped silently: only OAUTHBEARER's is a plug-in here.
+        for mechanism in mechanisms:
+            key = _mechanism_key(config, mechanism, SASL_SERVER_CALLBACK_HANDLER_CLASS)
+            if mechanism != OAUTHBEARER_MECHANISM and config.originals.get(key):
+                raise ConfigException(key, config.originals[key], "kafka-py takes a server callback handler "
+                                      f"for OAUTHBEARER only, not for {mechanism}")
+        self.oauthbearer_validator = (_oauthbearer_validator(config) if OAUTHBEARER_MECHANISM in mechanisms
+                                      else None)
         # connections.max.reauth.ms per mechanism, most specific first, as Kafka's SaslChannelBuilder
         # reads it: listener.name.<listener>.<mechanism>.connections.max.reauth.ms, then the
         # listener's, then the broker's. 0: sessions never end (no re-authentication).
@@ -77,6 +125,8 @@ class SaslServerConfig:
     def mechanism_server(self, mechanism: str) -> Any:
         if mechanism == PLAIN_MECHANISM:
             return PlainSaslServer(self.plain_users)
+        if mechanism == OAUTHBEARER_MECHANISM:
+            return OAuthBearerSaslServer(self.oauthbearer_validator)
         scram = ScramMechanism.for_mechanism_name(mechanism)
         cache = self.credential_cache
         return ScramSaslServer(scram, lambda user: cache.get(mechanism, user))
@@ -159,6 +209,9 @@ class ClientChannelBuilder:
         self._username = username
         self._password = password
 
+    # OAUTHBEARER: the OAuthBearerLogin the tokens come from, shared by the builder's connections
+    login: Optional[OAuthBearerLogin] = None
+
     def wrap(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
         """The connected, non-blocking ``sock`` under TLS; the handshake is the caller's to drive."""
         return self.ssl_context.wrap_socket(sock, server_side=False, server_hostname=host or None,
@@ -167,6 +220,8 @@ class ClientChannelBuilder:
     def new_authenticator(self) -> Optional[SaslClientAuthenticator]:
         if self.sasl_mechanism is None:
             return None
+        if self.login is not None:
+            return SaslClientAuthenticator(self.sasl_mechanism, None, None, login=self.login)
         return SaslClientAuthenticator(self.sasl_mechanism, self._username, self._password)
 
     def __repr__(self) -> str:
@@ -204,6 +259,10 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
                                   f"listener {listener_name}: inter-broker SASL/{mechanism} needs a JAAS config "
                                   "with the broker's own username=\"...\" password=\"...\"")
         key, text = found
+        if mechanism == OAUTHBEARER_MECHANISM:
+            builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism)
+            builder.login = oauthbearer_login(view, key, text)
+            return builder
         try:
             credentials = client_credentials(parse_jaas_config(text))
         except ValueError as e:
@@ -213,6 +272,27 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
                                   "needs the broker's own username and password options in the JAAS config")
         username, password = credentials
     return ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism, username, password)
+
+
+def oauthbearer_login(view: ListenerSecurityConfig, key: str, text: str) -> OAuthBearerLogin:
+    """The broker's own OAUTHBEARER login on a listener: its OAuthBearerLoginModule options
+    (``unsecuredLogin*``) through the unsecured login callback handler, or the class named by
+    ``listener.name.<listener>.oauthbearer.sasl.login.callback.handler.class`` (else
+    ``sasl.login.callback.handler.class``). A first token is made now, so a login that cannot
+    make one stops the broker's start."""
+    handler_key = _mechanism_key(view, OAUTHBEARER_MECHANISM, SASL_LOGIN_CALLBACK_HANDLER_CLASS)
+    class_path = view.get_for_mechanism(SASL_LOGIN_CALLBACK_HANDLER_CLASS, OAUTHBEARER_MECHANISM)
+    configs = dict(view.values)
+    for name in ("sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter"):
+        configs[name] = view.get_for_mechanism(name, OAUTHBEARER_MECHANISM)
+    try:
+        login = OAuthBearerLogin.from_jaas(parse_jaas_config(text), configs, class_path or None)
+        login.token()
+    except Exception as e:  # noqa: BLE001 - any failure to make a token is a configuration error
+        raise ConfigException(handler_key if class_path else key, class_path or "[hidden]",
+                              f"listener {view.listener_name}: inter-broker SASL/OAUTHBEARER cannot log in: {e}"
+                              ) from None
+    return login
 
 
 def inter_broker_client_channel_builder(config: KafkaConfig, control_plane: bool = False

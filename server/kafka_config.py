@@ -599,12 +599,27 @@ CONFIG_DEF: ConfigDef = (
     .define("ssl.secure.random.implementation", Type.STRING, None, None, _L, _IGNORED)
     .define("ssl.engine.factory.class", Type.CLASS, None, None, _L, "Refused by kafka-py.")
     .define("sasl.enabled.mechanisms", Type.LIST, "GSSAPI", None, _M,
-            "SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).")
+            "SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).")
     .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "GSSAPI", None, _M,
             "SASL mechanism brokers use with each other over a SASL inter-broker listener.")
     .define("sasl.jaas.config", Type.PASSWORD, None, None, _M,
             "JAAS login context: PlainLoginModule users (user_<name>=\"<password>\") and the "
             "broker's own username/password for inter-broker connections.")
+    # OAUTHBEARER (kafka_py/security/oauthbearer.py): plug-in classes by Python dotted path
+    .define("sasl.server.callback.handler.class", Type.CLASS, None, None, _M,
+            "A SASL server callback handler, read only as listener.name.<listener>.oauthbearer."
+            "sasl.server.callback.handler.class: the Python class (package.module.ClassName) that "
+            "validates OAUTHBEARER tokens instead of the unsecured JWS validator.")
+    .define("sasl.login.callback.handler.class", Type.CLASS, None, None, _M,
+            "The Python class (package.module.ClassName) that gives the broker its own OAUTHBEARER "
+            "token for inter-broker connections instead of the unsecured JWS login.")
+    .define("sasl.login.class", Type.CLASS, None, None, _L, _IGNORED)
+    .define("sasl.login.refresh.window.factor", Type.DOUBLE, 0.8, between(0.5, 1.0), _L,
+            "Share of an OAUTHBEARER token's lifetime after which the broker's login takes a new one.")
+    .define("sasl.login.refresh.window.jitter", Type.DOUBLE, 0.05, between(0.0, 0.25), _L,
+            "Random share of the token's lifetime added to the refresh window factor.")
+    .define("sasl.login.refresh.min.period.seconds", Type.SHORT, 60, between(0, 900), _L, _IGNORED)
+    .define("sasl.login.refresh.buffer.seconds", Type.SHORT, 300, between(0, 3600), _L, _IGNORED)
     .define("sasl.server.max.receive.size", Type.INT, 524288, at_least(1), _L,
             "Largest frame accepted from a client before it has authenticated.")
     .define("connections.max.reauth.ms", Type.LONG, 0, None, _M,

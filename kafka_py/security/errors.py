@@ -1,6 +1,8 @@
 """Port of the authentication exceptions of clients/src/main/java/org/apache/kafka/common/errors
 (SaslAuthenticationException, IllegalSaslStateException, UnsupportedSaslMechanismException,
-SslAuthenticationException; Kafka 2.8.2), each tied to the error code the client gets."""
+SslAuthenticationException; Kafka 2.8.2), each tied to the error code the client gets, and of
+javax.security.sasl.SaslException: a mechanism's failure whose text must not reach the client
+(the authenticator answers it with a fixed message)."""
 from __future__ import annotations
 
 from kafka_py.protocol.errors import Errors
@@ -24,3 +26,8 @@ class UnsupportedSaslMechanismException(AuthenticationException):
 
 class SslAuthenticationException(AuthenticationException):
     error = None  # no wire code: TLS failures close the connection
+
+
+class SaslException(Exception):
+    """A SASL mechanism refused the exchange; unlike SaslAuthenticationException its message is
+    for the broker's log only."""

@@ -33,6 +33,16 @@ class ListenerSecurityConfig:
         from kafka_py.server.kafka_config import CONFIG_DEF
         return cls(listener_name, config.originals, CONFIG_DEF, config.values())
 
+    @property
+    def originals(self) -> Mapping[str, Any]:
+        """The broker's keys as given, prefixed ones included."""
+        return self._originals
+
+    @property
+    def values(self) -> Mapping[str, Any]:
+        """The broker-wide parsed values (no listener prefix applied)."""
+        return self._values
+
     def key_name(self, key: str) -> str:
         """The key that supplies the value (the prefixed one when set), for error messages."""
         return self.prefix + key if self.prefix + key in self._originals else key

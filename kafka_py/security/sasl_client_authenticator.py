@@ -1,6 +1,7 @@
 """Port of clients/src/main/java/org/apache/kafka/common/security/authenticator/SaslClientAuthenticator.java
 (Kafka 2.8.2), with the PLAIN and SCRAM client mechanisms (PlainSaslClient of the JDK,
-ScramSaslClient.java): how a broker logs in to another broker's SASL listener.
+ScramSaslClient.java) and OAUTHBEARER's (OAuthBearerSaslClient, kafka_py/security/oauthbearer.py,
+whose tokens come from an OAuthBearerLogin): how a broker logs in to another broker's SASL listener.
 
 The exchange is Kafka's, in order:
 
@@ -29,6 +30,8 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from kafka_py.protocol.requests import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 from kafka_py.security.errors import SaslAuthenticationException, UnsupportedSaslMechanismException
+from kafka_py.security.oauthbearer import OAuthBearerSaslClient
+from kafka_py.security.oauthbearer_unsecured import OAUTHBEARER_MECHANISM
 from kafka_py.security.plain import PLAIN_MECHANISM, plain_client_token
 from kafka_py.security.scram import ScramMechanism, ScramSaslClient
 
@@ -78,9 +81,12 @@ class ScramClientExchange:
         raise SaslAuthenticationException("Unexpected SCRAM challenge after the exchange completed")
 
 
-def new_mechanism_client(mechanism: str, username: str, password: str) -> Any:
+def new_mechanism_client(mechanism: str, username: str, password: str, login: Any = None) -> Any:
     if mechanism == PLAIN_MECHANISM:
         return PlainSaslClient(username, password)
+    if mechanism == OAUTHBEARER_MECHANISM:
+        # ``login``: the OAuthBearerLogin the tokens come from
+        return OAuthBearerSaslClient(login)
     scram = ScramMechanism.for_mechanism_name(mechanism)
     if scram is None:
         raise UnsupportedSaslMechanismException(f"kafka-py cannot log in with SASL mechanism {mechanism}")
@@ -98,7 +104,8 @@ class SaslClientAuthenticator:
     """One connection's client side of SASL: ``authenticate`` once, then
     ``authenticate(..., reauthenticating=True)`` whenever the session is due."""
 
-    def __init__(self, mechanism: str, username: str, password: str) -> None:
+    def __init__(self, mechanism: str, username: str, password: str, login: Any = None) -> None:
+        self.login = login  # OAUTHBEARER's OAuthBearerLogin
         self.mechanism = mechanism
         self._username = username
         self._password = password
@@ -123,7 +130,7 @@ class SaslClientAuthenticator:
             raise SaslAuthenticationException(f"SaslHandshake failed with {error.name}")
         if self._handshake_version < 1:
             raise SaslAuthenticationException("the broker does not speak SaslHandshake v1 (SaslAuthenticate)")
-        mechanism = new_mechanism_client(self.mechanism, self._username, self._password)
+        mechanism = new_mechanism_client(self.mechanism, self._username, self._password, login=self.login)
         token = mechanism.evaluate_challenge(None)
         lifetime_ms = 0
         schema = request_schema(ApiKeys.SASL_AUTHENTICATE, self._authenticate_version)

@@ -23,7 +23,9 @@ then the client sends a new SaslHandshake on the authenticated connection; the c
 (network/secure_selector.py) hands it to a fresh authenticator made with
 ``reauthenticate(previous, now_ns)``, which starts in ``REAUTH_PROCESS_HANDSHAKE``: the
 mechanism must be the one used before (otherwise the exchange fails at its next frame,
-``REAUTH_BAD_MECHANISM``), and the principal must come out the same. A SCRAM user deleted
+``REAUTH_BAD_MECHANISM``), and the principal must come out the same. A mechanism whose
+credential expires (OAUTHBEARER's token) says when as ``credential_expiration_ms``, and the
+session ends by then. A SCRAM user deleted
 meanwhile, or a changed password, fails the re-authentication, and the connection is
 closed as after any failed authentication.
 
@@ -53,6 +55,7 @@ from kafka_py.security.errors import (
     AuthenticationException,
     IllegalSaslStateException,
     SaslAuthenticationException,
+    SaslException,
     UnsupportedSaslMechanismException,
 )
 from kafka_py.utils.time import Time
@@ -218,7 +221,16 @@ class SaslServerAuthenticator:
 
     # ---- the exchange -------------------------------------------------------------------
     def _evaluate(self, token: bytes) -> bytes:
-        challenge = self._server.evaluate_response(token)
+        try:
+            challenge = self._server.evaluate_response(token)
+        except SaslException as e:
+            # The mechanism's own text may say too much (whether a user exists): the client
+            # gets Kafka's fixed message, the log gets the reason.
+            logger.debug("SASL %s %s failed on %s: %s", self.mechanism, self._authentication_text,
+                         self.connection_id, e)
+            raise SaslAuthenticationException(
+                f"Authentication failed during {self._authentication_text} due to invalid credentials with SASL "
+                f"mechanism {self.mechanism}") from None
         if self._server.complete:
             principal = f"User:{self._server.authorization_id}"
             if self.reauthenticating and principal != self._previous_principal:
@@ -229,11 +241,20 @@ class SaslServerAuthenticator:
             self.state = SaslState.COMPLETE
         return challenge
 
+    @property
+    def _authentication_text(self) -> str:
+        return "re-authentication" if self.reauthenticating else "authentication"
+
     def _start_session(self) -> int:
-        """The session lifetime granted now (0: unlimited), and when it ends."""
+        """The session lifetime granted now (0: unlimited), and when it ends. A credential that
+        expires (an OAUTHBEARER token's ``exp``) ends the session no later than it expires, when
+        sessions end at all (connections.max.reauth.ms above 0), as in Kafka's ReauthInfo."""
         limits = self._max_reauth_ms
         limit = limits.get(self.mechanism, 0) if isinstance(limits, Mapping) else limits
         lifetime_ms = max(0, int(limit or 0))
+        credential_expiration_ms = getattr(self._server, "credential_expiration_ms", None)
+        if credential_expiration_ms is not None and lifetime_ms:
+            lifetime_ms = max(0, min(lifetime_ms, int(credential_expiration_ms) - self._time.milliseconds()))
         self.session_expiration_ns = self._time.nanoseconds() + lifetime_ms * 1_000_000 if lifetime_ms else None
         return lifetime_ms
 

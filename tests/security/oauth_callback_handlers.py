@@ -1,0 +1,43 @@
+"""An OAUTHBEARER validator named by dotted path in the tests' broker configs
+(``listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class``): it shows the
+interface a real validator implements (kafka_py/security/oauthbearer.py)."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from kafka_py.security.oauthbearer import OAuthBearerExtensionsValidatorCallback, OAuthBearerValidatorCallback
+from kafka_py.security.oauthbearer_unsecured import (
+    OAuthBearerUnsecuredValidatorCallbackHandler,
+    UnsupportedCallbackException,
+)
+
+
+class SingleSubjectValidatorCallbackHandler:
+    """Takes the unsecured validator's verdict, then accepts only the subject of the JAAS option
+    ``acceptedSubject``; of the extensions, ``tenant`` must be ``blue`` and the others pass."""
+
+    def __init__(self) -> None:
+        self._unsecured = OAuthBearerUnsecuredValidatorCallbackHandler()
+        self.accepted_subject = ""
+
+    def configure(self, configs: Mapping[str, Any], sasl_mechanism: str, jaas_config_entries: Sequence[Any]) -> None:
+        self._unsecured.configure(configs, sasl_mechanism, jaas_config_entries)
+        self.accepted_subject = jaas_config_entries[0].options["acceptedSubject"]
+
+    def handle(self, callbacks: Sequence[Any]) -> None:
+        for callback in callbacks:
+            if isinstance(callback, OAuthBearerValidatorCallback):
+                self._unsecured.handle([callback])
+                if callback.token is not None and callback.token.principal_name != self.accepted_subject:
+                    callback.error("invalid_token")
+            elif isinstance(callback, OAuthBearerExtensionsValidatorCallback):
+                for name, value in callback.input_extensions.items():
+                    if name == "tenant" and value != "blue":
+                        callback.invalid(name, "unknown tenant")
+                    else:
+                        callback.valid(name)
+            else:
+                raise UnsupportedCallbackException(callback)
+
+    def close(self) -> None:
+        pass
