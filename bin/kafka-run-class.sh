@@ -52,6 +52,7 @@ counterpart() {
         kafka.tools.ConsumerPerformance) echo "script kafka-consumer-perf-test.sh" ;;
         kafka.tools.DumpLogSegments) echo "script kafka-dump-log.sh" ;;
         kafka.tools.GetOffsetShell) echo "module kafka_py.tools.get_offset_shell" ;;
+        kafka.tools.MirrorMaker) echo "module kafka_py.tools.mirror_maker" ;;
         kafka.tools.StorageTool) echo "script kafka-storage.sh" ;;
         org.apache.kafka.shell.MetadataShell) echo "script kafka-metadata-shell.sh" ;;
         org.apache.kafka.tools.ProducerPerformance) echo "script kafka-producer-perf-test.sh" ;;
@@ -69,7 +70,7 @@ known_classes() {
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.tools.ConsoleConsumer \
              kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
-             kafka.tools.GetOffsetShell kafka.tools.StorageTool org.apache.kafka.shell.MetadataShell \
+             kafka.tools.GetOffsetShell kafka.tools.MirrorMaker kafka.tools.StorageTool org.apache.kafka.shell.MetadataShell \
              org.apache.kafka.tools.ProducerPerformance org.apache.kafka.tools.VerifiableConsumer \
              org.apache.kafka.tools.VerifiableProducer; do
         read -r kind target <<< "$(counterpart "$c")"

@@ -68,14 +68,21 @@ def events(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
-def read_all(servers: str, topic: str, expected: int, timeout: float = 60) -> list:
-    consumer = KafkaConsumer(topic, bootstrap_servers=servers, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=2000)
+def read_all(servers: str, topic: str, timeout: float = 30) -> list:
+    """Every record of ``topic`` up to its end offsets as they are now (none if it does not exist)."""
+    consumer = KafkaConsumer(bootstrap_servers=servers, enable_auto_commit=False)
     records = []
-    deadline = time.monotonic() + timeout
     try:
-        while len(records) < expected and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=1000).values():
+        partitions = consumer.partitions_for_topic(topic) or set()
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        if not tps:
+            return []
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        deadline = time.monotonic() + timeout
+        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
                 records.extend(batch)
     finally:
         consumer.close()
@@ -168,3 +175,126 @@ def test_verifiable_producer_until_signalled(source):
     acked = sum(1 for e in lines if e["name"] == "producer_send_success")
     assert lines[-1]["acked"] == acked >= 5
     assert lines[-1]["sent"] >= acked and lines[-1]["target_throughput"] == 50
+
+
+# -- kafka-mirror-maker.sh -----------------------------------------------------------------------
+
+def mirror_configs(tmp_path, source, target, group: str) -> tuple[str, str]:
+    consumer = tmp_path / f"{group}-consumer.properties"
+    consumer.write_text(f"bootstrap.servers={bootstrap(source)}\ngroup.id={group}\nauto.offset.reset=earliest\n")
+    producer = tmp_path / f"{group}-producer.properties"
+    producer.write_text(f"bootstrap.servers={target.bootstrap}\n")
+    return str(consumer), str(producer)
+
+
+def start_mirror(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([str(BIN / "kafka-mirror-maker.sh"), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+
+
+def produce(servers: str, topic: str, records) -> None:
+    producer = KafkaProducer(bootstrap_servers=servers, acks="all")
+    try:
+        for key, value, headers in records:
+            producer.send(topic, key=key, value=value, headers=headers)
+        producer.flush()
+    finally:
+        producer.close()
+
+
+def stop(process: subprocess.Popen, sig=signal.SIGTERM) -> tuple[int, str]:
+    process.send_signal(sig)
+    try:
+        out, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, out
+
+
+def test_mirror_maker_survives_a_kill(source, target, tmp_path):
+    create_topic(bootstrap(source), "mirror.orders", partitions=2, replication=2)
+    create_topic(bootstrap(source), "mirror-skipped", partitions=1)
+    create_topic(target.bootstrap, "mirror.orders", partitions=2)
+
+    def batch(start: int, count: int):
+        return [(f"k{i % 7}".encode(), f"v{i}".encode(), [("h", f"{i}".encode())]) for i in range(start, start + count)]
+
+    produce(bootstrap(source), "mirror.orders", batch(0, 300))
+    produce(bootstrap(source), "mirror-skipped", batch(0, 5))
+    consumer_config, producer_config = mirror_configs(tmp_path, source, target, "mirror-group")
+    args = ("--consumer.config", consumer_config, "--producer.config", producer_config,
+            "--whitelist", "mirror\\.orders", "--num.streams", "2", "--offset.commit.interval.ms", "200")
+
+    first = start_mirror(*args)
+    try:
+        wait_until(lambda: len(read_all(target.bootstrap, "mirror.orders")) >= 100, 60,
+                   "the mirror copied nothing", interval=0.5)
+    finally:
+        code, first_out = stop(first, signal.SIGKILL)
+    assert code == -signal.SIGKILL, first_out
+
+    produce(bootstrap(source), "mirror.orders", batch(300, 200))
+    second = start_mirror(*args)
+    caught_up = True
+    try:
+        wait_until(lambda: len({r.value for r in read_all(target.bootstrap, "mirror.orders")}) == 500,
+                   90, "the restarted mirror did not catch up", interval=0.5)
+    except TimeoutError:
+        caught_up = False
+    finally:
+        code, out = stop(second)
+    assert caught_up, f"the restarted mirror did not catch up:\n{first_out}\n-----\n{out}"
+    assert code == 0, out
+    assert "WARNING: The default partition assignment strategy of the mirror maker will change" in out
+
+    copied = read_all(target.bootstrap, "mirror.orders")
+    by_value = {r.value: r for r in copied}
+    assert set(by_value) == {f"v{i}".encode() for i in range(500)}  # a kill loses nothing (duplicates allowed)
+    for i in range(500):
+        r = by_value[f"v{i}".encode()]
+        assert r.key == f"k{i % 7}".encode() and r.headers == [("h", f"{i}".encode())]
+    # records of one key stay in order: they are copied to one partition by the same stream
+    for key in {r.key for r in copied}:
+        values = [int(r.value[1:]) for r in sorted((r for r in copied if r.key == key),
+                                                   key=lambda r: (r.partition, r.offset))]
+        firsts = [v for n, v in enumerate(values) if v not in values[:n]]
+        assert firsts == sorted(firsts)
+    admin = KafkaAdminClient(bootstrap_servers=target.bootstrap)
+    try:
+        assert "mirror-skipped" not in admin.list_topics()
+    finally:
+        admin.close()
+    # the clean stop committed everything it copied
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(source), group_id="mirror-group", enable_auto_commit=False)
+    try:
+        tps = [TopicPartition("mirror.orders", p) for p in (0, 1)]
+        ends = consumer.end_offsets(tps)
+        assert {tp: consumer.committed(tp) for tp in tps} == ends
+    finally:
+        consumer.close()
+
+
+def test_mirror_maker_message_handler(source, target, tmp_path):
+    create_topic(bootstrap(source), "handled", partitions=1)
+    produce(bootstrap(source), "handled", [(b"a", b"one", []), (None, b"drop", []), (b"c", b"three", [("x", b"y")])])
+    consumer_config, producer_config = mirror_configs(tmp_path, source, target, "handler-group")
+    mirror = start_mirror("--consumer.config", consumer_config, "--producer.config", producer_config,
+                          "--include", "handled", "--message.handler", "tests.tools.mirror_maker_handlers.RenameTopic",
+                          "--message.handler.args", "copy-of-", "--abort.on.send.failure", "false")
+    try:
+        wait_until(lambda: len(read_all(target.bootstrap, "copy-of-handled")) >= 2, 60,
+                   "the handler's topic got nothing", interval=0.5)
+    finally:
+        code, out = stop(mirror)
+    assert code == 0, out
+    copied = read_all(target.bootstrap, "copy-of-handled")
+    assert [(r.key, r.value, r.headers) for r in copied] == [
+        (b"a", b"one", [("source-offset", b"0")]), (b"c", b"three", [("x", b"y"), ("source-offset", b"2")])]
+
+
+def test_mirror_maker_needs_its_configs():
+    result = run("kafka-mirror-maker.sh", "--whitelist", "x")
+    assert result.returncode == 1
+    assert "consumer.config" in result.stderr and "Traceback" not in result.stderr
