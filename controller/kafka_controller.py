@@ -81,6 +81,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import UNKNOWN_BROKER_EPOCH
 from kafka_py.server.broker_features import BrokerFeatures, has_incompatible_features
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
+from kafka_py.server.finalized_feature_change_listener import FinalizedFeatureChangeListener
 from kafka_py.utils.crash_points import crash_point
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.logging import IdentLogger
@@ -401,8 +402,14 @@ class KafkaController(KafkaMetricsGroup):
         self.zk_client = zk_client
         # KIP-584: what this broker supports, and the cluster's finalized features as this
         # broker's FinalizedFeatureChangeListener last read them from /feature.
+        # A controller made without its broker's cache (alone, as in its own tests) keeps one
+        # itself: its writes to /feature wait for the cache to show them.
         self.broker_features = broker_features if broker_features is not None else BrokerFeatures.create_default()
-        self.feature_cache = feature_cache if feature_cache is not None else FinalizedFeatureCache(self.broker_features)
+        self._own_feature_change_listener: FinalizedFeatureChangeListener | None = None
+        if feature_cache is None:
+            feature_cache = FinalizedFeatureCache(self.broker_features)
+            self._own_feature_change_listener = FinalizedFeatureChangeListener(feature_cache, zk_client)
+        self.feature_cache = feature_cache
         self.time = time
         self.logger = IdentLogger(logger, f"[Controller id={config.broker_id}] ")
         self._broker_info = initial_broker_info
@@ -515,6 +522,8 @@ class KafkaController(KafkaMetricsGroup):
     def startup(self) -> None:
         """Register for session expiry and start the event thread with a Startup event; this
         does not make the broker controller, it enters the election."""
+        if self._own_feature_change_listener is not None and self.config.is_feature_versioning_supported:
+            self._own_feature_change_listener.init_or_throw(self.config.zk_connection_timeout_ms)
         def before_initializing_session() -> None:
             queued = self.event_manager.clear_and_put(Expire())
             # Hold back the new session until the old one's state is gone, so nothing queued
@@ -535,6 +544,8 @@ class KafkaController(KafkaMetricsGroup):
         self.zk_client.unregister_state_change_handler(StateChangeHandlers.CONTROLLER_HANDLER)
         self.event_manager.close()
         self._on_controller_resignation()
+        if self._own_feature_change_listener is not None and self._own_feature_change_listener.is_listener_initiated:
+            self._own_feature_change_listener.close()
         for name in self._GAUGES:
             self.remove_metric(name)
 

@@ -64,6 +64,7 @@ from kafka_py.server import quota_factory
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.alter_isr_manager import DefaultAlterIsrManager
 from kafka_py.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
+from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.broker_lifecycle_manager import BrokerLifecycleManager, listener_entries
 from kafka_py.server.broker_to_controller_channel_manager import (
     BrokerToControllerChannelManager,
@@ -74,6 +75,7 @@ from kafka_py.server.broker_to_controller_channel_manager import (
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLogConfig
+from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.forwarding_manager import ForwardingManagerImpl
 from kafka_py.server.kafka_apis import KafkaApis, error_response
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
@@ -83,6 +85,7 @@ from kafka_py.server.metadata.acl_publisher import AclPublisher
 from kafka_py.server.metadata.client_quota_cache import ClientQuotaCache
 from kafka_py.server.metadata.client_quota_metadata_manager import ClientQuotaMetadataManager
 from kafka_py.server.metadata.config_repository import CachedConfigRepository
+from kafka_py.server.metadata.feature_publisher import FeaturePublisher
 from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
 from kafka_py.server.metadata.scram_publisher import ScramPublisher
 from kafka_py.server.raft_replica_manager import RaftReplicaManager
@@ -133,7 +136,14 @@ class BrokerServer:
         self.thread_name_prefix = thread_name_prefix
         self.initial_offline_dirs = list(initial_offline_dirs)
         self.controller_quorum_voters_future = controller_quorum_voters_future
-        self.supported_features: dict[str, VersionRange] = dict(supported_features or {})
+        # KIP-584: what this broker supports (registered with the controller) and the cluster's
+        # finalized features from the metadata log (in ApiVersions answers).
+        self.broker_features = BrokerFeatures.from_config(config)
+        if supported_features is None:
+            supported_features = {name: VersionRange(r.min_version, r.max_version)
+                                  for name, r in self.broker_features.supported_features.items()}
+        self.supported_features: dict[str, VersionRange] = dict(supported_features)
+        self.feature_cache = FinalizedFeatureCache(self.broker_features)
         self.controller_connection_factory = controller_connection_factory
         self.logger = IdentLogger(logger, f"[BrokerServer id={config.node_id}] ")
 
@@ -295,7 +305,8 @@ class BrokerServer:
                 self.authorizer.configure(config.originals)
             self.broker_metadata_listener.publishers = [
                 AclPublisher("broker", config.node_id, self.authorizer),
-                ScramPublisher("broker", config.node_id, self.credential_provider)]
+                ScramPublisher("broker", config.node_id, self.credential_provider),
+                FeaturePublisher("broker", config.node_id, self.feature_cache)]
 
             # From here on the committed metadata records arrive.
             self.meta_log_manager.register(self.broker_metadata_listener)
@@ -323,6 +334,8 @@ class BrokerServer:
             # DescribeClientQuotas is answered from the quotas the metadata log holds
             apis.client_quota_cache = self.client_quota_cache
             apis.auto_topic_creation_manager = self.auto_topic_creation_manager
+            apis.broker_features = self.broker_features
+            apis.feature_cache = self.feature_cache
             # a transaction's first batch on a partition is verified with its coordinator (KIP-890)
             if config.transaction_partition_verification_enable:
                 self.add_partitions_to_txn_manager = AddPartitionsToTxnManager(

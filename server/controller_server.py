@@ -36,8 +36,10 @@ from kafka_py.raft.raft_config import quorum_voter_strings_to_nodes
 from kafka_py.raft.raft_manager import RaftManager
 from kafka_py.security.authorizer import create_authorizer
 from kafka_py.security.credential_cache import CredentialCache
+from kafka_py.metadata.version_range import VersionRange
 from kafka_py.server import quota_factory
 from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager
+from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.controller_apis import ControllerApis
 from kafka_py.server.kafka_config import CONFIG_DEF as KAFKA_CONFIG_DEF
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
@@ -81,7 +83,10 @@ class ControllerServer:
         self.credential_provider: Optional[CredentialCache] = None
         self.socket_server: Optional[SocketServer] = None
         self.controller: Optional[QuorumController] = None
-        self.supported_features: dict = {}
+        # KIP-584: the features this controller lets the cluster finalize (FeatureControlManager)
+        self.supported_features: dict[str, VersionRange] = {
+            name: VersionRange(r.min_version, r.max_version)
+            for name, r in BrokerFeatures.from_config(config).supported_features.items()}
         self.quota_managers: Optional[quota_factory.QuotaManagers] = None
         self.controller_apis: Optional[ControllerApis] = None
         self.controller_apis_handler_pool: Optional[KafkaRequestHandlerPool] = None
