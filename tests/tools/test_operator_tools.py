@@ -181,7 +181,9 @@ def test_verifiable_producer_until_signalled(source):
 
 def mirror_configs(tmp_path, source, target, group: str) -> tuple[str, str]:
     consumer = tmp_path / f"{group}-consumer.properties"
-    consumer.write_text(f"bootstrap.servers={bootstrap(source)}\ngroup.id={group}\nauto.offset.reset=earliest\n")
+    # the broker's smallest session timeout: a killed mirror's members leave the group sooner
+    consumer.write_text(f"bootstrap.servers={bootstrap(source)}\ngroup.id={group}\nauto.offset.reset=earliest\n"
+                        "session.timeout.ms=6000\nheartbeat.interval.ms=1000\n")
     producer = tmp_path / f"{group}-producer.properties"
     producer.write_text(f"bootstrap.servers={target.bootstrap}\n")
     return str(consumer), str(producer)
