@@ -319,6 +319,10 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
     for name, value in props.items():
         if name in _SILENTLY_IGNORED:
             continue
+        if name == "sasl.jaas.config" and _is_oauthbearer(props):
+            # OAuthBearerLoginModule: kafka-python takes its tokens from a token provider
+            out["sasl_oauth_token_provider"] = oauthbearer_token_provider(props)
+            continue
         if name == "sasl.jaas.config":
             # A Java client's login (PlainLoginModule / ScramLoginModule ``username`` and
             # ``password``) is kafka-python's sasl_plain_username / sasl_plain_password.
@@ -365,6 +369,53 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
         else:
             out[key] = _coerce(name, value, defaults[key])
     return out
+
+
+def _is_oauthbearer(props: Mapping[str, str]) -> bool:
+    return (props.get("sasl.mechanism") or "").strip() == "OAUTHBEARER"
+
+
+def oauthbearer_login(props: Mapping[str, str]) -> Any:
+    """The OAuthBearerLogin of a Java client's properties: the OAuthBearerLoginModule entry of
+    ``sasl.jaas.config`` (``unsecuredLogin*`` options) through the unsecured login callback
+    handler, or the class ``sasl.login.callback.handler.class`` names by dotted path. A first
+    token is made now, so CommandError says at once when none can be."""
+    from kafka_py.security.jaas_config import parse_jaas_config
+    from kafka_py.security.oauthbearer import OAuthBearerLogin
+
+    text = props.get("sasl.jaas.config")
+    if not text:
+        raise CommandError("sasl.mechanism OAUTHBEARER needs sasl.jaas.config with "
+                           "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule")
+    configs = {name: props[name] for name in ("sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter")
+               if props.get(name)}
+    try:
+        login = OAuthBearerLogin.from_jaas(parse_jaas_config(text), configs,
+                                           (props.get("sasl.login.callback.handler.class") or "").strip() or None)
+        login.token()
+    except Exception as e:  # noqa: BLE001 - any failure to make a token is a configuration error
+        raise CommandError(f"Invalid value for configuration sasl.jaas.config: SASL/OAUTHBEARER cannot log in: {e}"
+                           ) from None
+    return login
+
+
+def oauthbearer_token_provider(props: Mapping[str, str]) -> Any:
+    """kafka-python's OAUTHBEARER token provider over ``oauthbearer_login(props)``."""
+    try:
+        from kafka.net.sasl.oauth import AbstractTokenProvider
+    except ImportError:  # kafka-python 2.x
+        from kafka.sasl.oauth import AbstractTokenProvider
+
+    login = oauthbearer_login(props)
+
+    class OAuthBearerTokenProvider(AbstractTokenProvider):
+        def token(self) -> str:
+            return login.token().value
+
+        def extensions(self) -> dict[str, str]:
+            return login.extensions()
+
+    return OAuthBearerTokenProvider()
 
 
 def admin_channel_builder(props: Mapping[str, str]) -> Any:
@@ -416,6 +467,10 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
         if mechanism not in SUPPORTED_SASL_MECHANISMS:
             raise CommandError(f"Invalid value {mechanism} for configuration sasl.mechanism: kafka-py supports "
                                f"{', '.join(SUPPORTED_SASL_MECHANISMS)}")
+        if mechanism == "OAUTHBEARER":
+            builder = ClientChannelBuilder("command-config", protocol, ssl_context, mechanism)
+            builder.login = oauthbearer_login(props)
+            return builder
         text = props.get("sasl.jaas.config")
         if not text:
             raise CommandError(f"security.protocol {protocol.name} needs sasl.jaas.config with a username and "
