@@ -35,6 +35,7 @@ TOOLS = {
     "kafka-consumer-perf-test": "kafka_py.tools.consumer_performance",
     "kafka-delete-records": "kafka_py.tools.delete_records_command",
     "kafka-dump-log": "kafka_py.tools.dump_log_segments",
+    "kafka-features": "kafka_py.tools.feature_command",
     "kafka-leader-election": "kafka_py.tools.leader_election_command",
     "kafka-log-dirs": "kafka_py.tools.log_dirs_command",
     "kafka-metadata-shell": "kafka_py.shell.metadata_shell",
@@ -73,6 +74,7 @@ kafka_consumer_groups = _tool("kafka-consumer-groups")
 kafka_consumer_perf_test = _tool("kafka-consumer-perf-test")
 kafka_delete_records = _tool("kafka-delete-records")
 kafka_dump_log = _tool("kafka-dump-log")
+kafka_features = _tool("kafka-features")
 kafka_leader_election = _tool("kafka-leader-election")
 kafka_log_dirs = _tool("kafka-log-dirs")
 kafka_metadata_shell = _tool("kafka-metadata-shell")

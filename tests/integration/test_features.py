@@ -11,6 +11,8 @@ controller finalizes what it supports, so broker 0 supports the narrower range o
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 
 import pytest
 from kafka.admin import KafkaAdminClient
@@ -19,7 +21,7 @@ from kio.static.primitive import i16
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
-from tests.integration.broker_harness import BrokerProcess, RawClient, read_znode, unique_chroot, wait_until
+from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, read_znode, unique_chroot, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +172,60 @@ def test_ibp_below_2_7_disables_feature_versioning(zookeeper, tmp_path_factory):
         assert response.error_message == "Feature versioning system is disabled."
     finally:
         assert broker.stop() == 0, broker.tail()
+
+
+# -- bin/kafka-features.sh (kafka.admin.FeatureCommand) ---------------------------------------
+
+def features_tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-features.sh"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_features_tool_describe(cluster):
+    result = features_tool("--bootstrap-server", cluster[1].bootstrap, "--describe")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    assert re.fullmatch(r"Feature: feature_a\tSupportedMinVersion: 1\tSupportedMaxVersion: 3\t"
+                        r"FinalizedMinVersionLevel: 1\tFinalizedMaxVersionLevel: 3\tEpoch: \d+", lines[0]), lines[0]
+    # deleted by the test before: supported (up to 2 on broker 0, 5 on broker 1, whichever
+    # answered), not finalized
+    assert re.fullmatch(r"Feature: feature_b\tSupportedMinVersion: 1\tSupportedMaxVersion: [25]\t"
+                        r"FinalizedMinVersionLevel: -\tFinalizedMaxVersionLevel: -\tEpoch: \d+", lines[1]), lines[1]
+    from_controller = features_tool("--bootstrap-server", cluster[1].bootstrap, "--describe", "--from-controller")
+    assert from_controller.returncode == 0, from_controller.stderr
+    assert "\tSupportedMaxVersion: 2\t" in from_controller.stdout.splitlines()[1]  # broker 0's range
+
+
+def test_features_tool_upgrade_and_downgrade_all(cluster):
+    # the controller's (broker 0's) features are the ones the tool finalizes
+    dry = features_tool("--bootstrap-server", cluster[1].bootstrap, "--upgrade-all", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout == ("Expected feature updates:      [Add]\tFeature: feature_b\tExistingFinalizedMaxVersion: -"
+                          "\tNewFinalizedMaxVersion: 2\n")
+    assert "feature_b" not in feature_znode(cluster[0])["features"]
+
+    applied = features_tool("--bootstrap-server", cluster[1].bootstrap, "--upgrade-all")
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout == ("      [Add]\tFeature: feature_b\tExistingFinalizedMaxVersion: -"
+                              "\tNewFinalizedMaxVersion: 2\tResult: OK\n")
+    assert feature_znode(cluster[0])["features"]["feature_b"] == {"min_version_level": 1, "max_version_level": 2}
+    again = features_tool("--bootstrap-server", cluster[1].bootstrap, "--upgrade-all")
+    assert again.returncode == 0 and again.stdout == ""
+    nothing = features_tool("--bootstrap-server", cluster[0].bootstrap, "--downgrade-all", "--dry-run")
+    assert nothing.returncode == 0 and nothing.stdout == ""
+
+
+def test_features_tool_bad_options(cluster):
+    for args, message in (
+            (("--bootstrap-server", cluster[0].bootstrap),
+             "Command must include exactly one action: --describe, --upgrade-all, --downgrade-all."),
+            (("--bootstrap-server", cluster[0].bootstrap, "--describe", "--upgrade-all"),
+             "Command must include exactly one action: --describe, --upgrade-all, --downgrade-all."),
+            (("--describe",), 'Missing required argument "[bootstrap-server]"'),
+            (("--bootstrap-server", cluster[0].bootstrap, "--describe", "--dry-run"),
+             "Command can contain --dry-run option only when either --upgrade-all or --downgrade-all actions are "
+             "provided.")):
+        result = features_tool(*args)
+        assert result.returncode == 1, args
+        assert result.stderr.splitlines()[0] == message
