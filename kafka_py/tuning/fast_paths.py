@@ -6,7 +6,7 @@ Kafka 2.8.2), written out by hand for the two answers every record passes throug
 The generic writer (kio's, field by field, one function call and a type check per
 value) costs tens of microseconds for even a one-partition produce answer. Here each
 supported version is laid out once, with the fixed-size fields of a partition packed in
-a single ``struct`` call. The bytes are exactly what kio writes (tests/protocol/
+a single ``struct`` call. The bytes are exactly what kio writes (tests/tuning/
 test_fast_paths.py compares both, every version, and has kafka-python read them back),
 so callers cannot tell which path ran. Anything unusual goes back to the generic path:
 a Fetch v12 partition with a tagged field set (diverging epoch, current leader,
