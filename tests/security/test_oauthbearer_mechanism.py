@@ -247,3 +247,47 @@ def test_the_client_acknowledges_an_error_with_control_a() -> None:
     assert client.evaluate_challenge(None).startswith(b"n,,\x01auth=Bearer ")
     assert client.evaluate_challenge(b'{"status":"invalid_token"}') == b"\x01"
     assert not client.complete
+
+
+def _startup_error(**props: str):
+    from kafka_py.network.socket_server import SocketServer
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.utils.config_def import ConfigException
+
+    server = SocketServer(KafkaConfig({"zookeeper.connect": "127.0.0.1:1", **props}, do_log=False))
+    try:
+        with pytest.raises(ConfigException) as info:
+            server.startup(start_processing_requests=False)
+        return info.value
+    finally:
+        server.shutdown()
+
+
+def test_configuration_errors_stop_startup_naming_the_key() -> None:
+    sasl = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "OAUTHBEARER"}
+    handler_key = "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class"
+    error = _startup_error(**sasl, **{handler_key: "tests.security.no_such_module.Validator"})
+    assert error.name == handler_key and "no_such_module" in str(error)
+    # the dotted-path class's own configure fails (it needs its acceptedSubject option)
+    error = _startup_error(**sasl, **{
+        handler_key: "tests.security.oauth_callback_handlers.SingleSubjectValidatorCallbackHandler"})
+    assert error.name == handler_key and "acceptedSubject" in str(error)
+    error = _startup_error(**sasl, **{"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+                                      f'{MODULE} required unsecuredValidatorAllowableClockSkewMs="-5";'})
+    assert error.name == "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config" and "negative" in str(error)
+    # PLAIN and SCRAM take no plug-in validator here: refused rather than ignored
+    error = _startup_error(**{**sasl, "sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+                              "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule '
+                                                  'required user_a="b";',
+                              "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class": "x.Y"})
+    assert error.name == "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class"
+    # the broker's own inter-broker login must be able to make a token
+    internal = {"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+                "inter.broker.listener.name": "INTERNAL", "sasl.enabled.mechanisms": "OAUTHBEARER",
+                "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER"}
+    error = _startup_error(**internal)
+    assert error.name == "listener.name.internal.oauthbearer.sasl.jaas.config"
+    error = _startup_error(**internal, **{"listener.name.internal.oauthbearer.sasl.jaas.config":
+                                          f'{MODULE} required unsecuredLoginExtension_role="replica";'})
+    assert error.name == "listener.name.internal.oauthbearer.sasl.jaas.config" and "without a token" in str(error)
