@@ -16,6 +16,7 @@ import time
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
 
 from tests.integration.broker_harness import BrokerProcess, ROOT, unique_chroot, wait_until
 
@@ -300,3 +301,96 @@ def test_mirror_maker_needs_its_configs():
     result = run("kafka-mirror-maker.sh", "--whitelist", "x")
     assert result.returncode == 1
     assert "consumer.config" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- kafka-streams-application-reset.sh ----------------------------------------------------------
+
+def committed_offsets(servers: str, group: str, topic: str) -> dict[int, int]:
+    consumer = KafkaConsumer(bootstrap_servers=servers, group_id=group, enable_auto_commit=False)
+    try:
+        partitions = sorted(consumer.partitions_for_topic(topic) or ())
+        return {p: consumer.committed(TopicPartition(topic, p)) for p in partitions}
+    finally:
+        consumer.close(autocommit=False)
+
+
+def test_streams_application_reset(source, tmp_path):
+    servers = bootstrap(source)
+    internal = ["resetapp-KSTREAM-AGGREGATE-STATE-STORE-0000000001-changelog",
+                "resetapp-KSTREAM-AGGREGATE-STATE-STORE-0000000001-repartition"]
+    kept = ["resetapp-output", "otherapp-store-changelog"]
+    for topic in ["resetapp-input", "resetapp-through", *internal, *kept]:
+        create_topic(servers, topic, partitions=2 if topic == "resetapp-input" else 1)
+    producer = KafkaProducer(bootstrap_servers=servers, acks="all")
+    for i in range(10):
+        producer.send("resetapp-input", value=b"x", partition=i % 2)
+    for i in range(4):
+        producer.send("resetapp-through", value=b"y")
+    producer.flush()
+    producer.close()
+
+    # a running instance of the application: the tool refuses to touch its group
+    member = KafkaConsumer(bootstrap_servers=servers, group_id="resetapp", enable_auto_commit=False,
+                           auto_offset_reset="earliest")
+    try:
+        member.subscribe(["resetapp-input"])
+        deadline = time.monotonic() + 60
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(timeout_ms=500)
+        assert member.assignment()
+        member.commit({TopicPartition("resetapp-input", p): OffsetAndMetadata(5, "", -1) for p in (0, 1)})
+        refused = run("kafka-streams-application-reset.sh", "--bootstrap-servers", servers, "--application-id",
+                      "resetapp", "--input-topics", "resetapp-input")
+        assert refused.returncode == 1
+        assert refused.stderr.splitlines()[-1].startswith(
+            "ERROR: java.lang.IllegalStateException: Consumer group 'resetapp' is still active and has following "
+            "members: [(memberId="), refused.stderr
+        assert "You can use option '--force' to remove active members from the group." in refused.stderr
+    finally:
+        member.close(autocommit=False)
+    assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 5, 1: 5}
+
+    args = ("--bootstrap-servers", servers, "--application-id", "resetapp", "--input-topics", "resetapp-input",
+            "--intermediate-topics", "resetapp-through,resetapp-missing")
+    dry = run("kafka-streams-application-reset.sh", *args, "--to-offset", "2", "--dry-run")
+    assert dry.returncode == 1, dry.stderr  # a named topic does not exist
+    assert dry.stdout.splitlines() == [
+        "----Dry run displays the actions which will be performed when running Streams Reset Tool----",
+        "Reset-offsets for input topics [resetapp-input]",
+        "Seek-to-end for intermediate topics [resetapp-through, resetapp-missing]",
+        "Following intermediate topics are not found, skipping them",
+        "Topic:resetapp-missing",
+        "Following input topics offsets will be reset to (for consumer group resetapp)",
+        "Topic: resetapp-input Partition: 0 Offset: 2",
+        "Topic: resetapp-input Partition: 1 Offset: 2",
+        "Following intermediate topics offsets will be reset to end (for consumer group resetapp)",
+        "Topic: resetapp-through",
+        "Done.",
+        "Deleting all internal/auto-created topics for application resetapp",
+        *(f"Topic: {t}" for t in internal),
+        "Done."]
+    assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 5, 1: 5}
+
+    done = run("kafka-streams-application-reset.sh", *args[:-2], "--intermediate-topics", "resetapp-through",
+               "--to-offset", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 2, 1: 2}
+    assert committed_offsets(servers, "resetapp", "resetapp-through") == {0: 4}
+    admin = KafkaAdminClient(bootstrap_servers=servers)
+    try:
+        wait_until(lambda: not set(internal) & set(admin.list_topics()), 30, "internal topics not deleted")
+        assert set(kept) <= set(admin.list_topics())
+    finally:
+        admin.close()
+
+    plan = tmp_path / "plan.csv"
+    plan.write_text("resetapp-input,0,1\nresetapp-input,1,100\n")
+    from_file = run("kafka-streams-application-reset.sh", "--bootstrap-servers", servers, "--application-id",
+                    "resetapp", "--input-topics", "resetapp-input", "--from-file", str(plan))
+    assert from_file.returncode == 0, from_file.stderr
+    assert "New offset (100) is higher than latest offset. Value will be set to 5" in from_file.stdout
+    assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 1, 1: 5}
+
+    both = run("kafka-streams-application-reset.sh", "--application-id", "resetapp", "--to-earliest",
+               "--to-latest")
+    assert both.returncode == 1 and "can't be used with option" in both.stderr
