@@ -276,6 +276,11 @@ class OAuthBearerSaslServer:
             logger.debug(self._error_message)
             return self._error_message.encode("utf-8")
         principal = getattr(token, "principal_name", None)
+        lifetime_ms = getattr(token, "lifetime_ms", None)
+        if not isinstance(principal, str) or not principal or not isinstance(lifetime_ms, int):
+            # a validator's bug, not the client's: refused as an internal error
+            raise SaslException(f"{INTERNAL_ERROR_ON_SERVER}: the validated token has no principal_name (str) "
+                                f"or lifetime_ms (int)")
         if authorization_id and authorization_id != principal:
             raise SaslAuthenticationException(
                 f"Authentication failed: Client requested an authorization id ({authorization_id}) that is "

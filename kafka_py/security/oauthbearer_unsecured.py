@@ -142,7 +142,13 @@ def _convert(value: Any) -> Any:
     elements' text, anything else becomes its text."""
     if isinstance(value, list):
         return [_as_text(v) for v in value]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:  # beyond any double: Java's doubleValue() gives an infinity
+            return math.inf if value > 0 else -math.inf
+        return value
+    if isinstance(value, float):
         return value
     return _as_text(value)
 
@@ -183,9 +189,17 @@ def to_map(split: str) -> dict[str, Any]:
     return {key: _convert(value) for key, value in node.items()}
 
 
+_LONG_MAX, _LONG_MIN = 2 ** 63 - 1, -2 ** 63
+
+
 def _seconds_to_ms(value: float) -> int:
-    # Math.round: halves go up
-    return int(math.floor(float(value) * 1000 + 0.5))
+    # Math.round: halves go up, NaN is 0, beyond a long it saturates
+    ms = float(value) * 1000
+    if math.isnan(ms):
+        return 0
+    if math.isinf(ms):
+        return _LONG_MAX if ms > 0 else _LONG_MIN
+    return max(_LONG_MIN, min(_LONG_MAX, int(math.floor(ms + 0.5))))
 
 
 class OAuthBearerUnsecuredJws:

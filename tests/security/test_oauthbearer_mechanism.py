@@ -291,3 +291,31 @@ def test_configuration_errors_stop_startup_naming_the_key() -> None:
     error = _startup_error(**internal, **{"listener.name.internal.oauthbearer.sasl.jaas.config":
                                           f'{MODULE} required unsecuredLoginExtension_role="replica";'})
     assert error.name == "listener.name.internal.oauthbearer.sasl.jaas.config" and "without a token" in str(error)
+
+
+@pytest.mark.parametrize("claims", [
+    {"sub": "alice", "exp": 10 ** 400}, {"sub": "alice", "exp": 1e400}, {"sub": "alice", "exp": -(10 ** 400)},
+    {"sub": "alice", "exp": 4e9, "iat": 10 ** 400}, {"sub": "alice", "exp": 4e9, "scope": {"a": 1}},
+])
+def test_numbers_beyond_a_double_and_odd_claims_get_an_answer(claims) -> None:
+    server = OAuthBearerSaslServer(_validator())
+    answer = server.evaluate_response(first_message(jws(claims)))
+    assert answer in (b"", b'{"status":"invalid_token"}')
+
+
+def test_a_validator_that_returns_a_broken_token_refuses_the_client() -> None:
+    class Broken:
+        def handle(self, callbacks) -> None:
+            for callback in callbacks:
+                if hasattr(callback, "token_value"):
+                    callback.token = object()
+
+    with pytest.raises(SaslException, match="internal error on the server"):
+        OAuthBearerSaslServer(Broken()).evaluate_response(first_message(jws({"sub": "a", "exp": 4e9})))
+
+    class Raising:
+        def handle(self, callbacks) -> None:
+            raise RuntimeError("key server down")
+
+    with pytest.raises(SaslException, match="key server down"):
+        OAuthBearerSaslServer(Raising()).evaluate_response(first_message(jws({"sub": "a", "exp": 4e9})))
