@@ -424,6 +424,9 @@ class KafkaController(KafkaMetricsGroup):
             self.controller_context, config, time, self.state_change_logger, thread_name_prefix)
         # Its own scheduler, so it can start and stop with controllership independently of the broker's.
         self.kafka_scheduler = KafkaScheduler(1, thread_name_prefix="controller-scheduler-")
+        # Removes expired delegation tokens while this broker is the controller (use_token_manager).
+        self.token_manager: Any = None
+        self._token_clean_scheduler = KafkaScheduler(1, thread_name_prefix="delegation-token-cleaner")
         self.event_manager = ControllerEventManager(config.broker_id, self, time,
                                                     self.controller_context.stats.rate_and_time_metrics)
         self.broker_request_batch = self._new_batch()
@@ -585,6 +588,20 @@ class KafkaController(KafkaMetricsGroup):
         ``current_config`` (DynamicBrokerConfig's current KafkaConfig) when electing leaders."""
         self.partition_state_machine.current_config = current_config
 
+    def use_token_manager(self, token_manager: Any) -> None:
+        """The DelegationTokenManager whose expired tokens the active controller removes, every
+        ``delegation.token.expiry.check.interval.ms``, on a scheduler of its own (Kafka's
+        tokenCleanScheduler), started on failover and stopped on resignation."""
+        self.token_manager = token_manager
+
+    def _start_token_expiry_check(self) -> None:
+        if self.token_manager is None or not self.config.token_auth_enabled:
+            return
+        self.logger.info("starting the token expiry check scheduler")
+        self._token_clean_scheduler.startup()
+        self._token_clean_scheduler.schedule("delete-expired-tokens", self.token_manager.expire_tokens,
+                                             period_ms=self.config.delegation_token_expiry_check_interval_ms)
+
     def enable_topic_unclean_leader_election(self, topic: str) -> None:
         if self.is_active:
             self.event_manager.put(TopicUncleanLeaderElectionEnable(topic))
@@ -649,6 +666,7 @@ class KafkaController(KafkaMetricsGroup):
         self.kafka_scheduler.startup()
         if self.config.auto_leader_rebalance_enable:
             self._schedule_auto_leader_rebalance_task(delay_ms=5000)
+        self._start_token_expiry_check()
 
     # -- feature versioning (KIP-584) ----------------------------------------------------------
 
@@ -827,6 +845,8 @@ class KafkaController(KafkaMetricsGroup):
         self._unregister_broker_modifications_handler(list(self._broker_modifications_handlers))
 
         self.kafka_scheduler.shutdown()
+        if self._token_clean_scheduler.is_started:
+            self._token_clean_scheduler.shutdown()
         self.offline_partition_count = 0
         self.preferred_replica_imbalance_count = 0
         self.global_topic_count = 0

@@ -129,7 +129,8 @@ class SaslServerConfig:
             return OAuthBearerSaslServer(self.oauthbearer_validator)
         scram = ScramMechanism.for_mechanism_name(mechanism)
         cache = self.credential_cache
-        return ScramSaslServer(scram, lambda user: cache.get(mechanism, user))
+        return ScramSaslServer(scram, lambda user: cache.get(mechanism, user),
+                               lambda token_id: cache.token_credential(mechanism, token_id))
 
     def new_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> SaslServerAuthenticator:
         return SaslServerAuthenticator(self.enabled_mechanisms, self.mechanism_server, connection_id,
@@ -201,13 +202,16 @@ class ClientChannelBuilder:
 
     def __init__(self, listener_name: str, security_protocol: SecurityProtocol,
                  ssl_context: Optional[ssl.SSLContext], sasl_mechanism: Optional[str],
-                 username: Optional[str] = None, password: Optional[str] = None) -> None:
+                 username: Optional[str] = None, password: Optional[str] = None,
+                 sasl_extensions: Optional[dict[str, str]] = None) -> None:
         self.listener_name = listener_name
         self.security_protocol = security_protocol
         self.ssl_context = ssl_context
         self.sasl_mechanism = sasl_mechanism
         self._username = username
         self._password = password
+        # SCRAM extensions: ``tokenauth=true`` when the user name is a delegation token's id
+        self._sasl_extensions = sasl_extensions
 
     # OAUTHBEARER: the OAuthBearerLogin the tokens come from, shared by the builder's connections
     login: Optional[OAuthBearerLogin] = None
@@ -222,7 +226,7 @@ class ClientChannelBuilder:
             return None
         if self.login is not None:
             return SaslClientAuthenticator(self.sasl_mechanism, None, None, login=self.login)
-        return SaslClientAuthenticator(self.sasl_mechanism, self._username, self._password)
+        return SaslClientAuthenticator(self.sasl_mechanism, self._username, self._password, self._sasl_extensions)
 
     def __repr__(self) -> str:
         return (f"ClientChannelBuilder(listener={self.listener_name}, protocol={self.security_protocol.name}, "

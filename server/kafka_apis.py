@@ -193,6 +193,7 @@ _HANDLER_MODULES = (
     "kafka_py.server.kafka_apis_quotas",
     "kafka_py.server.kafka_apis_reassignment",
     "kafka_py.server.kafka_apis_security",
+    "kafka_py.server.kafka_apis_tokens",
     "kafka_py.server.kafka_apis_txn",
 )
 
@@ -325,6 +326,7 @@ class KafkaApis:
     _acls = KafkaApisPart("kafka_apis_acls", "AclRequestHandlers")  # DescribeAcls, CreateAcls, DeleteAcls
     _log_dirs = KafkaApisPart("kafka_apis_log_dirs", "LogDirRequestHandlers")  # AlterReplicaLogDirs, DescribeLogDirs
     _reassignment = KafkaApisPart("kafka_apis_reassignment", "ReassignmentRequestHandlers")  # partition reassignments
+    _tokens = KafkaApisPart("kafka_apis_tokens", "DelegationTokenRequestHandlers")  # delegation tokens (KIP-48)
 
     def __init__(self, request_channel: RequestChannel, replica_manager: ReplicaManager,
                  admin_manager: Optional[ZkAdminManager], controller: Optional[KafkaController],
@@ -383,6 +385,8 @@ class KafkaApis:
         # KRaft mode: the client quotas the metadata log brought, which DescribeClientQuotas lists
         self.client_quota_cache: Optional[Any] = None
         self.auto_topic_creation_manager: Optional[Any] = None
+        # ZooKeeper mode: the DelegationTokenManager (server/delegation_token_manager.py), set by KafkaServer
+        self.token_manager: Optional[Any] = None
         # KIP-584, set by the servers: the features this broker supports and the cluster's
         # finalized ones, which ApiVersions v3+ answers carry.
         self.broker_features: Optional[BrokerFeatures] = None
@@ -459,6 +463,12 @@ class KafkaApis:
         self._handlers.update(self._part_handlers("_reassignment", {
             ApiKeys.ALTER_PARTITION_REASSIGNMENTS: "handle_alter_partition_reassignments_request",
             ApiKeys.LIST_PARTITION_REASSIGNMENTS: "handle_list_partition_reassignments_request",
+        }))
+        self._handlers.update(self._part_handlers("_tokens", {
+            ApiKeys.CREATE_DELEGATION_TOKEN: "handle_create_token_request",
+            ApiKeys.RENEW_DELEGATION_TOKEN: "handle_renew_token_request",
+            ApiKeys.EXPIRE_DELEGATION_TOKEN: "handle_expire_token_request",
+            ApiKeys.DESCRIBE_DELEGATION_TOKEN: "handle_describe_tokens_request",
         }))
 
     def _part_handlers(self, part: str, methods: Mapping[ApiKeys, str]) -> dict[ApiKeys, Callable[[Request], None]]:

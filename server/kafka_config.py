@@ -624,6 +624,18 @@ CONFIG_DEF: ConfigDef = (
             "Largest frame accepted from a client before it has authenticated.")
     .define("connections.max.reauth.ms", Type.LONG, 0, None, _M,
             "Longest an authenticated SASL session lasts before the client must re-authenticate; 0 means forever.")
+    # Delegation tokens (KIP-48, server/delegation_token_manager.py); without a secret key they are off.
+    .define("delegation.token.master.key", Type.PASSWORD, None, None, _M,
+            "DEPRECATED: an alias for delegation.token.secret.key, used when that is not set.")
+    .define("delegation.token.secret.key", Type.PASSWORD, None, None, _M,
+            "Secret key that signs and verifies delegation tokens; the same on every broker. "
+            "Unset or empty: delegation tokens are disabled.")
+    .define("delegation.token.max.lifetime.ms", Type.LONG, 7 * 24 * 60 * 60 * 1000, at_least(1), _M,
+            "A token's maximum lifetime, past which it cannot be renewed (7 days).")
+    .define("delegation.token.expiry.time.ms", Type.LONG, 24 * 60 * 60 * 1000, at_least(1), _M,
+            "How long a token stays valid before it must be renewed (1 day).")
+    .define("delegation.token.expiry.check.interval.ms", Type.LONG, 60 * 60 * 1000, at_least(1), _L,
+            "How often the controller removes expired tokens (1 hour).")
     # Controlled shutdown
     .define("controlled.shutdown.max.retries", Type.INT, Defaults.CONTROLLED_SHUTDOWN_MAX_RETRIES, None, _M,
             "Attempts at a controlled shutdown before shutting down uncleanly.")
@@ -1071,6 +1083,15 @@ class KafkaConfig:
         self.control_plane_listener_name, self.control_plane_security_protocol = \
             self._control_plane_listener_name_and_security_protocol()
         self.sasl_mechanism_inter_broker_protocol: str = v["sasl.mechanism.inter.broker.protocol"]
+        # Delegation tokens: the secret key, or its 2.x alias when it is not set
+        secret = v["delegation.token.secret.key"]
+        self.delegation_token_secret_key: Password | None = (
+            secret if secret is not None else v["delegation.token.master.key"])
+        self.token_auth_enabled: bool = (self.delegation_token_secret_key is not None
+                                         and bool(self.delegation_token_secret_key.value))
+        self.delegation_token_max_life_ms: int = v["delegation.token.max.lifetime.ms"]
+        self.delegation_token_expiry_time_ms: int = v["delegation.token.expiry.time.ms"]
+        self.delegation_token_expiry_check_interval_ms: int = v["delegation.token.expiry.check.interval.ms"]
 
         # Log
         self.auto_create_topics_enable: bool = v["auto.create.topics.enable"]

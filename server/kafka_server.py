@@ -86,6 +86,7 @@ from kafka_py.server.config_handler import (
     UserConfigHandler,
 )
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLogConfig
+from kafka_py.server.delegation_token_manager import DelegationTokenManager
 from kafka_py.server.dynamic_config_manager import DynamicConfigManager
 from kafka_py.server.kafka_apis import KafkaApis
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
@@ -216,6 +217,7 @@ class KafkaServer:
         self.broker_features = BrokerFeatures.from_config(config)
         self.feature_cache = FinalizedFeatureCache(self.broker_features)
         self.feature_change_listener: Optional[FinalizedFeatureChangeListener] = None
+        self.token_manager: Optional[DelegationTokenManager] = None
         self.admin_manager: Optional[ZkAdminManager] = None
         self.group_coordinator: Optional[GroupCoordinator] = None
         self.producer_id_manager: Optional[ProducerIdManager] = None
@@ -321,12 +323,20 @@ class KafkaServer:
             broker_epoch = self.zk_client.register_broker(self.broker_info)
             self._checkpoint_broker_metadata(ZkMetaProperties(self.cluster_id, config.broker_id))
 
+            # Delegation tokens (KIP-48): the tokens in ZooKeeper loaded into the cache SCRAM
+            # logins with tokenauth=true are checked against, kept current by token_changes.
+            self.token_manager = DelegationTokenManager(config, self.credential_provider.token_cache, self.time,
+                                                        self.zk_client)
+            self.token_manager.startup()
+
             self.kafka_controller = KafkaController(config, self.zk_client, self.time, self.broker_info,
                                                     broker_epoch, self.thread_name_prefix,
                                                     broker_features=self.broker_features,
                                                     feature_cache=self.feature_cache)
             # Elections read dynamic broker defaults (unclean.leader.election.enable) as they are now.
             self.kafka_controller.use_dynamic_config(lambda: self.dynamic_config.current_kafka_config)
+            # the active controller removes expired delegation tokens
+            self.kafka_controller.use_token_manager(self.token_manager)
             self.kafka_controller.startup()
 
             self.admin_manager = self._create_admin_manager()
@@ -359,6 +369,7 @@ class KafkaServer:
                 admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator, quotas=self.quota_managers,
                 authorizer=self.authorizer)
             self.data_plane_request_processor.txn_coordinator = self.transaction_coordinator
+            self.data_plane_request_processor.token_manager = self.token_manager
             self.data_plane_request_processor.broker_features = self.broker_features
             self.data_plane_request_processor.feature_cache = self.feature_cache
             # markers for this broker's own partitions are appended without a request to itself
@@ -675,6 +686,8 @@ class KafkaServer:
             self._swallow(self.log_manager.shutdown)
         if self.kafka_controller is not None:
             self._swallow(self.kafka_controller.shutdown)
+        if self.token_manager is not None:
+            self._swallow(self.token_manager.shutdown)
         if self.feature_change_listener is not None and self.feature_change_listener.is_listener_initiated:
             self._swallow(self.feature_change_listener.close)
         if self.zk_client is not None:

@@ -133,6 +133,16 @@ def get_tagged_field_default(field: Field) -> Any:
     raise TypeError(f"tagged array field {field.name} has no default")
 
 
+def _read_datetime_i64(buffer: Any, offset: int) -> tuple[datetime.datetime, int]:
+    """A timestamp in ms since the epoch. kio's native reader refuses a negative one, but Kafka
+    writes -1 where there is no timestamp (a refused CreateDelegationToken, RenewDelegationToken
+    or ExpireDelegationToken): it reads as the instant it names, which writes back as -1."""
+    millis, size = readers.read_int64(buffer, offset)
+    if millis >= 0:
+        return readers.read_datetime_i64(buffer, offset)
+    return datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.timezone.utc), size
+
+
 # (wire type, flexible, nullable) -> kio's native reader of one value.
 _PRIMITIVE_READERS: dict[tuple[str, bool, bool], Callable] = {}
 for _flexible in (False, True):
@@ -145,7 +155,7 @@ for _flexible in (False, True):
         ("timedelta_i64", readers.read_timedelta_i64),
     ):
         _PRIMITIVE_READERS[(_kafka_type, _flexible, False)] = _reader
-    _PRIMITIVE_READERS[("datetime_i64", _flexible, False)] = readers.read_datetime_i64
+    _PRIMITIVE_READERS[("datetime_i64", _flexible, False)] = _read_datetime_i64
     _PRIMITIVE_READERS[("datetime_i64", _flexible, True)] = readers.read_nullable_datetime_i64
     # A null uuid is the zero uuid on the wire.
     _PRIMITIVE_READERS[("uuid", _flexible, False)] = readers.read_uuid

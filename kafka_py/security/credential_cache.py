@@ -6,6 +6,10 @@ Network threads read it during authentication; the config-change thread writes i
 a user's znode changes, or, in KRaft mode, the ScramPublisher when UserScramCredentialRecords
 and RemoveUserScramCredentialRecords commit (``update_credential``, ``remove_credentials``,
 ``load`` for a snapshot). A lock guards the maps: readers are brief and never block on I/O.
+
+As Kafka's CredentialProvider it also holds the DelegationTokenCache
+(kafka_py/security/delegation_token.py), the tokens a SCRAM login with ``tokenauth=true``
+is checked against; the DelegationTokenManager fills it.
 """
 from __future__ import annotations
 
@@ -13,15 +17,26 @@ import logging
 import threading
 from typing import Mapping, Optional
 
-from kafka_py.security.scram import ScramCredential, ScramMechanism, credential_from_string
+from kafka_py.security.delegation_token import DelegationTokenCache
+from kafka_py.security.scram import ScramCredential, ScramMechanism, TokenCredential, credential_from_string
 
 logger = logging.getLogger(__name__)
 
 
 class CredentialCache:
-    def __init__(self) -> None:
+    def __init__(self, token_cache: Optional[DelegationTokenCache] = None) -> None:
         self._lock = threading.Lock()
         self._credentials: dict[str, dict[str, ScramCredential]] = {m.mechanism_name: {} for m in ScramMechanism}
+        self.token_cache = token_cache if token_cache is not None else DelegationTokenCache()
+
+    def token_credential(self, mechanism: str, token_id: str) -> Optional[TokenCredential]:
+        """What a ``tokenauth`` login as ``token_id`` is checked against (Kafka's
+        ScramServerCallbackHandler): None for a token this broker does not know."""
+        token = self.token_cache.token(token_id)
+        if token is None:
+            return None
+        return TokenCredential(token.owner.partition(":")[2], self.token_cache.credential(mechanism, token_id),
+                               token.expiry_timestamp)
 
     def get(self, mechanism: str, username: str) -> Optional[ScramCredential]:
         with self._lock:

@@ -63,8 +63,9 @@ class ScramClientExchange:
     """A ScramSaslClient as a sequence of challenges: client-first, client-final, then the
     server-final is verified (the broker proves it knows the credential too)."""
 
-    def __init__(self, mechanism: ScramMechanism, username: str, password: str) -> None:
-        self._client = ScramSaslClient(mechanism, username, password)
+    def __init__(self, mechanism: ScramMechanism, username: str, password: str,
+                 extensions: Optional[dict[str, str]] = None) -> None:
+        self._client = ScramSaslClient(mechanism, username, password, extensions)
         self._step = 0
         self.complete = False
 
@@ -81,7 +82,9 @@ class ScramClientExchange:
         raise SaslAuthenticationException("Unexpected SCRAM challenge after the exchange completed")
 
 
-def new_mechanism_client(mechanism: str, username: str, password: str, login: Any = None) -> Any:
+def new_mechanism_client(mechanism: str, username: str, password: str,
+                         extensions: Optional[dict[str, str]] = None, login: Any = None) -> Any:
+    """``extensions``: SCRAM's (``tokenauth=true`` logs in with a delegation token); PLAIN has none."""
     if mechanism == PLAIN_MECHANISM:
         return PlainSaslClient(username, password)
     if mechanism == OAUTHBEARER_MECHANISM:
@@ -90,7 +93,7 @@ def new_mechanism_client(mechanism: str, username: str, password: str, login: An
     scram = ScramMechanism.for_mechanism_name(mechanism)
     if scram is None:
         raise UnsupportedSaslMechanismException(f"kafka-py cannot log in with SASL mechanism {mechanism}")
-    return ScramClientExchange(scram, username, password)
+    return ScramClientExchange(scram, username, password, extensions)
 
 
 def _max_version(response: Any, api: ApiKeys) -> Optional[int]:
@@ -104,11 +107,13 @@ class SaslClientAuthenticator:
     """One connection's client side of SASL: ``authenticate`` once, then
     ``authenticate(..., reauthenticating=True)`` whenever the session is due."""
 
-    def __init__(self, mechanism: str, username: str, password: str, login: Any = None) -> None:
+    def __init__(self, mechanism: str, username: str, password: str,
+                 extensions: Optional[dict[str, str]] = None, login: Any = None) -> None:
         self.login = login  # OAUTHBEARER's OAuthBearerLogin
         self.mechanism = mechanism
         self._username = username
         self._password = password
+        self._extensions = extensions
         self._handshake_version = SASL_HANDSHAKE_VERSION
         self._authenticate_version = SASL_AUTHENTICATE_VERSION
         self.session_lifetime_ms = 0
@@ -130,7 +135,8 @@ class SaslClientAuthenticator:
             raise SaslAuthenticationException(f"SaslHandshake failed with {error.name}")
         if self._handshake_version < 1:
             raise SaslAuthenticationException("the broker does not speak SaslHandshake v1 (SaslAuthenticate)")
-        mechanism = new_mechanism_client(self.mechanism, self._username, self._password, login=self.login)
+        mechanism = new_mechanism_client(self.mechanism, self._username, self._password, self._extensions,
+                                         login=self.login)
         token = mechanism.evaluate_challenge(None)
         lifetime_ms = 0
         schema = request_schema(ApiKeys.SASL_AUTHENTICATE, self._authenticate_version)

@@ -13,6 +13,8 @@ The state machine is Kafka's:
   response. After SaslHandshake v0, frames are raw mechanism tokens (size-prefixed, no
   Kafka header), answered the same way.
 * ``COMPLETE``: the principal is ``User:<authorization id>``; further frames are requests.
+  After a SCRAM login with a delegation token (``tokenauth=true``) the authorization id is
+  the token's owner and the KafkaPrincipal is marked token-authenticated.
 * ``FAILED``: the failure response (if the framing allows one) is sent, then the
   connection is closed after ``connection.failed.authentication.delay.ms``.
 
@@ -58,6 +60,7 @@ from kafka_py.security.errors import (
     SaslException,
     UnsupportedSaslMechanismException,
 )
+from kafka_py.security.kafka_principal import USER_TYPE, KafkaPrincipal
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -232,7 +235,8 @@ class SaslServerAuthenticator:
                 f"Authentication failed during {self._authentication_text} due to invalid credentials with SASL "
                 f"mechanism {self.mechanism}") from None
         if self._server.complete:
-            principal = f"User:{self._server.authorization_id}"
+            principal = KafkaPrincipal(USER_TYPE, self._server.authorization_id,
+                                       bool(getattr(self._server, "token_authenticated", False)))
             if self.reauthenticating and principal != self._previous_principal:
                 raise SaslAuthenticationException(f"Cannot change principals during re-authentication from "
                                                   f"{self._previous_principal}: {principal}")
@@ -255,6 +259,11 @@ class SaslServerAuthenticator:
         credential_expiration_ms = getattr(self._server, "credential_expiration_ms", None)
         if credential_expiration_ms is not None and lifetime_ms:
             lifetime_ms = max(0, min(lifetime_ms, int(credential_expiration_ms) - self._time.milliseconds()))
+        # A delegation token's expiry shortens the session, as Kafka's credential lifetime does
+        # (with re-authentication off the session still never ends).
+        credential_expiration_ms = getattr(self._server, "token_expiry_timestamp_ms", None)
+        if lifetime_ms and credential_expiration_ms is not None:
+            lifetime_ms = max(0, min(lifetime_ms, credential_expiration_ms - self._time.milliseconds()))
         self.session_expiration_ns = self._time.nanoseconds() + lifetime_ms * 1_000_000 if lifetime_ms else None
         return lifetime_ms
 

@@ -284,6 +284,20 @@ class ServerFinalMessage:
 
 # ---- ScramSaslServer ----------------------------------------------------------------------
 
+#: The SCRAM extension a client sets to log in with a delegation token (ScramLoginModule.TOKEN_AUTH_CONFIG).
+TOKEN_AUTH_EXTENSION = "tokenauth"
+
+
+@dataclass(frozen=True)
+class TokenCredential:
+    """What a tokenauth login needs of a delegation token (Kafka's DelegationTokenCredentialCallback):
+    the owner's name, the SCRAM credential derived from the token's HMAC, and its expiry."""
+
+    owner_name: str
+    credential: Optional[ScramCredential]
+    expiry_timestamp_ms: int
+
+
 class ScramSaslServer:
     """The server side of one exchange: client-first → server-first, client-final → server-final.
 
@@ -293,11 +307,18 @@ class ScramSaslServer:
     """
 
     def __init__(self, mechanism: ScramMechanism,
-                 credential_lookup: Callable[[str], Optional[ScramCredential]]) -> None:
+                 credential_lookup: Callable[[str], Optional[ScramCredential]],
+                 token_lookup: Optional[Callable[[str], Optional[TokenCredential]]] = None) -> None:
         self.mechanism = mechanism
         self.mechanism_name = mechanism.mechanism_name
         self._formatter = ScramFormatter(mechanism)
         self._lookup = credential_lookup
+        # Delegation tokens (KIP-48): a login with the ``tokenauth=true`` extension names a token
+        # id as its user; None when this listener knows no tokens.
+        self._token_lookup = token_lookup
+        self.token_authenticated = False
+        # The token's expiry (ms since the epoch) when one was used: it bounds the session.
+        self.token_expiry_timestamp_ms: Optional[int] = None
         self._state = "RECEIVE_CLIENT_FIRST_MESSAGE"
         self._client_first: Optional[ClientFirstMessage] = None
         self._server_first: Optional[ServerFirstMessage] = None
@@ -323,22 +344,32 @@ class ScramSaslServer:
 
     def _client_first_message(self, response: bytes) -> bytes:
         first = ClientFirstMessage.parse(response)
-        if first.extensions.get("tokenauth", "").lower() == "true":
-            raise SaslAuthenticationException("Authentication failed: delegation tokens are not supported")
         username = username_from_sasl_name(first.sasl_name)
+        if first.extensions.get(TOKEN_AUTH_EXTENSION, "").lower() == "true":
+            # The user name is a token id and the password the token's HMAC; the connection
+            # is then its owner's. An unknown or expired token is refused like a bad password.
+            token = self._token_lookup(username) if self._token_lookup is not None else None
+            if token is None:
+                raise self._invalid_credentials()
+            authorization_id = token.owner_name
+            credential = token.credential
+            self.token_authenticated = True
+            self.token_expiry_timestamp_ms = token.expiry_timestamp_ms
+        else:
+            authorization_id = username
+            credential = self._lookup(username)
+        if credential is None:
+            raise self._invalid_credentials()
         if first.authorization_id and first.authorization_id != username:
             raise SaslAuthenticationException(
                 "Authentication failed: Client requested an authorization id that is different from username")
-        credential = self._lookup(username)
-        if credential is None:
-            raise self._invalid_credentials()
         if credential.iterations < self.mechanism.min_iterations:
             raise SaslAuthenticationException(
                 f"Iterations {credential.iterations} is less than the minimum "
                 f"{self.mechanism.min_iterations} for {self.mechanism_name}")
         self._client_first = first
         self._credential = credential
-        self.authorization_id = username
+        self.authorization_id = authorization_id
         self._server_first = ServerFirstMessage(first.nonce + secure_random_nonce(), credential.salt,
                                                 credential.iterations)
         self._state = "RECEIVE_CLIENT_FINAL_MESSAGE"
@@ -363,18 +394,22 @@ class ScramSaslServer:
 # ---- ScramSaslClient (a broker logging in to another broker) -------------------------------
 
 class ScramSaslClient:
-    def __init__(self, mechanism: ScramMechanism, username: str, password: str) -> None:
+    def __init__(self, mechanism: ScramMechanism, username: str, password: str,
+                 extensions: Optional[dict[str, str]] = None) -> None:
         self.mechanism = mechanism
         self._formatter = ScramFormatter(mechanism)
         self._username = username
         self._password = password
+        # SCRAM extensions of the client-first message (``tokenauth=true`` for a delegation token)
+        self._extensions = dict(extensions or {})
         self._client_first: Optional[ClientFirstMessage] = None
         self._auth_message: Optional[bytes] = None
         self._salted: Optional[bytes] = None
         self.complete = False
 
     def first_message(self) -> bytes:
-        self._client_first = ClientFirstMessage(sasl_name(self._username), secure_random_nonce(), "", {})
+        self._client_first = ClientFirstMessage(sasl_name(self._username), secure_random_nonce(), "",
+                                                dict(self._extensions))
         return self._client_first.to_bytes()
 
     def final_message(self, server_first_bytes: bytes) -> bytes:

@@ -461,7 +461,7 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
             raise CommandError(f"Invalid TLS configuration: {e}") from None
         except (OSError, ValueError) as e:
             raise CommandError(f"Unable to load the TLS key or trust store: {e}") from None
-    mechanism = username = password = None
+    mechanism = username = password = extensions = None
     if protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
         mechanism = (props.get("sasl.mechanism") or "PLAIN").strip()
         if mechanism not in SUPPORTED_SASL_MECHANISMS:
@@ -476,13 +476,18 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
             raise CommandError(f"security.protocol {protocol.name} needs sasl.jaas.config with a username and "
                                "password")
         try:
-            credentials = client_credentials(parse_jaas_config(text))
+            entries = parse_jaas_config(text)
+            credentials = client_credentials(entries)
         except ValueError as e:
             raise CommandError(f"Invalid value for configuration sasl.jaas.config: {e}") from None
         if credentials is None:
             raise CommandError("sasl.jaas.config names no username and password")
         username, password = credentials
-    return ClientChannelBuilder("command-config", protocol, ssl_context, mechanism, username, password)
+        # ScramLoginModule's tokenauth="true": the username is a delegation token's id, the
+        # password its HMAC, sent with the SCRAM extension tokenauth=true
+        if any(e.options.get("tokenauth", "").strip().lower() == "true" for e in entries):
+            extensions = {"tokenauth": "true"}
+    return ClientChannelBuilder("command-config", protocol, ssl_context, mechanism, username, password, extensions)
 
 
 def open_network_client(bootstrap_server: str, props: Mapping[str, str], client_id: str,

@@ -79,6 +79,10 @@ from kafka_py.zk.zk_data import (
     ControllerZNode,
     DeleteTopicsTopicZNode,
     DeleteTopicsZNode,
+    DelegationTokenChangeNotificationSequenceZNode,
+    DelegationTokenChangeNotificationZNode,
+    DelegationTokenInfoZNode,
+    DelegationTokensZNode,
     FeatureZNode,
     IsrChangeNotificationSequenceZNode,
     IsrChangeNotificationZNode,
@@ -2082,6 +2086,45 @@ class KafkaZkClient:
     # -- old consumer offsets -----------------------------------------------------------------
 
     # -- ACLs (kafka.security.authorizer.AclAuthorizer) --------------------------------------
+
+    # -- delegation tokens (DelegationTokenManager) --------------------------------------------
+
+    def create_delegation_token_paths(self) -> None:
+        self.create_recursive(DelegationTokenChangeNotificationZNode.path(), throw_if_path_exists=False)
+        self.create_recursive(DelegationTokensZNode.path(), throw_if_path_exists=False)
+
+    def create_token_change_notification(self, token_id: str) -> None:
+        """Tell every broker that ``token_id`` changed (or is gone): a sequential znode under
+        /delegation_token/token_changes holding the id."""
+        path = DelegationTokenChangeNotificationSequenceZNode.create_path()
+        response = self._retry_request_until_connected(
+            CreateRequest(path, DelegationTokenChangeNotificationSequenceZNode.encode(token_id),
+                          self._default_acls(path), CreateMode.PERSISTENT_SEQUENTIAL))
+        response.maybe_throw()
+
+    def set_or_create_delegation_token(self, token: Any) -> None:
+        """Write the token's znode: set it if it exists, create it otherwise."""
+        path = DelegationTokenInfoZNode.path(token.token_info.token_id)
+        data = DelegationTokenInfoZNode.encode(token)
+        response = self._retry_request_until_connected(SetDataRequest(path, data, ZkVersion.MATCH_ANY_VERSION))
+        if response.result_code == Code.NONODE:
+            self._retry_request_until_connected(
+                CreateRequest(path, data, self._default_acls(path), CreateMode.PERSISTENT)).maybe_throw()
+        else:
+            response.maybe_throw()
+
+    def get_delegation_token_info(self, token_id: str) -> Any:
+        """The TokenInformation stored for ``token_id``, or None when there is none (or it
+        cannot be read)."""
+        response = self._retry_request_until_connected(GetDataRequest(DelegationTokenInfoZNode.path(token_id)))
+        if response.result_code == Code.OK:
+            return DelegationTokenInfoZNode.decode(response.data)
+        if response.result_code == Code.NONODE:
+            return None
+        raise response.result_exception
+
+    def delete_delegation_token(self, token_id: str) -> bool:
+        return self.delete_recursive(DelegationTokenInfoZNode.path(token_id))
 
     def create_acl_paths(self) -> None:
         """The ACL roots, one child per resource type under each, and the change roots."""

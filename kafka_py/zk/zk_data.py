@@ -1055,10 +1055,50 @@ class DelegationTokenChangeNotificationZNode:
         return f"{DelegationTokenAuthZNode.path()}/token_changes"
 
 
+class DelegationTokenChangeNotificationSequenceZNode:
+    """/delegation_token/token_changes/token_change_<seq>: a token was created, changed or
+    removed; the data is its id, and every broker rereads that token."""
+
+    SEQUENCE_NUMBER_PREFIX = "token_change_"
+
+    @staticmethod
+    def create_path() -> str:
+        return f"{DelegationTokenChangeNotificationZNode.path()}/{DelegationTokenChangeNotificationSequenceZNode.SEQUENCE_NUMBER_PREFIX}"
+
+    @staticmethod
+    def encode(token_id: str) -> bytes:
+        return token_id.encode("utf-8")
+
+    @staticmethod
+    def decode(data: bytes) -> str:
+        return bytes(data).decode("utf-8")
+
+
 class DelegationTokensZNode:
     @staticmethod
     def path() -> str:
         return f"{DelegationTokenAuthZNode.path()}/tokens"
+
+
+class DelegationTokenInfoZNode:
+    """/delegation_token/tokens/<tokenId>: one token's information in DelegationTokenManager's
+    JSON (the HMAC is never stored: every broker derives it from the shared secret key)."""
+
+    @staticmethod
+    def path(token_id: str) -> str:
+        return f"{DelegationTokensZNode.path()}/{token_id}"
+
+    @staticmethod
+    def encode(token: Any) -> bytes:
+        from kafka_py.server.delegation_token_manager import to_json_compatible_map
+
+        return encode_as_bytes(to_json_compatible_map(token))
+
+    @staticmethod
+    def decode(data: bytes | None) -> Any:
+        from kafka_py.server.delegation_token_manager import token_information_from_bytes
+
+        return token_information_from_bytes(data)
 
 
 class FeatureZNodeStatus(enum.IntEnum):

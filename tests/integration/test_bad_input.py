@@ -132,9 +132,9 @@ def test_unknown_api_key_and_unsupported_version(broker):
         # that does not exist
         bad.send_bytes(struct.pack(">ihhihb", 11, ApiKeys.METADATA.id, 99, 1, -1, 0))
         assert bad.closed_by_broker()
-    # an API this broker does not serve at all (DescribeDelegationToken)
+    # an API this broker does not serve at all (DescribeProducers)
     with RawClient(broker.port, timeout=10) as bad:
-        bad.send_bytes(struct.pack(">ihhih", 10, ApiKeys.DESCRIBE_DELEGATION_TOKEN.id, 1, 1, -1))
+        bad.send_bytes(struct.pack(">ihhihb", 11, ApiKeys.DESCRIBE_PRODUCERS.id, 0, 1, -1, 0))
         assert bad.closed_by_broker()
     # ApiVersions of an unknown version is answered (KIP-511) with the versions it supports
     with RawClient(broker.port, timeout=10) as client:

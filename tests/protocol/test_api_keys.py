@@ -61,9 +61,10 @@ def test_implemented_apis_are_served_by_a_zk_broker() -> None:
     for api in IMPLEMENTED_APIS:
         assert api.implemented and api.zk_broker
         assert api.supported_versions(), api
-    assert not ApiKeys.DESCRIBE_DELEGATION_TOKEN.implemented
-    assert not ApiKeys.DESCRIBE_DELEGATION_TOKEN.supported_versions()
-    assert not ApiKeys.DESCRIBE_DELEGATION_TOKEN.is_version_supported(0)
+    assert ApiKeys.DESCRIBE_DELEGATION_TOKEN.supported_versions() == range(0, 3)
+    assert not ApiKeys.DESCRIBE_PRODUCERS.implemented
+    assert not ApiKeys.DESCRIBE_PRODUCERS.supported_versions()
+    assert not ApiKeys.DESCRIBE_PRODUCERS.is_version_supported(0)
 
 
 @pytest.mark.parametrize(
@@ -191,5 +192,5 @@ def test_api_versions_response_keys() -> None:
     assert by_key[18] == (0, 3)
     assert by_key[4] == (0, 5)
     assert type(keys[0]).__module__ == "kio.schema.api_versions.v3.response"
-    only = api_versions_response_keys(0, [ApiKeys.API_VERSIONS, ApiKeys.DESCRIBE_DELEGATION_TOKEN])
+    only = api_versions_response_keys(0, [ApiKeys.API_VERSIONS, ApiKeys.DESCRIBE_PRODUCERS])
     assert [(k.api_key, k.min_version, k.max_version) for k in only] == [(18, 0, 3)]

@@ -59,10 +59,13 @@ CROSS_CASES = [
 
 def test_cross_check_covers_the_client_apis() -> None:
     covered = {api for api, _, _ in CROSS_CASES}
-    # kafka-python has no classes for the controller-to-broker and broker-to-controller APIs.
+    # kafka-python has no classes for the controller-to-broker and broker-to-controller APIs,
+    # nor for the delegation token APIs.
     assert covered == IMPLEMENTED_APIS - {
         ApiKeys.LEADER_AND_ISR, ApiKeys.STOP_REPLICA, ApiKeys.UPDATE_METADATA,
         ApiKeys.CONTROLLED_SHUTDOWN, ApiKeys.ALTER_ISR,
+        ApiKeys.CREATE_DELEGATION_TOKEN, ApiKeys.RENEW_DELEGATION_TOKEN, ApiKeys.EXPIRE_DELEGATION_TOKEN,
+        ApiKeys.DESCRIBE_DELEGATION_TOKEN,
     }
     assert len(CROSS_CASES) > 200
 
@@ -148,7 +151,8 @@ def test_kafka_python_reads_our_api_versions_response(version) -> None:
     assert advertised[ApiKeys.PRODUCE] == (0, 9)
     assert advertised[ApiKeys.FETCH] == (0, 12)
     assert advertised[ApiKeys.API_VERSIONS] == (0, 3)
-    assert ApiKeys.SASL_HANDSHAKE in advertised and ApiKeys.DESCRIBE_DELEGATION_TOKEN not in advertised
+    assert ApiKeys.SASL_HANDSHAKE in advertised and ApiKeys.DESCRIBE_PRODUCERS not in advertised
+    assert advertised[ApiKeys.DESCRIBE_DELEGATION_TOKEN] == (0, 2)
 
 
 def test_kafka_python_reads_our_unsupported_version_answer() -> None:

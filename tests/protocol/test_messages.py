@@ -93,8 +93,8 @@ def test_unknown_api_key() -> None:
 
 
 def test_api_not_served() -> None:
-    with pytest.raises(InvalidRequestException, match="DESCRIBE_DELEGATION_TOKEN which is not enabled"):
-        parse_request(ApiKeys.DESCRIBE_DELEGATION_TOKEN, 1, b"\x00\x05PLAIN")
+    with pytest.raises(InvalidRequestException, match="DESCRIBE_PRODUCERS which is not enabled"):
+        parse_request(ApiKeys.DESCRIBE_PRODUCERS, 0, b"\x00\x05PLAIN")
 
 
 @pytest.mark.parametrize("api, version", [(ApiKeys.PRODUCE, -1), (ApiKeys.PRODUCE, 10),
