@@ -68,7 +68,7 @@ from kafka_py.common.errors import (
     LogSegmentOffsetOverflowException,
 )
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.log import log_files
+from kafka_py.log import log_files, log_segment
 from kafka_py.log.cleaner_config import CleanerConfig
 from kafka_py.log.log_cleaner_manager import (
     LogCleanerManager,
@@ -1105,7 +1105,7 @@ class LogCleaner(KafkaMetricsGroup):
     @staticmethod
     def create_new_cleaned_segment(log, base_offset: int) -> LogSegment:
         """An empty ``.cleaned`` segment at ``base_offset`` in the log's directory (leftovers removed first)."""
-        LogSegment.delete_if_exists_static(log.dir, base_offset, file_suffix=log_files.CLEANED_FILE_SUFFIX)
+        log_segment.delete_if_exists(log.dir, base_offset, file_suffix=log_files.CLEANED_FILE_SUFFIX)
         return LogSegment.open(log.dir, base_offset, log.config, Time.SYSTEM,
                                init_file_size=log.init_file_size, preallocate=log.config.preallocate,
                                file_suffix=log_files.CLEANED_FILE_SUFFIX)

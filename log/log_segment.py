@@ -145,32 +145,6 @@ class LogSegment:
         self._max_timestamp_so_far: Optional[int] = None
         self._offset_of_max_timestamp_so_far: Optional[int] = None
 
-    # -- construction ---------------------------------------------------------------
-
-    @classmethod
-    def open(cls, dir: str, base_offset: int, config, time, file_already_exists: bool = False,
-             init_file_size: int = 0, preallocate: bool = False, file_suffix: str = "") -> "LogSegment":
-        max_index_size = config.max_index_size
-        return cls(
-            FileRecords.open(log_files.log_file(dir, base_offset, file_suffix), file_already_exists,
-                             init_file_size, preallocate),
-            LazyIndex.for_offset(log_files.offset_index_file(dir, base_offset, file_suffix), base_offset, max_index_size),
-            LazyIndex.for_time(log_files.time_index_file(dir, base_offset, file_suffix), base_offset, max_index_size),
-            base_offset,
-            index_interval_bytes=config.index_interval,
-            roll_jitter_ms=config.random_segment_jitter(),
-            time=time,
-            txn_index=TransactionIndex(base_offset, log_files.transaction_index_file(dir, base_offset, file_suffix)),
-        )
-
-    @staticmethod
-    def delete_if_exists_static(dir: str, base_offset: int, file_suffix: str = "") -> None:
-        """Kafka's ``LogSegment.deleteIfExists(dir, baseOffset, suffix)``: remove the files by name."""
-        log_files.delete_file_if_exists(log_files.offset_index_file(dir, base_offset, file_suffix))
-        log_files.delete_file_if_exists(log_files.time_index_file(dir, base_offset, file_suffix))
-        log_files.delete_file_if_exists(log_files.transaction_index_file(dir, base_offset, file_suffix))
-        log_files.delete_file_if_exists(log_files.log_file(dir, base_offset, file_suffix))
-
     # -- indexes ----------------------------------------------------------------------
 
     @property
@@ -612,9 +586,36 @@ class LogSegment:
         return (f"LogSegment(baseOffset={self.base_offset}, size={self.size}, "
                 f"lastModifiedTime={self.last_modified}, largestRecordTimestamp={self.largest_record_timestamp})")
 
+    # -- the companion object's: opening a segment by its files' names ------------------
+
+    @classmethod
+    def open(cls, dir: str, base_offset: int, config, time, file_already_exists: bool = False,
+             init_file_size: int = 0, preallocate: bool = False, file_suffix: str = "") -> "LogSegment":
+        max_index_size = config.max_index_size
+        return cls(
+            FileRecords.open(log_files.log_file(dir, base_offset, file_suffix), file_already_exists,
+                             init_file_size, preallocate),
+            LazyIndex.for_offset(log_files.offset_index_file(dir, base_offset, file_suffix), base_offset, max_index_size),
+            LazyIndex.for_time(log_files.time_index_file(dir, base_offset, file_suffix), base_offset, max_index_size),
+            base_offset,
+            index_interval_bytes=config.index_interval,
+            roll_jitter_ms=config.random_segment_jitter(),
+            time=time,
+            txn_index=TransactionIndex(base_offset, log_files.transaction_index_file(dir, base_offset, file_suffix)),
+        )
+
 
 def _swallow(fn: Callable[[], object]) -> None:
     try:
         fn()
     except Exception:  # noqa: BLE001 - closing must go on for the other files
         logger.warning("Error while closing segment resource", exc_info=True)
+
+
+def delete_if_exists(dir: str, base_offset: int, file_suffix: str = "") -> None:
+    """LogSegment.deleteIfExists(dir, baseOffset, fileSuffix) of Kafka's companion object: a
+    segment's files removed by name, without opening them."""
+    log_files.delete_file_if_exists(log_files.offset_index_file(dir, base_offset, file_suffix))
+    log_files.delete_file_if_exists(log_files.time_index_file(dir, base_offset, file_suffix))
+    log_files.delete_file_if_exists(log_files.transaction_index_file(dir, base_offset, file_suffix))
+    log_files.delete_file_if_exists(log_files.log_file(dir, base_offset, file_suffix))
