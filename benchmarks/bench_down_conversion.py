@@ -14,6 +14,13 @@ starting where the last whole message or batch of the previous answer ended:
 * ``v3``: every message's log entry header walked (what an old consumer must do to find its
   next offset, a message per record when uncompressed).
 
+With ``--client rdkafka`` the two consumers are librdkafka's instead (confluent-kafka, in
+this process): an old one (``api.version.request=false``, ``broker.version.fallback=0.10.0.0``:
+Fetch v2, message format 1, what a 0.10-era client gets) and a current one (Fetch v11); each
+pass assigns the partition from offset 0 and consumes every message, the messages handed to
+Python in batches of 10,000. That is what a user's old consumer gets against a current one,
+the client's own per-message work included; the raw consumers above show the broker's part.
+
 The figure of a pass is the log's size (the stored v2 bytes) divided by the pass's time: MB/s
 of v2 data served. One warm-up pass of each (the page cache), then ``--rounds`` rounds of
 ``--passes`` passes of each consumer, the first of the two flipping from round to round; the
@@ -21,7 +28,7 @@ medians, ranges and the ratio v3 / v12 are printed last, with the broker's CPU p
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python benchmarks/bench_down_conversion.py [--records 300000] [--value-size 100]
-        [--compression none] [--rounds 5] [--passes 2]
+        [--compression none] [--rounds 5] [--passes 2] [--client raw|rdkafka]
 """
 from __future__ import annotations
 
@@ -118,6 +125,42 @@ class Consumer:
         self.conn.close()
 
 
+class RdkafkaConsumer:
+    """librdkafka reading the whole partition, as an old client (``old``: the 0.10 protocol
+    without ApiVersions, so Fetch v2 and message format 1) or a current one."""
+
+    def __init__(self, port: int, old: bool, partition_max_bytes: int) -> None:
+        from confluent_kafka import Consumer as RdConsumer
+
+        config = {"bootstrap.servers": f"127.0.0.1:{port}", "group.id": f"bench-{'old' if old else 'new'}",
+                  "enable.auto.commit": False, "fetch.max.bytes": 50 << 20,
+                  "max.partition.fetch.bytes": partition_max_bytes, "enable.partition.eof": False}
+        if old:
+            config.update({"api.version.request": False, "broker.version.fallback": "0.10.0.0"})
+        self.consumer = RdConsumer(config)
+
+    def read_all(self, end_offset: int) -> tuple[float, int, float]:
+        """One pass over [0, end_offset): (seconds, messages, this process's CPU seconds)."""
+        from confluent_kafka import TopicPartition as RdTopicPartition
+
+        cpu = time.process_time()
+        start = time.perf_counter()
+        self.consumer.assign([RdTopicPartition(TOPIC, 0, 0)])
+        seen = 0
+        deadline = start + 600
+        while seen < end_offset and time.perf_counter() < deadline:
+            for message in self.consumer.consume(10_000, 1.0):
+                if message.error() is None:
+                    seen += 1
+        self.consumer.unassign()
+        if seen < end_offset:
+            raise RuntimeError(f"consumed {seen} of {end_offset} messages in 600 s")
+        return time.perf_counter() - start, seen, time.process_time() - cpu
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
 def produce(port: int, records: int, value_size: int, compression: str) -> None:
     from confluent_kafka import Producer
 
@@ -158,20 +201,29 @@ def main(argv=None) -> int:
     parser.add_argument("--partition-max-bytes", type=int, default=1 << 20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--passes", type=int, default=2, help="passes of each consumer per round")
+    parser.add_argument("--client", choices=("raw", "rdkafka"), default="raw",
+                        help="raw: Fetch v3 and v12 by hand (the broker's part); rdkafka: librdkafka "
+                             "as a 0.10 client and as a current one")
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-down-conversion-"))
     zookeeper = bb.ZooKeeper(workdir).start()
     broker = None
-    consumers: dict[str, Consumer] = {}
+    consumers: dict = {}
     try:
         broker = bb.KafkaPyBroker(workdir, f"127.0.0.1:{zookeeper.port}", {}).start()
         print(broker.description, flush=True)
         bb.create_topic(broker.port, TOPIC)
         produce(broker.port, args.records, args.value_size, args.compression)
-        consumers = {"v3": Consumer(broker.port, 3, args.partition_max_bytes),
-                     "v12": Consumer(broker.port, 12, args.partition_max_bytes)}
-        end_offset = consumers["v12"].fetch(0)[0]
+        probe = Consumer(broker.port, 12, args.partition_max_bytes)
+        end_offset = probe.fetch(0)[0]
+        probe.close()
+        if args.client == "raw":
+            consumers = {"v3": Consumer(broker.port, 3, args.partition_max_bytes),
+                         "v12": Consumer(broker.port, 12, args.partition_max_bytes)}
+        else:
+            consumers = {"v2": RdkafkaConsumer(broker.port, True, args.partition_max_bytes),
+                         "v11": RdkafkaConsumer(broker.port, False, args.partition_max_bytes)}
         size = log_size(broker.port, end_offset, args.partition_max_bytes)
         print(f"{end_offset:,} records of {args.value_size} B ({args.compression}), {size / 1e6:.1f} MB stored",
               flush=True)
@@ -186,13 +238,14 @@ def main(argv=None) -> int:
                 for _ in range(args.passes):
                     user0, system0 = bb.process_cpu(broker.process.pid)
                     seconds, fetches, client = consumers[name].read_all(end_offset)
+                    unit = "fetches" if args.client == "raw" else "messages"
                     user1, system1 = bb.process_cpu(broker.process.pid)
                     mb_per_s = size / seconds / 1e6
                     results[name].append(mb_per_s)
                     cpu[name].append(user1 - user0 + system1 - system0)
                     client_cpu[name].append(client)
                     print(f"round {round_ + 1} Fetch {name:<4} {mb_per_s:8.1f} MB/s of v2 data, {seconds:6.3f} s, "
-                          f"{fetches} fetches, CPU broker {user1 - user0:.3f} s user + {system1 - system0:.3f} s "
+                          f"{fetches} {unit}, CPU broker {user1 - user0:.3f} s user + {system1 - system0:.3f} s "
                           f"system, client {client:.3f} s", flush=True)
         print(f"\n{size / 1e6:.1f} MB ({end_offset:,} records of {args.value_size} B, {args.compression}), "
               f"medians of {args.rounds * args.passes} passes:")
@@ -200,8 +253,9 @@ def main(argv=None) -> int:
             print(f"  Fetch {name:<4} {statistics.median(values):8.1f} MB/s [{min(values):.1f}-{max(values):.1f}], "
                   f"CPU per pass: broker {statistics.median(cpu[name]):.3f} s, "
                   f"client {statistics.median(client_cpu[name]):.3f} s")
-        ratio = statistics.median(results["v3"]) / statistics.median(results["v12"])
-        print(f"  v3 / v12: {ratio:.0%}")
+        old_name, current_name = consumers
+        ratio = statistics.median(results[old_name]) / statistics.median(results[current_name])
+        print(f"  {old_name} / {current_name}: {ratio:.0%}")
     finally:
         for consumer in consumers.values():
             consumer.close()
