@@ -7,7 +7,8 @@ not serve closes the connection ("Received request api key ... which is not enab
 of a version outside the served range too, except ApiVersions, which is answered (KIP-511).
 
 A ZooKeeper-mode broker's listeners have no manager: what they serve is IMPLEMENTED_APIS and
-the supported versions of kafka_py/protocol/api_keys.py, as before. The controller listener's
+the supported versions of kafka_py/protocol/api_keys.py, as before. A KRaft broker's serve
+those and UnregisterBroker (``broker_apis``). The controller listener's
 set is the APIs ControllerApis handles (Kafka 2.8.2's handlers and 3.0's additions); where
 Kafka 3.0's controller advertises every API whose spec names the controller listener, this
 one advertises only what it answers. The raft APIs are served at the versions the raft
@@ -27,7 +28,7 @@ from typing import Any
 
 from kio.static.primitive import i16
 
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.schema_imports import import_schema_module
 
@@ -61,6 +62,15 @@ def controller_apis() -> dict[ApiKeys, range]:
     for api in (ApiKeys.VOTE, ApiKeys.BEGIN_QUORUM_EPOCH, ApiKeys.END_QUORUM_EPOCH, ApiKeys.DESCRIBE_QUORUM,
                 ApiKeys.FETCH_SNAPSHOT):
         apis[api] = _raft_versions(api, 0)
+    return {api: versions for api, versions in apis.items() if versions}
+
+
+def broker_apis() -> dict[ApiKeys, range]:
+    """The APIs a KRaft broker's listeners serve: the broker's, and UnregisterBroker, which
+    2.8.2's spec gives the broker listener (forwarded to the controller) and not the
+    ZooKeeper-mode one."""
+    apis = {api: api.supported_versions() for api in IMPLEMENTED_APIS}
+    apis[ApiKeys.UNREGISTER_BROKER] = ApiKeys.UNREGISTER_BROKER.schema_versions()
     return {api: versions for api, versions in apis.items() if versions}
 
 

@@ -64,6 +64,7 @@ from kafka_py.server import quota_factory
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.alter_isr_manager import DefaultAlterIsrManager
 from kafka_py.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
+from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager, broker_apis
 from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.broker_lifecycle_manager import BrokerLifecycleManager, listener_entries
 from kafka_py.server.broker_to_controller_channel_manager import (
@@ -245,7 +246,9 @@ class BrokerServer:
 
             # Bound now so the registration can name the real ports; requests are served only
             # once the broker has caught up and everything behind the sockets is ready.
-            self.socket_server = SocketServer(config, self.time, credential_provider=self.credential_provider)
+            self.api_version_manager = SimpleApiVersionManager(ListenerType.BROKER, broker_apis())
+            self.socket_server = SocketServer(config, self.time, credential_provider=self.credential_provider,
+                                              api_version_manager=self.api_version_manager)
             self.socket_server.startup(start_processing_requests=False, data_plane_listeners=self._broker_listeners())
 
             self.alter_isr_manager = DefaultAlterIsrManager(
@@ -334,6 +337,7 @@ class BrokerServer:
             # DescribeClientQuotas is answered from the quotas the metadata log holds
             apis.client_quota_cache = self.client_quota_cache
             apis.auto_topic_creation_manager = self.auto_topic_creation_manager
+            apis.api_version_manager = self.api_version_manager
             apis.broker_features = self.broker_features
             apis.feature_cache = self.feature_cache
             # a transaction's first batch on a partition is verified with its coordinator (KIP-890)

@@ -390,6 +390,9 @@ class KafkaApis:
         # KIP-584, set by the servers: the features this broker supports and the cluster's
         # finalized ones, which ApiVersions v3+ answers carry.
         self.broker_features: Optional[BrokerFeatures] = None
+        # KRaft mode: the broker listener's API set (server/api_version_manager.py), which
+        # ApiVersions lists; None in ZooKeeper mode, where it is IMPLEMENTED_APIS.
+        self.api_version_manager: Optional[Any] = None
         self.feature_cache: Optional[FinalizedFeatureCache] = None
         self._handlers: dict[ApiKeys, Callable[[Request], None]] = {
             ApiKeys.PRODUCE: self.handle_produce_request,
@@ -407,6 +410,7 @@ class KafkaApis:
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,
             ApiKeys.UPDATE_FEATURES: self.handle_update_features,
+            ApiKeys.UNREGISTER_BROKER: self.handle_unregister_broker_request,
         }
         # The handlers of the parts in modules of their own (KafkaApisPart): a part is imported
         # by the first request one of its handlers answers.
@@ -605,7 +609,16 @@ class KafkaApis:
         if client_information_of(request.api_version, request.body) is None:
             self.send_response(request, api_versions_response(request.api_version, Errors.INVALID_REQUEST))
             return
-        self.send_response(request, self._with_features(api_versions_response(request.api_version)))
+        if self.api_version_manager is not None:
+            response = self.api_version_manager.api_version_response(request.api_version)
+        else:
+            response = api_versions_response(request.api_version)
+        self.send_response(request, self._with_features(response))
+
+    def handle_unregister_broker_request(self, request: Request) -> None:
+        """UnregisterBroker is only ever forwarded to the KRaft controller (``handle``); a
+        ZooKeeper-mode broker does not accept it at all."""
+        raise UnsupportedVersionException("The broker unregistration API is only served in KRaft mode.")
 
     def _with_features(self, response: Any) -> Any:
         """ApiVersions v3+: the supported features, and the finalized ones with their epoch when

@@ -28,6 +28,7 @@ ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 TOOLS = {
     "kafka-acls": "kafka_py.tools.acl_command",
     "kafka-broker-api-versions": "kafka_py.tools.broker_api_versions_command",
+    "kafka-cluster": "kafka_py.tools.cluster_tool",
     "kafka-configs": "kafka_py.tools.config_command",
     "kafka-console-consumer": "kafka_py.tools.console_consumer",
     "kafka-console-producer": "kafka_py.tools.console_producer",
@@ -67,6 +68,7 @@ def _tool(command: str):
 
 kafka_acls = _tool("kafka-acls")
 kafka_broker_api_versions = _tool("kafka-broker-api-versions")
+kafka_cluster = _tool("kafka-cluster")
 kafka_configs = _tool("kafka-configs")
 kafka_console_consumer = _tool("kafka-console-consumer")
 kafka_console_producer = _tool("kafka-console-producer")

@@ -229,3 +229,29 @@ def test_features_tool_bad_options(cluster):
         result = features_tool(*args)
         assert result.returncode == 1, args
         assert result.stderr.splitlines()[0] == message
+
+
+# -- bin/kafka-cluster.sh (kafka.tools.ClusterTool) -------------------------------------------
+
+def cluster_tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-cluster.sh"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cluster_tool_in_zookeeper_mode(cluster):
+    client = cluster[0].zk()
+    try:
+        cluster_id = json.loads(read_znode(client, "/cluster/id")[0])["id"]
+    finally:
+        client.stop()
+        client.close()
+    result = cluster_tool("cluster-id", "--bootstrap-server", cluster[1].bootstrap)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"Cluster ID: {cluster_id}\n"
+    # a ZooKeeper-mode broker does not list UnregisterBroker
+    result = cluster_tool("unregister", "-b", cluster[0].bootstrap, "--id", "1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "The target cluster does not support the broker unregistration API.\n"
+    assert cluster[1].registration() is not None
+    missing = cluster_tool("cluster-id")
+    assert missing.returncode == 1 and missing.stderr == "Please specify --bootstrap-server.\n"

@@ -6,6 +6,8 @@ One combined node (broker and controller in one process) through kafka-python's 
 and the raw wire protocol."""
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from kafka.admin import KafkaAdminClient
 from kio.schema.update_features.v0.request import FeatureUpdateKey, UpdateFeaturesRequest
@@ -13,7 +15,7 @@ from kio.static.primitive import i16
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
-from tests.integration.broker_harness import RawClient, wait_until
+from tests.integration.broker_harness import ROOT, RawClient, wait_until
 from tests.integration.kraft_harness import KRaftCombinedProcess
 
 
@@ -83,3 +85,20 @@ def _finalized(node):
             client_software_name="test", client_software_version="1"))
     levels = {f.name: (int(f.min_version_level), int(f.max_version_level)) for f in response.finalized_features}
     return levels.get("feature_a")
+
+
+# -- bin/kafka-cluster.sh (kafka.tools.ClusterTool) -------------------------------------------
+
+def cluster_tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-cluster.sh"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cluster_tool_cluster_id_and_unregister(node):
+    result = cluster_tool("cluster-id", "--bootstrap-server", node.bootstrap)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"Cluster ID: {node.cluster_id}\n"
+    # forwarded to the controller, which knows no broker 7
+    result = cluster_tool("unregister", "--bootstrap-server", node.bootstrap, "--id", "7")
+    assert result.returncode == 1
+    assert result.stderr.startswith("org.apache.kafka.common.errors.BrokerIdNotRegisteredException: "), result.stderr
