@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kafka_py.cluster.broker import SecurityProtocol
@@ -23,7 +24,7 @@ from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.security.jaas_config import AppConfigurationEntry, client_credentials, parse_jaas_config, plain_users
-from kafka_py.security.listener_config import ListenerSecurityConfig
+from kafka_py.security.listener_config import ListenerSecurityConfig, listener_config_prefix
 from kafka_py.security.oauthbearer import (
     OAuthBearerLogin,
     OAuthBearerSaslServer,
@@ -35,7 +36,7 @@ from kafka_py.security.plain import PLAIN_MECHANISM, PlainSaslServer
 from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
 from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
 from kafka_py.security.scram import ScramMechanism, ScramSaslServer
-from kafka_py.security.ssl_factory import create_client_context, create_server_context
+from kafka_py.security.ssl_factory import RECONFIGURABLE_CONFIGS, SslFactory, create_client_context
 from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.time import Time
@@ -143,19 +144,55 @@ class ChannelBuilder:
     def __init__(self, listener_name: str, security_protocol: SecurityProtocol,
                  ssl_context: Optional[ssl.SSLContext], principal_mapper: Optional[SslPrincipalMapper],
                  sasl: Optional[SaslServerConfig], failed_authentication_delay_ms: int,
-                 max_authentication_receive_size: int) -> None:
+                 max_authentication_receive_size: int, ssl_factory: Optional[SslFactory] = None) -> None:
         self.listener_name = listener_name
         self.security_protocol = security_protocol
         self.ssl_context = ssl_context
+        self.ssl_factory = ssl_factory
+        # ssl_context is replaced by a dynamic key store update while Processors build transports
+        self._ssl_lock = threading.Lock()
         self.principal_mapper = principal_mapper
         self.sasl = sasl
         self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self.max_authentication_receive_size = max_authentication_receive_size
 
     def build_transport(self, sock: socket.socket) -> Optional[SslTransportLayer]:
-        if self.ssl_context is None:
+        with self._ssl_lock:
+            context = self.ssl_context
+        if context is None:
             return None
-        return SslTransportLayer(self.ssl_context, sock)
+        return SslTransportLayer(context, sock)
+
+    # ---- ListenerReconfigurable (SslChannelBuilder): the listener's stores at runtime -------
+    # A new context serves the connections accepted after it; open ones keep the context
+    # (and the certificate) their handshake used.
+
+    @property
+    def reconfigurable_configs(self) -> frozenset[str]:
+        if self.ssl_factory is None:
+            return frozenset()
+        prefix = listener_config_prefix(self.listener_name)
+        return frozenset(prefix + key for key in RECONFIGURABLE_CONFIGS)
+
+    def validate_reconfiguration(self, new_config: Any) -> None:
+        if self.ssl_factory is not None:
+            self.ssl_factory.validate_reconfiguration(ListenerSecurityConfig.for_listener(new_config,
+                                                                                          self.listener_name))
+
+    def reconfigure(self, new_config: Any, reload_only: bool = False) -> None:
+        """Take the stores ``new_config`` names (ConfigException if they cannot replace the current
+        ones); ``reload_only``: only when the settings are unchanged and a store file was rewritten."""
+        if self.ssl_factory is None:
+            return
+        view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
+        if reload_only and self.ssl_factory.configs_changed(view):
+            return
+        with self._ssl_lock:
+            if self.ssl_factory.reconfigure(view):
+                self.ssl_context = self.ssl_factory.context
+                logger.info("Created new server SSL context for listener %s with keystore %s truststore %s",
+                            self.listener_name, self.ssl_factory.ssl_engine_factory.keystore,
+                            self.ssl_factory.ssl_engine_factory.truststore)
 
     def build_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> Optional[SaslServerAuthenticator]:
         return None if self.sasl is None else self.sasl.new_authenticator(connection_id, time)
@@ -174,10 +211,11 @@ def create_channel_builder(config: Any, listener_name: str, security_protocol: S
     if security_protocol is SecurityProtocol.PLAINTEXT:
         return None
     view = ListenerSecurityConfig.for_listener(config, listener_name)
-    ssl_context = None
+    ssl_context = ssl_factory = None
     mapper = None
     if security_protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL):
-        ssl_context = create_server_context(view)
+        ssl_factory = SslFactory(view, "server")
+        ssl_context = ssl_factory.context
         rules = view.get_string("ssl.principal.mapping.rules") or "DEFAULT"
         try:
             mapper = SslPrincipalMapper(rules)
@@ -188,7 +226,7 @@ def create_channel_builder(config: Any, listener_name: str, security_protocol: S
         sasl = SaslServerConfig(view, credential_cache)
     return ChannelBuilder(listener_name, security_protocol, ssl_context, mapper, sasl,
                           int(view.get("connection.failed.authentication.delay.ms") or 0),
-                          int(view.get("sasl.server.max.receive.size") or 524288))
+                          int(view.get("sasl.server.max.receive.size") or 524288), ssl_factory)
 
 
 # ---- the client side: a broker connecting to another broker's listener --------------------

@@ -412,16 +412,35 @@ class SocketServer(KafkaMetricsGroup):
         processor.selector.metrics.connections_by_client.close()
         processor.selector.metrics.connections_by_cipher.close()
 
-    # ---- BrokerReconfigurable (SocketServer.reconfigure): connection limits at runtime ------
+    # ---- BrokerReconfigurable (SocketServer.reconfigure): connection limits at runtime, and
+    # each TLS listener's key and trust stores (its channel builder, Kafka's ListenerReconfigurable)
     @property
     def reconfigurable_configs(self) -> frozenset[str]:
         from kafka_py.server.kafka_config import SOCKET_SERVER_RECONFIGURABLE_CONFIGS
-        return SOCKET_SERVER_RECONFIGURABLE_CONFIGS
+        names = set(SOCKET_SERVER_RECONFIGURABLE_CONFIGS)
+        for builder in list(self._channel_builders.values()):
+            names.update(builder.reconfigurable_configs)
+        return frozenset(names)
 
     def validate_reconfiguration(self, new_config: Any) -> None:
         parse_max_connections_per_ip_overrides(new_config.max_connections_per_ip_overrides)
+        for builder in list(self._channel_builders.values()):
+            builder.validate_reconfiguration(new_config)
+
+    def reload_updated_files(self, new_config: Any) -> None:
+        """Key or trust store files rewritten in place under unchanged settings are read again
+        (DynamicBrokerConfig.reloadUpdatedFilesWithoutConfigChange)."""
+        for builder in list(self._channel_builders.values()):
+            builder.reconfigure(new_config, reload_only=True)
 
     def reconfigure(self, old_config: Any, new_config: Any) -> None:
+        from kafka_py.utils.config_def import ConfigException
+        for builder in list(self._channel_builders.values()):
+            try:
+                builder.reconfigure(new_config)
+            except ConfigException as e:
+                # validated before the config was taken; a store changed on disk since then
+                self.logger.error("Listener %s keeps its key and trust stores: %s", builder.listener_name, e)
         quotas = self.connection_quotas
         if quotas is None:
             return

@@ -92,6 +92,7 @@ from kafka_py.server.metadata.scram_publisher import ScramPublisher
 from kafka_py.server.raft_replica_manager import RaftReplicaManager
 from kafka_py.server.zk_admin_manager import ConfigHelper
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import BrokerInfo
@@ -379,7 +380,8 @@ class BrokerServer:
             self.logger.info("started")
         except BaseException as e:
             self._maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
-            self.logger.critical("Fatal error during broker startup. Prepare to shutdown", exc_info=e)
+            self.logger.critical("Fatal error during broker startup. Prepare to shutdown",
+                                 exc_info=None if isinstance(e, ConfigException) else e)
             self.shutdown()
             raise
 

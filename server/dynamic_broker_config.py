@@ -15,9 +15,14 @@ brokers/<id> or brokers/<default>), the new config replaces the current one and 
 kafka-py has: it turns the broker's log.* defaults into new topic-config defaults for the
 LogManager and every live log (keeping each log's own topic overrides on top).
 
-Not ported: password encoding (kafka-py declares no dynamic password configs), SSL
-keystore reloads, listener / thread-pool / metrics reconfiguration, custom (undeclared)
-dynamic keys.
+A TLS listener's key and trust stores (``listener.name.<l>.ssl.keystore.location`` and the
+other DYNAMIC_SECURITY_CONFIGS, only with the listener prefix) are the SocketServer's to
+reconfigure: its channel builders validate the new stores before the change is taken, and
+``reload_updated_files_without_config_change`` reads store files rewritten in place again.
+
+Not ported: password encoding (a dynamic password config is refused, as Kafka refuses it
+without ``password.encoder.secret``), listener / thread-pool / metrics reconfiguration,
+custom (undeclared) dynamic keys.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from kafka_py.server.kafka_config import (
     CONFIG_DEF,
     DYNAMIC_BROKER_CONFIGS,
     DYNAMIC_LOG_CONFIGS,
+    DYNAMIC_SECURITY_CONFIGS,
     PER_BROKER_CONFIGS,
     KafkaConfig,
 )
@@ -216,6 +222,16 @@ class DynamicBrokerConfig:
                     raise ConfigException(sorted(props)[0] if props else "", None,
                                           f"Invalid dynamic configuration: {e}") from e
 
+    def reload_updated_files_without_config_change(self, props: Mapping[str, Any]) -> None:
+        """An AlterConfigs of this broker's layer reads again the store files rewritten in place
+        whose settings it does not change (a change of settings is applied through ZooKeeper)."""
+        with self._lock:
+            candidate = self._current_config.with_dynamic_overrides(per_broker=props)
+            for reconfigurable in list(self._broker_reconfigurables):
+                reload = getattr(reconfigurable, "reload_updated_files", None)
+                if reload is not None:
+                    reload(candidate)
+
     def to_persistent_props(self, config_props: Mapping[str, Any], per_broker_config: bool) -> dict[str, str]:
         props = _string_map(config_props)
         for name in props:
@@ -241,6 +257,8 @@ class DynamicBrokerConfig:
              f"Unknown configs in the dynamic {level} config will be ignored")
         drop([k for k in props if base_config_name(k) not in DYNAMIC_BROKER_CONFIGS],
              "Non-dynamic configs configured in ZooKeeper will be ignored")
+        drop([k for k in props if k in DYNAMIC_SECURITY_CONFIGS],
+             "Security configs can be dynamically updated only using listener prefix, base configs will be ignored")
         invalid = []
         for name, value in props.items():
             key = CONFIG_DEF.config_keys[base_config_name(name)]

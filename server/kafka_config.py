@@ -90,7 +90,8 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "KafkaConfig", "Defaults", "CONFIG_DEF", "DYNAMIC_BROKER_CONFIGS", "PER_BROKER_CONFIGS",
     "DYNAMIC_LOG_CONFIGS", "DYNAMIC_THREAD_POOL_CONFIGS", "LOG_CLEANER_RECONFIGURABLE_CONFIGS",
-    "SOCKET_SERVER_RECONFIGURABLE_CONFIGS", "DYNAMIC_LISTENER_CONFIGS", "SUPPORTED_SECURITY_PROTOCOLS",
+    "SOCKET_SERVER_RECONFIGURABLE_CONFIGS", "DYNAMIC_LISTENER_CONFIGS", "DYNAMIC_SECURITY_CONFIGS",
+    "SUPPORTED_SECURITY_PROTOCOLS",
     "broker_config_synonyms", "ConfigException", "java_double_to_string", "ProcessRole",
 ]
 
@@ -576,17 +577,21 @@ CONFIG_DEF: ConfigDef = (
             "TLS versions a listener accepts (TLSv1.2, TLSv1.3).")
     .define("ssl.cipher.suites", Type.LIST, "", None, _L,
             "TLS 1.2 cipher suites (OpenSSL names); empty means the library's defaults.")
-    .define("ssl.keystore.type", Type.STRING, "JKS", None, _M, "Key store format; kafka-py reads PEM only.")
+    .define("ssl.keystore.type", Type.STRING, "JKS", None, _M, "Key store format: JKS, PKCS12 or PEM.")
     .define("ssl.keystore.location", Type.STRING, None, None, _H,
             "PEM file holding the listener's private key and certificate chain.")
-    .define("ssl.keystore.password", Type.PASSWORD, None, None, _H, "Key store password (unused for PEM).")
-    .define("ssl.key.password", Type.PASSWORD, None, None, _H, "Password of an encrypted private key.")
+    .define("ssl.keystore.password", Type.PASSWORD, None, None, _H,
+            "Key store password (JKS and PKCS12; none for PEM).")
+    .define("ssl.key.password", Type.PASSWORD, None, None, _H,
+            "Password of the private key (JKS: its entry's; PEM: of an encrypted key).")
     .define("ssl.keystore.certificate.chain", Type.PASSWORD, None, None, _H,
             "Certificate chain in PEM, inline (instead of ssl.keystore.location).")
     .define("ssl.keystore.key", Type.PASSWORD, None, None, _H, "Private key in PEM, inline.")
-    .define("ssl.truststore.type", Type.STRING, "JKS", None, _M, "Trust store format; kafka-py reads PEM only.")
-    .define("ssl.truststore.location", Type.STRING, None, None, _H, "PEM file of trusted CA certificates.")
-    .define("ssl.truststore.password", Type.PASSWORD, None, None, _H, "Trust store password (unused for PEM).")
+    .define("ssl.truststore.type", Type.STRING, "JKS", None, _M, "Trust store format: JKS, PKCS12 or PEM.")
+    .define("ssl.truststore.location", Type.STRING, None, None, _H,
+            "File of trusted CA certificates, of ssl.truststore.type.")
+    .define("ssl.truststore.password", Type.PASSWORD, None, None, _H,
+            "Trust store password (JKS and PKCS12; none for PEM).")
     .define("ssl.truststore.certificates", Type.PASSWORD, None, None, _H, "Trusted certificates in PEM, inline.")
     .define("ssl.client.auth", Type.STRING, "none", case_insensitive_in_list("required", "requested", "none"), _M,
             "Whether clients must (required), may (requested) or do not (none) present a certificate.")
@@ -791,6 +796,13 @@ DYNAMIC_THREAD_POOL_CONFIGS: frozenset[str] = frozenset({
     "num.io.threads", "num.network.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
     "background.threads",
 })
+#: DynamicBrokerConfig.DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS): a listener's key
+#: and trust stores, changed only with the listener prefix (listener.name.<l>.ssl.keystore.location).
+DYNAMIC_SECURITY_CONFIGS: frozenset[str] = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates",
+})
 #: DynamicListenerConfig.ReconfigurableConfigs without the SSL/SASL keys kafka-py does not declare.
 DYNAMIC_LISTENER_CONFIGS: frozenset[str] = frozenset({
     "advertised.listeners", "listeners", "listener.security.protocol.map",
@@ -809,10 +821,11 @@ DYNAMIC_REPLICATION_QUOTA_CONFIGS: frozenset[str] = frozenset({
 DYNAMIC_BROKER_CONFIGS: frozenset[str] = (
     DYNAMIC_LOG_CONFIGS | LOG_CLEANER_RECONFIGURABLE_CONFIGS | DYNAMIC_THREAD_POOL_CONFIGS
     | frozenset({"metric.reporters"}) | DYNAMIC_LISTENER_CONFIGS | SOCKET_SERVER_RECONFIGURABLE_CONFIGS
-    | DYNAMIC_REPLICATION_QUOTA_CONFIGS
+    | DYNAMIC_REPLICATION_QUOTA_CONFIGS | DYNAMIC_SECURITY_CONFIGS
 )
 #: Dynamic keys that only make sense for one broker, never as a cluster-wide default.
-PER_BROKER_CONFIGS: frozenset[str] = DYNAMIC_LISTENER_CONFIGS - {"max.connections", "max.connection.creation.rate"}
+PER_BROKER_CONFIGS: frozenset[str] = (DYNAMIC_LISTENER_CONFIGS | DYNAMIC_SECURITY_CONFIGS) - {
+    "max.connections", "max.connection.creation.rate"}
 
 _LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(.*)\Z")
 
@@ -985,6 +998,10 @@ class KafkaConfig:
         if non_dynamic:
             raise ConfigException(non_dynamic[0], props.get(non_dynamic[0]),
                                   f"Cannot update these configs dynamically: {non_dynamic}")
+        unprefixed = sorted(k for k in props if k in DYNAMIC_SECURITY_CONFIGS)
+        if unprefixed:
+            raise ConfigException(unprefixed[0], "[hidden]", "These security configs can be dynamically updated "
+                                  f"only per-listener using the listener prefix: {unprefixed}")
         if not per_broker:
             broker_only = sorted(n for n in names if n in PER_BROKER_CONFIGS)
             if broker_only:

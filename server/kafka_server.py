@@ -102,6 +102,7 @@ from kafka_py.server.finalized_feature_change_listener import FinalizedFeatureCh
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.admin_zk_client import AdminZkClient
@@ -410,8 +411,9 @@ class KafkaServer:
             self._is_starting_up = False
             self.logger.info("started")
         except BaseException as e:
+            # A configuration error names its key and the problem; its stack says nothing more.
             self.logger.critical("Fatal error during KafkaServer startup. Prepare to shutdown",
-                                 exc_info=e)
+                                 exc_info=None if isinstance(e, ConfigException) else e)
             self._is_starting_up = False
             self._shutdown_started_components()
             raise

@@ -861,6 +861,7 @@ class ZkAdminManager:
         self.dynamic_config.validate(props, per_broker_config)
         if not validate_only:
             if per_broker_config:
+                self.dynamic_config.reload_updated_files_without_config_change(props)
                 self.logger.info("Updating broker %s with new configuration : %s", broker_id,
                                  dict(props))
             else:

@@ -344,10 +344,10 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
             # https (Kafka's default): the broker's certificate must name the host; empty: it need not.
             out["ssl_check_hostname"] = bool(value.strip())
             continue
-        if name in ("ssl.keystore.type", "ssl.truststore.type"):
-            if value.strip().upper() != "PEM":
-                raise CommandError(f"Invalid value {value} for configuration {name}: the tools read PEM files only")
-            continue
+        if name in ("ssl.keystore.type", "ssl.truststore.type", "ssl.keystore.password",
+                    "ssl.truststore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
+                    "ssl.truststore.certificates"):
+            continue  # read with the stores below
         key = _RENAMED_CLIENT_CONFIGS.get(name, name.replace(".", "_").replace("-", "_"))
         if key not in defaults:
             logger.warning("The configuration '%s' was supplied but isn't a known config.", name)
@@ -368,7 +368,49 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
             out[key] = int(value)  # optional sizes such as send_buffer_bytes default to None
         else:
             out[key] = _coerce(name, value, defaults[key])
+    if _needs_ssl_context(props):
+        # kafka-python reads PEM files only: JKS and PKCS12 stores, and inline PEM, become the
+        # SSLContext it is handed instead.
+        for keyword in (*_SSL_FILE_CONFIGS.values(), "ssl_check_hostname"):
+            out.pop(keyword, None)
+        out["ssl_context"] = client_ssl_context(props)
     return out
+
+
+def _needs_ssl_context(props: Mapping[str, str]) -> bool:
+    if (props.get("security.protocol") or "PLAINTEXT").strip().upper() not in ("SSL", "SASL_SSL"):
+        return False
+    if any(props.get(k) for k in ("ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates")):
+        return True
+    return any((props.get(k) or "PEM").strip().upper() != "PEM" for k in ("ssl.keystore.type", "ssl.truststore.type"))
+
+
+def client_ssl_context(props: Mapping[str, str]) -> Any:
+    """The SSLContext of a tool's connections from the Java client's ``ssl.*`` properties:
+    JKS, PKCS12 or PEM key and trust stores as kafka_py/security/ssl_factory.py reads them for
+    brokers, ``ssl.endpoint.identification.algorithm`` https by default as in Kafka's clients.
+    CommandError naming the key for a value it cannot use."""
+    from kafka_py.security.listener_config import ListenerSecurityConfig
+    from kafka_py.security.ssl_factory import create_client_context
+    from kafka_py.server.kafka_config import CONFIG_DEF
+    from kafka_py.utils.config_def import ConfigException
+
+    values: dict[str, Any] = {key: CONFIG_DEF.parse_value(config_key, config_key.default_value, False)
+                              for key, config_key in CONFIG_DEF.config_keys.items()
+                              if key.startswith("ssl.") and config_key.has_default}
+    values["ssl.endpoint.identification.algorithm"] = "https"
+    for key, value in props.items():
+        if key.startswith("ssl.") and key in CONFIG_DEF.config_keys:
+            try:
+                values[key] = CONFIG_DEF.parse_value(CONFIG_DEF.config_keys[key], value, True)
+            except ConfigException as e:
+                raise CommandError(f"Invalid value {value} for configuration {key}: {e}") from None
+    try:
+        return create_client_context(ListenerSecurityConfig("command-config", {}, CONFIG_DEF, values))
+    except ConfigException as e:
+        raise CommandError(f"Invalid TLS configuration: {e}") from None
+    except (OSError, ValueError) as e:
+        raise CommandError(f"Unable to load the TLS key or trust store: {e}") from None
 
 
 def _is_oauthbearer(props: Mapping[str, str]) -> bool:
@@ -421,17 +463,13 @@ def oauthbearer_token_provider(props: Mapping[str, str]) -> Any:
 def admin_channel_builder(props: Mapping[str, str]) -> Any:
     """How a tool's own connection (kafka_py/clients/network_client.py) reaches a secured
     listener, from the admin client properties of ``--command-config``: ``security.protocol``,
-    ``ssl.*`` (PEM trust and key stores, ``ssl.endpoint.identification.algorithm``, https by
+    ``ssl.*`` (JKS, PKCS12 or PEM stores, ``ssl.endpoint.identification.algorithm``, https by
     default as in Kafka's clients), ``sasl.mechanism`` (PLAIN by default here: kafka-py has
     no GSSAPI) and the ``username``/``password`` of ``sasl.jaas.config``. None for PLAINTEXT;
     CommandError naming the key for a value it cannot use."""
     from kafka_py.cluster.broker import SecurityProtocol
     from kafka_py.network.channel_builders import SUPPORTED_SASL_MECHANISMS, ClientChannelBuilder
     from kafka_py.security.jaas_config import client_credentials, parse_jaas_config
-    from kafka_py.security.listener_config import ListenerSecurityConfig
-    from kafka_py.security.ssl_factory import create_client_context
-    from kafka_py.server.kafka_config import CONFIG_DEF
-    from kafka_py.utils.config_def import ConfigException
 
     name = (props.get("security.protocol") or "PLAINTEXT").strip().upper()
     try:
@@ -443,24 +481,7 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
         return None
     ssl_context = None
     if protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL):
-        values: dict[str, Any] = {key: CONFIG_DEF.parse_value(config_key, config_key.default_value, False)
-                                  for key, config_key in CONFIG_DEF.config_keys.items()
-                                  if key.startswith("ssl.") and config_key.has_default}
-        values["ssl.endpoint.identification.algorithm"] = "https"
-        for key, value in props.items():
-            if key.startswith("ssl.") and key in CONFIG_DEF.config_keys:
-                try:
-                    values[key] = CONFIG_DEF.parse_value(CONFIG_DEF.config_keys[key], value, True)
-                except ConfigException as e:
-                    raise CommandError(f"Invalid value {value} for configuration {key}: {e}") from None
-        for key in ("ssl.keystore.type", "ssl.truststore.type"):
-            values.setdefault(key, "PEM")
-        try:
-            ssl_context = create_client_context(ListenerSecurityConfig("command-config", {}, CONFIG_DEF, values))
-        except ConfigException as e:
-            raise CommandError(f"Invalid TLS configuration: {e}") from None
-        except (OSError, ValueError) as e:
-            raise CommandError(f"Unable to load the TLS key or trust store: {e}") from None
+        ssl_context = client_ssl_context(props)
     mechanism = username = password = extensions = None
     if protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
         mechanism = (props.get("sasl.mechanism") or "PLAIN").strip()
