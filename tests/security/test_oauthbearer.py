@@ -6,7 +6,7 @@ One ZooKeeper-mode broker for the module, with a PLAINTEXT listener (the harness
 SASL_PLAINTEXT listeners offering OAUTHBEARER:
 
 * INTERNAL, the inter-broker listener (``sasl.mechanism.inter.broker.protocol=OAUTHBEARER``, the
-  broker logs in with the unsecured login as ``broker``), sessions of at most 60 s;
+  broker logs in with the unsecured login as ``broker``, tokens of 6 s), sessions of at most 60 s;
 * SCOPED, the unsecured validator requiring the scope ``kafka.produce``;
 * CUSTOM, the validator tests/security/oauth_callback_handlers.py by dotted path, accepting
   ``alice`` only.
@@ -37,6 +37,7 @@ from tests.integration.broker_harness import ROOT, BrokerProcess, free_port, uni
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 MAX_REAUTH_MS = 60_000
+BROKER_TOKEN_LIFETIME_S = 6
 INVALID_CREDENTIALS = ("Authentication failed during authentication due to invalid credentials with SASL "
                        "mechanism OAUTHBEARER")
 
@@ -55,7 +56,8 @@ def oauth_broker(zookeeper, tmp_path_factory):
         "sasl.enabled.mechanisms": "OAUTHBEARER",
         "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
         "listener.name.internal.oauthbearer.sasl.jaas.config":
-            f'{MODULE} required unsecuredLoginStringClaim_sub="broker" unsecuredLoginExtension_role="replica";',
+            f'{MODULE} required unsecuredLoginStringClaim_sub="broker" unsecuredLoginExtension_role="replica" '
+            f'unsecuredLoginLifetimeSeconds="{BROKER_TOKEN_LIFETIME_S}";',
         "listener.name.internal.oauthbearer.connections.max.reauth.ms": str(MAX_REAUTH_MS),
         "listener.name.scoped.oauthbearer.sasl.jaas.config":
             f'{MODULE} required unsecuredValidatorRequiredScope="kafka.produce" '
@@ -69,6 +71,7 @@ def oauth_broker(zookeeper, tmp_path_factory):
     })
     broker.write_config()
     broker.start()
+    broker.started_at = time.monotonic()
     broker.oauth_ports = ports
     broker.metrics_port = metrics_port
     yield broker
@@ -419,3 +422,18 @@ def test_the_tools_log_in_with_the_unsecured_login(oauth_broker, tmp_path) -> No
     # ... kafka-broker-api-versions.sh through the tools' own connection (OAuthBearerSaslClient)
     versions = _tool("kafka-broker-api-versions.sh", "--bootstrap-server", server, "--command-config", str(config))
     assert versions.returncode == 0 and "SaslAuthenticate(36)" in versions.stdout, versions.stderr
+
+
+def test_the_broker_renews_its_own_token_and_its_connections_carry_on(oauth_broker) -> None:
+    """Past several of its 6-second tokens, the controller's channel (re-authenticated with new
+    tokens from the broker's login) still makes a new topic's leader."""
+    time.sleep(max(0.0, oauth_broker.started_at + 3 * BROKER_TOKEN_LIFETIME_S - time.monotonic()))
+    topic = f"oauth-renewed-{uuid.uuid4().hex[:6]}"
+    producer = KafkaProducer(bootstrap_servers=oauth_broker.bootstrap, acks="all")
+    try:
+        producer.send(topic, b"after-renewal").get(timeout=60)
+    finally:
+        producer.close(timeout=30)
+    output = oauth_broker.output()
+    assert "failed authentication due to" not in output
+    assert output.count("Successfully validated token with principal broker") >= 2
