@@ -126,7 +126,7 @@ def parse_scope(space_delimited_scope: str) -> list[str]:
 
 def _java_type_name(value: Any) -> str:
     """The simple Java class name Jackson would have given a claim's value (for messages)."""
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, str):
         return "String"
     if isinstance(value, int):
         return "Integer" if -2 ** 31 <= value < 2 ** 31 else "Long"
@@ -182,10 +182,7 @@ def to_map(split: str) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise _failure("malformed JSON") from None
     if not isinstance(node, dict):
-        # Jackson iterates no fields of a scalar or an array: an empty map
-        if node is None:
-            raise _failure("malformed JSON")
-        return {}
+        return {}  # Jackson iterates no fields of a scalar, an array or null: an empty map
     return {key: _convert(value) for key, value in node.items()}
 
 
@@ -224,6 +221,8 @@ class OAuthBearerUnsecuredJws:
         self.claims = to_map(splits[1])
         alg = self.header.get("alg")
         if alg is None:
+            # (Kafka throws a NullPointerException here, which ends the connection without an
+            # answer; an invalid token is the answer it meant)
             raise _failure("JWS header must have an Algorithm value")
         if str(alg) != "none":
             raise _failure("Unsecured JWS must have 'none' for an algorithm")

@@ -97,7 +97,7 @@ def test_a_bad_claim_set_is_an_invalid_token(claims, header, signature) -> None:
         ('{"status":"invalid_token"}', '{"status":"invalid_token"}')
 
 
-@pytest.mark.parametrize("token", ["abc", "a.b", "a..b", "a.e30.", "e30.bm90IGpzb24.", "W10.W10."])
+@pytest.mark.parametrize("token", ["abc", "a.b", "a..b", "a.e30.", "e30.bm90IGpzb24.", "W10.W10.", "bnVsbA.bnVsbA."])
 def test_a_malformed_compact_serialization_is_an_invalid_token(token) -> None:
     server = OAuthBearerSaslServer(_validator())
     answer, _ = _refusal(server, first_message(token))
