@@ -28,7 +28,7 @@ from typing import Any
 
 from kio.static.primitive import i16
 
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
+from kafka_py.protocol.api_keys import DELEGATION_TOKEN_APIS, IMPLEMENTED_APIS, ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.schema_imports import import_schema_module
 
@@ -69,7 +69,8 @@ def broker_apis() -> dict[ApiKeys, range]:
     """The APIs a KRaft broker's listeners serve: the broker's, and UnregisterBroker, which
     2.8.2's spec gives the broker listener (forwarded to the controller) and not the
     ZooKeeper-mode one."""
-    apis = {api: api.supported_versions() for api in IMPLEMENTED_APIS}
+    # (not the delegation token APIs, which 2.8.2 serves in ZooKeeper mode only)
+    apis = {api: api.supported_versions() for api in IMPLEMENTED_APIS if api not in DELEGATION_TOKEN_APIS}
     apis[ApiKeys.UNREGISTER_BROKER] = ApiKeys.UNREGISTER_BROKER.schema_versions()
     return {api: versions for api, versions in apis.items() if versions}
 

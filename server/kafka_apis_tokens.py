@@ -50,11 +50,6 @@ from kafka_py.server.delegation_token_manager import ERROR_TIMESTAMP, filter_tok
 from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
 from kafka_py.server.kafka_apis_common import millis
 
-#: The APIs of this module (a KRaft broker of 2.8.2 serves none of them).
-DELEGATION_TOKEN_APIS = frozenset((ApiKeys.CREATE_DELEGATION_TOKEN, ApiKeys.RENEW_DELEGATION_TOKEN,
-                                   ApiKeys.EXPIRE_DELEGATION_TOKEN, ApiKeys.DESCRIBE_DELEGATION_TOKEN))
-
-
 def create_token_response(error: Errors, owner: str, issue_timestamp: int = -1, expiry_timestamp: int = -1,
                           max_timestamp: int = -1, token_id: str = "", hmac: bytes = b"") -> Any:
     """CreateDelegationTokenResponse.prepareResponse."""
@@ -195,5 +190,5 @@ class DelegationTokenRequestHandlers:
         self.apis.send_response(request, describe_tokens_response(Errors.NONE, tokens))
 
 
-__all__ = ["DELEGATION_TOKEN_APIS", "DelegationTokenRequestHandlers", "create_token_response",
+__all__ = ["DelegationTokenRequestHandlers", "create_token_response",
            "describe_tokens_response"]

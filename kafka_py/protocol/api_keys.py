@@ -259,6 +259,17 @@ IMPLEMENTED_APIS: frozenset[ApiKeys] = frozenset({
 })
 
 
+# The delegation token APIs (KIP-48). 2.8.2's specs give them the zkBroker listener alone (the
+# tokens live in ZooKeeper): a KRaft broker neither lists them nor reads a request of one
+# (server/api_version_manager.py's broker_apis).
+DELEGATION_TOKEN_APIS: frozenset[ApiKeys] = frozenset({
+    ApiKeys.CREATE_DELEGATION_TOKEN,
+    ApiKeys.RENEW_DELEGATION_TOKEN,
+    ApiKeys.EXPIRE_DELEGATION_TOKEN,
+    ApiKeys.DESCRIBE_DELEGATION_TOKEN,
+})
+
+
 def _schema_range(api: ApiKeys) -> range:
     """2.8.2's versions intersected with those that have request and response classes
     (kafka_py.protocol.schema's, or kio's for the versions it has)."""

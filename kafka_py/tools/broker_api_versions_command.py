@@ -11,7 +11,7 @@ version usable by a client of Kafka 2.8.2 (this project's ApiKeys)::
     	Produce(0): 0 to 9 [usable: 9],
     	Fetch(1): 0 to 12 [usable: 12],
     	...
-    	DescribeDelegationToken(41): UNSUPPORTED,
+    	DescribeProducers(61): UNSUPPORTED,
     	...
     )
 

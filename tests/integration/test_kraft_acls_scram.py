@@ -24,6 +24,7 @@ from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAuthorizationFailedError
 
 from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from tests.integration.broker_harness import ROOT, RawClient, free_port, port_open, wait_until
@@ -258,3 +259,22 @@ def test_scram_users_and_acls_survive_a_restart_from_a_snapshot(node):
     _ok(node.tool("kafka-configs.sh", "--alter", "--entity-type", "users", "--entity-name", "alice",
                   "--delete-config", "SCRAM-SHA-256"))
     wait_until(lambda: _login_outcome(node.sasl("alice")) == "refused", WAIT, "alice could still log in")
+
+
+def test_delegation_token_apis_are_not_served(node):
+    """As by Kafka 2.8.2's KRaft broker, whose token API specs name the zkBroker listener alone:
+    ApiVersions does not list them, and a request of one closes the connection."""
+    with RawClient(node.port, timeout=20) as client:
+        versions = client.request(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
+            client_software_name="kafka-py-test", client_software_version="1"))
+    listed = {int(k.api_key) for k in versions.api_keys}
+    assert ApiKeys.METADATA.id in listed and ApiKeys.CREATE_ACLS.id in listed
+    assert not listed & {ApiKeys.CREATE_DELEGATION_TOKEN.id, ApiKeys.RENEW_DELEGATION_TOKEN.id,
+                         ApiKeys.EXPIRE_DELEGATION_TOKEN.id, ApiKeys.DESCRIBE_DELEGATION_TOKEN.id}
+    for api, values in ((ApiKeys.CREATE_DELEGATION_TOKEN, {"renewers": (), "max_lifetime": -1}),
+                        (ApiKeys.DESCRIBE_DELEGATION_TOKEN, {"owners": None})):
+        with RawClient(node.port, timeout=20) as client:
+            client.send(api, 2, build_entity(request_schema(api, 2), values))
+            assert client.closed_by_broker()
+    # the node still serves
+    assert int(_describe_acls(node).error_code) == 0
