@@ -31,6 +31,7 @@ import click
 
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.spark.job_support import (
+    STATE_FILE_NAME,
     build_session,
     common_options,
     default_master,
@@ -54,7 +55,6 @@ from kafka_py.tools.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 
-STATE_FILE_NAME = "_kafka_log_export_state.json"
 STATE_VERSION = 1
 
 

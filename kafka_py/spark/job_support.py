@@ -16,6 +16,10 @@ import click
 
 PROGRESS_CHOICES = ("bar", "spark", "none")
 
+#: Where a batch export (bin/kafka-log-to-parquet.sh without --stream) keeps the offsets it
+#: exported, in its output directory; a streaming export refuses an output that holds one.
+STATE_FILE_NAME = "_kafka_log_export_state.json"
+
 
 def build_session(app_name: str, master: Optional[str] = None, conf: Iterable[tuple[str, str]] = (),
                   progress: str = "bar"):

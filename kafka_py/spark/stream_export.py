@@ -26,6 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from kafka_py.spark.job_support import STATE_FILE_NAME
 from kafka_py.spark.options import KafkaLogOptionsException
 
 logger = logging.getLogger(__name__)
@@ -70,8 +71,6 @@ class StreamExport:
         self.query = None
 
     def _check_output(self) -> None:
-        from kafka_py.spark.export_job import STATE_FILE_NAME
-
         local = self.output.removeprefix("file://")
         if "://" not in local and os.path.exists(os.path.join(local, STATE_FILE_NAME)):
             raise KafkaLogOptionsException(

@@ -49,6 +49,9 @@ from kafka_py.clients.network_client import RECONNECT_BACKOFF_MS, NetworkClient
 from kafka_py.clients.network_client_utils import NodeConnection
 from kafka_py.cluster.broker import Node
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.coordinator.transaction.transaction_marker_request_completion_handler import (
+    TransactionMarkerRequestCompletionHandler,
+)
 from kafka_py.coordinator.transaction.transaction_metadata import TransactionMetadata, TxnTransitMetadata
 from kafka_py.coordinator.transaction.transaction_state_manager import (
     CoordinatorEpochAndTxnMetadata,
@@ -294,9 +297,6 @@ class TransactionMarkerChannelManager(ShutdownableThread):
             for m in markers))
 
     def completion_handler(self, broker_id: int, entries: List[TxnIdAndMarkerEntry]):
-        from kafka_py.coordinator.transaction.transaction_marker_request_completion_handler import (
-            TransactionMarkerRequestCompletionHandler,
-        )
         return TransactionMarkerRequestCompletionHandler(broker_id, self.txn_state_manager, self, entries)
 
     # ------------------------------------------------------------------ queues

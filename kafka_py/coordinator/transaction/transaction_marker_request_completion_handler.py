@@ -16,16 +16,18 @@ What the marker sender does with the answer to one WriteTxnMarkers request (or w
 from __future__ import annotations
 
 import logging
-from typing import Any, List
+from typing import TYPE_CHECKING, Any, List
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.transaction.transaction_marker_channel_manager import (
-    TransactionMarkerChannelManager,
-    TxnIdAndMarkerEntry,
-)
 from kafka_py.coordinator.transaction.transaction_state_manager import TransactionStateManager
 from kafka_py.protocol.errors import Errors
 from kafka_py.utils.logging import IdentLogger
+
+if TYPE_CHECKING:  # the channel manager makes these handlers: only its types are named here
+    from kafka_py.coordinator.transaction.transaction_marker_channel_manager import (
+        TransactionMarkerChannelManager,
+        TxnIdAndMarkerEntry,
+    )
 
 logger = logging.getLogger(__name__)
 
