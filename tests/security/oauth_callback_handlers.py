@@ -41,3 +41,31 @@ class SingleSubjectValidatorCallbackHandler:
 
     def close(self) -> None:
         pass
+
+
+class StaticSubjectLoginCallbackHandler:
+    """A login by dotted path (``sasl.login.callback.handler.class``): unsecured tokens for the
+    subject of the JAAS option ``subject``, with the SASL extension ``origin=static``."""
+
+    def configure(self, configs: Mapping[str, Any], sasl_mechanism: str, jaas_config_entries: Sequence[Any]) -> None:
+        self.subject = jaas_config_entries[0].options["subject"]
+
+    def handle(self, callbacks: Sequence[Any]) -> None:
+        from kafka_py.security.oauthbearer import OAuthBearerTokenCallback, SaslExtensionsCallback
+        from kafka_py.security.oauthbearer_unsecured import OAuthBearerUnsecuredLoginCallbackHandler
+        from kafka_py.security.jaas_config import AppConfigurationEntry
+
+        for callback in callbacks:
+            if isinstance(callback, OAuthBearerTokenCallback):
+                unsecured = OAuthBearerUnsecuredLoginCallbackHandler()
+                unsecured.configure({}, "OAUTHBEARER", [AppConfigurationEntry(
+                    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule", "required",
+                    {"unsecuredLoginStringClaim_sub": self.subject})])
+                callback.token = unsecured.token()
+            elif isinstance(callback, SaslExtensionsCallback):
+                callback.extensions = {"origin": "static"}
+            else:
+                raise UnsupportedCallbackException(callback)
+
+    def close(self) -> None:
+        pass

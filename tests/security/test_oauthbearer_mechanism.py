@@ -319,3 +319,27 @@ def test_a_validator_that_returns_a_broken_token_refuses_the_client() -> None:
 
     with pytest.raises(SaslException, match="key server down"):
         OAuthBearerSaslServer(Raising()).evaluate_response(first_message(jws({"sub": "a", "exp": 4e9})))
+
+
+def test_a_login_by_dotted_path_for_the_broker_and_the_tools() -> None:
+    from kafka_py.network.channel_builders import inter_broker_client_channel_builder
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.tools.command_line_utils import CommandError, oauthbearer_login
+
+    handler = "tests.security.oauth_callback_handlers.StaticSubjectLoginCallbackHandler"
+    config = KafkaConfig({
+        "zookeeper.connect": "127.0.0.1:1",
+        "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL", "sasl.enabled.mechanisms": "OAUTHBEARER",
+        "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
+        "listener.name.internal.oauthbearer.sasl.jaas.config": f'{MODULE} required subject="replicator";',
+        "listener.name.internal.oauthbearer.sasl.login.callback.handler.class": handler}, do_log=False)
+    login = inter_broker_client_channel_builder(config).login
+    assert login.token().principal_name == "replicator" and login.extensions() == {"origin": "static"}
+
+    props = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+             "sasl.jaas.config": f'{MODULE} required subject="ops";', "sasl.login.callback.handler.class": handler}
+    assert oauthbearer_login(props).token().principal_name == "ops"
+    with pytest.raises(CommandError, match="cannot log in"):
+        oauthbearer_login({**props, "sasl.login.callback.handler.class": "tests.security.nowhere.Login"})
