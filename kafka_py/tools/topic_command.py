@@ -8,9 +8,16 @@ checks and output:
     Topic: t\tTopicId: ...\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: retention.ms=1000
     \tTopic: t\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0
 
+``--zookeeper HOST:PORT[/chroot]`` (deprecated in Kafka 2.8, still accepted there) works on
+ZooKeeper directly, as 2.8's ZookeeperTopicService: topics are created with an assignment
+computed here (AdminZkClient), listed with " - marked for deletion", described from their
+znodes (the leader and ISR from the partition state znodes), given partitions, have their
+configs changed with ``--alter --config``/``--delete-config`` (with Kafka's deprecation
+warning) and are marked for deletion in /admin/delete_topics. ``--create`` then needs
+``--partitions`` and ``--replication-factor`` unless ``--replica-assignment`` is given.
+
 Differences from Kafka's tool, on purpose:
 
-- only ``--bootstrap-server``; the deprecated ``--zookeeper`` mode is refused;
 - failures go to stderr (Kafka prints "Error while executing topic command : ..." on
   stdout) and exit with status 1; an unreachable cluster fails after the admin client's
   ``bootstrap.timeout.ms`` (15 s here unless --command-config sets it).
@@ -58,6 +65,8 @@ def _topic() -> Any:
     return Topic
 
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
+# TopicCommand's KafkaZkClient: 30 s session and connection timeouts
+ZK_TIMEOUT_MS = 30_000
 MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
 # TOPIC_ALREADY_EXISTS
 _TOPIC_EXISTS = 36
@@ -188,23 +197,26 @@ class TopicCommandOptions:
         if len(self.actions) != 1:
             raise click.UsageError(
                 "Command must include exactly one action: --list, --describe, --create, --alter or --delete")
-        if self.zookeeper is not None:
-            raise click.UsageError("--zookeeper is not supported by this tool; use --bootstrap-server")
-        if self.bootstrap_server is None:
-            raise click.UsageError("Missing required argument \"[bootstrap-server]\"")
+        if (self.bootstrap_server is None) == (self.zookeeper is None):
+            raise click.UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
         if self.describe and self.if_exists and self.topic is None:
             raise click.UsageError("Missing required argument \"[topic]\"")
         if not self.list and not self.describe and self.topic is None:
             raise click.UsageError("Missing required argument \"[topic]\"")
-        if self.alter:
+        if self.create and self.replica_assignment is None and self.zookeeper is not None:
+            for name, value in (("partitions", self.partitions), ("replication-factor", self.replication_factor)):
+                if value is None:
+                    raise click.UsageError(f"Missing required argument \"[{name}]\"")
+        if self.alter and self.bootstrap_server is not None:
             if self.config:
                 raise click.UsageError(
                     "Option \"--config\" can't be used with option \"--alter\" (the kafka-configs CLI "
                     "supports altering topic configs with a --bootstrap-server option)")
             if self.partitions is None:
                 raise click.UsageError("Missing required argument \"[partitions]\"")
-        if self.delete_config:
+        if self.delete_config and self.bootstrap_server is not None:
             raise click.UsageError("Option \"--delete-config\" can't be used with option \"--bootstrap-server\"")
+        invalid("delete-config", bool(self.delete_config), {"alter"})
         invalid("config", bool(self.config), {"alter", "create"})
         invalid("partitions", self.partitions is not None, {"alter", "create"})
         invalid("replication-factor", self.replication_factor is not None, {"create"})
@@ -530,7 +542,169 @@ class AdminClientTopicService:
                 raise CommandError(error_message(code, topic.get("error_message")))
 
 
-def run(opts: TopicCommandOptions, service_factory: Callable[[], AdminClientTopicService]) -> None:
+@dataclass
+class ZookeeperTopicService:
+    """TopicCommand.ZookeeperTopicService: the topics' znodes read and written directly."""
+
+    zk_client: Any
+    out: Out = field(default=click.echo)
+
+    @classmethod
+    def create(cls, zookeeper: str) -> "ZookeeperTopicService":
+        from kafka_py.zk.kafka_zk_client import KafkaZkClient
+
+        # kazoo's reconnect warnings would bury the one line that matters
+        logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
+        try:
+            zk_client = KafkaZkClient(zookeeper, session_timeout_ms=ZK_TIMEOUT_MS, connection_timeout_ms=ZK_TIMEOUT_MS,
+                                      create_chroot_if_missing=False, name="kafka-topics")
+        except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
+            raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+        return cls(zk_client)
+
+    def close(self) -> None:
+        self.zk_client.close()
+
+    def _admin_zk_client(self) -> Any:
+        from kafka_py.zk.admin_zk_client import AdminZkClient
+
+        return AdminZkClient(self.zk_client)
+
+    def get_topics(self, include: str | None, exclude_internal_topics: bool = False) -> list[str]:
+        return do_get_topics(sorted(self.zk_client.get_all_topics_in_cluster()), include, exclude_internal_topics)
+
+    def create_topic(self, opts: TopicCommandOptions) -> None:
+        from kafka_py.common.errors import TopicExistsException
+        from kafka_py.zk.admin_zk_client import RackAwareMode
+
+        name = opts.topic
+        assert name is not None
+        if _topic().has_collision_chars(name):
+            self.out("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore "
+                     "('_') could collide. To avoid issues it is best to use either, but not both.")
+        configs = parse_topic_configs_to_be_added(opts.config, self.out)
+        admin = self._admin_zk_client()
+        try:
+            assignment = opts.replica_assignment_map
+            if assignment is not None:
+                admin.create_topic_with_assignment(name, configs, assignment)
+            else:
+                assert opts.partitions is not None and opts.replication_factor is not None
+                admin.create_topic(name, opts.partitions, opts.replication_factor, configs,
+                                   RackAwareMode.DISABLED if opts.disable_rack_aware else RackAwareMode.ENFORCED)
+            self.out(f"Created topic {name}.")
+        except TopicExistsException as e:
+            if not opts.if_not_exists:
+                raise CommandError(str(e)) from e
+
+    def list_topics(self, opts: TopicCommandOptions) -> None:
+        for topic in self.get_topics(opts.topic, opts.exclude_internal):
+            if self.zk_client.is_topic_marked_for_deletion(topic):
+                self.out(f"{topic} - marked for deletion")
+            else:
+                self.out(topic)
+
+    def alter_topic(self, opts: TopicCommandOptions) -> None:
+        from kafka_py.zk.zk_data import ConfigType
+
+        topics = self.get_topics(opts.topic, opts.exclude_internal)
+        ensure_topic_exists(topics, opts.topic, not opts.if_exists)
+        admin = self._admin_zk_client()
+        to_add = parse_topic_configs_to_be_added(opts.config, self.out) if opts.config else {}
+        to_delete = parse_topic_configs_to_be_deleted(opts.delete_config)
+        for topic in topics:
+            configs = dict(admin.fetch_entity_config(ConfigType.TOPIC, topic))
+            if opts.config or opts.delete_config:
+                self.out("WARNING: Altering topic configuration from this script has been deprecated and may be "
+                         "removed in future releases.")
+                self.out("         Going forward, please use kafka-configs.sh for this functionality")
+                configs.update(to_add)
+                for name in to_delete:
+                    configs.pop(name, None)
+                admin.change_topic_config(topic, configs)
+                self.out(f"Updated config for topic {topic}.")
+            if opts.partitions is not None:
+                if _topic().is_internal(topic):
+                    raise CommandError(f"The number of partitions for the internal topic {topic} cannot be changed.")
+                self.out("WARNING: If partitions are increased for a topic that has a key, the partition logic or "
+                         "ordering of the messages will be affected")
+                existing = {tp.partition: a for tp, a in
+                            self.zk_client.get_full_replica_assignment_for_topics({topic}).items()}
+                if not existing:
+                    raise CommandError(f"The topic {topic} does not exist")
+                assignment = opts.replica_assignment_map or {}
+                new_assignment = {p: r for p, r in sorted(assignment.items())[len(existing):]}
+                admin.add_partitions(topic, existing, admin.get_broker_metadatas(), opts.partitions,
+                                     new_assignment or None)
+                self.out("Adding partitions succeeded!")
+
+    def describe_topic(self, opts: TopicCommandOptions) -> None:
+        from kafka_py.common.topic_partition import TopicPartition
+        from kafka_py.zk.zk_data import ConfigType
+
+        topics = self.get_topics(opts.topic, opts.exclude_internal)
+        ensure_topic_exists(topics, opts.topic, not opts.if_exists)
+        live_brokers = {b.id for b in self.zk_client.get_all_brokers_in_cluster()}
+        describe = DescribeOptions(opts, live_brokers)
+        admin = self._admin_zk_client()
+        for topic in topics:
+            found = next(iter(self.zk_client.get_replica_assignment_and_topic_id_for_topics({topic})), None)
+            if found is None or not found.assignment:
+                self.out(f"Topic {topic} doesn't exist!")
+                continue
+            marked = self.zk_client.is_topic_marked_for_deletion(topic)
+            assignment = sorted(found.assignment.items(), key=lambda item: item[0].partition)
+            if describe.describe_configs:
+                configs = admin.fetch_entity_config(ConfigType.TOPIC, topic)
+                if not opts.topics_with_overrides or configs:
+                    config = tuple(ConfigEntry(k, v, "TOPIC_CONFIG", False, False) for k, v in configs.items())
+                    self.out(TopicDescription(topic, format_topic_id(found.topic_id), len(assignment),
+                                              len(assignment[0][1].replicas), config, marked).description())
+            if describe.describe_partitions:
+                states = self.zk_client.get_topic_partition_states([tp for tp, _ in assignment])
+                for tp, replicas in assignment:
+                    state = states.get(TopicPartition(topic, tp.partition))
+                    leader_and_isr = state.leader_and_isr if state is not None else None
+                    leader = leader_and_isr.leader if leader_and_isr is not None else -1
+                    info = PartitionInfo(tp.partition, leader if leader >= 0 else None, tuple(replicas.replicas),
+                                         tuple(leader_and_isr.isr) if leader_and_isr is not None else ())
+                    desc = PartitionDescription(topic, info, None, marked)
+                    if describe.should_print_topic_partition(desc):
+                        self.out(desc.description())
+
+    def delete_topic(self, opts: TopicCommandOptions) -> None:
+        from kazoo.exceptions import NodeExistsError
+
+        topics = self.get_topics(opts.topic, opts.exclude_internal)
+        ensure_topic_exists(topics, opts.topic, not opts.if_exists)
+        for topic in topics:
+            if _topic().is_internal(topic):
+                raise CommandError(f"Topic {topic} is a kafka internal topic and is not allowed to be marked for "
+                                   "deletion.")
+            try:
+                self.zk_client.create_delete_topic_path(topic)
+            except NodeExistsError:
+                self.out(f"Topic {topic} is already marked for deletion.")
+                continue
+            except Exception as e:  # noqa: BLE001 - Kafka wraps whatever failed
+                raise CommandError(f"Error while deleting topic {topic}: {e}") from e
+            self.out(f"Topic {topic} is marked for deletion.")
+            self.out("Note: This will have no impact if delete.topic.enable is not set to true.")
+
+
+def parse_topic_configs_to_be_deleted(names: Sequence[str]) -> list[str]:
+    """``--delete-config`` names, which must be topic config names (LogConfig.validateNames)."""
+    from kafka_py.log.log_config import LogConfig
+
+    names = [n.strip() for n in names]
+    known = set(LogConfig.config_names())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise CommandError(f"Unknown topic config name: {unknown[0]}")
+    return names
+
+
+def run(opts: TopicCommandOptions, service_factory: Callable[[], Any]) -> None:
     service = service_factory()
     try:
         if opts.create:
@@ -554,7 +728,9 @@ def run(opts: TopicCommandOptions, service_factory: Callable[[], AdminClientTopi
 @click.option("--command-config", metavar="<command config property file>",
               help="Property file containing configs to be passed to the admin client (Kafka's client property "
                    "names, e.g. request.timeout.ms, bootstrap.timeout.ms).")
-@click.option("--zookeeper", metavar="<hosts>", help="Not supported: use --bootstrap-server.", hidden=True)
+@click.option("--zookeeper", metavar="<hosts>",
+              help="DEPRECATED, The connection string for the zookeeper connection in the form host:port. Multiple "
+                   "hosts can be given to allow fail-over.")
 @click.option("--list", "list_", is_flag=True, help="List all available topics.")
 @click.option("--create", is_flag=True, help="Create a new topic.")
 @click.option("--delete", is_flag=True, help="Delete a topic")
@@ -565,8 +741,9 @@ def run(opts: TopicCommandOptions, service_factory: Callable[[], AdminClientTopi
                    "except for --create option.")
 @click.option("--config", multiple=True, metavar="<name=value>",
               help="A topic configuration override for the topic being created (repeatable).")
-@click.option("--delete-config", multiple=True, metavar="<name>", hidden=True,
-              help="Not supported with the --bootstrap-server option.")
+@click.option("--delete-config", multiple=True, metavar="<name>",
+              help="A topic configuration override to be removed for an existing topic (repeatable); only with "
+                   "--zookeeper and --alter.")
 @click.option("--partitions", type=int, metavar="<# of partitions>",
               help="The number of partitions for the topic being created or altered. If not supplied for "
                    "create, defaults to the cluster default.")
@@ -602,12 +779,16 @@ def run(opts: TopicCommandOptions, service_factory: Callable[[], AdminClientTopi
 def main(list_: bool, **kwargs: Any) -> None:
     opts = TopicCommandOptions(list=list_, **kwargs)
     opts.check_args()
-    assert opts.bootstrap_server is not None
-    validate_bootstrap_servers(opts.bootstrap_server)
+    if opts.bootstrap_server is not None:
+        validate_bootstrap_servers(opts.bootstrap_server)
     if opts.create or opts.alter:
         # refuse bad configs and assignments before waiting on a connection
         parse_topic_configs_to_be_added(opts.config)
         _ = opts.replica_assignment_map
+    if opts.zookeeper is not None:
+        zookeeper = opts.zookeeper
+        run(opts, lambda: ZookeeperTopicService.create(zookeeper))
+        return
     command_config = load_props(opts.command_config) if opts.command_config else {}
     run(opts, lambda: AdminClientTopicService.create(opts.bootstrap_server, command_config))
 

@@ -98,6 +98,69 @@ def test_topics_unknown_topic(broker, action):
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
 
 
+def zk_topics(broker: BrokerProcess, *args: str) -> subprocess.CompletedProcess:
+    return run("kafka-topics.sh", "--zookeeper", broker.zk_connect, *args)
+
+
+def test_topics_through_zookeeper(broker):
+    """kafka-topics.sh --zookeeper, as 2.8.2's TopicCommand.ZookeeperTopicService (librdkafka's
+    test suite creates its topics so): the znodes written and read directly, the broker
+    acting on them."""
+    created = zk_topics(broker, "--create", "--topic", "zk-orders", "--partitions", "2", "--replication-factor", "1",
+                        "--config", "retention.ms=3600000")
+    assert created.returncode == 0, created.stderr
+    assert created.stdout == "Created topic zk-orders.\n"
+    # the controller acts on the znode: the broker leads both partitions
+    wait_until(lambda: broker.leads("zk-orders", [0, 1]), 30, "the broker never led zk-orders")
+    again = zk_topics(broker, "--create", "--topic", "zk-orders", "--partitions", "1", "--replication-factor", "1")
+    assert again.returncode == 1 and again.stderr == ("Error while executing topic command : Topic 'zk-orders' "
+                                                      "already exists.\n")
+    quiet = zk_topics(broker, "--create", "--topic", "zk-orders", "--partitions", "1", "--replication-factor", "1",
+                      "--if-not-exists")
+    assert (quiet.returncode, quiet.stdout) == (0, "")
+    missing_rf = zk_topics(broker, "--create", "--topic", "zk-other", "--partitions", "1")
+    assert missing_rf.returncode == 2 and 'Missing required argument "[replication-factor]"' in missing_rf.stderr
+
+    listed = zk_topics(broker, "--list", "--topic", "zk-.*")
+    assert (listed.returncode, listed.stdout) == (0, "zk-orders\n")
+
+    described = zk_topics(broker, "--describe", "--topic", "zk-orders")
+    assert described.returncode == 0, described.stderr
+    lines = described.stdout.splitlines()
+    assert re.fullmatch(r"Topic: zk-orders\tTopicId: [\w-]{22}\tPartitionCount: 2\tReplicationFactor: 1\t"
+                        r"Configs: retention\.ms=3600000", lines[0]), lines[0]
+    assert lines[1:] == ["\tTopic: zk-orders\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0",
+                         "\tTopic: zk-orders\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0"]
+    # the same through the broker
+    through_broker = topics(broker, "--describe", "--topic", "zk-orders")
+    assert through_broker.stdout.splitlines()[1:] == lines[1:]
+
+    altered = zk_topics(broker, "--alter", "--topic", "zk-orders", "--partitions", "3", "--config", "retention.ms=1000",
+                        "--delete-config", "retention.ms")
+    assert altered.returncode == 0, altered.stderr
+    assert altered.stdout.splitlines() == [
+        "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future "
+        "releases.",
+        "         Going forward, please use kafka-configs.sh for this functionality",
+        "Updated config for topic zk-orders.",
+        "WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the "
+        "messages will be affected",
+        "Adding partitions succeeded!"]
+    wait_until(lambda: broker.leads("zk-orders", [0, 1, 2]), 30, "the broker never led the new partition")
+    described = zk_topics(broker, "--describe", "--topic", "zk-orders").stdout.splitlines()
+    assert "\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: " in described[0] and described[0].endswith("Configs: ")
+
+    deleted = zk_topics(broker, "--delete", "--topic", "zk-orders")
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.splitlines() == ["Topic zk-orders is marked for deletion.",
+                                           "Note: This will have no impact if delete.topic.enable is not set to true."]
+    wait_until(lambda: "zk-orders" not in zk_topics(broker, "--list").stdout.split(), 30, "zk-orders was not deleted")
+    gone = zk_topics(broker, "--describe", "--topic", "zk-orders")
+    assert gone.returncode == 1 and "Topic 'zk-orders' does not exist as expected" in gone.stderr
+    both = run("kafka-topics.sh", "--zookeeper", broker.zk_connect, "--bootstrap-server", broker.bootstrap, "--list")
+    assert both.returncode == 2 and "Only one of --bootstrap-server or --zookeeper must be specified" in both.stderr
+
+
 def test_configs_describe_and_alter(broker):
     assert topics(broker, "--create", "--topic", "tools-configs").returncode == 0
     entity = ["--entity-type", "topics", "--entity-name", "tools-configs"]

@@ -97,7 +97,12 @@ def test_include_list_is_a_whole_name_regex() -> None:
     ({"create": True, "topic": "t", "exclude_internal": True}, "--exclude-internal"),
     ({"describe": True, "if_exists": True}, "topic"),
     ({"create": True, "topic": "t", "delete_config": ("a",)}, "--delete-config"),
-    ({"list": True, "zookeeper": "zk:2181"}, "--zookeeper"),
+    ({"list": True, "zookeeper": "zk:2181"}, "Only one of --bootstrap-server or --zookeeper must be specified"),
+    ({"list": True, "bootstrap_server": None}, "Only one of --bootstrap-server or --zookeeper must be specified"),
+    ({"create": True, "topic": "t", "partitions": 1, "bootstrap_server": None, "zookeeper": "zk:2181"},
+     "replication-factor"),
+    ({"describe": True, "delete_config": ("a",), "bootstrap_server": None, "zookeeper": "zk:2181"},
+     "--delete-config"),
 ])
 def test_check_args_rejects(kwargs: dict, message: str) -> None:
     with pytest.raises(click.UsageError, match=message):
@@ -112,6 +117,12 @@ def test_check_args_rejects(kwargs: dict, message: str) -> None:
     {"create": True, "topic": "t", "replica_assignment": "0,0", "if_not_exists": True},
     {"alter": True, "topic": "t", "partitions": 4, "if_exists": True},
     {"delete": True, "topic": "t.*", "if_exists": True},
+    # --zookeeper (deprecated, as 2.8.2 still has it): create needs partitions and a replication factor,
+    # --alter may change configs
+    {"create": True, "topic": "t", "partitions": 3, "replication_factor": 1, "bootstrap_server": None,
+     "zookeeper": "zk:2181"},
+    {"alter": True, "topic": "t", "config": ("a=b",), "delete_config": ("c",), "bootstrap_server": None,
+     "zookeeper": "zk:2181"},
 ])
 def test_check_args_accepts(kwargs: dict) -> None:
     opts(**kwargs).check_args()
