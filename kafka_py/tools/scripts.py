@@ -34,6 +34,7 @@ TOOLS = {
     "kafka-console-producer": "kafka_py.tools.console_producer",
     "kafka-consumer-groups": "kafka_py.tools.consumer_group_command",
     "kafka-consumer-perf-test": "kafka_py.tools.consumer_performance",
+    "kafka-delegation-tokens": "kafka_py.tools.delegation_token_command",
     "kafka-delete-records": "kafka_py.tools.delete_records_command",
     "kafka-dump-log": "kafka_py.tools.dump_log_segments",
     "kafka-features": "kafka_py.tools.feature_command",
@@ -74,6 +75,7 @@ kafka_console_consumer = _tool("kafka-console-consumer")
 kafka_console_producer = _tool("kafka-console-producer")
 kafka_consumer_groups = _tool("kafka-consumer-groups")
 kafka_consumer_perf_test = _tool("kafka-consumer-perf-test")
+kafka_delegation_tokens = _tool("kafka-delegation-tokens")
 kafka_delete_records = _tool("kafka-delete-records")
 kafka_dump_log = _tool("kafka-dump-log")
 kafka_features = _tool("kafka-features")

@@ -459,7 +459,3 @@ def test_kafka_delegation_tokens_sh(cluster, tmp_path) -> None:
     assert again.returncode == 1
     assert again.stdout.splitlines()[-1] == ("Error while executing delegation token command : "
                                              "Delegation Token is not found on server.")
-
-    usage = _tool(*common, "--command-config", configs["alice"], "--create", "--describe")
-    assert usage.returncode == 1
-    assert "Command must include exactly one action" in usage.stderr
