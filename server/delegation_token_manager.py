@@ -116,7 +116,7 @@ def token_information_from_bytes(data: Optional[bytes]) -> Optional[TokenInforma
         return TokenInformation(
             token_id=str(js[TOKEN_ID_KEY]),
             owner=parse_kafka_principal(desanitize(str(js[OWNER_KEY]))),
-            renewers=[parse_kafka_principal(desanitize(str(r))) for r in js[RENEWERS_KEY]],
+            renewers=tuple(parse_kafka_principal(desanitize(str(r))) for r in js[RENEWERS_KEY]),
             issue_timestamp=int(js[ISSUE_TIMESTAMP_KEY]),
             max_timestamp=int(js[MAX_TIMESTAMP_KEY]),
             expiry_timestamp=int(js[EXPIRY_TIMESTAMP_KEY]))
@@ -236,7 +236,7 @@ class DelegationTokenManager:
                              else min(max_life_time_ms, self.token_max_lifetime))
             max_timestamp = issue_timestamp + max_life_time
             expiry_timestamp = min(max_timestamp, issue_timestamp + self.default_token_renew_time)
-            info = TokenInformation(token_id, str(owner), [str(r) for r in renewers], issue_timestamp,
+            info = TokenInformation(token_id, str(owner), tuple(str(r) for r in renewers), issue_timestamp,
                                     max_timestamp, expiry_timestamp)
             hmac = create_hmac(token_id, self.secret_key)
             self._update_token(DelegationToken(info, hmac))

@@ -23,14 +23,15 @@ from typing import Mapping, Optional
 from kafka_py.security.scram import ScramCredential, ScramMechanism
 
 
-@dataclass
+@dataclass(frozen=True)
 class TokenInformation:
-    """One token's facts. Principals are ``type:name`` text; ``expiry_timestamp`` moves on a
-    renewal or an expiry request, the rest is fixed when the token is created."""
+    """One token's facts. Principals are ``type:name`` text. A renewal or an expiry request
+    makes a new TokenInformation with the new ``expiry_timestamp`` (Kafka sets the field in
+    place; a frozen value lets network threads read a token while it changes)."""
 
     token_id: str
     owner: str
-    renewers: list[str]
+    renewers: tuple[str, ...]
     issue_timestamp: int
     max_timestamp: int
     expiry_timestamp: int

@@ -318,3 +318,56 @@ def test_client_authenticator_against_the_server_authenticator(mechanism) -> Non
         run("secret", SaslServerAuthenticator(["SCRAM-SHA-999"], server_for, "c"))
     delays = [SaslClientAuthenticator.reauthentication_delay_ms(10000) for _ in range(50)]
     assert all(8500 <= d <= 9500 for d in delays)
+
+
+def test_a_token_login_is_its_owner_and_its_session_ends_with_the_token() -> None:
+    """SCRAM with tokenauth=true through the server's state machine: the principal is the
+    token's owner, marked token-authenticated, and with re-authentication on the session ends
+    no later than the token expires (Kafka's credential lifetime)."""
+    from kafka_py.security.delegation_token import DelegationToken, TokenInformation
+    from kafka_py.security.kafka_principal import is_token_authenticated
+    from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
+    from kafka_py.server.delegation_token_manager import create_hmac, prepare_scram_credentials
+    from kafka_py.utils.time import MockTime
+
+    time = MockTime()
+    cache = CredentialCache()
+    expiry = time.milliseconds() + 5000
+    token = DelegationToken(TokenInformation("tok-1", "User:alice", (), time.milliseconds(), expiry + 60_000, expiry),
+                            create_hmac("tok-1", b"secret"))
+    cache.token_cache.update_cache(token, prepare_scram_credentials(token.hmac_as_base64_string))
+
+    def server_for(name):
+        return ScramSaslServer(ScramMechanism.for_mechanism_name(name), lambda u: cache.get(name, u),
+                               lambda token_id: cache.token_credential(name, token_id))
+
+    def login(max_reauth_ms: int, password: str = token.hmac_as_base64_string):
+        server = SaslServerAuthenticator(["SCRAM-SHA-512"], server_for, "c", {"SCRAM-SHA-512": max_reauth_ms}, time)
+
+        def exchange(api, version, body):
+            step = server.handle_frame(_frame(api, version, body))
+            return _response(step.response, api, version)
+
+        lifetime = SaslClientAuthenticator("SCRAM-SHA-512", "tok-1", password, {"tokenauth": "true"}).authenticate(
+            exchange)
+        return server, lifetime
+
+    server, lifetime = login(60_000)
+    assert server.principal == "User:alice" and is_token_authenticated(server.principal)
+    assert lifetime == 5000
+    server, lifetime = login(1000)
+    assert lifetime == 1000 and is_token_authenticated(server.principal)
+    server, lifetime = login(0)
+    assert lifetime == 0 and server.session_expiration_ns is None
+    with pytest.raises(SaslAuthenticationException, match="invalid credentials"):
+        login(0, password=base64.b64encode(create_hmac("tok-1", b"other")).decode())
+    # a password login of the same name is no token login
+    cache.update_user("alice", {"SCRAM-SHA-512": scram.credential_to_string(
+        ScramFormatter(ScramMechanism.SCRAM_SHA_512).generate_credential("pw", 4096))})
+    plain = SaslServerAuthenticator(["SCRAM-SHA-512"], server_for, "c", 0, time)
+
+    def exchange(api, version, body):
+        return _response(plain.handle_frame(_frame(api, version, body)).response, api, version)
+
+    SaslClientAuthenticator("SCRAM-SHA-512", "alice", "pw").authenticate(exchange)
+    assert plain.principal == "User:alice" and not is_token_authenticated(plain.principal)

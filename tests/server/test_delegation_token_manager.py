@@ -121,7 +121,7 @@ def test_a_manager_without_a_secret_key_is_disabled(zookeeper) -> None:
 
 
 def test_token_json_and_describe_filter() -> None:
-    info = TokenInformation("id-1", "User:alice smith", ["User:bob"], 1, 3, 2)
+    info = TokenInformation("id-1", "User:alice smith", ("User:bob",), 1, 3, 2)
     token = DelegationToken(info, create_hmac("id-1", SECRET.encode()))
     data = encode_as_bytes(to_json_compatible_map(token))
     assert b'"owner":"User%3Aalice%20smith"' in data and b'"renewers":["User%3Abob"]' in data
