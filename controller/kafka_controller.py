@@ -595,7 +595,7 @@ class KafkaController(KafkaMetricsGroup):
         self.token_manager = token_manager
 
     def _start_token_expiry_check(self) -> None:
-        if self.token_manager is None or not self.config.token_auth_enabled:
+        if self.token_manager is None or not self.config.token_auth_enabled or self._token_clean_scheduler.is_started:
             return
         self.logger.info("starting the token expiry check scheduler")
         self._token_clean_scheduler.startup()

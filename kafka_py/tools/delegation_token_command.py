@@ -138,9 +138,10 @@ class DelegationTokenCommand:
             "max_lifetime": max_life_time_ms})
         _check(response.error_code)
         self.out(f"Created delegation token with tokenId : {response.token_id}")
-        token = TokenRow(response.token_id, bytes(response.hmac), f"{response.principal_type}:{response.principal_name}",
-                         tuple(f"{t}:{n}" for t, n in principals), _millis(response.issue_timestamp),
-                         _millis(response.expiry_timestamp), _millis(response.max_timestamp))
+        owner = f"{response.principal_type}:{response.principal_name}"
+        token = TokenRow(response.token_id, bytes(response.hmac), owner, tuple(f"{t}:{n}" for t, n in principals),
+                         _millis(response.issue_timestamp), _millis(response.expiry_timestamp),
+                         _millis(response.max_timestamp))
         print_tokens([token], self.out)
         return token
 
