@@ -53,6 +53,7 @@ counterpart() {
         kafka.tools.DumpLogSegments) echo "script kafka-dump-log.sh" ;;
         kafka.tools.GetOffsetShell) echo "module kafka_py.tools.get_offset_shell" ;;
         kafka.tools.MirrorMaker) echo "module kafka_py.tools.mirror_maker" ;;
+        kafka.tools.ReplicaVerificationTool) echo "module kafka_py.tools.replica_verification_tool" ;;
         kafka.tools.StorageTool) echo "script kafka-storage.sh" ;;
         kafka.tools.StreamsResetter) echo "module kafka_py.tools.streams_resetter" ;;
         org.apache.kafka.shell.MetadataShell) echo "script kafka-metadata-shell.sh" ;;
@@ -71,7 +72,8 @@ known_classes() {
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.tools.ConsoleConsumer \
              kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
-             kafka.tools.GetOffsetShell kafka.tools.MirrorMaker kafka.tools.StorageTool kafka.tools.StreamsResetter \
+             kafka.tools.GetOffsetShell kafka.tools.MirrorMaker kafka.tools.ReplicaVerificationTool \
+             kafka.tools.StorageTool kafka.tools.StreamsResetter \
              org.apache.kafka.shell.MetadataShell \
              org.apache.kafka.tools.ProducerPerformance org.apache.kafka.tools.VerifiableConsumer \
              org.apache.kafka.tools.VerifiableProducer; do

@@ -57,7 +57,7 @@ from kafka_py.tools.command_line_utils import (
 from kafka_py.tools.topic_command import IncludeList
 from kafka_py.tools.verifiable_consumer import assignor_for
 
-logger = logging.getLogger("kafka.tools.MirrorMaker")
+logger = logging.getLogger(__name__)
 
 NO_TIMESTAMP = -1
 # Kafka sets delivery.timeout.ms to Int.MaxValue and max.block.ms to Long.MaxValue; the

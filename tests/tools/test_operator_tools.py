@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -394,3 +395,47 @@ def test_streams_application_reset(source, tmp_path):
     both = run("kafka-streams-application-reset.sh", "--application-id", "resetapp", "--to-earliest",
                "--to-latest")
     assert both.returncode == 1 and "can't be used with option" in both.stderr
+
+
+# -- kafka-replica-verification.sh ---------------------------------------------------------------
+
+def test_replica_verification(source):
+    servers = bootstrap(source)
+    create_topic(servers, "verified", partitions=2, replication=2)
+    produce(servers, "verified", [(f"k{i}".encode(), b"v" * 100, []) for i in range(50)])
+    process = subprocess.Popen([str(BIN / "kafka-replica-verification.sh"), "--broker-list", servers,
+                                "--topic-white-list", "verified", "--time", "-2", "--report-interval-ms", "300",
+                                "--max-wait-ms", "200"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    lines = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(" max lag is 0 " in line for line in lines):
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+        process.send_signal(signal.SIGTERM)
+        rest = process.stdout.read()
+        err = process.stderr.read()
+        code = process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+    assert lines and re.fullmatch(stamp + ": verification process is started.", lines[0]), (lines, rest, err)
+    reports = [line for line in lines[1:] if " max lag is " in line]
+    assert reports, (lines, err)
+    # both partitions fetched from both replicas and found equal up to their high watermarks
+    assert re.fullmatch(stamp + r": max lag is 0 for partition verified-[01] at offset \d+ among 2 partitions",
+                        reports[-1]), (reports[-3:], err[-3000:])
+    assert not any("unmatched checksum" in line or "doesn't match" in line for line in lines + rest.splitlines())
+    assert code == 0, err
+
+
+def test_replica_verification_without_topics(source):
+    result = run("kafka-replica-verification.sh", "--broker-list", bootstrap(source), "--topic-white-list",
+                 "no-such-topic-.*")
+    assert result.returncode == 1
+    assert "No topics found." in result.stderr
