@@ -47,6 +47,7 @@ counterpart() {
         kafka.admin.PreferredReplicaLeaderElectionCommand) echo "script kafka-preferred-replica-election.sh" ;;
         kafka.admin.ReassignPartitionsCommand) echo "script kafka-reassign-partitions.sh" ;;
         kafka.admin.TopicCommand) echo "script kafka-topics.sh" ;;
+        kafka.admin.ZkSecurityMigrator) echo "module kafka_py.tools.zk_security_migrator" ;;
         kafka.tools.ConsoleConsumer) echo "script kafka-console-consumer.sh" ;;
         kafka.tools.ConsoleProducer) echo "script kafka-console-producer.sh" ;;
         kafka.tools.ConsumerPerformance) echo "script kafka-consumer-perf-test.sh" ;;
@@ -70,8 +71,8 @@ known_classes() {
     for c in kafka.Kafka kafka.admin.AclCommand kafka.admin.BrokerApiVersionsCommand kafka.admin.ConfigCommand \
              kafka.admin.ConsumerGroupCommand kafka.admin.DeleteRecordsCommand kafka.admin.LeaderElectionCommand \
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
-             kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.tools.ConsoleConsumer \
-             kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
+             kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.admin.ZkSecurityMigrator \
+             kafka.tools.ConsoleConsumer kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
              kafka.tools.GetOffsetShell kafka.tools.MirrorMaker kafka.tools.ReplicaVerificationTool \
              kafka.tools.StorageTool kafka.tools.StreamsResetter \
              org.apache.kafka.shell.MetadataShell \

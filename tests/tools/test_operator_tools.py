@@ -439,3 +439,67 @@ def test_replica_verification_without_topics(source):
                  "no-such-topic-.*")
     assert result.returncode == 1
     assert "No topics found." in result.stderr
+
+
+# -- zookeeper-security-migration.sh -------------------------------------------------------------
+
+def test_zookeeper_security_migration(zookeeper, tmp_path):
+    from kazoo.client import KazooClient
+    from kazoo.security import make_digest_acl_credential
+
+    chroot = unique_chroot("zk-migration")
+    admin_zk = KazooClient(hosts=zookeeper.connect_string, auth_data=[("digest", "kafka:kafka-secret")])
+    admin_zk.start(timeout=30)
+    try:
+        for path in ("/brokers/topics/t/partitions/0/state", "/config/topics/t", "/config/users/alice",
+                     "/consumers/old-group", "/cluster/id"):
+            admin_zk.create(chroot + path, b"{}", makepath=True)
+        jaas = tmp_path / "zk_client_jaas.conf"
+        jaas.write_text('// the login of the migration tool\nClient {\n'
+                        '  org.apache.zookeeper.server.auth.DigestLoginModule required\n'
+                        '  username="kafka"\n  password="kafka-secret";\n};\n')
+        env = {"KAFKA_OPTS": f"-Djava.security.auth.login.config={jaas}"}
+        connect = zookeeper.connect_string + chroot
+
+        secured = run("zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect", connect,
+                      env=env)
+        assert secured.returncode == 0, secured.stdout + secured.stderr
+        assert secured.stdout.startswith("Warning: The following secure root paths do not exist in ZooKeeper: ")
+        creator = make_digest_acl_credential("kafka", "kafka-secret")
+
+        def acls(path: str) -> set:
+            return {(a.perms, a.id.scheme, a.id.id) for a in admin_zk.get_acls(chroot + path)[0]}
+
+        readable = {(31, "digest", creator), (1, "world", "anyone")}
+        private = {(31, "digest", creator)}
+        opened = {(31, "world", "anyone")}
+        for path in ("", "/brokers", "/brokers/topics/t/partitions/0/state", "/config/topics/t", "/cluster/id",
+                     "/admin", "/kafka-acl", "/isr_change_notification"):
+            assert acls(path) == readable, path
+        assert acls("/config/users") == private and acls("/config/users/alice") == private
+        # the old consumers' tree is not Kafka's to lock: it stays open
+        assert acls("/consumers/old-group") == opened
+        assert admin_zk.exists(chroot + "/controller") is None  # never created
+
+        checked = run("zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect",
+                      connect, "--enable.path.check", env=env)
+        assert checked.returncode == 1 and checked.stdout.splitlines()[-1] == "Exit the command."
+
+        unsecured = run("zookeeper-security-migration.sh", "--zookeeper.acl", "unsecure", "--zookeeper.connect",
+                        connect, env=env)
+        assert unsecured.returncode == 0, unsecured.stdout + unsecured.stderr
+        for path in ("", "/brokers/topics/t/partitions/0/state", "/config/users/alice", "/admin"):
+            assert acls(path) == opened, path
+
+        no_login = run("zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect", connect)
+        assert no_login.returncode == 1
+        assert "ERROR: No JAAS configuration file has been specified" in no_login.stderr
+        jaas.write_text("KafkaServer {\n  org.apache.kafka.common.security.plain.PlainLoginModule required;\n};\n")
+        no_section = run("zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect",
+                         connect, env=env)
+        assert no_section.returncode == 1
+        assert f"ERROR: Security isn't enabled, most likely the file isn't set properly: {jaas}" in no_section.stdout
+        assert acls("/config/users/alice") == opened  # nothing was touched
+    finally:
+        admin_zk.stop()
+        admin_zk.close()
