@@ -24,7 +24,11 @@ Differences from Kafka's tool, on purpose:
   ``--delete-config SCRAM-SHA-256``) with AlterUserScramCredentials /
   DescribeUserScramCredentials, or with ``--zookeeper`` (written to /config/users/<user>
   and announced through /config/changes, as Kafka 2.8's tool does);
-- ``--zookeeper`` serves SCRAM credentials only; entity type broker-loggers is refused;
+- ``--zookeeper`` (deprecated in Kafka 2.8, with its warning) serves SCRAM credentials and
+  topic configs (``/config/topics/<topic>``, validated and announced through /config/changes
+  as 2.8's ``alterConfigWithZk`` does; described as ``Configs for topic 't' are k=v``);
+  broker, client and ip configs through ZooKeeper are refused; entity type broker-loggers is
+  refused;
 - broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
   whole dynamic config with the older AlterConfigs); the end state is the same, and
   there is no window in which a concurrent change is overwritten;
@@ -179,9 +183,9 @@ class ConfigCommandOptions:
             raise click.UsageError("Option \"--describe\" can't be used with options \"--add-config\", "
                                    "\"--delete-config\"")
         types = self.entity_types
-        if self.zookeeper is not None and any(t != USERS for t in types):
-            raise CommandError("--zookeeper is only supported for --entity-type users (SCRAM credentials) by this "
-                               "tool; use --bootstrap-server")
+        if self.zookeeper is not None and any(t not in (USERS, TOPICS) for t in types):
+            raise CommandError("--zookeeper is only supported for --entity-type topics and users (SCRAM credentials) "
+                               "by this tool; use --bootstrap-server")
         duplicates = sorted({t for t in types if types.count(t) > 1})
         if duplicates:
             raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
@@ -295,6 +299,48 @@ class ConfigCommand:
             self.out(f"Completed updating default config for {entity_type} in the cluster.")
 
 
+def topic_configs_with_zk(zookeeper: str, topic: str | None, alter: bool, to_add: Mapping[str, str],
+                          to_delete: Sequence[str], out: Out) -> None:
+    """ConfigCommand.alterConfigWithZk and describeConfigWithZk for topics: the override znode
+    read, changed and written back whole (AdminZkClient validates it and announces the change)."""
+    from kafka_py.zk.admin_zk_client import AdminZkClient
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.zk.zk_data import ConfigType
+
+    # kazoo's reconnect warnings would bury the one line that matters
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
+    try:
+        zk_client = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
+                                  create_chroot_if_missing=False, name="kafka-configs")
+    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
+        raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+    try:
+        admin = AdminZkClient(zk_client)
+        if alter:
+            assert topic is not None
+            configs = dict(admin.fetch_entity_config(ConfigType.TOPIC, topic))
+            invalid = [name for name in to_delete if name not in configs]
+            if invalid:
+                raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+            configs.update(to_add)
+            for name in to_delete:
+                configs.pop(name, None)
+            try:
+                admin.change_configs(ConfigType.TOPIC, topic, configs)
+            except CommandError:
+                raise
+            except Exception as e:  # noqa: BLE001 - Kafka's message, not the exception's class
+                raise CommandError(str(e)) from e
+            out(f"Completed updating config for entity: topic '{topic}'.")
+            return
+        topics = [topic] if topic else sorted(zk_client.get_all_entities_with_config(ConfigType.TOPIC))
+        for name in topics:
+            configs = admin.fetch_entity_config(ConfigType.TOPIC, name)
+            out(f"Configs for topic '{name}' are {','.join(f'{k}={v}' for k, v in configs.items())}")
+    finally:
+        zk_client.close()
+
+
 def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> Any:
     from kafka import KafkaAdminClient
 
@@ -312,7 +358,8 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
 @click.option("--command-config", metavar="<command config property file>",
               help="Property file containing configs to be passed to the admin client.")
 @click.option("--zookeeper", metavar="<urls>",
-              help="ZooKeeper connection string host:port[/chroot]; for --entity-type users (SCRAM) only.")
+              help="DEPRECATED. The connection string for the zookeeper connection in the form host:port[/chroot]; "
+                   "for --entity-type topics and users (SCRAM) only.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--all", "all_", is_flag=True,
@@ -354,6 +401,14 @@ def main(all_: bool, **kwargs: Any) -> None:
         to_add = parse_configs_to_be_added(opts.add_config, opts.add_config_file, click.echo)
         to_delete = parse_configs_to_be_deleted(opts.delete_config)
     command_config = load_props(opts.command_config) if opts.command_config else {}
+    if opts.zookeeper is not None:
+        click.echo("Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.")
+        click.echo("Use --bootstrap-server instead to specify a broker to connect to.")
+        if opts.entity_types[0] == TOPICS:
+            names = opts.entity_names
+            topic_configs_with_zk(opts.zookeeper, names[0] if names else None, opts.alter, to_add, to_delete,
+                                  click.echo)
+            return
     if opts.entity_types[0] in (USERS, CLIENTS, IPS):
         from kafka_py.tools import client_quota_command
         if opts.bootstrap_server is not None:

@@ -161,6 +161,33 @@ def test_topics_through_zookeeper(broker):
     assert both.returncode == 2 and "Only one of --bootstrap-server or --zookeeper must be specified" in both.stderr
 
 
+def test_topic_configs_through_zookeeper(broker):
+    """kafka-configs.sh --zookeeper for topics, as 2.8.2's alterConfigWithZk/describeConfigWithZk:
+    the broker picks the change up from /config/changes."""
+    created = zk_topics(broker, "--create", "--topic", "zk-configs", "--partitions", "1", "--replication-factor", "1")
+    assert created.returncode == 0, created.stderr
+    warning = ["Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.",
+               "Use --bootstrap-server instead to specify a broker to connect to."]
+    altered = run("kafka-configs.sh", "--zookeeper", broker.zk_connect, "--alter", "--entity-type", "topics",
+                  "--entity-name", "zk-configs", "--add-config", "retention.ms=1000,cleanup.policy=compact")
+    assert altered.returncode == 0, altered.stderr
+    assert altered.stdout.splitlines() == warning + ["Completed updating config for entity: topic 'zk-configs'."]
+    described = run("kafka-configs.sh", "--zookeeper", broker.zk_connect, "--describe", "--entity-type", "topics",
+                    "--entity-name", "zk-configs")
+    assert described.returncode == 0, described.stderr
+    assert described.stdout.splitlines()[2] in (
+        "Configs for topic 'zk-configs' are retention.ms=1000,cleanup.policy=compact",
+        "Configs for topic 'zk-configs' are cleanup.policy=compact,retention.ms=1000")
+    wait_until(lambda: "retention.ms=1000" in configs(broker, "--describe", "--entity-type", "topics", "--entity-name",
+                                                      "zk-configs").stdout, 30, "the broker never saw retention.ms")
+    bad = run("kafka-configs.sh", "--zookeeper", broker.zk_connect, "--alter", "--entity-type", "topics",
+              "--entity-name", "zk-configs", "--delete-config", "segment.ms")
+    assert bad.returncode == 1 and bad.stderr == "Invalid config(s): segment.ms\n"
+    missing = run("kafka-configs.sh", "--zookeeper", broker.zk_connect, "--alter", "--entity-type", "topics",
+                  "--entity-name", "zk-nothing", "--add-config", "retention.ms=1000")
+    assert missing.returncode == 1 and missing.stderr == "Topic 'zk-nothing' does not exist.\n"
+
+
 def test_configs_describe_and_alter(broker):
     assert topics(broker, "--create", "--topic", "tools-configs").returncode == 0
     entity = ["--entity-type", "topics", "--entity-name", "tools-configs"]
