@@ -72,12 +72,11 @@ known_classes() {
              kafka.admin.ConsumerGroupCommand kafka.admin.DeleteRecordsCommand kafka.admin.LeaderElectionCommand \
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.admin.ZkSecurityMigrator \
-             kafka.tools.ConsoleConsumer kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance kafka.tools.DumpLogSegments \
-             kafka.tools.GetOffsetShell kafka.tools.MirrorMaker kafka.tools.ReplicaVerificationTool \
-             kafka.tools.StorageTool kafka.tools.StreamsResetter \
-             org.apache.kafka.shell.MetadataShell \
-             org.apache.kafka.tools.ProducerPerformance org.apache.kafka.tools.VerifiableConsumer \
-             org.apache.kafka.tools.VerifiableProducer; do
+             kafka.tools.ConsoleConsumer kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance \
+             kafka.tools.DumpLogSegments kafka.tools.GetOffsetShell kafka.tools.MirrorMaker \
+             kafka.tools.ReplicaVerificationTool kafka.tools.StorageTool kafka.tools.StreamsResetter \
+             org.apache.kafka.shell.MetadataShell org.apache.kafka.tools.ProducerPerformance \
+             org.apache.kafka.tools.VerifiableConsumer org.apache.kafka.tools.VerifiableProducer; do
         read -r kind target <<< "$(counterpart "$c")"
         if [ "$kind" = module ] || [ -x "$bin_dir/$target" ]; then echo "$c"; fi
     done

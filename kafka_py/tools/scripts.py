@@ -40,12 +40,18 @@ TOOLS = {
     "kafka-features": "kafka_py.tools.feature_command",
     "kafka-leader-election": "kafka_py.tools.leader_election_command",
     "kafka-log-dirs": "kafka_py.tools.log_dirs_command",
+    "kafka-mirror-maker": "kafka_py.tools.mirror_maker",
     "kafka-metadata-shell": "kafka_py.shell.metadata_shell",
     "kafka-preferred-replica-election": "kafka_py.tools.preferred_replica_leader_election_command",
     "kafka-producer-perf-test": "kafka_py.tools.producer_performance",
     "kafka-reassign-partitions": "kafka_py.tools.reassign_partitions_command",
+    "kafka-replica-verification": "kafka_py.tools.replica_verification_tool",
     "kafka-storage": "kafka_py.tools.storage_tool",
+    "kafka-streams-application-reset": "kafka_py.tools.streams_resetter",
     "kafka-topics": "kafka_py.tools.topic_command",
+    "kafka-verifiable-consumer": "kafka_py.tools.verifiable_consumer",
+    "kafka-verifiable-producer": "kafka_py.tools.verifiable_producer",
+    "zookeeper-security-migration": "kafka_py.tools.zk_security_migrator",
 }
 
 
@@ -81,12 +87,18 @@ kafka_dump_log = _tool("kafka-dump-log")
 kafka_features = _tool("kafka-features")
 kafka_leader_election = _tool("kafka-leader-election")
 kafka_log_dirs = _tool("kafka-log-dirs")
+kafka_mirror_maker = _tool("kafka-mirror-maker")
 kafka_metadata_shell = _tool("kafka-metadata-shell")
 kafka_preferred_replica_election = _tool("kafka-preferred-replica-election")
 kafka_producer_perf_test = _tool("kafka-producer-perf-test")
 kafka_reassign_partitions = _tool("kafka-reassign-partitions")
+kafka_replica_verification = _tool("kafka-replica-verification")
 kafka_storage = _tool("kafka-storage")
+kafka_streams_application_reset = _tool("kafka-streams-application-reset")
 kafka_topics = _tool("kafka-topics")
+kafka_verifiable_consumer = _tool("kafka-verifiable-consumer")
+kafka_verifiable_producer = _tool("kafka-verifiable-producer")
+zookeeper_security_migration = _tool("zookeeper-security-migration")
 
 
 def _usage(text: str) -> None:
