@@ -39,6 +39,7 @@ TARGETS: dict[str, str] = {
     "offsets_records": "__consumer_offsets record keys and values (group_metadata_manager.py)",
     "txn_records": "__transaction_state record keys and values (transaction_log.py)",
     "zk_data": "every znode decoder of kafka_py/zk/zk_data.py",
+    "acls": "AclAuthorizer's decisions over any ACLs and resource names, against Kafka's rules by brute force",
 }
 
 
