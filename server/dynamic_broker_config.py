@@ -20,9 +20,13 @@ other DYNAMIC_SECURITY_CONFIGS, only with the listener prefix) are the SocketSer
 reconfigure: its channel builders validate the new stores before the change is taken, and
 ``reload_updated_files_without_config_change`` reads store files rewritten in place again.
 
-Not ported: password encoding (a dynamic password config is refused, as Kafka refuses it
-without ``password.encoder.secret``), listener / thread-pool / metrics reconfiguration,
-custom (undeclared) dynamic keys.
+Dynamic password configs (a listener's store passwords) are kept in ZooKeeper encrypted
+with ``password.encoder.secret`` (kafka_py/utils/password_encoder.py), and refused, as in
+Kafka, when the broker has no secret; ``password.encoder.old.secret`` re-encrypts them
+with the new secret at startup.
+
+Not ported: listener / thread-pool / metrics reconfiguration, custom (undeclared) dynamic
+keys.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ from kafka_py.server.kafka_config import (
     KafkaConfig,
 )
 from kafka_py.utils.config_def import ConfigDef, ConfigException, Password, Type
+from kafka_py.utils.password_encoder import PasswordEncoder
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +61,13 @@ def base_config_name(name: str) -> str:
     """``listener.name.<l>.<key>`` -> ``<key>``; any other name unchanged."""
     match = _LISTENER_CONFIG.match(name)
     return match.group(1) if match else name
+
+
+def is_password_config(name: str) -> bool:
+    """A dynamic config whose value is a password (DynamicBrokerConfig.isPasswordConfig)."""
+    base = base_config_name(name)
+    key = CONFIG_DEF.config_keys.get(base)
+    return key is not None and key.type is Type.PASSWORD and base in DYNAMIC_BROKER_CONFIGS
 
 
 def config_value_as_string(name: str, value: Any) -> str | None:
@@ -105,6 +117,7 @@ class DynamicBrokerConfig:
         self._dynamic_broker_configs: dict[str, str] = _string_map(kafka_config.dynamic_broker_configs)
         self._dynamic_default_configs: dict[str, str] = _string_map(kafka_config.dynamic_default_configs)
         self._broker_reconfigurables: list[BrokerReconfigurable] = []
+        self._password_encoder = self._maybe_create_password_encoder(kafka_config.get("password.encoder.secret"))
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -136,7 +149,38 @@ class DynamicBrokerConfig:
 
         admin = AdminZkClient(zk_client)
         self.update_default_config(admin.fetch_entity_config(ConfigType.BROKER, ConfigEntityName.DEFAULT))
-        self.update_broker_config(self.broker_id, admin.fetch_entity_config(ConfigType.BROKER, str(self.broker_id)))
+        props = admin.fetch_entity_config(ConfigType.BROKER, str(self.broker_id))
+        props = self._maybe_reencode_passwords(props, admin)
+        self.update_broker_config(self.broker_id, props)
+
+    def _maybe_create_password_encoder(self, secret: Any) -> PasswordEncoder | None:
+        if secret is None:
+            return None
+        config = self._current_config
+        return PasswordEncoder(secret, config.get("password.encoder.keyfactory.algorithm"),
+                               config.get("password.encoder.cipher.algorithm"),
+                               config.get("password.encoder.key.length"), config.get("password.encoder.iterations"))
+
+    def _maybe_reencode_passwords(self, persistent_props: Mapping[str, Any], admin: Any) -> dict[str, Any]:
+        """Passwords encrypted with ``password.encoder.old.secret`` are encrypted again with the
+        current secret and written back (the secret was changed while the broker was down)."""
+        props = dict(persistent_props)
+        decoder = self._maybe_create_password_encoder(self._current_config.get("password.encoder.old.secret"))
+        if decoder is None or self._password_encoder is None:
+            return props
+        changed = False
+        for name, value in persistent_props.items():
+            if not is_password_config(name) or value is None:
+                continue
+            try:
+                decoded = decoder.decode(str(value))
+            except ConfigException:
+                continue  # already under the new secret
+            props[name] = self._password_encoder.encode(decoded)
+            changed = True
+        if changed:
+            admin.change_broker_config(self.broker_id, props)
+        return props
 
     def add_broker_reconfigurable(self, reconfigurable: BrokerReconfigurable) -> None:
         names = set(reconfigurable.reconfigurable_configs)
@@ -234,11 +278,14 @@ class DynamicBrokerConfig:
 
     def to_persistent_props(self, config_props: Mapping[str, Any], per_broker_config: bool) -> dict[str, str]:
         props = _string_map(config_props)
-        for name in props:
-            key = CONFIG_DEF.config_keys.get(base_config_name(name))
-            if key is not None and key.type is Type.PASSWORD:
-                # Kafka stores these encrypted with password.encoder.secret, which kafka-py lacks.
+        for name, value in list(props.items()):
+            if not is_password_config(name):
+                continue
+            if not per_broker_config:
+                raise ConfigException(name, "[hidden]", "Password config can be defined only at broker level")
+            if self._password_encoder is None:
                 raise ConfigException(name, "[hidden]", "Password encoder secret not configured")
+            props[name] = self._password_encoder.encode(value)
         return props
 
     def from_persistent_props(self, persistent_props: Mapping[str, Any], per_broker_config: bool) -> dict[str, str]:
@@ -270,6 +317,14 @@ class DynamicBrokerConfig:
         if not per_broker_config:
             drop([k for k in props if base_config_name(k) in PER_BROKER_CONFIGS or _LISTENER_CONFIG.match(k)],
                  "Per-broker configs defined at default cluster level will be ignored")
+        for name in [k for k in props if is_password_config(k)]:
+            try:
+                if self._password_encoder is None:
+                    raise ConfigException(name, "[hidden]", "Password encoder secret not configured")
+                props[name] = self._password_encoder.decode(props[name]).value
+            except ConfigException as e:
+                logger.error("Dynamic password config %s could not be decoded, ignoring: %s", name, e)
+                props.pop(name)
         return props
 
 

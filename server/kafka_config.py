@@ -603,6 +603,19 @@ CONFIG_DEF: ConfigDef = (
     .define("ssl.trustmanager.algorithm", Type.STRING, "PKIX", None, _L, _IGNORED)
     .define("ssl.secure.random.implementation", Type.STRING, None, None, _L, _IGNORED)
     .define("ssl.engine.factory.class", Type.CLASS, None, None, _L, "Refused by kafka-py.")
+    # Password encoder (kafka_py/utils/password_encoder.py): dynamic password configs in ZooKeeper
+    .define("password.encoder.secret", Type.PASSWORD, None, None, _M,
+            "The secret dynamic password configs (a listener's store passwords) are encrypted with in "
+            "ZooKeeper. Unset: a dynamic password config is refused.")
+    .define("password.encoder.old.secret", Type.PASSWORD, None, None, _M,
+            "The secret the dynamic passwords were encrypted with before password.encoder.secret; at startup "
+            "they are re-encrypted with the new one.")
+    .define("password.encoder.keyfactory.algorithm", Type.STRING, None, None, _L,
+            "PBKDF2 algorithm deriving the key: PBKDF2WithHmacSHA512 when unset.")
+    .define("password.encoder.cipher.algorithm", Type.STRING, "AES/CBC/PKCS5Padding", None, _L,
+            "Cipher of the encrypted passwords (AES/CBC/PKCS5Padding or AES/GCM/NoPadding).")
+    .define("password.encoder.key.length", Type.INT, 128, at_least(8), _L, "Key length in bits.")
+    .define("password.encoder.iterations", Type.INT, 4096, at_least(1024), _L, "PBKDF2 iteration count.")
     .define("sasl.enabled.mechanisms", Type.LIST, "GSSAPI", None, _M,
             "SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).")
     .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "GSSAPI", None, _M,

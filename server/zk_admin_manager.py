@@ -50,7 +50,7 @@ from kafka_py.server.controller_mutation_quota_manager import (
     ControllerMutationQuota,
 )
 from kafka_py.server.delayed_operation_key import TopicKey
-from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, base_config_name
+from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, base_config_name, is_password_config
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_py.server.kafka_config import DYNAMIC_BROKER_CONFIGS, KafkaConfig, broker_config_synonyms
 from kafka_py.utils.config_def import ConfigDef, ConfigException, ConfigKey, Type
@@ -860,12 +860,13 @@ class ZkAdminManager:
         per_broker_config = broker_id is not None
         self.dynamic_config.validate(props, per_broker_config)
         if not validate_only:
+            # passwords are logged as [hidden] (ZkAdminManager.toLoggableProps)
+            loggable = {k: "[hidden]" if is_password_config(k) else v for k, v in props.items()}
             if per_broker_config:
                 self.dynamic_config.reload_updated_files_without_config_change(props)
-                self.logger.info("Updating broker %s with new configuration : %s", broker_id,
-                                 dict(props))
+                self.logger.info("Updating broker %s with new configuration : %s", broker_id, loggable)
             else:
-                self.logger.info("Updating brokers with new configuration : %s", dict(props))
+                self.logger.info("Updating brokers with new configuration : %s", loggable)
             self.admin_zk_client.change_broker_config(
                 broker_id, self.dynamic_config.to_persistent_props(props, per_broker_config))
 

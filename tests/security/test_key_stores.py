@@ -8,11 +8,14 @@ and P12 (PKCS12 stores). Clients: kafka-python with PEM files exported from the 
 openssl, confluent-kafka (librdkafka) with its PKCS12 key store, the bin/ tools with JKS and
 PKCS12 stores in --command-config. A dynamic update through kafka-configs.sh replaces the P12
 listener's key store: new connections get the new certificate, an open one goes on; stores
-that fail validation are refused and the current one stays. Configuration errors are checked
+that fail validation are refused and the current one stays; a store under another password is
+taken with its password, which ZooKeeper holds encrypted with password.encoder.secret.
+Configuration errors are checked
 in-process on a SocketServer, and once on a broker process. Every wait is bounded.
 """
 from __future__ import annotations
 
+import json
 import pathlib
 import socket
 import ssl
@@ -43,6 +46,7 @@ from tests.security.keystores import (
 
 
 WRONG = "not-the-password-42"
+ENCODER_SECRET = "encoder-secret-7"
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +84,8 @@ def store_broker(request, tmp_path_factory, stores):
     broker.overrides.update(listener_overrides(broker, {name: ("SSL", port) for name, port in ports.items()}))
     broker.overrides.update(_jks_listener("listener.name.jks.", stores))
     broker.overrides.update(_p12_listener("listener.name.p12.", stores))
-    broker.overrides.update({"listener.name.jks.ssl.client.auth": "required", "inter.broker.listener.name": "JKS"})
+    broker.overrides.update({"listener.name.jks.ssl.client.auth": "required", "inter.broker.listener.name": "JKS",
+                             "password.encoder.secret": ENCODER_SECRET})
     broker.write_config()
     broker.start()
     broker.ports = ports
@@ -283,22 +288,50 @@ def test_dynamic_key_store_update(store_broker, stores, exported_pem, tmp_path) 
         # a certificate for another name (the client's): clients checking the name would fail
         f"listener.name.p12.ssl.keystore.location={stores.client_p12}": "DistinguishedName does not match",
         f"ssl.keystore.location={stores.broker_p12}": "only per-listener using the listener prefix",
-        # the store and its password together pass validation, but the broker has no
-        # password.encoder.secret to keep the password in ZooKeeper with
-        (f"listener.name.p12.ssl.keystore.location={stores.broker_other_password_p12},"
-         f"listener.name.p12.ssl.keystore.password={OTHER_PASSWORD}"): "Password encoder secret not configured",
+        # passwords only per broker, never as cluster defaults
     }
     for config, problem in refusals.items():
         result = _tool("kafka-configs.sh", *admin, config)
         assert result.returncode != 0, config
         assert problem in result.stderr + result.stdout, (config, result.stderr)
         assert "Traceback" not in result.stderr
+    at = admin.index("--entity-name")
+    default_level = admin[:at] + ["--entity-default"] + admin[at + 2:]
+    result = _tool("kafka-configs.sh", *default_level, f"listener.name.p12.ssl.keystore.password={OTHER_PASSWORD}")
+    assert result.returncode != 0 and "broker id must be specified" in result.stderr, result.stderr
     # the store of the accepted update still serves
     connection = TlsConnection(port, ca)
     try:
         assert connection.peer_certificate == renewed and connection.api_versions() == 0
     finally:
         connection.close()
+
+    # A store under another password, given with it: the password goes to ZooKeeper encrypted
+    # with password.encoder.secret, and the broker decrypts it to open the store.
+    result = _tool("kafka-configs.sh", *admin,
+                   f"listener.name.p12.ssl.keystore.location={stores.broker_other_password_p12},"
+                   f"listener.name.p12.ssl.keystore.password={OTHER_PASSWORD}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    other = _der(stores.broker_other_password_p12.with_suffix(".crt"))
+
+    def new_connections_see_the_other_certificate() -> bool:
+        connection = TlsConnection(port, ca)
+        try:
+            return connection.peer_certificate == other
+        finally:
+            connection.close()
+
+    wait_until(new_connections_see_the_other_certificate, 30, "the store under another password was never used")
+    zk = store_broker.zk()
+    try:
+        data, _ = zk.get(f"/config/brokers/{store_broker.broker_id}")
+    finally:
+        zk.stop()
+        zk.close()
+    stored = json.loads(data)["config"]
+    assert OTHER_PASSWORD.encode() not in data
+    assert "encryptedPassword:" in stored["listener.name.p12.ssl.keystore.password"]
+    assert stored["listener.name.p12.ssl.keystore.location"] == str(stores.broker_other_password_p12)
     assert store_broker.running
 
 
