@@ -144,6 +144,21 @@ def test_validation_errors_per_feature(cluster):
         "feature_b": {"min_version_level": 1, "max_version_level": 2}}
 
 
+def test_a_broker_that_cannot_run_the_finalized_features_does_not_start(cluster, tmp_path_factory):
+    # feature_a is finalized at 1-3; this broker does not know it
+    broker = BrokerProcess(tmp_path_factory.mktemp("features-incompatible"), cluster[0].zk_hosts, cluster[0].chroot,
+                           2, overrides={"supported.features": "feature_b:1-5"})
+    broker.start(wait=False)
+    try:
+        broker.process.wait(timeout=120)
+    finally:
+        status = broker.kill() if broker.running else broker.stop()  # stop() collects the exit status
+    assert status != 0
+    output = broker.output()
+    assert "FinalizedFeatureCache update failed since feature compatibility checks failed!" in output, broker.tail()
+    assert broker.registration() is None
+
+
 def test_non_controller_answers_not_controller(cluster):
     response = update(cluster[1], ("feature_a", 2, True))
     assert Errors.for_code(response.error_code) is Errors.NOT_CONTROLLER
