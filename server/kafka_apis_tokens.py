@@ -96,8 +96,9 @@ class DelegationTokenRequestHandlers:
                     or (protocol == SecurityProtocol.SSL.name and context.principal == ANONYMOUS_PRINCIPAL))
 
     def _served(self, request: Request) -> bool:
-        """False (and the connection closed) in KRaft mode, where 2.8.2's broker has no such API."""
-        if self.apis.zk_client is None:
+        """False (and the connection closed) without a token manager: a KRaft broker, where
+        2.8.2 has no such API (its listeners refuse these requests before they get here)."""
+        if self.token_manager is None:
             self.apis.logger.info("Closing connection %s: received request api key %s which is not enabled",
                                   request.context.connection_id, request.api_key.name)
             self.apis.request_channel.close_connection(request)
