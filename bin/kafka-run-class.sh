@@ -42,12 +42,14 @@ counterpart() {
         kafka.admin.ConfigCommand) echo "script kafka-configs.sh" ;;
         kafka.admin.ConsumerGroupCommand) echo "script kafka-consumer-groups.sh" ;;
         kafka.admin.DeleteRecordsCommand) echo "script kafka-delete-records.sh" ;;
+        kafka.admin.FeatureCommand) echo "script kafka-features.sh" ;;
         kafka.admin.LeaderElectionCommand) echo "script kafka-leader-election.sh" ;;
         kafka.admin.LogDirsCommand) echo "script kafka-log-dirs.sh" ;;
         kafka.admin.PreferredReplicaLeaderElectionCommand) echo "script kafka-preferred-replica-election.sh" ;;
         kafka.admin.ReassignPartitionsCommand) echo "script kafka-reassign-partitions.sh" ;;
         kafka.admin.TopicCommand) echo "script kafka-topics.sh" ;;
         kafka.admin.ZkSecurityMigrator) echo "module kafka_py.tools.zk_security_migrator" ;;
+        kafka.tools.ClusterTool) echo "script kafka-cluster.sh" ;;
         kafka.tools.ConsoleConsumer) echo "script kafka-console-consumer.sh" ;;
         kafka.tools.ConsoleProducer) echo "script kafka-console-producer.sh" ;;
         kafka.tools.ConsumerPerformance) echo "script kafka-consumer-perf-test.sh" ;;
@@ -69,6 +71,7 @@ counterpart() {
 known_classes() {
     local c kind target
     for c in kafka.Kafka kafka.admin.AclCommand kafka.admin.BrokerApiVersionsCommand kafka.admin.ConfigCommand \
+             kafka.admin.FeatureCommand kafka.tools.ClusterTool \
              kafka.admin.ConsumerGroupCommand kafka.admin.DeleteRecordsCommand kafka.admin.LeaderElectionCommand \
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.admin.ZkSecurityMigrator \
