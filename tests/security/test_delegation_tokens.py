@@ -334,6 +334,24 @@ def test_renew_and_expire_follow_owner_and_renewers(cluster) -> None:
                    f"an expired token still logs in on broker {index}")
 
 
+def test_older_versions_create_describe_renew_and_expire(cluster) -> None:
+    alice = _user(cluster, "alice")
+    created = {version: alice(ApiKeys.CREATE_DELEGATION_TOKEN, {"renewers": [], "max_lifetime": 600_000},
+                              version=version) for version in (0, 1)}
+    assert all(Errors.for_code(c.error_code) is Errors.NONE for c in created.values())
+    for version in (0, 1):
+        described = alice(ApiKeys.DESCRIBE_DELEGATION_TOKEN, {"owners": None}, version=version)
+        tokens = {t.token_id: t for t in described.tokens}
+        assert {c.token_id for c in created.values()} <= set(tokens)
+        assert all(bytes(tokens[c.token_id].hmac) == bytes(c.hmac) for c in created.values())
+    renewed = alice(ApiKeys.RENEW_DELEGATION_TOKEN, {"hmac": created[0].hmac, "renew_period": 1000}, version=0)
+    assert Errors.for_code(renewed.error_code) is Errors.NONE
+    assert renewed.expiry_timestamp < created[0].expiry_timestamp
+    expired = alice(ApiKeys.EXPIRE_DELEGATION_TOKEN, {"hmac": created[1].hmac, "expiry_time_period": -1}, version=1)
+    assert Errors.for_code(expired.error_code) is Errors.NONE
+    assert created[1].token_id not in _describe(cluster, "alice")
+
+
 def test_describing_others_tokens_needs_describe_on_the_token(cluster) -> None:
     created = _create(cluster, "alice")
     assert created.token_id not in _describe(cluster, "carol")
