@@ -53,9 +53,9 @@ class TokenApis(Apis):
         return decoded
 
 
-@pytest.fixture
-def env(tmp_path):
-    e = TokenApis(tmp_path)
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    e = TokenApis(tmp_path_factory.mktemp("token-apis"))
     yield e
     e.close()
 
@@ -94,6 +94,9 @@ def test_the_answers_of_a_refused_or_disabled_request(env) -> None:
 
 
 def test_without_a_token_manager_the_connection_is_closed(env) -> None:
-    env.apis.token_manager = None
-    for api in REQUESTS:
-        assert isinstance(env.ask(api, 2, "SASL_SSL", "User:alice"), CloseConnectionResponse)
+    manager, env.apis.token_manager = env.apis.token_manager, None
+    try:
+        for api in REQUESTS:
+            assert isinstance(env.ask(api, 2, "SASL_SSL", "User:alice"), CloseConnectionResponse)
+    finally:
+        env.apis.token_manager = manager
