@@ -41,6 +41,7 @@ counterpart() {
         kafka.admin.BrokerApiVersionsCommand) echo "script kafka-broker-api-versions.sh" ;;
         kafka.admin.ConfigCommand) echo "script kafka-configs.sh" ;;
         kafka.admin.ConsumerGroupCommand) echo "script kafka-consumer-groups.sh" ;;
+        kafka.admin.DelegationTokenCommand) echo "script kafka-delegation-tokens.sh" ;;
         kafka.admin.DeleteRecordsCommand) echo "script kafka-delete-records.sh" ;;
         kafka.admin.FeatureCommand) echo "script kafka-features.sh" ;;
         kafka.admin.LeaderElectionCommand) echo "script kafka-leader-election.sh" ;;
@@ -72,7 +73,8 @@ known_classes() {
     local c kind target
     for c in kafka.Kafka kafka.admin.AclCommand kafka.admin.BrokerApiVersionsCommand kafka.admin.ConfigCommand \
              kafka.admin.FeatureCommand kafka.tools.ClusterTool \
-             kafka.admin.ConsumerGroupCommand kafka.admin.DeleteRecordsCommand kafka.admin.LeaderElectionCommand \
+             kafka.admin.ConsumerGroupCommand kafka.admin.DelegationTokenCommand kafka.admin.DeleteRecordsCommand \
+             kafka.admin.LeaderElectionCommand \
              kafka.admin.LogDirsCommand kafka.admin.PreferredReplicaLeaderElectionCommand \
              kafka.admin.ReassignPartitionsCommand kafka.admin.TopicCommand kafka.admin.ZkSecurityMigrator \
              kafka.tools.ConsoleConsumer kafka.tools.ConsoleProducer kafka.tools.ConsumerPerformance \
