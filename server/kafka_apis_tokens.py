@@ -27,7 +27,6 @@ client that sends one. This broker does the same (docs/kraft.md).
 """
 from __future__ import annotations
 
-import datetime
 from typing import Any, Optional
 
 from kio.schema.create_delegation_token.v2.response import CreateDelegationTokenResponse
