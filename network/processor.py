@@ -162,7 +162,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
             # TLS and SASL listeners: channels authenticate before their frames become requests.
             from kafka_py.network.secure_selector import SecureSelector
             self._selector = SecureSelector(max_request_size, connections_max_idle_ms, time, log_prefix,
-                                            channel_builder, selector_metrics)
+                                            channel_builder, selector_metrics, api_version_manager)
         self._new_connections: queue.Queue[tuple[socket.socket, str, int]] = queue.Queue(
             connection_queue_size
         )

@@ -42,7 +42,7 @@ import logging
 import socket
 import ssl
 import struct
-from typing import Optional
+from typing import Any, Optional
 
 from kafka_py.network.channel_builders import ChannelBuilder
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
@@ -92,9 +92,12 @@ class SecureKafkaChannel(KafkaChannel):
 class SecureSelector(Selector):
     def __init__(self, max_receive_size: int, connection_max_idle_ms: int, time: Time,
                  log_prefix: str, channel_builder: ChannelBuilder,
-                 metrics: Optional[SelectorMetrics] = None) -> None:
+                 metrics: Optional[SelectorMetrics] = None, api_version_manager: Any = None) -> None:
         super().__init__(max_receive_size, connection_max_idle_ms, time, log_prefix, metrics)
         self._builder = channel_builder
+        # The listener's own API set (a KRaft node's), which an ApiVersions answered during
+        # SASL lists too; None: the broker's IMPLEMENTED_APIS.
+        self._api_version_manager = api_version_manager
         self._failed_delay_ns = channel_builder.failed_authentication_delay_ms * 1_000_000
         # TLS channels with decrypted bytes waiting inside OpenSSL: read without readiness.
         self._buffered: set[str] = set()
@@ -115,6 +118,7 @@ class SecureSelector(Selector):
         if channel.authenticator is not None:
             # an ApiVersions request answered during SASL names the client software here
             channel.authenticator.metadata_registry = channel.metadata
+            channel.authenticator.api_version_manager = self._api_version_manager
         return channel
 
     def _close_channel(self, channel: KafkaChannel) -> None:
@@ -348,6 +352,7 @@ class SecureSelector(Selector):
         authenticator = self._builder.build_authenticator(channel.id, self._time)
         authenticator.reauthenticate(previous, now)
         authenticator.metadata_registry = channel.metadata
+        authenticator.api_version_manager = self._api_version_manager
         channel.authenticator = authenticator
         channel.state = ChannelState.AUTHENTICATE
         self._ready.discard(channel.id)

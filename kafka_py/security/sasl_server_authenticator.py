@@ -123,6 +123,10 @@ class SaslServerAuthenticator:
         # The connection's ChannelMetadataRegistry (network/channel_metadata_registry.py), set
         # by the selector: a valid ApiVersions request registers the client software there.
         self.metadata_registry: Any = None
+        # The listener's ApiVersionManager (server/api_version_manager.py) when it serves an API
+        # set of its own (a KRaft node's), set by the selector: ApiVersions lists that set, as
+        # Kafka's authenticator answers with its listener's apiVersionSupplier.
+        self.api_version_manager: Any = None
 
     @property
     def reauthenticating(self) -> bool:
@@ -183,11 +187,11 @@ class SaslServerAuthenticator:
             else:
                 client_information = client_information_of(header.api_version, body)
                 if client_information is None:  # ApiVersionsRequest.isValid: a bad software name or version
-                    response = api_versions_response(header.api_version, Errors.INVALID_REQUEST)
+                    response = self._api_versions_response(header.api_version, Errors.INVALID_REQUEST)
                 else:
                     if self.metadata_registry is not None:
                         self.metadata_registry.register_client_information(client_information)
-                    response = api_versions_response(header.api_version)
+                    response = self._api_versions_response(header.api_version)
                     self.state = SaslState.HANDSHAKE_REQUEST
             return AuthenticationStep(encode_response(header.to_response_header(), response))
         if api is ApiKeys.SASL_HANDSHAKE:
@@ -199,6 +203,11 @@ class SaslServerAuthenticator:
             return AuthenticationStep(self._authenticate_response(header, Errors.ILLEGAL_SASL_STATE,
                                                                   str(error)), error)
         raise IllegalSaslStateException(f"Unexpected Kafka request of type {api.name} during SASL handshake.")
+
+    def _api_versions_response(self, version: int, error: Errors = Errors.NONE) -> Any:
+        if self.api_version_manager is None:
+            return api_versions_response(version, error)
+        return self.api_version_manager.api_version_response(version, error=error)
 
     def _handle_handshake(self, header: RequestHeader, body: Any) -> AuthenticationStep:
         mechanism = body.mechanism

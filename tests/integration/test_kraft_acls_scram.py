@@ -267,10 +267,15 @@ def test_delegation_token_apis_are_not_served(node):
     with RawClient(node.port, timeout=20) as client:
         versions = client.request(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
             client_software_name="kafka-py-test", client_software_version="1"))
-    listed = {int(k.api_key) for k in versions.api_keys}
-    assert ApiKeys.METADATA.id in listed and ApiKeys.CREATE_ACLS.id in listed
-    assert not listed & {ApiKeys.CREATE_DELEGATION_TOKEN.id, ApiKeys.RENEW_DELEGATION_TOKEN.id,
-                         ApiKeys.EXPIRE_DELEGATION_TOKEN.id, ApiKeys.DESCRIBE_DELEGATION_TOKEN.id}
+    # and before a SASL login, where the authenticator answers ApiVersions
+    with RawClient(node.sasl_port, timeout=20) as client:
+        before_login = client.request(ApiKeys.API_VERSIONS, 3, request_schema(ApiKeys.API_VERSIONS, 3)(
+            client_software_name="kafka-py-test", client_software_version="1"))
+    for answer in (versions, before_login):
+        listed = {int(k.api_key) for k in answer.api_keys}
+        assert ApiKeys.METADATA.id in listed and ApiKeys.CREATE_ACLS.id in listed
+        assert not listed & {ApiKeys.CREATE_DELEGATION_TOKEN.id, ApiKeys.RENEW_DELEGATION_TOKEN.id,
+                             ApiKeys.EXPIRE_DELEGATION_TOKEN.id, ApiKeys.DESCRIBE_DELEGATION_TOKEN.id}
     for api, values in ((ApiKeys.CREATE_DELEGATION_TOKEN, {"renewers": (), "max_lifetime": -1}),
                         (ApiKeys.DESCRIBE_DELEGATION_TOKEN, {"owners": None})):
         with RawClient(node.port, timeout=20) as client:

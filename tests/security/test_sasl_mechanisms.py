@@ -371,3 +371,22 @@ def test_a_token_login_is_its_owner_and_its_session_ends_with_the_token() -> Non
 
     SaslClientAuthenticator("SCRAM-SHA-512", "alice", "pw").authenticate(exchange)
     assert plain.principal == "User:alice" and not is_token_authenticated(plain.principal)
+
+
+def test_api_versions_during_sasl_lists_the_listeners_api_set() -> None:
+    """A KRaft broker's listener (its own ApiVersionManager) answers ApiVersions before the login
+    with its own API set: no delegation token APIs there, which a ZooKeeper-mode broker lists."""
+    from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager, broker_apis
+
+    def listed(authenticator: SaslServerAuthenticator) -> set[int]:
+        body = request_schema(ApiKeys.API_VERSIONS, 3)(client_software_name="t", client_software_version="1")
+        step = authenticator.handle_frame(_frame(ApiKeys.API_VERSIONS, 3, body))
+        return {int(k.api_key) for k in _response(step.response, ApiKeys.API_VERSIONS, 3).api_keys}
+
+    zookeeper_mode = listed(_authenticator())
+    assert ApiKeys.CREATE_DELEGATION_TOKEN.id in zookeeper_mode
+    kraft = _authenticator()
+    kraft.api_version_manager = SimpleApiVersionManager(ListenerType.BROKER, broker_apis())
+    kraft_listed = listed(kraft)
+    assert ApiKeys.CREATE_DELEGATION_TOKEN.id not in kraft_listed and ApiKeys.DESCRIBE_DELEGATION_TOKEN.id not in kraft_listed
+    assert ApiKeys.SASL_HANDSHAKE.id in kraft_listed and kraft.state is SaslState.HANDSHAKE_REQUEST
