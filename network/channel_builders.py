@@ -175,17 +175,21 @@ class ChannelBuilder:
         return frozenset(prefix + key for key in RECONFIGURABLE_CONFIGS)
 
     def validate_reconfiguration(self, new_config: Any) -> None:
-        if self.ssl_factory is not None:
-            self.ssl_factory.validate_reconfiguration(ListenerSecurityConfig.for_listener(new_config,
-                                                                                          self.listener_name))
-
-    def reconfigure(self, new_config: Any, reload_only: bool = False) -> None:
-        """Take the stores ``new_config`` names (ConfigException if they cannot replace the current
-        ones); ``reload_only``: only when the settings are unchanged and a store file was rewritten."""
         if self.ssl_factory is None:
             return
         view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
-        if reload_only and self.ssl_factory.configs_changed(view):
+        if self.ssl_factory.configs_changed(view):
+            self.ssl_factory.validate_reconfiguration(view)
+
+    def reconfigure(self, new_config: Any, reload_only: bool = False) -> None:
+        """Take the stores ``new_config`` names when this listener's store settings changed
+        (ConfigException if they cannot replace the current ones); ``reload_only``: when they did
+        not change, read again the store files rewritten since they were loaded
+        (DynamicBrokerConfig.processListenerReconfigurable's two cases)."""
+        if self.ssl_factory is None:
+            return
+        view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
+        if reload_only == self.ssl_factory.configs_changed(view):
             return
         with self._ssl_lock:
             if self.ssl_factory.reconfigure(view):

@@ -16,7 +16,9 @@ in-process on a SocketServer, and once on a broker process. Every wait is bounde
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import shutil
 import socket
 import ssl
 import struct
@@ -308,20 +310,22 @@ def test_dynamic_key_store_update(store_broker, stores, exported_pem, tmp_path) 
 
     # A store under another password, given with it: the password goes to ZooKeeper encrypted
     # with password.encoder.secret, and the broker decrypts it to open the store.
-    result = _tool("kafka-configs.sh", *admin,
-                   f"listener.name.p12.ssl.keystore.location={stores.broker_other_password_p12},"
-                   f"listener.name.p12.ssl.keystore.password={OTHER_PASSWORD}")
+    live = tmp_path / "live.p12"
+    shutil.copy(stores.broker_other_password_p12, live)
+    update = (f"listener.name.p12.ssl.keystore.location={live},"
+              f"listener.name.p12.ssl.keystore.password={OTHER_PASSWORD}")
+    result = _tool("kafka-configs.sh", *admin, update)
     assert result.returncode == 0, result.stdout + result.stderr
     other = _der(stores.broker_other_password_p12.with_suffix(".crt"))
 
-    def new_connections_see_the_other_certificate() -> bool:
+    def new_connections_see(certificate: bytes) -> bool:
         connection = TlsConnection(port, ca)
         try:
-            return connection.peer_certificate == other
+            return connection.peer_certificate == certificate
         finally:
             connection.close()
 
-    wait_until(new_connections_see_the_other_certificate, 30, "the store under another password was never used")
+    wait_until(lambda: new_connections_see(other), 30, "the store under another password was never used")
     zk = store_broker.zk()
     try:
         data, _ = zk.get(f"/config/brokers/{store_broker.broker_id}")
@@ -331,7 +335,18 @@ def test_dynamic_key_store_update(store_broker, stores, exported_pem, tmp_path) 
     stored = json.loads(data)["config"]
     assert OTHER_PASSWORD.encode() not in data
     assert "encryptedPassword:" in stored["listener.name.p12.ssl.keystore.password"]
-    assert stored["listener.name.p12.ssl.keystore.location"] == str(stores.broker_other_password_p12)
+    assert stored["listener.name.p12.ssl.keystore.location"] == str(live)
+
+    # The store file rewritten in place (the renewed key and certificate, the same password):
+    # the same settings sent again make the broker read it anew.
+    renewed_key = stores.broker_renewed_p12.with_suffix(".key")
+    subprocess.run(["openssl", "pkcs12", "-export", "-in", str(stores.broker_renewed_p12.with_suffix(".crt")),
+                    "-inkey", str(renewed_key), "-name", "broker", "-out", str(tmp_path / "rewritten.p12"),
+                    "-passout", f"pass:{OTHER_PASSWORD}"], check=True, capture_output=True, timeout=60)
+    os.replace(tmp_path / "rewritten.p12", live)
+    result = _tool("kafka-configs.sh", *admin, update)
+    assert result.returncode == 0, result.stdout + result.stderr
+    wait_until(lambda: new_connections_see(renewed), 30, "the store rewritten in place was never read again")
     assert store_broker.running
 
 
