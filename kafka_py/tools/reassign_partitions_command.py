@@ -25,9 +25,14 @@ Exactly one action:
   (their replicas go back to what they were), then remove the throttles likewise.
 * ``--list``: the running reassignments, with the replicas being added and removed.
 
-Output, JSON formats and messages are Kafka 2.8.2's. Differences, on purpose: only
-``--bootstrap-server`` (the deprecated ``--zookeeper`` mode is refused), and failures are one
-line on stderr with exit status 1, never a stack trace.
+``--zookeeper host:port[/chroot]`` instead of ``--bootstrap-server`` (deprecated in Kafka
+2.8, with its warnings) serves ``--generate``, ``--execute`` and ``--verify`` through
+ZooKeeper as 2.8.2's tool does: the assignment read from the topic znodes, the reassignment
+written to /admin/reassign_partitions (refused while that znode exists), throttles set and
+cleared in the config znodes, and no log dir moves (they need ``--bootstrap-server``).
+
+Output, JSON formats and messages are Kafka 2.8.2's. Differences, on purpose: failures are
+one line on stderr with exit status 1, never a stack trace.
 """
 from __future__ import annotations
 
@@ -831,14 +836,17 @@ REQUIRED_ARGS = {
     "list": (),
 }
 PERMITTED_ARGS = {
-    "verify": ("bootstrap_server", "command_config", "preserve_throttles"),
-    "generate": ("bootstrap_server", "broker_list", "command_config", "disable_rack_aware"),
+    "verify": ("bootstrap_server", "command_config", "preserve_throttles", "zookeeper"),
+    "generate": ("bootstrap_server", "broker_list", "command_config", "disable_rack_aware", "zookeeper"),
     "execute": ("additional", "bootstrap_server", "command_config", "throttle", "replica_alter_log_dirs_throttle",
-                "timeout"),
+                "timeout", "zookeeper"),
     "cancel": ("bootstrap_server", "command_config", "preserve_throttles", "timeout"),
     "list": ("bootstrap_server", "command_config"),
 }
 _DEFAULTS = {"throttle": -1, "replica_alter_log_dirs_throttle": -1, "timeout": 10000}
+# what the --zookeeper mode cannot do
+BOOTSTRAP_SERVER_ONLY_ARGS = ("additional", "cancel", "command_config", "replica_alter_log_dirs_throttle", "list",
+                              "timeout")
 
 
 def _option(name: str) -> str:
@@ -852,17 +860,23 @@ def check_args(action_flags: Mapping[str, bool], values: Mapping[str, Any]) -> s
         raise click.UsageError("Command must include exactly one action: "
                                + ", ".join(f"--{a}" for a in ACTIONS))
     action = chosen[0]
-    if values.get("zookeeper") is not None:
-        raise click.UsageError("--zookeeper is not supported by this tool; use --bootstrap-server")
-    if values.get("bootstrap_server") is None:
+    if values.get("zookeeper") is None and values.get("bootstrap_server") is None:
         raise click.UsageError("Please specify --bootstrap-server")
     for name in REQUIRED_ARGS[action]:
         if values.get(name) is None:
             raise click.UsageError(f"Missing required argument \"[{_option(name)}]\"")
-    for name, value in values.items():
-        given = value not in (None, False) and not (name in _DEFAULTS and value == _DEFAULTS[name])
-        if given and name not in REQUIRED_ARGS[action] and name not in PERMITTED_ARGS[action] and name != "zookeeper":
+
+    def given(name: str) -> bool:
+        value = action_flags.get(name) if name in ACTIONS else values.get(name)
+        return value not in (None, False) and not (name in _DEFAULTS and value == _DEFAULTS[name])
+
+    for name in values:
+        if given(name) and name not in REQUIRED_ARGS[action] and name not in PERMITTED_ARGS[action]:
             raise click.UsageError(f"Option \"[{_option(name)}]\" can't be used with action \"[{action}]\"")
+    if values.get("bootstrap_server") is None:
+        for name in BOOTSTRAP_SERVER_ONLY_ARGS:
+            if given(name):
+                raise CommandError(f"You must specify --bootstrap-server when using \"[{_option(name)}]\"")
     return action
 
 
@@ -904,6 +918,166 @@ def run(action: str, values: Mapping[str, Any], admin_factory: Callable[[], Reas
         admin.close()
 
 
+# -- the --zookeeper mode (deprecated in 2.8) -------------------------------------------------
+
+ZK_RESULTS_MAY_BE_INCOMPLETE_MESSAGE = ("Warning: because you are using the deprecated --zookeeper option, the "
+                                        "results may be incomplete.  Use --bootstrap-server instead for more "
+                                        "accurate results.")
+ZK_NEEDS_BOOTSTRAP_FOR_LOG_DIRS_MESSAGE = ("bootstrap-server needs to be provided when replica reassignments are "
+                                           "present.")
+
+
+class ZkReassign:
+    """The ZooKeeper reads and writes of the --zookeeper mode."""
+
+    def __init__(self, zk_client: Any) -> None:
+        from kafka_py.zk.admin_zk_client import AdminZkClient
+
+        self.zk_client = zk_client
+        self.admin_zk_client = AdminZkClient(zk_client)
+
+    @classmethod
+    def create(cls, zookeeper: str) -> "ZkReassign":
+        from kafka_py.zk.kafka_zk_client import KafkaZkClient
+
+        # kazoo's reconnect warnings would bury the one line that matters
+        logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
+        try:
+            zk_client = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
+                                      create_chroot_if_missing=False, name="reassign-partitions")
+        except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
+            raise AdminCommandFailedException(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+        return cls(zk_client)
+
+    def close(self) -> None:
+        self.zk_client.close()
+
+    def replica_assignment_for_topics(self, topics: Iterable[str]) -> dict[TopicPartition, list[int]]:
+        return {tp: list(replicas)
+                for tp, replicas in self.zk_client.get_replica_assignment_for_topics(set(topics)).items()}
+
+    def set_topic_configs(self, topic: str, changes: Mapping[str, str | None]) -> None:
+        """Set (a value) or remove (None) topic configs; the znode is written only on a change."""
+        from kafka_py.zk.zk_data import ConfigType
+
+        configs = dict(self.admin_zk_client.fetch_entity_config(ConfigType.TOPIC, topic))
+        updated = {k: v for k, v in {**configs, **changes}.items() if v is not None}
+        if updated != configs:
+            self.admin_zk_client.change_topic_config(topic, updated)
+
+    def set_broker_configs(self, broker: int, changes: Mapping[str, str | None]) -> None:
+        from kafka_py.zk.zk_data import ConfigType
+
+        configs = dict(self.admin_zk_client.fetch_entity_config(ConfigType.BROKER, str(broker)))
+        updated = {k: v for k, v in {**configs, **changes}.items() if v is not None}
+        if updated != configs:
+            self.admin_zk_client.change_broker_config([broker], updated)
+
+
+def zk_generate_assignment(zk: ZkReassign, topics_json: str, broker_list: str, enable_rack_awareness: bool,
+                           out: Out = click.echo) -> None:
+    from kafka_py.zk.admin_zk_client import RackAwareMode
+
+    brokers, topics = parse_generate_assignment_args(topics_json, broker_list)
+    current = zk.replica_assignment_for_topics(topics)
+    try:
+        metadatas = zk.admin_zk_client.get_broker_metadatas(
+            RackAwareMode.ENFORCED if enable_rack_awareness else RackAwareMode.DISABLED, brokers)
+    except Exception as e:  # noqa: BLE001 - AdminOperationException's message, as one line
+        raise AdminCommandFailedException(str(e)) from None
+    proposed = calculate_assignment(current, metadatas)
+    out(f"Current partition replica assignment\n{format_as_reassignment_json(current, {})}\n")
+    out(f"Proposed partition reassignment configuration\n{format_as_reassignment_json(proposed, {})}")
+
+
+def zk_execute_assignment(zk: ZkReassign, reassignment_json: str, inter_broker_throttle: int = -1,
+                          out: Out = click.echo) -> None:
+    proposed_parts, proposed_replicas = parse_execute_assignment_args(reassignment_json)
+    if proposed_replicas:
+        raise AdminCommandFailedException(ZK_NEEDS_BOOTSTRAP_FOR_LOG_DIRS_MESSAGE)
+    topics = {tp.topic for tp in proposed_parts}
+    existing = zk.replica_assignment_for_topics(topics)
+    missing = [tp for tp in proposed_parts if tp not in existing]
+    if missing:
+        raise AdminCommandFailedException(f"The proposed assignment contains non-existent partitions: "
+                                          f"{_scala_seq(missing)}")
+    live = set(zk.zk_client.get_sorted_broker_list())
+    unknown = sorted({r for replicas in proposed_parts.values() for r in replicas} - live)
+    if unknown:
+        raise AdminCommandFailedException("The proposed assignment contains non-existent brokerIDs: "
+                                          + ",".join(map(str, unknown)))
+    # only reassignments started through the znode are seen: the limit of the ZooKeeper API
+    if zk.zk_client.reassign_partitions_in_progress():
+        raise TerseReassignmentFailureException(CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE)
+    out(current_partition_replica_assignment_to_string(proposed_parts, existing))
+    if inter_broker_throttle >= 0:
+        out(YOU_MUST_RUN_VERIFY_PERIODICALLY_MESSAGE)
+        move_map = calculate_proposed_move_map({}, proposed_parts, existing)
+        leader, follower = calculate_leader_throttles(move_map), calculate_follower_throttles(move_map)
+        for topic in sorted(set(leader) | set(follower)):
+            changes = {}
+            if topic in leader:
+                changes[TOPIC_LEVEL_LEADER_THROTTLE] = leader[topic]
+            if topic in follower:
+                changes[TOPIC_LEVEL_FOLLOWER_THROTTLE] = follower[topic]
+            zk.set_topic_configs(topic, changes)
+        for broker in sorted(calculate_reassigning_brokers(move_map)):
+            zk.set_broker_configs(broker, {BROKER_LEVEL_LEADER_THROTTLE: str(inter_broker_throttle),
+                                           BROKER_LEVEL_FOLLOWER_THROTTLE: str(inter_broker_throttle)})
+        out(f"The inter-broker throttle limit was set to {inter_broker_throttle} B/s")
+    zk.zk_client.create_partition_reassignment(proposed_parts)
+    out(f"Successfully started partition reassignment{_plural(proposed_parts)} for "
+        f"{_join(sorted(proposed_parts))}")
+
+
+def zk_verify_assignment(zk: ZkReassign, reassignment_json: str, preserve_throttles: bool,
+                         out: Out = click.echo) -> VerifyAssignmentResult:
+    target_parts, target_log_dirs = parse_partition_reassignment_data(reassignment_json)
+    if target_log_dirs:
+        raise AdminCommandFailedException(ZK_NEEDS_BOOTSTRAP_FOR_LOG_DIRS_MESSAGE)
+    out(ZK_RESULTS_MAY_BE_INCOMPLETE_MESSAGE)
+    being_reassigned = zk.zk_client.get_partition_reassignment()
+    states: dict[TopicPartition, PartitionReassignmentState] = {}
+    current = zk.replica_assignment_for_topics({tp.topic for tp, _ in target_parts})
+    for tp, target in target_parts:
+        states[tp] = PartitionReassignmentState(tuple(current.get(tp, ())), tuple(target), tp not in being_reassigned)
+    out(partition_reassignment_states_to_string(states))
+    parts_ongoing = bool(being_reassigned)
+    if not parts_ongoing and not preserve_throttles:
+        live = set(zk.zk_client.get_sorted_broker_list())
+        brokers = live | {r for _, replicas in target_parts for r in replicas}
+        out(f"Clearing broker-level throttles on broker{_plural(brokers)} {_join(sorted(brokers))}")
+        for broker in sorted(brokers):
+            zk.set_broker_configs(broker, {t: None for t in BROKER_LEVEL_THROTTLES})
+        topics = {tp.topic for tp, _ in target_parts}
+        out(f"Clearing topic-level throttles on topic{_plural(topics)} {_join(sorted(topics))}")
+        for topic in sorted(topics):
+            zk.set_topic_configs(topic, {t: None for t in TOPIC_LEVEL_THROTTLES})
+    return VerifyAssignmentResult(states, parts_ongoing)
+
+
+def run_with_zk(action: str, values: Mapping[str, Any], zk_factory: Callable[[], ZkReassign],
+                out: Out = click.echo) -> None:
+    reassignment_json = _read_file(values["reassignment_json_file"]) if values.get("reassignment_json_file") else ""
+    topics_json = _read_file(values["topics_to_move_json_file"]) if action == "generate" else ""
+    if action == "execute":
+        parse_execute_assignment_args(reassignment_json)
+    elif action == "verify":
+        parse_partition_reassignment_data(reassignment_json)
+    else:
+        parse_generate_assignment_args(topics_json, values["broker_list"])
+    zk = zk_factory()
+    try:
+        if action == "verify":
+            zk_verify_assignment(zk, reassignment_json, bool(values.get("preserve_throttles")), out)
+        elif action == "generate":
+            zk_generate_assignment(zk, topics_json, values["broker_list"], not values.get("disable_rack_aware"), out)
+        else:
+            zk_execute_assignment(zk, reassignment_json, int(values.get("throttle", -1)), out)
+    finally:
+        zk.close()
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120}, help=HELP_TEXT)
 @click.option("--verify", is_flag=True,
               help="Verify if the reassignment completed as specified by the --reassignment-json-file option. If "
@@ -920,7 +1094,9 @@ def run(action: str, values: Mapping[str, Any], admin_factory: Callable[[], Reas
               help="REQUIRED: the server(s) to use for bootstrapping.")
 @click.option("--command-config", metavar="<Admin client property file>",
               help="Property file containing configs to be passed to Admin Client.")
-@click.option("--zookeeper", metavar="<urls>", hidden=True, help="Not supported: use --bootstrap-server.")
+@click.option("--zookeeper", metavar="<urls>",
+              help="DEPRECATED: The connection string for the zookeeper connection in the form host:port. Multiple "
+                   "URLS can be given to allow fail-over. Please use --bootstrap-server instead.")
 @click.option("--reassignment-json-file", metavar="<manual assignment json file path>",
               help="The JSON file with the partition reassignment configuration. The format to use is - "
                    '{"partitions": [{"topic": "foo", "partition": 1, "replicas": [1,2,3], '
@@ -958,6 +1134,14 @@ def main(verify: bool, generate: bool, execute: bool, cancel: bool, list_: bool,
     try:
         action = check_args({"generate": generate, "execute": execute, "verify": verify, "cancel": cancel,
                              "list": list_}, values)
+        if values.get("bootstrap_server") is None:
+            click.echo("Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka.")
+            zookeeper = values["zookeeper"]
+            run_with_zk(action, values, lambda: ZkReassign.create(zookeeper))
+            return
+        if values.get("zookeeper") is not None:
+            click.echo("Warning: ignoring deprecated --zookeeper option because --bootstrap-server was specified.  "
+                       "The --zookeeper option will be removed in a future version of Kafka.")
         validate_bootstrap_servers(values["bootstrap_server"])
         command_config = load_props(values["command_config"]) if values.get("command_config") else {}
         run(action, values, lambda: ReassignAdmin.create(values["bootstrap_server"], command_config))

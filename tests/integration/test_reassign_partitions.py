@@ -360,6 +360,69 @@ def test_the_tool_refuses_bad_plans_and_changes_nothing(cluster, tmp_path):
 # -- the controller dies mid-way --------------------------------------------------------------
 
 
+def zk_tool(cluster: ReplicatedCluster, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "kafka-reassign-partitions.sh"), "--zookeeper",
+                           cluster.brokers[0].zk_connect, *map(str, args)],
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_the_tool_through_zookeeper_generates_executes_and_verifies(cluster, tmp_path):
+    """The deprecated --zookeeper mode, as 2.8.2's: /admin/reassign_partitions written by the
+    tool, carried out by the controller, throttles set and cleared in the config znodes."""
+    topic = "zk-moved"
+    cluster.create_topic(topic, {0: [0, 1, 2]})
+    fill(cluster, topic, 20)
+    warning = "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka.\n"
+    topics_file = tmp_path / "topics.json"
+    topics_file.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    r = zk_tool(cluster, "--generate", "--topics-to-move-json-file", topics_file, "--broker-list", "1,2,3")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] + "\n" == warning and lines[1] == "Current partition replica assignment"
+    assert lines[2] == compact({"version": 1, "partitions": [
+        {"topic": topic, "partition": 0, "replicas": [0, 1, 2], "log_dirs": ["any", "any", "any"]}]})
+    assert sorted(json.loads(lines[5])["partitions"][0]["replicas"]) == [1, 2, 3]
+
+    plan_file = tmp_path / "zk-plan.json"
+    plan_file.write_text(json.dumps(plan(topic, [1, 2, 3])))
+    r = zk_tool(cluster, "--execute", "--reassignment-json-file", plan_file, "--throttle", "10000000")
+    assert r.returncode == 0, r.stderr
+    rollback = compact({"version": 1, "partitions": [
+        {"topic": topic, "partition": 0, "replicas": [0, 1, 2], "log_dirs": ["any", "any", "any"]}]})
+    assert r.stdout == (
+        f"{warning}Current partition replica assignment\n\n{rollback}\n\n"
+        "Save this to use as the --reassignment-json-file option during rollback\n"
+        "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle "
+        "is removed.\n"
+        "The inter-broker throttle limit was set to 10000000 B/s\n"
+        f"Successfully started partition reassignment for {topic}-0\n")
+    assert {k: v for k, v in topic_config(cluster, topic).items() if "throttled" in k} == {
+        "leader.replication.throttled.replicas": "0:0,0:1,0:2", "follower.replication.throttled.replicas": "0:3"}
+    assert broker_config(cluster, 3) == {"leader.replication.throttled.rate": "10000000",
+                                         "follower.replication.throttled.rate": "10000000"}
+    wait_moved(cluster, topic, [1, 2, 3])
+    wait_until(lambda: not cluster.zk.exists("/admin/reassign_partitions"), WAIT,
+               "the controller never removed /admin/reassign_partitions")
+    r = zk_tool(cluster, "--verify", "--reassignment-json-file", plan_file)
+    assert (r.returncode, r.stdout) == (0, (
+        f"{warning}Warning: because you are using the deprecated --zookeeper option, the results may be incomplete."
+        "  Use --bootstrap-server instead for more accurate results.\n"
+        f"Status of partition reassignment:\nReassignment of partition {topic}-0 is complete.\n"
+        "Clearing broker-level throttles on brokers 0,1,2,3\n"
+        f"Clearing topic-level throttles on topic {topic}\n")), r.stderr
+    assert all(broker_config(cluster, b) == {} for b in range(4))
+    assert not any("throttled" in k for k in topic_config(cluster, topic))
+
+    # what the ZooKeeper mode cannot do, and a plan naming a broker that does not exist
+    r = zk_tool(cluster, "--list")
+    assert r.returncode == 2 and 'Option "[zookeeper]" can\'t be used with action "[list]"' in r.stderr
+    plan_file.write_text(json.dumps(plan(topic, [1, 2, 7])))
+    r = zk_tool(cluster, "--execute", "--reassignment-json-file", plan_file)
+    assert r.returncode == 1
+    assert r.stderr == "Error: The proposed assignment contains non-existent brokerIDs: 7\n"
+    assert replicas(cluster, topic) == [1, 2, 3]
+
+
 def test_a_reassignment_survives_the_controller_killed_mid_way(cluster, admin):
     """Broker 3, the controller and the replica being added, is killed while the move is held
     back by a throttle; the next controller resumes the reassignment from ZooKeeper, and once

@@ -7,7 +7,7 @@ import click
 import pytest
 
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.tools.command_line_utils import AdminCommandFailedException
+from kafka_py.tools.command_line_utils import AdminCommandFailedException, CommandError
 from kafka_py.tools.reassign_partitions_command import (
     ActiveMoveState,
     CancelledMoveState,
@@ -188,3 +188,16 @@ def test_one_action_its_arguments_and_nothing_else():
     with pytest.raises(click.UsageError, match="Please specify --bootstrap-server"):
         check_args({"list": True}, dict(values, bootstrap_server=None))
     assert check_args({"execute": True}, dict(values, reassignment_json_file="p.json", throttle=5)) == "execute"
+
+
+def test_the_zookeeper_mode_takes_generate_execute_and_verify_only():
+    values = {"bootstrap_server": None, "zookeeper": "localhost:2181", "reassignment_json_file": "p.json",
+              "throttle": -1, "timeout": 10000, "additional": False}
+    assert check_args({"execute": True}, dict(values, throttle=5)) == "execute"
+    assert check_args({"verify": True}, values) == "verify"
+    with pytest.raises(click.UsageError, match=r'Option "\[zookeeper\]" can\'t be used with action "\[cancel\]"'):
+        check_args({"cancel": True}, values)
+    with pytest.raises(CommandError, match=r'You must specify --bootstrap-server when using "\[timeout\]"'):
+        check_args({"execute": True}, dict(values, timeout=5000))
+    with pytest.raises(CommandError, match=r'You must specify --bootstrap-server when using "\[additional\]"'):
+        check_args({"execute": True}, dict(values, additional=True))
