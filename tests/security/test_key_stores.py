@@ -36,7 +36,7 @@ from tests.integration.broker_harness import ROOT, free_port, wait_until
 from tests.integration.conftest import new_broker
 from tests.integration.kraft_harness import listener_overrides
 from tests.network.conftest import api_versions_frame
-from tests.security.certs import Pki, make_pki
+from tests.security.certs import CLIENT_DN, Pki, make_pki
 from tests.security.keystores import (
     KEY_PASSWORD,
     OTHER_PASSWORD,
@@ -380,6 +380,9 @@ def test_startup_errors_name_the_key_and_the_problem(stores, pki, tmp_path) -> N
         ({**p12, "ssl.key.password": "other"}, "ssl.key.password", "Cannot recover key"),
         ({k: v for k, v in jks.items() if k != "ssl.keystore.password"}, "ssl.keystore.password",
          "key store password is not specified"),
+        # a PKCS12 trust store's certificates are encrypted under its password
+        ({k: v for k, v in p12.items() if k != "ssl.truststore.password"}, "ssl.truststore.password",
+         "protected"),
         # a PEM file where the default type (JKS) is expected
         ({"ssl.keystore.location": str(pki.server_keystore)}, "ssl.keystore.type", "PEM"),
         ({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pki.server_keystore),
@@ -391,7 +394,7 @@ def test_startup_errors_name_the_key_and_the_problem(stores, pki, tmp_path) -> N
     for props, key, problem in cases:
         error = _startup_error(**props)
         assert error.name == key and problem in str(error), (props, str(error))
-        for secret in (STORE_PASSWORD, KEY_PASSWORD, TRUST_PASSWORD, WRONG):
+        for secret in (STORE_PASSWORD, KEY_PASSWORD, TRUST_PASSWORD, WRONG, OTHER_PASSWORD):
             assert secret not in str(error)
     # the same key store under a listener prefix names the prefixed key
     error = _startup_error(**{**_jks_listener("listener.name.ssl.", stores), "listener.name.ssl.ssl.key.password": "x"})
@@ -422,6 +425,26 @@ def test_inline_pem_and_pkcs12_stores_serve_tls(stores, pki) -> None:
                 connection.close()
         finally:
             server.shutdown()
+
+
+def test_jks_trust_store_without_its_password_verifies_client_certificates(stores, pki) -> None:
+    """Without ssl.truststore.password a JKS trust store is read unchecked, as Java reads it; its
+    CA then verifies the client certificate a listener requires."""
+    config = KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                          **{k: v for k, v in _jks_listener("", stores).items() if k != "ssl.truststore.password"},
+                          "ssl.client.auth": "required"}, do_log=False)
+    server = SocketServer(config)
+    server.startup()
+    try:
+        client = TlsConnection(server.bound_port("SSL"), pki.ca_cert, pki.client_keystore)
+        try:
+            client.sock.sendall(api_versions_frame(1))
+            request = server.request_channel.receive_request(15000)
+        finally:
+            client.close()
+        assert request is not None and request.context.principal == "User:" + CLIENT_DN
+    finally:
+        server.shutdown()
 
 
 def test_broker_process_with_a_wrong_key_password_does_not_start(request, tmp_path_factory, stores) -> None:
