@@ -54,6 +54,7 @@ from kafka_py.tools.command_line_utils import (
     load_props,
     run_tool,
 )
+from kafka_py.tools.producer_performance import JAVA_PRODUCER_DEFAULTS
 from kafka_py.tools.topic_command import IncludeList
 from kafka_py.tools.verifiable_consumer import assignor_for
 
@@ -300,7 +301,7 @@ class MirrorMaker:
         self._dropped_lock = threading.Lock()
         self.last_successful_commit_time = -1
 
-    def on_send_failure(self, e: BaseException, record: ProducerRecord) -> None:
+    def on_send_failure(self, record: ProducerRecord, e: BaseException) -> None:
         # ErrorLoggingCallback's words: the producer has given up on this record
         logger.error("Error when sending message to topic %s with key: %s, value: %s with error: %s",
                      record.topic, "null" if record.key is None else f"{len(record.key)} bytes",
@@ -435,7 +436,9 @@ def main(consumer_config: Optional[str], new_consumer: bool, producer_config: Op
 
     from kafka import KafkaConsumer, KafkaProducer
 
-    producer_props = load_props(producer_config)
+    # the Java producer's defaults where kafka-python's differ (no idempotence: a refused record
+    # must not make the producer unusable for the records after it)
+    producer_props = {**JAVA_PRODUCER_DEFAULTS, **load_props(producer_config)}
     sync = producer_props.pop("producer.type", "async") == "sync"
     maybe_set_default_property(producer_props, "delivery.timeout.ms", str(INT_MAX))
     maybe_set_default_property(producer_props, "max.block.ms", str(INT_MAX))

@@ -31,7 +31,7 @@ from typing import IO, Any, Callable, Optional
 import click
 
 from kafka_py.tools.command_line_utils import client_configs, connect, handle_errors, load_props, run_tool
-from kafka_py.tools.producer_performance import ThroughputThrottler
+from kafka_py.tools.producer_performance import JAVA_PRODUCER_DEFAULTS, ThroughputThrottler
 
 JAVA_ERRORS_PACKAGE = "org.apache.kafka.common.errors"
 
@@ -198,7 +198,7 @@ def main(topic: str, bootstrap_server: Optional[str], broker_list: Optional[str]
     if servers is None:
         click.echo(click.get_current_context().get_help())
         return
-    props = {"bootstrap.servers": servers, "acks": acks, "retries": "0"}
+    props = {**JAVA_PRODUCER_DEFAULTS, "bootstrap.servers": servers, "acks": acks, "retries": "0"}
     if producer_config is not None:
         props.update(load_props(producer_config))
     from kafka import KafkaProducer

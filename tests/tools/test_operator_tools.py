@@ -298,6 +298,48 @@ def test_mirror_maker_message_handler(source, target, tmp_path):
         (b"a", b"one", [("source-offset", b"0")]), (b"c", b"three", [("x", b"y"), ("source-offset", b"2")])]
 
 
+def test_mirror_maker_send_failures(source, target, tmp_path):
+    """A record the target refuses stops the mirror uncommitted by default; with
+    --abort.on.send.failure false it is dropped and the mirror goes on past it."""
+    create_topic(bootstrap(source), "mirror-big", partitions=1)
+    admin = KafkaAdminClient(bootstrap_servers=target.bootstrap)
+    try:
+        admin.create_topics([NewTopic("mirror-big", 1, 1, topic_configs={"max.message.bytes": "2000"})])
+    finally:
+        admin.close()
+    produce(bootstrap(source), "mirror-big", [(b"a", b"small", []), (b"b", b"x" * 20000, []), (b"c", b"after", [])])
+    consumer_config, producer_config = mirror_configs(tmp_path, source, target, "abort-group")
+    args = ("--consumer.config", consumer_config, "--producer.config", producer_config, "--whitelist", "mirror-big",
+            "--offset.commit.interval.ms", "100")
+    aborting = start_mirror(*args)
+    try:
+        out, _ = aborting.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        aborting.kill()
+        out, _ = aborting.communicate()
+    finally:
+        if aborting.poll() is None:
+            aborting.kill()
+            aborting.wait()
+    assert aborting.returncode == 255, out
+    assert "Error when sending message to topic mirror-big" in out
+    # never past the refused record (offset 1): what follows it must be copied again
+    assert committed_offsets(bootstrap(source), "abort-group", "mirror-big")[0] in (None, 0, 1)
+
+    skipping = start_mirror(*args, "--abort.on.send.failure", "false")
+    try:
+        wait_until(lambda: committed_offsets(bootstrap(source), "abort-group", "mirror-big") == {0: 3}, 60,
+                   "the mirror did not go past the refused record", interval=0.5)
+    finally:
+        code, out = stop(skipping)
+    assert code == 0, out
+    assert "Error when sending message to topic mirror-big" in out
+    copied = [r.value for r in read_all(target.bootstrap, "mirror-big")]
+    # the first run may have copied "after" already (sent beside the refused record, never
+    # committed), so the second copies it again: duplicates, never gaps
+    assert set(copied) == {b"small", b"after"} and copied[-1] == b"after"
+
+
 def test_mirror_maker_needs_its_configs():
     result = run("kafka-mirror-maker.sh", "--whitelist", "x")
     assert result.returncode == 1
@@ -391,6 +433,23 @@ def test_streams_application_reset(source, tmp_path):
     assert from_file.returncode == 0, from_file.stderr
     assert "New offset (100) is higher than latest offset. Value will be set to 5" in from_file.stdout
     assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 1, 1: 5}
+
+    # --force removes the members of a group whose instances are gone
+    member = KafkaConsumer(bootstrap_servers=servers, group_id="resetapp", enable_auto_commit=False,
+                           session_timeout_ms=30000)
+    try:
+        member.subscribe(["resetapp-input"])
+        deadline = time.monotonic() + 60
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(timeout_ms=500)
+        assert member.assignment()
+        forced = run("kafka-streams-application-reset.sh", "--bootstrap-servers", servers, "--application-id",
+                     "resetapp", "--input-topics", "resetapp-input", "--to-latest", "--force")
+    finally:
+        member.close(autocommit=False)
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert forced.stdout.splitlines()[0] == "Force deleting all active members in the group: resetapp"
+    assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 5, 1: 5}
 
     both = run("kafka-streams-application-reset.sh", "--application-id", "resetapp", "--to-earliest",
                "--to-latest")
