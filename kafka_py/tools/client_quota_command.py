@@ -17,6 +17,16 @@ Kafka. Output lines are Kafka's:
 
     Quota configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1048576.0
     Completed updating config for user alice.
+
+With ``--zookeeper`` (deprecated in Kafka 2.8) the quotas of users, clients and <user, client>
+pairs are read from and written to their config znodes (/config/users/<user>,
+/config/clients/<client>, /config/users/<user>/clients/<client>, ``<default>`` for a default
+entity) as 2.8.2's ``alterConfigWithZk`` and ``describeConfigWithZk`` do:
+
+    Configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1048576
+    Completed updating config for entity: user-principal 'alice', client-id 'app'.
+
+A user's SCRAM credentials take the SCRAM path; ip quotas need ``--bootstrap-server``.
 """
 from __future__ import annotations
 
@@ -164,11 +174,19 @@ def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_
     quota = [k for k in keys if k in quota_keys]
     unknown = [k for k in keys if k not in scram and k not in quota]
     if opts.zookeeper is not None:
-        if types != [USERS] or quota or unknown:
-            raise CommandError("--zookeeper is only supported for the SCRAM credentials of --entity-type users by "
-                               "this tool; use --bootstrap-server for quotas")
-        from kafka_py.tools import user_scram_command
-        user_scram_command.run(opts, to_add, to_delete, command_config, out)
+        if IPS in types:
+            raise CommandError("--zookeeper is not supported for --entity-type ips by this tool; use "
+                               "--bootstrap-server")
+        if types == [USERS] and scram and not quota and not unknown and opts.alter:
+            from kafka_py.tools import user_scram_command
+            user_scram_command.run(opts, to_add, to_delete, command_config, out)
+            return
+        if scram and opts.alter:
+            raise CommandError(f"Cannot alter both quota and SCRAM credential configs simultaneously for "
+                               f"'{USERS}' using --zookeeper.")
+        if unknown:
+            raise CommandError(f"Unknown Dynamic Configuration '{unknown[0]}'.")
+        quotas_with_zk(opts.zookeeper, types, names, bool(opts.alter), to_add, to_delete, out)
         return
     target = AdminTarget(opts.bootstrap_server, command_config)
     if opts.describe:
@@ -201,3 +219,89 @@ def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_
         out(f"Completed updating config for {types[0][:-1]} {names[0]}.")
     else:
         out(f"Completed updating default config for {types[0]} in the cluster.")
+
+
+# ---- through ZooKeeper (--zookeeper) -------------------------------------------------------
+
+_DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
+_ZK_LABELS = {USERS: "user-principal", CLIENTS: "client-id"}
+
+
+def _zk_entity_text(entity_type: str, sanitized: str) -> str:
+    """ConfigCommand.Entity.toString: ``user-principal 'alice'``, ``default client-id``."""
+    from kafka_py.security.sanitizer import desanitize
+
+    label = _ZK_LABELS[entity_type]
+    return f"default {label}" if sanitized == _DEFAULT_ENTITY else f"{label} '{desanitize(sanitized)}'"
+
+
+def _shown(key: str, value: str) -> str:
+    """A config value as described: a SCRAM credential by its iteration count only (its salt
+    and keys stay in ZooKeeper)."""
+    if key not in SCRAM_KEYS:
+        return value
+    from kafka_py.security.scram import credential_from_string
+
+    try:
+        return f"iterations={credential_from_string(value).iterations}"
+    except ValueError:
+        return "<invalid>"
+
+
+def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], alter: bool,
+                   to_add: Mapping[str, str], to_delete: Sequence[str], out: Out) -> None:
+    """The quota configs of users, clients or <user, client> pairs in their config znodes (and,
+    described, a user's SCRAM credentials)."""
+    import logging
+
+    from kafka_py.security.sanitizer import sanitize
+    from kafka_py.zk.admin_zk_client import AdminZkClient
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+
+    by_type = dict(zip(types, list(names) + [None] * (len(types) - len(names))))
+
+    def sanitized(entity_type: str) -> str | None:
+        name = by_type.get(entity_type)
+        if name is None:
+            return None
+        return _DEFAULT_ENTITY if name == "" else sanitize(name)
+
+    # a <user, client> pair lives under the user: /config/users/<user>/clients/<client>
+    root_type = USERS if USERS in by_type else CLIENTS
+    child_type = CLIENTS if root_type == USERS and CLIENTS in by_type else None
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
+    try:
+        zk = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
+                           create_chroot_if_missing=False, name="kafka-configs")
+    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
+        raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+    try:
+        admin = AdminZkClient(zk)
+        roots = [sanitized(root_type)] if sanitized(root_type) is not None else \
+            sorted(zk.get_all_entities_with_config(root_type))
+        entities: list[tuple[str, str | None]] = []
+        for root in roots:
+            if child_type is None:
+                entities.append((root, None))
+            elif sanitized(child_type) is not None:
+                entities.append((root, sanitized(child_type)))
+            else:
+                entities += [(root, c) for c in sorted(zk.get_all_entities_with_config(f"{root_type}/{root}/{child_type}"))]
+        for root, child in entities:
+            full_name = root if child is None else f"{root}/{child_type}/{child}"
+            text = _zk_entity_text(root_type, root) + ("" if child is None else ", " + _zk_entity_text(CLIENTS, child))
+            configs = dict(admin.fetch_entity_config(root_type, full_name))
+            if alter:
+                invalid = [k for k in to_delete if k not in configs]
+                if invalid:
+                    raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+                configs.update(to_add)
+                for key in to_delete:
+                    configs.pop(key, None)
+                admin.change_configs(root_type, full_name, configs)
+                out(f"Completed updating config for entity: {text}.")
+            elif configs or not (root_type == USERS and by_type.get(USERS) is None and child_type is None):
+                # all users described: the user znodes holding only <user, client> quotas are left out
+                out(f"Configs for {text} are {','.join(f'{k}={_shown(k, v)}' for k, v in configs.items())}")
+    finally:
+        zk.close()

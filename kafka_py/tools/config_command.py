@@ -24,11 +24,12 @@ Differences from Kafka's tool, on purpose:
   ``--delete-config SCRAM-SHA-256``) with AlterUserScramCredentials /
   DescribeUserScramCredentials, or with ``--zookeeper`` (written to /config/users/<user>
   and announced through /config/changes, as Kafka 2.8's tool does);
-- ``--zookeeper`` (deprecated in Kafka 2.8, with its warning) serves SCRAM credentials and
-  topic configs (``/config/topics/<topic>``, validated and announced through /config/changes
-  as 2.8's ``alterConfigWithZk`` does; described as ``Configs for topic 't' are k=v``);
-  broker, client and ip configs through ZooKeeper are refused; entity type broker-loggers is
-  refused;
+- ``--zookeeper`` (deprecated in Kafka 2.8, with its warning) serves topic configs
+  (``/config/topics/<topic>``, validated and announced through /config/changes as 2.8's
+  ``alterConfigWithZk`` does; described as ``Configs for topic 't' are k=v``), the quotas of
+  users, clients and <user, client> pairs (kafka_py/tools/client_quota_command.py) and SCRAM
+  credentials; broker and ip configs through ZooKeeper are refused; entity type
+  broker-loggers is refused;
 - broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
   whole dynamic config with the older AlterConfigs); the end state is the same, and
   there is no window in which a concurrent change is overwritten;
@@ -183,9 +184,9 @@ class ConfigCommandOptions:
             raise click.UsageError("Option \"--describe\" can't be used with options \"--add-config\", "
                                    "\"--delete-config\"")
         types = self.entity_types
-        if self.zookeeper is not None and any(t not in (USERS, TOPICS) for t in types):
-            raise CommandError("--zookeeper is only supported for --entity-type topics and users (SCRAM credentials) "
-                               "by this tool; use --bootstrap-server")
+        if self.zookeeper is not None and any(t not in (USERS, CLIENTS, TOPICS) for t in types):
+            raise CommandError("--zookeeper is only supported for --entity-type topics, users and clients by this "
+                               "tool; use --bootstrap-server")
         duplicates = sorted({t for t in types if types.count(t) > 1})
         if duplicates:
             raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
@@ -359,7 +360,7 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
               help="Property file containing configs to be passed to the admin client.")
 @click.option("--zookeeper", metavar="<urls>",
               help="DEPRECATED. The connection string for the zookeeper connection in the form host:port[/chroot]; "
-                   "for --entity-type topics and users (SCRAM) only.")
+                   "for --entity-type topics, users and clients only.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--all", "all_", is_flag=True,

@@ -83,7 +83,7 @@ def test_entity_flags_and_defaults() -> None:
     ({"entity_name": ("x",), "topic": "t"}, "should not be used in conjunction"),
     ({"entity_type": ("brokers",), "entity_name": ("zero",)}, "valid integer broker id"),
     ({"zookeeper": "zk:2181", "entity_type": ("topics",)}, "Only one of --bootstrap-server or --zookeeper"),
-    ({"zookeeper": "zk:2181", "entity_type": ("clients",)}, "--zookeeper is only supported for --entity-type topics"),
+    ({"zookeeper": "zk:2181", "entity_type": ("ips",)}, "--zookeeper is only supported for --entity-type topics"),
 ])
 def test_describe_rules(kwargs: dict, message: str) -> None:
     with pytest.raises(CommandError, match=message):

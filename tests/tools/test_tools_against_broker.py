@@ -188,6 +188,39 @@ def test_topic_configs_through_zookeeper(broker):
     assert missing.returncode == 1 and missing.stderr == "Topic 'zk-nothing' does not exist.\n"
 
 
+def test_client_quotas_through_zookeeper(broker):
+    """kafka-configs.sh --zookeeper for the quotas of clients, users and <user, client> pairs, in
+    their config znodes as 2.8.2's tool writes them; the broker's DescribeClientQuotas sees them."""
+    zk = ("--zookeeper", broker.zk_connect)
+    altered = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "clients", "--entity-name", "zk-app",
+                  "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048")
+    assert altered.returncode == 0, altered.stderr
+    assert altered.stdout.splitlines()[2:] == ["Completed updating config for entity: client-id 'zk-app'."]
+    pair = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "users", "--entity-name", "zk-alice",
+               "--entity-type", "clients", "--entity-default", "--add-config", "request_percentage=50")
+    assert pair.returncode == 0, pair.stderr
+    assert pair.stdout.splitlines()[2:] == [
+        "Completed updating config for entity: user-principal 'zk-alice', default client-id."]
+    described = run("kafka-configs.sh", *zk, "--describe", "--entity-type", "clients", "--entity-name", "zk-app")
+    assert described.returncode == 0, described.stderr
+    assert described.stdout.splitlines()[2] in (
+        "Configs for client-id 'zk-app' are producer_byte_rate=1024,consumer_byte_rate=2048",
+        "Configs for client-id 'zk-app' are consumer_byte_rate=2048,producer_byte_rate=1024")
+    described = run("kafka-configs.sh", *zk, "--describe", "--entity-type", "users", "--entity-name", "zk-alice",
+                    "--entity-type", "clients")
+    assert described.stdout.splitlines()[2:] == [
+        "Configs for user-principal 'zk-alice', default client-id are request_percentage=50"]
+    wait_until(lambda: "producer_byte_rate=1024" in configs(broker, "--describe", "--entity-type", "clients",
+                                                            "--entity-name", "zk-app").stdout, 30,
+               "the broker never listed the client's quota")
+    deleted = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "clients", "--entity-name", "zk-app",
+                  "--delete-config", "producer_byte_rate,request_percentage")
+    assert deleted.returncode == 1 and deleted.stderr == "Invalid config(s): request_percentage\n"
+    unknown = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "clients", "--entity-name", "zk-app",
+                  "--add-config", "retention.ms=5")
+    assert unknown.returncode == 1 and unknown.stderr == "Unknown Dynamic Configuration 'retention.ms'.\n"
+
+
 def test_configs_describe_and_alter(broker):
     assert topics(broker, "--create", "--topic", "tools-configs").returncode == 0
     entity = ["--entity-type", "topics", "--entity-name", "tools-configs"]
