@@ -36,14 +36,15 @@ from __future__ import annotations
 import importlib
 import logging
 import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import click
+from kafka import TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.structs import OffsetAndMetadata
 
 from kafka_py.tools.command_line_utils import (
     CommandError,
@@ -200,14 +201,10 @@ class ConsumerWrapper:
             if not self._pending:
                 return None
         record = self._pending.pop()
-        from kafka import TopicPartition
-
         self.offsets[TopicPartition(record.topic, record.partition)] = record.offset + 1
         return record
 
     def commit(self) -> None:
-        from kafka.structs import OffsetAndMetadata
-
         if self.offsets:
             self.consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in self.offsets.items()})
         self.offsets.clear()

@@ -213,7 +213,7 @@ class ReplicaFetcher(threading.Thread):
         if self.client is None:
             self.client = NetworkClient(Node(self.broker_id, self.host, self.port), self.client_id, 30000)
         if not await_ready(self.client, 30000):
-            raise OSError(f"Failed to connect within 30000 ms")
+            raise OSError("Failed to connect within 30000 ms")
         return self.client
 
     def fetch(self) -> Optional[Any]:
