@@ -18,6 +18,7 @@ from kafka import KafkaProducer  # noqa: E402
 from kafka.admin import KafkaAdminClient, NewTopic  # noqa: E402
 
 from tests.integration.broker_harness import BrokerProcess, unique_chroot, wait_until  # noqa: E402
+from tests.spark import class_archive  # noqa: E402
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 SEGMENT_BYTES = 3000
@@ -28,7 +29,10 @@ BASE_TIMESTAMP = 1_700_000_000_000
 #: first tier only. Such a JVM lives a minute or two and runs little of its own code hot, so
 #: the optimizing compiler's threads only take CPU from the tests; on two cores a Spark start
 #: and its first job take about half as long without them.
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+#: The options go as one ``@file`` word with the class-data archive's (tests/spark/class_archive.py),
+#: whose making starts here, in the background, the first time.
+TEST_JVM_OPTIONS = class_archive.jvm_options("-XX:TieredStopAtLevel=1")
+class_archive.start_making("-XX:TieredStopAtLevel=1")
 
 
 def spark_script_env(**extra: str) -> dict[str, str]:
