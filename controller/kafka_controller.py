@@ -781,8 +781,9 @@ class KafkaController(KafkaMetricsGroup):
         if existing is not None:
             if level == existing.max_version_level:
                 verb = "downgrade" if update.allow_downgrade else "upgrade"
-                return ApiError(Errors.INVALID_REQUEST, f"Can not {verb} a finalized feature from existing "
-                                                        f"maxVersionLevel:{existing.max_version_level} to the same value.")
+                return ApiError(Errors.INVALID_REQUEST,
+                                f"Can not {verb} a finalized feature from existing "
+                                f"maxVersionLevel:{existing.max_version_level} to the same value.")
             if level < existing.max_version_level and not update.allow_downgrade:
                 return ApiError(Errors.INVALID_REQUEST,
                                 "Can not downgrade finalized feature from existing maxVersionLevel:"

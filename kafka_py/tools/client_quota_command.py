@@ -286,7 +286,8 @@ def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], a
             elif sanitized(child_type) is not None:
                 entities.append((root, sanitized(child_type)))
             else:
-                entities += [(root, c) for c in sorted(zk.get_all_entities_with_config(f"{root_type}/{root}/{child_type}"))]
+                children = zk.get_all_entities_with_config(f"{root_type}/{root}/{child_type}")
+                entities += [(root, c) for c in sorted(children)]
         for root, child in entities:
             full_name = root if child is None else f"{root}/{child_type}/{child}"
             text = _zk_entity_text(root_type, root) + ("" if child is None else ", " + _zk_entity_text(CLIENTS, child))

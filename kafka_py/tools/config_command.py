@@ -27,9 +27,11 @@ Differences from Kafka's tool, on purpose:
 - ``--zookeeper`` (deprecated in Kafka 2.8, with its warning) serves topic configs
   (``/config/topics/<topic>``, validated and announced through /config/changes as 2.8's
   ``alterConfigWithZk`` does; described as ``Configs for topic 't' are k=v``), the quotas of
-  users, clients and <user, client> pairs (kafka_py/tools/client_quota_command.py) and SCRAM
-  credentials; broker and ip configs through ZooKeeper are refused; entity type
-  broker-loggers is refused;
+  users, clients and <user, client> pairs (kafka_py/tools/client_quota_command.py), SCRAM
+  credentials and broker configs (the replication throttle rates at any time, the others only
+  while the broker, or for the cluster default every broker, is down, password configs
+  encrypted with the ``password.encoder.secret`` given in ``--add-config``, as Kafka's);
+  ip configs through ZooKeeper are refused; entity type broker-loggers is refused;
 - broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
   whole dynamic config with the older AlterConfigs); the end state is the same, and
   there is no window in which a concurrent change is overwritten;
@@ -184,9 +186,9 @@ class ConfigCommandOptions:
             raise click.UsageError("Option \"--describe\" can't be used with options \"--add-config\", "
                                    "\"--delete-config\"")
         types = self.entity_types
-        if self.zookeeper is not None and any(t not in (USERS, CLIENTS, TOPICS) for t in types):
-            raise CommandError("--zookeeper is only supported for --entity-type topics, users and clients by this "
-                               "tool; use --bootstrap-server")
+        if self.zookeeper is not None and any(t not in (USERS, CLIENTS, TOPICS, BROKERS) for t in types):
+            raise CommandError("--zookeeper is only supported for --entity-type topics, users, clients and brokers "
+                               "by this tool; use --bootstrap-server")
         duplicates = sorted({t for t in types if types.count(t) > 1})
         if duplicates:
             raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
@@ -342,6 +344,110 @@ def topic_configs_with_zk(zookeeper: str, topic: str | None, alter: bool, to_add
         zk_client.close()
 
 
+# ConfigCommand.BrokerConfigsUpdatableUsingZooKeeperWhileBrokerRunning
+BROKER_CONFIGS_UPDATABLE_USING_ZOOKEEPER_WHILE_BROKER_RUNNING = (
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second")
+_DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
+
+
+def _scala_set(names: Sequence[str]) -> str:
+    return f"Set({', '.join(names)})"
+
+
+def encode_broker_passwords(to_add: dict[str, str], per_broker_config: bool) -> dict[str, str]:
+    """ConfigCommand.preProcessBrokerConfigs: the password.encoder.* keys are taken out (never
+    stored), the rest validated as a dynamic broker layer, and password configs encrypted with
+    password.encoder.secret."""
+    from kafka_py.server.dynamic_broker_config import is_password_config
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.utils.config_def import ConfigException
+    from kafka_py.utils.config_def import Password
+
+    encoder_configs = {k: to_add.pop(k) for k in list(to_add) if k.startswith("password.encoder.")}
+    try:
+        KafkaConfig.validate_dynamic_configs(to_add, per_broker_config)
+    except ConfigException as e:
+        raise CommandError(str(e)) from e
+    passwords = [k for k in to_add if is_password_config(k)]
+    if passwords:
+        if "password.encoder.secret" not in encoder_configs:
+            # Scala's require(): "requirement failed: " and the message
+            raise CommandError("requirement failed: password.encoder.secret must be specified to update "
+                               f"{_scala_set(passwords)}. Other password encoder configs like cipher algorithm and "
+                               "iterations may also be specified to override the default encoding parameters. "
+                               "Password encoder configs will not be persisted in ZooKeeper.")
+        from kafka_py.utils.password_encoder import PasswordEncoder
+
+        encoder = PasswordEncoder(Password(encoder_configs["password.encoder.secret"]),
+                                  encoder_configs.get("password.encoder.keyfactory.algorithm"),
+                                  encoder_configs.get("password.encoder.cipher.algorithm", "AES/CBC/PKCS5Padding"),
+                                  int(encoder_configs.get("password.encoder.key.length", 128)),
+                                  int(encoder_configs.get("password.encoder.iterations", 4096)))
+        for name in passwords:
+            to_add[name] = encoder.encode(Password(to_add[name]))
+    return to_add
+
+
+def broker_configs_with_zk(zookeeper: str, broker: str | None, alter: bool, to_add: Mapping[str, str],
+                           to_delete: Sequence[str], out: Out) -> None:
+    """ConfigCommand.alterConfigWithZk and describeConfigWithZk for brokers: the replication
+    throttle rates may change at any time; other dynamic configs only while the broker (or, for
+    the cluster default, every broker) is down, which is how encrypted password configs get
+    into ZooKeeper before a broker's first start."""
+    from kafka_py.zk.admin_zk_client import AdminZkClient
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.zk.zk_data import ConfigType
+
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
+    try:
+        zk_client = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
+                                  create_chroot_if_missing=False, name="kafka-configs")
+    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
+        raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+
+    def text(name: str) -> str:
+        return "default brokers" if name == _DEFAULT_ENTITY else f"brokers '{name}'"
+
+    try:
+        admin = AdminZkClient(zk_client)
+        if alter:
+            assert broker is not None
+            name = _DEFAULT_ENTITY if broker == BROKER_DEFAULT_ENTITY_NAME else broker
+            additions = dict(to_add)
+            dynamic = [k for k in additions if k not in BROKER_CONFIGS_UPDATABLE_USING_ZOOKEEPER_WHILE_BROKER_RUNNING]
+            if dynamic:
+                per_broker = name != _DEFAULT_ENTITY
+                error = f"--bootstrap-server option must be specified to update broker configs {_scala_set(dynamic)}."
+                info = ("Broker configuration updates using ZooKeeper are supported for bootstrapping before brokers "
+                        "are started to enable encrypted password configs to be stored in ZooKeeper.")
+                if per_broker and zk_client.get_broker(int(name)) is not None:
+                    raise CommandError(f"requirement failed: {error} when broker {name} is running. {info}")
+                if not per_broker and zk_client.get_all_brokers_in_cluster():
+                    raise CommandError(f"requirement failed: {error} for default cluster if any broker is running. "
+                                       f"{info}")
+                additions = encode_broker_passwords(additions, per_broker)
+            configs = dict(admin.fetch_entity_config(ConfigType.BROKER, name))
+            invalid = [k for k in to_delete if k not in configs]
+            if invalid:
+                raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+            configs.update(additions)
+            for key in to_delete:
+                configs.pop(key, None)
+            admin.change_configs(ConfigType.BROKER, name, configs)
+            out(f"Completed updating config for entity: {text(name)}.")
+            return
+        if broker is None:
+            names = sorted(zk_client.get_all_entities_with_config(ConfigType.BROKER))
+        else:
+            names = [_DEFAULT_ENTITY if broker == BROKER_DEFAULT_ENTITY_NAME else broker]
+        for name in names:
+            configs = admin.fetch_entity_config(ConfigType.BROKER, name)
+            out(f"Configs for {text(name)} are {','.join(f'{k}={v}' for k, v in configs.items())}")
+    finally:
+        zk_client.close()
+
+
 def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> Any:
     from kafka import KafkaAdminClient
 
@@ -360,7 +466,7 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
               help="Property file containing configs to be passed to the admin client.")
 @click.option("--zookeeper", metavar="<urls>",
               help="DEPRECATED. The connection string for the zookeeper connection in the form host:port[/chroot]; "
-                   "for --entity-type topics, users and clients only.")
+                   "for --entity-type topics, users, clients and brokers only.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--all", "all_", is_flag=True,
@@ -409,6 +515,11 @@ def main(all_: bool, **kwargs: Any) -> None:
             names = opts.entity_names
             topic_configs_with_zk(opts.zookeeper, names[0] if names else None, opts.alter, to_add, to_delete,
                                   click.echo)
+            return
+        if opts.entity_types[0] == BROKERS:
+            names = opts.entity_names
+            broker_configs_with_zk(opts.zookeeper, names[0] if names else None, opts.alter, to_add, to_delete,
+                                   click.echo)
             return
     if opts.entity_types[0] in (USERS, CLIENTS, IPS):
         from kafka_py.tools import client_quota_command

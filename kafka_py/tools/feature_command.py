@@ -6,9 +6,11 @@ and upgrades or downgrades every finalized feature at once.
     bin/kafka-features.sh --bootstrap-server localhost:9092 --upgrade-all [--dry-run]
     bin/kafka-features.sh --bootstrap-server localhost:9092 --downgrade-all [--dry-run]
 
-``--describe`` asks one broker's ApiVersions (v3) and prints a line per feature, Kafka's:
+``--describe`` asks one broker's ApiVersions (v3) and prints a line per feature, Kafka's
+(tab-separated; wrapped here):
 
-    Feature: feature_a	SupportedMinVersion: 1	SupportedMaxVersion: 3	FinalizedMinVersionLevel: 1	FinalizedMaxVersionLevel: 2	Epoch: 5
+    Feature: feature_a	SupportedMinVersion: 1	SupportedMaxVersion: 3
+        FinalizedMinVersionLevel: 1	FinalizedMaxVersionLevel: 2	Epoch: 5
 
 ``--upgrade-all`` finalizes every feature the tool knows at its highest version (``[Add]`` or
 ``[Upgrade]``, never deleting one); ``--downgrade-all`` lowers every finalized feature to the

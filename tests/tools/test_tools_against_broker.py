@@ -221,6 +221,48 @@ def test_client_quotas_through_zookeeper(broker):
     assert unknown.returncode == 1 and unknown.stderr == "Unknown Dynamic Configuration 'retention.ms'.\n"
 
 
+def test_broker_configs_through_zookeeper(broker):
+    """kafka-configs.sh --zookeeper for brokers, as 2.8.2's: a replication throttle rate of the
+    running broker, other dynamic configs only for a broker that is down, password configs
+    stored encrypted with the password.encoder.secret given."""
+    from kafka_py.utils.config_def import Password
+    from kafka_py.utils.password_encoder import PasswordEncoder
+
+    zk = ("--zookeeper", broker.zk_connect)
+    throttled = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "brokers", "--entity-name", "0",
+                    "--add-config", "leader.replication.throttled.rate=1000000")
+    assert throttled.returncode == 0, throttled.stderr
+    assert throttled.stdout.splitlines()[2:] == ["Completed updating config for entity: brokers '0'."]
+    wait_until(lambda: "leader.replication.throttled.rate=1000000" in configs(
+        broker, "--describe", "--entity-type", "brokers", "--entity-name", "0").stdout, 30,
+        "the broker never saw its throttle")
+    running = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "brokers", "--entity-name", "0",
+                  "--add-config", "log.cleaner.threads=2")
+    assert running.returncode == 1
+    assert running.stderr == (
+        "requirement failed: --bootstrap-server option must be specified to update broker configs "
+        "Set(log.cleaner.threads). when broker 0 is running. Broker configuration updates using ZooKeeper are "
+        "supported for bootstrapping before brokers are started to enable encrypted password configs to be "
+        "stored in ZooKeeper.\n")
+    # broker 7 has not started yet: its key store password goes in encrypted
+    key = "listener.name.external.ssl.key.password"
+    no_secret = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "brokers", "--entity-name", "7",
+                    "--add-config", f"{key}=secret-1")
+    assert no_secret.returncode == 1 and no_secret.stderr.startswith(
+        f"requirement failed: password.encoder.secret must be specified to update Set({key}).")
+    stored = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "brokers", "--entity-name", "7",
+                 "--add-config", f"{key}=secret-1,password.encoder.secret=encoder-secret")
+    assert stored.returncode == 0, stored.stderr
+    described = run("kafka-configs.sh", *zk, "--describe", "--entity-type", "brokers", "--entity-name", "7")
+    [line] = described.stdout.splitlines()[2:]
+    prefix = f"Configs for brokers '7' are {key}="
+    assert line.startswith(prefix) and "secret-1" not in line and "password.encoder" not in line
+    assert PasswordEncoder(Password("encoder-secret")).decode(line[len(prefix):]).value == "secret-1"
+    cleared = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "brokers", "--entity-name", "0",
+                  "--delete-config", "leader.replication.throttled.rate")
+    assert cleared.returncode == 0, cleared.stderr
+
+
 def test_configs_describe_and_alter(broker):
     assert topics(broker, "--create", "--topic", "tools-configs").returncode == 0
     entity = ["--entity-type", "topics", "--entity-name", "tools-configs"]
