@@ -562,3 +562,52 @@ def test_zookeeper_security_migration(zookeeper, tmp_path):
     finally:
         admin_zk.stop()
         admin_zk.close()
+
+
+def test_replica_verification_finds_a_differing_replica(source):
+    """A follower whose copy of a batch differs (its stored CRC changed on disk while it was
+    down) is reported by the partition, the offset and both checksums. This restarts a broker
+    of the module's cluster, so it runs after the other tests that use it."""
+    servers = bootstrap(source)
+    admin = KafkaAdminClient(bootstrap_servers=servers)
+    try:
+        admin.create_topics([NewTopic("verified-corrupt", -1, -1, replica_assignments={0: [0, 1]})])
+    finally:
+        admin.close()
+    # the first batch holds offset 0 alone: it is the one changed below
+    produce(servers, "verified-corrupt", [(None, b"v0", [])])
+    produce(servers, "verified-corrupt", [(None, f"v{i}".encode(), []) for i in range(1, 5)])
+    follower = source[1]
+    segment = follower.log_dir / "verified-corrupt-0" / "00000000000000000000.log"
+    wait_until(lambda: segment.exists() and segment.stat().st_size > 0, 30, "the follower has not copied the batch")
+    assert follower.stop() == 0
+    data = bytearray(segment.read_bytes())
+    crc_at = 8 + 4 + 4 + 1  # base offset, length, partition leader epoch, magic
+    original = int.from_bytes(data[crc_at:crc_at + 4], "big")
+    data[crc_at:crc_at + 4] = (original ^ 0xFFFFFFFF).to_bytes(4, "big")
+    segment.write_bytes(bytes(data))
+    follower.start()
+
+    process = subprocess.Popen([str(BIN / "kafka-replica-verification.sh"), "--broker-list", servers,
+                                "--topic-white-list", "verified-corrupt", "--time", "-2", "--max-wait-ms", "200"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    lines = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any("unmatched checksum" in line for line in lines):
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    mismatches = [line for line in lines if "unmatched checksum" in line]
+    assert mismatches, lines
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}: partition verified-corrupt-0 has unmatched checksum "
+                        rf"at offset 0; replica (0|1)'s checksum (\d+); replica (0|1)'s checksum (\d+)", mismatches[0])
+    checksums = set(re.findall(r"checksum (\d+)", mismatches[0]))
+    assert checksums == {str(original), str(original ^ 0xFFFFFFFF)}
