@@ -281,15 +281,6 @@ def update_features_response(top_level: ApiError, results: Mapping[str, ApiError
                       for name, error in results.items()))
 
 
-@dataclasses.dataclass(frozen=True)
-class ClientMetadata:
-    """What a Fetch v11+ says of its client (Kafka's DefaultClientMetadata), for a replica
-    selector choosing the replica it should read from."""
-
-    rack_id: str
-    client_id: str
-
-
 class KafkaApisPart:
     """A part of KafkaApis that lives in a module of its own (server/kafka_apis_admin.py,
     kafka_apis_group.py ...), built when first used.
@@ -1052,10 +1043,7 @@ class KafkaApis:
             quota=self.quotas.leader if replica_id >= 0 and self.quotas is not None else None,
             response_callback=self.answering(request, process_response_callback),
             isolation_level=int(field_of(body, "isolation_level", 0)),
-            # From Fetch v11 (KIP-392) a fetch carries the client's rack, and Kafka then lets a
-            # consumer (or the replica verification tool's debugging fetch) read a follower's log.
-            client_metadata=(ClientMetadata(str(field_of(body, "rack_id", "")), request.header.client_id)
-                             if version >= 11 else None))
+            client_metadata=None)
 
     def _fetch_partition(self, tp: TopicPartition, data: Any, version: int,
                          fetch_offsets: Optional[Mapping[TopicPartition, int]] = None,

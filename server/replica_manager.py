@@ -967,8 +967,11 @@ class ReplicaManager(KafkaMetricsGroup):
             fetch_isolation = FetchIsolation.TXN_COMMITTED
         else:
             fetch_isolation = FetchIsolation.HIGH_WATERMARK
-        # followers, and consumers too old to send rack information, read from the leader only
-        fetch_only_from_leader = is_from_follower or (is_from_consumer and client_metadata is None)
+        # followers, and consumers too old to send rack information, read from the leader only;
+        # the debugging replica id (kafka-replica-verification.sh) reads any replica, which Kafka
+        # 2.8 allows it through the client metadata of its Fetch v12
+        fetch_only_from_leader = is_from_follower or (is_from_consumer and client_metadata is None
+                                                      and replica_id != DEBUGGING_REPLICA_ID)
         response_callback = self._recording_bytes_out(response_callback, is_from_follower)
 
         log_read_results = self.read_from_local_log(replica_id, fetch_only_from_leader, fetch_isolation,
