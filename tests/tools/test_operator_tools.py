@@ -451,6 +451,14 @@ def test_streams_application_reset(source, tmp_path):
     assert forced.stdout.splitlines()[0] == "Force deleting all active members in the group: resetapp"
     assert committed_offsets(servers, "resetapp", "resetapp-input") == {0: 5, 1: 5}
 
+    for scenario, expected in ((["--shift-by", "-2"], {0: 3, 1: 3}),
+                               (["--to-datetime", "2000-01-01T00:00:00.000"], {0: 0, 1: 0}),
+                               (["--by-duration", "PT0S"], {0: 5, 1: 5})):  # no record from now on: the end
+        moved = run("kafka-streams-application-reset.sh", "--bootstrap-servers", servers, "--application-id",
+                    "resetapp", "--input-topics", "resetapp-input", *scenario)
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        assert committed_offsets(servers, "resetapp", "resetapp-input") == expected, scenario
+
     both = run("kafka-streams-application-reset.sh", "--application-id", "resetapp", "--to-earliest",
                "--to-latest")
     assert both.returncode == 1 and "can't be used with option" in both.stderr
