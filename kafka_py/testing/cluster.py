@@ -41,6 +41,7 @@ import time
 import uuid
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
+from kafka_py.testing import class_data
 from kafka_py.testing.ports import PortReservation, reserve_port
 from kafka_py.testing.wire import (
     NONE_ERROR,
@@ -59,8 +60,7 @@ SCRAM_ITERATIONS = 4096
 # the client libraries ``client_config`` speaks for
 CLIENTS = ("kafka-python", "confluent-kafka", "aiokafka")
 # Debian's zookeeper package, as bin/kafka-env.sh names its jars.
-ZOOKEEPER_CLASSPATH = ("/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-log4j12.jar",
-                       "/usr/share/java/log4j-1.2.jar")
+ZOOKEEPER_CLASSPATH = class_data.ZOOKEEPER_CLASSPATH
 KRAFT_READY_MARKER = b"Transitioning from RECOVERY to RUNNING"
 STARTUP_FAILED_MARKER = b"Exiting Kafka"
 
@@ -328,13 +328,16 @@ class ZooKeeperNode(_Process):
             f"dataDir={self.workdir / 'data'}\nclientPort={self.port}\nclientPortAddress=127.0.0.1\n"
             "maxClientCnxns=0\nadmin.enableServer=false\ntickTime=500\n4lw.commands.whitelist=srvr,ruok\n")
         logs = self.workdir / "logs"
-        # A small heap and the client compiler only: a test's ZooKeeper holds a few znodes,
-        # and the JVM starts faster without the optimizing compiler's warm-up.
-        argv = ["java", "-Xmx128M", "-Xms32M", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+        # ZOOKEEPER_JVM_OPTIONS, and the class-data archive of ZooKeeper's classes
+        # (kafka_py/testing/class_data.py), made in the background the first time
+        archive = class_data.zookeeper_archive()
+        if not archive.exists():
+            class_data.start_making_zookeeper_archive()
+        argv = ["java", *class_data.ZOOKEEPER_JVM_OPTIONS, *class_data.sharing_options(archive),
                 f"-Dzookeeper.log.dir={logs}", f"-Dkafka.logs.dir={logs}",
                 f"-Dlog4j.configuration=file:{config_path('log4j.properties')}",
                 "-Dzookeeper.admin.enableServer=false", "-cp", ":".join(ZOOKEEPER_CLASSPATH),
-                "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(self.config_path)]
+                class_data.ZOOKEEPER_MAIN, str(self.config_path)]
         self._spawn({"op": "exec", "argv": argv, "env": {"LOG_DIR": str(logs)}})
 
     def check_alive(self) -> None:
