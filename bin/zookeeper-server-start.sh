@@ -25,8 +25,9 @@ data_dir="$(sed -n 's/^[[:space:]]*dataDir[[:space:]]*=[[:space:]]*//p' "$config
 # among them; its log4j 1.2 binding (both are dependencies of the package) makes ZooKeeper
 # log through config/log4j.properties, as Kafka's script points its ZooKeeper at Kafka's.
 log4j_opts="${KAFKA_LOG4J_OPTS:--Dlog4j.configuration=file:$KAFKA_PY_HOME/config/log4j.properties}"
+# KAFKA_OPTS: further JVM options, word-split, as Kafka's kafka-run-class.sh takes them
 cmd=(java -Xmx512M -Xms512M -Dzookeeper.log.dir="$log_dir" -Dkafka.logs.dir="$log_dir" $log4j_opts
-     -Dzookeeper.admin.enableServer=false
+     -Dzookeeper.admin.enableServer=false ${KAFKA_OPTS:-}
      -cp "$ZOOKEEPER_JAR:$SLF4J_LOG4J_JAR:$LOG4J_JAR"
      org.apache.zookeeper.server.quorum.QuorumPeerMain "$config")
 

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 
+from kafka_py.testing import class_data
 from kafka_py.testing.launcher import dies_with_this_process
 from tests.integration.broker_harness import free_port
 
@@ -46,7 +47,12 @@ class ZooKeeperServer:
             "maxClientCnxns=0\nadmin.enableServer=false\ntickTime=500\n"
             "4lw.commands.whitelist=srvr,ruok\n"
         )
-        env = dict(os.environ, LOG_DIR=str(self.workdir / "logs"))
+        # the class-data archive kafka_py.testing's ZooKeepers map (kafka_py/testing/class_data.py)
+        archive = class_data.zookeeper_archive()
+        if not archive.exists():
+            class_data.start_making_zookeeper_archive()
+        env = dict(os.environ, LOG_DIR=str(self.workdir / "logs"),
+                   KAFKA_OPTS=" ".join(class_data.sharing_options(archive)))
         self.process = subprocess.Popen(
             [str(ROOT / "bin" / "zookeeper-server-start.sh"), str(self.config)],
             stdout=open(self.workdir / "zookeeper.out", "wb"), stderr=subprocess.STDOUT,
