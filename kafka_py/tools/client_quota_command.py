@@ -26,7 +26,8 @@ entity) as 2.8.2's ``alterConfigWithZk`` and ``describeConfigWithZk`` do:
     Configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1048576
     Completed updating config for entity: user-principal 'alice', client-id 'app'.
 
-A user's SCRAM credentials take the SCRAM path; ip quotas need ``--bootstrap-server``.
+ips likewise (/config/ips/<ip>, ``ips '10.0.0.1'``); a user's SCRAM credentials take the SCRAM
+path.
 """
 from __future__ import annotations
 
@@ -174,9 +175,6 @@ def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_
     quota = [k for k in keys if k in quota_keys]
     unknown = [k for k in keys if k not in scram and k not in quota]
     if opts.zookeeper is not None:
-        if IPS in types:
-            raise CommandError("--zookeeper is not supported for --entity-type ips by this tool; use "
-                               "--bootstrap-server")
         if types == [USERS] and scram and not quota and not unknown and opts.alter:
             from kafka_py.tools import user_scram_command
             user_scram_command.run(opts, to_add, to_delete, command_config, out)
@@ -224,15 +222,31 @@ def run(opts: Any, to_add: Mapping[str, str], to_delete: Sequence[str], command_
 # ---- through ZooKeeper (--zookeeper) -------------------------------------------------------
 
 _DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
-_ZK_LABELS = {USERS: "user-principal", CLIENTS: "client-id"}
+_ZK_LABELS = {USERS: "user-principal", CLIENTS: "client-id", IPS: "ips"}
 
 
 def _zk_entity_text(entity_type: str, sanitized: str) -> str:
-    """ConfigCommand.Entity.toString: ``user-principal 'alice'``, ``default client-id``."""
+    """ConfigCommand.Entity.toString: ``user-principal 'alice'``, ``default client-id``,
+    ``ips '10.0.0.1'``."""
     from kafka_py.security.sanitizer import desanitize
 
     label = _ZK_LABELS[entity_type]
-    return f"default {label}" if sanitized == _DEFAULT_ENTITY else f"{label} '{desanitize(sanitized)}'"
+    if sanitized == _DEFAULT_ENTITY:
+        return f"default {label}"
+    return f"{label} '{sanitized if entity_type == IPS else desanitize(sanitized)}'"
+
+
+def _is_valid_ip_entity(ip: str) -> bool:
+    """AdminZkClient.isValidIpEntity: the default entity, or an address (or host) that resolves."""
+    import socket
+
+    if ip == _DEFAULT_ENTITY:
+        return True
+    try:
+        socket.getaddrinfo(ip, None)
+    except (OSError, UnicodeError):
+        return False
+    return True
 
 
 def _shown(key: str, value: str) -> str:
@@ -250,7 +264,7 @@ def _shown(key: str, value: str) -> str:
 
 def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], alter: bool,
                    to_add: Mapping[str, str], to_delete: Sequence[str], out: Out) -> None:
-    """The quota configs of users, clients or <user, client> pairs in their config znodes (and,
+    """The quota configs of users, clients, <user, client> pairs or ips in their config znodes (and,
     described, a user's SCRAM credentials)."""
     import logging
 
@@ -264,10 +278,12 @@ def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], a
         name = by_type.get(entity_type)
         if name is None:
             return None
-        return _DEFAULT_ENTITY if name == "" else sanitize(name)
+        if name == "":
+            return _DEFAULT_ENTITY
+        return name if entity_type == IPS else sanitize(name)
 
     # a <user, client> pair lives under the user: /config/users/<user>/clients/<client>
-    root_type = USERS if USERS in by_type else CLIENTS
+    root_type = USERS if USERS in by_type else (IPS if IPS in by_type else CLIENTS)
     child_type = CLIENTS if root_type == USERS and CLIENTS in by_type else None
     logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
     try:
@@ -296,6 +312,8 @@ def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], a
                 invalid = [k for k in to_delete if k not in configs]
                 if invalid:
                     raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+                if root_type == IPS and not _is_valid_ip_entity(root):
+                    raise CommandError(f"{root} is not a valid IP or resolvable host.")
                 configs.update(to_add)
                 for key in to_delete:
                     configs.pop(key, None)

@@ -31,7 +31,8 @@ Differences from Kafka's tool, on purpose:
   credentials and broker configs (the replication throttle rates at any time, the others only
   while the broker, or for the cluster default every broker, is down, password configs
   encrypted with the ``password.encoder.secret`` given in ``--add-config``, as Kafka's);
-  ip configs through ZooKeeper are refused; entity type broker-loggers is refused;
+  ip quotas too; entity type broker-loggers is refused (with ``--zookeeper`` too: Kafka's
+  "Invalid entity type ... with the --zookeeper argument");
 - broker configs are altered with IncrementalAlterConfigs (Kafka's tool re-sends the
   whole dynamic config with the older AlterConfigs); the end state is the same, and
   there is no window in which a concurrent change is overwritten;
@@ -186,9 +187,6 @@ class ConfigCommandOptions:
             raise click.UsageError("Option \"--describe\" can't be used with options \"--add-config\", "
                                    "\"--delete-config\"")
         types = self.entity_types
-        if self.zookeeper is not None and any(t not in (USERS, CLIENTS, TOPICS, BROKERS) for t in types):
-            raise CommandError("--zookeeper is only supported for --entity-type topics, users, clients and brokers "
-                               "by this tool; use --bootstrap-server")
         duplicates = sorted({t for t in types if types.count(t) > 1})
         if duplicates:
             raise CommandError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
@@ -196,7 +194,8 @@ class ConfigCommandOptions:
             if entity_type not in SUPPORTED_ENTITY_TYPES:
                 raise CommandError(
                     f"Invalid entity type {entity_type}, the entity type must be one of "
-                    f"{','.join(SUPPORTED_ENTITY_TYPES)} with the --bootstrap-server argument")
+                    f"{','.join(SUPPORTED_ENTITY_TYPES)} with the "
+                    f"{'--bootstrap-server' if self.bootstrap_server is not None else '--zookeeper'} argument")
         if not types:
             raise CommandError("At least one entity type must be specified")
         if len(types) > 1 and set(types) != {USERS, CLIENTS}:
@@ -466,7 +465,7 @@ def connect_admin(bootstrap_server: str, command_config: Mapping[str, str]) -> A
               help="Property file containing configs to be passed to the admin client.")
 @click.option("--zookeeper", metavar="<urls>",
               help="DEPRECATED. The connection string for the zookeeper connection in the form host:port[/chroot]; "
-                   "for --entity-type topics, users, clients and brokers only.")
+                   "any entity type but broker-loggers.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--all", "all_", is_flag=True,

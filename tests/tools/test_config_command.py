@@ -83,11 +83,14 @@ def test_entity_flags_and_defaults() -> None:
     ({"entity_name": ("x",), "topic": "t"}, "should not be used in conjunction"),
     ({"entity_type": ("brokers",), "entity_name": ("zero",)}, "valid integer broker id"),
     ({"zookeeper": "zk:2181", "entity_type": ("topics",)}, "Only one of --bootstrap-server or --zookeeper"),
-    ({"zookeeper": "zk:2181", "entity_type": ("ips",)}, "--zookeeper is only supported for --entity-type topics"),
+    ({"zookeeper": "zk:2181", "entity_type": ("ips",)}, "Only one of --bootstrap-server or --zookeeper"),
+    ({"zookeeper": "zk:2181", "bootstrap_server": None, "entity_type": ("broker-loggers",)},
+     "Invalid entity type broker-loggers, the entity type must be one of topics,clients,users,brokers,ips with the "
+     "--zookeeper argument"),
 ])
 def test_describe_rules(kwargs: dict, message: str) -> None:
     with pytest.raises(CommandError, match=message):
-        ConfigCommandOptions(bootstrap_server=BOOTSTRAP, describe=True, **kwargs).check_args()
+        ConfigCommandOptions(**{"bootstrap_server": BOOTSTRAP, "describe": True, **kwargs}).check_args()
 
 
 @pytest.mark.parametrize("kwargs, message", [

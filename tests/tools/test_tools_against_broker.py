@@ -219,6 +219,15 @@ def test_client_quotas_through_zookeeper(broker):
     unknown = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "clients", "--entity-name", "zk-app",
                   "--add-config", "retention.ms=5")
     assert unknown.returncode == 1 and unknown.stderr == "Unknown Dynamic Configuration 'retention.ms'.\n"
+    ip = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "ips", "--entity-name", "127.0.0.1",
+             "--add-config", "connection_creation_rate=10")
+    assert ip.returncode == 0, ip.stderr
+    assert ip.stdout.splitlines()[2:] == ["Completed updating config for entity: ips '127.0.0.1'."]
+    described = run("kafka-configs.sh", *zk, "--describe", "--entity-type", "ips", "--entity-name", "127.0.0.1")
+    assert described.stdout.splitlines()[2:] == ["Configs for ips '127.0.0.1' are connection_creation_rate=10"]
+    bad_ip = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "ips", "--entity-name", "no-such-host.invalid",
+                 "--add-config", "connection_creation_rate=10")
+    assert bad_ip.returncode == 1 and bad_ip.stderr == "no-such-host.invalid is not a valid IP or resolvable host.\n"
 
 
 def test_broker_configs_through_zookeeper(broker):
