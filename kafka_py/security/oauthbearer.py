@@ -1,7 +1,6 @@
 """Port of clients/src/main/java/org/apache/kafka/common/security/oauthbearer/internals/OAuthBearerSaslServer.java
-(Kafka 2.8.2), with OAuthBearerClientInitialResponse.java, OAuthBearerSaslClient.java, the callbacks of
-oauthbearer/ (OAuthBearerValidatorCallback, OAuthBearerExtensionsValidatorCallback,
-OAuthBearerTokenCallback) and auth/SaslExtensionsCallback.java, and the token refresh of
+(Kafka 2.8.2), with OAuthBearerClientInitialResponse.java, OAuthBearerSaslClient.java (the callbacks
+both hand to their handlers are in kafka_py/security/oauthbearer_callbacks.py), and the token refresh of
 internals/OAuthBearerRefreshingLogin.java and internals/expiring/ExpiringCredentialRefreshingLogin.java:
 SASL/OAUTHBEARER (RFC 7628, KIP-255).
 
@@ -58,6 +57,16 @@ import threading
 from typing import Any, Mapping, Optional, Sequence
 
 from kafka_py.security.errors import SaslAuthenticationException, SaslException
+from kafka_py.security.oauthbearer_callbacks import (  # noqa: F401 - the callbacks are this module's API too
+    AUTH_KEY,
+    EXTENSION_KEY_PATTERN,
+    EXTENSION_VALUE_PATTERN,
+    OAuthBearerExtensionsValidatorCallback,
+    OAuthBearerTokenCallback,
+    OAuthBearerValidatorCallback,
+    SaslExtensionsCallback,
+    validate_extensions,
+)
 from kafka_py.security.oauthbearer_unsecured import (
     OAUTHBEARER_LOGIN_MODULE,
     OAUTHBEARER_MECHANISM,
@@ -71,32 +80,14 @@ logger = logging.getLogger(__name__)
 
 SEPARATOR = "\x01"
 BYTE_CONTROL_A = b"\x01"
-AUTH_KEY = "auth"
 INTERNAL_ERROR_ON_SERVER = "Authentication could not be performed due to an internal error on the server"
 
 # RFC 7628 / RFC 5801: a saslname is any ASCII but NUL, ',' and '=' (which are escaped =2C, =3D)
 _SASLNAME = r"(?:[\x01-\x2B\x2D-\x3C\x3E-\x7F]|=2C|=3D)+"
-_KEY = r"[A-Za-z]+"
-_VALUE = r"[\x21-\x7E \t\r\n]+"
 _CLIENT_INITIAL_RESPONSE = re.compile(
-    rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,{SEPARATOR}(?P<kvpairs>(?:{_KEY}={_VALUE}{SEPARATOR})*){SEPARATOR}")
+    rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,{SEPARATOR}"
+    rf"(?P<kvpairs>(?:{EXTENSION_KEY_PATTERN.pattern}={EXTENSION_VALUE_PATTERN.pattern}{SEPARATOR})*){SEPARATOR}")
 _AUTH = re.compile(r"(?P<scheme>\w+) +(?P<token>[-_.a-zA-Z0-9]+)", re.ASCII)
-EXTENSION_KEY_PATTERN = re.compile(_KEY)
-EXTENSION_VALUE_PATTERN = re.compile(_VALUE)
-
-
-def validate_extensions(extensions: Optional[Mapping[str, str]]) -> None:
-    """RFC 7628 section 3.1: extension names are letters, values printable ASCII (and blanks);
-    ``auth`` is reserved."""
-    if not extensions:
-        return
-    if AUTH_KEY in extensions:
-        raise SaslException(f"Extension name {AUTH_KEY} is invalid")
-    for name, value in extensions.items():
-        if not EXTENSION_KEY_PATTERN.fullmatch(name):
-            raise SaslException(f"Extension name {name} is invalid")
-        if not EXTENSION_VALUE_PATTERN.fullmatch(value):
-            raise SaslException(f"Extension value ({value}) for extension {name} is invalid")
 
 
 class OAuthBearerClientInitialResponse:
@@ -138,70 +129,6 @@ class OAuthBearerClientInitialResponse:
         if extensions:
             extensions = SEPARATOR + extensions
         return f"n,{authzid},{SEPARATOR}auth=Bearer {self.token_value}{extensions}{SEPARATOR}{SEPARATOR}".encode()
-
-
-# ---- callbacks ---------------------------------------------------------------------------------
-
-class OAuthBearerValidatorCallback:
-    """Asks a validator about one token value; it answers with ``token`` or ``error(...)``."""
-
-    def __init__(self, token_value: str) -> None:
-        if not token_value:
-            raise ValueError("token value must not be empty")
-        self.token_value = token_value
-        self._token: Any = None
-        self.error_status: Optional[str] = None
-        self.error_scope: Optional[str] = None
-        self.error_open_id_configuration: Optional[str] = None
-
-    @property
-    def token(self) -> Any:
-        return self._token
-
-    @token.setter
-    def token(self, token: Any) -> None:
-        self._token = token
-        self.error_status = self.error_scope = self.error_open_id_configuration = None
-
-    def error(self, status: str, scope: Optional[str] = None, open_id_configuration: Optional[str] = None) -> None:
-        if not status:
-            raise ValueError("error status must not be empty")
-        self.error_status = status
-        self.error_scope = scope
-        self.error_open_id_configuration = open_id_configuration
-        self._token = None
-
-
-class OAuthBearerExtensionsValidatorCallback:
-    """Asks a validator which of the client's extensions it accepts (after the token passed)."""
-
-    def __init__(self, token: Any, extensions: Mapping[str, str]) -> None:
-        self.token = token
-        self.input_extensions = dict(extensions)
-        self.validated_extensions: dict[str, str] = {}
-        self.invalid_extensions: dict[str, str] = {}
-
-    def valid(self, name: str) -> None:
-        if name not in self.input_extensions:
-            raise ValueError(f"Extension {name} was not found in the original extensions")
-        self.validated_extensions[name] = self.input_extensions[name]
-
-    def invalid(self, name: str, message: Optional[str] = None) -> None:
-        self.invalid_extensions[name] = message if message is not None else ""
-
-
-class OAuthBearerTokenCallback:
-    """Asks a login callback handler for the token to log in with."""
-
-    def __init__(self) -> None:
-        self.token: Any = None
-
-
-class SaslExtensionsCallback:
-    """Asks a login callback handler for the SASL extensions to send."""
-
-    def __init__(self) -> None:
-        self.extensions: dict[str, str] = {}
 
 
 # ---- the server --------------------------------------------------------------------------------

@@ -40,6 +40,13 @@ import re
 from typing import Any, Mapping, Optional, Sequence
 
 from kafka_py.security.errors import SaslException
+from kafka_py.security.oauthbearer_callbacks import (
+    OAuthBearerExtensionsValidatorCallback,
+    OAuthBearerTokenCallback,
+    OAuthBearerValidatorCallback,
+    SaslExtensionsCallback,
+    validate_extensions,
+)
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -415,8 +422,6 @@ class OAuthBearerUnsecuredValidatorCallbackHandler:
         self.allowable_clock_skew_ms()
 
     def handle(self, callbacks: Sequence[Any]) -> None:
-        from kafka_py.security.oauthbearer import (OAuthBearerExtensionsValidatorCallback,
-                                                   OAuthBearerValidatorCallback)
         if not self.configured:
             raise RuntimeError("Callback handler not configured")
         for callback in callbacks:
@@ -517,7 +522,6 @@ class OAuthBearerUnsecuredLoginCallbackHandler:
         self._options = _single_entry_options(sasl_mechanism, jaas_config_entries)
 
     def handle(self, callbacks: Sequence[Any]) -> None:
-        from kafka_py.security.oauthbearer import OAuthBearerTokenCallback, SaslExtensionsCallback
         if self._options is None:
             raise RuntimeError("Callback handler not configured")
         for callback in callbacks:
@@ -566,7 +570,6 @@ class OAuthBearerUnsecuredLoginCallbackHandler:
         return jws
 
     def extensions(self) -> dict[str, str]:
-        from kafka_py.security.oauthbearer import validate_extensions
         extensions = {key[len(self.EXTENSION_PREFIX):]: value for key, value in (self._options or {}).items()
                       if key.startswith(self.EXTENSION_PREFIX)}
         try:

@@ -41,7 +41,7 @@ import time
 import uuid
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
-from kafka_py.testing import class_data
+import kafka_py.testing.class_data as class_data
 from kafka_py.testing.ports import PortReservation, reserve_port
 from kafka_py.testing.wire import (
     NONE_ERROR,
