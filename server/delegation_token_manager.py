@@ -243,19 +243,28 @@ class DelegationTokenManager:
             self.logger.info("Created a delegation token: %s for owner: %s", token_id, owner)
             return CreateTokenResult(issue_timestamp, expiry_timestamp, max_timestamp, token_id, hmac, Errors.NONE)
 
+    def _token_to_change(self, principal: str, hmac: bytes) -> tuple[Errors, Any, int]:
+        """(error, the token, now) for a renewal or an expiry by ``principal``: the token of
+        the HMAC, which must exist, be the principal's to renew and not be expired yet.
+        Called under the lock."""
+        info = self._token_for_hmac(hmac)
+        if info is None:
+            return Errors.DELEGATION_TOKEN_NOT_FOUND, None, -1
+        now = self.time.milliseconds()
+        if not self._allowed_to_renew(principal, info):
+            return Errors.DELEGATION_TOKEN_OWNER_MISMATCH, info, now
+        if info.is_expired(now):
+            return Errors.DELEGATION_TOKEN_EXPIRED, info, now
+        return Errors.NONE, info, now
+
     def renew_token(self, principal: str, hmac: bytes, renew_life_time_ms: int) -> tuple[Errors, int]:
         """(error, the new expiry timestamp or ERROR_TIMESTAMP)."""
         if not self.token_auth_enabled:
             return Errors.DELEGATION_TOKEN_AUTH_DISABLED, ERROR_TIMESTAMP
         with self._lock:
-            info = self._token_for_hmac(hmac)
-            if info is None:
-                return Errors.DELEGATION_TOKEN_NOT_FOUND, ERROR_TIMESTAMP
-            now = self.time.milliseconds()
-            if not self._allowed_to_renew(principal, info):
-                return Errors.DELEGATION_TOKEN_OWNER_MISMATCH, ERROR_TIMESTAMP
-            if info.is_expired(now):
-                return Errors.DELEGATION_TOKEN_EXPIRED, ERROR_TIMESTAMP
+            error, info, now = self._token_to_change(principal, hmac)
+            if error is not Errors.NONE:
+                return error, ERROR_TIMESTAMP
             renew_life_time = self.default_token_renew_time if renew_life_time_ms < 0 else renew_life_time_ms
             expiry_timestamp = min(info.max_timestamp, now + renew_life_time)
             self._update_token(DelegationToken(dataclasses.replace(info, expiry_timestamp=expiry_timestamp),
@@ -269,14 +278,9 @@ class DelegationTokenManager:
         if not self.token_auth_enabled:
             return Errors.DELEGATION_TOKEN_AUTH_DISABLED, ERROR_TIMESTAMP
         with self._lock:
-            info = self._token_for_hmac(hmac)
-            if info is None:
-                return Errors.DELEGATION_TOKEN_NOT_FOUND, ERROR_TIMESTAMP
-            now = self.time.milliseconds()
-            if not self._allowed_to_renew(principal, info):
-                return Errors.DELEGATION_TOKEN_OWNER_MISMATCH, ERROR_TIMESTAMP
-            if info.is_expired(now):
-                return Errors.DELEGATION_TOKEN_EXPIRED, ERROR_TIMESTAMP
+            error, info, now = self._token_to_change(principal, hmac)
+            if error is not Errors.NONE:
+                return error, ERROR_TIMESTAMP
             if expire_life_time_ms < 0:
                 self._remove_token(info.token_id)
                 self.logger.info("Token expired for token: %s for owner: %s", info.token_id, info.owner)
