@@ -24,6 +24,7 @@ from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
 from kafka_py.security.credential_cache import CredentialCache
 from kafka_py.security.jaas_config import AppConfigurationEntry, client_credentials, parse_jaas_config, plain_users
+from kafka_py.security.kerberos import GSSAPI_MECHANISM, KRB5_LOGIN_MODULE
 from kafka_py.security.listener_config import ListenerSecurityConfig, listener_config_prefix
 from kafka_py.security.oauthbearer import (
     OAuthBearerLogin,
@@ -46,7 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_SASL_MECHANISMS = (PLAIN_MECHANISM, *ScramMechanism.mechanism_names(), OAUTHBEARER_MECHANISM)
+SUPPORTED_SASL_MECHANISMS = (GSSAPI_MECHANISM, PLAIN_MECHANISM, *ScramMechanism.mechanism_names(),
+                             OAUTHBEARER_MECHANISM)
 SASL_SERVER_CALLBACK_HANDLER_CLASS = "sasl.server.callback.handler.class"
 SASL_LOGIN_CALLBACK_HANDLER_CLASS = "sasl.login.callback.handler.class"
 
@@ -82,6 +84,48 @@ def _oauthbearer_validator(config: ListenerSecurityConfig) -> Any:
                               f"validator cannot be made: {e}") from None
 
 
+def _gssapi_server_config(config: ListenerSecurityConfig) -> Any:
+    """The listener's GSSAPI: the broker's principal and keytab from its Krb5LoginModule entry
+    (listener.name.<listener>.gssapi.sasl.jaas.config, most specific first), the service name
+    and the principal.to.local rules; the keytab is read now, so a principal it has no key of
+    stops the broker's start."""
+    from kafka_py.security.kerberos import (
+        GssapiServerConfig,
+        KerberosLogin,
+        KerberosShortNamer,
+        ServiceNameError,
+        default_kerberos_realm,
+    )
+    service_key = "sasl.kerberos.service.name"
+    service_name = config.get_for_mechanism(service_key, GSSAPI_MECHANISM)
+    found = config.jaas_config(GSSAPI_MECHANISM)
+    if found is None:
+        raise ConfigException(f"{config.prefix}gssapi.sasl.jaas.config", None,
+                              f"listener {config.listener_name}: SASL/GSSAPI needs a JAAS config with "
+                              f"{KRB5_LOGIN_MODULE} required useKeyTab=true storeKey=true "
+                              "keyTab=\"<path>\" principal=\"<service>/<host>@<REALM>\"")
+    key, text = found
+    try:
+        login = KerberosLogin(parse_jaas_config(text), service_name)
+    except ServiceNameError as e:
+        raise ConfigException(config.key_name(service_key), service_name,
+                              f"listener {config.listener_name}: GSSAPI needs one service name: {e}") from None
+    except ValueError as e:
+        raise ConfigException(key, "[hidden]", f"listener {config.listener_name}: {e}") from None
+    rules_key = "sasl.kerberos.principal.to.local.rules"
+    rules = config.get_for_mechanism(rules_key, GSSAPI_MECHANISM)
+    try:
+        short_namer = KerberosShortNamer.from_unparsed_rules(default_kerberos_realm(), rules)
+    except ValueError as e:
+        raise ConfigException(config.key_name(rules_key), rules, str(e)) from None
+    try:
+        login.login()
+    except (ValueError, ImportError) as e:
+        raise ConfigException(key, "[hidden]", f"listener {config.listener_name}: GSSAPI login failed: {e}") from None
+    gssapi = GssapiServerConfig(login, short_namer)
+    return gssapi
+
+
 class SaslServerConfig:
     """A SASL listener's mechanisms and where each finds its users."""
 
@@ -115,6 +159,7 @@ class SaslServerConfig:
                                       f"for OAUTHBEARER only, not for {mechanism}")
         self.oauthbearer_validator = (_oauthbearer_validator(config) if OAUTHBEARER_MECHANISM in mechanisms
                                       else None)
+        self.gssapi = _gssapi_server_config(config) if GSSAPI_MECHANISM in mechanisms else None
         # connections.max.reauth.ms per mechanism, most specific first, as Kafka's SaslChannelBuilder
         # reads it: listener.name.<listener>.<mechanism>.connections.max.reauth.ms, then the
         # listener's, then the broker's. 0: sessions never end (no re-authentication).
@@ -124,6 +169,8 @@ class SaslServerConfig:
             self.connections_max_reauth_ms[mechanism] = max(0, int(value or 0))
 
     def mechanism_server(self, mechanism: str) -> Any:
+        if mechanism == GSSAPI_MECHANISM:
+            return self.gssapi.new_server()
         if mechanism == PLAIN_MECHANISM:
             return PlainSaslServer(self.plain_users)
         if mechanism == OAUTHBEARER_MECHANISM:
@@ -296,9 +343,10 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
                                   "sasl.mechanism.inter.broker.protocol must be included in "
                                   f"{view.key_name('sasl.enabled.mechanisms')} when SASL is used for "
                                   f"inter-broker communication (listener {listener_name} enables {enabled})")
-        if mechanism not in SUPPORTED_SASL_MECHANISMS:
+        if mechanism not in SUPPORTED_SASL_MECHANISMS or mechanism == GSSAPI_MECHANISM:
             raise ConfigException("sasl.mechanism.inter.broker.protocol", mechanism,
-                                  f"kafka-py supports {', '.join(SUPPORTED_SASL_MECHANISMS)}")
+                                  "kafka-py's brokers connect to each other with "
+                                  f"{', '.join(m for m in SUPPORTED_SASL_MECHANISMS if m != GSSAPI_MECHANISM)}")
         found = view.jaas_config(mechanism)
         if found is None:
             raise ConfigException(f"{view.prefix}{mechanism.lower()}.sasl.jaas.config", None,

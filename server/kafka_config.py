@@ -617,9 +617,20 @@ CONFIG_DEF: ConfigDef = (
     .define("password.encoder.key.length", Type.INT, 128, at_least(8), _L, "Key length in bits.")
     .define("password.encoder.iterations", Type.INT, 4096, at_least(1024), _L, "PBKDF2 iteration count.")
     .define("sasl.enabled.mechanisms", Type.LIST, "GSSAPI", None, _M,
-            "SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).")
+            "SASL mechanisms a SASL listener offers (GSSAPI, PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).")
     .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "GSSAPI", None, _M,
             "SASL mechanism brokers use with each other over a SASL inter-broker listener.")
+    # GSSAPI (kafka_py/security/kerberos.py)
+    .define("sasl.kerberos.service.name", Type.STRING, None, None, _M,
+            "The Kerberos service name the broker runs as (the primary of its principal, kafka in "
+            "kafka/host@REALM): required when a listener enables GSSAPI.")
+    .define("sasl.kerberos.kinit.cmd", Type.STRING, "/usr/bin/kinit", None, _L, _IGNORED)
+    .define("sasl.kerberos.ticket.renew.window.factor", Type.DOUBLE, 0.8, None, _L, _IGNORED)
+    .define("sasl.kerberos.ticket.renew.jitter", Type.DOUBLE, 0.05, None, _L, _IGNORED)
+    .define("sasl.kerberos.min.time.before.relogin", Type.LONG, 60000, None, _L, _IGNORED)
+    .define("sasl.kerberos.principal.to.local.rules", Type.LIST, "DEFAULT", None, _M,
+            "Rules mapping a client's Kerberos principal to the user name of its KafkaPrincipal, in "
+            "Kafka's auth_to_local syntax (RULE:[n:format](match)s/from/to/g/L, DEFAULT), first match wins.")
     .define("sasl.jaas.config", Type.PASSWORD, None, None, _M,
             "JAAS login context: PlainLoginModule users (user_<name>=\"<password>\") and the "
             "broker's own username/password for inter-broker connections.")

@@ -464,8 +464,8 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
     """How a tool's own connection (kafka_py/clients/network_client.py) reaches a secured
     listener, from the admin client properties of ``--command-config``: ``security.protocol``,
     ``ssl.*`` (JKS, PKCS12 or PEM stores, ``ssl.endpoint.identification.algorithm``, https by
-    default as in Kafka's clients), ``sasl.mechanism`` (PLAIN by default here: kafka-py has
-    no GSSAPI) and the ``username``/``password`` of ``sasl.jaas.config``. None for PLAINTEXT;
+    default as in Kafka's clients), ``sasl.mechanism`` (PLAIN by default here: the tools
+    have no GSSAPI client) and the ``username``/``password`` of ``sasl.jaas.config``. None for PLAINTEXT;
     CommandError naming the key for a value it cannot use."""
     from kafka_py.cluster.broker import SecurityProtocol
     from kafka_py.network.channel_builders import SUPPORTED_SASL_MECHANISMS, ClientChannelBuilder
@@ -485,9 +485,11 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
     mechanism = username = password = extensions = None
     if protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
         mechanism = (props.get("sasl.mechanism") or "PLAIN").strip()
-        if mechanism not in SUPPORTED_SASL_MECHANISMS:
-            raise CommandError(f"Invalid value {mechanism} for configuration sasl.mechanism: kafka-py supports "
-                               f"{', '.join(SUPPORTED_SASL_MECHANISMS)}")
+        # The tools' own client has no GSSAPI side (the broker's is server-only).
+        client_mechanisms = [m for m in SUPPORTED_SASL_MECHANISMS if m != "GSSAPI"]
+        if mechanism not in client_mechanisms:
+            raise CommandError(f"Invalid value {mechanism} for configuration sasl.mechanism: kafka-py's tools support "
+                               f"{', '.join(client_mechanisms)}")
         if mechanism == "OAUTHBEARER":
             builder = ClientChannelBuilder("command-config", protocol, ssl_context, mechanism)
             builder.login = oauthbearer_login(props)

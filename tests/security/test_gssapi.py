@@ -1,0 +1,325 @@
+"""SASL/GSSAPI (Kerberos) on a real broker against a real MIT KDC (tests/security/mini_kdc.py):
+kafka-python producing and consuming with a ticket, principals mapped to user names by
+``sasl.kerberos.principal.to.local.rules``, tickets for another service and garbage tokens
+refused (SASL_AUTHENTICATION_FAILED, the connection closed, counted in
+failed-authentication-total) while the broker keeps serving others, and startup errors that
+name their key.
+
+One KDC and one ZooKeeper-mode broker for the module: a PLAINTEXT listener (the harness) and a
+SASL_PLAINTEXT listener KERBEROS offering GSSAPI as kafka/localhost@KAFKA-PY.TEST. Clients
+name the service host ``localhost`` (kafka-python's sasl_kerberos_domain_name).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import uuid
+
+import pytest
+
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.headers import RequestHeader
+from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot
+from tests.security.mini_kdc import MiniKdc, missing_tools
+
+gssapi = pytest.importorskip("gssapi", reason="SASL/GSSAPI needs python-gssapi (the setup.cfg test extra)")
+if missing_tools():
+    pytest.skip(f"MIT Kerberos' {', '.join(missing_tools())} not installed (Debian's krb5-kdc, krb5-admin-server "
+                "and krb5-user; bin/run-tests.sh installs them as root)", allow_module_level=True)
+
+KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
+RULES = ("RULE:[1:$1@$0](bob@KAFKA-PY.TEST)s/bob@.*/robert/,"
+         "RULE:[2:$1_$2@$0](.*@KAFKA-PY.TEST)s/@.*//,"
+         "DEFAULT")
+INVALID_CREDENTIALS = ("Authentication failed during authentication due to invalid credentials with SASL "
+                       "mechanism GSSAPI")
+
+
+class Kerberos:
+    def __init__(self, kdc: MiniKdc, broker: BrokerProcess, port: int, metrics_port: int) -> None:
+        self.kdc = kdc
+        self.broker = broker
+        self.port = port
+        self.metrics_port = metrics_port
+        self.ccaches: dict[str, str] = {}
+
+    def use(self, user: str) -> None:
+        """This process's Kerberos clients take ``user``'s tickets from now on."""
+        os.environ["KRB5CCNAME"] = self.ccaches[user]
+
+
+@pytest.fixture(scope="module")
+def kerberos(zookeeper, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("kdc")
+    kdc = MiniKdc(workdir).start()
+    saved = {key: os.environ.get(key) for key in (*kdc.env, "KRB5CCNAME")}
+    try:
+        keytab = kdc.create_principal("kafka/localhost", workdir / "kafka.keytab")
+        kdc.create_principal("other/localhost", workdir / "other.keytab")
+        port, metrics_port = free_port(), free_port()
+        broker = BrokerProcess(tmp_path_factory.mktemp("gssapi-broker"), zookeeper.connect_string, unique_chroot(),
+                               env=kdc.env)
+        broker.overrides.update({
+            "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},KERBEROS://127.0.0.1:{port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KERBEROS:SASL_PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "sasl.enabled.mechanisms": "GSSAPI",
+            "sasl.kerberos.service.name": "kafka",
+            "listener.name.kerberos.gssapi.sasl.jaas.config":
+                f'{KRB5_MODULE} required useKeyTab=true storeKey=true keyTab="{keytab}" '
+                f'principal="kafka/localhost@{kdc.realm}";',
+            "listener.name.kerberos.sasl.kerberos.principal.to.local.rules": RULES,
+            # CreateDelegationToken answers with the principal a connection authenticated as
+            "delegation.token.secret.key": "gssapi-test-secret",
+            "connection.failed.authentication.delay.ms": "50",
+            "kafka.py.metrics.prometheus.port": str(metrics_port),
+            "kafka.py.metrics.prometheus.host": "127.0.0.1",
+        })
+        broker.write_config()
+        broker.start()
+        env = Kerberos(kdc, broker, port, metrics_port)
+        for user in ("alice", "bob", "carol/admin"):
+            client_keytab = workdir / f"{user.replace('/', '_')}.keytab"
+            kdc.create_principal(user, client_keytab)
+            env.ccaches[user] = kdc.kinit(user, client_keytab, workdir / f"{user.replace('/', '_')}.ccache")
+        os.environ.update({k: v for k, v in kdc.env.items() if k != "KRB5_KDC_PROFILE"})
+        yield env
+        if broker.running:
+            assert broker.stop() == 0, broker.tail()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        kdc.stop()
+
+
+class GssapiConnection:
+    """A SASL/GSSAPI exchange driven by hand (SaslHandshake v1, SaslAuthenticate v2), as RFC 4752's
+    client: the context's tokens, then the answer to the broker's security layer offer."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=15)
+        self.correlation = 0
+
+    def request(self, api: ApiKeys, version: int, body):
+        self.correlation += 1
+        header = RequestHeader(api, version, self.correlation, "gssapi-test", api.request_header_version(version))
+        self.sock.sendall(encode_request(header, body))
+        size = struct.unpack(">i", self._exactly(4))[0]
+        return decode_response(self._exactly(size), api, version)[1]
+
+    def _exactly(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed by the broker")
+            data += chunk
+        return data
+
+    def handshake(self) -> None:
+        answer = self.request(ApiKeys.SASL_HANDSHAKE, 1, request_schema(ApiKeys.SASL_HANDSHAKE, 1)(mechanism="GSSAPI"))
+        assert Errors.for_code(int(answer.error_code)) is Errors.NONE
+        assert "GSSAPI" in answer.mechanisms
+
+    def authenticate(self, auth_bytes: bytes):
+        return self.request(ApiKeys.SASL_AUTHENTICATE, 2,
+                            request_schema(ApiKeys.SASL_AUTHENTICATE, 2)(auth_bytes=auth_bytes))
+
+    def login(self, service: str = "kafka") -> None:
+        """The whole exchange for the service ``service@localhost`` with this process's tickets."""
+        self.handshake()
+        name = gssapi.Name(f"{service}@localhost", name_type=gssapi.NameType.hostbased_service)
+        context = gssapi.SecurityContext(name=name, usage="initiate")
+        token = context.step(None)
+        for _ in range(10):  # the context takes one or two round trips
+            answer = self.authenticate(token)
+            assert Errors.for_code(int(answer.error_code)) is Errors.NONE, answer.error_message
+            if context.complete:
+                offer = context.unwrap(bytes(answer.auth_bytes)).message
+                assert offer[0] & 1, "the broker offers no security layer"
+                answer = self.authenticate(context.wrap(b"\x01" + offer[1:4], False).message)
+                assert Errors.for_code(int(answer.error_code)) is Errors.NONE, answer.error_message
+                return
+            token = context.step(bytes(answer.auth_bytes)) or b""
+        raise AssertionError("the GSS-API context was not established in 10 rounds")
+
+    def refused(self, auth_bytes: bytes) -> str:
+        """The broker's SASL_AUTHENTICATION_FAILED message for ``auth_bytes``; the connection is then closed."""
+        answer = self.authenticate(auth_bytes)
+        assert Errors.for_code(int(answer.error_code)) is Errors.SASL_AUTHENTICATION_FAILED
+        assert self.closed_by_broker()
+        return answer.error_message
+
+    def owner(self) -> str:
+        """Who the connection authenticated as: the owner of a delegation token it creates."""
+        schema = request_schema(ApiKeys.CREATE_DELEGATION_TOKEN, 2)
+        answer = self.request(ApiKeys.CREATE_DELEGATION_TOKEN, 2,
+                              build_entity(schema, {"renewers": [], "max_lifetime": -1}))
+        assert Errors.for_code(int(answer.error_code)) is Errors.NONE
+        return f"{answer.principal_type}:{answer.principal_name}"
+
+    def closed_by_broker(self) -> bool:
+        try:
+            self.request(ApiKeys.METADATA, 9, request_schema(ApiKeys.METADATA, 9)(
+                topics=(), allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+                include_topic_authorized_operations=False))
+        except (ConnectionError, OSError):
+            return True
+        return False
+
+    def __enter__(self) -> "GssapiConnection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+def _failed_authentications(kerberos: Kerberos) -> float:
+    from tests.integration.test_metrics import scrape
+
+    name = "kafka_server_socket_server_metrics_failed_authentication_total"
+    return sum(v for (n, labels), v in scrape(kerberos.metrics_port).items()
+               if n == name and ("listener", "KERBEROS") in labels and v == v)
+
+
+def test_kafka_python_produces_and_consumes_with_a_ticket(kerberos) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+
+    kerberos.use("alice")
+    security = {"bootstrap_servers": f"127.0.0.1:{kerberos.port}", "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
+                "sasl_kerberos_domain_name": "localhost"}
+    topic = f"kerberos-{uuid.uuid4().hex[:8]}"
+    producer = KafkaProducer(**security, acks="all")
+    try:
+        for i in range(5):
+            producer.send(topic, f"record-{i}".encode()).get(timeout=30)
+    finally:
+        producer.close(timeout=10)
+    consumer = KafkaConsumer(topic, **security, auto_offset_reset="earliest", consumer_timeout_ms=10_000,
+                             group_id=f"kerberos-group-{uuid.uuid4().hex[:6]}")
+    try:
+        values = []
+        for record in consumer:
+            values.append(record.value)
+            if len(values) == 5:
+                break
+    finally:
+        consumer.close()
+    assert values == [f"record-{i}".encode() for i in range(5)]
+
+
+def test_principals_map_to_user_names_by_the_listener_rules(kerberos) -> None:
+    expected = {"alice": "User:alice",  # DEFAULT: a principal of the default realm is its primary
+                "bob": "User:robert",  # the first rule renames bob
+                "carol/admin": "User:carol_admin"}  # two components joined by the second rule
+    for user, principal in expected.items():
+        kerberos.use(user)
+        with GssapiConnection(kerberos.port) as connection:
+            connection.login()
+            assert connection.owner() == principal
+
+
+def test_bad_tickets_and_tokens_are_refused_and_counted(kerberos) -> None:
+    kerberos.use("alice")
+    before = _failed_authentications(kerberos)
+    # A valid ticket, but for another service: the broker's keytab has no key to read it.
+    with GssapiConnection(kerberos.port) as connection:
+        connection.handshake()
+        other = gssapi.SecurityContext(name=gssapi.Name("other@localhost", name_type=gssapi.NameType.hostbased_service),
+                                       usage="initiate")
+        assert connection.refused(other.step(None)) == INVALID_CREDENTIALS
+    # Garbage, and an empty first token.
+    for token in (b"\x60\x05garbage-not-a-gss-token", b""):
+        with GssapiConnection(kerberos.port) as connection:
+            connection.handshake()
+            assert connection.refused(token) == INVALID_CREDENTIALS
+    # A good context, then a security layer answer that is not wrapped by it.
+    with GssapiConnection(kerberos.port) as connection:
+        connection.handshake()
+        context = gssapi.SecurityContext(name=gssapi.Name("kafka@localhost",
+                                                          name_type=gssapi.NameType.hostbased_service),
+                                         usage="initiate")
+        answer = connection.authenticate(context.step(None))
+        assert Errors.for_code(int(answer.error_code)) is Errors.NONE
+        context.step(bytes(answer.auth_bytes))
+        assert context.complete
+        assert connection.refused(b"\x01\x00\x00\x00") == INVALID_CREDENTIALS
+    # SaslHandshake v0: raw tokens without Kafka framing; garbage just closes the connection.
+    with socket.create_connection(("127.0.0.1", kerberos.port), timeout=15) as sock:
+        header = RequestHeader(ApiKeys.SASL_HANDSHAKE, 0, 1, "gssapi-test", ApiKeys.SASL_HANDSHAKE.request_header_version(0))
+        sock.sendall(encode_request(header, request_schema(ApiKeys.SASL_HANDSHAKE, 0)(mechanism="GSSAPI")))
+        assert sock.recv(4)
+        sock.recv(65536)
+        sock.sendall(struct.pack(">i", 9) + b"not-a-gss")
+        received = b""
+        for _ in range(10):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+        assert received == b""
+    from tests.integration.broker_harness import wait_until
+    wait_until(lambda: _failed_authentications(kerberos) - before == 5, 30,
+               lambda: f"failed-authentication-total went {before} -> {_failed_authentications(kerberos)}")
+    # The broker still serves a good client.
+    with GssapiConnection(kerberos.port) as connection:
+        connection.login()
+        assert connection.owner() == "User:alice"
+    assert kerberos.broker.running
+
+
+def test_startup_errors_name_the_key(kerberos, tmp_path) -> None:
+    from kafka_py.network.socket_server import SocketServer
+    from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.utils.config_def import ConfigException
+
+    keytab = kerberos.kdc.workdir / "kafka.keytab"
+    jaas_key = "listener.name.sasl_plaintext.gssapi.sasl.jaas.config"
+
+    def jaas(principal: str = "kafka/localhost", path=keytab) -> str:
+        return (f'{KRB5_MODULE} required useKeyTab=true storeKey=true keyTab="{path}" '
+                f'principal="{principal}@{kerberos.kdc.realm}";')
+
+    def startup_error(**props: str) -> ConfigException:
+        config = KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+                              "sasl.enabled.mechanisms": "GSSAPI", **props}, do_log=False)
+        server = SocketServer(config)
+        try:
+            with pytest.raises(ConfigException) as info:
+                server.startup(start_processing_requests=False)
+            return info.value
+        finally:
+            server.shutdown()
+
+    error = startup_error(**{jaas_key: jaas()})
+    assert error.name == "sasl.kerberos.service.name"
+    service = {"sasl.kerberos.service.name": "kafka"}
+    # a principal the keytab has no key of, a keytab that is not there
+    error = startup_error(**service, **{jaas_key: jaas("nobody/localhost")})
+    assert error.name == jaas_key and "nobody/localhost" in str(error)
+    error = startup_error(**service, **{jaas_key: jaas(path=tmp_path / "missing.keytab")})
+    assert error.name == jaas_key and "missing.keytab" in str(error)
+    error = startup_error(**service, **{jaas_key: f'{KRB5_MODULE} required useKeyTab=false principal="kafka";'})
+    assert error.name == jaas_key and "useKeyTab" in str(error)
+    # JAAS and Kafka config naming different services
+    error = startup_error(**service, **{jaas_key: jaas()[:-1] + ' serviceName="zookeeper";'})
+    assert error.name == "sasl.kerberos.service.name" and "zookeeper" in str(error)
+    rules = "sasl.kerberos.principal.to.local.rules"
+    error = startup_error(**service, **{jaas_key: jaas(), rules: "RULE:[1:$1]extra"})
+    assert error.name == rules and "extra" in str(error)
+    # the same settings start a listener
+    config = KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+                          "sasl.enabled.mechanisms": "GSSAPI", **service, jaas_key: jaas()}, do_log=False)
+    server = SocketServer(config)
+    try:
+        server.startup(start_processing_requests=False)
+    finally:
+        server.shutdown()
