@@ -39,6 +39,8 @@ ensure_python_env() {
         kafka_py_log "creating virtualenv $KAFKA_PY_VENV"
         python3 -m venv "$KAFKA_PY_VENV"
     fi
+    # python-gssapi, in the test extra, is built from source: it needs krb5-config and gcc.
+    ensure_kerberos
     kafka_py_log "installing kafka-py and its dependencies into $KAFKA_PY_VENV"
     "$KAFKA_PY_PYTHON" -m pip install -q --upgrade pip setuptools wheel
     "$KAFKA_PY_PYTHON" -m pip install -q -e "$KAFKA_PY_HOME[test]"
@@ -89,6 +91,25 @@ ensure_burrow() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
     apt-get install -y -q --no-install-recommends burrow >/dev/null
+}
+
+# MIT Kerberos: the KDC (krb5kdc, kdb5_util), kadmin.local and kinit that the SASL/GSSAPI tests
+# make a throwaway realm with, and the headers and compiler python-gssapi (the test extra)
+# builds against, since PyPI has no Linux wheel of it.
+ensure_kerberos() {
+    if command -v krb5-config >/dev/null 2>&1 && command -v gcc >/dev/null 2>&1 \
+            && [ -x /usr/sbin/krb5kdc ] && [ -x /usr/sbin/kadmin.local ] && command -v kinit >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "MIT Kerberos is not installed: run 'apt-get install krb5-kdc krb5-admin-server krb5-user" \
+             "libkrb5-dev gcc' as root" >&2
+        return 1
+    fi
+    kafka_py_log "installing Debian's krb5-kdc, krb5-admin-server, krb5-user, libkrb5-dev and gcc"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends krb5-kdc krb5-admin-server krb5-user libkrb5-dev gcc >/dev/null
 }
 
 ensure_installed() {

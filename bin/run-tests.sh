@@ -2,7 +2,8 @@
 # Runs the whole test suite from a fresh machine:
 #   bin/run-tests.sh [pytest args...]
 # Installs what is missing (.venv with the project and test extras, Debian's zookeeper,
-# prometheus and burrow packages for the integration tests), then runs pytest over tests/.
+# prometheus and burrow packages for the integration tests, MIT Kerberos for the GSSAPI
+# tests), then runs pytest over tests/.
 #
 # The tests run in KAFKA_PY_TEST_WORKERS pytest-xdist worker processes (default 3; 0 runs
 # them in this one process). Most of the suite's time is spent waiting on brokers,
@@ -13,6 +14,7 @@
 # starts with the longest files (LONGEST_FILES), so that none of them is left for last.
 set -euo pipefail
 source "$(dirname "$0")/kafka-env.sh"
+ensure_kerberos
 ensure_installed
 ensure_prometheus
 ensure_burrow

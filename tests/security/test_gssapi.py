@@ -254,7 +254,8 @@ def test_bad_tickets_and_tokens_are_refused_and_counted(kerberos) -> None:
         assert connection.refused(b"\x01\x00\x00\x00") == INVALID_CREDENTIALS
     # SaslHandshake v0: raw tokens without Kafka framing; garbage just closes the connection.
     with socket.create_connection(("127.0.0.1", kerberos.port), timeout=15) as sock:
-        header = RequestHeader(ApiKeys.SASL_HANDSHAKE, 0, 1, "gssapi-test", ApiKeys.SASL_HANDSHAKE.request_header_version(0))
+        header = RequestHeader(ApiKeys.SASL_HANDSHAKE, 0, 1, "gssapi-test",
+                               ApiKeys.SASL_HANDSHAKE.request_header_version(0))
         sock.sendall(encode_request(header, request_schema(ApiKeys.SASL_HANDSHAKE, 0)(mechanism="GSSAPI")))
         assert sock.recv(4)
         sock.recv(65536)
@@ -283,14 +284,15 @@ def test_startup_errors_name_the_key(kerberos, tmp_path) -> None:
 
     keytab = kerberos.kdc.workdir / "kafka.keytab"
     jaas_key = "listener.name.sasl_plaintext.gssapi.sasl.jaas.config"
+    listeners = {"zookeeper.connect": "127.0.0.1:1", "sasl.enabled.mechanisms": "GSSAPI",
+                 "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
 
     def jaas(principal: str = "kafka/localhost", path=keytab) -> str:
         return (f'{KRB5_MODULE} required useKeyTab=true storeKey=true keyTab="{path}" '
                 f'principal="{principal}@{kerberos.kdc.realm}";')
 
     def startup_error(**props: str) -> ConfigException:
-        config = KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-                              "sasl.enabled.mechanisms": "GSSAPI", **props}, do_log=False)
+        config = KafkaConfig({**listeners, **props}, do_log=False)
         server = SocketServer(config)
         try:
             with pytest.raises(ConfigException) as info:
@@ -316,8 +318,7 @@ def test_startup_errors_name_the_key(kerberos, tmp_path) -> None:
     error = startup_error(**service, **{jaas_key: jaas(), rules: "RULE:[1:$1]extra"})
     assert error.name == rules and "extra" in str(error)
     # the same settings start a listener
-    config = KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-                          "sasl.enabled.mechanisms": "GSSAPI", **service, jaas_key: jaas()}, do_log=False)
+    config = KafkaConfig({**listeners, **service, jaas_key: jaas()}, do_log=False)
     server = SocketServer(config)
     try:
         server.startup(start_processing_requests=False)
