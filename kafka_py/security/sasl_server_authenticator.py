@@ -5,7 +5,9 @@ client is authenticated (or refused).
 The state machine is Kafka's:
 
 * ``INITIAL_REQUEST`` / ``HANDSHAKE_OR_VERSIONS_REQUEST``: ApiVersions is answered (once),
-  SaslHandshake names the mechanism. Any other request ends the connection
+  SaslHandshake names the mechanism. A first frame that is no Kafka request is, when the
+  listener enables GSSAPI, a Kafka 0.9 client's first GSSAPI token: the exchange goes on
+  in raw tokens as after SaslHandshake v0. Any other request ends the connection
   (IllegalSaslStateException); a SaslAuthenticate is answered with ILLEGAL_SASL_STATE
   first so the client learns why.
 * ``AUTHENTICATE``: after SaslHandshake v1, each frame is a SaslAuthenticate request whose
@@ -64,6 +66,8 @@ from kafka_py.security.kafka_principal import USER_TYPE, KafkaPrincipal
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
+
+GSSAPI_MECHANISM = "GSSAPI"
 
 
 class SaslState(enum.Enum):
@@ -173,9 +177,20 @@ class SaslServerAuthenticator:
         try:
             header, _ = RequestHeader.parse(frame)
         except Exception:  # noqa: BLE001
-            # Kafka would take this for a GSSAPI token sent without a handshake; no
-            # mechanism here reads such tokens.
+            if self.state is SaslState.INITIAL_REQUEST and GSSAPI_MECHANISM in self.enabled_mechanisms:
+                # Kafka 0.9 clients send their first GSSAPI token (0x60...) with no handshake at all;
+                # the whole exchange then goes on in raw tokens, as after SaslHandshake v0.
+                logger.debug("First client packet on %s is not a Kafka request, using default mechanism GSSAPI",
+                             self.connection_id)
+                self.mechanism = GSSAPI_MECHANISM
+                self._raw_tokens = True
+                self._server = self._mechanism_server(GSSAPI_MECHANISM)
+                self.state = SaslState.AUTHENTICATE
+                return self._handle_raw_token(frame)
             raise IllegalSaslStateException("Invalid request before SASL handshake: not a Kafka request") from None
+        if self.state is SaslState.INITIAL_REQUEST:
+            # a Kafka request header: tokens come only after a SaslHandshake from now on
+            self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST
         api = header.api_key
         if self.state is SaslState.REAUTH_PROCESS_HANDSHAKE and api is not ApiKeys.SASL_HANDSHAKE:
             raise IllegalSaslStateException(f"Unexpected Kafka request of type {api.name} during SASL "

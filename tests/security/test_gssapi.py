@@ -227,6 +227,30 @@ def test_principals_map_to_user_names_by_the_listener_rules(kerberos) -> None:
             assert connection.owner() == principal
 
 
+def test_a_kafka_0_9_client_authenticates_without_a_handshake(kerberos) -> None:
+    """Kafka 0.9's clients send their first GSSAPI token as the first frame, with no
+    SaslHandshake: raw size-prefixed tokens both ways, then Kafka requests."""
+    kerberos.use("bob")
+    with GssapiConnection(kerberos.port) as connection:
+        def exchange(token: bytes) -> bytes:
+            connection.sock.sendall(struct.pack(">i", len(token)) + token)
+            return connection._exactly(struct.unpack(">i", connection._exactly(4))[0])
+
+        context = gssapi.SecurityContext(name=gssapi.Name("kafka@localhost",
+                                                          name_type=gssapi.NameType.hostbased_service),
+                                         usage="initiate")
+        challenge = exchange(context.step(None))
+        for _ in range(10):
+            if context.complete:
+                break
+            token = context.step(challenge) or b""
+            challenge = exchange(token)
+        assert context.complete
+        offer = context.unwrap(challenge).message
+        assert exchange(context.wrap(b"\x01" + offer[1:4], False).message) == b""
+        assert connection.owner() == "User:robert"
+
+
 def test_bad_tickets_and_tokens_are_refused_and_counted(kerberos) -> None:
     kerberos.use("alice")
     before = _failed_authentications(kerberos)
