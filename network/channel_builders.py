@@ -310,11 +310,12 @@ class ClientChannelBuilder:
         return self.ssl_context.wrap_socket(sock, server_side=False, server_hostname=host or None,
                                             do_handshake_on_connect=False)
 
-    def new_authenticator(self) -> Optional[SaslClientAuthenticator]:
+    def new_authenticator(self, host: str = "") -> Optional[SaslClientAuthenticator]:
+        """``host``: the one connected to (GSSAPI asks for a ticket to the service on it)."""
         if self.sasl_mechanism is None:
             return None
         if self.login is not None:
-            return SaslClientAuthenticator(self.sasl_mechanism, None, None, login=self.login)
+            return SaslClientAuthenticator(self.sasl_mechanism, None, None, login=self.login, host=host)
         return SaslClientAuthenticator(self.sasl_mechanism, self._username, self._password, self._sasl_extensions)
 
     def __repr__(self) -> str:
@@ -343,10 +344,19 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
                                   "sasl.mechanism.inter.broker.protocol must be included in "
                                   f"{view.key_name('sasl.enabled.mechanisms')} when SASL is used for "
                                   f"inter-broker communication (listener {listener_name} enables {enabled})")
-        if mechanism not in SUPPORTED_SASL_MECHANISMS or mechanism == GSSAPI_MECHANISM:
+        if mechanism not in SUPPORTED_SASL_MECHANISMS:
             raise ConfigException("sasl.mechanism.inter.broker.protocol", mechanism,
-                                  "kafka-py's brokers connect to each other with "
-                                  f"{', '.join(m for m in SUPPORTED_SASL_MECHANISMS if m != GSSAPI_MECHANISM)}")
+                                  f"kafka-py supports {', '.join(SUPPORTED_SASL_MECHANISMS)}")
+        if mechanism == GSSAPI_MECHANISM:
+            builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism)
+            builder.login = _gssapi_server_config(view).login
+            found = view.jaas_config(mechanism)
+            try:
+                builder.login.login_initiator()
+            except (ValueError, ImportError) as e:
+                raise ConfigException(found[0], "[hidden]", f"listener {listener_name}: inter-broker SASL/GSSAPI "
+                                      f"cannot log in: {e}") from None
+            return builder
         found = view.jaas_config(mechanism)
         if found is None:
             raise ConfigException(f"{view.prefix}{mechanism.lower()}.sasl.jaas.config", None,

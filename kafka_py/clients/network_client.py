@@ -259,7 +259,7 @@ class NetworkClient:
                     return False
             self._sock = sock
             self._reauthenticate_at = None
-            self._authenticator = builder.new_authenticator()
+            self._authenticator = builder.new_authenticator(self.node.host)
             if self._authenticator is not None and not self._authenticate(deadline, reauthenticating=False):
                 self.disconnect()
                 return False

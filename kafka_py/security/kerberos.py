@@ -1,7 +1,7 @@
 """Port of clients/src/main/java/org/apache/kafka/common/security/kerberos/ (Kafka 2.8.2):
-KerberosName.java, KerberosRule.java, KerberosShortNamer.java and the broker's side of
-KerberosLogin.java, with the GSSAPI SaslServer the JDK gives Kafka (RFC 4752) and the GSSAPI
-parts of authenticator/SaslServerAuthenticator.java and SaslServerCallbackHandler.java.
+KerberosName.java, KerberosRule.java, KerberosShortNamer.java and KerberosLogin.java, with
+the GSSAPI SaslServer and SaslClient the JDK gives Kafka (RFC 4752) and the GSSAPI parts of
+authenticator/SaslServerAuthenticator.java and SaslServerCallbackHandler.java.
 
 * ``KerberosName``: ``primary/host@REALM`` split into its parts.
 * ``KerberosShortNamer``: ``sasl.kerberos.principal.to.local.rules`` (Kafka's auth_to_local
@@ -18,6 +18,9 @@ parts of authenticator/SaslServerAuthenticator.java and SaslServerCallbackHandle
   answer (the layer it chose, its buffer size, an authorization id) ends the exchange. As in
   Kafka's SaslServerCallbackHandler, the authorization id the client asks for is not taken:
   the connection is the principal the ticket was issued to.
+* ``GssapiSaslClient``: the same exchange from the other end, for a broker connecting to
+  another broker's GSSAPI listener (``sasl.mechanism.inter.broker.protocol=GSSAPI``) with
+  the tickets ``KerberosLogin.login_initiator`` takes from the keytab.
 
 python-gssapi (over MIT Kerberos' libgssapi_krb5) is imported only when a listener enables
 GSSAPI, so a broker without it starts as long as GSSAPI is not enabled.
@@ -320,6 +323,7 @@ class KerberosLogin:
             raise ValueError("the Krb5LoginModule entry has no principal")
         self.service_name = self.get_service_name(options.get("serviceName"), configured_service_name)
         self.credentials: Any = None
+        self.initiator_credentials: Any = None
 
     @staticmethod
     def get_service_name(jaas_service_name: Optional[str], configured: Optional[str]) -> str:
@@ -344,6 +348,30 @@ class KerberosLogin:
             raise ValueError(f"no key of {self.principal} in the keytab {self.keytab}: {e}") from None
         logger.info("Successfully logged in as %s with keytab %s", self.principal, self.keytab)
         return self.credentials
+
+    def login_initiator(self) -> Any:
+        """Credentials to connect with (another broker's GSSAPI listener): the principal's
+        tickets, taken from the keytab into a credential cache in memory of this login alone;
+        MIT Kerberos takes a new ticket from the keytab when the one it holds expires, which
+        is what KerberosLogin's refresh thread does in Kafka."""
+        if not os.access(self.keytab, os.R_OK):
+            raise ValueError(f"the keytab {self.keytab} cannot be read")
+        gssapi = _gssapi()
+        name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
+        store = {b"client_keytab": os.fsencode(self.keytab),
+                 b"ccache": f"MEMORY:kafka-py-{id(self):x}-{os.getpid()}".encode()}
+        try:
+            self.initiator_credentials = gssapi.Credentials(name=name, usage="initiate", store=store)
+            self.initiator_credentials.lifetime  # the first ticket now: a bad keytab stops the start
+        except gssapi.exceptions.GSSError as e:
+            raise ValueError(f"{self.principal} cannot log in with the keytab {self.keytab}: {e}") from None
+        logger.info("Successfully logged in as %s with keytab %s to connect to other brokers", self.principal,
+                    self.keytab)
+        return self.initiator_credentials
+
+    def sasl_client(self, host: str) -> "GssapiSaslClient":
+        """A client exchange with the service ``<service name>/<host>``."""
+        return GssapiSaslClient(self.initiator_credentials, self.service_name, host, self.principal)
 
     @property
     def kerberos_name(self) -> KerberosName:
@@ -418,6 +446,40 @@ class GssapiSaslServer:
         self._stage = self._DONE
         self.complete = True
         return b""
+
+
+class GssapiSaslClient:
+    """The client side of RFC 4752, as a broker runs it against another broker's listener:
+    ``evaluate_challenge(challenge) -> token`` (None when there is nothing more to send)."""
+
+    def __init__(self, credentials: Any, service_name: str, host: str, authorization_id: str) -> None:
+        gssapi = _gssapi()
+        self._gssapi = gssapi
+        target = gssapi.Name(f"{service_name}@{host}", gssapi.NameType.hostbased_service)
+        flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.out_of_sequence_detection]
+        self._context = gssapi.SecurityContext(name=target, creds=credentials, usage="initiate", flags=flags)
+        self._authorization_id = authorization_id.encode("utf-8")
+        self._answered = False
+        self.complete = False
+
+    def evaluate_challenge(self, challenge: Optional[bytes]) -> Optional[bytes]:
+        try:
+            if challenge is None:
+                return self._context.step(None)
+            if not self._context.complete:
+                # the server's context tokens; the empty answer after its last one
+                return self._context.step(challenge) or b""
+            if not self._answered:
+                offer = self._context.unwrap(challenge).message
+                if len(offer) < 4 or not offer[0] & NO_SECURITY_LAYER:
+                    raise SaslException("GSSAPI: the server does not offer to go without a security layer")
+                self._answered = True
+                answer = bytes([NO_SECURITY_LAYER]) + offer[1:4] + self._authorization_id
+                return self._context.wrap(answer, False).message
+        except self._gssapi.exceptions.GSSError as e:
+            raise SaslException(f"GSSAPI failure: {e}") from None
+        self.complete = True
+        return None
 
 
 class GssapiServerConfig:

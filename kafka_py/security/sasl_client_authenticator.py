@@ -1,7 +1,8 @@
 """Port of clients/src/main/java/org/apache/kafka/common/security/authenticator/SaslClientAuthenticator.java
 (Kafka 2.8.2), with the PLAIN and SCRAM client mechanisms (PlainSaslClient of the JDK,
-ScramSaslClient.java) and OAUTHBEARER's (OAuthBearerSaslClient, kafka_py/security/oauthbearer.py,
-whose tokens come from an OAuthBearerLogin): how a broker logs in to another broker's SASL listener.
+ScramSaslClient.java), OAUTHBEARER's (OAuthBearerSaslClient, kafka_py/security/oauthbearer.py,
+whose tokens come from an OAuthBearerLogin) and GSSAPI's (kafka_py/security/kerberos.py, with the
+broker's KerberosLogin): how a broker logs in to another broker's SASL listener.
 
 The exchange is Kafka's, in order:
 
@@ -83,8 +84,14 @@ class ScramClientExchange:
 
 
 def new_mechanism_client(mechanism: str, username: str, password: str,
-                         extensions: Optional[dict[str, str]] = None, login: Any = None) -> Any:
-    """``extensions``: SCRAM's (``tokenauth=true`` logs in with a delegation token); PLAIN has none."""
+                         extensions: Optional[dict[str, str]] = None, login: Any = None, host: str = "") -> Any:
+    """``extensions``: SCRAM's (``tokenauth=true`` logs in with a delegation token); PLAIN has none.
+    GSSAPI's ``login`` is the broker's KerberosLogin; the service's host is ``host``, the one
+    connected to."""
+    if mechanism == "GSSAPI":
+        if login is None:
+            raise UnsupportedSaslMechanismException("SASL/GSSAPI needs the broker's Kerberos login")
+        return login.sasl_client(host)
     if mechanism == PLAIN_MECHANISM:
         return PlainSaslClient(username, password)
     if mechanism == OAUTHBEARER_MECHANISM:
@@ -108,8 +115,9 @@ class SaslClientAuthenticator:
     ``authenticate(..., reauthenticating=True)`` whenever the session is due."""
 
     def __init__(self, mechanism: str, username: str, password: str,
-                 extensions: Optional[dict[str, str]] = None, login: Any = None) -> None:
-        self.login = login  # OAUTHBEARER's OAuthBearerLogin
+                 extensions: Optional[dict[str, str]] = None, login: Any = None, host: str = "") -> None:
+        self.login = login  # OAUTHBEARER's OAuthBearerLogin, GSSAPI's KerberosLogin
+        self.host = host  # the host connected to: GSSAPI's service principal names it
         self.mechanism = mechanism
         self._username = username
         self._password = password
@@ -136,7 +144,7 @@ class SaslClientAuthenticator:
         if self._handshake_version < 1:
             raise SaslAuthenticationException("the broker does not speak SaslHandshake v1 (SaslAuthenticate)")
         mechanism = new_mechanism_client(self.mechanism, self._username, self._password, self._extensions,
-                                         login=self.login)
+                                         login=self.login, host=self.host)
         token = mechanism.evaluate_challenge(None)
         lifetime_ms = 0
         schema = request_schema(ApiKeys.SASL_AUTHENTICATE, self._authenticate_version)

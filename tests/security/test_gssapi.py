@@ -59,14 +59,21 @@ def kerberos(zookeeper, tmp_path_factory):
     saved = {key: os.environ.get(key) for key in (*kdc.env, "KRB5CCNAME")}
     try:
         keytab = kdc.create_principal("kafka/localhost", workdir / "kafka.keytab")
+        internal_keytab = kdc.create_principal("kafka/127.0.0.1", workdir / "internal.keytab")
         kdc.create_principal("other/localhost", workdir / "other.keytab")
-        port, metrics_port = free_port(), free_port()
+        port, internal_port, metrics_port = free_port(), free_port(), free_port()
         broker = BrokerProcess(tmp_path_factory.mktemp("gssapi-broker"), zookeeper.connect_string, unique_chroot(),
                                env=kdc.env)
         broker.overrides.update({
-            "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},KERBEROS://127.0.0.1:{port}",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KERBEROS:SASL_PLAINTEXT",
-            "inter.broker.listener.name": "PLAINTEXT",
+            "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},KERBEROS://127.0.0.1:{port},"
+                         f"INTERNAL://127.0.0.1:{internal_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KERBEROS:SASL_PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+            # the controller's channel to the broker goes over INTERNAL, as kafka/127.0.0.1
+            "inter.broker.listener.name": "INTERNAL",
+            "sasl.mechanism.inter.broker.protocol": "GSSAPI",
+            "listener.name.internal.gssapi.sasl.jaas.config":
+                f'{KRB5_MODULE} required useKeyTab=true storeKey=true keyTab="{internal_keytab}" '
+                f'principal="kafka/127.0.0.1@{kdc.realm}";',
             "sasl.enabled.mechanisms": "GSSAPI",
             "sasl.kerberos.service.name": "kafka",
             "listener.name.kerberos.gssapi.sasl.jaas.config":
@@ -187,6 +194,22 @@ def _failed_authentications(kerberos: Kerberos) -> float:
     name = "kafka_server_socket_server_metrics_failed_authentication_total"
     return sum(v for (n, labels), v in scrape(kerberos.metrics_port).items()
                if n == name and ("listener", "KERBEROS") in labels and v == v)
+
+
+def test_the_broker_logs_in_to_its_own_inter_broker_listener_with_its_keytab(kerberos) -> None:
+    # UpdateMetadata and LeaderAndIsr reach the broker over INTERNAL, so a topic led here proves
+    # the broker's own GSSAPI login (its ticket from internal.keytab) was accepted.
+    from kafka import KafkaProducer
+
+    from tests.integration.broker_harness import wait_until
+
+    producer = KafkaProducer(bootstrap_servers=kerberos.broker.bootstrap, acks="all")
+    try:
+        producer.send(f"kerberos-ib-{uuid.uuid4().hex[:6]}", b"over-plaintext").get(timeout=60)
+    finally:
+        producer.close(timeout=30)
+    wait_until(lambda: "authenticationID=kafka/127.0.0.1@KAFKA-PY.TEST" in kerberos.broker.output(), 30,
+               lambda: kerberos.broker.tail())
 
 
 def test_kafka_python_produces_and_consumes_with_a_ticket(kerberos) -> None:
