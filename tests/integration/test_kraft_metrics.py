@@ -308,13 +308,18 @@ def test_a_stopped_broker_is_fenced_its_partitions_offline_and_its_endpoint_gone
     try:
         admin.create_topics([NewTopic(topic, -1, -1, replica_assignments={0: [broker.node_id],
                                                                           1: [broker.node_id]})])
-        # what goes offline with the broker: every partition whose only replica it is
-        wait_until(lambda: len(admin.describe_topics([topic])[0]["partitions"]) == 2, WAIT_S, "topic not created")
-        only_on_broker = sum(1 for t in admin.describe_topics() for p in t["partitions"]
-                             if list(p["replica_nodes"]) == [broker.node_id])
+        # what goes offline with the broker: every partition whose only replica it is (the two
+        # just created among them, once the node the admin client asks has them in its metadata)
+        def partitions_only_on_broker() -> int:
+            return sum(1 for t in admin.describe_topics() for p in t["partitions"]
+                       if list(p["replica_nodes"]) == [broker.node_id])
+
+        counted: list = []
+        wait_until(lambda: counted.append(partitions_only_on_broker()) or counted[-1] >= 2, WAIT_S,
+                   lambda: f"the new topic's partitions never listed on broker {broker.node_id} alone: {counted[-1:]}")
+        only_on_broker = counted[-1]
     finally:
         admin.close()
-    assert only_on_broker >= 2
     offline = "kafka_controller_kafkacontroller_offlinepartitionscount"
     before = value(scrape(leader_node(quorum)), offline)
     assert broker.stop() == 0, broker.tail()
