@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kafka_py.server.kafka_config import java_double_to_string
-from kafka_py.tools.command_line_utils import AdminTarget, CommandError
+from kafka_py.tools.command_line_utils import AdminTarget, CommandError, altered_configs, tool_zk_client
 
 USERS = "users"
 CLIENTS = "clients"
@@ -266,11 +266,8 @@ def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], a
                    to_add: Mapping[str, str], to_delete: Sequence[str], out: Out) -> None:
     """The quota configs of users, clients, <user, client> pairs or ips in their config znodes (and,
     described, a user's SCRAM credentials)."""
-    import logging
-
     from kafka_py.security.sanitizer import sanitize
     from kafka_py.zk.admin_zk_client import AdminZkClient
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
 
     by_type = dict(zip(types, list(names) + [None] * (len(types) - len(names))))
 
@@ -285,12 +282,7 @@ def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], a
     # a <user, client> pair lives under the user: /config/users/<user>/clients/<client>
     root_type = USERS if USERS in by_type else (IPS if IPS in by_type else CLIENTS)
     child_type = CLIENTS if root_type == USERS and CLIENTS in by_type else None
-    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
-    try:
-        zk = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
-                           create_chroot_if_missing=False, name="kafka-configs")
-    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
-        raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+    zk = tool_zk_client(zookeeper, "kafka-configs")
     try:
         admin = AdminZkClient(zk)
         roots = [sanitized(root_type)] if sanitized(root_type) is not None else \
@@ -309,14 +301,9 @@ def quotas_with_zk(zookeeper: str, types: Sequence[str], names: Sequence[str], a
             text = _zk_entity_text(root_type, root) + ("" if child is None else ", " + _zk_entity_text(CLIENTS, child))
             configs = dict(admin.fetch_entity_config(root_type, full_name))
             if alter:
-                invalid = [k for k in to_delete if k not in configs]
-                if invalid:
-                    raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+                configs = altered_configs(configs, to_add, to_delete)
                 if root_type == IPS and not _is_valid_ip_entity(root):
                     raise CommandError(f"{root} is not a valid IP or resolvable host.")
-                configs.update(to_add)
-                for key in to_delete:
-                    configs.pop(key, None)
                 admin.change_configs(root_type, full_name, configs)
                 out(f"Completed updating config for entity: {text}.")
             elif configs or not (root_type == USERS and by_type.get(USERS) is None and child_type is None):

@@ -99,6 +99,37 @@ class AdminCommandFailedException(CommandError):
     """core's kafka.common.AdminCommandFailedException: the command as a whole failed."""
 
 
+# How long a tool's --zookeeper mode waits for its ZooKeeper session (Kafka's tools: 30 s)
+TOOL_ZK_TIMEOUT_MS = 30_000
+
+
+def tool_zk_client(zookeeper: str, name: str, failure: type[CommandError] = CommandError) -> Any:
+    """The KafkaZkClient of a tool's deprecated --zookeeper mode, kazoo's reconnect warnings
+    silenced (they would bury the one line that matters); a connection that fails raises
+    ``failure`` with that line."""
+    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
+    try:
+        return KafkaZkClient(zookeeper, session_timeout_ms=TOOL_ZK_TIMEOUT_MS, connection_timeout_ms=TOOL_ZK_TIMEOUT_MS,
+                             create_chroot_if_missing=False, name=name)
+    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
+        raise failure(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+
+
+def altered_configs(current: Mapping[str, str], to_add: Mapping[str, str], to_delete: Sequence[str]) -> dict[str, str]:
+    """An entity's configs with ``to_add`` set and ``to_delete`` removed, as ConfigCommand alters
+    them; deleting a config the entity does not have is an error naming it."""
+    invalid = [name for name in to_delete if name not in current]
+    if invalid:
+        raise CommandError(f"Invalid config(s): {','.join(invalid)}")
+    configs = dict(current)
+    configs.update(to_add)
+    for name in to_delete:
+        configs.pop(name, None)
+    return configs
+
+
 def configure_tool_logging() -> None:
     """WARN and above of our own loggers on stderr in Kafka's line format.
 

@@ -55,6 +55,7 @@ from kafka_py.tools.command_line_utils import (
     TOPIC_RESOURCE,
     CommandError,
     ConfigEntry,
+    altered_configs,
     client_configs,
     cluster_brokers,
     connect,
@@ -63,6 +64,7 @@ from kafka_py.tools.command_line_utils import (
     incremental_alter_configs,
     load_props,
     run_tool,
+    tool_zk_client,
     validate_bootstrap_servers,
 )
 
@@ -306,27 +308,14 @@ def topic_configs_with_zk(zookeeper: str, topic: str | None, alter: bool, to_add
     """ConfigCommand.alterConfigWithZk and describeConfigWithZk for topics: the override znode
     read, changed and written back whole (AdminZkClient validates it and announces the change)."""
     from kafka_py.zk.admin_zk_client import AdminZkClient
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
     from kafka_py.zk.zk_data import ConfigType
 
-    # kazoo's reconnect warnings would bury the one line that matters
-    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
-    try:
-        zk_client = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
-                                  create_chroot_if_missing=False, name="kafka-configs")
-    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
-        raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+    zk_client = tool_zk_client(zookeeper, "kafka-configs")
     try:
         admin = AdminZkClient(zk_client)
         if alter:
             assert topic is not None
-            configs = dict(admin.fetch_entity_config(ConfigType.TOPIC, topic))
-            invalid = [name for name in to_delete if name not in configs]
-            if invalid:
-                raise CommandError(f"Invalid config(s): {','.join(invalid)}")
-            configs.update(to_add)
-            for name in to_delete:
-                configs.pop(name, None)
+            configs = altered_configs(admin.fetch_entity_config(ConfigType.TOPIC, topic), to_add, to_delete)
             try:
                 admin.change_configs(ConfigType.TOPIC, topic, configs)
             except CommandError:
@@ -395,15 +384,9 @@ def broker_configs_with_zk(zookeeper: str, broker: str | None, alter: bool, to_a
     the cluster default, every broker) is down, which is how encrypted password configs get
     into ZooKeeper before a broker's first start."""
     from kafka_py.zk.admin_zk_client import AdminZkClient
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
     from kafka_py.zk.zk_data import ConfigType
 
-    logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
-    try:
-        zk_client = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
-                                  create_chroot_if_missing=False, name="kafka-configs")
-    except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
-        raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
+    zk_client = tool_zk_client(zookeeper, "kafka-configs")
 
     def text(name: str) -> str:
         return "default brokers" if name == _DEFAULT_ENTITY else f"brokers '{name}'"
@@ -426,13 +409,7 @@ def broker_configs_with_zk(zookeeper: str, broker: str | None, alter: bool, to_a
                     raise CommandError(f"requirement failed: {error} for default cluster if any broker is running. "
                                        f"{info}")
                 additions = encode_broker_passwords(additions, per_broker)
-            configs = dict(admin.fetch_entity_config(ConfigType.BROKER, name))
-            invalid = [k for k in to_delete if k not in configs]
-            if invalid:
-                raise CommandError(f"Invalid config(s): {','.join(invalid)}")
-            configs.update(additions)
-            for key in to_delete:
-                configs.pop(key, None)
+            configs = altered_configs(admin.fetch_entity_config(ConfigType.BROKER, name), additions, to_delete)
             admin.change_configs(ConfigType.BROKER, name, configs)
             out(f"Completed updating config for entity: {text(name)}.")
             return

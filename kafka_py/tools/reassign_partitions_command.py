@@ -62,6 +62,7 @@ from kafka_py.tools.command_line_utils import (
     load_props,
     run_tool,
     send_admin_request,
+    tool_zk_client,
     validate_bootstrap_servers,
 )
 
@@ -938,16 +939,7 @@ class ZkReassign:
 
     @classmethod
     def create(cls, zookeeper: str) -> "ZkReassign":
-        from kafka_py.zk.kafka_zk_client import KafkaZkClient
-
-        # kazoo's reconnect warnings would bury the one line that matters
-        logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
-        try:
-            zk_client = KafkaZkClient(zookeeper, session_timeout_ms=30_000, connection_timeout_ms=30_000,
-                                      create_chroot_if_missing=False, name="reassign-partitions")
-        except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
-            raise AdminCommandFailedException(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
-        return cls(zk_client)
+        return cls(tool_zk_client(zookeeper, "reassign-partitions", AdminCommandFailedException))
 
     def close(self) -> None:
         self.zk_client.close()

@@ -50,6 +50,7 @@ from kafka_py.tools.command_line_utils import (
     handle_errors,
     load_props,
     run_tool,
+    tool_zk_client,
     validate_bootstrap_servers,
 )
 from kafka_py.utils.java_limits import SHORT_MAX
@@ -65,8 +66,6 @@ def _topic() -> Any:
     return Topic
 
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
-# TopicCommand's KafkaZkClient: 30 s session and connection timeouts
-ZK_TIMEOUT_MS = 30_000
 MESSAGE_FORMAT_VERSION_CONFIG = "message.format.version"
 # TOPIC_ALREADY_EXISTS
 _TOPIC_EXISTS = 36
@@ -551,16 +550,7 @@ class ZookeeperTopicService:
 
     @classmethod
     def create(cls, zookeeper: str) -> "ZookeeperTopicService":
-        from kafka_py.zk.kafka_zk_client import KafkaZkClient
-
-        # kazoo's reconnect warnings would bury the one line that matters
-        logging.getLogger("kazoo").setLevel(logging.CRITICAL + 1)
-        try:
-            zk_client = KafkaZkClient(zookeeper, session_timeout_ms=ZK_TIMEOUT_MS, connection_timeout_ms=ZK_TIMEOUT_MS,
-                                      create_chroot_if_missing=False, name="kafka-topics")
-        except Exception as e:  # noqa: BLE001 - one line, whatever kazoo raises
-            raise CommandError(f"Unable to connect to ZooKeeper at {zookeeper}: {e}") from e
-        return cls(zk_client)
+        return cls(tool_zk_client(zookeeper, "kafka-topics", CommandError))
 
     def close(self) -> None:
         self.zk_client.close()
