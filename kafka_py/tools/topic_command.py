@@ -94,6 +94,13 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
     return assignment
 
 
+def warn_if_colliding(name: str, out: Out) -> None:
+    """TopicService.createTopic's warning for a name whose metric names could collide with another's."""
+    if _topic().has_collision_chars(name):
+        out("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore "
+            "('_') could collide. To avoid issues it is best to use either, but not both.")
+
+
 def parse_topic_configs_to_be_added(configs: Sequence[str], out: Out | None = None) -> dict[str, str]:
     """``--config k=v`` values, validated as topic configs (LogConfig.validate) before any
     request is sent, as Kafka's tool does."""
@@ -441,9 +448,7 @@ class AdminClientTopicService:
     def create_topic(self, opts: TopicCommandOptions) -> None:
         name = opts.topic
         assert name is not None
-        if _topic().has_collision_chars(name):
-            self.out("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore "
-                     "('_') could collide. To avoid issues it is best to use either, but not both.")
+        warn_if_colliding(name, self.out)
         configs = parse_topic_configs_to_be_added(opts.config, self.out)
         rf = opts.replication_factor
         if rf is not None and not 1 <= rf <= SHORT_MAX:
@@ -569,9 +574,7 @@ class ZookeeperTopicService:
 
         name = opts.topic
         assert name is not None
-        if _topic().has_collision_chars(name):
-            self.out("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore "
-                     "('_') could collide. To avoid issues it is best to use either, but not both.")
+        warn_if_colliding(name, self.out)
         configs = parse_topic_configs_to_be_added(opts.config, self.out)
         admin = self._admin_zk_client()
         try:
