@@ -247,8 +247,10 @@ def scenario(network: Network, nodes: dict[int, NamespacedKRaftNode]) -> None:
     # the majority side elects a leader of a later epoch and fences the cut node's broker
     new_leader, new_epoch = one_leader(nodes, others, min_epoch=epoch + 1)
     assert new_leader in others
-    wait_until(lambda: registered_brokers(nodes, others[0]) == set(others), WAIT,
-               lambda: f"node {leader} not fenced: {registered_brokers(nodes, others[0])}")
+    # (on both: a client bootstrapped from either must not be sent to the cut node's address)
+    for i in others:
+        wait_until(lambda: registered_brokers(nodes, i) == set(others), WAIT,
+                   lambda: f"node {leader} not fenced in node {i}'s metadata: {registered_brokers(nodes, i)}")
 
     # ...and serves: a topic created, records acknowledged by both of its replicas
     during = [b"during-%d" % i for i in range(30)]
