@@ -97,7 +97,9 @@ def _b64(value) -> str:
 
 def unsecured_jws(subject, lifetime_s: float = 3600, **claims) -> str:
     now = time.time()
-    body = {"sub": subject, "iat": now, "exp": now + lifetime_s, **claims}
+    # whole seconds for iat: the broker compares it with its clock in milliseconds, and a
+    # fractional iat read back within the same millisecond would lie in the broker's future
+    body = {"sub": subject, "iat": int(now), "exp": now + lifetime_s, **claims}
     if subject is None:
         del body["sub"]
     return f"{_b64({'alg': 'none'})}.{_b64(body)}."
