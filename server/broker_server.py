@@ -174,6 +174,7 @@ class BrokerServer:
         self.dynamic_config: Optional[DynamicBrokerConfig] = None
         self.broker_metadata_listener: Optional[BrokerMetadataListener] = None
         self.authorizer: Any = None
+        self.acl_publisher: Optional[AclPublisher] = None
         self.data_plane_request_processor: Optional[KafkaApis] = None
         self.add_partitions_to_txn_manager: Optional[AddPartitionsToTxnManager] = None
         self.data_plane_request_handler_pool: Optional[KafkaRequestHandlerPool] = None
@@ -307,8 +308,9 @@ class BrokerServer:
             if authorizer_class_name:
                 self.authorizer = create_authorizer(authorizer_class_name)
                 self.authorizer.configure(config.originals)
+            self.acl_publisher = AclPublisher("broker", config.node_id, self.authorizer)
             self.broker_metadata_listener.publishers = [
-                AclPublisher("broker", config.node_id, self.authorizer),
+                self.acl_publisher,
                 ScramPublisher("broker", config.node_id, self.credential_provider),
                 FeaturePublisher("broker", config.node_id, self.feature_cache)]
 
@@ -320,9 +322,10 @@ class BrokerServer:
             if not any(e.listener_name == config.inter_broker_listener_name for e in end_points):
                 raise KafkaException(f"Unable to find inter-broker listener {config.inter_broker_listener_name.value}"
                                      f". Found listener(s): {', '.join(e.listener_name.value for e in end_points)}")
+            authorizer_futures = {}
             if self.authorizer is not None:
-                self.authorizer.start(BrokerInfo(Broker(config.node_id, end_points, config.rack),
-                                                 BrokerInfo.CURRENT_VERSION, jmx_port=-1))
+                authorizer_futures = self.authorizer.start(BrokerInfo(Broker(config.node_id, end_points, config.rack),
+                                                                      BrokerInfo.CURRENT_VERSION, jmx_port=-1)) or {}
 
             self.data_plane_request_processor = KafkaApis(
                 self.socket_server.data_plane_request_channel, self.replica_manager,
@@ -360,6 +363,15 @@ class BrokerServer:
                 raise KafkaException("The broker could not register with the controller quorum within "
                                      f"initial.broker.registration.timeout.ms "
                                      f"({config.initial_registration_timeout_ms} ms)") from None
+            # Caught up: the ACLs read so far are every committed one, so the authorizer decides
+            # for everyone, and the listeners waiting on it may open.
+            self.acl_publisher.caught_up(self.broker_metadata_listener.highest_metadata_offset)
+            for end_point, future in authorizer_futures.items():
+                try:
+                    future.result()
+                except Exception as e:
+                    raise KafkaException(f"The authorizer is not ready for listener "
+                                         f"{end_point.listener_name.value}: {e}") from e
             # Recovery from an unclean shutdown, if any, with the topics' configs now known.
             self.log_manager.startup(self._topic_config_overrides())
             self.replica_manager.startup()

@@ -143,7 +143,7 @@ class ControllerServer:
                 config.node_id, self.time,
                 [AclPublisher("controller", config.node_id, self.authorizer),
                  ScramPublisher("controller", config.node_id, self.credential_provider)],
-                self.thread_name_prefix or "")
+                self.thread_name_prefix or "", high_watermark=self.raft_manager.kafka_raft_client.high_watermark)
             self.meta_log_manager.register(self.metadata_loader)
 
             self.quota_managers = quota_factory.instantiate(config, self.time, self.thread_name_prefix or "")

@@ -73,6 +73,10 @@ InvalidReplicaAssignmentException = _api(
 )
 BrokerNotAvailableException = _api("BrokerNotAvailableException", "BROKER_NOT_AVAILABLE")
 ThrottlingQuotaExceededException = _api("ThrottlingQuotaExceededException", "THROTTLING_QUOTA_EXCEEDED")
+# Kafka 3.x's: a KRaft node's StandardAuthorizer asked about a principal that is not a super
+# user before it has read the ACLs up to the metadata log's high watermark. No error code of
+# its own (Kafka's Errors has none either), so the client sees UNKNOWN_SERVER_ERROR.
+AuthorizerNotReadyException = _api("AuthorizerNotReadyException", "UNKNOWN_SERVER_ERROR")
 
 
 class LogSegmentOffsetOverflowException(KafkaException):

@@ -5,6 +5,12 @@ StandardAuthorizer): AccessControlEntryRecords add an ACL by its id,
 RemoveAccessControlEntryRecords remove one, and a snapshot, which holds every ACL, replaces
 them all. A broker's BrokerMetadataListener and a controller's MetadataLoader call it with
 each committed batch, after the batch's records (never uncommitted ones) are final.
+
+``caught_up`` is called once, when the node has read the log up to its high watermark: the
+authorizer's initial load is then complete and it decides for everyone, no longer for super
+users only. Kafka 3.6's publisher infers this from its first update, which its MetadataLoader
+holds back until it has caught up; the publishers here see every batch as it commits, so the
+loader (or the BrokerServer) says so instead.
 """
 from __future__ import annotations
 
@@ -31,6 +37,18 @@ class AclPublisher:
 
     def name(self) -> str:
         return self.logger.ident.strip()
+
+    def caught_up(self, last_offset: int) -> None:
+        authorizer = self.authorizer
+        if authorizer is not None and hasattr(authorizer, "complete_initial_load"):
+            self.logger.info("Caught up with the metadata log at offset %d: the ACLs are loaded", last_offset)
+            authorizer.complete_initial_load()
+
+    def close(self) -> None:
+        authorizer = self.authorizer
+        if authorizer is not None and hasattr(authorizer, "complete_initial_load"):
+            authorizer.complete_initial_load(TimeoutError("The node stopped before it caught up with the "
+                                                          "metadata log"))
 
     def publish(self, last_offset: int, records: Sequence[ApiMessage], is_snapshot: bool = False) -> None:
         authorizer = self.authorizer

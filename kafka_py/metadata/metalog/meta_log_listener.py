@@ -30,6 +30,11 @@ class MetaLogListener:
         append time and size in bytes (-1, -1 and 0 where the log does not know them)."""
         self.handle_commits(last_offset, messages)
 
+    def handle_commits_read_to(self, last_offset: int) -> None:
+        """The committed log has been handed over up to ``last_offset``, control batches (which
+        carry no messages and are not handed over) included: a listener that compares its
+        position with the high watermark compares this one."""
+
     def handle_snapshot(self, reader: "SnapshotReader[ApiMessageAndVersion]") -> None:
         """Replace the state with the snapshot's records (Kafka 3.0's handleSnapshot); commits
         that follow start at the snapshot's end offset. The listener closes ``reader``."""

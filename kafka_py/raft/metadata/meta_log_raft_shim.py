@@ -68,6 +68,10 @@ class ListenerShim(Listener[ApiMessageAndVersion]):
                                                   batch.size_in_bytes, [record.message for record in batch.records])
         finally:
             reader.close()
+        # Known once the reader is closed: past any control batch the reader skipped.
+        last_offset = reader.last_offset()
+        if last_offset is not None:
+            self.listener.handle_commits_read_to(last_offset)
 
     def handle_snapshot(self, reader: SnapshotReader[ApiMessageAndVersion]) -> None:
         self.listener.handle_snapshot(reader)

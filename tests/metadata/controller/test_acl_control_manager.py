@@ -92,6 +92,7 @@ def test_snapshot_records_rebuild_the_acls_and_the_authorizer():
     authorizer = StandardAuthorizer()
     authorizer.configure({"super.users": "User:admin"})
     authorizer.load_snapshot(other.id_to_acl())
+    authorizer.complete_initial_load()
     alice = ServerContext(principal="User:alice")
 
     def allowed(context, name: str, op: AclOperation = AclOperation.READ) -> bool:
