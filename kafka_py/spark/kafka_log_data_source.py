@@ -16,11 +16,15 @@ Usage::
           .option("startingOffsets", '{"orders": {"0": 1000}}')
           .load("/var/lib/kafka/data"))
 
-The DataSourceReader is built where Spark plans the scan; ``partitions()`` lists the log dirs
-and plans one input partition per segment (or per byte range of a large one) with
-kafka_py/spark/log_dir_planner.py. Each partition travels pickled to an executor, whose
-``read()`` (kafka_py/spark/segment_reader.py) yields pyarrow RecordBatches that Spark takes
-as they are. The options are listed in kafka_py/spark/options.py and docs/spark.md.
+The DataSourceReader is built where Spark plans the scan. Reading log dirs (a path given),
+``partitions()`` lists them and plans one input partition per segment (or per byte range of a
+large one) with kafka_py/spark/log_dir_planner.py, and each executor's ``read()``
+(kafka_py/spark/segment_reader.py) reads its byte range by path. Reading through the brokers
+(``kafka.bootstrap.servers`` and no path, or ``readFrom=brokers``), ``partitions()`` asks the
+cluster (kafka_py/spark/broker_planner.py) and plans one input partition per topic-partition's
+offset range, which the executor fetches from the partition's leader
+(kafka_py/spark/broker_reader.py). Either way ``read()`` yields pyarrow RecordBatches that
+Spark takes as they are. The options are listed in kafka_py/spark/options.py and docs/spark.md.
 """
 from __future__ import annotations
 
@@ -137,14 +141,33 @@ class KafkaLogDataSourceReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> list[InputPartition]:
-        slices = LogDirPlanner(self.options.paths).plan(self.options)
+        if self.options.through_brokers:
+            from kafka_py.spark.broker_planner import BrokerPlanner
+
+            planner = BrokerPlanner(self.options)
+            try:
+                slices = planner.plan()
+            finally:
+                planner.close()
+        else:
+            slices = LogDirPlanner(self.options.paths).plan(self.options)
         return [KafkaLogInputPartition(s) for s in slices]
 
     def read(self, partition: InputPartition) -> Iterator:
         # An empty plan still gets one task: Spark 4.0 passes it None, later versions
         # InputPartition(None).
-        segment_slice = getattr(partition, "value", None)
-        if not isinstance(segment_slice, SegmentSlice):
-            return
-        yield from read_slice(segment_slice, include_headers=self.options.include_headers,
-                              fail_on_data_loss=self.options.fail_on_data_loss)
+        yield from read_input_partition(partition, self.options)
+
+
+def read_input_partition(partition: InputPartition, options: KafkaLogOptions) -> Iterator:
+    """The executor side of one input partition of either read path."""
+    value = getattr(partition, "value", None)
+    if isinstance(value, SegmentSlice):
+        yield from read_slice(value, include_headers=options.include_headers,
+                              fail_on_data_loss=options.fail_on_data_loss)
+        return
+    from kafka_py.spark.broker_reader import BrokerSlice, read_broker_slice
+
+    if isinstance(value, BrokerSlice):
+        yield from read_broker_slice(value, include_headers=options.include_headers,
+                                     fail_on_data_loss=options.fail_on_data_loss)

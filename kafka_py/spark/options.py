@@ -8,6 +8,9 @@ moves between reading a broker and reading its files by changing the format and 
 option             meaning
 ================== ======================================================================
 path / paths       one log dir, or several (``load([...])``, a JSON list or a comma list)
+readFrom           ``logDirs`` (the default when a path is given) or ``brokers`` (the default
+                   without one: Fetch requests to each partition's leader, through
+                   ``kafka.bootstrap.servers``; kafka_py/spark/broker_reader.py)
 subscribe          topics, comma separated
 subscribePattern   a Java-style regular expression that whole topic names match
 assign             JSON ``{"topicA": [0, 1]}``: exact partitions
@@ -21,6 +24,10 @@ kafka.isolation.level  ``read_committed``: stop at the last stable offset and dr
 failOnDataLoss     fail on corrupt batches, deleted segments, offsets gone (default true)
 maxBytesPerPartition  split segments into Spark partitions of at most this many bytes
 minPartitions      at least this many Spark partitions, splitting large segments further
+startingOffsetsByTimestamp, endingOffsetsByTimestamp, startingTimestamp, endingTimestamp,
+startingOffsetsByTimestampStrategy
+                   offsets by timestamp, as Spark's Kafka source has them (brokers only:
+                   answered by ListOffsets)
 ================== ======================================================================
 
 At most one of subscribe, subscribePattern and assign; with none every topic is read except
@@ -69,8 +76,9 @@ READ_UNCOMMITTED = "read_uncommitted"
 
 _COMMON_OPTIONS = ("path", "paths", "subscribe", "subscribePattern", "assign", "startingOffsets",
                    "includeHeaders", "failOnDataLoss", "maxBytesPerPartition", "minPartitions",
-                   "committedOnly")
-BATCH_OPTIONS = frozenset(_COMMON_OPTIONS + ("endingOffsets",))
+                   "committedOnly", "readFrom", "startingOffsetsByTimestamp", "startingTimestamp",
+                   "startingOffsetsByTimestampStrategy")
+BATCH_OPTIONS = frozenset(_COMMON_OPTIONS + ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"))
 STREAM_OPTIONS = frozenset(_COMMON_OPTIONS + ("maxOffsetsPerTrigger", "minOffsetsPerTrigger",
                                               "maxTriggerDelay"))
 _ONLY_FOR = {
@@ -80,20 +88,21 @@ _ONLY_FOR = {
 }
 #: Options of Spark's Kafka source that this source does not offer, and why.
 _NOT_OFFERED = {
-    "startingtimestamp": "offsets by timestamp are not supported; give startingOffsets",
-    "startingoffsetsbytimestamp": "offsets by timestamp are not supported; give startingOffsets",
-    "startingoffsetsbytimestampstrategy": "offsets by timestamp are not supported",
-    "endingtimestamp": "offsets by timestamp are not supported; give endingOffsets",
-    "endingoffsetsbytimestamp": "offsets by timestamp are not supported; give endingOffsets",
-    "kafkaconsumer.polltimeoutms": "the source reads files, not through a consumer",
-    "fetchoffset.numretries": "the source reads files, not through a consumer",
-    "fetchoffset.retryintervalms": "the source reads files, not through a consumer",
-    "groupidprefix": "the source reads files, not through a consumer group",
+    "kafkaconsumer.polltimeoutms": "the source has no consumer to poll; kafka.default.api.timeout.ms bounds "
+                                   "how long a read through the brokers retries",
+    "fetchoffset.numretries": "kafka.default.api.timeout.ms bounds how long offsets are asked for",
+    "fetchoffset.retryintervalms": "kafka.retry.backoff.ms is the wait between retries",
+    "groupidprefix": "the source joins no consumer group",
 }
 _CANONICAL = {name.lower(): name for name in BATCH_OPTIONS | STREAM_OPTIONS | {
-    "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "endingTimestamp",
-    "endingOffsetsByTimestamp", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries",
-    "fetchOffset.retryIntervalMs", "groupIdPrefix"}}
+    "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "groupIdPrefix"}}
+#: readFrom's values: the log dirs' segment files, or Fetch requests to the brokers.
+LOG_DIRS = "logDirs"
+BROKERS = "brokers"
+#: Options that only one of the two read paths has.
+_LOG_DIRS_ONLY = ("maxBytesPerPartition",)
+_BROKERS_ONLY = ("startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingTimestamp", "endingTimestamp",
+                 "startingOffsetsByTimestampStrategy")
 
 OffsetSpec = Union[str, dict]  # EARLIEST, LATEST, or {TopicPartition: offset}
 
@@ -179,7 +188,7 @@ def _get(options: Mapping[str, str], name: str) -> Optional[str]:
     return None
 
 
-def parse_paths(options: Mapping[str, str]) -> list[str]:
+def parse_paths(options: Mapping[str, str], required: bool = True) -> list[str]:
     paths: list[str] = []
     for name in ("path", "paths"):
         raw = _get(options, name)
@@ -196,10 +205,10 @@ def parse_paths(options: Mapping[str, str]) -> list[str]:
         else:
             items = [p.strip() for p in text.split(",")] if name == "paths" else [text]
         paths.extend(p for p in items if p)
-    if not paths:
+    if not paths and required:
         raise KafkaLogOptionsException(
             "No log dir given: use load(path), load([path, ...]) or option('path', ...) with a "
-            "broker's log.dirs entry")
+            "broker's log.dirs entry, or option('kafka.bootstrap.servers', ...) to read through the brokers")
     return list(dict.fromkeys(paths))
 
 
@@ -235,6 +244,37 @@ def parse_offsets(raw: Optional[str], name: str, default: str) -> OffsetSpec:
                     f"(-2 earliest, -1 latest)")
             offsets[TopicPartition(topic, p)] = offset
     return offsets
+
+
+def parse_timestamps(raw: Optional[str], name: str) -> Optional[dict[TopicPartition, int]]:
+    """The JSON form ``{"topic": {"0": 1700000000000}}`` of startingOffsetsByTimestamp and
+    endingOffsetsByTimestamp: epoch milliseconds per partition."""
+    if raw is None or str(raw).strip() == "":
+        return None
+    text = str(raw).strip()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise KafkaLogOptionsException(
+            f'Option {name} must be JSON such as {{"topicA":{{"0":1700000000000}}}}, not {text!r}')
+    timestamps: dict[TopicPartition, int] = {}
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict):
+            raise KafkaLogOptionsException(
+                f"Option {name}: topic {topic!r} must map partition numbers to timestamps, not {partitions!r}")
+        for partition, ts in partitions.items():
+            try:
+                p = int(partition)
+            except (TypeError, ValueError):
+                raise KafkaLogOptionsException(
+                    f"Option {name}: {partition!r} of topic {topic!r} is not a partition number") from None
+            if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+                raise KafkaLogOptionsException(
+                    f"Option {name}: timestamp {ts!r} of {topic}-{p} must be epoch milliseconds (an integer >= 0)")
+            timestamps[TopicPartition(topic, p)] = ts
+    return timestamps
 
 
 def _parse_assign(raw: str) -> frozenset[TopicPartition]:
@@ -312,6 +352,19 @@ class KafkaLogOptions:
     #: ``kafka.isolation.level=read_committed``: read to the last stable offset, without the
     #: records of aborted transactions.
     read_committed: bool = False
+    #: LOG_DIRS or BROKERS (``readFrom``)
+    read_from: str = LOG_DIRS
+    #: Offsets by timestamp (brokers only): one timestamp for every partition
+    #: (startingTimestamp / endingTimestamp, which win) or per partition
+    #: (startingOffsetsByTimestamp / endingOffsetsByTimestamp).
+    starting_timestamps: Union[None, int, dict] = None
+    ending_timestamps: Union[None, int, dict] = None
+    #: What a starting timestamp that no record reaches gives: "error" (Spark's default) or "latest".
+    starting_timestamp_strategy: str = "error"
+
+    @property
+    def through_brokers(self) -> bool:
+        return self.read_from == BROKERS
 
     @property
     def bootstrap_servers(self) -> Optional[str]:
@@ -321,7 +374,39 @@ class KafkaLogOptions:
     def parse(cls, options: Mapping[str, str], streaming: bool = False) -> "KafkaLogOptions":
         what = "the kafka-log streaming source" if streaming else "the kafka-log source"
         check_option_names(options, STREAM_OPTIONS if streaming else BATCH_OPTIONS, what)
-        paths = parse_paths(options)
+        paths = parse_paths(options, required=False)
+        bootstrap = _get(options, BOOTSTRAP_SERVERS)
+        has_bootstrap = bootstrap is not None and str(bootstrap).strip() != ""
+        read_from_raw = _get(options, "readFrom")
+        if read_from_raw is None or str(read_from_raw).strip() == "":
+            read_from = LOG_DIRS if paths or not has_bootstrap else BROKERS
+        else:
+            by_name = {LOG_DIRS.lower(): LOG_DIRS, BROKERS: BROKERS}
+            read_from = by_name.get(str(read_from_raw).strip().lower())
+            if read_from is None:
+                raise KafkaLogOptionsException(
+                    f"Option readFrom is {read_from_raw!r}; it is {LOG_DIRS} (segment files by path) or {BROKERS} "
+                    f"(Fetch requests through kafka.bootstrap.servers)")
+        if read_from == LOG_DIRS:
+            paths = parse_paths(options, required=True)
+            for name in _BROKERS_ONLY:
+                if _get(options, name) is not None:
+                    raise KafkaLogOptionsException(
+                        f"Option {name} needs a read through the brokers (answered by ListOffsets): give "
+                        f"kafka.bootstrap.servers and no path, or readFrom=brokers")
+        else:
+            if not has_bootstrap:
+                raise KafkaLogOptionsException(
+                    f"Option {BOOTSTRAP_SERVERS} must be set to read through the brokers (readFrom={BROKERS})")
+            for name in _LOG_DIRS_ONLY:
+                if _get(options, name) is not None:
+                    raise KafkaLogOptionsException(
+                        f"Option {name} is for reads of log dirs; a read through the brokers makes one Spark "
+                        f"partition per topic-partition, or more with minPartitions")
+            if _get(options, "committedOnly") is not None and not parse_bool(options, "committedOnly", True):
+                raise KafkaLogOptionsException(
+                    "Option committedOnly can't be false for a read through the brokers: a broker serves "
+                    "consumers only records below the high watermark")
         given = {name: _get(options, name) for name in ("subscribe", "subscribePattern", "assign")}
         given = {k: v for k, v in given.items() if v is not None and str(v).strip() != ""}
         if len(given) > 1:
@@ -339,7 +424,7 @@ class KafkaLogOptions:
         else:
             subscription = Subscription.create()
         starting = parse_offsets(_get(options, "startingOffsets"), "startingOffsets", EARLIEST)
-        committed_only = parse_bool(options, "committedOnly", streaming)
+        committed_only = parse_bool(options, "committedOnly", streaming or read_from == BROKERS)
         if streaming:
             ending: OffsetSpec = LATEST
             if not committed_only:
@@ -381,7 +466,24 @@ class KafkaLogOptions:
         if isolation not in (READ_COMMITTED, READ_UNCOMMITTED):
             raise KafkaLogOptionsException(
                 f"Option {KAFKA_PREFIX}isolation.level is {isolation!r}; it is {READ_COMMITTED} or {READ_UNCOMMITTED}")
+        starting_ts: Union[None, int, dict] = parse_timestamps(
+            _get(options, "startingOffsetsByTimestamp"), "startingOffsetsByTimestamp")
+        if _get(options, "startingTimestamp") is not None:
+            starting_ts = _int(options, "startingTimestamp", None, 0)
+        ending_ts: Union[None, int, dict] = None
+        if not streaming:
+            ending_ts = parse_timestamps(_get(options, "endingOffsetsByTimestamp"), "endingOffsetsByTimestamp")
+            if _get(options, "endingTimestamp") is not None:
+                ending_ts = _int(options, "endingTimestamp", None, 0)
+        strategy = str(_get(options, "startingOffsetsByTimestampStrategy") or "error").strip().lower()
+        if strategy not in ("error", "latest"):
+            raise KafkaLogOptionsException(
+                f"Option startingOffsetsByTimestampStrategy is {strategy!r}; it is error or latest")
         return cls(
+            read_from=read_from,
+            starting_timestamps=starting_ts,
+            ending_timestamps=ending_ts,
+            starting_timestamp_strategy=strategy,
             paths=tuple(paths),
             subscription=subscription,
             starting_offsets=starting,

@@ -12,7 +12,9 @@ the driver, in one long-lived Python process per query:
   (Trigger.Once) everything available; after ``prepareForTriggerAvailableNow`` never past the
   ends found then;
 * ``partitions(start, end)``: the SegmentSlices of the micro-batch
-  (kafka_py/spark/stream_planner.py), which executors read as the batch reader does.
+  (kafka_py/spark/stream_planner.py), which executors read as the batch reader does; or,
+  reading through the brokers (no path given), its BrokerSlices
+  (kafka_py/spark/broker_planner.BrokerStreamPlanner), fetched from each partition's leader.
 
 Offsets are Spark's Kafka source JSON (``{"orders": {"0": 42}}``), the form in the checkpoint's
 offset log. Spark writes a micro-batch's end offsets to the checkpoint before running it and
@@ -38,7 +40,6 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.spark.admission_control import TriggerDelay, rate_limit
 from kafka_py.spark.cluster_offsets import ClusterOffsets
 from kafka_py.spark.options import KafkaLogOptions
-from kafka_py.spark.segment_reader import SegmentSlice, read_slice
 from kafka_py.spark.stream_planner import StreamPlanner, offsets_from_json, offsets_to_json
 
 logger = logging.getLogger(__name__)
@@ -50,8 +51,13 @@ _NO_MAXIMUM = 2**62
 class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: KafkaLogOptions) -> None:
         self.options = options
-        cluster = ClusterOffsets(dict(options.kafka)) if options.bootstrap_servers else None
-        self.planner = StreamPlanner(options, cluster)
+        if options.through_brokers:
+            from kafka_py.spark.broker_planner import BrokerStreamPlanner
+
+            self.planner = BrokerStreamPlanner(options)
+        else:
+            cluster = ClusterOffsets(dict(options.kafka)) if options.bootstrap_servers else None
+            self.planner = StreamPlanner(options, cluster)
         self.delay = (TriggerDelay(options.min_offsets_per_trigger, options.max_trigger_delay_ms)
                       if options.min_offsets_per_trigger else None)
         #: The ends found by prepareForTriggerAvailableNow; None under other triggers.
@@ -153,11 +159,9 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [InputPartition(s) for s in self.planner.plan(begins, ends)]
 
     def read(self, partition: InputPartition) -> Iterator:
-        segment_slice = getattr(partition, "value", None)
-        if not isinstance(segment_slice, SegmentSlice):
-            return
-        yield from read_slice(segment_slice, include_headers=self.options.include_headers,
-                              fail_on_data_loss=self.options.fail_on_data_loss)
+        from kafka_py.spark.kafka_log_data_source import read_input_partition
+
+        yield from read_input_partition(partition, self.options)
 
     def commit(self, end: dict) -> None:
         logger.debug("Micro-batch committed up to %s", end)
@@ -165,3 +169,6 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def stop(self) -> None:
         if self.planner.cluster is not None:
             self.planner.cluster.close()
+        close = getattr(self.planner, "close", None)
+        if close is not None:
+            close()
