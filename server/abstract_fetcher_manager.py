@@ -36,12 +36,21 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
-from kafka_py.server.replica_manager import InitialFetchState
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.utils import to_int32, utils_abs
 
 
 T = TypeVar("T", bound=AbstractFetcherThread)
+
+
+@dataclass(frozen=True, slots=True)
+class InitialFetchState:
+    """Where a fetcher starts on a partition: the leader, its epoch and the first offset."""
+
+    leader: BrokerEndPoint
+    current_leader_epoch: int
+    init_offset: int
+
 
 @dataclass(frozen=True, slots=True)
 class BrokerAndFetcherId:

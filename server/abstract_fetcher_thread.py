@@ -47,10 +47,10 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.cluster.partition import EpochEndOffset, FencedLeaderEpochException, UnknownLeaderEpochException
+from kafka_py.cluster.partition import FencedLeaderEpochException, UnknownLeaderEpochException
 from kafka_py.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
@@ -62,11 +62,15 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from kafka_py.server.replica_manager import FetchPartitionData, InitialFetchState, PartitionData
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset, PartitionData
+from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.utils.delayed_item import DelayedItem
 from kafka_py.utils.shutdownable_thread import ShutdownableThread
 from kafka_py.utils.time import Time
+
+if TYPE_CHECKING:
+    # AbstractFetcherManager.scala's, as in Kafka; the manager module imports this one
+    from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 
 logger = logging.getLogger(__name__)
 

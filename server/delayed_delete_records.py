@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
+from kafka_py.server.replica_manager_types import HostedPartition
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,6 @@ class DelayedDeleteRecords(DelayedOperation):
                 status.acks_pending = False
 
     def try_complete(self) -> bool:
-        from kafka_py.server.replica_manager import HostedPartition
-
         for tp, status in self.delete_records_status.items():
             if not status.acks_pending:
                 continue

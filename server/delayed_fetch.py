@@ -23,7 +23,7 @@ from kafka_py.common.errors import (
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchIsolation, LogOffsetMetadata
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, PartitionData
 from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class FetchPartitionStatus:
     """Where a waiting fetch started reading a partition, and what it asked for."""
 
     start_offset_metadata: LogOffsetMetadata
-    fetch_info: Any  # replica_manager.PartitionData
+    fetch_info: PartitionData
 
     def __str__(self) -> str:
         return f"[startOffsetMetadata: {self.start_offset_metadata}, fetchInfo: {self.fetch_info}]"

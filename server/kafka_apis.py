@@ -88,6 +88,7 @@ from kafka_py.protocol.requests import (
     CONSUMER_REPLICA_ID,
     DEBUGGING_REPLICA_ID,
     UNKNOWN_BROKER_EPOCH,
+    PartitionData,
 )
 from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
 from kafka_py.protocol.schema_imports import import_schema_module
@@ -119,14 +120,12 @@ from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION
 from kafka_py.server.forwarding_manager import FORWARDED_APIS, ForwardingManager
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
-    FetchPartitionData,
-    HostedPartition,
-    PartitionData,
     build_leader_and_isr_response,
     build_stop_replica_response,
     leader_and_isr_partition_states,
     stop_replica_partition_states,
 )
+from kafka_py.server.replica_manager_types import FetchPartitionData, HostedPartition
 from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time

@@ -24,6 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.server.client_quota_manager import ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
 from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
 from kafka_py.server.controller_mutation_quota_manager import ControllerMutationQuotaManager
@@ -31,6 +32,7 @@ from kafka_py.server.replication_quota_manager import (
     ALTER_LOG_DIRS_REPLICATION,
     FOLLOWER_REPLICATION,
     LEADER_REPLICATION,
+    ReplicaQuota,
     ReplicationQuotaManager,
     ReplicationQuotaManagerConfig,
 )
@@ -38,6 +40,22 @@ from kafka_py.utils.java_limits import LONG_MAX
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)
+
+
+class UnboundedQuota(ReplicaQuota):
+    """The replication quota that never throttles: fetchers and reads without a throttle."""
+
+    def record(self, value: int) -> None:
+        pass
+
+    def is_throttled(self, topic_partition: TopicPartition) -> bool:
+        return False
+
+    def is_quota_exceeded(self) -> bool:
+        return False
+
+
+UNBOUNDED_QUOTA = UnboundedQuota()
 
 
 @dataclass

@@ -40,7 +40,9 @@ from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpo
 from kafka_py.server.metadata.metadata_brokers import MetadataBrokers
 from kafka_py.server.metadata.metadata_image import MetadataImage, MetadataImageBuilder
 from kafka_py.server.metadata.metadata_partitions import MetadataPartition
-from kafka_py.server.replica_manager import HostedPartition, InitialFetchState, ReplicaManager
+from kafka_py.server.abstract_fetcher_manager import InitialFetchState
+from kafka_py.server.replica_manager import ReplicaManager
+from kafka_py.server.replica_manager_types import HostedPartition
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")

@@ -29,15 +29,16 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID
 from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.cluster.partition import EpochEndOffset
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, EpochEndOffset, PartitionData
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
     EpochData,
@@ -48,14 +49,9 @@ from kafka_py.server.abstract_fetcher_thread import (
     ReplicaFetch,
     ResultWithPartitions,
 )
-from kafka_py.server.replica_manager import (
-    FUTURE_LOCAL_REPLICA_ID,
-    UNBOUNDED_QUOTA,
-    FetchPartitionData,
-    InitialFetchState,
-    PartitionData,
-    ReplicaQuota,
-)
+from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
+from kafka_py.server.replica_manager_types import FetchPartitionData
+from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)

@@ -36,7 +36,6 @@ from kafka_py.clients.fetch_session_handler import FetchSessionHandler
 from kafka_py.clients.network_client import PreparedRequest
 from kafka_py.cluster.broker import BrokerEndPoint
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
-from kafka_py.cluster.partition import EpochEndOffset
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
@@ -46,7 +45,14 @@ from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.tuning.fast_paths import FetchAnswer, encode_fetch_request, read_fetch_response
 from kafka_py.protocol.messages import request_schema
-from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafka_py.protocol.requests import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    UNDEFINED_EPOCH,
+    UNDEFINED_EPOCH_OFFSET,
+    EpochEndOffset,
+    PartitionData,
+)
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
@@ -59,7 +65,9 @@ from kafka_py.server.abstract_fetcher_thread import (
     ResultWithPartitions,
 )
 from kafka_py.server.replica_fetcher_blocking_send import BlockingSend, ReplicaFetcherBlockingSend
-from kafka_py.server.replica_manager import UNBOUNDED_QUOTA, FetchPartitionData, PartitionData, ReplicaQuota
+from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
+from kafka_py.server.replica_manager_types import FetchPartitionData
+from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.utils.time import Time
 
 logger = logging.getLogger(__name__)

@@ -41,17 +41,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
-from kafka_py.cluster.partition import (
-    EpochEndOffset,
-    FencedLeaderEpochException,
-    IsolationLevel,
-    LogDeleteRecordsResult,
-    Partition,
-    UnknownLeaderEpochException,
-)
+from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID, describe_replica_id, is_valid_broker_id
+from kafka_py.cluster.partition import FencedLeaderEpochException, Partition, UnknownLeaderEpochException
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
     CorruptRecordException,
+    InvalidTopicException,
     KafkaStorageException,
+    LogDirNotFoundException,
     NotLeaderOrFollowerException,
     OffsetOutOfRangeException,
     PolicyViolationException,
@@ -59,7 +56,9 @@ from kafka_py.common.errors import (
     RecordTooLargeException,
     UnknownTopicOrPartitionException,
 )
+from kafka_py.common.isolation_level import IsolationLevel
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.log import log_files
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
@@ -68,14 +67,16 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID, LeaderAndIsrPartitionState
+from kafka_py.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
 from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
 from kafka_py.server.delayed_delete_records import (
     DelayedDeleteRecords,
     DeleteRecordsPartitionResult,
     DeleteRecordsPartitionStatus,
 )
+from kafka_py.server.delayed_elect_leader import DelayedElectLeader
 from kafka_py.server.delayed_fetch import DelayedFetch, FetchMetadata, FetchPartitionStatus
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
 from kafka_py.server.epoch.leader_epoch_file_cache import deferred_flushes
@@ -87,6 +88,11 @@ from kafka_py.server.delayed_produce import (
     ProducePartitionStatus,
 )
 from kafka_py.server.metadata_cache import is_internal
+from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
+from kafka_py.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager, local_broker_end_point
+from kafka_py.server.replica_fetcher_manager import ReplicaFetcherManager
+from kafka_py.server.replica_manager_types import FetchPartitionData, HostedPartition, LogDeleteRecordsResult
+from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.tuning.wakeups import call_with_deferred_wakeups
 
 if TYPE_CHECKING:
@@ -100,15 +106,13 @@ if TYPE_CHECKING:
     from kafka_py.utils.time import Time
     from kafka_py.zk.kafka_zk_client import KafkaZkClient
 from kafka_py.utils.logging import IdentLogger
+from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
 
 HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 
-# kafka.api.Request replica ids (a consumer's and a debugging consumer's, CONSUMER_REPLICA_ID
-# and DEBUGGING_REPLICA_ID, are in kafka_py.protocol.requests)
-FUTURE_LOCAL_REPLICA_ID = -3
 INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
 
 _InvalidTopicException = type(Errors.INVALID_TOPIC_EXCEPTION.exception(""))
@@ -116,63 +120,13 @@ _ReplicaNotAvailableException = type(Errors.REPLICA_NOT_AVAILABLE.exception(""))
 ControllerMovedException = type(Errors.STALE_CONTROLLER_EPOCH.exception(""))
 
 __all__ = [
-    "ReplicaManager", "HostedPartition", "LogAppendResult", "LogReadResult", "FetchPartitionData", "PartitionData",
-    "PartitionResponse", "DeleteRecordsPartitionResult", "LogDeleteRecordsResult", "StopReplicaPartitionState",
-    "InitialFetchState", "IsolationLevel", "EpochEndOffset", "ReplicaQuota", "UNBOUNDED_QUOTA",
-    "ControllerMovedException", "HIGH_WATERMARK_FILENAME", "leader_and_isr_partition_states",
-    "leader_and_isr_topic_ids", "build_leader_and_isr_response", "stop_replica_partition_states",
-    "build_stop_replica_response", "is_valid_broker_id", "describe_replica_id",
+    "ReplicaManager", "LogAppendResult", "LogReadResult", "PartitionResponse", "DeleteRecordsPartitionResult",
+    "StopReplicaPartitionState", "ControllerMovedException", "HIGH_WATERMARK_FILENAME",
+    "leader_and_isr_partition_states", "leader_and_isr_topic_ids", "build_leader_and_isr_response",
+    "stop_replica_partition_states", "build_stop_replica_response",
 ]
 
 
-def is_valid_broker_id(replica_id: int) -> bool:
-    """Kafka's Request.isValidBrokerId: fetches from followers carry their broker id."""
-    return replica_id >= 0
-
-
-def describe_replica_id(replica_id: int) -> str:
-    if replica_id == CONSUMER_REPLICA_ID:
-        return "consumer"
-    if replica_id == DEBUGGING_REPLICA_ID:
-        return "debug consumer"
-    if replica_id == FUTURE_LOCAL_REPLICA_ID:
-        return "future local replica"
-    if is_valid_broker_id(replica_id):
-        return f"replica [{replica_id}]"
-    return f"invalid replica [{replica_id}]"
-
-
-# ---------------------------------------------------------------------------- hosted partitions
-
-
-class HostedPartition:
-    """Kafka's HostedPartition: None (not hosted), Online(partition) or Offline (failed log dir)."""
-
-    __slots__ = ()
-    NONE: "HostedPartition"
-    OFFLINE: "HostedPartition"
-
-    @dataclass(frozen=True, eq=False, slots=True)
-    class Online:
-        partition: Partition
-
-
-class _NoneHostedPartition(HostedPartition):
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "HostedPartition.None"
-
-
-class _OfflineHostedPartition(HostedPartition):
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "HostedPartition.Offline"
-
-
-HostedPartition.NONE = _NoneHostedPartition()
-HostedPartition.OFFLINE = _OfflineHostedPartition()
 _Online = HostedPartition.Online
 
 
@@ -187,40 +141,6 @@ class LogAppendResult:
     @property
     def error(self) -> Errors:
         return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionData:
-    """FetchRequest.PartitionData: where and how much to read from one partition.
-
-    ``current_leader_epoch`` / ``last_fetched_epoch``: None (or -1) when the fetcher sent none.
-    """
-
-    fetch_offset: int
-    log_start_offset: int
-    max_bytes: int
-    current_leader_epoch: Optional[int] = None
-    last_fetched_epoch: Optional[int] = None
-
-
-@dataclass(frozen=True, slots=True)
-class FetchPartitionData:
-    """One partition of a fetch answer. ``records`` is a FileRecords slice (to be sent with
-    sendfile) or MemoryRecords.EMPTY; ``last_stable_offset`` is None after an error."""
-
-    error: Errors
-    high_watermark: int
-    log_start_offset: int
-    records: Any
-    diverging_epoch: Optional[EpochEndOffset] = None
-    last_stable_offset: Optional[int] = None
-    aborted_transactions: Optional[list] = None
-    preferred_read_replica: Optional[int] = None
-    is_reassignment_fetch: bool = False
-
-    @property
-    def error_code(self) -> int:
-        return self.error.code
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,31 +179,6 @@ class StopReplicaPartitionState:
     partition_index: int
     leader_epoch: int = LeaderAndIsr.NO_EPOCH
     delete_partition: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class InitialFetchState:
-    """Where a follower's fetcher starts (AbstractFetcherThread.scala)."""
-
-    leader: Any  # BrokerEndPoint
-    current_leader_epoch: int
-    init_offset: int
-
-
-class ReplicaQuota:
-    """Replication throttling (ReplicaQuota.scala); this one never throttles."""
-
-    def record(self, value: int) -> None:
-        pass
-
-    def is_throttled(self, topic_partition: TopicPartition) -> bool:
-        return False
-
-    def is_quota_exceeded(self) -> bool:
-        return False
-
-
-UNBOUNDED_QUOTA = ReplicaQuota()
 
 
 class ActionQueue:
@@ -500,16 +395,11 @@ class ReplicaManager(KafkaMetricsGroup):
         return self.failed_isr_updates_rate.count
 
     def create_replica_fetcher_manager(self):
-        # imported here: the fetcher modules import this one for its value types
-        from kafka_py.server.replica_fetcher_manager import ReplicaFetcherManager
-
         # the follower replication throttle (follower.replication.throttled.rate)
         quota = getattr(self.quota_managers, "follower", None) or UNBOUNDED_QUOTA
         return ReplicaFetcherManager(self.config, self, self.time, self.thread_name_prefix, quota)
 
     def create_replica_alter_log_dirs_manager(self):
-        from kafka_py.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager
-
         # the quota of replica.alter.log.dirs.io.max.bytes.per.second where one is configured
         quota = getattr(self.quota_managers, "alter_log_dirs", None) or UNBOUNDED_QUOTA
         return ReplicaAlterLogDirsManager(self.config, self, quota, self.time)
@@ -913,9 +803,6 @@ class ReplicaManager(KafkaMetricsGroup):
         """Ask the controller for preferred or unclean elections; answer (an ApiError per
         partition) once this broker's metadata cache shows the leaders it elected, or when
         ``request_timeout_ms`` has passed (REQUEST_TIMED_OUT for those still waiting)."""
-        from kafka_py.common.api_error import ApiError
-        from kafka_py.server.delayed_elect_leader import DelayedElectLeader
-
         deadline = self.time.milliseconds() + request_timeout_ms
 
         def election_callback(results: Mapping[TopicPartition, Any]) -> None:
@@ -1487,8 +1374,6 @@ class ReplicaManager(KafkaMetricsGroup):
     def maybe_add_log_dir_fetchers(self, partitions: Iterable[Partition], offset_checkpoints) -> None:
         """Resume the moves of partitions that have a future log (loaded at startup, or created
         before the partition was): attach it and have a ReplicaAlterLogDirsThread copy it."""
-        from kafka_py.server.replica_alter_log_dirs_manager import local_broker_end_point
-
         future_replicas_and_initial_offset = {}
         for partition in partitions:
             tp = partition.topic_partition
@@ -1511,10 +1396,6 @@ class ReplicaManager(KafkaMetricsGroup):
         offline dir or partition (or while any dir is offline, as no future log is created
         then), REPLICA_NOT_AVAILABLE for a replica this broker does not host (yet),
         INVALID_TOPIC_EXCEPTION for a name too long for a future dir's name."""
-        from kafka_py.common.errors import InvalidTopicException, LogDirNotFoundException
-        from kafka_py.log import log_files
-        from kafka_py.server.replica_alter_log_dirs_manager import local_broker_end_point
-
         result: dict[TopicPartition, Errors] = {}
         with self._replica_state_change_lock:
             for tp, destination_dir in partition_dirs.items():
@@ -1687,8 +1568,6 @@ class _LogDirFailureHandler:
     (Exit.halt), which ends this thread with FatalExitError."""
 
     def __init__(self, replica_manager: ReplicaManager, channel: Any) -> None:
-        from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
-
         manager = replica_manager
 
         class Handler(ShutdownableThread):

@@ -30,6 +30,7 @@ Kafka's JmxReporter names it.
 """
 from __future__ import annotations
 
+import abc
 import logging
 import threading
 from dataclasses import dataclass
@@ -57,6 +58,20 @@ FOLLOWER_REPLICATION = "FollowerReplication"
 ALTER_LOG_DIRS_REPLICATION = "AlterLogDirsReplication"
 
 
+class ReplicaQuota(abc.ABC):
+    """Kafka's ReplicaQuota trait: what the ReplicaManager, DelayedFetch and the replica
+    fetchers ask of a replication throttle. QuotaFactory's UNBOUNDED_QUOTA never throttles."""
+
+    @abc.abstractmethod
+    def record(self, value: int) -> None: ...
+
+    @abc.abstractmethod
+    def is_throttled(self, topic_partition: TopicPartition) -> bool: ...
+
+    @abc.abstractmethod
+    def is_quota_exceeded(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class ReplicationQuotaManagerConfig:
     quota_bytes_per_second_default: int = QUOTA_BYTES_PER_SECOND_DEFAULT
@@ -64,12 +79,8 @@ class ReplicationQuotaManagerConfig:
     quota_window_size_seconds: int = DEFAULT_QUOTA_WINDOW_SIZE_SECONDS
 
 
-class ReplicationQuotaManager:
-    """Tracks the byte rate of throttled replication traffic against one bound (see module doc).
-
-    Implements ReplicaQuota (``record``, ``is_throttled``, ``is_quota_exceeded``), the interface
-    the ReplicaManager, DelayedFetch and the replica fetchers take.
-    """
+class ReplicationQuotaManager(ReplicaQuota):
+    """Tracks the byte rate of throttled replication traffic against one bound (see module doc)."""
 
     def __init__(self, config: ReplicationQuotaManagerConfig, replication_type: str,
                  time: Time = Time.SYSTEM) -> None:
@@ -187,6 +198,7 @@ __all__ = [
     "FOLLOWER_REPLICATION",
     "LEADER_REPLICATION",
     "QUOTA_BYTES_PER_SECOND_DEFAULT",
+    "ReplicaQuota",
     "ReplicationQuotaManager",
     "ReplicationQuotaManagerConfig",
 ]

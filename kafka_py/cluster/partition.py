@@ -23,7 +23,6 @@ truncates when told to.
 """
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from kafka_py.common.errors import (
     OffsetOutOfRangeException,
     PolicyViolationException,
 )
+from kafka_py.common.isolation_level import IsolationLevel
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log import UnexpectedAppendOffsetException
 from kafka_py.log.log_append_info import (
@@ -57,6 +57,7 @@ from kafka_py.protocol.requests import (
     LATEST_TIMESTAMP,
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
+    EpochEndOffset,
     LeaderAndIsrPartitionState,
 )
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
@@ -64,6 +65,7 @@ from kafka_py.record.file_records import TimestampAndOffset
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.alter_isr_manager import AlterIsrItem
 from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
+from kafka_py.server.replica_manager_types import LogDeleteRecordsResult
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
 
@@ -71,13 +73,6 @@ logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")
 
 DELETE_RECORDS_HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
-
-
-class IsolationLevel(enum.IntEnum):
-    """clients/.../common/IsolationLevel.java (wire values of Fetch and ListOffsets)."""
-
-    READ_UNCOMMITTED = 0
-    READ_COMMITTED = 1
 
 
 def _error_class(error: Errors) -> type:
@@ -93,33 +88,6 @@ OffsetNotAvailableException = _error_class(Errors.OFFSET_NOT_AVAILABLE)
 
 
 # ---------------------------------------------------------------------------- value types
-
-
-@dataclass(frozen=True, slots=True)
-class EpochEndOffset:
-    """OffsetForLeaderEpoch's per-partition answer (and a fetch's diverging epoch)."""
-
-    error: Errors = Errors.NONE
-    partition: int = -1
-    leader_epoch: int = UNDEFINED_EPOCH
-    end_offset: int = UNDEFINED_EPOCH_OFFSET
-
-    @property
-    def error_code(self) -> int:
-        return self.error.code
-
-
-@dataclass(frozen=True, slots=True)
-class LogDeleteRecordsResult:
-    """Result of DeleteRecords on the leader's log (defined in ReplicaManager.scala in Kafka)."""
-
-    requested_offset: int
-    low_watermark: int
-    exception: Optional[BaseException] = None
-
-    @property
-    def error(self) -> Errors:
-        return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
 
 
 # Assignment: SimpleAssignmentState / OngoingReassignmentState
@@ -1157,8 +1125,7 @@ class Partition:
 
 
 __all__ = [
-    "Partition", "Replica", "DelayedOperations", "EpochEndOffset",
-    "LogDeleteRecordsResult", "AlterIsrItem", "SimpleAssignmentState", "OngoingReassignmentState", "CommittedIsr",
-    "PendingExpandIsr", "PendingShrinkIsr", "IsolationLevel", "NotEnoughReplicasException",
+    "Partition", "Replica", "DelayedOperations", "AlterIsrItem", "SimpleAssignmentState", "OngoingReassignmentState",
+    "CommittedIsr", "PendingExpandIsr", "PendingShrinkIsr", "NotEnoughReplicasException",
     "FencedLeaderEpochException", "UnknownLeaderEpochException", "OffsetNotAvailableException",
 ]

@@ -2,7 +2,9 @@
 (Kafka 2.8.2) that the broker and its tools share: ApiVersionsRequest.java,
 ListOffsetsRequest.java, FetchRequest.java, AbstractControlRequest.java,
 OffsetsForLeaderEpochResponse.java and MetadataResponse.java / DescribeGroupsResponse.java;
-and of the partition states of LeaderAndIsrRequest.java and UpdateMetadataRequest.java.
+of the partition states of LeaderAndIsrRequest.java and UpdateMetadataRequest.java; of
+FetchRequest.PartitionData; and of the per-partition answer of OffsetsForLeaderEpoch
+(OffsetForLeaderEpochResponseData.EpochEndOffset, which a fetch's diverging epoch reuses).
 
 Kafka keeps these on the request and response classes; kio's message classes have no
 room for them, so they live here, one home each, and every module imports them.
@@ -17,6 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Optional
+
+from kafka_py.protocol.errors import Errors
 from kafka_py.utils.java_limits import INT_MIN
 
 # ApiVersionsRequest.Builder: the client software an ApiVersions request names (KIP-511),
@@ -80,6 +85,34 @@ class UpdateMetadataPartitionState:
     offline_replicas: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionData:
+    """FetchRequest.PartitionData: where and how much to read from one partition.
+
+    ``current_leader_epoch`` / ``last_fetched_epoch``: None (or -1) when the fetcher sent none.
+    """
+
+    fetch_offset: int
+    log_start_offset: int
+    max_bytes: int
+    current_leader_epoch: Optional[int] = None
+    last_fetched_epoch: Optional[int] = None
+
+
+@dataclass(frozen=True, slots=True)
+class EpochEndOffset:
+    """OffsetForLeaderEpoch's per-partition answer (and a fetch's diverging epoch)."""
+
+    error: Errors = Errors.NONE
+    partition: int = -1
+    leader_epoch: int = UNDEFINED_EPOCH
+    end_offset: int = UNDEFINED_EPOCH_OFFSET
+
+    @property
+    def error_code(self) -> int:
+        return self.error.code
+
+
 __all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "CONSUMER_REPLICA_ID", "DEBUGGING_REPLICA_ID",
            "UNKNOWN_BROKER_EPOCH", "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "AUTHORIZED_OPERATIONS_OMITTED",
-           "LeaderAndIsrPartitionState", "UpdateMetadataPartitionState"]
+           "LeaderAndIsrPartitionState", "UpdateMetadataPartitionState", "PartitionData", "EpochEndOffset"]

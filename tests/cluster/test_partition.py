@@ -11,7 +11,6 @@ from kafka_py.api.leader_and_isr import LeaderAndIsr
 from kafka_py.cluster.partition import (
     CommittedIsr,
     FencedLeaderEpochException,
-    IsolationLevel,
     NotEnoughReplicasException,
     Partition,
     PendingExpandIsr,
@@ -19,6 +18,7 @@ from kafka_py.cluster.partition import (
     UnknownLeaderEpochException,
 )
 from kafka_py.common.errors import NotLeaderOrFollowerException, OffsetOutOfRangeException, PolicyViolationException
+from kafka_py.common.isolation_level import IsolationLevel
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LeaderHwChange
 from kafka_py.log.log_config import LogConfig

@@ -8,9 +8,13 @@ import pytest
 
 from kafka_py.cluster.broker import BrokerEndPoint
 from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.server.abstract_fetcher_manager import AbstractFetcherManager, BrokerIdAndFetcherId, fetcher_id_for
+from kafka_py.server.abstract_fetcher_manager import (
+    AbstractFetcherManager,
+    BrokerIdAndFetcherId,
+    InitialFetchState,
+    fetcher_id_for,
+)
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, ReplicaState, ResultWithPartitions
-from kafka_py.server.replica_manager import InitialFetchState
 
 
 class IdleFetcherThread(AbstractFetcherThread):

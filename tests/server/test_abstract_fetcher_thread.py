@@ -15,16 +15,15 @@ from typing import Callable, Optional
 
 import pytest
 
-from kafka_py.cluster.partition import EpochEndOffset
 from kafka_py.common.errors import OffsetOutOfRangeException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log import FetchIsolation, Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset, PartitionData
 from kafka_py.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.server.abstract_fetcher_manager import fetcher_id_for
+from kafka_py.server.abstract_fetcher_manager import InitialFetchState, fetcher_id_for
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
     FailedPartitions,
@@ -37,7 +36,7 @@ from kafka_py.server.abstract_fetcher_thread import (
     get_offset_truncation_state,
     out_of_range_reset,
 )
-from kafka_py.server.replica_manager import FetchPartitionData, InitialFetchState, PartitionData
+from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.utils.delayed_item import DelayedItem
 from kafka_py.utils.time import MockTime
 

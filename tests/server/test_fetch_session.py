@@ -20,6 +20,7 @@ from kafka_py.clients.fetch_session_handler import (
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import PartitionData
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.fetch_session import (
     CachedPartition,
@@ -30,7 +31,7 @@ from kafka_py.server.fetch_session import (
     SessionErrorContext,
     SessionlessFetchContext,
 )
-from kafka_py.server.replica_manager import FetchPartitionData, PartitionData
+from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.utils.time import MockTime
 
 FOO0, FOO1, BAR0 = TopicPartition("foo", 0), TopicPartition("foo", 1), TopicPartition("bar", 0)

@@ -20,16 +20,19 @@ import threading
 import pytest
 
 from kafka_py.common.errors import KafkaStorageException
+from kafka_py.common.isolation_level import IsolationLevel
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import PartitionData
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata_cache import MetadataCache
-from kafka_py.server.replica_manager import HostedPartition, IsolationLevel, PartitionData, ReplicaManager
+from kafka_py.server.replica_manager import ReplicaManager
+from kafka_py.server.replica_manager_types import HostedPartition
 from kafka_py.utils.exit import Exit
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.time import Time

@@ -16,7 +16,7 @@ from kafka_py.server.metadata.broker_metadata_listener import BrokerMetadataList
 from kafka_py.server.metadata.config_repository import CachedConfigRepository
 from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
 from kafka_py.server.raft_replica_manager import Deferred, RaftReplicaManager
-from kafka_py.server.replica_manager import HostedPartition
+from kafka_py.server.replica_manager_types import HostedPartition
 from kafka_py.server.zk_admin_manager import ConfigResourceType
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.time import Time

@@ -10,13 +10,15 @@ import time
 
 import pytest
 
+from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.network.request_channel import RequestChannel
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import PartitionData
 from kafka_py.server.kafka_apis import KafkaApis
-from kafka_py.server.replica_manager import FUTURE_LOCAL_REPLICA_ID, PartitionData, ReplicaQuota
+from kafka_py.server.replication_quota_manager import ReplicaQuota
 from tests.server.test_kafka_apis import Apis, ResponseCollector
 from tests.server.test_replica_manager import Broker, records, um_request, values_of
 
@@ -147,6 +149,9 @@ class StopAfter(ReplicaQuota):
     def is_quota_exceeded(self) -> bool:
         with self.lock:
             return self.recorded >= self.limit
+
+    def is_throttled(self, topic_partition: TopicPartition) -> bool:
+        return False
 
 
 def test_a_move_stopped_part_way_resumes_after_a_restart(dirs):

@@ -13,11 +13,13 @@ import uuid
 
 import pytest
 
+from kafka_py.common.isolation_level import IsolationLevel
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import PartitionData
 from kafka_py.protocol.schema.leader_and_isr.v4 import request as lai4
 from kafka_py.protocol.schema.leader_and_isr.v5 import request as lai5
 from kafka_py.protocol.schema.stop_replica.v1 import request as sr1
@@ -31,13 +33,11 @@ from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.server.replica_manager import (
     HIGH_WATERMARK_FILENAME,
     ControllerMovedException,
-    HostedPartition,
-    IsolationLevel,
-    PartitionData,
     ReplicaManager,
     StopReplicaPartitionState,
     stop_replica_partition_states,
 )
+from kafka_py.server.replica_manager_types import HostedPartition
 from kafka_py.utils.kafka_scheduler import KafkaScheduler
 from kafka_py.utils.time import Time
 

@@ -1,0 +1,90 @@
+"""Port of the case classes at the head of core/src/main/scala/kafka/server/ReplicaManager.scala
+(Kafka 2.8.2): HostedPartition, LogDeleteRecordsResult and FetchPartitionData.
+
+Kafka declares them beside ReplicaManager, and Scala lets the classes ReplicaManager builds
+on (Partition, DelayedDeleteRecords, the replica fetchers) use them while ReplicaManager
+uses those classes. Python modules cannot import each other that way, so these types live
+one step below ReplicaManager, where all of them can import them:
+
+* ``HostedPartition``: what ``ReplicaManager.get_partition`` answers, read by
+  DelayedDeleteRecords;
+* ``LogDeleteRecordsResult``: what ``Partition.delete_records_on_leader`` answers;
+* ``FetchPartitionData``: one partition of a fetch answer, made by ReplicaManager's reads
+  and by the ReplicaFetcherThread from its leader's Fetch response.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.requests import EpochEndOffset
+
+if TYPE_CHECKING:
+    from kafka_py.cluster.partition import Partition
+
+
+class HostedPartition:
+    """Kafka's HostedPartition: None (not hosted), Online(partition) or Offline (failed log dir)."""
+
+    __slots__ = ()
+    NONE: "HostedPartition"
+    OFFLINE: "HostedPartition"
+
+    @dataclass(frozen=True, eq=False, slots=True)
+    class Online:
+        partition: Partition
+
+
+class _NoneHostedPartition(HostedPartition):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "HostedPartition.None"
+
+
+class _OfflineHostedPartition(HostedPartition):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "HostedPartition.Offline"
+
+
+HostedPartition.NONE = _NoneHostedPartition()
+HostedPartition.OFFLINE = _OfflineHostedPartition()
+
+
+@dataclass(frozen=True, slots=True)
+class LogDeleteRecordsResult:
+    """Result of DeleteRecords on the leader's log."""
+
+    requested_offset: int
+    low_watermark: int
+    exception: Optional[BaseException] = None
+
+    @property
+    def error(self) -> Errors:
+        return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionData:
+    """One partition of a fetch answer. ``records`` is a FileRecords slice (to be sent with
+    sendfile) or MemoryRecords.EMPTY; ``last_stable_offset`` is None after an error."""
+
+    error: Errors
+    high_watermark: int
+    log_start_offset: int
+    records: Any
+    diverging_epoch: Optional[EpochEndOffset] = None
+    last_stable_offset: Optional[int] = None
+    aborted_transactions: Optional[list] = None
+    preferred_read_replica: Optional[int] = None
+    is_reassignment_fetch: bool = False
+
+    @property
+    def error_code(self) -> int:
+        return self.error.code
+
+
+__all__ = ["HostedPartition", "LogDeleteRecordsResult", "FetchPartitionData"]
