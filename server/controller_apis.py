@@ -50,6 +50,7 @@ from kafka_py.raft import raft_util
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.api_version_manager import ApiVersionManager
 from kafka_py.server.auth_helper import AuthHelper
+from kafka_py.server.kafka_apis_common import error_response
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 
@@ -244,8 +245,6 @@ class ControllerApis:
             return raft_util.describe_quorum_top_level_error_response(error)
         if api is ApiKeys.ENVELOPE:
             return self._envelope_response(request, None, error)
-        from kafka_py.server.kafka_apis import error_response
-
         response = error_response(request, error, message)
         if response is not None:
             return response

@@ -11,7 +11,7 @@ it at the request's version (``to_version`` in kafka_py/protocol/entities.py: th
 older version lacks are dropped).
 
 A handler that raises is answered as Kafka's ``RequestHandlerHelper.handleError`` does:
-with the request's error response (``error_response``: the error at the top level
+with the request's error response (``error_response``, server/kafka_apis_common.py: the error at the top level
 and/or on every topic, partition or resource of the request); a closed connection only
 for a request type listed in ``CLOSES_CONNECTION_ON_ERROR`` (none is). As Kafka keeps
 ``getErrorResponse`` on each request class, each handler module declares the error
@@ -40,7 +40,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import importlib
 import logging
 import random
 import struct
@@ -115,7 +114,15 @@ from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.delayed_produce import PartitionResponse
-from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
+from kafka_py.server.kafka_apis_common import (
+    NO_THROTTLE,
+    error_response,
+    error_response_of,
+    field_of,
+    millis,
+    topics_of,
+)
+from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
 from kafka_py.server.forwarding_manager import FORWARDED_APIS, ForwardingManager
 from kafka_py.server.metadata_cache import is_internal
@@ -155,89 +162,14 @@ INVALID_LAST_STABLE_OFFSET = -1
 INVALID_LOG_START_OFFSET = -1
 UNKNOWN_TIMESTAMP = -1
 
-NO_THROTTLE = datetime.timedelta(0)
 _NO_DIVERGING_EPOCH = EpochEndOffset()
-
-
-# ---------------------------------------------------------------------------- building responses
-
-def partition_errors_by_topic(topic_cls: type, partition_cls: type,
-                              errors: Iterable[tuple[TopicPartition, Errors]]) -> tuple[Any, ...]:
-    """The topics of an answer that says one error per partition, the shape several APIs share
-    (OffsetCommit, TxnOffsetCommit, OffsetDelete): ``topic_cls(name, partitions)`` holding
-    ``partition_cls(partition_index, error_code)``, topics in first-seen order."""
-    return tuple([topic_cls(name=topic, partitions=tuple([
-        partition_cls(partition_index=index, error_code=error.error_code) for index, error in parts]))
-        for topic, parts in topics_of(errors)])
 
 
 def _optional_epoch(epoch: Optional[int]) -> Optional[int]:
     return None if epoch is None or int(epoch) < 0 else int(epoch)
 
 
-# ---------------------------------------------------------------------------- error responses
-
-# What a request type answers when its handling failed as a whole (Kafka's
-# AbstractRequest.getErrorResponse): request, error, error message -> the response.
-ErrorResponseBuilder = Callable[[Request, Errors, Optional[str]], Any]
-
-_ERROR_RESPONSES: dict[ApiKeys, ErrorResponseBuilder] = {}
-
-# The modules whose handlers register error responses; imported before the first lookup.
-_HANDLER_MODULES = (
-    "kafka_py.server.kafka_apis_acls",
-    "kafka_py.server.kafka_apis_admin",
-    "kafka_py.server.kafka_apis_group",
-    "kafka_py.server.kafka_apis_log_dirs",
-    "kafka_py.server.kafka_apis_quotas",
-    "kafka_py.server.kafka_apis_reassignment",
-    "kafka_py.server.kafka_apis_security",
-    "kafka_py.server.kafka_apis_tokens",
-    "kafka_py.server.kafka_apis_txn",
-)
-
-# The served APIs that have no error response here: a failure of one closes the connection.
-# Every served API has one, as every Kafka 2.8 request class has a getErrorResponse. Kafka
-# closes the connection only where a request never reaches KafkaApis: a SASL exchange that
-# fails before login (the network layer does that here) and a request its classes refuse to
-# build (the network layer, and the ACL handlers for the codes Kafka refuses to read).
-CLOSES_CONNECTION_ON_ERROR: frozenset[ApiKeys] = frozenset()
-
-
-def error_response_of(*apis: ApiKeys) -> Callable[[ErrorResponseBuilder], ErrorResponseBuilder]:
-    """Register the decorated function as the error response of ``apis``; each handler module
-    declares it beside the handler of the request type."""
-
-    def register(builder: ErrorResponseBuilder) -> ErrorResponseBuilder:
-        for api in apis:
-            known = _ERROR_RESPONSES.get(api)
-            if known is not None and (known.__module__, known.__qualname__) != (
-                    builder.__module__, builder.__qualname__):
-                raise ValueError(f"two error responses for {api.name}: {known.__qualname__} "
-                                 f"and {builder.__qualname__}")
-            _ERROR_RESPONSES[api] = builder
-        return builder
-
-    return register
-
-
-@functools.cache
-def error_responses() -> Mapping[ApiKeys, ErrorResponseBuilder]:
-    """Every registered error response, by API (the handler modules imported first)."""
-    for module in _HANDLER_MODULES:
-        importlib.import_module(module)
-    return _ERROR_RESPONSES
-
-
-def error_response(request: Request, error: Errors, message: Optional[str] = None) -> Any:
-    """The request's answer when it failed as a whole (Kafka's AbstractRequest.getErrorResponse):
-    ``error`` at the top level where the response has one, and on every item of the request.
-
-    Returns None for an API without one; the caller then closes the connection.
-    """
-    builder = error_responses().get(request.api_key)
-    return None if builder is None else builder(request, error, message)
-
+# ---------------------------------------------------------------------------- error answers of reads
 
 def _fetch_error_data(error: Errors) -> FetchPartitionData:
     """A partition the fetch cannot read (not authorized, unknown), as the ReplicaManager's reads are."""
@@ -364,8 +296,7 @@ class KafkaApis:
         self.add_partitions_to_txn_manager: Optional[AddPartitionsToTxnManager] = None
         # The client quota managers (server/quota_factory.py), or None: nothing is throttled.
         self.quotas = quotas
-        from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers  # throttling, client quota APIs
-
+        # throttling, and the client quota APIs
         self._quota = QuotaRequestHandlers(self)
         # The configured authorizer, or None: then every check passes (server/auth_helper.py).
         self.authorizer = authorizer
@@ -793,11 +724,10 @@ class KafkaApis:
     def _create_topic_in_zk(self, topic: str) -> Errors:
         configs: dict[str, str] = {}
         if topic == "__consumer_offsets":
-            from kafka_py.server.kafka_apis_group import offsets_topic_configs
-
             partitions = self.config.offsets_topic_partitions
             replication_factor = self.config.offsets_topic_replication_factor
-            configs = offsets_topic_configs(self.group_coordinator)
+            if self.group_coordinator is not None:
+                configs = dict(self.group_coordinator.offsets_topic_configs())
         elif topic == "__transaction_state":
             partitions = self.config.transaction_topic_partitions
             replication_factor = self.config.transaction_topic_replication_factor
@@ -1676,5 +1606,4 @@ def _update_metadata_partitions(body: Any) -> list[TopicPartition]:
     return [TopicPartition(s.topic_name, s.partition_index) for s in update_metadata_partition_states(body)]
 
 
-__all__ = ["CLOSES_CONNECTION_ON_ERROR", "KafkaApis", "NO_THROTTLE", "error_response", "error_response_of",
-           "error_responses", "partition_errors_by_topic"]
+__all__ = ["KafkaApis", "KafkaApisPart"]

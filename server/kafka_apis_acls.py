@@ -49,7 +49,7 @@ from kafka_py.security.authorizer.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka_py.server.kafka_apis import error_response_of
+from kafka_py.server.kafka_apis_common import error_response_of
 from kafka_py.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover

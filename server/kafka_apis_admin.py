@@ -43,8 +43,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity, to_version
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import error_response_of
-from kafka_py.server.kafka_apis_common import field_of, millis
+from kafka_py.server.kafka_apis_common import error_response_of, field_of, millis
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis

@@ -55,13 +55,15 @@ from kafka_py.protocol.entities import new_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.server.kafka_apis import (
+from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response,
     error_response_of,
+    field_of,
+    millis,
     partition_errors_by_topic,
+    topics_of,
 )
-from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
 from kafka_py.utils.logging import IdentLogger
 
@@ -629,9 +631,4 @@ def offsets_to_commit(partitions: dict[TopicPartition, Any], commit_timestamp: i
     return offsets
 
 
-def offsets_topic_configs(group_coordinator: Optional[Any]) -> dict[str, str]:
-    """The topic configs __consumer_offsets is created with (empty without a coordinator)."""
-    return {} if group_coordinator is None else dict(group_coordinator.offsets_topic_configs())
-
-
-__all__ = ["GroupRequestHandlers", "offsets_topic_configs"]
+__all__ = ["GroupRequestHandlers"]

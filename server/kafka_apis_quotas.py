@@ -51,7 +51,7 @@ from kafka_py.server.config_handler import (
     PRODUCER_BYTE_RATE_OVERRIDE_CONFIG,
     REQUEST_PERCENTAGE_OVERRIDE_CONFIG,
 )
-from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
+from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of
 from kafka_py.server.kafka_config import java_double_to_string
 from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
 from kafka_py.zk.zk_data import ConfigEntityName, ConfigType

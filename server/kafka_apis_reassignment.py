@@ -39,7 +39,7 @@ from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import AclOperation
-from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
+from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis

@@ -48,7 +48,7 @@ from kafka_py.security.scram import (
     credential_from_string,
     credential_to_string,
 )
-from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
+from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of
 from kafka_py.zk.zk_data import ConfigType
 
 # The mechanism bytes of the admin API (org.apache.kafka.clients.admin.ScramMechanism).

@@ -46,8 +46,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import AclOperation, ResourceType
 from kafka_py.security.kafka_principal import USER_TYPE, is_token_authenticated, principal_type_and_name
 from kafka_py.server.delegation_token_manager import ERROR_TIMESTAMP, filter_token
-from kafka_py.server.kafka_apis import NO_THROTTLE, error_response_of
-from kafka_py.server.kafka_apis_common import millis
+from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of, millis
 
 def create_token_response(error: Errors, owner: str, issue_timestamp: int = -1, expiry_timestamp: int = -1,
                           max_timestamp: int = -1, token_id: str = "", hmac: bytes = b"") -> Any:

@@ -62,12 +62,14 @@ from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
-from kafka_py.server.kafka_apis import (
+from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response_of,
+    field_of,
+    millis,
     partition_errors_by_topic,
+    topics_of,
 )
-from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 from kafka_py.server.kafka_apis_group import offsets_to_commit
 from kafka_py.utils.logging import IdentLogger
 

@@ -217,7 +217,7 @@ def test_the_handlers_answer_with_the_newest_classes_written_at_the_request_vers
     """A response class the handlers construct is the newest version this broker speaks."""
     import importlib
 
-    from kafka_py.server.kafka_apis import error_responses
+    from kafka_py.server.kafka_apis_common import error_responses
 
     for api in error_responses():
         newest = _newest_response(api)

@@ -12,7 +12,7 @@ from kafka_py.protocol.entities import build_entity, to_version
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import encode_request, request_schema
-from kafka_py.server.kafka_apis import (
+from kafka_py.server.kafka_apis_common import (
     CLOSES_CONNECTION_ON_ERROR,
     error_response,
     error_response_of,
