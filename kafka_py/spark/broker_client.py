@@ -358,6 +358,20 @@ class BrokerClient:
                     return broker_id, p
         raise KafkaLogBrokerException(f"The Fetch answer of broker {broker_id} at {address} lacks {tp}")
 
+    def fetched_end(self, tp: TopicPartition, offset: int, isolation_level: int) -> Optional[int]:
+        """The high watermark (last stable offset under read_committed) a Fetch answer of the
+        leader reports, or None when it gives none: a second opinion on ListOffsets' latest,
+        which some Kafka-compatible brokers answer lower (tansu 0.6)."""
+        try:
+            _broker, answer = self.fetch(tp, max(offset, 0), isolation_level)
+        except (OSError, ValueError, KafkaLogBrokerException):
+            return None
+        if answer.error_code:
+            return None
+        if isolation_level == READ_COMMITTED_LEVEL and answer.last_stable_offset >= 0:
+            return answer.last_stable_offset
+        return answer.high_watermark if answer.high_watermark >= 0 else None
+
     def forget_leader(self, tp: TopicPartition) -> None:
         with self.lock:
             self.partitions.pop(tp, None)

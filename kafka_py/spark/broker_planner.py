@@ -199,6 +199,11 @@ class BrokerPlanner:
         what = "last stable offset" if options.read_committed else "high watermark"
         for tp in tps:
             start, until = starts[tp], ends[tp]
+            if max(start, until) > latest[tp]:
+                # past the end ListOffsets gave: ask a Fetch answer for the end as well
+                fetched = self.client.fetched_end(tp, latest[tp], self.isolation)
+                if fetched is not None and fetched > latest[tp]:
+                    latest[tp] = fetched
             if start > until:
                 raise KafkaLogOptionsException(
                     f"Beginning offset {start} is after the ending offset {until} for topic {tp.topic} "
