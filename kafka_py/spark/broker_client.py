@@ -200,6 +200,14 @@ class BrokerClient:
         self.partitions: dict[TopicPartition, PartitionInfo] = {}
         self.lock = threading.Lock()
 
+    def __getstate__(self) -> dict:
+        # A stream's reader, and this client with it, travels pickled to Spark's workers: the
+        # connections stay behind, and a copy makes its own when it is used.
+        return {"config": self.config}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["config"])
+
     def close(self) -> None:
         self._connections.close()
 
