@@ -1,9 +1,11 @@
 """Exceptions of clients/.../org/apache/kafka/common/errors.
 
-Each ApiException names the protocol error (``Errors`` member, see
-kafka_py.protocol.errors) it turns into when it reaches a response, so code deep
-in the log can raise a precise exception and KafkaApis can answer with Kafka's
-error code without a mapping table of its own.
+Each ApiException names the protocol error (``error_name``, an ``Errors`` member's
+name) it turns into when it reaches a response, so code deep in the log can raise a
+precise exception and KafkaApis can answer with Kafka's error code
+(``Errors.for_exception``, kafka_py/protocol/errors.py) without a mapping table of its
+own. The names keep this module below the protocol package: Errors imports these
+classes, never the other way round.
 """
 from __future__ import annotations
 
@@ -16,13 +18,6 @@ class ApiException(KafkaException):
     """An error that has a Kafka protocol error code."""
 
     error_name = "UNKNOWN_SERVER_ERROR"
-
-    @property
-    def error(self):
-        # Resolved lazily so this module stays free of the protocol package.
-        from kafka_py.protocol.errors import Errors
-
-        return Errors[self.error_name]
 
 
 def _api(name: str, error_name: str, base: type = ApiException) -> type:

@@ -74,7 +74,7 @@ def test_every_common_api_exception_names_a_real_error() -> None:
     for value in vars(common_errors).values():
         if isinstance(value, type) and issubclass(value, common_errors.ApiException):
             assert value.error_name in Errors.__members__, value
-            assert value().error is Errors[value.error_name]
+            assert Errors.for_exception(value()) is Errors[value.error_name]
 
 
 def test_exception_round_trips_through_for_exception() -> None:
