@@ -285,11 +285,12 @@ class BrokerClient:
     def backoff(self) -> None:
         time.sleep(self.config.setting("retry.backoff.ms") / 1000.0)
 
-    def list_offsets(self, timestamps: Mapping[TopicPartition, int], isolation_level: int
-                     ) -> dict[TopicPartition, tuple[int, int]]:
+    def list_offsets(self, timestamps: Mapping[TopicPartition, int], isolation_level: int,
+                     skip_leaderless: bool = False) -> dict[TopicPartition, tuple[int, int]]:
         """(offset, timestamp) of each partition for its timestamp (-2 earliest, -1 latest);
         offset -1 where no record has that timestamp or a later one. Leader moves are followed
-        until ``default.api.timeout.ms``; other errors raise."""
+        until ``default.api.timeout.ms``; other errors raise. With ``skip_leaderless`` a
+        partition that Metadata says has no leader is left out instead of waited for."""
         from kafka_py.protocol.api_keys import ApiKeys
 
         pending = dict(timestamps)
@@ -297,15 +298,21 @@ class BrokerClient:
         deadline = self.deadline()
         refresh = False
         last_problem = ""
+        skipped: list[TopicPartition] = []
         while pending:
             by_leader: dict[tuple[int, str], list[TopicPartition]] = {}
             for tp in pending:
                 leader = self.leader(tp, refresh)
                 if leader is None:
                     last_problem = f"{tp} has no leader"
+                    if skip_leaderless:
+                        skipped.append(tp)
                     continue
                 by_leader.setdefault((leader[0], leader[1]), []).append(tp)
             refresh = False
+            for tp in skipped:
+                del pending[tp]
+            skipped.clear()
             for (broker_id, address), tps in by_leader.items():
                 topics: dict[str, list] = {}
                 for tp in tps:

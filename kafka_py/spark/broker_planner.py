@@ -119,12 +119,17 @@ class BrokerPlanner:
 
     # ------------------------------------------------------------------ offsets
 
-    def earliest_and_latest(self, tps: list[TopicPartition]) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    def earliest_and_latest(self, tps: list[TopicPartition], skip_leaderless: bool = False
+                            ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+        """Log start offset and latest offset (the high watermark, or the last stable offset
+        under read_committed) of each partition; with ``skip_leaderless`` only of those that
+        have a leader."""
         if not tps:
             return {}, {}
-        earliest = self.client.list_offsets({tp: EARLIEST_TIMESTAMP for tp in tps}, self.isolation)
-        latest = self.client.list_offsets({tp: LATEST_TIMESTAMP for tp in tps}, self.isolation)
-        return ({tp: earliest[tp][0] for tp in tps}, {tp: max(earliest[tp][0], latest[tp][0]) for tp in tps})
+        earliest = self.client.list_offsets({tp: EARLIEST_TIMESTAMP for tp in tps}, self.isolation, skip_leaderless)
+        latest = self.client.list_offsets({tp: LATEST_TIMESTAMP for tp in tps}, self.isolation, skip_leaderless)
+        both = [tp for tp in tps if tp in earliest and tp in latest]
+        return ({tp: earliest[tp][0] for tp in both}, {tp: max(earliest[tp][0], latest[tp][0]) for tp in both})
 
     def by_timestamp(self, spec, tps: list[TopicPartition], name: str) -> dict[TopicPartition, Optional[int]]:
         """The offset of the first record at or after each timestamp; None where there is none."""
@@ -323,15 +328,17 @@ class BrokerStreamPlanner:
         self._started = True
         if only is not None:
             tps = [tp for tp in tps if tp in only]
-        earliest, latest = self.planner.earliest_and_latest(tps)
-        return BrokerSnapshot(earliest, latest, {tp: True for tp in tps})
+        # A partition without a leader (its only replica's broker down, an election under way)
+        # is still there but has nothing to offer now: it waits, and the others go on.
+        earliest, latest = self.planner.earliest_and_latest(tps, skip_leaderless=True)
+        return BrokerSnapshot(earliest, latest, {tp: tp in earliest for tp in tps})
 
     def available(self, snapshot: BrokerSnapshot) -> dict[TopicPartition, int]:
         return dict(snapshot.latest_offsets)
 
     def initial_offsets(self) -> dict[TopicPartition, int]:
         snapshot = self.snapshot()
-        tps = sorted(snapshot.replicas)
+        tps = sorted(snapshot.earliest_offsets)
         return self.planner.starting_offsets(tps, snapshot.earliest_offsets, snapshot.latest_offsets)
 
     def resolves_latest(self) -> bool:
@@ -364,7 +371,7 @@ class BrokerStreamPlanner:
         restart: dict[TopicPartition, int] = {}
         behind = set()
         for tp, begin in begins.items():
-            if tp not in snapshot.replicas:
+            if tp not in snapshot.latest_offsets:
                 continue
             end = snapshot.latest_offsets[tp]
             if end >= begin:
@@ -392,6 +399,11 @@ class BrokerStreamPlanner:
                                f"no longer in the cluster", "them")
                 continue
             begin = begins.get(tp)
+            if tp not in snapshot.earliest_offsets:
+                # leaderless now: its executor waits for a leader (kafka.default.api.timeout.ms)
+                if begin is not None and begin < until:
+                    ranges.append((tp, begin, until))
+                continue
             earliest = snapshot.earliest(tp)
             if begin is None:
                 begin = earliest
