@@ -48,6 +48,7 @@ from kafka_py.security.authorizer.acl import parse_kafka_principal
 from kafka_py.security.delegation_token import DelegationToken, DelegationTokenCache, TokenInformation
 from kafka_py.security.sanitizer import desanitize, sanitize
 from kafka_py.security.scram import ScramCredential, ScramFormatter, ScramMechanism
+from kafka_py.utils.json import parse_bytes
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.time import Time
 from kafka_py.zk.zk_data import (
@@ -55,7 +56,6 @@ from kafka_py.zk.zk_data import (
     DelegationTokenChangeNotificationZNode,
     DelegationTokensZNode,
     _scala_immutable_map,
-    parse_bytes,
     uuid_to_base64,
 )
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import enum
 import functools
-import json
 import logging
 import time as _time
 import uuid
@@ -39,37 +38,17 @@ from kafka_py.cluster.broker import (
 )
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.security.authorizer import acl_entry
 from kafka_py.security.authorizer.acl import PatternType, ResourcePattern, ResourceType
+from kafka_py.utils.json import encode_as_bytes, parse_bytes, try_parse_bytes
 from kafka_py.utils.utils import to_int32
 
 logger = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------------------------
-# JSON the way kafka.utils.Json (Jackson) writes and reads it
+# Reading JSON the way kafka.utils.Json (Jackson) refuses it (the codec is kafka_py/utils/json.py)
 # ---------------------------------------------------------------------------------------------
-
-def encode_as_bytes(obj: Any) -> bytes:
-    """Jackson's default output: no whitespace, non-ASCII written as UTF-8, not escaped."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def parse_bytes(data: bytes | None) -> Any | None:
-    """Kafka's Json.parseBytes: None for absent, empty or unparseable data."""
-    if not data:
-        return None
-    try:
-        return json.loads(bytes(data).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def try_parse_bytes(data: bytes | None) -> Any:
-    """Kafka's Json.tryParseBytes: the parsed value, or ValueError saying why not."""
-    if data is None:
-        raise ValueError("no data")
-    return json.loads(bytes(data).decode("utf-8"))
-
 
 def _json_decoder(decode: Callable[..., Any]) -> Callable[..., Any]:
     """A znode decoder whose malformed input raises ValueError, as Kafka's Json refuses it.
@@ -965,14 +944,11 @@ class ResourceZNode:
 
     @staticmethod
     def encode(acls: Iterable[Any]) -> bytes:
-        from kafka_py.security.authorizer import acl_entry
-
         return acl_entry.to_bytes(acls)
 
     @staticmethod
     @_json_decoder
     def decode(data: bytes | None, version: int) -> Any:
-        from kafka_py.security.authorizer import acl_entry
         from kafka_py.security.authorizer.acl_authorizer import VersionedAcls
 
         return VersionedAcls(acl_entry.from_bytes(data), version)

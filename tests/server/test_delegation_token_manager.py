@@ -23,7 +23,7 @@ from kafka_py.server.delegation_token_manager import (
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.utils.time import MockTime
 from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import encode_as_bytes
+from kafka_py.utils.json import encode_as_bytes
 
 SECRET = "manager-test-secret"
 

@@ -23,7 +23,7 @@ from kafka_py.security.authorizer.acl import (
     ResourceType,
     parse_kafka_principal,
 )
-from kafka_py.zk.zk_data import encode_as_bytes, parse_bytes
+from kafka_py.utils.json import encode_as_bytes, parse_bytes
 
 WILDCARD_PRINCIPAL = f"{USER_TYPE}:*"
 WILDCARD_HOST = "*"
