@@ -37,6 +37,7 @@ from kafka_py.cluster.partition import Partition
 from kafka_py.common.errors import KafkaStorageException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints
+from kafka_py.server.epoch.leader_epoch_file_cache import deferred_flushes
 from kafka_py.server.metadata.metadata_brokers import MetadataBrokers
 from kafka_py.server.metadata.metadata_image import MetadataImage, MetadataImageBuilder
 from kafka_py.server.metadata.metadata_partitions import MetadataPartition
@@ -135,11 +136,14 @@ class RaftReplicaManager(ReplicaManager):
                         follower_states[d.partition] = state
                     if not d.is_new:
                         already_existing.add(d.partition.topic_partition)
-                if leader_states:
-                    made_leader = self.make_leaders(already_existing, leader_states, hw_checkpoints, None)
-                if follower_states:
-                    made_follower = self.make_followers(already_existing, image.brokers, follower_states,
-                                                        hw_checkpoints, None)
+                # the leader epoch checkpoints these changes write, together at the end (as a
+                # LeaderAndIsr's in ZooKeeper mode), not one fsync per partition
+                with deferred_flushes():
+                    if leader_states:
+                        made_leader = self.make_leaders(already_existing, leader_states, hw_checkpoints, None)
+                    if follower_states:
+                        made_follower = self.make_followers(already_existing, image.brokers, follower_states,
+                                                            hw_checkpoints, None)
                 # whatever did not go offline on the way is online now
                 for d in deferred:
                     with self._all_partitions_lock:
@@ -232,11 +236,13 @@ class RaftReplicaManager(ReplicaManager):
                 previously_existing = {s.to_topic_partition() for s in local_changed
                                        if prev_partitions.topic_partition(s.topic_name, s.partition_index) is not None}
                 hw_checkpoints = LazyOffsetCheckpoints(self.high_watermark_checkpoints)
-                became_leader = (self.make_leaders(previously_existing, to_be_leader, hw_checkpoints,
-                                                   metadata_offset) if to_be_leader else set())
-                became_follower = (self.make_followers(previously_existing, image_builder.brokers(),
-                                                       to_be_follower, hw_checkpoints, metadata_offset)
-                                   if to_be_follower else set())
+                # the batch's leader epoch checkpoints, written together before it counts as applied
+                with deferred_flushes():
+                    became_leader = (self.make_leaders(previously_existing, to_be_leader, hw_checkpoints,
+                                                       metadata_offset) if to_be_leader else set())
+                    became_follower = (self.make_followers(previously_existing, image_builder.brokers(),
+                                                           to_be_follower, hw_checkpoints, metadata_offset)
+                                       if to_be_follower else set())
                 for state in local_changed:
                     tp = state.to_topic_partition()
                     # a Partition made above whose log could not be created (disk failure) is offline

@@ -73,6 +73,14 @@ class Env:
         self.scheduler.shutdown()
 
 
+def _epochs_on_disk(env, partition_dir: str) -> list[tuple[int, int]]:
+    """The (epoch, start offset) entries of the partition's leader-epoch-checkpoint file."""
+    with open(os.path.join(env.config.log_dirs[0], partition_dir, "leader-epoch-checkpoint")) as f:
+        lines = f.read().split("\n")
+    count = int(lines[1])
+    return [tuple(int(v) for v in line.split()) for line in lines[2:2 + count]]
+
+
 @pytest.fixture
 def env(tmp_path):
     e = Env(str(tmp_path / "logs"))
@@ -98,6 +106,8 @@ def test_changes_wait_for_the_end_of_the_deferral(env):
     env.start()
     leader = env.rm.online_partition(FOO0)
     assert leader.is_leader and leader.get_leader_epoch() == 3
+    # the leader epoch checkpoint, written with the others at the end of the deferral, is on disk
+    assert _epochs_on_disk(env, "foo-0") == [(3, 0)]
     assert leader.in_sync_replica_ids == frozenset({BROKER, OTHER})
     assert os.path.isdir(os.path.join(env.config.log_dirs[0], "foo-0"))
     follower = env.rm.online_partition(FOO1)
@@ -130,6 +140,9 @@ def test_records_after_the_deferral_apply_at_once(env):
     # and back: the fetcher goes
     env.commit(r.partition_change(FOO, 0, leader=BROKER))
     assert partition.is_leader and partition.get_leader_epoch() == 2
+    # written by the time the batch is applied (epochs 0 and 1 start at offset 0 too: the
+    # later one replaces the earlier)
+    assert _epochs_on_disk(env, "foo-0") == [(2, 0)]
     assert env.rm.replica_fetcher_manager.get_fetcher(FOO0) is None
 
 
