@@ -82,252 +82,6 @@ def listener_end_points(config: Any) -> list[EndPoint]:
     return list(config.listeners)
 
 
-class Acceptor(AbstractServerThread, KafkaMetricsGroup):
-    """Accepts the connections of one listener and hands them to its Processors.
-
-    Its metric is Kafka's ``kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=L``:
-    a meter of the nanoseconds it spent blocked handing a connection to a Processor whose
-    queue of new connections was full (every Processor's was), its rates per nanosecond.
-    """
-
-    def __init__(
-        self,
-        end_point: EndPoint,
-        send_buffer_size: int,
-        recv_buffer_size: int,
-        broker_id: int,
-        connection_quotas: ConnectionQuotas,
-        listen_backlog_size: int = DEFAULT_LISTEN_BACKLOG_SIZE,
-        thread_prefix: str = DATA_PLANE_THREAD_PREFIX,
-    ) -> None:
-        super().__init__(connection_quotas)
-        self.end_point = end_point
-        self.listener_name = end_point.listener_name.value
-        self.security_protocol = end_point.security_protocol.name
-        self.send_buffer_size = send_buffer_size
-        self.recv_buffer_size = recv_buffer_size
-        self._broker_id = broker_id
-        self._thread_prefix = thread_prefix
-        self._listen_backlog_size = listen_backlog_size
-        self.server_socket = self._open_server_socket(end_point.host, end_point.port)
-        self._nio = selectors.DefaultSelector()
-        self._waker = Waker()
-        self._processors: list[Processor] = []
-        self._processors_started = False
-        self._lock = threading.RLock()
-        self._current_processor_index = 0
-        self._closed = False
-        # Connections over their IP's creation rate, closed once their throttle time is up:
-        # (close at, monotonic ms; socket).
-        self._throttled_sockets: list[tuple[int, socket.socket]] = []
-        self._metric_tags = {"listener": self.listener_name}
-        self.blocked_percent_meter = self.new_meter("AcceptorBlockedPercent", "blocked time", self._metric_tags,
-                                                    rate_unit_s=1e-9)
-
-    # ---- processors -------------------------------------------------------------
-    def add_processors(self, new_processors: list[Processor]) -> None:
-        with self._lock:
-            self._processors.extend(new_processors)
-            if self._processors_started:
-                self._start_processors(new_processors)
-
-    def start_processors(self) -> None:
-        with self._lock:
-            if not self._processors_started:
-                self._processors_started = True
-                self._start_processors(self._processors)
-
-    def _start_processors(self, processors: list[Processor]) -> None:
-        for processor in processors:
-            processor.start_thread(
-                f"{self._thread_prefix}-kafka-network-thread-{self._broker_id}-"
-                f"{self.listener_name}-{self.security_protocol}-{processor.id}"
-            )
-
-    def remove_processors(self, remove_count: int, request_channel: RequestChannel) -> None:
-        # Out of the rotation first so no new connection lands on a stopping Processor.
-        with self._lock:
-            to_remove = self._processors[-remove_count:]
-            del self._processors[-remove_count:]
-        for processor in to_remove:
-            processor.shutdown()
-        for processor in to_remove:
-            request_channel.remove_processor(processor.id)
-
-    @property
-    def processors(self) -> list[Processor]:
-        with self._lock:
-            return list(self._processors)
-
-    # ---- lifecycle --------------------------------------------------------------
-    def wakeup(self) -> None:
-        self._waker.wakeup()
-        self._connection_quotas.wake_waiters()
-
-    def shutdown(self) -> None:
-        super().shutdown()
-        if self._thread is None:
-            self._close_resources()
-        with self._lock:
-            processors = list(self._processors)
-        for processor in processors:
-            processor.shutdown()
-
-    def run(self) -> None:
-        self._nio.register(self.server_socket, selectors.EVENT_READ, self.server_socket)
-        self._nio.register(self._waker.fileno(), selectors.EVENT_READ, None)
-        self.startup_complete()
-        try:
-            while self.is_running:
-                try:
-                    self.accept_new_connections()
-                    self.close_throttled_connections()
-                except Exception:  # noqa: BLE001 - the acceptor must outlive any one error
-                    logger.exception("Error occurred")
-        finally:
-            logger.debug("Closing server socket and selector.")
-            for _, sock in self._throttled_sockets:
-                sock.close()
-            self._throttled_sockets.clear()
-            self._close_resources()
-            self.shutdown_complete()
-
-    def _close_resources(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.remove_metric_if_same("AcceptorBlockedPercent", self.blocked_percent_meter, self._metric_tags)
-        for closeable in (self.server_socket, self._nio, self._waker):
-            try:
-                closeable.close()
-            except OSError:
-                pass
-
-    # ---- accepting --------------------------------------------------------------
-    def close_throttled_connections(self) -> None:
-        """Close the connections whose IP throttle time has passed."""
-        if not self._throttled_sockets:
-            return
-        now = time.monotonic_ns() // 1_000_000
-        due = [entry for entry in self._throttled_sockets if entry[0] <= now]
-        if due:
-            self._throttled_sockets = [entry for entry in self._throttled_sockets if entry[0] > now]
-            for _, sock in due:
-                try:
-                    sock.close()
-                except OSError:
-                    pass
-
-    def accept_new_connections(self) -> None:
-        timeout = 0.5
-        if self._throttled_sockets:
-            next_close = min(entry[0] for entry in self._throttled_sockets)
-            timeout = min(timeout, max(next_close - time.monotonic_ns() // 1_000_000, 0) / 1000.0)
-        for key, _ in self._nio.select(timeout):
-            if key.data is None:
-                self._waker.drain()
-                continue
-            for _ in range(_ACCEPT_BATCH):
-                if not self.is_running:
-                    return
-                try:
-                    accepted = self.accept()
-                except BlockingIOError:
-                    break
-                if accepted is not None:
-                    self._assign_new_connection(*accepted)
-
-    def accept(self) -> Optional[tuple[socket.socket, str, int]]:
-        """Accept one connection and count it; None if it was rejected and closed."""
-        sock, remote = self.server_socket.accept()
-        address = normalize_address(remote[0])
-        try:
-            if not self._connection_quotas.inc(self.listener_name, address, lambda: self.is_running):
-                sock.close()
-                return None
-        except TooManyConnectionsException as e:
-            logger.info("Rejected connection from %s, address already has the configured "
-                        "maximum of %d connections.", e.ip, e.count)
-            self.close_socket(self.listener_name, sock, address)
-            return None
-        except ConnectionThrottledException as e:
-            # Not counted; closed once the throttle time is up, so the client does not
-            # reconnect at once (Kafka's DelayedCloseSocket).
-            logger.debug("Delaying closing of connection from %s for %d ms", e.ip, e.throttle_time_ms)
-            self._throttled_sockets.append((time.monotonic_ns() // 1_000_000 + e.throttle_time_ms, sock))
-            return None
-        try:
-            self._configure_accepted_socket(sock)
-        except OSError as e:
-            logger.debug("Could not configure connection from %s: %s", address, e)
-            self.close_socket(self.listener_name, sock, address)
-            return None
-        return sock, address, remote[1]
-
-    def _configure_accepted_socket(self, sock: socket.socket) -> None:
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        if self.send_buffer_size != USE_DEFAULT_BUFFER_SIZE:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_size)
-
-    def _assign_new_connection(self, sock: socket.socket, address: str, port: int) -> None:
-        # Round-robin over the Processors whose queue has room; if none has, block on
-        # the last one tried (Kafka's assignNewConnection).
-        with self._lock:
-            retries_left = len(self._processors)
-        while True:
-            retries_left -= 1
-            with self._lock:
-                if not self._processors:
-                    self.close_socket(self.listener_name, sock, address)
-                    return
-                self._current_processor_index %= len(self._processors)
-                processor = self._processors[self._current_processor_index]
-            self._current_processor_index += 1
-            may_block = retries_left <= 0
-            if processor.accept(sock, address, port, may_block, lambda: self.is_running,
-                                self.blocked_percent_meter):
-                logger.debug("Accepted connection from %s:%d on %s and assigned it to processor %d",
-                             address, port, self.listener_name, processor.id)
-                return
-            if may_block:
-                # Shutting down while waiting for room.
-                self.close_socket(self.listener_name, sock, address)
-                return
-
-    def _open_server_socket(self, host: Optional[str], port: int) -> socket.socket:
-        if not host or not host.strip():
-            if socket.has_dualstack_ipv6():
-                family, address = socket.AF_INET6, ("::", port)
-            else:
-                family, address = socket.AF_INET, ("0.0.0.0", port)
-            host_string = "0.0.0.0"
-        else:
-            try:
-                info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                          flags=socket.AI_PASSIVE)[0]
-            except OSError as e:
-                raise KafkaException(f"Socket server failed to bind to {host}:{port}: {e}.") from e
-            family, address = info[0], info[4]
-            host_string = host
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6 and address[0] == "::":
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-            if self.recv_buffer_size != USE_DEFAULT_BUFFER_SIZE:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.recv_buffer_size)
-            sock.bind(address)
-            sock.listen(self._listen_backlog_size)
-            sock.setblocking(False)
-        except OSError as e:
-            sock.close()
-            raise KafkaException(f"Socket server failed to bind to {host_string}:{port}: {e}.") from e
-        logger.info("Awaiting socket connections on %s:%d.", host_string, sock.getsockname()[1])
-        return sock
-
-
 class SocketServer(KafkaMetricsGroup):
     """The broker's network front end: an Acceptor and Processors per listener.
 
@@ -637,3 +391,249 @@ class SocketServer(KafkaMetricsGroup):
     def acceptors(self) -> Mapping[str, Acceptor]:
         with self._lock:
             return dict(self._acceptors)
+
+
+class Acceptor(AbstractServerThread, KafkaMetricsGroup):
+    """Accepts the connections of one listener and hands them to its Processors.
+
+    Its metric is Kafka's ``kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=L``:
+    a meter of the nanoseconds it spent blocked handing a connection to a Processor whose
+    queue of new connections was full (every Processor's was), its rates per nanosecond.
+    """
+
+    def __init__(
+        self,
+        end_point: EndPoint,
+        send_buffer_size: int,
+        recv_buffer_size: int,
+        broker_id: int,
+        connection_quotas: ConnectionQuotas,
+        listen_backlog_size: int = DEFAULT_LISTEN_BACKLOG_SIZE,
+        thread_prefix: str = DATA_PLANE_THREAD_PREFIX,
+    ) -> None:
+        super().__init__(connection_quotas)
+        self.end_point = end_point
+        self.listener_name = end_point.listener_name.value
+        self.security_protocol = end_point.security_protocol.name
+        self.send_buffer_size = send_buffer_size
+        self.recv_buffer_size = recv_buffer_size
+        self._broker_id = broker_id
+        self._thread_prefix = thread_prefix
+        self._listen_backlog_size = listen_backlog_size
+        self.server_socket = self._open_server_socket(end_point.host, end_point.port)
+        self._nio = selectors.DefaultSelector()
+        self._waker = Waker()
+        self._processors: list[Processor] = []
+        self._processors_started = False
+        self._lock = threading.RLock()
+        self._current_processor_index = 0
+        self._closed = False
+        # Connections over their IP's creation rate, closed once their throttle time is up:
+        # (close at, monotonic ms; socket).
+        self._throttled_sockets: list[tuple[int, socket.socket]] = []
+        self._metric_tags = {"listener": self.listener_name}
+        self.blocked_percent_meter = self.new_meter("AcceptorBlockedPercent", "blocked time", self._metric_tags,
+                                                    rate_unit_s=1e-9)
+
+    # ---- processors -------------------------------------------------------------
+    def add_processors(self, new_processors: list[Processor]) -> None:
+        with self._lock:
+            self._processors.extend(new_processors)
+            if self._processors_started:
+                self._start_processors(new_processors)
+
+    def start_processors(self) -> None:
+        with self._lock:
+            if not self._processors_started:
+                self._processors_started = True
+                self._start_processors(self._processors)
+
+    def _start_processors(self, processors: list[Processor]) -> None:
+        for processor in processors:
+            processor.start_thread(
+                f"{self._thread_prefix}-kafka-network-thread-{self._broker_id}-"
+                f"{self.listener_name}-{self.security_protocol}-{processor.id}"
+            )
+
+    def remove_processors(self, remove_count: int, request_channel: RequestChannel) -> None:
+        # Out of the rotation first so no new connection lands on a stopping Processor.
+        with self._lock:
+            to_remove = self._processors[-remove_count:]
+            del self._processors[-remove_count:]
+        for processor in to_remove:
+            processor.shutdown()
+        for processor in to_remove:
+            request_channel.remove_processor(processor.id)
+
+    @property
+    def processors(self) -> list[Processor]:
+        with self._lock:
+            return list(self._processors)
+
+    # ---- lifecycle --------------------------------------------------------------
+    def wakeup(self) -> None:
+        self._waker.wakeup()
+        self._connection_quotas.wake_waiters()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if self._thread is None:
+            self._close_resources()
+        with self._lock:
+            processors = list(self._processors)
+        for processor in processors:
+            processor.shutdown()
+
+    def run(self) -> None:
+        self._nio.register(self.server_socket, selectors.EVENT_READ, self.server_socket)
+        self._nio.register(self._waker.fileno(), selectors.EVENT_READ, None)
+        self.startup_complete()
+        try:
+            while self.is_running:
+                try:
+                    self.accept_new_connections()
+                    self.close_throttled_connections()
+                except Exception:  # noqa: BLE001 - the acceptor must outlive any one error
+                    logger.exception("Error occurred")
+        finally:
+            logger.debug("Closing server socket and selector.")
+            for _, sock in self._throttled_sockets:
+                sock.close()
+            self._throttled_sockets.clear()
+            self._close_resources()
+            self.shutdown_complete()
+
+    def _close_resources(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.remove_metric_if_same("AcceptorBlockedPercent", self.blocked_percent_meter, self._metric_tags)
+        for closeable in (self.server_socket, self._nio, self._waker):
+            try:
+                closeable.close()
+            except OSError:
+                pass
+
+    # ---- accepting --------------------------------------------------------------
+    def close_throttled_connections(self) -> None:
+        """Close the connections whose IP throttle time has passed."""
+        if not self._throttled_sockets:
+            return
+        now = time.monotonic_ns() // 1_000_000
+        due = [entry for entry in self._throttled_sockets if entry[0] <= now]
+        if due:
+            self._throttled_sockets = [entry for entry in self._throttled_sockets if entry[0] > now]
+            for _, sock in due:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
+    def accept_new_connections(self) -> None:
+        timeout = 0.5
+        if self._throttled_sockets:
+            next_close = min(entry[0] for entry in self._throttled_sockets)
+            timeout = min(timeout, max(next_close - time.monotonic_ns() // 1_000_000, 0) / 1000.0)
+        for key, _ in self._nio.select(timeout):
+            if key.data is None:
+                self._waker.drain()
+                continue
+            for _ in range(_ACCEPT_BATCH):
+                if not self.is_running:
+                    return
+                try:
+                    accepted = self.accept()
+                except BlockingIOError:
+                    break
+                if accepted is not None:
+                    self._assign_new_connection(*accepted)
+
+    def accept(self) -> Optional[tuple[socket.socket, str, int]]:
+        """Accept one connection and count it; None if it was rejected and closed."""
+        sock, remote = self.server_socket.accept()
+        address = normalize_address(remote[0])
+        try:
+            if not self._connection_quotas.inc(self.listener_name, address, lambda: self.is_running):
+                sock.close()
+                return None
+        except TooManyConnectionsException as e:
+            logger.info("Rejected connection from %s, address already has the configured "
+                        "maximum of %d connections.", e.ip, e.count)
+            self.close_socket(self.listener_name, sock, address)
+            return None
+        except ConnectionThrottledException as e:
+            # Not counted; closed once the throttle time is up, so the client does not
+            # reconnect at once (Kafka's DelayedCloseSocket).
+            logger.debug("Delaying closing of connection from %s for %d ms", e.ip, e.throttle_time_ms)
+            self._throttled_sockets.append((time.monotonic_ns() // 1_000_000 + e.throttle_time_ms, sock))
+            return None
+        try:
+            self._configure_accepted_socket(sock)
+        except OSError as e:
+            logger.debug("Could not configure connection from %s: %s", address, e)
+            self.close_socket(self.listener_name, sock, address)
+            return None
+        return sock, address, remote[1]
+
+    def _configure_accepted_socket(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if self.send_buffer_size != USE_DEFAULT_BUFFER_SIZE:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_size)
+
+    def _assign_new_connection(self, sock: socket.socket, address: str, port: int) -> None:
+        # Round-robin over the Processors whose queue has room; if none has, block on
+        # the last one tried (Kafka's assignNewConnection).
+        with self._lock:
+            retries_left = len(self._processors)
+        while True:
+            retries_left -= 1
+            with self._lock:
+                if not self._processors:
+                    self.close_socket(self.listener_name, sock, address)
+                    return
+                self._current_processor_index %= len(self._processors)
+                processor = self._processors[self._current_processor_index]
+            self._current_processor_index += 1
+            may_block = retries_left <= 0
+            if processor.accept(sock, address, port, may_block, lambda: self.is_running,
+                                self.blocked_percent_meter):
+                logger.debug("Accepted connection from %s:%d on %s and assigned it to processor %d",
+                             address, port, self.listener_name, processor.id)
+                return
+            if may_block:
+                # Shutting down while waiting for room.
+                self.close_socket(self.listener_name, sock, address)
+                return
+
+    def _open_server_socket(self, host: Optional[str], port: int) -> socket.socket:
+        if not host or not host.strip():
+            if socket.has_dualstack_ipv6():
+                family, address = socket.AF_INET6, ("::", port)
+            else:
+                family, address = socket.AF_INET, ("0.0.0.0", port)
+            host_string = "0.0.0.0"
+        else:
+            try:
+                info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                          flags=socket.AI_PASSIVE)[0]
+            except OSError as e:
+                raise KafkaException(f"Socket server failed to bind to {host}:{port}: {e}.") from e
+            family, address = info[0], info[4]
+            host_string = host
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and address[0] == "::":
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            if self.recv_buffer_size != USE_DEFAULT_BUFFER_SIZE:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.recv_buffer_size)
+            sock.bind(address)
+            sock.listen(self._listen_backlog_size)
+            sock.setblocking(False)
+        except OSError as e:
+            sock.close()
+            raise KafkaException(f"Socket server failed to bind to {host_string}:{port}: {e}.") from e
+        logger.info("Awaiting socket connections on %s:%d.", host_string, sock.getsockname()[1])
+        return sock
