@@ -6,7 +6,8 @@ to Kafka 0.9/0.10.0 (Fetch v1/v2), and librdkafka (confluent-kafka). Old produce
 sets are stored in the topic's format too. Compaction of a v1 topic keeps the latest value of
 each key. Bad input gets Kafka's error code and leaves the log end offset where it was, and a
 broker whose log.message.format.version is newer than its inter.broker.protocol.version does
-not start."""
+not start. The old producers' sets, log append time and the bad input run on a KRaft node too,
+where a topic's message.format.version arrives as a ConfigRecord."""
 from __future__ import annotations
 
 import os
@@ -167,6 +168,7 @@ def test_a_current_producers_records_are_stored_in_the_topics_format_and_read_by
         assert consume_kafka_python(broker, topic, (0, 9)) == [(o, k, v, None) for o, k, v, _ in want]
 
 
+@pytest.mark.metadata_modes("zookeeper", "kraft")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_old_producers_sets_are_stored_in_the_topics_format(broker, magic):
     topic = create_topic(broker, f"old-producers-v{magic}", **{"message.format.version": FORMATS[magic]})
@@ -178,6 +180,7 @@ def test_old_producers_sets_are_stored_in_the_topics_format(broker, magic):
         [(o, k, v) for o, k, v, _ in expected("a", 10)] + [(10 + o, k, v) for o, k, v, _ in expected("b", 10)])
 
 
+@pytest.mark.metadata_modes("zookeeper", "kraft")
 def test_a_v1_topic_under_log_append_time_stamps_the_brokers_time(broker):
     topic = create_topic(broker, "format-v1-append-time", **{"message.format.version": "0.10.2",
                                                               "message.timestamp.type": "LogAppendTime"})
@@ -260,6 +263,7 @@ def v1_messages(n: int) -> bytearray:
     return bytearray(builder.build())
 
 
+@pytest.mark.metadata_modes("zookeeper", "kraft")
 def test_bad_input_gets_kafkas_error_and_appends_nothing(broker):
     topic = create_topic(broker, "format-v1-guarded", **{"message.format.version": "0.10.2"})
     produce(broker, topic, count=5)
