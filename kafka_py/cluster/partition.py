@@ -807,87 +807,6 @@ class Partition:
         return frozenset(r for r in candidates
                          if self._is_follower_out_of_sync(r, leader_end_offset, now, max_lag_ms))
 
-    def _expand_isr(self, new_in_sync_replica: int) -> None:
-        if not self.isr_state.is_inflight:
-            # assume the expansion succeeds: that only makes the HW harder to advance
-            self._send_alter_isr_request(PendingExpandIsr(self.isr_state.isr, new_in_sync_replica))
-
-    def _shrink_isr(self, out_of_sync_replicas: frozenset) -> None:
-        if not self.isr_state.is_inflight:
-            # not assumed to succeed: the HW must not advance on a smaller ISR the controller rejected
-            self._send_alter_isr_request(PendingShrinkIsr(self.isr_state.isr, frozenset(out_of_sync_replicas)))
-
-    def _send_alter_isr_request(self, proposed) -> None:
-        """Extension point for replication: hand the ISR change to the AlterIsr manager."""
-        if isinstance(proposed, PendingExpandIsr):
-            isr_to_send = proposed.isr | {proposed.new_in_sync_replica_id}
-        elif isinstance(proposed, PendingShrinkIsr):
-            isr_to_send = proposed.isr - proposed.out_of_sync_replica_ids
-        else:
-            self._mark_isr("mark_failed")
-            raise RuntimeError(f"Invalid state {proposed} for ISR change for partition {self.topic_partition}")
-        if self.alter_isr_manager is None:
-            self.logger.debug("No AlterIsr manager; keeping ISR %s instead of %s",
-                              sorted(self.isr_state.isr), sorted(isr_to_send))
-            return
-        new_leader_and_isr = LeaderAndIsr(self.local_broker_id, self._leader_epoch, tuple(sorted(isr_to_send)),
-                                          self._zk_version)
-        item = AlterIsrItem(self.topic_partition, new_leader_and_isr,
-                            lambda result, proposed=proposed: self._on_alter_isr_response(proposed, result),
-                            self._controller_epoch)
-        old_state = self.isr_state
-        self.isr_state = proposed
-        if not self.alter_isr_manager.submit(item):
-            self.isr_state = old_state
-            self._mark_isr("mark_failed")
-            raise RuntimeError(f"Failed to enqueue ISR change state {new_leader_and_isr} for partition "
-                               f"{self.topic_partition}")
-        self.logger.debug("Enqueued ISR change to state %s after transition to %s",
-                          new_leader_and_isr, proposed)
-
-    def _on_alter_isr_response(self, proposed, result) -> None:
-        """The AlterIsr manager's callback. A committed shrink may let the high watermark move
-        at once (later Kafka does the same, KAFKA-13091); waiting operations are then woken
-        here, unless this thread still holds the ISR lock: ZkIsrManager answers inside
-        ``submit``, and ``maybe_shrink_isr`` wakes them itself once it lets go."""
-        hw_incremented = self._handle_alter_isr_response(proposed, result)
-        if hw_incremented and not self._leader_isr_update_lock.is_write_locked_by_current_thread():
-            self._try_complete_delayed_requests()
-
-    def _handle_alter_isr_response(self, proposed, result) -> bool:
-        """``result`` is an Errors member (failure) or the LeaderAndIsr the controller stored;
-        True if committing it moved the high watermark."""
-        with self._leader_isr_update_lock.write():
-            if self.isr_state != proposed:
-                # leadership or ISR changed some other way meanwhile: this answer is stale
-                return False
-            if isinstance(result, Errors):
-                self._mark_isr("mark_failed")
-                if result in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
-                              Errors.INVALID_UPDATE_VERSION):
-                    self.logger.debug("Failed to update ISR to %s: %s. Giving up.", proposed,
-                                      result.name)
-                else:
-                    self.logger.warning("Failed to update ISR to %s due to unexpected %s. Retrying.",
-                                        proposed, result.name)
-                    self._send_alter_isr_request(proposed)
-                return False
-            if result.leader_epoch != self._leader_epoch or result.zk_version < self._zk_version:
-                self._mark_isr("mark_failed")
-                return False
-            self.isr_state = CommittedIsr(frozenset(result.isr))
-            self._zk_version = result.zk_version
-            self.logger.info("ISR updated to %s and version updated to [%d]",
-                             ",".join(map(str, sorted(self.isr_state.isr))), self._zk_version)
-            self._mark_isr("mark_expand" if isinstance(proposed, PendingExpandIsr) else "mark_shrink")
-            leader_log = self.leader_log_if_local
-            return leader_log is not None and self._maybe_increment_leader_hw(leader_log)
-
-    def _mark_isr(self, what: str) -> None:
-        fn = getattr(self.isr_change_listener, what, None)
-        if fn is not None:
-            fn()
-
     # ------------------------------------------------------------------ follower appends
 
     def _do_append_records_to_follower_or_future_replica(self, records: MemoryRecords,
@@ -1105,6 +1024,89 @@ class Partition:
             leader_log.maybe_increment_log_start_offset(converted,
                                                         LogStartOffsetIncrementReason.CLIENT_RECORD_DELETION)
             return LogDeleteRecordsResult(converted, self.low_watermark_if_leader())
+
+    # ------------------------------------------------------------------ ISR changes (AlterIsr)
+
+    def _expand_isr(self, new_in_sync_replica: int) -> None:
+        if not self.isr_state.is_inflight:
+            # assume the expansion succeeds: that only makes the HW harder to advance
+            self._send_alter_isr_request(PendingExpandIsr(self.isr_state.isr, new_in_sync_replica))
+
+    def _shrink_isr(self, out_of_sync_replicas: frozenset) -> None:
+        if not self.isr_state.is_inflight:
+            # not assumed to succeed: the HW must not advance on a smaller ISR the controller rejected
+            self._send_alter_isr_request(PendingShrinkIsr(self.isr_state.isr, frozenset(out_of_sync_replicas)))
+
+    def _send_alter_isr_request(self, proposed) -> None:
+        """Extension point for replication: hand the ISR change to the AlterIsr manager."""
+        if isinstance(proposed, PendingExpandIsr):
+            isr_to_send = proposed.isr | {proposed.new_in_sync_replica_id}
+        elif isinstance(proposed, PendingShrinkIsr):
+            isr_to_send = proposed.isr - proposed.out_of_sync_replica_ids
+        else:
+            self._mark_isr("mark_failed")
+            raise RuntimeError(f"Invalid state {proposed} for ISR change for partition {self.topic_partition}")
+        if self.alter_isr_manager is None:
+            self.logger.debug("No AlterIsr manager; keeping ISR %s instead of %s",
+                              sorted(self.isr_state.isr), sorted(isr_to_send))
+            return
+        new_leader_and_isr = LeaderAndIsr(self.local_broker_id, self._leader_epoch, tuple(sorted(isr_to_send)),
+                                          self._zk_version)
+        item = AlterIsrItem(self.topic_partition, new_leader_and_isr,
+                            lambda result, proposed=proposed: self._on_alter_isr_response(proposed, result),
+                            self._controller_epoch)
+        old_state = self.isr_state
+        self.isr_state = proposed
+        if not self.alter_isr_manager.submit(item):
+            self.isr_state = old_state
+            self._mark_isr("mark_failed")
+            raise RuntimeError(f"Failed to enqueue ISR change state {new_leader_and_isr} for partition "
+                               f"{self.topic_partition}")
+        self.logger.debug("Enqueued ISR change to state %s after transition to %s",
+                          new_leader_and_isr, proposed)
+
+    def _on_alter_isr_response(self, proposed, result) -> None:
+        """The AlterIsr manager's callback. A committed shrink may let the high watermark move
+        at once (later Kafka does the same, KAFKA-13091); waiting operations are then woken
+        here, unless this thread still holds the ISR lock: ZkIsrManager answers inside
+        ``submit``, and ``maybe_shrink_isr`` wakes them itself once it lets go."""
+        hw_incremented = self._handle_alter_isr_response(proposed, result)
+        if hw_incremented and not self._leader_isr_update_lock.is_write_locked_by_current_thread():
+            self._try_complete_delayed_requests()
+
+    def _handle_alter_isr_response(self, proposed, result) -> bool:
+        """``result`` is an Errors member (failure) or the LeaderAndIsr the controller stored;
+        True if committing it moved the high watermark."""
+        with self._leader_isr_update_lock.write():
+            if self.isr_state != proposed:
+                # leadership or ISR changed some other way meanwhile: this answer is stale
+                return False
+            if isinstance(result, Errors):
+                self._mark_isr("mark_failed")
+                if result in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
+                              Errors.INVALID_UPDATE_VERSION):
+                    self.logger.debug("Failed to update ISR to %s: %s. Giving up.", proposed,
+                                      result.name)
+                else:
+                    self.logger.warning("Failed to update ISR to %s due to unexpected %s. Retrying.",
+                                        proposed, result.name)
+                    self._send_alter_isr_request(proposed)
+                return False
+            if result.leader_epoch != self._leader_epoch or result.zk_version < self._zk_version:
+                self._mark_isr("mark_failed")
+                return False
+            self.isr_state = CommittedIsr(frozenset(result.isr))
+            self._zk_version = result.zk_version
+            self.logger.info("ISR updated to %s and version updated to [%d]",
+                             ",".join(map(str, sorted(self.isr_state.isr))), self._zk_version)
+            self._mark_isr("mark_expand" if isinstance(proposed, PendingExpandIsr) else "mark_shrink")
+            leader_log = self.leader_log_if_local
+            return leader_log is not None and self._maybe_increment_leader_hw(leader_log)
+
+    def _mark_isr(self, what: str) -> None:
+        fn = getattr(self.isr_change_listener, what, None)
+        if fn is not None:
+            fn()
 
     # ------------------------------------------------------------------ misc
 
