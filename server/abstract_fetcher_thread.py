@@ -75,308 +75,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-# ---------------------------------------------------------------------------- value types
-
-
-class ReplicaState(enum.Enum):
-    TRUNCATING = "Truncating"
-    FETCHING = "Fetching"
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionFetchState:
-    """Where one partition's fetching stands (see the module docstring)."""
-
-    fetch_offset: int
-    lag: Optional[int]
-    current_leader_epoch: int
-    delay: Optional[DelayedItem]
-    state: ReplicaState
-    last_fetched_epoch: Optional[int]
-
-    @classmethod
-    def of(cls, offset: int, lag: Optional[int], current_leader_epoch: int, state: ReplicaState,
-           last_fetched_epoch: Optional[int]) -> "PartitionFetchState":
-        return cls(offset, lag, current_leader_epoch, None, state, last_fetched_epoch)
-
-    @property
-    def is_ready_for_fetch(self) -> bool:
-        return self.state is ReplicaState.FETCHING and not self.is_delayed
-
-    @property
-    def is_replica_in_sync(self) -> bool:
-        return self.lag is not None and self.lag <= 0
-
-    @property
-    def is_truncating(self) -> bool:
-        return self.state is ReplicaState.TRUNCATING and not self.is_delayed
-
-    @property
-    def is_delayed(self) -> bool:
-        return self.delay is not None and self.delay.get_delay_ms() > 0
-
-    def __str__(self) -> str:
-        return (f"FetchState(fetchOffset={self.fetch_offset}, currentLeaderEpoch={self.current_leader_epoch}, "
-                f"lastFetchedEpoch={self.last_fetched_epoch}, state={self.state.value}, lag={self.lag}, "
-                f"delay={0 if self.delay is None else self.delay.delay_ms}ms)")
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetTruncationState:
-    """Where to truncate, and whether that is final or another epoch must be asked about."""
-
-    offset: int
-    truncation_completed: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetAndEpoch:
-    offset: int
-    leader_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class EpochData:
-    """One partition of an OffsetsForLeaderEpoch request (OffsetForLeaderPartition)."""
-
-    partition: int
-    current_leader_epoch: int
-    leader_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaFetch:
-    """A fetch to send: what each partition asks for, and the request itself (opaque here)."""
-
-    partition_data: Mapping[TopicPartition, PartitionData]
-    fetch_request: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ResultWithPartitions:
-    result: Any
-    partitions_with_error: frozenset
-
-
-class FailedPartitions:
-    """Partitions a fetcher gave up on (a storage error, a fenced epoch, an unexpected error)
-    until a LeaderAndIsr adds them again (AbstractFetcherManager.scala's FailedPartitions)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._partitions: set[TopicPartition] = set()
-
-    def size(self) -> int:
-        with self._lock:
-            return len(self._partitions)
-
-    def add(self, topic_partition: TopicPartition) -> None:
-        with self._lock:
-            self._partitions.add(topic_partition)
-
-    def remove_all(self, topic_partitions: Iterable[TopicPartition]) -> None:
-        with self._lock:
-            self._partitions.difference_update(topic_partitions)
-
-    def contains(self, topic_partition: TopicPartition) -> bool:
-        with self._lock:
-            return topic_partition in self._partitions
-
-
-class PartitionStates:
-    """clients/.../internals/PartitionStates.java: an insertion-ordered map whose entries move to
-    the end when updated, so partitions take turns at the front of a fetch. Not thread-safe:
-    the fetcher's partition_map_lock guards it."""
-
-    def __init__(self) -> None:
-        self._map: "OrderedDict[TopicPartition, PartitionFetchState]" = OrderedDict()
-
-    def state_value(self, topic_partition: TopicPartition) -> Optional[PartitionFetchState]:
-        return self._map.get(topic_partition)
-
-    def contains(self, topic_partition: TopicPartition) -> bool:
-        return topic_partition in self._map
-
-    def update_and_move_to_end(self, topic_partition: TopicPartition, state: PartitionFetchState) -> None:
-        self._map.pop(topic_partition, None)
-        self._map[topic_partition] = state
-
-    def update(self, topic_partition: TopicPartition, state: PartitionFetchState) -> None:
-        """Replace a state in place, keeping the partition's turn."""
-        self._map[topic_partition] = state
-
-    def move_to_end(self, topic_partition: TopicPartition) -> None:
-        if topic_partition in self._map:
-            self._map.move_to_end(topic_partition)
-
-    def remove(self, topic_partition: TopicPartition) -> Optional[PartitionFetchState]:
-        return self._map.pop(topic_partition, None)
-
-    def partition_state_map(self) -> "OrderedDict[TopicPartition, PartitionFetchState]":
-        """A copy, in order."""
-        return OrderedDict(self._map)
-
-    def partition_set(self) -> set[TopicPartition]:
-        return set(self._map)
-
-    def size(self) -> int:
-        return len(self._map)
-
-
-# ---------------------------------------------------------------------------- decisions
-
-
-def get_offset_truncation_state(topic_partition: TopicPartition, leader_epoch_offset: EpochEndOffset,
-                                initial_fetch_offset: int, replica_end_offset: int,
-                                end_offset_for_epoch: Callable[[int], Optional[OffsetAndEpoch]]
-                                ) -> OffsetTruncationState:
-    """Where a follower truncates, given the leader's answer about an epoch (Kafka's
-    ``getOffsetTruncationState``):
-
-    * the leader knows no end offset (UNDEFINED_EPOCH_OFFSET: it has no epoch that old, or no
-      epochs at all): truncate to ``initial_fetch_offset``, the follower's high watermark;
-    * an end offset without an epoch (a leader on OffsetForLeaderEpoch v0): truncate to it,
-      never past the follower's own end;
-    * an epoch the follower does not have (KIP-279): truncate to the end of the follower's
-      largest epoch below it, and ask again about that one (``truncation_completed=False``);
-      if the follower has no epoch that small, trust the leader's offset;
-    * otherwise: the smaller of the two logs' ends of that epoch, and of the follower's end.
-
-    ``end_offset_for_epoch(epoch)`` is the follower log's ``end_offset_for_epoch``: the end of
-    its largest epoch <= ``epoch``, or None.
-    """
-    if leader_epoch_offset.end_offset == UNDEFINED_EPOCH_OFFSET:
-        logger.warning("Based on replica's leader epoch, leader replied with an unknown offset in %s. The initial "
-                       "fetch offset %d will be used for truncation.", topic_partition, initial_fetch_offset)
-        return OffsetTruncationState(initial_fetch_offset, True)
-    if leader_epoch_offset.leader_epoch == UNDEFINED_EPOCH:
-        logger.warning("Leader or replica is on protocol version where leader epoch is not considered in the "
-                       "OffsetsForLeaderEpoch response. The leader's offset %d will be used for truncation in %s.",
-                       leader_epoch_offset.end_offset, topic_partition)
-        return OffsetTruncationState(min(leader_epoch_offset.end_offset, replica_end_offset), True)
-    follower = end_offset_for_epoch(leader_epoch_offset.leader_epoch)
-    if follower is None:
-        # The follower kept no epochs that far back (a new or upgraded replica); the leader
-        # answered an epoch older than the one asked about, so its offset is the safe one.
-        logger.warning("Based on replica's leader epoch, leader replied with epoch %d below any replica's tracked "
-                       "epochs for %s. The leader's offset only %d will be used for truncation.",
-                       leader_epoch_offset.leader_epoch, topic_partition, leader_epoch_offset.end_offset)
-        return OffsetTruncationState(min(leader_epoch_offset.end_offset, replica_end_offset), True)
-    if follower.leader_epoch != leader_epoch_offset.leader_epoch:
-        intermediate = min(follower.offset, replica_end_offset)
-        logger.info("Based on replica's leader epoch, leader replied with epoch %d unknown to the replica for %s. "
-                    "Will truncate to %d and send another leader epoch request to the leader.",
-                    leader_epoch_offset.leader_epoch, topic_partition, intermediate)
-        return OffsetTruncationState(intermediate, False)
-    offset_to_truncate_to = min(follower.offset, leader_epoch_offset.end_offset)
-    return OffsetTruncationState(min(offset_to_truncate_to, replica_end_offset), True)
-
-
-@dataclass(frozen=True, slots=True)
-class OutOfRangeReset:
-    """What a follower does when the leader says its fetch offset is out of range."""
-
-    fetch_offset: int
-    lag: int
-    truncate_to: Optional[int] = None  # truncate to this offset (the leader's log is shorter)
-    truncate_fully_and_start_at: Optional[int] = None  # drop the whole log, restart it here
-
-
-def out_of_range_reset(topic_partition: TopicPartition, replica_end_offset: int, leader_end_offset: int,
-                       fetch_leader_start_offset: Callable[[], int]) -> OutOfRangeReset:
-    """Kafka's ``fetchOffsetAndTruncate`` decision, without the I/O.
-
-    A leader whose log ends below ours (it was elected uncleanly while we were away) makes us
-    truncate to its end. Otherwise our offset is below the leader's log start (we were away
-    while it deleted old segments), or the leader's end moved past ours meanwhile: we fetch
-    from the larger of our end and its start, dropping our whole log only in the first case.
-    """
-    if leader_end_offset < replica_end_offset:
-        logger.warning("Reset fetch offset for partition %s from %d to current leader's latest offset %d",
-                       topic_partition, replica_end_offset, leader_end_offset)
-        return OutOfRangeReset(leader_end_offset, 0, truncate_to=leader_end_offset)
-    leader_start_offset = fetch_leader_start_offset()
-    logger.warning("Reset fetch offset for partition %s from %d to current leader's start offset %d",
-                   topic_partition, replica_end_offset, leader_start_offset)
-    offset_to_fetch = max(leader_start_offset, replica_end_offset)
-    return OutOfRangeReset(offset_to_fetch, leader_end_offset - offset_to_fetch,
-                           truncate_fully_and_start_at=leader_start_offset
-                           if leader_start_offset > replica_end_offset else None)
-
-
 # ---------------------------------------------------------------------------- the thread
-
-
-class FetcherLagMetrics(KafkaMetricsGroup):
-    """``kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=..,topic=..,partition=..``:
-    how far the replica of one partition is behind the leader's high watermark, as of the
-    last fetch answer (Kafka's FetcherLagMetrics)."""
-
-    metrics_group = "kafka.server"
-    metrics_type_name = "FetcherLagMetrics"
-
-    def __init__(self, client_id: str, topic_partition: TopicPartition) -> None:
-        self.lag = 0
-        self.tags = {"clientId": client_id, "topic": topic_partition.topic,
-                     "partition": str(topic_partition.partition)}
-        self.new_gauge("ConsumerLag", lambda: self.lag, self.tags)
-
-    def unregister(self) -> None:
-        self.remove_metric("ConsumerLag", self.tags)
-
-
-class FetcherLagStats:
-    """One FetcherLagMetrics per partition a fetcher thread has had an answer for."""
-
-    def __init__(self, client_id: str) -> None:
-        self.client_id = client_id
-        self.stats: dict[TopicPartition, FetcherLagMetrics] = {}
-        self._lock = threading.Lock()
-
-    def get_and_maybe_put(self, topic_partition: TopicPartition) -> FetcherLagMetrics:
-        metrics = self.stats.get(topic_partition)
-        if metrics is None:
-            with self._lock:
-                metrics = self.stats.get(topic_partition)
-                if metrics is None:
-                    metrics = self.stats[topic_partition] = FetcherLagMetrics(self.client_id, topic_partition)
-        return metrics
-
-    def is_replica_in_sync(self, topic_partition: TopicPartition) -> bool:
-        metrics = self.stats.get(topic_partition)
-        return metrics is not None and metrics.lag <= 0
-
-    def unregister_partition(self, topic_partition: TopicPartition) -> None:
-        with self._lock:
-            metrics = self.stats.pop(topic_partition, None)
-        if metrics is not None:
-            metrics.unregister()
-
-    def unregister(self) -> None:
-        with self._lock:
-            all_metrics = list(self.stats.values())
-            self.stats.clear()
-        for metrics in all_metrics:
-            metrics.unregister()
-
-
-class FetcherStats(KafkaMetricsGroup):
-    """``kafka.server:type=FetcherStats,name=RequestsPerSec|BytesPerSec,clientId=..,brokerHost=..,
-    brokerPort=..``: the fetch requests a fetcher thread sent and the record bytes it got."""
-
-    metrics_group = "kafka.server"
-    metrics_type_name = "FetcherStats"
-
-    def __init__(self, client_id: str, source_broker: Optional[BrokerEndPoint]) -> None:
-        host = "" if source_broker is None else source_broker.host
-        port = "" if source_broker is None else str(source_broker.port)
-        self.tags = {"clientId": client_id, "brokerHost": host, "brokerPort": port}
-        self.request_rate = self.new_meter("RequestsPerSec", "requests", self.tags)
-        self.byte_rate = self.new_meter("BytesPerSec", "bytes", self.tags)
-
-    def unregister(self) -> None:
-        self.remove_metric("RequestsPerSec", self.tags)
-        self.remove_metric("BytesPerSec", self.tags)
 
 
 class AbstractFetcherThread(ShutdownableThread, abc.ABC):
@@ -868,6 +567,310 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
     def fetch_state(self, topic_partition: TopicPartition) -> Optional[PartitionFetchState]:
         with self.partition_map_lock:
             return self._partition_states.state_value(topic_partition)
+
+
+# ---------------------------------------------------------------------------- fetcher metrics
+
+
+class FetcherLagMetrics(KafkaMetricsGroup):
+    """``kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=..,topic=..,partition=..``:
+    how far the replica of one partition is behind the leader's high watermark, as of the
+    last fetch answer (Kafka's FetcherLagMetrics)."""
+
+    metrics_group = "kafka.server"
+    metrics_type_name = "FetcherLagMetrics"
+
+    def __init__(self, client_id: str, topic_partition: TopicPartition) -> None:
+        self.lag = 0
+        self.tags = {"clientId": client_id, "topic": topic_partition.topic,
+                     "partition": str(topic_partition.partition)}
+        self.new_gauge("ConsumerLag", lambda: self.lag, self.tags)
+
+    def unregister(self) -> None:
+        self.remove_metric("ConsumerLag", self.tags)
+
+
+class FetcherLagStats:
+    """One FetcherLagMetrics per partition a fetcher thread has had an answer for."""
+
+    def __init__(self, client_id: str) -> None:
+        self.client_id = client_id
+        self.stats: dict[TopicPartition, FetcherLagMetrics] = {}
+        self._lock = threading.Lock()
+
+    def get_and_maybe_put(self, topic_partition: TopicPartition) -> FetcherLagMetrics:
+        metrics = self.stats.get(topic_partition)
+        if metrics is None:
+            with self._lock:
+                metrics = self.stats.get(topic_partition)
+                if metrics is None:
+                    metrics = self.stats[topic_partition] = FetcherLagMetrics(self.client_id, topic_partition)
+        return metrics
+
+    def is_replica_in_sync(self, topic_partition: TopicPartition) -> bool:
+        metrics = self.stats.get(topic_partition)
+        return metrics is not None and metrics.lag <= 0
+
+    def unregister_partition(self, topic_partition: TopicPartition) -> None:
+        with self._lock:
+            metrics = self.stats.pop(topic_partition, None)
+        if metrics is not None:
+            metrics.unregister()
+
+    def unregister(self) -> None:
+        with self._lock:
+            all_metrics = list(self.stats.values())
+            self.stats.clear()
+        for metrics in all_metrics:
+            metrics.unregister()
+
+
+class FetcherStats(KafkaMetricsGroup):
+    """``kafka.server:type=FetcherStats,name=RequestsPerSec|BytesPerSec,clientId=..,brokerHost=..,
+    brokerPort=..``: the fetch requests a fetcher thread sent and the record bytes it got."""
+
+    metrics_group = "kafka.server"
+    metrics_type_name = "FetcherStats"
+
+    def __init__(self, client_id: str, source_broker: Optional[BrokerEndPoint]) -> None:
+        host = "" if source_broker is None else source_broker.host
+        port = "" if source_broker is None else str(source_broker.port)
+        self.tags = {"clientId": client_id, "brokerHost": host, "brokerPort": port}
+        self.request_rate = self.new_meter("RequestsPerSec", "requests", self.tags)
+        self.byte_rate = self.new_meter("BytesPerSec", "bytes", self.tags)
+
+    def unregister(self) -> None:
+        self.remove_metric("RequestsPerSec", self.tags)
+        self.remove_metric("BytesPerSec", self.tags)
+
+
+# ---------------------------------------------------------------------------- value types
+
+
+class ReplicaState(enum.Enum):
+    TRUNCATING = "Truncating"
+    FETCHING = "Fetching"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionFetchState:
+    """Where one partition's fetching stands (see the module docstring)."""
+
+    fetch_offset: int
+    lag: Optional[int]
+    current_leader_epoch: int
+    delay: Optional[DelayedItem]
+    state: ReplicaState
+    last_fetched_epoch: Optional[int]
+
+    @classmethod
+    def of(cls, offset: int, lag: Optional[int], current_leader_epoch: int, state: ReplicaState,
+           last_fetched_epoch: Optional[int]) -> "PartitionFetchState":
+        return cls(offset, lag, current_leader_epoch, None, state, last_fetched_epoch)
+
+    @property
+    def is_ready_for_fetch(self) -> bool:
+        return self.state is ReplicaState.FETCHING and not self.is_delayed
+
+    @property
+    def is_replica_in_sync(self) -> bool:
+        return self.lag is not None and self.lag <= 0
+
+    @property
+    def is_truncating(self) -> bool:
+        return self.state is ReplicaState.TRUNCATING and not self.is_delayed
+
+    @property
+    def is_delayed(self) -> bool:
+        return self.delay is not None and self.delay.get_delay_ms() > 0
+
+    def __str__(self) -> str:
+        return (f"FetchState(fetchOffset={self.fetch_offset}, currentLeaderEpoch={self.current_leader_epoch}, "
+                f"lastFetchedEpoch={self.last_fetched_epoch}, state={self.state.value}, lag={self.lag}, "
+                f"delay={0 if self.delay is None else self.delay.delay_ms}ms)")
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetTruncationState:
+    """Where to truncate, and whether that is final or another epoch must be asked about."""
+
+    offset: int
+    truncation_completed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndEpoch:
+    offset: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class EpochData:
+    """One partition of an OffsetsForLeaderEpoch request (OffsetForLeaderPartition)."""
+
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaFetch:
+    """A fetch to send: what each partition asks for, and the request itself (opaque here)."""
+
+    partition_data: Mapping[TopicPartition, PartitionData]
+    fetch_request: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ResultWithPartitions:
+    result: Any
+    partitions_with_error: frozenset
+
+
+class FailedPartitions:
+    """Partitions a fetcher gave up on (a storage error, a fenced epoch, an unexpected error)
+    until a LeaderAndIsr adds them again (AbstractFetcherManager.scala's FailedPartitions)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._partitions: set[TopicPartition] = set()
+
+    def size(self) -> int:
+        with self._lock:
+            return len(self._partitions)
+
+    def add(self, topic_partition: TopicPartition) -> None:
+        with self._lock:
+            self._partitions.add(topic_partition)
+
+    def remove_all(self, topic_partitions: Iterable[TopicPartition]) -> None:
+        with self._lock:
+            self._partitions.difference_update(topic_partitions)
+
+    def contains(self, topic_partition: TopicPartition) -> bool:
+        with self._lock:
+            return topic_partition in self._partitions
+
+
+class PartitionStates:
+    """clients/.../internals/PartitionStates.java: an insertion-ordered map whose entries move to
+    the end when updated, so partitions take turns at the front of a fetch. Not thread-safe:
+    the fetcher's partition_map_lock guards it."""
+
+    def __init__(self) -> None:
+        self._map: "OrderedDict[TopicPartition, PartitionFetchState]" = OrderedDict()
+
+    def state_value(self, topic_partition: TopicPartition) -> Optional[PartitionFetchState]:
+        return self._map.get(topic_partition)
+
+    def contains(self, topic_partition: TopicPartition) -> bool:
+        return topic_partition in self._map
+
+    def update_and_move_to_end(self, topic_partition: TopicPartition, state: PartitionFetchState) -> None:
+        self._map.pop(topic_partition, None)
+        self._map[topic_partition] = state
+
+    def update(self, topic_partition: TopicPartition, state: PartitionFetchState) -> None:
+        """Replace a state in place, keeping the partition's turn."""
+        self._map[topic_partition] = state
+
+    def move_to_end(self, topic_partition: TopicPartition) -> None:
+        if topic_partition in self._map:
+            self._map.move_to_end(topic_partition)
+
+    def remove(self, topic_partition: TopicPartition) -> Optional[PartitionFetchState]:
+        return self._map.pop(topic_partition, None)
+
+    def partition_state_map(self) -> "OrderedDict[TopicPartition, PartitionFetchState]":
+        """A copy, in order."""
+        return OrderedDict(self._map)
+
+    def partition_set(self) -> set[TopicPartition]:
+        return set(self._map)
+
+    def size(self) -> int:
+        return len(self._map)
+
+
+# ---------------------------------------------------------------------------- decisions
+
+
+def get_offset_truncation_state(topic_partition: TopicPartition, leader_epoch_offset: EpochEndOffset,
+                                initial_fetch_offset: int, replica_end_offset: int,
+                                end_offset_for_epoch: Callable[[int], Optional[OffsetAndEpoch]]
+                                ) -> OffsetTruncationState:
+    """Where a follower truncates, given the leader's answer about an epoch (Kafka's
+    ``getOffsetTruncationState``):
+
+    * the leader knows no end offset (UNDEFINED_EPOCH_OFFSET: it has no epoch that old, or no
+      epochs at all): truncate to ``initial_fetch_offset``, the follower's high watermark;
+    * an end offset without an epoch (a leader on OffsetForLeaderEpoch v0): truncate to it,
+      never past the follower's own end;
+    * an epoch the follower does not have (KIP-279): truncate to the end of the follower's
+      largest epoch below it, and ask again about that one (``truncation_completed=False``);
+      if the follower has no epoch that small, trust the leader's offset;
+    * otherwise: the smaller of the two logs' ends of that epoch, and of the follower's end.
+
+    ``end_offset_for_epoch(epoch)`` is the follower log's ``end_offset_for_epoch``: the end of
+    its largest epoch <= ``epoch``, or None.
+    """
+    if leader_epoch_offset.end_offset == UNDEFINED_EPOCH_OFFSET:
+        logger.warning("Based on replica's leader epoch, leader replied with an unknown offset in %s. The initial "
+                       "fetch offset %d will be used for truncation.", topic_partition, initial_fetch_offset)
+        return OffsetTruncationState(initial_fetch_offset, True)
+    if leader_epoch_offset.leader_epoch == UNDEFINED_EPOCH:
+        logger.warning("Leader or replica is on protocol version where leader epoch is not considered in the "
+                       "OffsetsForLeaderEpoch response. The leader's offset %d will be used for truncation in %s.",
+                       leader_epoch_offset.end_offset, topic_partition)
+        return OffsetTruncationState(min(leader_epoch_offset.end_offset, replica_end_offset), True)
+    follower = end_offset_for_epoch(leader_epoch_offset.leader_epoch)
+    if follower is None:
+        # The follower kept no epochs that far back (a new or upgraded replica); the leader
+        # answered an epoch older than the one asked about, so its offset is the safe one.
+        logger.warning("Based on replica's leader epoch, leader replied with epoch %d below any replica's tracked "
+                       "epochs for %s. The leader's offset only %d will be used for truncation.",
+                       leader_epoch_offset.leader_epoch, topic_partition, leader_epoch_offset.end_offset)
+        return OffsetTruncationState(min(leader_epoch_offset.end_offset, replica_end_offset), True)
+    if follower.leader_epoch != leader_epoch_offset.leader_epoch:
+        intermediate = min(follower.offset, replica_end_offset)
+        logger.info("Based on replica's leader epoch, leader replied with epoch %d unknown to the replica for %s. "
+                    "Will truncate to %d and send another leader epoch request to the leader.",
+                    leader_epoch_offset.leader_epoch, topic_partition, intermediate)
+        return OffsetTruncationState(intermediate, False)
+    offset_to_truncate_to = min(follower.offset, leader_epoch_offset.end_offset)
+    return OffsetTruncationState(min(offset_to_truncate_to, replica_end_offset), True)
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRangeReset:
+    """What a follower does when the leader says its fetch offset is out of range."""
+
+    fetch_offset: int
+    lag: int
+    truncate_to: Optional[int] = None  # truncate to this offset (the leader's log is shorter)
+    truncate_fully_and_start_at: Optional[int] = None  # drop the whole log, restart it here
+
+
+def out_of_range_reset(topic_partition: TopicPartition, replica_end_offset: int, leader_end_offset: int,
+                       fetch_leader_start_offset: Callable[[], int]) -> OutOfRangeReset:
+    """Kafka's ``fetchOffsetAndTruncate`` decision, without the I/O.
+
+    A leader whose log ends below ours (it was elected uncleanly while we were away) makes us
+    truncate to its end. Otherwise our offset is below the leader's log start (we were away
+    while it deleted old segments), or the leader's end moved past ours meanwhile: we fetch
+    from the larger of our end and its start, dropping our whole log only in the first case.
+    """
+    if leader_end_offset < replica_end_offset:
+        logger.warning("Reset fetch offset for partition %s from %d to current leader's latest offset %d",
+                       topic_partition, replica_end_offset, leader_end_offset)
+        return OutOfRangeReset(leader_end_offset, 0, truncate_to=leader_end_offset)
+    leader_start_offset = fetch_leader_start_offset()
+    logger.warning("Reset fetch offset for partition %s from %d to current leader's start offset %d",
+                   topic_partition, replica_end_offset, leader_start_offset)
+    offset_to_fetch = max(leader_start_offset, replica_end_offset)
+    return OutOfRangeReset(offset_to_fetch, leader_end_offset - offset_to_fetch,
+                           truncate_fully_and_start_at=leader_start_offset
+                           if leader_start_offset > replica_end_offset else None)
 
 
 __all__ = [
