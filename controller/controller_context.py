@@ -18,7 +18,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from kafka_py.api.leader_and_isr import LeaderIsrAndControllerEpoch
+from kafka_py.api.leader_and_isr import (
+    INITIAL_CONTROLLER_EPOCH,
+    INITIAL_CONTROLLER_EPOCH_ZK_VERSION,
+    LeaderIsrAndControllerEpoch,
+)
 from kafka_py.cluster.broker import Broker
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.partition_state_machine import PartitionState
@@ -68,9 +72,6 @@ class ControllerStats(KafkaMetricsGroup):
 
 class ControllerContext:
     def __init__(self) -> None:
-        # KafkaController imports this module: its constants are read here.
-        from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH, INITIAL_CONTROLLER_EPOCH_ZK_VERSION
-
         self.stats = ControllerStats()
         self.offline_partition_count = 0
         self.preferred_replica_imbalance_count = 0

@@ -55,7 +55,12 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, KazooState, KeeperState, ZnodeStat
 from kazoo.retry import KazooRetry
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.api.leader_and_isr import (
+    INITIAL_CONTROLLER_EPOCH,
+    INITIAL_CONTROLLER_EPOCH_ZK_VERSION,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+)
 from kafka_py.cluster.broker import Broker
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
@@ -63,6 +68,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_met
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.zk.kazoo_handler import PollingThreadingHandler
+from kafka_py.security.authorizer.acl_entry import RESOURCE_TYPES
 from kafka_py.zk.zk_data import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -1409,9 +1415,6 @@ class KafkaZkClient:
         raise response.result_exception
 
     def _maybe_create_controller_epoch_znode(self) -> tuple[int, int]:
-        # KafkaController imports this module: its constants are read here, at call time.
-        from kafka_py.controller.kafka_controller import INITIAL_CONTROLLER_EPOCH, INITIAL_CONTROLLER_EPOCH_ZK_VERSION
-
         response = self.create_controller_epoch_raw(INITIAL_CONTROLLER_EPOCH)
         if response.result_code == Code.OK:
             logger.info("Successfully created %s with initial epoch %d", ControllerEpochZNode.path(),
@@ -2128,8 +2131,6 @@ class KafkaZkClient:
 
     def create_acl_paths(self) -> None:
         """The ACL roots, one child per resource type under each, and the change roots."""
-        from kafka_py.security.authorizer.acl_entry import RESOURCE_TYPES
-
         for store in ZkAclStore.stores():
             self.create_recursive(store.acl_path, throw_if_path_exists=False)
             for resource_type in sorted(RESOURCE_TYPES, key=lambda t: t.code):
