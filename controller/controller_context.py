@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from kafka_py.api.leader_and_isr import (
     INITIAL_CONTROLLER_EPOCH,
@@ -26,9 +26,12 @@ from kafka_py.api.leader_and_isr import (
 from kafka_py.cluster.broker import Broker
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.controller.partition_state_machine import PartitionState
-from kafka_py.controller.replica_state_machine import ReplicaState
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.zk.zk_data import ReplicaAssignment
+
+if TYPE_CHECKING:
+    # only named in annotations: the replica state machine imports this module's PartitionAndReplica
+    from kafka_py.controller.replica_state_machine import ReplicaState
 
 logger = logging.getLogger(__name__)
 

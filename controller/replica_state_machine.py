@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.controller.controller_context import PartitionAndReplica
 from kafka_py.controller.partition_state_machine import StateChangeFailedException, init_zk_state_machine
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.utils.logging import IdentLogger
@@ -32,7 +33,7 @@ from kafka_py.zk.zk_data import ReplicaAssignment, TopicPartitionStateZNode
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_channel_manager import ControllerBrokerRequestBatch
-    from kafka_py.controller.controller_context import ControllerContext, PartitionAndReplica
+    from kafka_py.controller.controller_context import ControllerContext
 
 logger = logging.getLogger(__name__)
 
@@ -95,8 +96,6 @@ class ReplicaStateMachine:
         self.logger.info("Stopped replica state machine")
 
     def _initialize_replica_state(self) -> None:
-        from kafka_py.controller.controller_context import PartitionAndReplica
-
         ctx = self.controller_context
         for tp in ctx.all_partitions():
             for replica_id in ctx.partition_replica_assignment(tp):
@@ -139,8 +138,6 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
 
     def _do_handle_state_changes(self, replica_id: int, replicas: list["PartitionAndReplica"],
                                  target_state: ReplicaState) -> None:
-        from kafka_py.controller.controller_context import PartitionAndReplica
-
         ctx = self.controller_context
         batch = self.controller_broker_request_batch
         state_logger = self.state_change_logger.with_controller_epoch(ctx.epoch)
@@ -246,8 +243,6 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
 
     def _remove_replicas_from_isr(self, replica_id: int,
                                   partitions: list[TopicPartition]) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
-        from kafka_py.controller.controller_context import PartitionAndReplica
-
         results: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = partitions
         while remaining:
