@@ -82,6 +82,7 @@ from kafka_py.server.kafka_apis import KafkaApis, error_response
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata.broker_metadata_listener import BrokerMetadataListener, on_leadership_change
+from kafka_py.server.config_admin_manager import ConfigAdminManager
 from kafka_py.server.metadata.acl_publisher import AclPublisher
 from kafka_py.server.metadata.client_quota_cache import ClientQuotaCache
 from kafka_py.server.metadata.client_quota_metadata_manager import ClientQuotaMetadataManager
@@ -336,6 +337,9 @@ class BrokerServer:
             apis = self.data_plane_request_processor
             apis.txn_coordinator = self.transaction_coordinator
             apis.forwarding_manager = self.forwarding_manager
+            # this broker's own dynamic configs are checked here before they are forwarded
+            apis.config_admin_manager = ConfigAdminManager(config.node_id, self.dynamic_config,
+                                                           self.config_repository)
             # DescribeUserScramCredentials is answered from the credentials the metadata log holds
             apis.credential_provider = self.credential_provider
             # DescribeClientQuotas is answered from the quotas the metadata log holds

@@ -29,7 +29,7 @@ from kio.schema.envelope.v0.request import EnvelopeRequest
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.codec import read_entity, write_entity
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import decode_response
+from kafka_py.protocol.messages import decode_response, encode_request
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,8 @@ def _client_host_address(address: str) -> bytes:
 
 
 class ForwardingManager:
-    def forward_request(self, request: Any, response_callback: ForwardedResponseCallback) -> None:
+    def forward_request(self, request: Any, response_callback: ForwardedResponseCallback,
+                        request_body: Any = None) -> None:
         raise NotImplementedError
 
     def start(self) -> None:
@@ -100,9 +101,18 @@ class ForwardingManagerImpl(ForwardingManager):
     def shutdown(self) -> None:
         self.channel_manager.shutdown()
 
-    def forward_request(self, request: Any, response_callback: ForwardedResponseCallback) -> None:
-        """Send ``request`` (a network Request) to the active controller in an Envelope."""
-        envelope = EnvelopeRequest(request_data=bytes(request.buffer),
+    def forward_request(self, request: Any, response_callback: ForwardedResponseCallback,
+                        request_body: Any = None) -> None:
+        """Send ``request`` (a network Request) to the active controller in an Envelope; with
+        ``request_body``, that body under the request's own header instead of its bytes as
+        received (Kafka's forwardRequest with a new request, for a request whose other part
+        this broker answered itself)."""
+        if request_body is None:
+            request_data = bytes(request.buffer)
+        else:
+            # the frame without its size prefix, as the buffer holds it
+            request_data = encode_request(request.header, request_body)[4:]
+        envelope = EnvelopeRequest(request_data=request_data,
                                    request_principal=serialize_principal(request.context.principal),
                                    client_host_address=_client_host_address(request.context.client_address))
         self.channel_manager.send_request(ApiKeys.ENVELOPE, envelope,

@@ -310,6 +310,8 @@ class KafkaApis:
         # the active controller in an Envelope (KIP-590), auto-created topics through CreateTopics
         # to it; None in ZooKeeper mode, where this broker handles them itself.
         self.forwarding_manager: Optional[ForwardingManager] = None
+        # KRaft: checks the BROKER and BROKER_LOGGER resources of AlterConfigs before forwarding
+        self.config_admin_manager: Optional[Any] = None
         # KRaft mode: the SCRAM credentials committed to the metadata log (the SASL listeners' cache)
         self.credential_provider: Optional[Any] = None
         # KRaft mode: the client quotas the metadata log brought, which DescribeClientQuotas lists
@@ -444,6 +446,12 @@ class KafkaApis:
     def maybe_forward_to_controller(self, request: Request) -> None:
         """Kafka's maybeForwardToController in KRaft mode (RaftSupport.maybeForward): the request
         goes to the active controller in an Envelope, and its answer back to the client."""
+        if request.api_key in (ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS) \
+                and self.config_admin_manager is not None:
+            # this broker's own configs are checked here first (server/config_admin_manager.py)
+            self._admin.forward_alter_configs_request(request)
+            return
+
         def response_callback(response: Any) -> None:
             if response is None:
                 self.logger.info("The client connection will be closed due to controller responded unsupported "

@@ -36,6 +36,7 @@ from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourc
     IncrementalAlterConfigsResourceResponse
 from kio.schema.incremental_alter_configs.v1.response import IncrementalAlterConfigsResponse
 
+from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import InvalidRequestException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
@@ -43,6 +44,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import new_entity, to_version
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.server.config_admin_manager import reassemble_results
 from kafka_py.server.kafka_apis_common import error_response_of, field_of, millis
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -403,6 +405,43 @@ class AdminRequestHandlers:
         refused = self._refused_config_resources(request, resources)
         results = self._admin.incremental_alter_configs(resources, bool(body.validate_only)) if resources else {}
         self._send_alter_configs_response(request, {**results, **refused})
+
+    def forward_alter_configs_request(self, request: Request) -> None:
+        """KRaft mode (Kafka 3.5's handleIncrementalAlterConfigsRequest with forwarding): the
+        resources this broker settles itself (ConfigAdminManager.preprocess) are answered here,
+        the rest forwarded to the controller in a request of their own, and the two answers
+        sent back as one, in the request's order."""
+        apis = self.apis
+        body = request.body
+        incremental = request.api_key is ApiKeys.INCREMENTAL_ALTER_CONFIGS
+        resources = list(body.resources)
+        preprocessed = apis.config_admin_manager.preprocess(
+            resources, incremental, bool(body.validate_only),
+            lambda: _config_resource_authorized(apis, request, AclOperation.ALTER_CONFIGS, _BROKER_LOGGER, ""))
+        remaining = tuple(r for i, r in enumerate(resources) if i not in preprocessed)
+
+        def send(forwarded: Mapping[tuple[int, str], Any]) -> None:
+            response, resource_response = _alter_configs_classes(request)
+            apis.send_response(request, new_entity(response, responses=tuple([
+                new_entity(resource_response, error_code=error.error, error_message=error.message,
+                           resource_type=resource.resource_type, resource_name=resource.resource_name)
+                for resource, error in reassemble_results(resources, preprocessed, forwarded)])))
+
+        if not remaining:
+            send({})
+            return
+
+        def on_controller_answer(answer: Any) -> None:
+            if answer is None:
+                apis.request_channel.close_connection(request)
+                return
+            send({(int(r.resource_type), r.resource_name): ApiError(Errors.for_code(int(r.error_code)), r.error_message)
+                  for r in answer.responses})
+
+        # the request as received when nothing was settled here, else one of the rest only
+        forwarded_body = None if len(remaining) == len(resources) else dataclasses.replace(body, resources=remaining)
+        apis.forwarding_manager.forward_request(request, apis.answering(request, on_controller_answer),
+                                                request_body=forwarded_body)
 
     def _refused_config_resources(self, request: Request, resources: dict[tuple[int, str], Any]) -> dict:
         """Take the resources the requester may not AlterConfigs out of ``resources``; their

@@ -30,9 +30,13 @@ from confluent_kafka import Consumer as ConfluentConsumer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafka_py.network.socket_server import SocketServer
+from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.protocol.entities import build_entity
+from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import request_schema
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.utils.config_def import ConfigException
-from tests.integration.broker_harness import ROOT, free_port, wait_until
+from tests.integration.broker_harness import ROOT, RawClient, free_port, wait_until
 from tests.integration.conftest import new_broker
 from tests.integration.kraft_harness import listener_overrides
 from tests.network.conftest import api_versions_frame
@@ -465,3 +469,74 @@ def test_broker_process_with_a_wrong_key_password_does_not_start(request, tmp_pa
     assert code != 0
     assert "listener.name.jks.ssl.key.password" in output and "Cannot recover key" in output
     assert "Traceback" not in output and "nope" not in output
+
+
+def test_dynamic_key_store_update_in_kraft_mode(request, stores, exported_pem, tmp_path) -> None:
+    """A KRaft node's listener store changed with kafka-configs.sh: the change is forwarded to the
+    controller, committed as a ConfigRecord, and the broker's listener takes it from there."""
+    port = free_port()
+    node = new_broker(request, "kraft", tmp_path / "kraft-node")
+    node.overrides.update(listener_overrides(node, {"P12": ("SSL", port)}))
+    node.overrides.update(_p12_listener("listener.name.p12.", stores))
+    node.write_config()
+    node.start()
+    try:
+        ca = exported_pem["ca"]
+        renewed = _der(stores.broker_renewed_p12.with_suffix(".crt"))
+        admin = ["--bootstrap-server", node.bootstrap, "--entity-type", "brokers",
+                 "--entity-name", str(node.broker_id), "--alter", "--add-config"]
+
+        def new_connections_see(certificate: bytes) -> bool:
+            connection = TlsConnection(port, ca)
+            try:
+                return connection.peer_certificate == certificate and connection.api_versions() == 0
+            finally:
+                connection.close()
+
+        assert new_connections_see(_der(stores.broker_jks.with_name("broker.crt")))
+        result = _tool("kafka-configs.sh", *admin,
+                       f"listener.name.p12.ssl.keystore.location={stores.broker_renewed_p12}")
+        assert result.returncode == 0, result.stdout + result.stderr
+        wait_until(lambda: new_connections_see(renewed), 30, "the renewed key store was never used")
+        described = _tool("kafka-configs.sh", "--bootstrap-server", node.bootstrap, "--entity-type", "brokers",
+                          "--entity-name", str(node.broker_id), "--describe")
+        assert f"listener.name.p12.ssl.keystore.location={stores.broker_renewed_p12}" in described.stdout, \
+            described.stdout + described.stderr
+
+        # a store the listener cannot open is refused and the one in use stays
+        result = _tool("kafka-configs.sh", *admin,
+                       f"listener.name.p12.ssl.keystore.location={tmp_path / 'missing.p12'}")
+        assert result.returncode != 0 and "Traceback" not in result.stderr, result.stdout + result.stderr
+        assert new_connections_see(renewed)
+
+        # One request, four resources: a topic's config and a broker config the controller takes,
+        # this broker's key store, refused here, and a log level; the answer keeps their order.
+        topic = f"kraft-configs-{uuid.uuid4().hex[:6]}"
+        created = _tool("kafka-topics.sh", "--bootstrap-server", node.bootstrap, "--create", "--topic", topic)
+        assert created.returncode == 0, created.stdout + created.stderr
+
+        def resource(resource_type: int, name: str, key: str, value: str) -> dict:
+            return {"resource_type": resource_type, "resource_name": name,
+                    "configs": [{"name": key, "config_operation": 0, "value": value}]}
+
+        request = build_entity(request_schema(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 1), {
+            "validate_only": False, "resources": [
+                resource(2, topic, "retention.ms", "123456"),
+                resource(4, str(node.broker_id), "listener.name.p12.ssl.keystore.location", str(tmp_path / "gone.p12")),
+                resource(4, "", "log.cleaner.threads", "2"),
+                # a log level is set on the broker itself, never forwarded
+                resource(8, str(node.broker_id), "root", "INFO")]})
+        with RawClient(node.port) as client:
+            answers = client.request(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 1, request).responses
+        assert [(int(a.resource_type), a.resource_name) for a in answers] == [
+            (2, topic), (4, str(node.broker_id)), (4, ""), (8, str(node.broker_id))]
+        assert [Errors.for_code(int(a.error_code)) for a in answers] == [
+            Errors.NONE, Errors.INVALID_REQUEST, Errors.NONE, Errors.NONE]
+        topic_configs = _tool("kafka-configs.sh", "--bootstrap-server", node.bootstrap, "--entity-type", "topics",
+                              "--entity-name", topic, "--describe")
+        assert "retention.ms=123456" in topic_configs.stdout, topic_configs.stdout + topic_configs.stderr
+        assert new_connections_see(renewed)
+        assert node.running
+    finally:
+        if node.running:
+            assert node.stop() == 0, node.tail()
