@@ -2,7 +2,7 @@
 then every target run under atheris for a bounded number of inputs.
 
 KAFKA_PY_FUZZ_RUNS (default 300) is the number of inputs a target runs, its seed corpus
-included; KAFKA_PY_FUZZ_SECONDS (default 10) bounds each run's time. A long campaign is
+included; KAFKA_PY_FUZZ_SECONDS (default 6) bounds each run's time. A long campaign is
 ``python -m tests.fuzz <target>`` by hand (docs/fuzzing.md).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from tests.fuzz.harness import FUZZ_DIR, TARGETS, corpus_inputs, corpus_of, target_module
 
 RUNS = int(os.environ.get("KAFKA_PY_FUZZ_RUNS", "300"))
-SECONDS = int(os.environ.get("KAFKA_PY_FUZZ_SECONDS", "10"))
+SECONDS = int(os.environ.get("KAFKA_PY_FUZZ_SECONDS", "6"))
 ROOT = FUZZ_DIR.parents[1]
 
 

@@ -226,6 +226,7 @@ def test_the_summary_script_shows_replicas_side_by_side(replicas):
         cwd=root, env=spark_script_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
+    assert lines[0].split()[:3] == ["topic", "partition", "records"]
     assert lines[2].split()[:3] == ["t", "0", "120"]
     assert lines[3].split()[:3] == ["u", "0", "50"]
     at = lines.index("replicas (log end offset / checkpointed high watermark):")

@@ -1,10 +1,12 @@
-"""bin/kafka-log-to-parquet.sh --stream: killed with SIGKILL mid-stream and restarted from its
-checkpoint, the Parquet output holds every record exactly once; Ctrl-C stops it cleanly.
+"""bin/kafka-log-to-parquet.sh --stream: killed with SIGKILL mid-stream, restarted from its
+checkpoint and stopped with Ctrl-C, then run to the end, the Parquet output holds every record
+exactly once.
 
 Each run of the script is a Spark start of its own (about half a minute on two cores), so the
-SIGKILL test kills the stream once by default, after its first commit, and then runs it to the
-end; KAFKA_PY_EXPORT_KILLS=N kills it N times, each restarted stream again after 4 more commits
-(KAFKA_PY_EXPORT_KILLS=2: after 1 and after 5), so that restarts of a killed restart run too."""
+test kills the stream once by default, after its first commit; KAFKA_PY_EXPORT_KILLS=N kills it
+N times, each restarted stream again after 4 more commits (KAFKA_PY_EXPORT_KILLS=2: after 1 and
+after 5), so that restarts of a killed restart run too. The run after the last kill is stopped
+with Ctrl-C after one more commit, and a last run reads to the end."""
 from __future__ import annotations
 
 import os
@@ -42,7 +44,8 @@ def exported_offsets(spark, output: pathlib.Path) -> list[tuple[str, int, int]]:
     return [(r["topic"], int(r["partition"]), r["offset"]) for r in df.select("topic", "partition", "offset").collect()]
 
 
-def test_sigkill_mid_stream_then_restart_exports_every_record_exactly_once(spark, stream_data, tmp_path):
+def test_sigkill_mid_stream_then_ctrl_c_then_a_restart_exports_every_record_exactly_once(
+        spark, stream_data, tmp_path):
     topic = "killed-export"
     stream_data.create_topic(topic, 2)
     # 300 records a micro-batch, 4 batches past the last kill (after 1, 5, 9, ... commits), so
@@ -53,15 +56,19 @@ def test_sigkill_mid_stream_then_restart_exports_every_record_exactly_once(spark
     output, checkpoint, log = tmp_path / "out", tmp_path / "checkpoint", tmp_path / "export.log"
     common = ["--checkpoint", str(checkpoint), "--log-dir", stream_data.log_dir, "--output", str(output),
               "--topic", topic, "--max-offsets-per-trigger", "300"]
+
+    def wait_for_commits(process: subprocess.Popen, commits: int) -> None:
+        def far_enough() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"the export ended by itself:\n{log.read_text()[-3000:]}")
+            return batches_in(checkpoint, "commits") >= commits
+
+        wait_until(far_enough, WAIT_S, f"the stream never reached {commits} committed micro-batches", interval=0.1)
+
     for kill_after_commits in kill_points:
         process = start_export(*common, "--trigger", "100ms", log=log)
         try:
-            def far_enough() -> bool:
-                if process.poll() is not None:
-                    raise AssertionError(f"the export ended by itself:\n{log.read_text()[-3000:]}")
-                return batches_in(checkpoint, "commits") >= kill_after_commits
-
-            wait_until(far_enough, WAIT_S, "the stream never committed a micro-batch", interval=0.1)
+            wait_for_commits(process, kill_after_commits)
             # A micro-batch planned (its offsets written) but not yet committed, when it can be
             # caught: the hardest point to resume from.
             try:
@@ -72,44 +79,34 @@ def test_sigkill_mid_stream_then_restart_exports_every_record_exactly_once(spark
         finally:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=60)
-    # Restarted once more to the end of what is there, now asking the broker for its high
-    # watermarks: the offsets in the checkpoint are the same either way.
-    process = start_export(*common, "--available-now", "--bootstrap-server", stream_data.broker.bootstrap, log=log)
-    assert process.wait(timeout=WAIT_S) == 0, log.read_text()[-3000:]
-    rows = exported_offsets(spark, output)
-    assert len(rows) == len(set(rows)), "a record was exported twice"
-    assert sorted(rows) == sorted((r.topic, r.partition, r.offset) for r in produced)
 
-
-def test_ctrl_c_stops_the_stream_cleanly_and_a_restart_resumes(spark, stream_data, tmp_path):
-    topic = "interrupted-export"
-    stream_data.create_topic(topic, 1)
-    first = stream_data.produce(topic, 200, 1, "none")
-    stream_data.wait_for_high_watermarks()
-    output, checkpoint, log = tmp_path / "out", tmp_path / "checkpoint", tmp_path / "export.log"
-    common = ["--checkpoint", str(checkpoint), "--log-dir", stream_data.log_dir, "--output", str(output),
-              "--topic", topic]
-    process = start_export(*common, "--trigger", "200ms", log=log)
+    # Restarted from the killed run's checkpoint, the stream goes on; Ctrl-C then stops it
+    # between micro-batches, cleanly.
+    before_ctrl_c = log.stat().st_size
+    process = start_export(*common, "--trigger", "100ms", log=log)
     try:
-        wait_until(lambda: batches_in(checkpoint, "commits") >= 1 or process.poll() is not None, WAIT_S,
-                   "the stream never committed a micro-batch", interval=0.1)
-        assert process.poll() is None, log.read_text()[-3000:]
+        wait_for_commits(process, kill_points[-1] + 1)
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=120) == 0, log.read_text()[-3000:]
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    text = log.read_text()
+    text = log.read_text()[before_ctrl_c:]
     assert "Streaming export stopped:" in text
     assert "Traceback" not in text
-    assert sorted(o for _, _, o in exported_offsets(spark, output)) == list(range(200))
+    so_far = exported_offsets(spark, output)
+    assert len(so_far) == len(set(so_far)), "a record was exported twice"
+    assert len(so_far) >= 300 * (kill_points[-1] + 1)
 
-    second = stream_data.produce(topic, 50, 1, "none", start=200)
+    # Run once more to the end of what is there, with records produced meanwhile, now asking
+    # the broker for its high watermarks: the offsets in the checkpoint are the same either way.
+    produced += stream_data.produce(topic, 50, 2, "none", start=len(produced))
     stream_data.wait_for_high_watermarks()
-    process = start_export(*common, "--available-now", log=log)
+    process = start_export(*common, "--available-now", "--bootstrap-server", stream_data.broker.bootstrap, log=log)
     assert process.wait(timeout=WAIT_S) == 0, log.read_text()[-3000:]
     rows = exported_offsets(spark, output)
-    assert sorted(rows) == sorted((r.topic, r.partition, r.offset) for r in first + second)
+    assert len(rows) == len(set(rows)), "a record was exported twice"
+    assert sorted(rows) == sorted((r.topic, r.partition, r.offset) for r in produced)
 
 
 def test_stream_options_go_with_stream_only(stream_data, tmp_path):
