@@ -71,6 +71,7 @@ from kafka_py.common.errors import (
     UnsupportedCompressionTypeException,
     UnsupportedVersionException,
 )
+from kafka_py.common.replica_selector import ClientMetadata
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
@@ -980,7 +981,17 @@ class KafkaApis:
             quota=self.quotas.leader if replica_id >= 0 and self.quotas is not None else None,
             response_callback=self.answering(request, process_response_callback),
             isolation_level=int(field_of(body, "isolation_level", 0)),
-            client_metadata=None)
+            client_metadata=self._fetch_client_metadata(request))
+
+    @staticmethod
+    def _fetch_client_metadata(request: Request) -> Optional[ClientMetadata]:
+        """Fetch v11 on (KIP-392): who asks, and from which rack, for the replica selector; a
+        consumer that sends it may also read from a follower."""
+        if request.api_version < 11:
+            return None
+        context = request.context
+        return ClientMetadata(request.body.rack_id or "", context.client_id or "", context.client_address,
+                              context.principal, context.listener_name)
 
     def _fetch_partition(self, tp: TopicPartition, data: Any, version: int,
                          fetch_offsets: Optional[Mapping[TopicPartition, int]] = None,

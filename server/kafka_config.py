@@ -50,6 +50,7 @@ from kafka_py.cluster.broker import (
     SecurityProtocol,
 )
 from kafka_py.common.errors import InvalidConfigException
+from kafka_py.common.replica_selector import REPLICA_SELECTORS as REPLICA_SELECTOR_CLASSES
 from kafka_py.security.authorizer import (
     AUTHORIZER_CLASSES,
     AUTHORIZER_CONFIG_KEYS,
@@ -269,7 +270,6 @@ _UNSUPPORTED_PLUGIN_KEYS = (
     "create.topic.policy.class.name",
     "alter.config.policy.class.name",
     "client.quota.callback.class",
-    "replica.selector.class",
     "ssl.engine.factory.class",
 )
 
@@ -1792,6 +1792,11 @@ class KafkaConfig:
             value = self._values[name]
             if value:
                 raise ConfigException(name, value, f"kafka-py cannot load plug-in classes; {name} must be unset")
+        selector = self._values["replica.selector.class"]
+        if selector and selector.strip() not in REPLICA_SELECTOR_CLASSES:
+            raise ConfigException("replica.selector.class", selector,
+                                  "kafka-py cannot load plug-in classes; the replica selectors it has are "
+                                  + ", ".join(REPLICA_SELECTOR_CLASSES))
         authorizer = self._values["authorizer.class.name"]
         if authorizer and authorizer.strip() not in AUTHORIZER_CLASSES:
             raise ConfigException("authorizer.class.name", authorizer,

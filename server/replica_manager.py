@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 from kafka_py.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
 from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID, describe_replica_id, is_valid_broker_id
 from kafka_py.cluster.partition import FencedLeaderEpochException, Partition, UnknownLeaderEpochException
+from kafka_py.cluster.broker import Node
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
     CorruptRecordException,
@@ -57,6 +58,13 @@ from kafka_py.common.errors import (
     UnknownTopicOrPartitionException,
 )
 from kafka_py.common.isolation_level import IsolationLevel
+from kafka_py.common.replica_selector import (
+    ClientMetadata,
+    PartitionView,
+    ReplicaSelector,
+    ReplicaView,
+    create_replica_selector,
+)
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
@@ -105,6 +113,7 @@ if TYPE_CHECKING:
     from kafka_py.utils.kafka_scheduler import Scheduler
     from kafka_py.utils.time import Time
     from kafka_py.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
 
@@ -118,6 +127,18 @@ INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
 _InvalidTopicException = type(Errors.INVALID_TOPIC_EXCEPTION.exception(""))
 _ReplicaNotAvailableException = type(Errors.REPLICA_NOT_AVAILABLE.exception(""))
 ControllerMovedException = type(Errors.STALE_CONTROLLER_EPOCH.exception(""))
+
+
+def _create_replica_selector(config: KafkaConfig) -> Optional[ReplicaSelector]:
+    value = config.get("replica.selector.class")
+    try:
+        return create_replica_selector(value, dict(config.originals))
+    except ValueError as e:
+        raise ConfigException("replica.selector.class", value, str(e)) from None
+
+
+# Node.noNode(): what a replica without an endpoint on the client's listener is shown as
+_NO_NODE = Node(-1, "", -1)
 
 __all__ = [
     "ReplicaManager", "LogAppendResult", "LogReadResult", "PartitionResponse", "DeleteRecordsPartitionResult",
@@ -322,6 +343,8 @@ class ReplicaManager(KafkaMetricsGroup):
         self.time = time
         self.zk_client = zk_client
         self.scheduler = scheduler
+        # KIP-392: where consumers that say their rack read from (None: always the leader)
+        self.replica_selector = _create_replica_selector(config)
         self.log_manager = log_manager
         self.metadata_cache = metadata_cache
         self.log_dir_failure_channel = log_dir_failure_channel
@@ -988,10 +1011,29 @@ class ReplicaManager(KafkaMetricsGroup):
         return LogReadResult(FetchDataInfo(UNKNOWN_OFFSET_METADATA, MemoryRecords.EMPTY), None, UNKNOWN_OFFSET,
                              UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET, -1, None, None, e)
 
-    def find_preferred_read_replica(self, partition: Partition, client_metadata: Any, replica_id: int,
+    def find_preferred_read_replica(self, partition: Partition, client_metadata: ClientMetadata, replica_id: int,
                                     fetch_offset: int, current_time_ms: int) -> Optional[int]:
-        """Extension point (KIP-392): without a replica.selector.class, consumers read from the leader."""
-        return None
+        """KIP-392: the replica ``replica.selector.class`` would have this consumer read from, when
+        it is not the leader (None: read here). Only replicas holding ``fetch_offset`` are offered,
+        in the ISR or not; a follower's own fetches never get one."""
+        selector = self.replica_selector
+        leader_id = partition.leader_replica_id_opt
+        if selector is None or leader_id is None or is_valid_broker_id(replica_id):
+            return None
+        endpoints = self.metadata_cache.get_partition_replica_endpoints(partition.topic_partition,
+                                                                       client_metadata.listener_name)
+        views = [ReplicaView(endpoints.get(replica.broker_id, _NO_NODE), replica.log_end_offset,
+                             current_time_ms - replica.last_caught_up_time_ms)
+                 for replica in partition.remote_replicas
+                 if replica.log_start_offset <= fetch_offset <= replica.log_end_offset]
+        leader = ReplicaView(endpoints.get(leader_id, _NO_NODE), partition.local_log_or_exception().log_end_offset,
+                             0)
+        selected = selector.select(partition.topic_partition, client_metadata,
+                                   PartitionView(frozenset(views + [leader]), leader))
+        # the leader is never named in the response, nor a replica the client cannot reach
+        if selected is None or selected == leader or selected.endpoint.is_empty():
+            return None
+        return int(selected.endpoint.id)
 
     def should_leader_throttle(self, quota: Optional[ReplicaQuota], partition: Partition, replica_id: int) -> bool:
         """Throttle only a replica outside the ISR, so throttling never pushes one out of it."""
