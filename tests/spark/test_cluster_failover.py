@@ -1,4 +1,5 @@
-"""A stream over the log dirs of a three-broker cluster (RF=3) while its leader is killed.
+"""A stream over the log dirs of a three-broker cluster (RF=3) while its leader is killed, and
+the same stream read through the brokers (Fetch to each partition's leader, no log dirs).
 
 An idempotent acks=all producer writes on (tests/integration/replicated_cluster.py's
 ProduceLoad); the stream reads the dirs of all three brokers into a memory sink; the leader of
@@ -23,7 +24,7 @@ TOPIC = "failover"
 RF1_TOPIC = "failover-rf1"
 
 
-@pytest.mark.parametrize("high_watermarks", ["bootstrap servers", "checkpoint"])
+@pytest.mark.parametrize("high_watermarks", ["bootstrap servers", "checkpoint", "brokers"])
 def test_a_stream_over_three_brokers_survives_a_leader_kill(spark, zookeeper, tmp_path, high_watermarks):
     chroot = unique_chroot("spark-failover")
     props = dict(CLUSTER_PROPS, **{"replica.high.watermark.checkpoint.interval.ms": "200"})
@@ -44,9 +45,11 @@ def test_a_stream_over_three_brokers_survives_a_leader_kill(spark, zookeeper, tm
         load.start()
         load.wait_acked(400)
 
-        reader = (spark.readStream.format("kafka-log").option("subscribe", f"{TOPIC},{RF1_TOPIC}")
-                  .option("paths", json.dumps([str(b.log_dir) for b in brokers])))
-        if high_watermarks == "bootstrap servers":
+        reader = spark.readStream.format("kafka-log").option("subscribe", f"{TOPIC},{RF1_TOPIC}")
+        if high_watermarks != "brokers":
+            reader = reader.option("paths", json.dumps([str(b.log_dir) for b in brokers]))
+        if high_watermarks != "checkpoint":
+            # with no paths: read through the brokers, each task fetching from the leader
             reader = reader.option("kafka.bootstrap.servers", ",".join(cluster.bootstrap()))
         table = "failover_" + high_watermarks.split()[0]
         query = (reader.load().select("topic", "partition", "offset", "value").writeStream.format("memory")
