@@ -25,6 +25,7 @@ from kafka_py.api.leader_and_isr import (
 )
 from kafka_py.cluster.broker import Broker
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.controller.controller_state import ControllerState
 from kafka_py.controller.partition_state_machine import PartitionState
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.zk.zk_data import ReplicaAssignment
@@ -62,8 +63,6 @@ class ControllerStats(KafkaMetricsGroup):
     metrics_type_name = "ControllerStats"
 
     def __init__(self) -> None:
-        from kafka_py.controller.controller_state import ControllerState
-
         self.unclean_leader_election_rate = self.new_meter("UncleanLeaderElectionsPerSec", "elections")
         self.rate_and_time_metrics = {state: self.new_timer(state.rate_and_time_metric_name)
                                       for state in ControllerState if state.rate_and_time_metric_name}

@@ -45,7 +45,9 @@ from kafka_py.protocol.entities import new_entity, to_version
 from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.config_admin_manager import reassemble_results
+from kafka_py.server.controller_mutation_quota_manager import UNBOUNDED_CONTROLLER_MUTATION_QUOTA
 from kafka_py.server.kafka_apis_common import error_response_of, field_of, millis
+from kafka_py.server.kafka_apis_quotas import with_throttle_time
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis
@@ -94,8 +96,6 @@ class AdminRequestHandlers:
     def _controller_mutation_quota(self, request: Request, strict_since_version: int) -> Any:
         """The request's ``controller_mutation_rate`` quota (server/controller_mutation_quota_manager.py):
         strict from ``strict_since_version`` on, permissive before, unbounded without quotas."""
-        from kafka_py.server.controller_mutation_quota_manager import UNBOUNDED_CONTROLLER_MUTATION_QUOTA
-
         quotas = self.apis.quotas
         if quotas is None:
             return UNBOUNDED_CONTROLLER_MUTATION_QUOTA
@@ -111,8 +111,6 @@ class AdminRequestHandlers:
         if quotas is None or (controller_ms <= 0 and not quotas.request.quotas_enabled):
             apis.send_response(request, response)
             return
-        from kafka_py.server.kafka_apis_quotas import with_throttle_time
-
         request_ms = quotas.request.maybe_record_and_get_throttle_time_ms(request, apis.time.hi_res_milliseconds())
         max_ms = max(controller_ms, request_ms)
         if max_ms > 0:
@@ -302,8 +300,6 @@ class AdminRequestHandlers:
                                error_message=error.message)
                     for name, error in results.items()])))
 
-        from kafka_py.common.api_error import ApiError
-
         if not self._controller_is_active():
             send({t.name: ApiError(Errors.NOT_CONTROLLER) for t in body.topics})
             return
@@ -448,8 +444,6 @@ class AdminRequestHandlers:
         answers (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED) by resource."""
         if self.apis.authorizer is None:
             return {}
-        from kafka_py.common.api_error import ApiError
-
         refused = {}
         for key in list(resources):
             resource_type, name = key
@@ -483,8 +477,6 @@ class AdminRequestHandlers:
         controller), and the answer waits in the replica manager's ElectLeader purgatory until
         this broker's metadata shows the new leaders. A request naming no partitions (null)
         means every partition, and is answered only with those that needed an election."""
-        from kafka_py.common.api_error import ApiError
-
         apis = self.apis
         body = request.body
         all_partitions = body.topic_partitions is None
