@@ -31,6 +31,8 @@ TARGETS: dict[str, str] = {
     "produce_records": "a produced record batch through LogValidator (log/log_validator.py, kafka_py/record)",
     "sasl": "SASL/PLAIN and SCRAM-SHA-256/512 client tokens on the server side (kafka_py/security)",
     "frames": "the size-prefixed frame reader of network/selector.py, over any split into reads",
+    "tls_frames": "frames over a real in-memory TLS session (network/ssl_transport_layer.py): tampered records, "
+                  "hostile handshakes",
     "segment": "a .log segment's batches through FileRecords and LogSegment.recover",
     "log_recovery": "Log's recovery of a directory whose only segment is the input",
     "indexes": "offset, time and transaction index files: open, sanity check, lookups",
