@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import uuid
 from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
@@ -75,6 +76,7 @@ from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.messages import response_schema
 from kafka_py.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState
@@ -259,10 +261,6 @@ def build_leader_and_isr_response(version: int, error: Errors,
                                   partition_errors: Mapping[TopicPartition, Errors],
                                   topic_ids: Optional[Mapping[str, Any]] = None) -> Any:
     """A LeaderAndIsrResponse of ``version``: per-partition errors (by topic id from v5)."""
-    import uuid
-
-    from kafka_py.protocol.messages import response_schema
-
     response_cls = response_schema(4, version)
     module = __import__(response_cls.__module__, fromlist=["LeaderAndIsrPartitionError"])
     partition_error_cls = module.LeaderAndIsrPartitionError
@@ -307,8 +305,6 @@ def stop_replica_partition_states(request: Any) -> dict[TopicPartition, StopRepl
 
 
 def build_stop_replica_response(version: int, error: Errors, partition_errors: Mapping[TopicPartition, Errors]) -> Any:
-    from kafka_py.protocol.messages import response_schema
-
     response_cls = response_schema(5, version)
     module = __import__(response_cls.__module__, fromlist=["StopReplicaPartitionError"])
     errors = tuple(module.StopReplicaPartitionError(topic_name=tp.topic, partition_index=tp.partition,
