@@ -138,6 +138,9 @@ class SaslServerConfig:
                                + f"; kafka-py supports {', '.join(SUPPORTED_SASL_MECHANISMS)}")
         self.enabled_mechanisms = mechanisms
         self.credential_cache = credential_cache
+        # (version, error) -> the ApiVersions response of the listener, set by the SocketServer;
+        # None: the authenticator's own, without features
+        self.api_version_supplier: Any = None
         self.plain_users: dict[str, str] = {}
         if PLAIN_MECHANISM in mechanisms:
             found = config.jaas_config(PLAIN_MECHANISM)
@@ -181,8 +184,10 @@ class SaslServerConfig:
                                lambda token_id: cache.token_credential(mechanism, token_id))
 
     def new_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> SaslServerAuthenticator:
-        return SaslServerAuthenticator(self.enabled_mechanisms, self.mechanism_server, connection_id,
-                                       self.connections_max_reauth_ms, time)
+        authenticator = SaslServerAuthenticator(self.enabled_mechanisms, self.mechanism_server, connection_id,
+                                                self.connections_max_reauth_ms, time)
+        authenticator.api_version_supplier = self.api_version_supplier
+        return authenticator
 
 
 class ChannelBuilder:

@@ -94,11 +94,15 @@ class SocketServer(KafkaMetricsGroup):
 
     def __init__(self, config: Any, time: Time = Time.SYSTEM,
                  request_channel: Optional[RequestChannel] = None,
-                 credential_provider: Any = None, api_version_manager: Any = None) -> None:
+                 credential_provider: Any = None, api_version_manager: Any = None,
+                 api_version_supplier: Any = None) -> None:
         self.config = config
         # What the listeners serve when it is not the broker's IMPLEMENTED_APIS: the KRaft
         # controller's SocketServer serves the controller's APIs (server/api_version_manager.py).
         self.api_version_manager = api_version_manager
+        # How a SASL listener answers an ApiVersions sent before authentication, as KafkaApis
+        # answers one after it (with the broker's features): Kafka's apiVersionSupplier.
+        self.api_version_supplier = api_version_supplier
         # SCRAM credentials SASL listeners check logins against (kafka_py/security/credential_cache.py).
         self.credential_provider = credential_provider
         # Per listener, how its connections authenticate; none for PLAINTEXT listeners.
@@ -262,6 +266,8 @@ class SocketServer(KafkaMetricsGroup):
             builder = create_channel_builder(self.config, end_point.listener_name.value,
                                              end_point.security_protocol, self.credential_provider)
             if builder is not None:
+                if builder.sasl is not None:
+                    builder.sasl.api_version_supplier = self.api_version_supplier
                 self._channel_builders[end_point.listener_name.value] = builder
         # The broker's own client side of the inter-broker (and control-plane) listener: its
         # credentials and stores are checked now too, not first by a replica fetcher.

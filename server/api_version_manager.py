@@ -23,10 +23,10 @@ import enum
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
-from kio.static.primitive import i16
+from kio.static.primitive import i16, i64
 
 from kafka_py.protocol.api_keys import DELEGATION_TOKEN_APIS, IMPLEMENTED_APIS, ApiKeys
 from kafka_py.protocol.errors import Errors
@@ -103,6 +103,47 @@ class ApiVersionManager(ABC):
         if "throttle_time" in {f.name for f in fields(module.ApiVersionsResponse)}:
             values["throttle_time"] = datetime.timedelta(milliseconds=throttle_time_ms)
         return module.ApiVersionsResponse(**values)
+
+
+def with_features(response: Any, broker_features: Any, feature_cache: Any) -> Any:
+    """An ApiVersions response of v3 or later with the broker's supported features, and the
+    finalized ones with their epoch once the broker knows them (Kafka's
+    ApiVersionsResponse.apiVersionsResponse with features); older versions carry none."""
+    if broker_features is None or not hasattr(response, "supported_features"):
+        return response
+    module = import_schema_module(f"kio.schema.api_versions.v{type(response).__version__}.response")
+    supported = tuple(module.SupportedFeatureKey(name=name, min_version=i16(r.min_version),
+                                                 max_version=i16(r.max_version))
+                      for name, r in broker_features.supported_features.items())
+    finalized = feature_cache.get() if feature_cache is not None else None
+    if finalized is None:
+        return replace(response, supported_features=supported)
+    return replace(response, supported_features=supported, finalized_features_epoch=i64(finalized.epoch),
+                   finalized_features=tuple(module.FinalizedFeatureKey(
+                       name=name, max_version_level=i16(r.max_version_level),
+                       min_version_level=i16(r.min_version_level)) for name, r in finalized.features.items()))
+
+
+class ApiVersionSupplier:
+    """What a broker's listeners answer ApiVersions with, before authentication (a SASL
+    listener's SaslServerAuthenticator) as after it (KafkaApis): the listener's API set (its
+    ApiVersionManager's, or the broker's IMPLEMENTED_APIS) and the broker's features. Kafka
+    2.8 hands the same supplier to its SaslChannelBuilder."""
+
+    def __init__(self, api_version_manager: Any, broker_features: Any, feature_cache: Any) -> None:
+        self.api_version_manager = api_version_manager
+        self.broker_features = broker_features
+        self.feature_cache = feature_cache
+
+    def __call__(self, version: int, error: Errors = Errors.NONE) -> Any:
+        from kafka_py.protocol.messages import api_versions_response
+
+        if self.api_version_manager is not None:
+            response = self.api_version_manager.api_version_response(version, error=error)
+        else:
+            response = api_versions_response(version, error)
+        return response if error is not Errors.NONE else with_features(response, self.broker_features,
+                                                                        self.feature_cache)
 
 
 class SimpleApiVersionManager(ApiVersionManager):

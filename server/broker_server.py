@@ -64,7 +64,12 @@ from kafka_py.server import quota_factory
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.alter_isr_manager import DefaultAlterIsrManager
 from kafka_py.server.auto_topic_creation_manager import DefaultAutoTopicCreationManager
-from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager, broker_apis
+from kafka_py.server.api_version_manager import (
+    ApiVersionSupplier,
+    ListenerType,
+    SimpleApiVersionManager,
+    broker_apis,
+)
 from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.broker_lifecycle_manager import BrokerLifecycleManager, listener_entries
 from kafka_py.server.broker_to_controller_channel_manager import (
@@ -251,7 +256,9 @@ class BrokerServer:
             # once the broker has caught up and everything behind the sockets is ready.
             self.api_version_manager = SimpleApiVersionManager(ListenerType.BROKER, broker_apis())
             self.socket_server = SocketServer(config, self.time, credential_provider=self.credential_provider,
-                                              api_version_manager=self.api_version_manager)
+                                              api_version_manager=self.api_version_manager,
+                                              api_version_supplier=ApiVersionSupplier(
+                                                  self.api_version_manager, self.broker_features, self.feature_cache))
             self.socket_server.startup(start_processing_requests=False, data_plane_listeners=self._broker_listeners())
 
             self.alter_isr_manager = DefaultAlterIsrManager(

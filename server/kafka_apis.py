@@ -37,7 +37,6 @@ their controller; ZooKeeper mode leaves ``forwarding_manager`` unset and none of
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import functools
 import logging
@@ -59,7 +58,6 @@ from kio.schema.list_offsets.v6.response import ListOffsetsTopicResponse
 from kio.schema.metadata.v11.response import MetadataResponse, MetadataResponseTopic
 from kio.schema.produce.v9.response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 
-from kio.static.primitive import i16, i64
 
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
 from kafka_py.common.api_error import ApiError
@@ -125,6 +123,7 @@ from kafka_py.server.kafka_apis_common import (
 )
 from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
 from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
+from kafka_py.server.api_version_manager import with_features
 from kafka_py.server.forwarding_manager import FORWARDED_APIS, ForwardingManager
 from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.replica_manager import (
@@ -562,20 +561,7 @@ class KafkaApis:
     def _with_features(self, response: Any) -> Any:
         """ApiVersions v3+: the supported features, and the finalized ones with their epoch when
         this broker knows them (ApiVersionManager.apiVersionResponse)."""
-        if self.broker_features is None or not hasattr(response, "supported_features"):
-            return response
-        module = import_schema_module(f"kio.schema.api_versions.v{type(response).__version__}.response")
-        supported = tuple(module.SupportedFeatureKey(name=name, min_version=i16(r.min_version),
-                                                     max_version=i16(r.max_version))
-                          for name, r in self.broker_features.supported_features.items())
-        finalized = self.feature_cache.get() if self.feature_cache is not None else None
-        if finalized is None:
-            return dataclasses.replace(response, supported_features=supported)
-        return dataclasses.replace(
-            response, supported_features=supported, finalized_features_epoch=i64(finalized.epoch),
-            finalized_features=tuple(module.FinalizedFeatureKey(name=name, max_version_level=i16(r.max_version_level),
-                                                                min_version_level=i16(r.min_version_level))
-                                     for name, r in finalized.features.items()))
+        return with_features(response, self.broker_features, self.feature_cache)
 
     # ------------------------------------------------------------------ UpdateFeatures
 

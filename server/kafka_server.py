@@ -96,6 +96,7 @@ from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManag
 from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
+from kafka_py.server.api_version_manager import ApiVersionSupplier
 from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.finalized_feature_change_listener import FinalizedFeatureChangeListener
@@ -299,7 +300,9 @@ class KafkaServer:
             # Bound now so the registration can name the real port; requests are served only
             # once everything behind the sockets is ready.
             self.credential_provider = CredentialCache()
-            self.socket_server = SocketServer(config, self.time, credential_provider=self.credential_provider)
+            self.socket_server = SocketServer(
+                config, self.time, credential_provider=self.credential_provider,
+                api_version_supplier=ApiVersionSupplier(None, self.broker_features, self.feature_cache))
             self.socket_server.startup(start_processing_requests=False)
 
             # How leaders change their ISR: AlterIsr to the controller, or (IBP < 2.7-IV2) their own

@@ -131,6 +131,9 @@ class SaslServerAuthenticator:
         # set of its own (a KRaft node's), set by the selector: ApiVersions lists that set, as
         # Kafka's authenticator answers with its listener's apiVersionSupplier.
         self.api_version_manager: Any = None
+        # The SaslChannelBuilder's apiVersionSupplier: ApiVersions answered as KafkaApis answers it
+        # (server/api_version_manager.py ApiVersionSupplier), features included; None without one.
+        self.api_version_supplier: Any = None
 
     @property
     def reauthenticating(self) -> bool:
@@ -220,6 +223,8 @@ class SaslServerAuthenticator:
         raise IllegalSaslStateException(f"Unexpected Kafka request of type {api.name} during SASL handshake.")
 
     def _api_versions_response(self, version: int, error: Errors = Errors.NONE) -> Any:
+        if self.api_version_supplier is not None:
+            return self.api_version_supplier(version, error)
         if self.api_version_manager is None:
             return api_versions_response(version, error)
         return self.api_version_manager.api_version_response(version, error=error)

@@ -21,7 +21,16 @@ from kio.static.primitive import i16
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
-from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, read_znode, unique_chroot, wait_until
+from tests.integration.broker_harness import (
+    ROOT,
+    BrokerProcess,
+    RawClient,
+    free_port,
+    read_znode,
+    unique_chroot,
+    wait_until,
+)
+from tests.integration.kraft_harness import listener_overrides
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +40,16 @@ def cluster(zookeeper, tmp_path_factory):
     for broker_id, features in ((0, "feature_a:1-3,feature_b:1-2"), (1, "feature_a:1-3,feature_b:1-5")):
         broker = BrokerProcess(tmp_path_factory.mktemp(f"features{broker_id}-"), zookeeper.connect_string, chroot,
                                broker_id, overrides={"supported.features": features})
+        if broker_id == 0:
+            # a SASL listener too, whose ApiVersions is answered before authentication
+            broker.sasl_port = free_port()
+            broker.overrides.update(listener_overrides(broker, {"SASL_PLAINTEXT": ("SASL_PLAINTEXT",
+                                                                                   broker.sasl_port)}))
+            broker.overrides.update({
+                "sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+                    'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";'})
+            broker.write_config()
         brokers.append(broker)
         broker.start()  # one at a time: broker 0 is the controller
     yield brokers
@@ -56,9 +75,9 @@ def feature_znode(broker: BrokerProcess) -> dict:
     return json.loads(data)
 
 
-def api_versions_features(broker: BrokerProcess):
+def api_versions_features(broker: BrokerProcess, port: int | None = None):
     module = __import__("kio.schema.api_versions.v3.request", fromlist=["ApiVersionsRequest"])
-    with RawClient(broker.port) as client:
+    with RawClient(port or broker.port) as client:
         response = client.request(ApiKeys.API_VERSIONS, 3, module.ApiVersionsRequest(
             client_software_name="test", client_software_version="1"))
     return ({f.name: (int(f.min_version), int(f.max_version)) for f in response.supported_features},
@@ -270,3 +289,12 @@ def test_cluster_tool_in_zookeeper_mode(cluster):
     assert cluster[1].registration() is not None
     missing = cluster_tool("cluster-id")
     assert missing.returncode == 1 and missing.stderr == "Please specify --bootstrap-server.\n"
+
+
+def test_a_sasl_listener_answers_api_versions_before_authentication_with_the_features(cluster):
+    """Kafka's SaslServerAuthenticator answers with the same supplier as KafkaApis: a client
+    that asks ApiVersions first on a SASL listener learns the features there too."""
+    broker = cluster[0]
+    before_sasl = api_versions_features(broker, port=broker.sasl_port)
+    assert before_sasl[0] == {"feature_a": (1, 3), "feature_b": (1, 2)}
+    assert before_sasl == api_versions_features(broker)
