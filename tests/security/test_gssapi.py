@@ -7,7 +7,8 @@ name their key.
 
 One KDC and one ZooKeeper-mode broker for the module: a PLAINTEXT listener (the harness) and a
 SASL_PLAINTEXT listener KERBEROS offering GSSAPI as kafka/localhost@KAFKA-PY.TEST. Clients
-name the service host ``localhost`` (kafka-python's sasl_kerberos_domain_name).
+name the service host ``localhost`` (kafka-python's sasl_kerberos_domain_name). One test adds
+a KRaft combined node whose SASL_SSL listener takes GSSAPI as kraft/localhost.
 """
 from __future__ import annotations
 
@@ -237,6 +238,55 @@ def test_kafka_python_produces_and_consumes_with_a_ticket(kerberos) -> None:
     finally:
         consumer.close()
     assert values == [f"record-{i}".encode() for i in range(5)]
+
+
+def test_a_kraft_node_serves_kerberos_over_sasl_ssl(kerberos, request, tmp_path) -> None:
+    """A KRaft combined node with a SASL_SSL listener taking GSSAPI under a service name of its
+    own: kafka-python logs in with a ticket over TLS, produces and consumes."""
+    from kafka import KafkaConsumer, KafkaProducer
+
+    from tests.integration.conftest import new_broker
+    from tests.integration.kraft_harness import listener_overrides
+    from tests.security.certs import make_pki
+
+    pki = make_pki(tmp_path / "pki")
+    keytab = kerberos.kdc.create_principal("kraft/localhost", tmp_path / "kraft.keytab")
+    port = free_port()
+    node = new_broker(request, "kraft", tmp_path / "node", env=kerberos.kdc.env)
+    node.overrides.update(listener_overrides(node, {"SECURED": ("SASL_SSL", port)}))
+    node.overrides.update({
+        "sasl.enabled.mechanisms": "GSSAPI",
+        "listener.name.secured.sasl.kerberos.service.name": "kraft",
+        "listener.name.secured.gssapi.sasl.jaas.config":
+            f'{KRB5_MODULE} required useKeyTab=true storeKey=true keyTab="{keytab}" '
+            f'principal="kraft/localhost@{kerberos.kdc.realm}";',
+        "listener.name.secured.ssl.keystore.type": "PEM",
+        "listener.name.secured.ssl.keystore.location": str(pki.server_keystore),
+    })
+    node.write_config()
+    node.start()
+    try:
+        kerberos.use("alice")
+        security = {"bootstrap_servers": f"localhost:{port}", "security_protocol": "SASL_SSL",
+                    "ssl_cafile": str(pki.ca_cert), "sasl_mechanism": "GSSAPI",
+                    "sasl_kerberos_service_name": "kraft", "sasl_kerberos_domain_name": "localhost"}
+        topic = f"kraft-kerberos-{uuid.uuid4().hex[:8]}"
+        producer = KafkaProducer(**security, acks="all")
+        try:
+            for i in range(3):
+                producer.send(topic, f"over-tls-{i}".encode()).get(timeout=30)
+        finally:
+            producer.close(timeout=10)
+        consumer = KafkaConsumer(topic, **security, auto_offset_reset="earliest", consumer_timeout_ms=10_000,
+                                 group_id=f"kraft-kerberos-{uuid.uuid4().hex[:6]}")
+        try:
+            values = [record.value for _, record in zip(range(3), consumer)]
+        finally:
+            consumer.close()
+        assert values == [f"over-tls-{i}".encode() for i in range(3)]
+    finally:
+        if node.running:
+            assert node.stop() == 0, node.tail()
 
 
 def test_principals_map_to_user_names_by_the_listener_rules(kerberos) -> None:
