@@ -153,7 +153,7 @@ def cluster():
         yield c
 
 
-def _row(key, value, topic, partition, offset, ts_us, ts_type, headers) -> tuple:
+def _row(key, value, topic, partition, offset, ts_us, ts_type, headers=None) -> tuple:
     if headers is not None:
         headers = [(h["key"], None if h["value"] is None else bytes(h["value"])) for h in headers]
     return (None if key is None else bytes(key), None if value is None else bytes(value), topic, partition, offset,
@@ -434,3 +434,34 @@ def test_a_read_through_an_independent_broker_implementation_tansu(tmp_path):
     finally:
         process.terminate()
         process.wait(30)
+
+
+# ---------------------------------------------------------------------------- security
+
+def test_a_read_over_sasl_ssl_with_the_sinks_options_or_the_java_clients():
+    with KafkaCluster(1, listener="SASL_SSL") as secure:
+        producer = KafkaProducer(**secure.client_config(), acks="all")
+        for i in range(50):
+            producer.send("secure", key=b"k%d" % i, value=b"v%d" % i)
+        producer.flush()
+        producer.close()
+        # librdkafka's names, as the kafka-log sink takes them
+        rdkafka = {f"kafka.{k}": str(v) for k, v in secure.client_config("confluent-kafka").items()}
+        java = {"kafka.bootstrap.servers": secure.bootstrap_servers, "kafka.security.protocol": "SASL_SSL",
+                "kafka.sasl.mechanism": secure.sasl_mechanism,
+                "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                          f'username="{secure.sasl_username}" password="{secure.sasl_password}";',
+                "kafka.ssl.truststore.type": "PEM", "kafka.ssl.truststore.location": str(secure.pki.ca_cert)}
+        for options in (rdkafka, java):
+            opts = KafkaLogOptions.parse({**options, "subscribe": "secure"})
+            planner = BrokerPlanner(opts)
+            try:
+                slices = planner.plan()
+            finally:
+                planner.close()
+            rows = table_rows([b for s in slices for b in read_broker_slice(s)])
+            assert [(r[0], r[1], r[4]) for r in rows] == [(b"k%d" % i, b"v%d" % i, i) for i in range(50)]
+        refused = KafkaLogOptions.parse({**rdkafka, "kafka.sasl.password": "wrong", "subscribe": "secure"})
+        with pytest.raises(KafkaLogBrokerException, match="refused the client: .*Check the options "
+                                                          "kafka.security.protocol, kafka.sasl.\\* and kafka.ssl.\\*"):
+            BrokerPlanner(refused).plan()
