@@ -448,6 +448,63 @@ class GssapiSaslServer:
         return b""
 
 
+class KerberosClientLogin:
+    """A client's Kerberos identity (a tool's ``--command-config``, a Java client's
+    ``sasl.jaas.config`` with Krb5LoginModule): the tickets of a keytab (``useKeyTab=true``,
+    ``keyTab``, ``principal``), or those a ``kinit`` left in the user's ticket cache
+    (``useTicketCache=true``, KRB5CCNAME or the default cache), as Kafka's clients take them.
+
+    ``configure`` errors are ValueError saying what is wrong; ``login_initiator`` takes the
+    credentials (ValueError when there are none)."""
+
+    def __init__(self, entries: list[AppConfigurationEntry], configured_service_name: Optional[str]) -> None:
+        krb5 = [e for e in entries if e.login_module_name == KRB5_LOGIN_MODULE]
+        if not krb5:
+            raise ValueError(f"GSSAPI needs a {KRB5_LOGIN_MODULE} entry")
+        options = krb5[0].options
+        self.use_keytab = _true(options.get("useKeyTab"))
+        self.keytab = options.get("keyTab")
+        self.principal = options.get("principal") or ""
+        if self.use_keytab and (not self.keytab or not self.principal):
+            raise ValueError("Krb5LoginModule with useKeyTab=true needs keyTab=\"<path>\" and principal=\"<name>\"")
+        if not self.use_keytab and not _true(options.get("useTicketCache")):
+            raise ValueError("Krb5LoginModule needs useKeyTab=true (with keyTab and principal) or "
+                             "useTicketCache=true (tickets from kinit)")
+        self.service_name = KerberosLogin.get_service_name(options.get("serviceName"), configured_service_name)
+        self.initiator_credentials: Any = None
+
+    def login_initiator(self) -> Any:
+        gssapi = _gssapi()
+        try:
+            if self.use_keytab:
+                if not os.access(self.keytab, os.R_OK):
+                    raise ValueError(f"the keytab {self.keytab} cannot be read")
+                name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
+                store = {b"client_keytab": os.fsencode(self.keytab),
+                         b"ccache": f"MEMORY:kafka-py-client-{id(self):x}-{os.getpid()}".encode()}
+                credentials = gssapi.Credentials(name=name, usage="initiate", store=store)
+            else:
+                name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal) if self.principal else None
+                credentials = gssapi.Credentials(name=name, usage="initiate")
+            credentials.lifetime  # a ticket now: no credentials is an error here, not at the first request
+        except gssapi.exceptions.GSSError as e:
+            where = f"the keytab {self.keytab}" if self.use_keytab else "the ticket cache (kinit first)"
+            raise ValueError(f"no Kerberos credentials{f' of {self.principal}' if self.principal else ''} "
+                             f"in {where}: {e}") from None
+        self.principal = str(credentials.name)
+        self.initiator_credentials = credentials
+        return credentials
+
+    def store_in(self, ccache: str) -> None:
+        """Write the credentials to the credential cache ``ccache`` (a clients library that reads
+        KRB5CCNAME, such as kafka-python's GSSAPI, then finds them)."""
+        self.initiator_credentials.store(store={b"ccache": ccache.encode()}, usage="initiate", overwrite=True,
+                                         set_default=True)
+
+    def sasl_client(self, host: str) -> "GssapiSaslClient":
+        return GssapiSaslClient(self.initiator_credentials, self.service_name, host, self.principal)
+
+
 class GssapiSaslClient:
     """The client side of RFC 4752, as a broker runs it against another broker's listener:
     ``evaluate_challenge(challenge) -> token`` (None when there is nothing more to send)."""

@@ -354,6 +354,9 @@ def client_configs(props: Mapping[str, str], client_class: type) -> dict[str, An
             # OAuthBearerLoginModule: kafka-python takes its tokens from a token provider
             out["sasl_oauth_token_provider"] = oauthbearer_token_provider(props)
             continue
+        if name == "sasl.jaas.config" and _is_gssapi(props):
+            _kafka_python_gssapi(props, out)
+            continue
         if name == "sasl.jaas.config":
             # A Java client's login (PlainLoginModule / ScramLoginModule ``username`` and
             # ``password``) is kafka-python's sasl_plain_username / sasl_plain_password.
@@ -448,6 +451,45 @@ def _is_oauthbearer(props: Mapping[str, str]) -> bool:
     return (props.get("sasl.mechanism") or "").strip() == "OAUTHBEARER"
 
 
+def _is_gssapi(props: Mapping[str, str]) -> bool:
+    return (props.get("sasl.mechanism") or "").strip() == "GSSAPI"
+
+
+def kerberos_client_login(props: Mapping[str, str]) -> Any:
+    """The Kerberos login of a Java client's properties: the Krb5LoginModule entry of
+    ``sasl.jaas.config`` (a keytab and principal, or ``useTicketCache=true`` for the tickets of
+    ``kinit``) and ``sasl.kerberos.service.name``; its credentials are taken now, so
+    CommandError says at once when there are none."""
+    from kafka_py.security.jaas_config import parse_jaas_config
+    from kafka_py.security.kerberos import KerberosClientLogin
+
+    text = props.get("sasl.jaas.config")
+    if not text:
+        raise CommandError("sasl.mechanism GSSAPI needs sasl.jaas.config with com.sun.security.auth.module."
+                           "Krb5LoginModule (useKeyTab=true keyTab=... principal=..., or useTicketCache=true)")
+    try:
+        login = KerberosClientLogin(parse_jaas_config(text), (props.get("sasl.kerberos.service.name") or "").strip()
+                                    or None)
+        login.login_initiator()
+    except ImportError as e:
+        raise CommandError(f"SASL/GSSAPI needs the gssapi package: {e}") from None
+    except ValueError as e:
+        raise CommandError(f"Invalid value for configuration sasl.jaas.config: SASL/GSSAPI cannot log in: {e}"
+                           ) from None
+    return login
+
+
+def _kafka_python_gssapi(props: Mapping[str, str], out: dict[str, Any]) -> None:
+    """kafka-python's GSSAPI takes its tickets from KRB5CCNAME: a keytab login's are written to
+    a credential cache of this process's own, which KRB5CCNAME then names."""
+    login = kerberos_client_login(props)
+    if login.use_keytab:
+        ccache = f"MEMORY:kafka-py-tool-{os.getpid()}"
+        login.store_in(ccache)
+        os.environ["KRB5CCNAME"] = ccache
+    out["sasl_kerberos_service_name"] = login.service_name
+
+
 def oauthbearer_login(props: Mapping[str, str]) -> Any:
     """The OAuthBearerLogin of a Java client's properties: the OAuthBearerLoginModule entry of
     ``sasl.jaas.config`` (``unsecuredLogin*`` options) through the unsecured login callback
@@ -495,9 +537,9 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
     """How a tool's own connection (kafka_py/clients/network_client.py) reaches a secured
     listener, from the admin client properties of ``--command-config``: ``security.protocol``,
     ``ssl.*`` (JKS, PKCS12 or PEM stores, ``ssl.endpoint.identification.algorithm``, https by
-    default as in Kafka's clients), ``sasl.mechanism`` (PLAIN by default here: the tools
-    have no GSSAPI client) and the ``username``/``password`` of ``sasl.jaas.config``. None for PLAINTEXT;
-    CommandError naming the key for a value it cannot use."""
+    default as in Kafka's clients), ``sasl.mechanism`` (PLAIN by default here) and the
+    ``username``/``password`` of ``sasl.jaas.config`` (OAUTHBEARER's and GSSAPI's logins
+    otherwise). None for PLAINTEXT; CommandError naming the key for a value it cannot use."""
     from kafka_py.cluster.broker import SecurityProtocol
     from kafka_py.network.channel_builders import SUPPORTED_SASL_MECHANISMS, ClientChannelBuilder
     from kafka_py.security.jaas_config import client_credentials, parse_jaas_config
@@ -516,14 +558,12 @@ def admin_channel_builder(props: Mapping[str, str]) -> Any:
     mechanism = username = password = extensions = None
     if protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
         mechanism = (props.get("sasl.mechanism") or "PLAIN").strip()
-        # The tools' own client has no GSSAPI side (the broker's is server-only).
-        client_mechanisms = [m for m in SUPPORTED_SASL_MECHANISMS if m != "GSSAPI"]
-        if mechanism not in client_mechanisms:
+        if mechanism not in SUPPORTED_SASL_MECHANISMS:
             raise CommandError(f"Invalid value {mechanism} for configuration sasl.mechanism: kafka-py's tools support "
-                               f"{', '.join(client_mechanisms)}")
-        if mechanism == "OAUTHBEARER":
+                               f"{', '.join(SUPPORTED_SASL_MECHANISMS)}")
+        if mechanism in ("OAUTHBEARER", "GSSAPI"):
             builder = ClientChannelBuilder("command-config", protocol, ssl_context, mechanism)
-            builder.login = oauthbearer_login(props)
+            builder.login = oauthbearer_login(props) if mechanism == "OAUTHBEARER" else kerberos_client_login(props)
             return builder
         text = props.get("sasl.jaas.config")
         if not text:

@@ -140,7 +140,7 @@ def test_sasl_plaintext_and_refused_logins(secure_broker, tmp_path) -> None:
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stdout + result.stderr
     # A bad value names its key.
     bad = tmp_path / "bad.properties"
-    bad.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\n"
+    bad.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=NTLM\n"
                    f"sasl.jaas.config={PLAIN_LOGIN.format('bob', 'bob-secret')}\n")
     result = _tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", str(bad), "--describe",
                    "--entity-type", "clients")

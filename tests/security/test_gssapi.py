@@ -289,6 +289,50 @@ def test_a_kraft_node_serves_kerberos_over_sasl_ssl(kerberos, request, tmp_path)
             assert node.stop() == 0, node.tail()
 
 
+def test_the_tools_log_in_with_a_keytab_or_the_ticket_cache(kerberos, tmp_path) -> None:
+    """--command-config with Krb5LoginModule, as a Java client's: kafka-topics.sh (through
+    kafka-python) with alice's keytab, kafka-configs.sh (the tools' own client) with the tickets
+    bob's kinit left; without tickets, a one-line error that says so."""
+    import subprocess
+
+    from tests.integration.broker_harness import ROOT
+
+    # INTERNAL: the service is kafka/127.0.0.1, the host every client connects to here
+    internal = next(int(entry.rsplit(":", 1)[1]) for entry in kerberos.broker.overrides["listeners"].split(",")
+                    if entry.startswith("INTERNAL://"))
+    server = f"127.0.0.1:{internal}"
+
+    def command_config(name: str, jaas: str) -> str:
+        path = tmp_path / f"{name}.properties"
+        path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n"
+                        f"sasl.jaas.config={KRB5_MODULE} required {jaas};\n")
+        return str(path)
+
+    def tool(script: str, *args: str, ccache: str = "FILE:/nonexistent") -> subprocess.CompletedProcess:
+        env = dict(os.environ, **kerberos.kdc.env, KRB5CCNAME=ccache)
+        return subprocess.run([str(ROOT / "bin" / script), *args], capture_output=True, text=True, timeout=120,
+                              env=env)
+
+    keytab = command_config("keytab", f'useKeyTab=true keyTab="{kerberos.kdc.workdir / "alice.keytab"}" '
+                                      f'principal="alice@{kerberos.kdc.realm}"')
+    topic = f"kerberos-tool-{uuid.uuid4().hex[:6]}"
+    created = tool("kafka-topics.sh", "--bootstrap-server", server, "--command-config", keytab, "--create",
+                   "--topic", topic, "--partitions", "1")
+    assert created.returncode == 0, created.stdout + created.stderr
+    listed = tool("kafka-topics.sh", "--bootstrap-server", server, "--command-config", keytab, "--list")
+    assert topic in listed.stdout.split(), listed.stdout + listed.stderr
+
+    cache = command_config("cache", "useTicketCache=true")
+    described = tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", cache, "--describe",
+                     "--entity-type", "users", ccache=kerberos.ccaches["bob"])
+    assert described.returncode == 0, described.stdout + described.stderr
+
+    no_tickets = tool("kafka-configs.sh", "--bootstrap-server", server, "--command-config", cache, "--describe",
+                      "--entity-type", "users")
+    assert no_tickets.returncode != 0
+    assert "kinit first" in no_tickets.stderr and "Traceback" not in no_tickets.stderr, no_tickets.stderr
+
+
 def test_principals_map_to_user_names_by_the_listener_rules(kerberos) -> None:
     expected = {"alice": "User:alice",  # DEFAULT: a principal of the default realm is its primary
                 "bob": "User:robert",  # the first rule renames bob
