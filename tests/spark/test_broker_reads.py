@@ -278,9 +278,14 @@ def test_a_stream_through_the_brokers_reads_what_the_log_dir_holds_with_max_offs
 
 # ---------------------------------------------------------------------------- bad input
 
-def test_a_topic_or_an_assigned_partition_that_does_not_exist_is_named(cluster):
+def test_a_topic_or_an_assigned_partition_that_does_not_exist_is_named(spark, cluster):
     with pytest.raises(KafkaLogOptionsException, match=r"Topic\(s\) no-such-topic named by subscribe do not exist"):
         broker_rows(cluster, subscribe="no-such-topic")
+    # what a Spark user sees: the query fails while it is planned, with the same words
+    reader = spark.read.format("kafka-log").option("subscribe", "no-such-topic")
+    reader = reader.option("kafka.bootstrap.servers", cluster.bootstrap)
+    with pytest.raises(Exception, match=r"Topic\(s\) no-such-topic named by subscribe do not exist in the cluster"):
+        reader.load().collect()
     with pytest.raises(KafkaLogOptionsException,
                        match=r"assign names partition\(s\) that do not exist: plain-7 \(plain has partitions 0 to 2\)"):
         broker_rows(cluster, assign='{"plain": [0, 7]}')
