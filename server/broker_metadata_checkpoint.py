@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from kafka_py.common.errors import KafkaException
 from kafka_py.server.checkpoints.checkpoint_file import atomic_write_bytes
 from kafka_py.utils import properties
+from kafka_py.utils.properties import PropertiesParseError
 from kafka_py.utils.java_limits import INT_MAX, INT_MIN
 
 if TYPE_CHECKING:
@@ -234,6 +235,8 @@ class BrokerMetadataCheckpoint:
             except FileNotFoundError:
                 logger.warning("No meta.properties file under dir %s", absolute_path)
                 return None
+            except PropertiesParseError:
+                raise  # the caller names the file and the line; no traceback for a bad file
             except Exception:
                 logger.error("Failed to read meta.properties file under dir %s", absolute_path, exc_info=True)
                 raise
@@ -259,6 +262,9 @@ def get_broker_metadata_and_offline_dirs(log_dirs: Iterable[str], ignore_missing
             offline_dirs.append(log_dir)
             logger.error("Failed to read %s", checkpoint_file, exc_info=True)
             continue
+        except PropertiesParseError as e:
+            # readable but not a properties file (Kafka's loadProps throws too): startup stops
+            raise KafkaException(f"Failed to read {checkpoint_file}: {e}") from None
         if props is not None:
             found[log_dir] = props
         elif not ignore_missing:

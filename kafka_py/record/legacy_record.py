@@ -165,6 +165,9 @@ class LegacyRecord:
                                           f"overhead {record_overhead(magic)})")
         pos = self._key_size_offset()
         for name in ("key", "value"):
+            if pos + 4 > size:
+                # a key that takes the bytes the value's length should be in
+                return CorruptRecordException(f"Record is corrupt (no room for its {name} size)")
             length = _I32.unpack_from(buf, pos)[0]
             pos += 4
             if length < -1 or (length > 0 and pos + length > size):
