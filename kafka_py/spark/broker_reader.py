@@ -12,7 +12,9 @@ log-dir read uses.
 What a consumer does, done here:
 
 * each batch's CRC is checked (the consumer's ``check.crcs``), and an answer cut short by the
-  size limit is read to its last whole batch;
+  size limit is read to its last whole batch; messages of the old formats (magic 0 and 1,
+  under a ``message.format.version`` below 0.11) are decoded one by one, as a consumer reads
+  them;
 * control batches (transaction markers) are never rows; under ``read_committed`` the
   transactional batches of the answer's aborted transactions are dropped as Fetcher does:
   a producer's batches are dropped from its aborted transaction's first offset until its
@@ -51,7 +53,15 @@ from kafka_py.record.default_record_batch import (
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
-from kafka_py.spark.arrow_records import RecordColumnsBuilder, decode_records
+from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
+from kafka_py.record.default_record_batch import TimestampType
+from kafka_py.spark.arrow_records import (
+    HEADERS_ARROW_TYPE,
+    TIMESTAMP_ARROW_TYPE,
+    RecordColumnsBuilder,
+    arrow_schema,
+    decode_records,
+)
 from kafka_py.spark.broker_client import (
     LEADER_ERRORS,
     READ_COMMITTED_LEVEL,
@@ -205,6 +215,31 @@ class _BrokerSliceReader:
                         f"again)", skip_what="them")
         return s.until_offset
 
+    def _legacy(self, view: memoryview, offset: int) -> tuple[int, Optional[pa.RecordBatch]]:
+        """The rows of one magic 0 or 1 log entry at or after ``offset``; the next offset."""
+        s = self.slice
+        entry = LegacyRecordBatch(view)
+        try:
+            entry.ensure_valid()
+            records = entry.records()
+            next_offset = entry.next_offset
+        except Exception as e:  # noqa: BLE001 - any failure to parse is a damaged entry
+            base = struct.unpack_from(">q", view, 0)[0]
+            self.stats.skipped_batches += 1
+            self._data_loss(f"Corrupt message of {self.tp} at offset {base} from broker {self._broker}: {e}",
+                            skip_what="the damaged message")
+            return max(offset, base + 1), None
+        self.stats.batches += 1
+        wanted = [r for r in records if offset <= r.offset < s.until_offset]
+        if entry.magic == 0:
+            timestamp_type, log_append_time = TimestampType.NO_TIMESTAMP_TYPE, -1
+        else:
+            timestamp_type = entry.timestamp_type
+            log_append_time = entry.max_timestamp if timestamp_type == TimestampType.LOG_APPEND_TIME else None
+        rows = _legacy_rows(wanted, s.topic, s.partition, int(timestamp_type), log_append_time,
+                            self.include_headers) if wanted else None
+        return max(offset, next_offset), rows
+
     def _consume(self, answer, offset: int, builder: RecordColumnsBuilder):
         """Add the whole batches of one answer from ``offset`` on; the offset to fetch next."""
         s = self.slice
@@ -228,10 +263,24 @@ class _BrokerSliceReader:
             magic = records[pos + MAGIC_OFFSET]
             view = records[pos:pos + size]
             pos += size
+            if magic in (0, 1):
+                # a message of an old format (message.format.version below 0.11), or a wrapper
+                # of compressed ones: rare enough to decode message by message
+                pending = builder.build()
+                if pending is not None and pending.num_rows:
+                    stats.records += pending.num_rows
+                    yield pending
+                offset, legacy = self._legacy(view, offset)
+                if legacy is not None and legacy.num_rows:
+                    stats.records += legacy.num_rows
+                    yield legacy
+                if offset >= until:
+                    return until
+                continue
             if magic != CURRENT_MAGIC_VALUE or size < RECORD_BATCH_OVERHEAD:
                 base = struct.unpack_from(">q", view, 0)[0]
                 self._data_loss(f"A batch of {self.tp} at offset {base} from broker {self._broker} has magic "
-                                f"{magic}: record batches of old message formats are not read", skip_what="it")
+                                f"{magic}, which no Kafka message format has", skip_what="it")
                 stats.skipped_batches += 1
                 offset = max(offset, base + 1)
                 continue
@@ -279,6 +328,26 @@ class _BrokerSliceReader:
                     stats.records += result.num_rows
                     yield result
         return min(offset, until) if offset >= until else offset
+
+
+def _legacy_rows(records: list, topic: str, partition: int, timestamp_type: int, log_append_time: Optional[int],
+                 include_headers: bool) -> pa.RecordBatch:
+    """Rows of magic 0 and 1 messages: no headers (null), the timestamp as the consumer gives
+    it (-1 with type -1 for magic 0, which has none)."""
+    n = len(records)
+    timestamps = [log_append_time if log_append_time is not None else r.timestamp for r in records]
+    arrays = [
+        pa.array([r.key for r in records], pa.binary()),
+        pa.array([r.value for r in records], pa.binary()),
+        pa.array([topic] * n, pa.string()),
+        pa.array([partition] * n, pa.int32()),
+        pa.array([r.offset for r in records], pa.int64()),
+        pa.array([t * 1000 for t in timestamps], pa.int64()).cast(TIMESTAMP_ARROW_TYPE),
+        pa.array([timestamp_type] * n, pa.int32()),
+    ]
+    if include_headers:
+        arrays.append(pa.nulls(n, HEADERS_ARROW_TYPE))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(include_headers))
 
 
 def _is_abort_marker(batch: DefaultRecordBatch, base_offset: int, count: int) -> bool:

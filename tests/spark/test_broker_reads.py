@@ -243,6 +243,33 @@ def test_offsets_json_and_timestamps_resolve_as_in_the_log_dir_read(cluster):
                        startingOffsetsByTimestampStrategy="latest") == []
 
 
+def test_messages_of_the_old_formats_are_read_as_a_consumer_reads_them(cluster):
+    """A topic with message.format.version 0.10.2 (magic 1) or 0.9.0 (magic 0) holds messages,
+    plain and in gzip wrappers, that the broker converted on append."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    admin.create_topics([NewTopic("format-v1", 1, 3, topic_configs={"message.format.version": "0.10.2"}),
+                         NewTopic("format-v0", 1, 3, topic_configs={"message.format.version": "0.9.0"})])
+    admin.close()
+    for topic, magic in (("format-v1", 1), ("format-v0", 0)):
+        for codec in (None, "gzip"):
+            # an idempotent producer needs magic 2: the broker refuses it on an old format
+            producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, compression_type=codec, linger_ms=5,
+                                     enable_idempotence=False, acks="all")
+            futures = [producer.send(topic, key=b"k%d" % i, value=b"v%d" % i, timestamp_ms=BASE_TIMESTAMP + i)
+                       for i in range(100)]
+            producer.flush()
+            assert [f.get(timeout=30).offset for f in futures][-1] == (99 if codec is None else 199)
+            producer.close()
+        rows = broker_rows(cluster, subscribe=topic, startingOffsets='{"%s": {"0": 50}}' % topic,
+                           endingOffsets='{"%s": {"0": 170}}' % topic)
+        assert [r[4] for r in rows] == list(range(50, 170))
+        assert [(r[0], r[1]) for r in rows] == [(b"k%d" % (o % 100), b"v%d" % (o % 100)) for o in range(50, 170)]
+        # magic 0 has no timestamp: -1 with type -1, as the consumer gives
+        assert {(r[5], r[6]) for r in rows if r[4] == 60} == (
+            {((BASE_TIMESTAMP + 60) * 1000, 0)} if magic == 1 else {(-1000, -1)})
+        assert {r[7] for r in rows} == {None}
+
+
 # ---------------------------------------------------------------------------- streaming
 
 def test_a_stream_through_the_brokers_reads_what_the_log_dir_holds_with_max_offsets_per_trigger(
