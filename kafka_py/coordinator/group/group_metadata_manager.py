@@ -219,11 +219,16 @@ def read_group_message_value(group_id: str, buffer, time: Time) -> Optional[Grou
         rebalance_timeout_ms=m.session_timeout if version == 0 else m.rebalance_timeout,
         session_timeout_ms=m.session_timeout, protocol_type=value.protocol_type,
         supported_protocols=[(value.protocol, m.subscription)], assignment=m.assignment) for m in value.members]
-    return GroupMetadata.load_group(
-        group_id=group_id, initial_state=Stable if members else Empty, generation_id=value.generation,
-        protocol_type=value.protocol_type, protocol_name=value.protocol, leader_id=value.leader,
-        current_state_timestamp=None if value.current_state_timestamp == -1 else value.current_state_timestamp,
-        members=members, time=time)
+    try:
+        return GroupMetadata.load_group(
+            group_id=group_id, initial_state=Stable if members else Empty, generation_id=value.generation,
+            protocol_type=value.protocol_type, protocol_name=value.protocol, leader_id=value.leader,
+            current_state_timestamp=None if value.current_state_timestamp == -1 else value.current_state_timestamp,
+            members=members, time=time)
+    except AssertionError as e:
+        # members a group cannot hold together (GroupMetadata.add's checks, which Kafka's
+        # loading trips over too): a record that cannot be read, like a malformed one
+        raise SchemaException(f"Group {group_id} cannot be loaded from its metadata record: {e}") from None
 
 
 def _consumer_assignment_partitions(assignment: bytes) -> tuple[list[TopicPartition], bytes]:
