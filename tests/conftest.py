@@ -24,6 +24,7 @@ LONGEST_FILES = (
     "tests/spark/test_kafka_sink.py",
     "tests/integration/test_restart_at_scale.py",
     "tests/spark/test_cluster_failover.py",
+    "tests/spark/test_broker_reads.py",
     "tests/integration/test_replication.py",
     "tests/integration/test_crash_points.py",
     "tests/fuzz/test_fuzz.py",
