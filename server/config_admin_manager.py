@@ -24,7 +24,12 @@ from kafka_py.metadata.controller.configuration_control_manager import ConfigRes
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
-from kafka_py.server.zk_admin_manager import AlterConfigOpType, ConfigResourceType, Log4jController, ZkAdminManager
+from kafka_py.server.zk_admin_manager import (
+    AlterConfigOpType,
+    ConfigResourceType,
+    ZkAdminManager,
+    alter_log_level_configs,
+)
 from kafka_py.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
@@ -123,14 +128,7 @@ class ConfigAdminManager:
             raise InvalidRequestException(str(e)) from None
 
     def _alter_log_level_configs(self, ops: Sequence[tuple[str, AlterConfigOpType, Any]]) -> None:
-        for name, op, value in ops:
-            if op is AlterConfigOpType.SET:
-                self.logger.info("Updating the log level of %s to %s", name, value)
-                Log4jController.log_level(name, value or "")
-            elif op is AlterConfigOpType.DELETE:
-                self.logger.info("Unset the log level of %s", name)
-                Log4jController.unset_log_level(name)
-
+        alter_log_level_configs(self.logger, ops)
 
 def reassemble_results(resources: Sequence[Any], preprocessed: Mapping[int, ApiError],
                        forwarded: Mapping[tuple[int, str], ApiError]) -> list[tuple[Any, ApiError]]:

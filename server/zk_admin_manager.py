@@ -313,6 +313,19 @@ class Log4jController:
 
 # -- ConfigHelper ----------------------------------------------------------------------------------
 
+
+def alter_log_level_configs(log: Any, ops: Sequence[tuple[str, "AlterConfigOpType", str | None]]) -> None:
+    """Set or unset the log levels of IncrementalAlterConfigs' BROKER_LOGGER resource (checked
+    before), logging each change on ``log``."""
+    for name, op, value in ops:
+        if op is AlterConfigOpType.SET:
+            log.info("Updating the log level of %s to %s", name, value)
+            Log4jController.log_level(name, value or "")
+        elif op is AlterConfigOpType.DELETE:
+            log.info("Unset the log level of %s", name)
+            Log4jController.unset_log_level(name)
+
+
 class ConfigHelper:
     """DescribeConfigs, and the per-config entries CreateTopics returns."""
 
@@ -997,10 +1010,4 @@ class ZkAdminManager:
                 raise InvalidRequestException(f"{op.name} operation is not allowed for the BROKER_LOGGER resource")
 
     def _alter_log_level_configs(self, ops: Sequence[tuple[str, AlterConfigOpType, str | None]]) -> None:
-        for name, op, value in ops:
-            if op is AlterConfigOpType.SET:
-                self.logger.info("Updating the log level of %s to %s", name, value)
-                Log4jController.log_level(name, value or "")
-            elif op is AlterConfigOpType.DELETE:
-                self.logger.info("Unset the log level of %s", name)
-                Log4jController.unset_log_level(name)
+        alter_log_level_configs(self.logger, ops)

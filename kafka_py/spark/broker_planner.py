@@ -45,6 +45,7 @@ from kafka_py.spark.options import (
     KafkaLogOptionsException,
 )
 from kafka_py.spark.segment_reader import KafkaLogDataLossException
+from kafka_py.spark.stream_planner import StreamChecks
 
 logger = logging.getLogger(__name__)
 
@@ -306,7 +307,7 @@ class BrokerSnapshot:
         return self.latest_offsets[tp]
 
 
-class BrokerStreamPlanner:
+class BrokerStreamPlanner(StreamChecks):
     """stream_planner.StreamPlanner's interface over the cluster: micro-batches of a stream
     read through the brokers."""
 
@@ -347,15 +348,6 @@ class BrokerStreamPlanner:
             return LATEST_OFFSET in spec.values()
         return spec == LATEST or (self.options.starting_timestamps is not None
                                   and self.options.starting_timestamp_strategy == "latest")
-
-    def check_checkpoint(self, offsets: Mapping[TopicPartition, int]) -> None:
-        foreign = sorted({str(tp) for tp in offsets if not self.options.subscription.includes(tp)})
-        if foreign:
-            raise KafkaLogOptionsException(
-                f"The checkpoint holds offsets of {', '.join(foreign)}, which "
-                f"{self.options.subscription.describe()} does not select: it was written by a query "
-                f"reading other topics. Start this query with a new checkpointLocation, or with the "
-                f"subscription (subscribe, subscribePattern or assign) its checkpoint was made with")
 
     def vanished(self, begins: Mapping[TopicPartition, int], snapshot: BrokerSnapshot) -> list[TopicPartition]:
         gone = sorted(tp for tp in begins if tp not in snapshot.replicas)
@@ -418,10 +410,3 @@ class BrokerStreamPlanner:
             if begin < until:
                 ranges.append((tp, begin, until))
         return self.planner.slices(ranges)
-
-    def data_loss(self, message: str, skip_what: str) -> None:
-        if self.options.fail_on_data_loss:
-            raise KafkaLogDataLossException(
-                f"{message}. Some data may have been lost; set the option failOnDataLoss to false to "
-                f"skip {skip_what} and read on.")
-        logger.warning("%s; skipping %s (failOnDataLoss=false)", message, skip_what)

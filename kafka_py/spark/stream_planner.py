@@ -99,7 +99,31 @@ class StreamSnapshot:
         return end
 
 
-class StreamPlanner:
+class StreamChecks:
+    """What the two stream planners (this one over log dirs, BrokerStreamPlanner through the
+    brokers) check the same way: a checkpoint's partitions, and data loss."""
+
+    options: KafkaLogOptions
+
+    def check_checkpoint(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Offsets from a checkpoint must be of partitions this query's subscription selects."""
+        foreign = sorted({str(tp) for tp in offsets if not self.options.subscription.includes(tp)})
+        if foreign:
+            raise KafkaLogOptionsException(
+                f"The checkpoint holds offsets of {', '.join(foreign)}, which "
+                f"{self.options.subscription.describe()} does not select: it was written by a query "
+                f"reading other topics. Start this query with a new checkpointLocation, or with the "
+                f"subscription (subscribe, subscribePattern or assign) its checkpoint was made with")
+
+    def data_loss(self, message: str, skip_what: str) -> None:
+        if self.options.fail_on_data_loss:
+            raise KafkaLogDataLossException(
+                f"{message}. Some data may have been lost; set the option failOnDataLoss to false to "
+                f"skip {skip_what} and read on.")
+        logger.warning("%s; skipping %s (failOnDataLoss=false)", message, skip_what)
+
+
+class StreamPlanner(StreamChecks):
     def __init__(self, options: KafkaLogOptions, cluster: Optional[ClusterOffsets] = None) -> None:
         self.options = options
         self.cluster = cluster
@@ -149,16 +173,6 @@ class StreamPlanner:
         if isinstance(spec, dict):
             return LATEST_OFFSET in spec.values()
         return spec == LATEST
-
-    def check_checkpoint(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """Offsets from a checkpoint must be of partitions this query's subscription selects."""
-        foreign = sorted({str(tp) for tp in offsets if not self.options.subscription.includes(tp)})
-        if foreign:
-            raise KafkaLogOptionsException(
-                f"The checkpoint holds offsets of {', '.join(foreign)}, which "
-                f"{self.options.subscription.describe()} does not select: it was written by a query "
-                f"reading other topics. Start this query with a new checkpointLocation, or with the "
-                f"subscription (subscribe, subscribePattern or assign) its checkpoint was made with")
 
     def vanished(self, begins: Mapping[TopicPartition, int], snapshot: StreamSnapshot) -> list[TopicPartition]:
         """Partitions the stream was reading that are no longer in the log dirs (data loss)."""
@@ -228,10 +242,3 @@ class StreamPlanner:
         return planner.plan_ranges(logs, ranges, self.options.fail_on_data_loss,
                                    self.options.max_bytes_per_partition, self.options.min_partitions,
                                    self.options.read_committed)
-
-    def data_loss(self, message: str, skip_what: str) -> None:
-        if self.options.fail_on_data_loss:
-            raise KafkaLogDataLossException(
-                f"{message}. Some data may have been lost; set the option failOnDataLoss to false to "
-                f"skip {skip_what} and read on.")
-        logger.warning("%s; skipping %s (failOnDataLoss=false)", message, skip_what)

@@ -214,37 +214,36 @@ def test_the_broker_logs_in_to_its_own_inter_broker_listener_with_its_keytab(ker
 
 
 def test_kafka_python_produces_and_consumes_with_a_ticket(kerberos) -> None:
-    from kafka import KafkaConsumer, KafkaProducer
-
     kerberos.use("alice")
     security = {"bootstrap_servers": f"127.0.0.1:{kerberos.port}", "security_protocol": "SASL_PLAINTEXT",
                 "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
                 "sasl_kerberos_domain_name": "localhost"}
-    topic = f"kerberos-{uuid.uuid4().hex[:8]}"
+    assert _produced_and_read_back(security, f"kerberos-{uuid.uuid4().hex[:8]}", 5)
+
+
+def _produced_and_read_back(security: dict, topic: str, count: int) -> bool:
+    """kafka-python writes ``count`` records to ``topic`` and a consumer of a new group reads
+    them back, both with ``security``: whether it read exactly those."""
+    from kafka import KafkaConsumer, KafkaProducer
+
     producer = KafkaProducer(**security, acks="all")
     try:
-        for i in range(5):
+        for i in range(count):
             producer.send(topic, f"record-{i}".encode()).get(timeout=30)
     finally:
         producer.close(timeout=10)
     consumer = KafkaConsumer(topic, **security, auto_offset_reset="earliest", consumer_timeout_ms=10_000,
                              group_id=f"kerberos-group-{uuid.uuid4().hex[:6]}")
     try:
-        values = []
-        for record in consumer:
-            values.append(record.value)
-            if len(values) == 5:
-                break
+        values = [record.value for _, record in zip(range(count), consumer)]
     finally:
         consumer.close()
-    assert values == [f"record-{i}".encode() for i in range(5)]
+    return values == [f"record-{i}".encode() for i in range(count)]
 
 
 def test_a_kraft_node_serves_kerberos_over_sasl_ssl(kerberos, request, tmp_path) -> None:
     """A KRaft combined node with a SASL_SSL listener taking GSSAPI under a service name of its
     own: kafka-python logs in with a ticket over TLS, produces and consumes."""
-    from kafka import KafkaConsumer, KafkaProducer
-
     from tests.integration.conftest import new_broker
     from tests.integration.kraft_harness import listener_overrides
     from tests.security.certs import make_pki
@@ -270,20 +269,7 @@ def test_a_kraft_node_serves_kerberos_over_sasl_ssl(kerberos, request, tmp_path)
         security = {"bootstrap_servers": f"localhost:{port}", "security_protocol": "SASL_SSL",
                     "ssl_cafile": str(pki.ca_cert), "sasl_mechanism": "GSSAPI",
                     "sasl_kerberos_service_name": "kraft", "sasl_kerberos_domain_name": "localhost"}
-        topic = f"kraft-kerberos-{uuid.uuid4().hex[:8]}"
-        producer = KafkaProducer(**security, acks="all")
-        try:
-            for i in range(3):
-                producer.send(topic, f"over-tls-{i}".encode()).get(timeout=30)
-        finally:
-            producer.close(timeout=10)
-        consumer = KafkaConsumer(topic, **security, auto_offset_reset="earliest", consumer_timeout_ms=10_000,
-                                 group_id=f"kraft-kerberos-{uuid.uuid4().hex[:6]}")
-        try:
-            values = [record.value for _, record in zip(range(3), consumer)]
-        finally:
-            consumer.close()
-        assert values == [f"over-tls-{i}".encode() for i in range(3)]
+        assert _produced_and_read_back(security, f"kraft-kerberos-{uuid.uuid4().hex[:8]}", 3)
     finally:
         if node.running:
             assert node.stop() == 0, node.tail()
