@@ -38,11 +38,11 @@ from kafka_py.spark.broker_client import (
 from kafka_py.spark.broker_reader import BrokerSlice
 from kafka_py.spark.options import (
     EARLIEST,
-    EARLIEST_OFFSET,
     LATEST,
     LATEST_OFFSET,
     KafkaLogOptions,
     KafkaLogOptionsException,
+    resolve_offset,
 )
 from kafka_py.spark.segment_reader import KafkaLogDataLossException
 from kafka_py.spark.stream_planner import StreamChecks
@@ -176,7 +176,7 @@ class BrokerPlanner:
                             f"partitions at their latest offset")
                 result[tp] = offset
                 continue
-            result[tp] = _resolve(options.starting_offsets, tp, earliest[tp], latest[tp], EARLIEST)
+            result[tp] = resolve_offset(options.starting_offsets, tp, earliest[tp], latest[tp], EARLIEST)
         return result
 
     def ending_offsets(self, tps: list[TopicPartition], earliest: Mapping[TopicPartition, int],
@@ -190,7 +190,7 @@ class BrokerPlanner:
                 # no record that late: to the end, as Spark's source
                 result[tp] = latest[tp] if by_time[tp] is None else by_time[tp]
             else:
-                result[tp] = _resolve(options.ending_offsets, tp, earliest[tp], latest[tp], LATEST)
+                result[tp] = resolve_offset(options.ending_offsets, tp, earliest[tp], latest[tp], LATEST)
         return result
 
     # ------------------------------------------------------------------ a batch read
@@ -258,18 +258,6 @@ class BrokerPlanner:
                 if hi > lo:
                     result.append(BrokerSlice(tp.topic, tp.partition, lo, hi, self.config, self.options.read_committed))
         return result
-
-
-def _resolve(spec, tp: TopicPartition, earliest: int, latest: int, default: str) -> int:
-    if isinstance(spec, dict):
-        value = spec.get(tp, EARLIEST_OFFSET if default == EARLIEST else LATEST_OFFSET)
-    else:
-        value = EARLIEST_OFFSET if spec == EARLIEST else LATEST_OFFSET
-    if value == EARLIEST_OFFSET:
-        return earliest
-    if value == LATEST_OFFSET:
-        return latest
-    return value
 
 
 def _timestamp_of(spec, tp: TopicPartition) -> int:

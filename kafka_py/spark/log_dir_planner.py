@@ -49,13 +49,12 @@ from kafka_py.record.file_records import FileRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 from kafka_py.spark.options import (
     EARLIEST,
-    EARLIEST_OFFSET,
     LATEST,
-    LATEST_OFFSET,
     KafkaLogOptions,
     KafkaLogOptionsException,
     OffsetSpec,
     Subscription,
+    resolve_offset,
 )
 from kafka_py.spark.replicas import choose_replica, highest_checkpointed_high_watermark, read_broker_id
 from kafka_py.spark.segment_reader import KafkaLogDataLossException, SegmentSlice, find_next_valid_batch
@@ -445,8 +444,8 @@ class LogDirPlanner:
             if options.read_committed:
                 latest = max(log.log_start_offset, last_stable_offset(log, latest))
             earliest = log.log_start_offset
-            start = self._resolve(options.starting_offsets, tp, earliest, latest, EARLIEST)
-            until = self._resolve(options.ending_offsets, tp, earliest, latest, LATEST)
+            start = resolve_offset(options.starting_offsets, tp, earliest, latest, EARLIEST)
+            until = resolve_offset(options.ending_offsets, tp, earliest, latest, LATEST)
             if start > until:
                 raise KafkaLogOptionsException(
                     f"Beginning offset {start} is after the ending offset {until} for topic {tp.topic} "
@@ -467,18 +466,6 @@ class LogDirPlanner:
                 until = latest
             ranges.append(OffsetRange(tp, start, max(start, until)))
         return ranges
-
-    @staticmethod
-    def _resolve(spec: OffsetSpec, tp: TopicPartition, earliest: int, latest: int, default: str) -> int:
-        if isinstance(spec, dict):
-            value = spec.get(tp, EARLIEST_OFFSET if default == EARLIEST else LATEST_OFFSET)
-        else:
-            value = EARLIEST_OFFSET if spec == EARLIEST else LATEST_OFFSET
-        if value == EARLIEST_OFFSET:
-            return earliest
-        if value == LATEST_OFFSET:
-            return latest
-        return value
 
     def chosen_logs(self, options: KafkaLogOptions) -> dict[TopicPartition, PartitionLog]:
         """The replica of each selected partition that a read of ``options`` uses, described."""

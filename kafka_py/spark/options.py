@@ -53,7 +53,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from kafka_py.common.topic_partition import TopicPartition
 
@@ -105,6 +105,20 @@ _BROKERS_ONLY = ("startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "star
                  "startingOffsetsByTimestampStrategy")
 
 OffsetSpec = Union[str, dict]  # EARLIEST, LATEST, or {TopicPartition: offset}
+
+
+def resolve_offset(spec: OffsetSpec, tp: Any, earliest: int, latest: int, default: str) -> int:
+    """The offset ``spec`` gives ``tp`` in a log from ``earliest`` to ``latest``: a JSON spec's
+    own (-2 earliest, -1 latest), ``default`` for a partition it does not name."""
+    if isinstance(spec, dict):
+        value = spec.get(tp, EARLIEST_OFFSET if default == EARLIEST else LATEST_OFFSET)
+    else:
+        value = EARLIEST_OFFSET if spec == EARLIEST else LATEST_OFFSET
+    if value == EARLIEST_OFFSET:
+        return earliest
+    if value == LATEST_OFFSET:
+        return latest
+    return value
 
 
 class KafkaLogOptionsException(ValueError):
