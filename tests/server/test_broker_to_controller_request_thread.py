@@ -61,8 +61,9 @@ class AnsweringController:
                 header, _ = RequestHeader.parse(memoryview(frame))  # (only the header: no broker parses 63)
                 response = BrokerHeartbeatResponse(throttle_time=datetime.timedelta(0), error_code=Errors.NONE.error_code,
                                                    is_caught_up=True, is_fenced=False, should_shut_down=False)
-                conn.sendall(encode_response(header.to_response_header(), response))
+                # counted before it is sent: the client may read the count as soon as it has the answer
                 self.answered += 1
+                conn.sendall(encode_response(header.to_response_header(), response))
 
     def close(self) -> None:
         self.sock.close()
