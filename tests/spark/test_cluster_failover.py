@@ -1,18 +1,20 @@
-"""A stream over the log dirs of a three-broker cluster (RF=3) while its leader is killed, and
-the same stream read through the brokers (Fetch to each partition's leader, no log dirs).
+"""Streams over a three-broker cluster (RF=3) while its leader is killed: over the log dirs,
+and through the brokers (Fetch to each partition's leader, no log dirs).
 
 An idempotent acks=all producer writes on (tests/integration/replicated_cluster.py's
-ProduceLoad); the stream reads the dirs of all three brokers into a memory sink; the leader of
-a partition is killed with SIGKILL mid-stream and a new one is elected. Every acknowledged
-record reaches the sink once, at the offset it was acknowledged at, with its value: no row is
-read twice, none from a replica's uncommitted tail. An RF=1 topic with a partition on each
-broker is read in the same stream: each of its records once, the one on the killed broker
-included, and the stream goes on past that partition going offline."""
+ProduceLoad); three streams run at once in one Spark session, each into a memory sink, each
+learning the high watermarks its own way: from the brokers while reading the log dirs of all
+three brokers, from the replication checkpoints in those dirs alone, and by reading through
+the brokers. The leader of a partition is killed with SIGKILL mid-stream and a new one is
+elected. In every stream, every acknowledged record arrives once, at the offset it was
+acknowledged at, with its value: no row read twice, none from a replica's uncommitted tail. An
+RF=1 topic with a partition on each broker is read in the same streams: each of its records
+once, the one on the killed broker included, and the streams go on past that partition going
+offline. One cluster and one kill serve all three streams: each stream's planning and reading
+meets the same failover."""
 from __future__ import annotations
 
 import json
-
-import pytest
 
 from kafka import KafkaProducer
 
@@ -22,16 +24,17 @@ from tests.integration.replicated_cluster import CLUSTER_PROPS, ProduceLoad, Rep
 WAIT_S = 180
 TOPIC = "failover"
 RF1_TOPIC = "failover-rf1"
+#: How each stream learns the high watermarks: the table name and its reader's options.
+HIGH_WATERMARKS = ("bootstrap_servers", "checkpoint", "brokers")
 
 
-@pytest.mark.parametrize("high_watermarks", ["bootstrap servers", "checkpoint", "brokers"])
-def test_a_stream_over_three_brokers_survives_a_leader_kill(spark, zookeeper, tmp_path, high_watermarks):
+def test_streams_over_three_brokers_survive_a_leader_kill(spark, zookeeper, tmp_path):
     chroot = unique_chroot("spark-failover")
     props = dict(CLUSTER_PROPS, **{"replica.high.watermark.checkpoint.interval.ms": "200"})
     brokers = [BrokerProcess(tmp_path / f"broker-{i}", zookeeper.connect_string, chroot, broker_id=i, overrides=props)
                for i in range(3)]
     cluster = ReplicatedCluster(brokers).start()
-    query = None
+    queries = {}
     load = None
     try:
         cluster.create_topic(TOPIC, {0: [0, 1, 2], 1: [1, 2, 0]})
@@ -45,47 +48,52 @@ def test_a_stream_over_three_brokers_survives_a_leader_kill(spark, zookeeper, tm
         load.start()
         load.wait_acked(400)
 
-        reader = spark.readStream.format("kafka-log").option("subscribe", f"{TOPIC},{RF1_TOPIC}")
-        if high_watermarks != "brokers":
-            reader = reader.option("paths", json.dumps([str(b.log_dir) for b in brokers]))
-        if high_watermarks != "checkpoint":
-            # with no paths: read through the brokers, each task fetching from the leader
-            reader = reader.option("kafka.bootstrap.servers", ",".join(cluster.bootstrap()))
-        table = "failover_" + high_watermarks.split()[0]
-        query = (reader.load().select("topic", "partition", "offset", "value").writeStream.format("memory")
-                 .queryName(table).option("checkpointLocation", str(tmp_path / "cp"))
-                 .trigger(processingTime="500 milliseconds").start())
+        for high_watermarks in HIGH_WATERMARKS:
+            reader = spark.readStream.format("kafka-log").option("subscribe", f"{TOPIC},{RF1_TOPIC}")
+            if high_watermarks != "brokers":
+                reader = reader.option("paths", json.dumps([str(b.log_dir) for b in brokers]))
+            if high_watermarks != "checkpoint":
+                # with no paths: read through the brokers, each task fetching from the leader
+                reader = reader.option("kafka.bootstrap.servers", ",".join(cluster.bootstrap()))
+            table = "failover_" + high_watermarks
+            queries[table] = (reader.load().select("topic", "partition", "offset", "value").writeStream
+                              .format("memory").queryName(table)
+                              .option("checkpointLocation", str(tmp_path / f"cp-{high_watermarks}"))
+                              .trigger(processingTime="500 milliseconds").start())
 
-        def rows(topic: str = TOPIC) -> list:
-            if query.exception() is not None:
-                raise query.exception()
+        def rows(table: str, topic: str = TOPIC) -> list:
+            if queries[table].exception() is not None:
+                raise queries[table].exception()
             return [(r["partition"], r["offset"], bytes(r["value"]))
                     for r in spark.sql(f"select * from {table} where topic = '{topic}'").collect()]
 
-        wait_until(lambda: len(rows()) >= 200, WAIT_S, "the stream read nothing", interval=0.5)
-        wait_until(lambda: len(rows(RF1_TOPIC)) >= len(rf1_acked), WAIT_S, "the RF=1 topic was not read",
-                   interval=0.5)
+        for table in queries:
+            wait_until(lambda: len(rows(table)) >= 200, WAIT_S, f"{table}: the stream read nothing", interval=0.5)
+            wait_until(lambda: len(rows(table, RF1_TOPIC)) >= len(rf1_acked), WAIT_S,
+                       f"{table}: the RF=1 topic was not read", interval=0.5)
         leader = cluster.leaders(TOPIC, 2)[0]
         cluster.broker(leader).kill()
         cluster.wait_led_by_live_brokers(TOPIC, 2)
         load.wait_acked(600)
         load.stop()
         acked = {(p, o): value for value, (p, o) in load.acked.items()}
-        wait_until(lambda: set(acked) <= {(p, o) for p, o, _ in rows()}, WAIT_S,
-                   "acknowledged records never reached the stream", interval=0.5)
-        seen = rows()
-        positions = [(p, o) for p, o, _ in seen]
-        assert len(positions) == len(set(positions)), "a record was read twice"
-        for p, o, value in seen:
-            if (p, o) in acked:
-                assert value == acked[(p, o)], f"{TOPIC}-{p} offset {o} holds another record than was acknowledged"
-            else:
-                # Only a record the producer gave up on may be there unacknowledged.
-                assert value in load.failed, f"{TOPIC}-{p} offset {o}: a record nobody produced"
-        rf1 = rows(RF1_TOPIC)
-        assert len(rf1) == len(rf1_acked) and {(p, o): v for p, o, v in rf1} == rf1_acked
+        for table in queries:
+            wait_until(lambda: set(acked) <= {(p, o) for p, o, _ in rows(table)}, WAIT_S,
+                       f"{table}: acknowledged records never reached the stream", interval=0.5)
+            seen = rows(table)
+            positions = [(p, o) for p, o, _ in seen]
+            assert len(positions) == len(set(positions)), f"{table}: a record was read twice"
+            for p, o, value in seen:
+                if (p, o) in acked:
+                    assert value == acked[(p, o)], \
+                        f"{table}: {TOPIC}-{p} offset {o} holds another record than was acknowledged"
+                else:
+                    # Only a record the producer gave up on may be there unacknowledged.
+                    assert value in load.failed, f"{table}: {TOPIC}-{p} offset {o}: a record nobody produced"
+            rf1 = rows(table, RF1_TOPIC)
+            assert len(rf1) == len(rf1_acked) and {(p, o): v for p, o, v in rf1} == rf1_acked, table
     finally:
-        if query is not None:
+        for query in queries.values():
             query.stop()
         if load is not None and load._thread.is_alive():
             load.stop()
