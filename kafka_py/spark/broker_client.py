@@ -5,15 +5,27 @@ clients (KafkaOffsetReaderAdmin asks for partitions and offsets, KafkaDataConsum
 records), made here with kafka-py's own NetworkClient (kafka_py/clients/network_client.py,
 one connection per broker through kafka_py/tools/broker_connections.BrokerConnections):
 
-* Metadata (v9) for the topics, their partitions and each partition's leader;
-* ListOffsets (v5) for the earliest and latest offsets, the latter at the read's isolation
+* ApiVersions, once per connection, before anything else is sent on it;
+* Metadata for the topics, their partitions and each partition's leader;
+* ListOffsets for the earliest and latest offsets, the latter at the read's isolation
   level (the high watermark, or the last stable offset under ``read_committed``), and for the
   offsets of timestamps, sent to each partition's leader;
-* Fetch (v11, the consumer's replica id -1, outside any fetch session) of one partition,
+* Fetch (the consumer's replica id -1, outside any fetch session) of one partition,
   written and read by the broker's own codec (kafka_py.tuning.fast_paths) so that the
   records of the answer stay a view of the one buffer the answer was read into: the
   executor's Arrow conversion (kafka_py/spark/arrow_records.py) takes the batches from
   there, with no record object on the way.
+
+Versions are negotiated as the Java client's NodeApiVersions does: each request goes at the
+newest version that both this client (``CLIENT_VERSIONS``: Metadata 1-11, ListOffsets 1-6,
+Fetch 0-12, the versions of Kafka 2.8.2 down to those of Kafka 0.10.1) and the broker the
+connection leads to support. A broker without a version in common for an API fails the read
+naming the API and both ranges; ``read_committed`` needs the isolation level of ListOffsets v2
+and Fetch v4 (Kafka 0.11, KIP-98), and says so against an older broker. Below Metadata v4 a
+request cannot forbid creating the topics it names, so there every topic is asked for and the
+named ones picked out: a read never creates a topic, whatever the broker's
+``auto.create.topics.enable``. A Fetch below v4 may be answered in message format v0 or v1
+(the broker converts down for clients that old), which the executor decodes message by message.
 
 Settings are the Java client's, ``kafka.``-prefixed in the source's options (Spark passes
 them to its consumer the same way): ``security.protocol``, ``ssl.*`` (JKS, PKCS12 or PEM
@@ -30,18 +42,29 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kafka_py.clients.network_client import PreparedRequest
 from kafka_py.common.errors import KafkaException
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 
 logger = logging.getLogger(__name__)
 
-METADATA_VERSION = 9
-LIST_OFFSETS_VERSION = 5
-FETCH_VERSION = 11
+#: The (oldest, newest) version of each API that this client writes and reads. The oldest are
+#: Kafka 0.10.1's: ListOffsets v1 is the first with timestamps (KIP-79), and Metadata v1 the
+#: first whose null topic list means every topic.
+CLIENT_VERSIONS: dict[ApiKeys, tuple[int, int]] = {
+    ApiKeys.METADATA: (1, 11),
+    ApiKeys.LIST_OFFSETS: (1, 6),
+    ApiKeys.FETCH: (0, 12),
+}
+#: The oldest versions that carry an isolation level (Kafka 0.11, KIP-98): what a
+#: ``read_committed`` read needs.
+READ_COMMITTED_VERSIONS: dict[ApiKeys, int] = {ApiKeys.LIST_OFFSETS: 2, ApiKeys.FETCH: 4}
+#: Metadata from this version on can say not to create the topics it names.
+NO_AUTO_CREATE_METADATA_VERSION = 4
 #: The replica id of a consumer's Fetch and ListOffsets.
 CONSUMER_REPLICA_ID = -1
 EARLIEST_TIMESTAMP = -2
@@ -74,6 +97,11 @@ LEADER_ERRORS = frozenset({
 class KafkaLogBrokerException(KafkaException):
     """The cluster could not answer what a read needs: unreachable past the timeout, a refused
     login, or an error that retrying does not cure."""
+
+
+class KafkaLogUnsupportedVersionException(KafkaLogBrokerException):
+    """A broker and this client have no version of an API in common (the Java client's
+    UnsupportedVersionException): retrying does not cure it."""
 
 
 class KafkaLogClientConfigException(ValueError):
@@ -159,8 +187,9 @@ class TopicInfo:
 class _FetchOne(PreparedRequest):
     """A sessionless consumer Fetch of one partition (see the module docstring)."""
 
-    def __init__(self, tp: TopicPartition, offset: int, leader_epoch: int, max_wait_ms: int, max_bytes: int,
-                 isolation_level: int) -> None:
+    def __init__(self, version: int, tp: TopicPartition, offset: int, leader_epoch: int, max_wait_ms: int,
+                 max_bytes: int, isolation_level: int) -> None:
+        self.version = version
         self.tp = tp
         self.offset = offset
         self.leader_epoch = leader_epoch
@@ -174,14 +203,40 @@ class _FetchOne(PreparedRequest):
         # session id 0, epoch -1: a full fetch outside any fetch session; min bytes 1: answer
         # as soon as there is anything
         partition = (self.tp.partition, self.leader_epoch, self.offset, -1, -1, self.max_bytes)
-        return encode_fetch_request(FETCH_VERSION, correlation_id, client_id, CONSUMER_REPLICA_ID,
+        return encode_fetch_request(self.version, correlation_id, client_id, CONSUMER_REPLICA_ID,
                                     self.max_wait_ms, 1, self.max_bytes, self.isolation_level, 0, -1,
                                     [(self.tp.topic, [partition])])
 
     def read_response(self, body: memoryview) -> Any:
         from kafka_py.tuning.fast_paths import read_fetch_response
 
-        return read_fetch_response(FETCH_VERSION, body)
+        return read_fetch_response(self.version, body)
+
+
+class _ApiVersionsOne(PreparedRequest):
+    """An ApiVersions request of ``version``, whose answer is read as Kafka's clients read it:
+    an answer carrying an error is in the layout of v0 whatever was asked (a broker sends
+    UNSUPPORTED_VERSION that way to a client newer than itself, KIP-511)."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+    def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
+        from kafka_py.protocol.entities import build_entity
+        from kafka_py.protocol.headers import RequestHeader
+        from kafka_py.protocol.messages import encode_request, request_schema
+        from kafka_py.protocol.requests import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
+
+        header = RequestHeader.for_request(ApiKeys.API_VERSIONS, self.version, correlation_id, client_id)
+        body = build_entity(request_schema(ApiKeys.API_VERSIONS, self.version), {
+            "client_software_name": CLIENT_SOFTWARE_NAME, "client_software_version": CLIENT_SOFTWARE_VERSION})
+        return encode_request(header, body)
+
+    def read_response(self, body: memoryview) -> Any:
+        from kafka_py.protocol.messages import parse_response
+
+        error_code = int.from_bytes(body[:2], "big", signed=True) if len(body) >= 2 else 0
+        return parse_response(ApiKeys.API_VERSIONS, 0 if error_code else self.version, body)
 
 
 class BrokerClient:
@@ -198,6 +253,8 @@ class BrokerClient:
         self._connections.connect_timeout_ms = config.setting("socket.connection.setup.timeout.ms")
         self.brokers: dict[int, str] = {}
         self.partitions: dict[TopicPartition, PartitionInfo] = {}
+        # what each connection's ApiVersions answered, by address; gone with the connection
+        self._api_versions: dict[str, dict[int, tuple[int, int]]] = {}
         self.lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -210,11 +267,74 @@ class BrokerClient:
 
     def close(self) -> None:
         self._connections.close()
+        self._api_versions.clear()
+
+    # ------------------------------------------------------------------ versions
+
+    def api_versions(self, address: str) -> dict[int, tuple[int, int]]:
+        """The (oldest, newest) version of each API the broker at ``address`` serves, by API
+        key, as its ApiVersions answered on the current connection (asked on its first use)."""
+        offered = self._api_versions.get(address)
+        if offered is None:
+            offered = self._ask_api_versions(address)
+            self._api_versions[address] = offered
+        return offered
+
+    def _ask_api_versions(self, address: str) -> dict[int, tuple[int, int]]:
+        version = ApiKeys.API_VERSIONS.latest_version
+        for _ in range(2):
+            response = self._exchange(address, ApiKeys.API_VERSIONS, version, _ApiVersionsOne(version))
+            error = Errors.for_code(int(response.error_code))
+            offered = {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys}
+            if error is Errors.UNSUPPORTED_VERSION and version > 0:
+                # a broker older than this client names the ApiVersions versions it knows (KIP-511);
+                # one that does not is asked with v0, which every broker since Kafka 0.10 answers
+                version = max(0, min(offered.get(ApiKeys.API_VERSIONS.id, (0, 0))[1], version - 1))
+                continue
+            if error is not Errors.NONE:
+                raise KafkaLogBrokerException(f"The broker at {address} answered ApiVersions with {error.name}")
+            logger.debug("Broker at %s serves %s", address, offered)
+            return offered
+        raise KafkaLogUnsupportedVersionException(
+            f"The broker at {address} ({self.config.describe()}) answered no version of ApiVersions")
+
+    def usable_version(self, address: str, api: ApiKeys, read_committed: bool = False) -> int:
+        """The version of ``api`` to send to the broker at ``address``: the newest that it and
+        this client both support (and that carries the isolation level, for ``read_committed``)."""
+        oldest, newest = CLIENT_VERSIONS[api]
+        offered = self.api_versions(address).get(api.id)
+        if offered is None:
+            raise KafkaLogUnsupportedVersionException(
+                f"The broker at {address} ({self.config.describe()}) does not serve {api.api_name} (this client "
+                f"reads through versions {oldest} to {newest} of it)")
+        version = min(newest, offered[1])
+        if version < max(oldest, offered[0]):
+            raise KafkaLogUnsupportedVersionException(
+                f"The broker at {address} ({self.config.describe()}) serves {api.api_name} versions {offered[0]} "
+                f"to {offered[1]}, and this client versions {oldest} to {newest}: no version in common")
+        needed = READ_COMMITTED_VERSIONS.get(api) if read_committed else None
+        if needed is not None and version < needed:
+            raise KafkaLogUnsupportedVersionException(
+                f"kafka.isolation.level=read_committed needs {api.api_name} version {needed} or later (Kafka 0.11), "
+                f"and the broker at {address} ({self.config.describe()}) serves versions {offered[0]} to "
+                f"{offered[1]}")
+        return version
 
     # ------------------------------------------------------------------ requests
 
-    def _send_any(self, api_key: Any, version: int, values: Mapping[str, Any]) -> Any:
-        """Send to the first bootstrap server or known broker that answers."""
+    def _exchange(self, address: str, api_key: ApiKeys, version: int, body: Any) -> Any:
+        """One request on the connection to ``address``. A failure ends that connection, and
+        what its ApiVersions said with it: the next connection may lead to a broker restarted
+        at another version."""
+        try:
+            return self._connections.send(address, api_key, version, body)
+        except BaseException:
+            self._api_versions.pop(address, None)
+            raise
+
+    def _send_any(self, api_key: ApiKeys, values: Callable[[int], Any]) -> Any:
+        """Send to the first bootstrap server or known broker that answers; ``values`` makes
+        the request's body for the version negotiated with that broker."""
         from kafka_py.security.errors import AuthenticationException
         from kafka_py.tools.command_line_utils import CommandError
 
@@ -222,7 +342,8 @@ class BrokerClient:
         addresses = list(dict.fromkeys([*self.config.bootstrap_servers, *self.brokers.values()]))
         for address in addresses:
             try:
-                return self._connections.send(address, api_key, version, values)
+                version = self.usable_version(address, api_key)
+                return self._exchange(address, api_key, version, values(version))
             except AuthenticationException as e:
                 raise self._refused(address, e) from None
             except CommandError as e:
@@ -232,12 +353,13 @@ class BrokerClient:
         raise KafkaLogBrokerException(
             f"No broker of {self.config.describe()} answered ({'; '.join(failures)})")
 
-    def _send(self, address: str, api_key: Any, version: int, body: Any) -> Any:
+    def _send(self, address: str, api_key: ApiKeys, values: Callable[[int], Any], read_committed: bool = False) -> Any:
         from kafka_py.security.errors import AuthenticationException
         from kafka_py.tools.command_line_utils import CommandError
 
         try:
-            return self._connections.send(address, api_key, version, body)
+            version = self.usable_version(address, api_key, read_committed)
+            return self._exchange(address, api_key, version, values(version))
         except AuthenticationException as e:
             raise self._refused(address, e) from None
         except CommandError as e:
@@ -250,18 +372,25 @@ class BrokerClient:
 
     def metadata(self, topics: Optional[Sequence[str]]) -> dict[str, TopicInfo]:
         """The topics (None: every topic), never creating one; the leaders are remembered."""
-        from kafka_py.protocol.api_keys import ApiKeys
 
-        response = self._send_any(ApiKeys.METADATA, METADATA_VERSION, {
-            "topics": None if topics is None else [{"name": t} for t in topics],
-            "allow_auto_topic_creation": False, "include_cluster_authorized_operations": False,
-            "include_topic_authorized_operations": False})
+        def request(version: int) -> dict:
+            # below v4 naming a topic may create it: ask for every topic then
+            named = topics is not None and version >= NO_AUTO_CREATE_METADATA_VERSION
+            return {"topics": [{"name": t} for t in topics] if named else None,
+                    "allow_auto_topic_creation": False, "include_cluster_authorized_operations": False,
+                    "include_topic_authorized_operations": False}
+
+        response = self._send_any(ApiKeys.METADATA, request)
+        wanted = None if topics is None else set(topics)
         brokers = {int(b.node_id): f"{b.host}:{int(b.port)}" for b in response.brokers}
         found: dict[str, TopicInfo] = {}
         with self.lock:
             self.brokers.update(brokers)
             for topic in response.topics:
-                partitions = {int(p.partition_index): PartitionInfo(int(p.leader_id), int(p.leader_epoch),
+                if wanted is not None and str(topic.name) not in wanted:
+                    continue
+                partitions = {int(p.partition_index): PartitionInfo(int(p.leader_id),
+                                                                     int(getattr(p, "leader_epoch", -1)),
                                                                      int(p.error_code))
                               for p in topic.partitions}
                 found[str(topic.name)] = TopicInfo(int(topic.error_code), partitions)
@@ -291,8 +420,6 @@ class BrokerClient:
         offset -1 where no record has that timestamp or a later one. Leader moves are followed
         until ``default.api.timeout.ms``; other errors raise. With ``skip_leaderless`` a
         partition that Metadata says has no leader is left out instead of waited for."""
-        from kafka_py.protocol.api_keys import ApiKeys
-
         pending = dict(timestamps)
         result: dict[TopicPartition, tuple[int, int]] = {}
         deadline = self.deadline()
@@ -318,10 +445,11 @@ class BrokerClient:
                 for tp in tps:
                     topics.setdefault(tp.topic, []).append({
                         "partition_index": tp.partition, "current_leader_epoch": -1, "timestamp": pending[tp]})
+                body = {"replica_id": CONSUMER_REPLICA_ID, "isolation_level": isolation_level,
+                        "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
                 try:
-                    response = self._send(address, ApiKeys.LIST_OFFSETS, LIST_OFFSETS_VERSION, {
-                        "replica_id": CONSUMER_REPLICA_ID, "isolation_level": isolation_level,
-                        "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]})
+                    response = self._send(address, ApiKeys.LIST_OFFSETS, lambda _version: body,
+                                          read_committed=isolation_level == READ_COMMITTED_LEVEL)
                 except (OSError, ValueError) as e:
                     last_problem = f"ListOffsets to broker {broker_id} at {address} failed: {e}"
                     refresh = True
@@ -354,15 +482,15 @@ class BrokerClient:
     def fetch(self, tp: TopicPartition, offset: int, isolation_level: int) -> tuple[int, Any]:
         """One Fetch of ``tp`` from ``offset`` to its leader: (leader id, the partition's answer).
         OSError when the connection fails; KafkaLogBrokerException while it has no leader."""
-        from kafka_py.protocol.api_keys import ApiKeys
-
         leader = self.leader(tp)
         if leader is None:
             raise OSError(f"{tp} has no leader")
         broker_id, address, epoch = leader
-        request = _FetchOne(tp, offset, -1, self.config.setting("fetch.max.wait.ms"),
-                            self.config.setting("max.partition.fetch.bytes"), isolation_level)
-        answer = self._send(address, ApiKeys.FETCH, FETCH_VERSION, request)
+        max_wait_ms = self.config.setting("fetch.max.wait.ms")
+        max_bytes = self.config.setting("max.partition.fetch.bytes")
+        answer = self._send(address, ApiKeys.FETCH,
+                            lambda version: _FetchOne(version, tp, offset, -1, max_wait_ms, max_bytes, isolation_level),
+                            read_committed=isolation_level == READ_COMMITTED_LEVEL)
         if answer.error_code:
             return broker_id, _TopLevelError(answer.error_code)
         for topic, partitions in answer.responses:

@@ -20,8 +20,15 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from kafka_py.spark.broker_client import BrokerClientConfig, KafkaLogBrokerException
+from kafka_py.spark.broker_client import (
+    CLIENT_VERSIONS,
+    BrokerClient,
+    BrokerClientConfig,
+    KafkaLogBrokerException,
+    KafkaLogUnsupportedVersionException,
+)
 from kafka_py.spark.broker_planner import BrokerPlanner, client_config
 from kafka_py.spark.broker_reader import BrokerSlice, read_broker_slice
 from kafka_py.spark.log_dir_planner import LogDirPlanner
@@ -30,6 +37,7 @@ from kafka_py.spark.segment_reader import KafkaLogDataLossException, read_slice
 from kafka_py.testing import KafkaCluster
 from kafka_py.testing.cluster import wait_until
 from tests.spark.conftest import BASE_TIMESTAMP, CODECS, record_content
+from tests.spark.kafka_proxy import KafkaProxy
 
 WAIT_S = 120
 PLAIN, COMPACTED, TXN = "plain", "compacted", "txn"
@@ -268,6 +276,65 @@ def test_messages_of_the_old_formats_are_read_as_a_consumer_reads_them(cluster):
         assert {(r[5], r[6]) for r in rows if r[4] == 60} == (
             {((BASE_TIMESTAMP + 60) * 1000, 0)} if magic == 1 else {(-1000, -1)})
         assert {r[7] for r in rows} == {None}
+
+
+# ---------------------------------------------------------------------------- API versions
+
+#: What brokers of Kafka 0.11.0 (the first with transactions) and 0.10.2 (none yet) serve.
+KAFKA_0_11 = {ApiKeys.API_VERSIONS: (0, 1), ApiKeys.METADATA: (0, 4), ApiKeys.LIST_OFFSETS: (0, 2),
+              ApiKeys.FETCH: (0, 5)}
+KAFKA_0_10_2 = {ApiKeys.API_VERSIONS: (0, 0), ApiKeys.METADATA: (0, 2), ApiKeys.LIST_OFFSETS: (0, 1),
+                ApiKeys.FETCH: (0, 3)}
+
+
+#: The records of PLAIN before its zstd ones (the last codec produced), by partition: brokers
+#: older than Kafka 2.1 hold no zstd (a Fetch below v10 is refused it).
+BEFORE_ZSTD = '{"plain": {%s}}' % ", ".join(
+    f'"{p}": {len([i for i in range(200 * CODECS.index("zstd")) if i % 3 == p])}' for p in range(3))
+
+
+def through(proxy: KafkaProxy) -> dict:
+    return {"kafka.bootstrap.servers": proxy.bootstrap_servers}
+
+
+def test_each_broker_is_read_at_the_newest_api_versions_both_sides_support(cluster):
+    config = client_config(KafkaLogOptions.parse(cluster.options(subscribe=PLAIN)))
+    client = BrokerClient(config)
+    try:
+        address = cluster.bootstrap.split(",")[0]
+        assert {api: client.usable_version(address, api) for api in CLIENT_VERSIONS} == {
+            ApiKeys.METADATA: 11, ApiKeys.LIST_OFFSETS: 6, ApiKeys.FETCH: 12}
+    finally:
+        client.close()
+    # brokers that serve only Kafka 0.11's versions: ApiVersions v3 is refused, v1 answered
+    with KafkaProxy(cluster.bootstrap, KAFKA_0_11) as old:
+        for isolation in ("read_uncommitted", "read_committed"):
+            options = {"subscribe": ",".join(TOPICS), "kafka.isolation.level": isolation, "endingOffsets": BEFORE_ZSTD}
+            assert broker_rows(cluster, **options, **through(old)) == log_dir_rows(cluster, **options)
+        assert {api: old.versions_sent(api) for api in KAFKA_0_11} == {
+            ApiKeys.API_VERSIONS: {3, 1}, ApiKeys.METADATA: {4}, ApiKeys.LIST_OFFSETS: {2}, ApiKeys.FETCH: {5}}
+    with KafkaProxy(cluster.bootstrap, KAFKA_0_10_2) as older:
+        # Fetch v3 is answered in message format v1 (converted down), which has no headers
+        got = broker_rows(cluster, subscribe=PLAIN, endingOffsets=BEFORE_ZSTD, **through(older))
+        assert [r[:7] for r in got] == [r[:7] for r in log_dir_rows(cluster, subscribe=PLAIN,
+                                                                      endingOffsets=BEFORE_ZSTD)]
+        assert {r[7] for r in got} == {None}
+        with pytest.raises(KafkaLogUnsupportedVersionException,
+                           match="read_committed needs ListOffsets version 2 or later .* serves versions 0 to 1"):
+            broker_rows(cluster, subscribe=PLAIN, **{"kafka.isolation.level": "read_committed"}, **through(older))
+        # Metadata v2 cannot ask not to create a topic it names: every topic is asked for
+        with pytest.raises(KafkaLogOptionsException, match=r"Topic\(s\) never-created named by subscribe"):
+            broker_rows(cluster, subscribe="never-created", **through(older))
+        assert {api: older.versions_sent(api) for api in KAFKA_0_10_2} == {
+            ApiKeys.API_VERSIONS: {3, 0}, ApiKeys.METADATA: {2}, ApiKeys.LIST_OFFSETS: {1}, ApiKeys.FETCH: {3}}
+    assert broker_rows(cluster, subscribePattern="never-created") == []
+    # a broker newer than the client, sharing no version of an API with it
+    with KafkaProxy(cluster.bootstrap, {ApiKeys.FETCH: (13, 15)}) as newer:
+        with pytest.raises(KafkaLogUnsupportedVersionException,
+                           match="serves Fetch versions 13 to 15, and this client versions 0 to 12: no version in "
+                                 "common"):
+            broker_rows(cluster, subscribe=PLAIN, **through(newer))
+        assert newer.versions_sent(ApiKeys.FETCH) == set()
 
 
 # ---------------------------------------------------------------------------- streaming
