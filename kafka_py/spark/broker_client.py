@@ -488,9 +488,13 @@ class BrokerClient:
         broker_id, address, epoch = leader
         max_wait_ms = self.config.setting("fetch.max.wait.ms")
         max_bytes = self.config.setting("max.partition.fetch.bytes")
-        answer = self._send(address, ApiKeys.FETCH,
-                            lambda version: _FetchOne(version, tp, offset, -1, max_wait_ms, max_bytes, isolation_level),
-                            read_committed=isolation_level == READ_COMMITTED_LEVEL)
+        try:
+            answer = self._send(address, ApiKeys.FETCH,
+                                lambda version: _FetchOne(version, tp, offset, -1, max_wait_ms, max_bytes,
+                                                          isolation_level),
+                                read_committed=isolation_level == READ_COMMITTED_LEVEL)
+        except OSError as e:
+            raise OSError(f"broker {broker_id} at {address}: {e}") from e
         if answer.error_code:
             return broker_id, _TopLevelError(answer.error_code)
         for topic, partitions in answer.responses:

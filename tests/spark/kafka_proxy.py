@@ -15,7 +15,7 @@ passing them on it can:
   cannot parse it does;
 * fail like a network under a reader: with ``cut_after_bytes`` a connection is closed in the
   middle of the first Fetch answer that would take the bytes sent to the client on it past
-  that many (answers to other requests pass whole, so a read is planned and then loses its
+  that many, or halfway through it if they are past already (answers to other requests pass whole, so a read is planned and then loses its
   fetches).
 
 ``requests`` lists every (api key, version) seen; ``cuts`` counts the connections cut.
@@ -214,8 +214,9 @@ class _Connection:
         with self.write_lock:
             try:
                 if may_cut and limit is not None and self.sent_to_client + len(data) > limit:
-                    # a network that fails in the middle of an answer
-                    self.client.sendall(data[:max(0, limit - self.sent_to_client)])
+                    # a network that fails in the middle of an answer (halfway, if the limit
+                    # was passed before it)
+                    self.client.sendall(data[:max(0, limit - self.sent_to_client) or len(data) // 2])
                     with self.proxy._lock:
                         self.proxy.cuts += 1
                     return False

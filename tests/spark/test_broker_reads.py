@@ -435,6 +435,32 @@ def test_a_broker_that_closes_every_connection_fails_the_read_naming_it():
         server.close()
 
 
+def test_fetch_connections_cut_mid_answer_are_made_again_or_fail_the_task(spark, cluster):
+    """Spark's JVM source reads through a consumer that reconnects by itself, and fails the
+    task when an offset cannot be fetched in time; neither ever skips what a cut lost."""
+    expected = log_dir_rows(cluster, subscribe=PLAIN)
+
+    def spark_read(proxy: KafkaProxy, **options):
+        reader = spark.read.format("kafka-log")
+        for key, value in {**cluster.options(subscribe=PLAIN, includeHeaders="true", **options),
+                           **through(proxy)}.items():
+            reader = reader.option(key, value)
+        return spark_rows(reader.load())
+
+    # each connection cut in a Fetch answer after 12 kB: the executors connect again and go on
+    with KafkaProxy(cluster.bootstrap, cut_after_bytes=12000) as flaky:
+        assert spark_read(flaky, **{"kafka.max.partition.fetch.bytes": 2048}) == expected
+        assert flaky.cuts >= 3
+    # every Fetch answer cut: nothing is read for kafka.default.api.timeout.ms, and the task fails
+    with KafkaProxy(cluster.bootstrap, cut_after_bytes=0) as broken:
+        with pytest.raises(Exception, match=r"Could not fetch offset 0 of plain-[0-2] from kafka.bootstrap.servers="
+                                            r"127.0.0.1:\d+ within kafka.default.api.timeout.ms=2000: the fetch "
+                                            r"failed: broker [1-3] at 127.0.0.1:\d+: Connection to node -1 was "
+                                            r"closed"):
+            spark_read(broken, **{"kafka.default.api.timeout.ms": 2000})
+        assert broken.cuts >= 2
+
+
 def test_which_path_a_read_takes_and_the_options_of_each():
     assert KafkaLogOptions.parse({"kafka.bootstrap.servers": "b:9092"}).read_from == BROKERS
     assert KafkaLogOptions.parse({"path": "/x", "kafka.bootstrap.servers": "b:9092"}).read_from == LOG_DIRS
