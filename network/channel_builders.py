@@ -10,6 +10,11 @@ SocketServer starts, from the listener's view of the configuration (per-listener
 first, see kafka_py/security/listener_config.py); every configuration problem is a
 ConfigException naming the key, so a broker with a bad key store or an unknown
 mechanism does not start.
+
+Both sides take a dynamic update of a TLS listener's stores (``listener.name.<l>.ssl.keystore.*``,
+SslChannelBuilder as a ListenerReconfigurable): the listener's builder through the
+SocketServer, the broker's client builder of the inter-broker listener through
+DynamicBrokerConfig.client_channel_builder, which every inter-broker client shares.
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from kafka_py.security.plain import PLAIN_MECHANISM, PlainSaslServer
 from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
 from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
 from kafka_py.security.scram import ScramMechanism, ScramSaslServer
-from kafka_py.security.ssl_factory import RECONFIGURABLE_CONFIGS, SslFactory, create_client_context
+from kafka_py.security.ssl_factory import RECONFIGURABLE_CONFIGS, SslFactory
 from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.time import Time
@@ -190,7 +195,51 @@ class SaslServerConfig:
         return authenticator
 
 
-class ChannelBuilder:
+class ListenerSslReconfigurable:
+    """The TLS part of a channel builder that a dynamic update of its listener's stores
+    reconfigures (Kafka's SslChannelBuilder as a ListenerReconfigurable): the listener-prefixed
+    store keys, their validation, and the swap of the SslFactory's context under a lock, so a
+    connection being made takes either the old context or the new one, never a mixture."""
+
+    listener_name: str
+    ssl_factory: Optional[SslFactory]
+    _ssl_lock: threading.Lock
+
+    @property
+    def reconfigurable_configs(self) -> frozenset[str]:
+        if self.ssl_factory is None:
+            return frozenset()
+        prefix = listener_config_prefix(self.listener_name)
+        return frozenset(prefix + key for key in RECONFIGURABLE_CONFIGS)
+
+    def validate_reconfiguration(self, new_config: Any) -> None:
+        if self.ssl_factory is None:
+            return
+        view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
+        if self.ssl_factory.configs_changed(view):
+            self.ssl_factory.validate_reconfiguration(view)
+
+    def _reconfigure_ssl(self, new_config: Any, reload_only: bool) -> bool:
+        """Take the stores ``new_config`` names when this listener's store settings changed
+        (ConfigException if they cannot replace the current ones); ``reload_only``: when they did
+        not change, read again the store files rewritten since they were loaded
+        (DynamicBrokerConfig.processListenerReconfigurable's two cases). Whether the context
+        was replaced."""
+        if self.ssl_factory is None:
+            return False
+        view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
+        if reload_only == self.ssl_factory.configs_changed(view):
+            return False
+        with self._ssl_lock:
+            if not self.ssl_factory.reconfigure(view):
+                return False
+        logger.info("Created new %s SSL context for listener %s with keystore %s truststore %s",
+                    self.ssl_factory.mode, self.listener_name, self.ssl_factory.ssl_engine_factory.keystore,
+                    self.ssl_factory.ssl_engine_factory.truststore)
+        return True
+
+
+class ChannelBuilder(ListenerSslReconfigurable):
     """Builds the transport and authenticator of each new connection of one listener."""
 
     def __init__(self, listener_name: str, security_protocol: SecurityProtocol,
@@ -219,36 +268,11 @@ class ChannelBuilder:
     # A new context serves the connections accepted after it; open ones keep the context
     # (and the certificate) their handshake used.
 
-    @property
-    def reconfigurable_configs(self) -> frozenset[str]:
-        if self.ssl_factory is None:
-            return frozenset()
-        prefix = listener_config_prefix(self.listener_name)
-        return frozenset(prefix + key for key in RECONFIGURABLE_CONFIGS)
-
-    def validate_reconfiguration(self, new_config: Any) -> None:
-        if self.ssl_factory is None:
-            return
-        view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
-        if self.ssl_factory.configs_changed(view):
-            self.ssl_factory.validate_reconfiguration(view)
-
     def reconfigure(self, new_config: Any, reload_only: bool = False) -> None:
-        """Take the stores ``new_config`` names when this listener's store settings changed
-        (ConfigException if they cannot replace the current ones); ``reload_only``: when they did
-        not change, read again the store files rewritten since they were loaded
-        (DynamicBrokerConfig.processListenerReconfigurable's two cases)."""
-        if self.ssl_factory is None:
-            return
-        view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
-        if reload_only == self.ssl_factory.configs_changed(view):
-            return
-        with self._ssl_lock:
-            if self.ssl_factory.reconfigure(view):
+        """The SocketServer's call for this listener (see ``_reconfigure_ssl``)."""
+        if self._reconfigure_ssl(new_config, reload_only):
+            with self._ssl_lock:
                 self.ssl_context = self.ssl_factory.context
-                logger.info("Created new server SSL context for listener %s with keystore %s truststore %s",
-                            self.listener_name, self.ssl_factory.ssl_engine_factory.keystore,
-                            self.ssl_factory.ssl_engine_factory.truststore)
 
     def build_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> Optional[SaslServerAuthenticator]:
         return None if self.sasl is None else self.sasl.new_authenticator(connection_id, time)
@@ -287,20 +311,27 @@ def create_channel_builder(config: Any, listener_name: str, security_protocol: S
 
 # ---- the client side: a broker connecting to another broker's listener --------------------
 
-class ClientChannelBuilder:
+class ClientChannelBuilder(ListenerSslReconfigurable):
     """How a broker's blocking client (kafka_py/clients/network_client.py) secures a connection
     to one listener: TLS with ``ssl_context`` (the listener's key store as the client
     certificate, its trust store to verify the server, the host name checked when
     ``ssl.endpoint.identification.algorithm`` is https), then SASL with the broker's own
-    user name and password. None of either for PLAINTEXT (no builder at all)."""
+    user name and password. None of either for PLAINTEXT (no builder at all).
+
+    Made with an ``ssl_factory`` (the broker's inter-broker clients), the context is the
+    factory's current one, replaced by a dynamic update of the listener's stores
+    (``reconfigure``, ``reload_updated_files``); each connection takes the context when it is
+    made. Made with a fixed ``ssl_context`` (the tools), it never changes."""
 
     def __init__(self, listener_name: str, security_protocol: SecurityProtocol,
                  ssl_context: Optional[ssl.SSLContext], sasl_mechanism: Optional[str],
                  username: Optional[str] = None, password: Optional[str] = None,
-                 sasl_extensions: Optional[dict[str, str]] = None) -> None:
+                 sasl_extensions: Optional[dict[str, str]] = None, ssl_factory: Optional[SslFactory] = None) -> None:
         self.listener_name = listener_name
         self.security_protocol = security_protocol
-        self.ssl_context = ssl_context
+        self.ssl_factory = ssl_factory
+        self._ssl_lock = threading.Lock()
+        self._ssl_context = ssl_factory.context if ssl_factory is not None else ssl_context
         self.sasl_mechanism = sasl_mechanism
         self._username = username
         self._password = password
@@ -310,10 +341,34 @@ class ClientChannelBuilder:
     # OAUTHBEARER: the OAuthBearerLogin the tokens come from, shared by the builder's connections
     login: Optional[OAuthBearerLogin] = None
 
+    @property
+    def ssl_context(self) -> Optional[ssl.SSLContext]:
+        with self._ssl_lock:
+            return self._ssl_context
+
     def wrap(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
         """The connected, non-blocking ``sock`` under TLS; the handshake is the caller's to drive."""
         return self.ssl_context.wrap_socket(sock, server_side=False, server_hostname=host or None,
                                             do_handshake_on_connect=False)
+
+    # ---- BrokerReconfigurable, through DynamicBrokerConfig.client_channel_builder ----------
+
+    def reconfigure(self, old_config: Any, new_config: Any) -> None:
+        try:
+            changed = self._reconfigure_ssl(new_config, reload_only=False)
+        except ConfigException as e:
+            # validated before the config was taken; a store changed on disk since then
+            logger.error("The client side of listener %s keeps its key and trust stores: %s", self.listener_name, e)
+            return
+        if changed:
+            with self._ssl_lock:
+                self._ssl_context = self.ssl_factory.context
+
+    def reload_updated_files(self, new_config: Any) -> None:
+        """Store files rewritten in place under unchanged settings are read again."""
+        if self._reconfigure_ssl(new_config, reload_only=True):
+            with self._ssl_lock:
+                self._ssl_context = self.ssl_factory.context
 
     def new_authenticator(self, host: str = "") -> Optional[SaslClientAuthenticator]:
         """``host``: the one connected to (GSSAPI asks for a ticket to the service on it)."""
@@ -337,9 +392,10 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
     if security_protocol is SecurityProtocol.PLAINTEXT:
         return None
     view = ListenerSecurityConfig.for_listener(config, listener_name)
-    ssl_context = None
+    ssl_factory = None
     if security_protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL):
-        ssl_context = create_client_context(view)
+        ssl_factory = SslFactory(view, "client")
+    ssl_context = None
     mechanism = username = password = None
     if security_protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
         mechanism = sasl_mechanism
@@ -353,7 +409,8 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
             raise ConfigException("sasl.mechanism.inter.broker.protocol", mechanism,
                                   f"kafka-py supports {', '.join(SUPPORTED_SASL_MECHANISMS)}")
         if mechanism == GSSAPI_MECHANISM:
-            builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism)
+            builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism,
+                                           ssl_factory=ssl_factory)
             builder.login = _gssapi_server_config(view).login
             found = view.jaas_config(mechanism)
             try:
@@ -369,7 +426,8 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
                                   "with the broker's own username=\"...\" password=\"...\"")
         key, text = found
         if mechanism == OAUTHBEARER_MECHANISM:
-            builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism)
+            builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism,
+                                           ssl_factory=ssl_factory)
             builder.login = oauthbearer_login(view, key, text)
             return builder
         try:
@@ -380,7 +438,8 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
             raise ConfigException(key, "[hidden]", f"listener {listener_name}: inter-broker SASL/{mechanism} "
                                   "needs the broker's own username and password options in the JAAS config")
         username, password = credentials
-    return ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism, username, password)
+    return ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism, username, password,
+                                ssl_factory=ssl_factory)
 
 
 def oauthbearer_login(view: ListenerSecurityConfig, key: str, text: str) -> OAuthBearerLogin:
@@ -410,7 +469,11 @@ def inter_broker_client_channel_builder(config: KafkaConfig, control_plane: bool
     ``security.inter.broker.protocol``) with ``sasl.mechanism.inter.broker.protocol``: what the
     replica fetchers and controlled shutdown connect with. ``control_plane``: the
     control-plane listener when one is configured (the controller's channel and the
-    broker-to-controller channel), as Kafka picks it."""
+    broker-to-controller channel), as Kafka picks it.
+
+    A running broker's config leads to its DynamicBrokerConfig, which hands every caller the
+    one shared, reconfigurable builder of that listener; a config of no running broker gets a
+    builder of its own."""
     listener = config.inter_broker_listener_name
     protocol = config.inter_broker_security_protocol
     if control_plane and config.control_plane_listener_name is not None:
@@ -418,4 +481,9 @@ def inter_broker_client_channel_builder(config: KafkaConfig, control_plane: bool
         protocol = config.control_plane_security_protocol
     if protocol is SecurityProtocol.PLAINTEXT:
         return None
-    return create_client_channel_builder(config, listener.value, protocol, config.sasl_mechanism_inter_broker_protocol)
+    mechanism = config.sasl_mechanism_inter_broker_protocol
+    dynamic_config = getattr(config, "dynamic_config", None)
+    if dynamic_config is None:
+        return create_client_channel_builder(config, listener.value, protocol, mechanism)
+    return dynamic_config.client_channel_builder(
+        listener.value, lambda current: create_client_channel_builder(current, listener.value, protocol, mechanism))

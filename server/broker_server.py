@@ -290,6 +290,8 @@ class BrokerServer:
             # The dynamic layers come from ConfigRecords; the reconfigurables are in place before
             # the listener applies the first of them.
             self.dynamic_config = DynamicBrokerConfig(config)
+            # the replica fetchers, made from here on, share its inter-broker client channel builder
+            config.dynamic_config = self.dynamic_config
             self.dynamic_config.add_broker_reconfigurable(DynamicLogConfig(self.log_manager))
             if self.log_manager.cleaner is not None:
                 self.dynamic_config.add_broker_reconfigurable(self.log_manager.cleaner)

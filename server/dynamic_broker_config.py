@@ -19,6 +19,13 @@ A TLS listener's key and trust stores (``listener.name.<l>.ssl.keystore.location
 other DYNAMIC_SECURITY_CONFIGS, only with the listener prefix) are the SocketServer's to
 reconfigure: its channel builders validate the new stores before the change is taken, and
 ``reload_updated_files_without_config_change`` reads store files rewritten in place again.
+The same keys of the inter-broker (and control-plane) listener also reach the broker's own
+client side of it: ``client_channel_builder`` keeps one client channel builder per listener,
+shared by the replica fetchers, the controller's channel, the broker-to-controller channel and
+controlled shutdown, and registered here as a reconfigurable, so every connection they open
+after an update presents the new key store (Kafka registers each client's SslChannelBuilder
+as a Reconfigurable; one shared builder has the same effect without a registration per
+fetcher thread).
 
 Dynamic password configs (a listener's store passwords) are kept in ZooKeeper encrypted
 with ``password.encoder.secret`` (kafka_py/utils/password_encoder.py), and refused, as in
@@ -117,6 +124,8 @@ class DynamicBrokerConfig:
         self._dynamic_broker_configs: dict[str, str] = _string_map(kafka_config.dynamic_broker_configs)
         self._dynamic_default_configs: dict[str, str] = _string_map(kafka_config.dynamic_default_configs)
         self._broker_reconfigurables: list[BrokerReconfigurable] = []
+        # listener name -> the broker's client channel builder of it (see client_channel_builder)
+        self._client_channel_builders: dict[str, Any] = {}
         self._password_encoder = self._maybe_create_password_encoder(kafka_config.get("password.encoder.secret"))
 
     # -- views ---------------------------------------------------------------------------------
@@ -195,11 +204,27 @@ class DynamicBrokerConfig:
             if reconfigurable in self._broker_reconfigurables:
                 self._broker_reconfigurables.remove(reconfigurable)
 
+    def client_channel_builder(self, listener_name: str, create: Callable[[KafkaConfig], Any]) -> Any:
+        """The broker's one client channel builder of ``listener_name``, made by ``create`` from the
+        current config the first time it is asked for, and from then on reconfigured with the
+        listener's key and trust stores (it is a BrokerReconfigurable). Every inter-broker client
+        shares it, so a connection made after a dynamic store update uses the new stores wherever
+        it is made, and connections already open keep theirs."""
+        with self._lock:
+            builder = self._client_channel_builders.get(listener_name)
+            if builder is None:
+                builder = create(self._current_config)
+                self._client_channel_builders[listener_name] = builder
+                if builder is not None and builder.reconfigurable_configs:
+                    self.add_broker_reconfigurable(builder)
+            return builder
+
     def clear(self) -> None:
         with self._lock:
             self._dynamic_broker_configs.clear()
             self._dynamic_default_configs.clear()
             self._broker_reconfigurables.clear()
+            self._client_channel_builders.clear()
 
     # -- updates from ZooKeeper ------------------------------------------------------------------
 

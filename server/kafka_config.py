@@ -973,6 +973,10 @@ class KafkaConfig:
             self.log_all()
         self._init_attributes()
         self.validate_values()
+        # The running broker's DynamicBrokerConfig (Kafka's KafkaConfig.dynamicConfig), set by the
+        # server that owns this config and carried to the configs its dynamic updates make: the
+        # broker's own clients find through it the reconfigurable channel builders they share.
+        self.dynamic_config: Any = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -1011,6 +1015,7 @@ class KafkaConfig:
                                  dynamic_default_configs=default_layer)
         # A generated broker id exists only on the running config, never in the properties.
         new_config.broker_id = self.broker_id
+        new_config.dynamic_config = self.dynamic_config
         self._validate_reconfiguration(new_config)
         return new_config
 

@@ -276,6 +276,8 @@ class KafkaServer:
             # The dynamic layers in ZooKeeper apply from the start; later changes arrive through
             # the DynamicConfigManager.
             self.dynamic_config = DynamicBrokerConfig(self.config)
+            # the broker's own clients reach the reconfigurable channel builders through it
+            self.config.dynamic_config = self.dynamic_config
             metrics_recording.enabled = bool(self.config.metrics_enabled)
             self.dynamic_config.initialize(self.zk_client)
             self.config = self.dynamic_config.current_kafka_config

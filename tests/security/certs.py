@@ -3,6 +3,8 @@
 ``make_pki(dir)`` writes a CA, a server certificate for 127.0.0.1/localhost and a client
 certificate (CN=alice,OU=eng,O=kafka-py,C=US), each key next to its certificate, and a
 PEM key store per party (key + certificate chain in one file, as Kafka's PEM key stores).
+``issue_server_keystore(pki, name)`` issues another key and certificate with the server's
+subject and names from the same CA, as a second broker's or a renewed key store.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 CLIENT_SUBJECT = "/C=US/O=kafka-py/OU=eng/CN=alice"
 CLIENT_DN = "CN=alice,OU=eng,O=kafka-py,C=US"
+SERVER_EXTENSIONS = "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n"
 
 
 @dataclass
@@ -42,8 +45,15 @@ def make_pki(d: pathlib.Path) -> Pki:
     d.mkdir(parents=True, exist_ok=True)
     _run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
          "-subj", "/CN=kafka-py-test-ca", cwd=d)
-    _issue(d, "server", "/CN=localhost",
-           "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+    _issue(d, "server", "/CN=localhost", SERVER_EXTENSIONS)
     _issue(d, "client", CLIENT_SUBJECT, "extendedKeyUsage=clientAuth\n")
     return Pki(d / "ca.crt", d / "server.crt", d / "server.key", d / "server.keystore.pem",
                d / "client.crt", d / "client.key", d / "client.keystore.pem")
+
+
+
+def issue_server_keystore(pki: Pki, name: str) -> pathlib.Path:
+    """A new PEM key store (``<name>.keystore.pem`` beside the CA) with the server's subject and
+    names, signed by ``pki``'s CA."""
+    _issue(pki.ca_cert.parent, name, "/CN=localhost", SERVER_EXTENSIONS)
+    return pki.ca_cert.parent / f"{name}.keystore.pem"
