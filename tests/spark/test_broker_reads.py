@@ -6,8 +6,10 @@ with headers, null keys and values; a compacted topic after the cleaner ran (gap
 offsets); a transactional topic with a committed, an aborted and a committed transaction.
 Once every replica has the records, broker 1's log dir holds them all, and the read through
 the brokers must give the same rows as the read of that dir, under read_uncommitted and
-read_committed, batch and streaming. The bad-input cases run the planner and the reader as
-Spark's driver and executors do, without a Spark job each.
+read_committed, batch and streaming. A topic written by old clients holds message sets of
+formats v0 and v1, stored in v2. The bad-input cases run the planner and the reader as
+Spark's driver and executors do, without a Spark job each; old brokers and a failing network
+are played by a protocol proxy (tests/spark/kafka_proxy.py) between the client and the cluster.
 """
 from __future__ import annotations
 
@@ -40,8 +42,11 @@ from tests.spark.conftest import BASE_TIMESTAMP, CODECS, record_content
 from tests.spark.kafka_proxy import KafkaProxy
 
 WAIT_S = 120
-PLAIN, COMPACTED, TXN = "plain", "compacted", "txn"
-TOPICS = (PLAIN, COMPACTED, TXN)
+PLAIN, COMPACTED, TXN, OLD_CLIENTS = "plain", "compacted", "txn", "old-clients"
+TOPICS = (PLAIN, COMPACTED, TXN, OLD_CLIENTS)
+#: kafka-python speaking as the clients of Kafka 0.9 (Produce v1, message format v0) and 0.10.0
+#: (Produce v2, format v1), with the codecs of each; the broker stores their sets as v2 batches
+OLD_PRODUCERS = (((0, 9), 0, None), ((0, 9), 0, "gzip"), ((0, 10, 0), 1, None), ((0, 10, 0), 1, "snappy"))
 
 
 class Cluster:
@@ -104,6 +109,17 @@ def _produce_transactions(bootstrap: str) -> None:
     plain.flush(60)
 
 
+def _produce_old_clients(bootstrap: str) -> None:
+    for api_version, magic, codec in OLD_PRODUCERS:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=api_version, compression_type=codec,
+                                 linger_ms=5, acks="all")
+        for i in range(50):
+            producer.send(OLD_CLIENTS, key=b"m%d-%d" % (magic, i), value=b"%s-%d" % (str(codec).encode(), i),
+                          partition=i % 2, timestamp_ms=BASE_TIMESTAMP + i)
+        producer.flush()
+        producer.close()
+
+
 def _replicated(c: Cluster) -> bool:
     """Broker 1's checkpointed high watermarks reach the cluster's: its dir holds every record."""
     import os
@@ -150,11 +166,13 @@ def cluster():
                                                      "min.cleanable.dirty.ratio": "0.01",
                                                      "min.compaction.lag.ms": "0", "delete.retention.ms": "0"}),
             NewTopic(TXN, 2, 3, topic_configs={"retention.ms": "-1"}),
+            NewTopic(OLD_CLIENTS, 2, 3, topic_configs={"retention.ms": "-1"}),
         ])
         admin.close()
         _produce_plain(c.bootstrap)
         _produce_compacted(c.bootstrap)
         _produce_transactions(c.bootstrap)
+        _produce_old_clients(c.bootstrap)
         wait_until(lambda: _replicated(c), WAIT_S, "broker 1 never checkpointed the cluster's high watermarks")
         wait_until(lambda: _compaction_finished(c), WAIT_S, "the log cleaners never compacted the topic",
                    interval=0.2)
@@ -232,6 +250,12 @@ def test_a_spark_read_through_the_brokers_equals_the_log_dir_read_row_for_row(sp
     # the aborted transaction's records are rows only under read_uncommitted
     assert (b"t1-7" in values) == (isolation == "read_uncommitted")
     assert len(by_topic[TXN]) == (140 if isolation == "read_committed" else 200)
+    # format v0 has no timestamp (-1, create time, as its records were converted); v1 has the producer's
+    old = by_topic[OLD_CLIENTS]
+    assert len(old) == 50 * len(OLD_PRODUCERS)
+    assert {(r[5], r[6]) for r in old if r[0].startswith(b"m0-")} == {(-1000, 0)}
+    assert sorted(r[5] for r in old if r[0] == b"m1-7") == [(BASE_TIMESTAMP + 7) * 1000] * 2
+    assert {r[1] for r in old if r[0] == b"m1-7"} == {b"None-7", b"snappy-7"}
 
 
 def test_offsets_json_and_timestamps_resolve_as_in_the_log_dir_read(cluster):
