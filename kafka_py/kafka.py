@@ -30,6 +30,7 @@ from typing import Optional, Sequence
 
 import click
 
+from kafka_py.utils import crash_points
 from kafka_py.utils.config_def import ConfigException
 from kafka_py.utils.exit import Exit, halt_process
 from kafka_py.utils.logging_setup import configure_logging
@@ -181,6 +182,7 @@ def run(config_file: str, overrides: Sequence[str]) -> int:
               help="YAML logging configuration (default: config/logging.yaml)")
 def main(config_file: str, overrides: tuple[str, ...], logging_config: Optional[str]) -> None:
     leave_out_test_libraries()  # tuning: kafka_py/tuning/startup_imports.py, before kio is imported
+    crash_points.arm_from_environment()
     configure_logging(logging_config)
     # kill -3 prints every thread's stack, as it does for the JVM running Kafka.
     install_thread_dump_handler()

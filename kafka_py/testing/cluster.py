@@ -179,6 +179,63 @@ class _LauncherProcess:
 atexit.register(_LauncherProcess.shutdown)
 
 
+class LaunchedProcess:
+    """A process this test process's launcher forked, with the part of ``subprocess.Popen``'s
+    interface tests use on a broker: ``pid``, ``returncode``, ``poll``, ``wait``,
+    ``send_signal``, ``terminate`` and ``kill``. Its parent is the launcher, which reaps it
+    and reports its exit code (negative for a signal, as Popen's)."""
+
+    def __init__(self, launcher: _LauncherProcess, pid: int) -> None:
+        self._launcher = launcher
+        self.pid = pid
+        self.returncode: Optional[int] = None
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            code = self._launcher.exit_code(self.pid)
+            if code is None and self._launcher.process.poll() is not None:
+                code = -signal.SIGKILL  # the launcher's death took its children with it
+            self.returncode = code
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        if self.poll() is None:
+            self._launcher.wait_exit(self.pid, 1e9 if timeout is None else timeout)
+            if self.poll() is None:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass  # ended a moment ago; the launcher reports it
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def launch(module: str, args: Sequence[str], out: pathlib.Path | str, env: Optional[Mapping[str, str]] = None,
+           cwd: Optional[pathlib.Path | str] = None) -> LaunchedProcess:
+    """``python -m module args`` forked from this process's launcher, on the broker's modules
+    it has loaded already: a broker (``kafka_py.kafka``) starts without a second or two of
+    imports. Its output goes to ``out`` (appended); ``env`` is added to the launcher's
+    environment, the test process's as it was when the launcher started. For a process that
+    needs more than that (resource limits, a network namespace), ``subprocess.Popen`` with
+    ``launcher.dies_with_this_process`` as its ``preexec_fn``."""
+    launcher = _LauncherProcess.get()
+    open(out, "ab").close()  # there before this returns: a test reads it while the child starts
+    request: dict = {"op": "run", "module": module, "args": [str(a) for a in args], "out": str(out),
+                     "env": dict(env or {})}
+    if cwd is not None:
+        request["cwd"] = str(cwd)
+    return LaunchedProcess(launcher, launcher.spawn(request))
+
+
 def prewarm() -> None:
     """Start this process's launcher now (its imports take a second or two) so the first
     cluster does not wait for them; the pytest plugin calls it once tests that use a

@@ -7,8 +7,10 @@ flushed, a cleaned segment renamed ``.swap`` while the old ones still exist, a d
 renamed ``-delete`` before the checkpoints forget it. A kill -9 from outside lands at such
 a step only by luck; a crash point lands there every time.
 
-The environment variable ``KAFKA_PY_CRASH_POINT`` names one point, read once when this
-module is imported: ``log.roll.after_new_segment`` makes the first pass through that point
+The environment variable ``KAFKA_PY_CRASH_POINT`` names one point, read when this module
+is imported and again when a broker starts (``arm_from_environment``: a broker forked from a
+process that had imported this module already, as the test launcher forks them, has an
+environment of its own): ``log.roll.after_new_segment`` makes the first pass through that point
 end the process, ``log.roll.after_new_segment@3`` the third. The process ends with
 ``os._exit(137)`` (what a shell reports for kill -9), after one line on stderr naming the
 point, and without running anything else: no shutdown, no flush, no ``finally`` block, as
@@ -101,6 +103,13 @@ def _parse(value: Optional[str]) -> tuple[Optional[str], int]:
 _armed_name, _armed_hit = _parse(os.environ.get(ENV_VAR))
 _hits = 0
 _hits_lock = threading.Lock()
+
+
+def arm_from_environment() -> None:
+    """Arm the point ``KAFKA_PY_CRASH_POINT`` names now, with no pass through it counted yet."""
+    global _armed_name, _armed_hit, _hits
+    _armed_name, _armed_hit = _parse(os.environ.get(ENV_VAR))
+    _hits = 0
 
 
 def armed() -> bool:

@@ -8,8 +8,11 @@ is a condition, never a fixed sleep: the process logged "[KafkaServer id=N] star
 
 Ports and processes come the way kafka_py.testing's clusters get theirs: ``free_port``
 reserves a port across the test processes of the machine (kafka_py/testing/ports.py), and a
-broker dies with the test process that started it, also when that process is killed -9
-(``dies_with_this_process``, kafka_py/testing/launcher.py).
+broker is forked from the test process's launcher (``launch``, kafka_py/testing/cluster.py),
+which has the broker's modules loaded already, so a start costs no imports; it dies with the
+test process, also when that process is killed -9. A broker with a ``preexec_fn`` (resource
+limits, say) is a ``python -m kafka_py.kafka`` process of its own, tied to the test process
+the same way (``dies_with_this_process``, kafka_py/testing/launcher.py).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from typing import Callable, Optional
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from kafka_py.testing.cluster import LaunchedProcess, launch
 from kafka_py.testing.launcher import dies_with_this_process
 from kafka_py.testing.ports import PortReservation, reserve_port
 
@@ -128,7 +132,7 @@ class BrokerProcess(ServesMetadata):
         self.env = dict(env or {})
         # Run in the child before the broker starts (resource limits, say), on every start.
         self.preexec_fn = preexec_fn
-        self.process: Optional[subprocess.Popen] = None
+        self.process: Optional[subprocess.Popen | LaunchedProcess] = None
         self._output = None
         self._run_offset = 0
         self.write_config()
@@ -171,14 +175,17 @@ class BrokerProcess(ServesMetadata):
     def start(self, timeout: float = 60.0, wait: bool = True) -> "BrokerProcess":
         # Only this run's lines count: the output file is appended across restarts.
         self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
-        self._output = open(self.output_path, "ab")
         # Kafka's log files (server.log, controller.log, state-change.log...) per broker.
-        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
-        env.update(self.env)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
-            cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env,
-            preexec_fn=dies_with_this_process(self.preexec_fn))
+        env = dict(PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir), **self.env)
+        if self.preexec_fn is None:
+            self.process = launch("kafka_py.kafka", [self.config_path], self.output_path, env=env, cwd=ROOT)
+        else:
+            # something to run in the child first: a process of its own, not a fork of the launcher
+            self._output = open(self.output_path, "ab")
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
+                cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=dict(os.environ, **env),
+                preexec_fn=dies_with_this_process(self.preexec_fn))
         if wait:
             self.wait_started(timeout)
         return self

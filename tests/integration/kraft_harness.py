@@ -2,15 +2,15 @@
 ZooKeeper-mode brokers).
 
 A ``KRaftControllerProcess`` is one ``process.roles=controller`` node: its properties, its dir
-formatted with ``bin/kafka-storage.sh format``, and a process started with
-``bin/kafka-server-start.sh``. Readiness is a condition: the process logged "Kafka Server
+formatted with ``kafka-storage format``, and a ``python -m kafka_py.kafka`` process (what
+``bin/kafka-server-start.sh`` runs), both forked from the test process's launcher
+(kafka_py/testing/cluster.py's ``launch``), which has the broker's modules loaded already. Readiness is a condition: the process logged "Kafka Server
 started" and its controller port accepts connections. Ports and processes are broker_harness's:
 reserved across test processes, and dying with the test process. ``KRaftQuorum`` holds the voters of one
 quorum and asks them, over the wire, who leads (DescribeQuorum: only the leader answers it).
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import signal
@@ -21,7 +21,7 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
-from kafka_py.testing.launcher import dies_with_this_process
+from kafka_py.testing.cluster import LaunchedProcess, launch
 from tests.integration.broker_harness import ROOT, RawClient, ServesMetadata, free_port, port_open, wait_until
 
 STARTED_MARKER = b"Kafka Server started"
@@ -52,12 +52,6 @@ def combined_node_config(tmp_path: pathlib.Path) -> tuple[pathlib.Path, int, pat
     return config, client_port, log_dir
 
 
-def random_cluster_id() -> str:
-    out = subprocess.run([str(ROOT / "bin" / "kafka-storage.sh"), "random-uuid"], cwd=ROOT, check=True,
-                         capture_output=True, text=True, timeout=120)
-    return out.stdout.strip()
-
-
 class KRaftControllerProcess:
     def __init__(self, workdir: pathlib.Path, node_id: int, port: int, voters: str,
                  overrides: Optional[dict[str, str]] = None, env: Optional[dict[str, str]] = None) -> None:
@@ -72,8 +66,7 @@ class KRaftControllerProcess:
         self.logs_dir = self.workdir / "logs"
         self.overrides = dict(overrides or {})
         self.env = dict(env or {})
-        self.process: Optional[subprocess.Popen] = None
-        self._output = None
+        self.process: Optional[LaunchedProcess] = None
         self._run_offset = 0
         self.write_config()
 
@@ -98,22 +91,24 @@ class KRaftControllerProcess:
         self.config_path.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
 
     def format(self, cluster_id: str) -> str:
-        out = subprocess.run([str(ROOT / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c",
-                              str(self.config_path)], cwd=ROOT, check=True, capture_output=True, text=True,
-                             timeout=120)
-        return out.stdout
+        """``kafka-storage format`` of this node's dirs (the tool's module, forked from the
+        launcher as the node itself is); what the tool printed."""
+        out = self.workdir / "format.out"
+        out.unlink(missing_ok=True)
+        code = launch("kafka_py.tools.storage_tool", ["format", "-t", cluster_id, "-c", self.config_path],
+                      out, cwd=ROOT).wait(timeout=120)
+        text = read_text(out)
+        if code != 0:
+            raise RuntimeError(f"formatting node {self.node_id} failed ({code}): {text}")
+        return text
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, timeout: float = 60.0, wait: bool = True) -> "KRaftControllerProcess":
         self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
-        self._output = open(self.output_path, "ab")
-        env = dict(os.environ, PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir))
-        env.update(self.env)
-        # gone with the test process, as broker_harness's brokers (the script execs the broker)
-        self.process = subprocess.Popen([str(ROOT / "bin" / "kafka-server-start.sh"), str(self.config_path)],
-                                        cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=env,
-                                        preexec_fn=dies_with_this_process())
+        # forked from the launcher and gone with the test process, as broker_harness's brokers
+        self.process = launch("kafka_py.kafka", [self.config_path], self.output_path, cwd=ROOT,
+                              env=dict(PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir), **self.env))
         if wait:
             self.wait_started(timeout)
         return self
@@ -133,10 +128,7 @@ class KRaftControllerProcess:
         wait_until(lambda: port_open(self.port), timeout, "controller port not open")
 
     def wait_exit(self, timeout: float = 60.0) -> int:
-        try:
-            return self.process.wait(timeout=timeout)
-        finally:
-            self._close_output()
+        return self.process.wait(timeout=timeout)
 
     def stop(self, timeout: float = 60.0) -> int:
         return self._signal_and_wait(signal.SIGTERM, timeout)
@@ -157,13 +149,7 @@ class KRaftControllerProcess:
             raise RuntimeError(f"controller did not stop within {timeout}s:\n{self.tail(200)}")
         finally:
             self.process = None
-            self._close_output()
         return code
-
-    def _close_output(self) -> None:
-        if self._output is not None:
-            self._output.close()
-            self._output = None
 
     @property
     def running(self) -> bool:
@@ -313,7 +299,7 @@ class KRaftQuorum:
         voters = ",".join(f"{i}@127.0.0.1:{port}" for i, port in enumerate(ports, 1))
         self.nodes = [KRaftControllerProcess(base / f"controller-{i}", i, port, voters, overrides)
                       for i, port in enumerate(ports, 1)]
-        self.cluster_id = random_cluster_id()
+        self.cluster_id = random_uuid_text()
 
     def format(self) -> None:
         for node in self.nodes:

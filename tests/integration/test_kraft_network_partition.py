@@ -32,7 +32,7 @@ from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import request_schema
 from tests.integration.broker_harness import ROOT, RawClient, wait_until
-from tests.integration.kraft_harness import KRaftBrokerProcess, random_cluster_id
+from tests.integration.kraft_harness import KRaftBrokerProcess, random_uuid_text
 from tests.integration.netns_harness import KAFKA_PORT, Network, can_make_namespaces, enter_namespace, run_in_namespace
 
 CONTROLLER_PORT = 9093
@@ -114,7 +114,7 @@ def test_a_cut_active_controller_commits_nothing_and_follows_after_healing(netwo
     voters = ",".join(f"{i}@{network.address(i - 1)}:{CONTROLLER_PORT}" for i in range(1, NODES + 1))
     nodes = {i: NamespacedKRaftNode(tmp_path_factory.mktemp(f"netns-kraft{i}-"), network, i, voters)
              for i in range(1, NODES + 1)}
-    cluster_id = random_cluster_id()
+    cluster_id = random_uuid_text()
     try:
         for node in nodes.values():
             node.format(cluster_id)
