@@ -22,7 +22,11 @@ updates:" without being sent. The updates go to the controller in one UpdateFeat
 The features the tool knows: Kafka's tool knows those its own release supports
 (BrokerFeatures.createDefault, empty in 2.8.2, as the broker's), which are the controller's
 too. A kafka-py node's are configured (``supported.features``), so the tool takes the
-supported features of the active controller, the node that validates the updates.
+supported features of the active controller, the node that validates the updates. Before a
+rolling downgrade to a release that supports less, the operator names that release's
+features as its nodes would be configured, ``supported.features=feature_a:1-2`` in the
+``--command-config`` file: the tool then knows those (as Kafka's tool of the older release
+would), and ``--downgrade-all`` lowers or deletes whatever is finalized beyond them.
 ``--describe`` asks any broker, as Kafka's; ``--from-controller`` (KIP-584's describe option,
 which 2.8.2's tool does not offer) asks the active controller. Failures end the tool with
 status 1: at least one failed update (after the lines), or one line on stderr for bad options
@@ -36,6 +40,7 @@ from typing import Any, Callable, Mapping
 
 import click
 
+from kafka_py.server.broker_features import SUPPORTED_FEATURES_CONFIG, parse_supported_features
 from kafka_py.tools.command_line_utils import (
     DEFAULT_BOOTSTRAP_TIMEOUT_MS,
     CommandError,
@@ -202,6 +207,18 @@ def maybe_apply_feature_updates(apis: FeatureApis, updates: Mapping[str, tuple[s
         raise UpdateFeaturesException(f"{failures} feature updates failed!")
 
 
+def known_features(text: str) -> dict[str, tuple[int, int]]:
+    """``supported.features`` of --command-config (``name:min-max`` items, comma-separated) as
+    the tool's known features; CommandError naming the key and the bad item."""
+    from kafka_py.utils.config_def import ConfigException
+
+    try:
+        parsed = parse_supported_features(text.split(","))
+    except ConfigException as e:
+        raise CommandError(f"--command-config: {e}") from None
+    return {name: (r.min_version, r.max_version) for name, r in parsed.items()}
+
+
 def admin_client(bootstrap_server: str, command_config: Mapping[str, str]) -> Any:
     from kafka import KafkaAdminClient
 
@@ -249,6 +266,9 @@ def main(ctx: click.Context, bootstrap_server: str | None, command_config: str |
         print_usage_and_die("Command can contain --from-controller option only with the --describe action.")
     validate_bootstrap_servers(bootstrap_server)
     props = load_props(command_config) if command_config else {}
+    # not an admin client setting: the features of the release the tool speaks for
+    tool_features = props.pop(SUPPORTED_FEATURES_CONFIG, None)
+    known_override = None if tool_features is None else known_features(tool_features)
     admin = admin_client(bootstrap_server, props)
     try:
         apis = FeatureApis(admin)
@@ -257,7 +277,7 @@ def main(ctx: click.Context, bootstrap_server: str | None, command_config: str |
             for line in describe_lines(metadata):
                 click.echo(line)
             return
-        known = metadata.supported
+        known = metadata.supported if known_override is None else known_override
         updates = (upgrade_all_updates if upgrade_all else downgrade_all_updates)(known, metadata)
         if updates:
             maybe_apply_feature_updates(apis, updates, dry_run, click.echo)

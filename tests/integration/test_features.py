@@ -250,6 +250,44 @@ def test_features_tool_upgrade_and_downgrade_all(cluster):
     assert nothing.returncode == 0 and nothing.stdout == ""
 
 
+def test_features_tool_downgrade_all_to_the_features_it_knows(cluster, tmp_path):
+    """Before a rolling downgrade to a release that supports feature_a up to 2 and no feature_b,
+    the tool is told that release's features: finalized feature_a 1-3 is lowered to 1-2 and
+    feature_b (finalized 1-2 by the test before) deleted, as in Kafka 2.8's
+    FeatureCommandTest.testDowngradeFeaturesSuccess."""
+    assert feature_znode(cluster[0])["features"] == {
+        "feature_a": {"min_version_level": 1, "max_version_level": 3},
+        "feature_b": {"min_version_level": 1, "max_version_level": 2}}
+    older = tmp_path / "older-release.properties"
+    older.write_text("supported.features=feature_a:1-2\n")
+    downgrade = ("--bootstrap-server", cluster[1].bootstrap, "--command-config", str(older), "--downgrade-all")
+    lines = ("[Downgrade]\tFeature: feature_a\tExistingFinalizedMaxVersion: 3\tNewFinalizedMaxVersion: 2",
+             "   [Delete]\tFeature: feature_b\tExistingFinalizedMaxVersion: 2\tNewFinalizedMaxVersion: -")
+    dry = features_tool(*downgrade, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout == "Expected feature updates:" + "\n".join(lines) + "\n"
+    assert len(feature_znode(cluster[0])["features"]) == 2
+
+    applied = features_tool(*downgrade)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout == "".join(f"{line}\tResult: OK\n" for line in lines)
+    assert feature_znode(cluster[0])["features"] == {"feature_a": {"min_version_level": 1, "max_version_level": 2}}
+    for broker in cluster:
+        wait_until(lambda broker=broker: api_versions_features(broker)[1] == {"feature_a": (1, 2)}, 30,
+                   f"broker {broker.broker_id} never followed the downgrade")
+    assert features_tool(*downgrade).stdout == ""
+
+    # and back, with the features of the running release (the controller's)
+    restored = features_tool("--bootstrap-server", cluster[1].bootstrap, "--upgrade-all")
+    assert restored.returncode == 0, restored.stderr
+    assert feature_znode(cluster[0])["features"] == {
+        "feature_a": {"min_version_level": 1, "max_version_level": 3},
+        "feature_b": {"min_version_level": 1, "max_version_level": 2}}
+    older.write_text("supported.features=feature_a:one-2\n")
+    bad = features_tool(*downgrade)
+    assert bad.returncode == 1 and "supported.features" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+
+
 def test_features_tool_bad_options(cluster):
     for args, message in (
             (("--bootstrap-server", cluster[0].bootstrap),
