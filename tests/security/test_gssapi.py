@@ -8,7 +8,8 @@ name their key.
 One KDC and one ZooKeeper-mode broker for the module: a PLAINTEXT listener (the harness) and a
 SASL_PLAINTEXT listener KERBEROS offering GSSAPI as kafka/localhost@KAFKA-PY.TEST. Clients
 name the service host ``localhost`` (kafka-python's sasl_kerberos_domain_name). One test adds
-a KRaft combined node whose SASL_SSL listener takes GSSAPI as kraft/localhost.
+a second broker with the same listeners, the two replicating over GSSAPI; another a KRaft
+combined node whose SASL_SSL listener takes GSSAPI as kraft/localhost.
 """
 from __future__ import annotations
 
@@ -219,6 +220,71 @@ def test_kafka_python_produces_and_consumes_with_a_ticket(kerberos) -> None:
                 "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
                 "sasl_kerberos_domain_name": "localhost"}
     assert _produced_and_read_back(security, f"kerberos-{uuid.uuid4().hex[:8]}", 5)
+
+
+def test_two_brokers_replicate_over_gssapi(kerberos, tmp_path_factory) -> None:
+    """A second broker joins the module's broker with the same listeners and
+    sasl.mechanism.inter.broker.protocol=GSSAPI (both on 127.0.0.1, so both log in from the keytab
+    of kafka/127.0.0.1): the controller's channel to it, and each broker's fetcher from the other,
+    authenticate with Kerberos. A topic with two replicas replicates, and kafka-python reads it with
+    a ticket from both leaders."""
+    from kafka import KafkaProducer
+
+    from tests.integration.broker_harness import wait_until
+    from tests.integration.test_replication import Cluster, log_end_offset, wait_replicas_identical
+
+    first = kerberos.broker
+    second = BrokerProcess(tmp_path_factory.mktemp("gssapi-broker-1"), first.zk_hosts, first.chroot, 1,
+                           env=kerberos.kdc.env)
+    second.overrides.update({k: v for k, v in first.overrides.items()
+                             if k not in ("listeners", "kafka.py.metrics.prometheus.port")})
+    second.overrides["listeners"] = (f"PLAINTEXT://127.0.0.1:{second.port},KERBEROS://127.0.0.1:{free_port()},"
+                                     f"INTERNAL://127.0.0.1:{free_port()}")
+    second.write_config()
+    cluster = Cluster([first, second])
+    try:
+        # its start waits on the controller's (broker 0's) UpdateMetadata over GSSAPI
+        second.start()
+        topic = f"kerberos-rf2-{uuid.uuid4().hex[:6]}"
+        # one partition led by each broker, the other its follower
+        cluster.create_topic(topic, {0: [1, 0], 1: [0, 1]})
+        for p in (0, 1):
+            cluster.wait_state(topic, lambda s: sorted(s["isr"]) == [0, 1], f"{topic}-{p}: ISR of both", p)
+        kerberos.use("alice")
+        security = {"bootstrap_servers": f"127.0.0.1:{kerberos.port}", "security_protocol": "SASL_PLAINTEXT",
+                    "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
+                    "sasl_kerberos_domain_name": "localhost"}
+        producer = KafkaProducer(**security, acks="all")
+        try:
+            for p in (0, 1):
+                for i in range(20):
+                    producer.send(topic, f"p{p}-{i}".encode(), partition=p).get(timeout=30)
+        finally:
+            producer.close(timeout=10)
+        for p in (0, 1):
+            wait_replicas_identical(cluster, topic, ids=(0, 1), partition=p)
+            assert log_end_offset(first, topic, p) == log_end_offset(second, topic, p) == 20
+        assert _read_back(security, topic, 40) == sorted(f"p{p}-{i}".encode() for p in (0, 1) for i in range(20))
+        # broker 1's INTERNAL listener took broker 0's Kerberos login (its controller channel and fetcher)
+        wait_until(lambda: "authenticationID=kafka/127.0.0.1@KAFKA-PY.TEST" in second.output(), 30,
+                   lambda: second.tail())
+        assert "failed authentication" not in first.output() + second.output()
+    finally:
+        if second.running:
+            assert second.stop() == 0, second.tail()
+        cluster.close()
+
+
+def _read_back(security: dict, topic: str, count: int) -> list[bytes]:
+    """Up to ``count`` values a consumer of a new group reads from ``topic``, sorted."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, **security, auto_offset_reset="earliest", consumer_timeout_ms=10_000,
+                             group_id=f"kerberos-group-{uuid.uuid4().hex[:6]}")
+    try:
+        return sorted(record.value for _, record in zip(range(count), consumer))
+    finally:
+        consumer.close()
 
 
 def _produced_and_read_back(security: dict, topic: str, count: int) -> bool:
