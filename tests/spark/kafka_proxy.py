@@ -134,6 +134,7 @@ class KafkaProxy:
             except OSError:
                 client.close()
                 continue
+            broker.settimeout(None)  # an idle connection stays open, as a broker's does
             with self._lock:
                 if self._closed:
                     client.close()
