@@ -17,6 +17,12 @@ clock read on entry and exit, which adds about a microsecond per layer.
 
     .venv/bin/python benchmarks/bench_request_path.py [--seconds 3] [--profile] [--only produce-16k]
     .venv/bin/python benchmarks/bench_request_path.py --metrics on,off --rounds 5 --only produce-1
+    .venv/bin/python benchmarks/bench_request_path.py --instructions 200 [--only produce-1]
+
+``--instructions N`` counts instructions instead of seconds: the benchmark runs itself under
+``valgrind --tool=callgrind`` (setup uninstrumented) and counts N requests of each workload
+after the warm-up (benchmarks/callgrind_marks.py). The count repeats to a fraction of a
+percent whatever else the machine does, so a change to the request path is judged by it.
 
 Each request also gets what the Processor does after writing the answer: its RequestMetrics
 update (network/request_metrics.py). ``--metrics on,off`` alternates recording on and off
@@ -34,6 +40,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime
+import gc
 import os
 import pstats
 import queue
@@ -45,6 +52,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -208,6 +216,18 @@ class Loop:
         # What the Processor does once the answer is out: the request's metrics.
         self.metrics.update_request_metrics(request, time.monotonic_ns())
 
+    def count_instructions(self, frame: bytes, requests: int, label: str, marks) -> None:
+        """``requests`` requests of ``frame`` counted by callgrind as one dump named ``label``,
+        after the same warm-up as ``run``."""
+        for _ in range(50):
+            self.one(frame)
+        gc.collect()  # every workload's count starts from the same collector state
+        marks.start()
+        for _ in range(requests):
+            self.one(frame)
+        marks.dump(label)
+        marks.stop()
+
     def run(self, frame: bytes, seconds: float, profile: bool) -> tuple[int, float]:
         for _ in range(50):
             self.one(frame)
@@ -244,7 +264,18 @@ def main(argv=None) -> int:
     parser.add_argument("--metrics", default="on", help="on, off, or on,off: the per-request metrics "
                         "(kafka.py.metrics.enabled); with both, each workload alternates them --rounds times")
     parser.add_argument("--rounds", type=int, default=1, help="rounds of each workload (with --metrics on,off)")
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="count the instructions of N requests of each workload under valgrind's callgrind "
+                             "(the benchmark runs itself under valgrind) and print instructions per request")
     args = parser.parse_args(argv)
+    if args.instructions:
+        from callgrind_marks import CallgrindMarks
+
+        marks = CallgrindMarks.load()
+        if not marks.running_on_valgrind:
+            return count_instructions(argv if argv is not None else sys.argv[1:], args.instructions)
+    else:
+        marks = None
 
     import logging
 
@@ -306,6 +337,9 @@ def main(argv=None) -> int:
         for name, frame in workloads.items():
             if name not in only:
                 continue
+            if marks is not None:
+                loop.count_instructions(frame, args.instructions, name, marks)
+                continue
             per_mode: dict[str, list[float]] = {m: [] for m in modes}
             for round_ in range(args.rounds):
                 for mode in (modes if round_ % 2 == 0 else modes[::-1]):
@@ -336,6 +370,24 @@ def main(argv=None) -> int:
             server.shutdown()
         zookeeper.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def count_instructions(argv: Sequence[str], requests: int) -> int:
+    """This benchmark again under callgrind; each workload's instructions per request."""
+    from callgrind_marks import dumps, run_under_callgrind
+
+    out_dir = Path(tempfile.mkdtemp(prefix="bench-request-path-callgrind-"))
+    try:
+        code = run_under_callgrind([sys.executable, str(Path(__file__).resolve()), *argv], out_dir)
+        if code != 0:
+            print(f"the run under callgrind failed ({code})", file=sys.stderr)
+            return code
+        for label, instructions in dumps(out_dir):
+            print(f"{label:<17} {instructions / requests:12,.0f} instructions/request "
+                  f"({requests} requests under callgrind, the request path's thread)", flush=True)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
     return 0
 
 
