@@ -43,7 +43,7 @@ from kafka_py.log.log_config import ApiVersion, api_version
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
-from kafka_py.tuning.fast_paths import FetchAnswer, encode_fetch_request, read_fetch_response
+from kafka_py.protocol.fast_fetch_response import FetchAnswer, encode_fetch_request, read_fetch_response
 from kafka_py.protocol.messages import request_schema
 from kafka_py.protocol.requests import (
     EARLIEST_TIMESTAMP,
@@ -109,7 +109,7 @@ def is_truncation_on_fetch_supported(ibp: ApiVersion) -> bool:
 
 class FetchRequestSpec(PreparedRequest):
     """A Fetch request of a replica fetcher (Kafka's FetchRequest.Builder): its values, written
-    to the wire and its answer read by kafka_py.tuning.fast_paths, with no kio objects on
+    to the wire and its answer read by kafka_py.protocol.fast_fetch_response, with no kio objects on
     the way (the same bytes as kio's, tests/tuning/test_fast_paths_fetcher.py).
 
     ``topics``: (topic, partitions), each partition a tuple (partition, current_leader_epoch,

@@ -41,7 +41,7 @@ from kafka_py.protocol.codec import SchemaException
 from kafka_py.protocol.codec import as_buffer
 from kafka_py.protocol.codec import read_entity
 from kafka_py.protocol.codec import write_entity_chunks
-from kafka_py.tuning import fast_paths
+from kafka_py.protocol import fast_fetch_response as fast_paths
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.framing import size_prefix
 from kafka_py.protocol.headers import RequestHeader

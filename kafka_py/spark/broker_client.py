@@ -11,7 +11,7 @@ one connection per broker through kafka_py/tools/broker_connections.BrokerConnec
   level (the high watermark, or the last stable offset under ``read_committed``), and for the
   offsets of timestamps, sent to each partition's leader;
 * Fetch (the consumer's replica id -1, outside any fetch session) of one partition,
-  written and read by the broker's own codec (kafka_py.tuning.fast_paths) so that the
+  written and read by the broker's own codec (kafka_py.protocol.fast_fetch_response) so that the
   records of the answer stay a view of the one buffer the answer was read into: the
   executor's Arrow conversion (kafka_py/spark/arrow_records.py) takes the batches from
   there, with no record object on the way.
@@ -198,7 +198,7 @@ class _FetchOne(PreparedRequest):
         self.isolation_level = isolation_level
 
     def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
-        from kafka_py.tuning.fast_paths import encode_fetch_request
+        from kafka_py.protocol.fast_fetch_response import encode_fetch_request
 
         # session id 0, epoch -1: a full fetch outside any fetch session; min bytes 1: answer
         # as soon as there is anything
@@ -208,7 +208,7 @@ class _FetchOne(PreparedRequest):
                                     [(self.tp.topic, [partition])])
 
     def read_response(self, body: memoryview) -> Any:
-        from kafka_py.tuning.fast_paths import read_fetch_response
+        from kafka_py.protocol.fast_fetch_response import read_fetch_response
 
         return read_fetch_response(self.version, body)
 

@@ -14,7 +14,7 @@ MODULES = [
     "kafka_py.protocol.codec",
     "kafka_py.protocol.entities",
     "kafka_py.protocol.messages",
-    "kafka_py.tuning.fast_paths",
+    "kafka_py.protocol.fast_fetch_response",
 ]
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
-from kafka_py.tuning import fast_paths
+from kafka_py.protocol import fast_fetch_response as fast_paths
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.headers import RequestHeader, ResponseHeader

@@ -1,4 +1,4 @@
-"""The hand-written Produce/Fetch response writers of kafka_py.tuning.fast_paths against
+"""The hand-written Produce/Fetch response writers of kafka_py.protocol.fast_fetch_response against
 the generic ones: the same bytes as kio's writer (and as kafka-python rewrites them), and
 for a Produce answer written from plain values the same bytes as KafkaApis' generic
 builder's response encoded, for every version the broker serves."""
@@ -14,7 +14,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_writer
 
-from kafka_py.tuning import fast_paths
+from kafka_py.protocol import fast_fetch_response as fast_paths
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.codec import ChunkWriter
 from kafka_py.protocol.headers import ResponseHeader
@@ -259,7 +259,7 @@ def produce_answer_values():
 
 @pytest.mark.parametrize("version", PRODUCE_VERSIONS)
 def test_produce_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
-    from kafka_py.tuning.fast_paths import encode_produce_response
+    from kafka_py.protocol.fast_fetch_response import encode_produce_response
     from kafka_py.protocol.messages import response_schema
     from kafka_py.protocol.entities import build_entity
 
@@ -283,7 +283,7 @@ def test_produce_frame_from_values_equals_the_generic_response_encoded(version: 
 
 def test_produce_frame_refuses_a_topic_name_too_long_for_its_field() -> None:
     from kafka_py.protocol.errors import Errors
-    from kafka_py.tuning.fast_paths import encode_produce_response
+    from kafka_py.protocol.fast_fetch_response import encode_produce_response
 
     with pytest.raises(ValueError):
         encode_produce_response(7, 1, [("t" * 40_000, [(0, Errors.NONE, 0, -1, 0, (), None)])])
@@ -314,7 +314,7 @@ def metadata_answer_values():
 def test_metadata_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
     """The hand-written MetadataResponse writer gives kio's bytes, from plain values and from a
     kio response alike, for every version."""
-    from kafka_py.tuning.fast_paths import encode_metadata_response
+    from kafka_py.protocol.fast_fetch_response import encode_metadata_response
     from kafka_py.protocol.messages import response_schema
     from kafka_py.protocol.entities import build_entity
 
@@ -353,7 +353,7 @@ def test_kafka_python_reads_a_metadata_frame_written_from_values() -> None:
     from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 
     from kafka_py.protocol.errors import Errors
-    from kafka_py.tuning.fast_paths import encode_metadata_response
+    from kafka_py.protocol.fast_fetch_response import encode_metadata_response
 
     topic_id = uuid.uuid4()
     frame = encode_metadata_response(
