@@ -329,7 +329,7 @@ class RequestChannelMetrics:
     def mark_metadata_errors(self, topics: Iterable[tuple]) -> None:
         """ErrorsPerSec of a Metadata answer written from plain values: each topic's error
         and each of its partitions' (MetadataResponse.errorCounts), from the tuples
-        fast_paths.encode_metadata_response takes (error first, partitions fifth)."""
+        fast_metadata_response.encode_metadata_response takes (error first, partitions fifth)."""
         if not recording.enabled:
             return
         metrics = self._by_key[ApiKeys.METADATA]

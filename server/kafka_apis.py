@@ -1541,7 +1541,7 @@ def _has_transactional_records(body: Any) -> bool:
 def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],
                     partitions: list[tuple]) -> tuple:
     """KafkaApis.metadataResponseTopic: a Metadata answer's topic, as a tuple (the form
-    kafka_py/tuning/fast_paths.py writes from): (error, name, topic id, is internal,
+    kafka_py/protocol/fast_metadata_response.py writes from): (error, name, topic id, is internal,
     partitions, authorized operations), each partition (error, index, leader, leader epoch,
     replicas, ISR, offline replicas)."""
     return (error, topic, topic_id, internal, partitions, AUTHORIZED_OPERATIONS_OMITTED)

@@ -19,7 +19,7 @@ ReplicaManager's logs.
   INVALID_FETCH_SESSION_EPOCH) is dropped and the next fetch, at once, is a full one, as in
   Kafka; a failed request makes the next fetch a full one too;
 * a Fetch request is written, and its answer read, from plain values (``FetchRequestSpec``
-  over kafka_py/tuning/fast_paths.py): only the partition headers are parsed, and each
+  over kafka_py/protocol/fast_fetch_request.py and fast_fetch_response.py): only the partition headers are parsed, and each
   partition's records stay a view of the response frame;
 * ``process_partition_data`` appends the leader's batches as they are
   (``Partition.append_records_to_follower_or_future_replica`` → ``Log.append_as_follower``:
@@ -43,7 +43,8 @@ from kafka_py.log.log_config import ApiVersion, api_version
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.fast_fetch_response import FetchAnswer, encode_fetch_request, read_fetch_response
+from kafka_py.protocol.fast_fetch_request import encode_fetch_request
+from kafka_py.protocol.fast_fetch_response import FetchAnswer, read_fetch_response
 from kafka_py.protocol.messages import request_schema
 from kafka_py.protocol.requests import (
     EARLIEST_TIMESTAMP,
@@ -109,8 +110,8 @@ def is_truncation_on_fetch_supported(ibp: ApiVersion) -> bool:
 
 class FetchRequestSpec(PreparedRequest):
     """A Fetch request of a replica fetcher (Kafka's FetchRequest.Builder): its values, written
-    to the wire and its answer read by kafka_py.protocol.fast_fetch_response, with no kio objects on
-    the way (the same bytes as kio's, tests/tuning/test_fast_paths_fetcher.py).
+    to the wire by kafka_py.protocol.fast_fetch_request and its answer read by
+    kafka_py.protocol.fast_fetch_response, with no kio objects on the way (the same bytes as kio's, tests/protocol/test_fast_fetch_codec.py).
 
     ``topics``: (topic, partitions), each partition a tuple (partition, current_leader_epoch,
     fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes); ``forgotten``:

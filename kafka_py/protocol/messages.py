@@ -41,7 +41,7 @@ from kafka_py.protocol.codec import SchemaException
 from kafka_py.protocol.codec import as_buffer
 from kafka_py.protocol.codec import read_entity
 from kafka_py.protocol.codec import write_entity_chunks
-from kafka_py.protocol import fast_fetch_response as fast_paths
+from kafka_py.protocol import fast_response_writers
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.framing import size_prefix
 from kafka_py.protocol.headers import RequestHeader
@@ -249,7 +249,7 @@ def encode_response_chunks(header: ResponseHeader, response: Any) -> list[Any]:
     _check_response_header(header, response)
     # Produce and Fetch answers, one per request on the hot paths, have a hand-written
     # writer giving the same bytes.
-    chunks = fast_paths.encode_response_chunks(header.to_bytes(), response)
+    chunks = fast_response_writers.encode_response_chunks(header.to_bytes(), response)
     if chunks is not None:
         return chunks
     writer = ChunkWriter()
@@ -272,7 +272,7 @@ def encode_response_chunks_for(request_header: RequestHeader, response: Any) -> 
         header_bytes = _CORRELATION_ID.pack(request_header.correlation_id)
         if header_version:
             header_bytes += b"\0"  # no tagged fields
-        chunks = fast_paths.encode_response_chunks(header_bytes, response)
+        chunks = fast_response_writers.encode_response_chunks(header_bytes, response)
         if chunks is not None:
             return chunks
     return encode_response_chunks(request_header.to_response_header(), response)

@@ -11,10 +11,10 @@ one connection per broker through kafka_py/tools/broker_connections.BrokerConnec
   level (the high watermark, or the last stable offset under ``read_committed``), and for the
   offsets of timestamps, sent to each partition's leader;
 * Fetch (the consumer's replica id -1, outside any fetch session) of one partition,
-  written and read by the broker's own codec (kafka_py.protocol.fast_fetch_response) so that the
-  records of the answer stay a view of the one buffer the answer was read into: the
-  executor's Arrow conversion (kafka_py/spark/arrow_records.py) takes the batches from
-  there, with no record object on the way.
+  written and read by the broker's own codec (kafka_py.protocol.fast_fetch_request and
+  fast_fetch_response) so that the records of the answer stay a view of the one buffer the
+  answer was read into: the executor's Arrow conversion (kafka_py/spark/arrow_records.py)
+  takes the batches from there, with no record object on the way.
 
 Versions are negotiated as the Java client's NodeApiVersions does: each request goes at the
 newest version that both this client (``CLIENT_VERSIONS``: Metadata 1-11, ListOffsets 1-6,
@@ -198,7 +198,7 @@ class _FetchOne(PreparedRequest):
         self.isolation_level = isolation_level
 
     def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
-        from kafka_py.protocol.fast_fetch_response import encode_fetch_request
+        from kafka_py.protocol.fast_fetch_request import encode_fetch_request
 
         # session id 0, epoch -1: a full fetch outside any fetch session; min bytes 1: answer
         # as soon as there is anything

@@ -167,7 +167,7 @@ class ReplicaBuffer:
 
 class FetchSpec(PreparedRequest):
     """A sessionless Fetch of the debugging replica id, written and read by the broker's own
-    fetch codec (kafka_py.protocol.fast_fetch_response)."""
+    fetch codec (kafka_py.protocol.fast_fetch_request and fast_fetch_response)."""
 
     def __init__(self, max_wait_ms: int, min_bytes: int, topics: list) -> None:
         self.max_wait_ms = max_wait_ms
@@ -175,7 +175,7 @@ class FetchSpec(PreparedRequest):
         self.topics = topics
 
     def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
-        from kafka_py.protocol.fast_fetch_response import encode_fetch_request
+        from kafka_py.protocol.fast_fetch_request import encode_fetch_request
 
         # session id 0 and epoch -1: a full fetch outside any fetch session
         return encode_fetch_request(FETCH_VERSION, correlation_id, client_id, DEBUGGING_CONSUMER_ID, self.max_wait_ms,

@@ -5,12 +5,12 @@ protocol writer that costs more than the request it answers) and none of it chan
 a client sees. The ported classes reach it through one line a method, so they read as
 Kafka's do: Log._add_segment's hook and FileRecords.append's mark (the prefaulter),
 LogManager making, starting and stopping the prefaulter, KafkaApis sending its Produce and
-Metadata answers with ``fast_answers``, messages.py writing answers with ``fast_paths``, the
-replica fetcher encoding its Fetch with it, and kafka.py's ``tune_process`` and ``leave_out_test_libraries``.
+Metadata answers with ``fast_answers``, and kafka.py's ``tune_process`` and
+``leave_out_test_libraries``. The hand-written writers of the Produce, Fetch and Metadata
+messages are protocol code: kafka_py/protocol/fast_*.py.
 
-* ``fast_paths``: hand-written writers for the Produce, Fetch and Metadata answers and for
-  the replica fetcher's Fetch request and answer, giving the same bytes as the generic
-  (kio) codec; ``fast_answers``: KafkaApis' Produce and Metadata answers sent with them;
+* ``fast_answers``: KafkaApis' Produce and Metadata answers sent as frames the hand-written
+  writers make;
 * ``cpu_affinity`` and ``sched_policy``: the broker process pinned to one CPU and put
   under SCHED_BATCH, both off unless the environment turns them on
   (``KAFKA_PY_CPU_AFFINITY``, ``KAFKA_PY_SCHED_POLICY``; docs/operations.md);

@@ -20,7 +20,8 @@ from kafka_py.network.request_channel import SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.server.kafka_apis_common import field_of, topics_of
-from kafka_py.protocol.fast_fetch_response import encode_metadata_response, encode_produce_response
+from kafka_py.protocol.fast_metadata_response import encode_metadata_response
+from kafka_py.protocol.fast_produce_response import encode_produce_response
 
 
 def send_metadata_response(apis: Any, request: Any, brokers: Sequence[tuple], controller_id: int,

@@ -251,7 +251,7 @@ def test_a_session_consumer_reads_what_a_full_fetch_consumer_reads_through_evict
 
 def full_fetch_size(follower: int, topic: str, partitions: list[int]) -> int:
     """The size of a follower's full Fetch v12 of ``partitions`` (header and body)."""
-    from kafka_py.protocol.fast_fetch_response import encode_fetch_request
+    from kafka_py.protocol.fast_fetch_request import encode_fetch_request
 
     return len(encode_fetch_request(12, 0, f"broker-{follower}-fetcher-0", follower, 500, 1, 10 << 20, 0, 0, 0,
                                     [(topic, [(p, 0, 0, -1, 0, 1 << 20) for p in partitions])])) - 4

@@ -1,8 +1,8 @@
-"""A replica fetcher's Fetch request written by fast_paths.encode_fetch_request is, byte for
-byte, the request kio writes from the same values (forgotten topics included), for every
-Fetch version; and
-fast_paths.read_fetch_response reads every field a fetcher uses from any answer kio writes
-(tagged fields of v12 included), the records a view of the frame, never a copy."""
+"""A replica fetcher's Fetch request written by fast_fetch_request.encode_fetch_request is,
+byte for byte, the request kio writes from the same values (forgotten topics included), for
+every Fetch version; and fast_fetch_response.read_fetch_response reads every field a fetcher
+uses from any answer kio writes (tagged fields of v12 included), the records a view of the
+frame, never a copy."""
 from __future__ import annotations
 
 import datetime
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
-from kafka_py.protocol import fast_fetch_response as fast_paths
+from kafka_py.protocol import fast_fetch_request, fast_fetch_response
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity
 from kafka_py.protocol.headers import RequestHeader, ResponseHeader
@@ -66,14 +66,14 @@ def test_fetch_request_bytes_equal_kio(version: int) -> None:
     @SETTINGS
     @given(fetch_requests())
     def check(values: dict) -> None:
-        assert fast_paths.encode_fetch_request(version, **values) == kio_request_frame(version, values)
+        assert fast_fetch_request.encode_fetch_request(version, **values) == kio_request_frame(version, values)
 
     check()
 
 
 def test_fetch_request_of_an_unknown_version_is_refused() -> None:
     with pytest.raises(ValueError):
-        fast_paths.encode_fetch_request(13, 1, "c", 1, 500, 1, 1 << 20, 0, 0, -1, [])
+        fast_fetch_request.encode_fetch_request(13, 1, "c", 1, 500, 1, 1 << 20, 0, 0, -1, [])
 
 
 records_values = st.one_of(st.none(), st.binary(max_size=64), st.integers(4096, 9000).map(
@@ -132,7 +132,7 @@ def test_fetch_answer_read_as_kio_wrote_it(version: int) -> None:
     @given(fetch_responses(version))
     def check(response) -> None:
         body = body_of(response)
-        answer = fast_paths.read_fetch_response(version, body)
+        answer = fast_fetch_response.read_fetch_response(version, body)
         assert answer.throttle_time_ms == (
             round(response.throttle_time.total_seconds() * 1000) if version >= 1 else 0)
         if version >= 7:
@@ -177,4 +177,4 @@ def test_a_truncated_fetch_answer_is_refused() -> None:
     body = body_of(response)
     for cut in (3, 20, len(body) - 50):
         with pytest.raises((ValueError, IndexError, struct.error)):
-            fast_paths.read_fetch_response(12, body[:cut])
+            fast_fetch_response.read_fetch_response(12, body[:cut])

@@ -1,7 +1,8 @@
-"""The hand-written Produce/Fetch response writers of kafka_py.protocol.fast_fetch_response against
-the generic ones: the same bytes as kio's writer (and as kafka-python rewrites them), and
-for a Produce answer written from plain values the same bytes as KafkaApis' generic
-builder's response encoded, for every version the broker serves."""
+"""The hand-written Produce, Fetch and Metadata response writers of
+kafka_py/protocol/fast_*_response.py against the generic ones: the same bytes as kio's writer
+(and as kafka-python rewrites them), and for a Produce answer written from plain values the
+same bytes as KafkaApis' generic builder's response encoded, for every version the broker
+serves."""
 from __future__ import annotations
 
 import datetime
@@ -14,7 +15,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_writer
 
-from kafka_py.protocol import fast_fetch_response as fast_paths
+from kafka_py.protocol import fast_response_writers
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.codec import ChunkWriter
 from kafka_py.protocol.headers import ResponseHeader
@@ -100,7 +101,7 @@ def test_produce_response_bytes_equal_kio(version: int) -> None:
     @given(produce_responses(version))
     def check(response) -> None:
         header = header_for(response)
-        chunks = fast_paths.encode_response_chunks(header.to_bytes(), response)
+        chunks = fast_response_writers.encode_response_chunks(header.to_bytes(), response)
         assert chunks is not None and len(chunks) == 1
         assert chunks == [encode_response(header, response)]
         assert wire(chunks) == wire(generic_chunks(header, response))
@@ -126,7 +127,7 @@ def test_produce_response_with_values_the_layout_cannot_take_falls_back() -> Non
         module.PartitionProduceResponse(index=0, error_code=3, base_offset=1, log_append_time=None,
                                         log_start_offset=0),)),))
     # an int where kio expects an ErrorCode: left to the generic writer and its verdict
-    assert fast_paths.encode_response_chunks(b"\0\0\0\0", response) is None
+    assert fast_response_writers.encode_response_chunks(b"\0\0\0\0", response) is None
 
 
 # ---------------------------------------------------------------------------- Fetch response
@@ -172,7 +173,7 @@ def test_fetch_response_bytes_equal_kio(version: int) -> None:
     @given(fetch_responses(version))
     def check(response) -> None:
         header = header_for(response)
-        chunks = fast_paths.encode_response_chunks(header.to_bytes(), response)
+        chunks = fast_response_writers.encode_response_chunks(header.to_bytes(), response)
         assert chunks is not None
         assert wire(chunks) == wire(generic_chunks(header, response))
         # records never copied when large or not in memory; encoded parts are bytes
@@ -202,7 +203,7 @@ def test_fetch_v12_tagged_fields_fall_back_to_the_generic_writer() -> None:
             partition_index=0, error_code=ErrorCode.none, high_watermark=5, last_stable_offset=5,
             diverging_epoch=module.EpochEndOffset(epoch=3, end_offset=4), aborted_transactions=None,
             records=b""),)),))
-    assert fast_paths.encode_response_chunks(b"", diverging) is None
+    assert fast_response_writers.encode_response_chunks(b"", diverging) is None
 
 
 @pytest.mark.parametrize("api, version", [(ApiKeys.PRODUCE, v) for v in PRODUCE_VERSIONS]
@@ -259,7 +260,7 @@ def produce_answer_values():
 
 @pytest.mark.parametrize("version", PRODUCE_VERSIONS)
 def test_produce_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
-    from kafka_py.protocol.fast_fetch_response import encode_produce_response
+    from kafka_py.protocol.fast_produce_response import encode_produce_response
     from kafka_py.protocol.messages import response_schema
     from kafka_py.protocol.entities import build_entity
 
@@ -283,7 +284,7 @@ def test_produce_frame_from_values_equals_the_generic_response_encoded(version: 
 
 def test_produce_frame_refuses_a_topic_name_too_long_for_its_field() -> None:
     from kafka_py.protocol.errors import Errors
-    from kafka_py.protocol.fast_fetch_response import encode_produce_response
+    from kafka_py.protocol.fast_produce_response import encode_produce_response
 
     with pytest.raises(ValueError):
         encode_produce_response(7, 1, [("t" * 40_000, [(0, Errors.NONE, 0, -1, 0, (), None)])])
@@ -314,7 +315,7 @@ def metadata_answer_values():
 def test_metadata_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
     """The hand-written MetadataResponse writer gives kio's bytes, from plain values and from a
     kio response alike, for every version."""
-    from kafka_py.protocol.fast_fetch_response import encode_metadata_response
+    from kafka_py.protocol.fast_metadata_response import encode_metadata_response
     from kafka_py.protocol.messages import response_schema
     from kafka_py.protocol.entities import build_entity
 
@@ -341,7 +342,7 @@ def test_metadata_frame_from_values_equals_the_generic_response_encoded(version:
                                          throttle, cluster_operations)
         assert bytes(frame) == expected
         header = header_for(generic)
-        assert wire(fast_paths.encode_response_chunks(header.to_bytes(), generic)) == \
+        assert wire(fast_response_writers.encode_response_chunks(header.to_bytes(), generic)) == \
             wire(generic_chunks(header, generic))
 
     check()
@@ -353,7 +354,7 @@ def test_kafka_python_reads_a_metadata_frame_written_from_values() -> None:
     from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 
     from kafka_py.protocol.errors import Errors
-    from kafka_py.protocol.fast_fetch_response import encode_metadata_response
+    from kafka_py.protocol.fast_metadata_response import encode_metadata_response
 
     topic_id = uuid.uuid4()
     frame = encode_metadata_response(

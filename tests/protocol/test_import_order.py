@@ -14,7 +14,12 @@ MODULES = [
     "kafka_py.protocol.codec",
     "kafka_py.protocol.entities",
     "kafka_py.protocol.messages",
+    "kafka_py.protocol.fast_fields",
+    "kafka_py.protocol.fast_produce_response",
+    "kafka_py.protocol.fast_fetch_request",
     "kafka_py.protocol.fast_fetch_response",
+    "kafka_py.protocol.fast_metadata_response",
+    "kafka_py.protocol.fast_response_writers",
 ]
 
 

@@ -12,7 +12,8 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
-from kafka_py.protocol.fast_fetch_response import encode_metadata_response, encode_produce_response
+from kafka_py.protocol.fast_metadata_response import encode_metadata_response
+from kafka_py.protocol.fast_produce_response import encode_produce_response
 
 
 class Request:
