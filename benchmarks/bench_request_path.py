@@ -129,7 +129,7 @@ PRODUCE_LAYERS = (
     ("kafka_py.log.log:Log", "_maybe_roll"),
     ("kafka_py.log.log_segment:LogSegment", "append"),
     ("kafka_py.record.file_records:FileRecords", "append"),
-    ("kafka_py.tuning.fast_answers", "send_produce_response"),
+    ("kafka_py.server.kafka_apis_fast_answers", "send_produce_response"),
     ("kafka_py.protocol.fast_produce_response", "encode_produce_response"),
     ("kafka_py.network.request_channel:RequestChannel", "send_response"),
     ("kafka_py.protocol.messages", "decode_request"),

@@ -90,7 +90,6 @@ from kafka_py.protocol.requests import (
 )
 from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
 from kafka_py.protocol.schema_imports import import_schema_module
-from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
 from kafka_py.record.compression import CompressionType
 from kafka_py.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
@@ -113,6 +112,7 @@ from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.delayed_produce import PartitionResponse
+from kafka_py.server.kafka_apis_fast_answers import send_metadata_response, send_produce_response
 from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response,
@@ -669,7 +669,7 @@ class KafkaApis:
         quotas = self.quotas
         throttle_time_ms = (self._quota.request_throttle_time_ms(request)
                             if quotas is not None and quotas.request.quotas_enabled else 0)
-        send_metadata_response(self, request, brokers, controller_id, topic_metadata, throttle_time_ms,  # tuning
+        send_metadata_response(self, request, brokers, controller_id, topic_metadata, throttle_time_ms,
                                cluster_authorized_operations)
 
     def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
@@ -858,8 +858,8 @@ class KafkaApis:
     def _send_produce_response(self, request: Request, statuses: Mapping[TopicPartition, PartitionResponse],
                                throttle_time_ms: int = 0) -> None:
         """The answer to a produce; from v3 (every current client) its frame is written
-        straight from the statuses, without response objects (kafka_py/tuning/fast_answers.py)."""
-        if not send_produce_response(self, request, statuses, throttle_time_ms):  # tuning: older versions
+        straight from the statuses, without response objects (server/kafka_apis_fast_answers.py)."""
+        if not send_produce_response(self, request, statuses, throttle_time_ms):  # False below v3
             self.send_response_exempt_throttle(request, _produce_response(statuses, throttle_time_ms))
 
     # ------------------------------------------------------------------ Fetch

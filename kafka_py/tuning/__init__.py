@@ -1,16 +1,15 @@
 """Broker tuning: kafka-py's performance machinery that has no counterpart in Kafka's source.
 
-Everything here exists because the broker is CPython (one interpreter lock, a generic
-protocol writer that costs more than the request it answers) and none of it changes what
-a client sees. The ported classes reach it through one line a method, so they read as
-Kafka's do: Log._add_segment's hook and FileRecords.append's mark (the prefaulter),
-LogManager making, starting and stopping the prefaulter, KafkaApis sending its Produce and
-Metadata answers with ``fast_answers``, and kafka.py's ``tune_process`` and
+Everything here exists because the broker is CPython (one interpreter lock, threads that
+hand the GIL over at each system call) and none of it changes what a client sees. The
+ported classes reach it through one line a method, so they read as Kafka's do:
+Log._add_segment's hook and FileRecords.append's mark (the prefaulter), LogManager making,
+starting and stopping the prefaulter, ReplicaManager.append_records' and
+Processor.enqueue_response's wake-ups, and kafka.py's ``tune_process`` and
 ``leave_out_test_libraries``. The hand-written writers of the Produce, Fetch and Metadata
-messages are protocol code: kafka_py/protocol/fast_*.py.
+messages are protocol code (kafka_py/protocol/fast_*.py), and KafkaApis sends its Produce
+and Metadata answers with them in server/kafka_apis_fast_answers.py.
 
-* ``fast_answers``: KafkaApis' Produce and Metadata answers sent as frames the hand-written
-  writers make;
 * ``cpu_affinity`` and ``sched_policy``: the broker process pinned to one CPU and put
   under SCHED_BATCH, both off unless the environment turns them on
   (``KAFKA_PY_CPU_AFFINITY``, ``KAFKA_PY_SCHED_POLICY``; docs/operations.md);

@@ -1,10 +1,13 @@
-"""KafkaApis' Metadata and Produce answers sent as frames that ``fast_paths`` writes straight
-from plain values: a kafka-py addition with no counterpart in Kafka's source.
+"""KafkaApis' Metadata and Produce answers sent as frames written straight from plain values
+(kafka_py/protocol/fast_metadata_response.py and fast_produce_response.py): beside
+KafkaApis.scala's sending of those two answers (handleTopicMetadataRequest's
+sendResponseMaybeThrottle and handleProduceRequest's sendResponseCallback, Kafka 2.8.2),
+with no counterpart in Kafka's source as code.
 
 Why: built as response objects and encoded by the generic (kio) writer, a full Metadata
 answer of a broker with thousands of partitions spent most of its time in that building and
 encoding, and a Produce answer cost more than the append it reports. The frames are the
-same bytes (tests/tuning/test_fast_paths.py), so a client cannot tell.
+same bytes (tests/protocol/test_fast_response_writers.py), so a client cannot tell.
 
 Hooks: ``KafkaApis.handle_topic_metadata_request`` ends with ``send_metadata_response`` and
 ``KafkaApis._send_produce_response`` calls ``send_produce_response``, one line each. An
@@ -47,7 +50,7 @@ def send_produce_response(apis: Any, request: Any, statuses: Mapping[Any, Any], 
     if version < 3:
         return False
     try:
-        # the statuses grouped by topic as the plain values fast_paths' Produce writers take
+        # the statuses grouped by topic as the plain values encode_produce_response takes
         values = [(topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
                             [(field_of(r, "batch_index", 0), field_of(r, "message", None)) for r in s.record_errors],
                             s.error_message) for index, s in partitions])

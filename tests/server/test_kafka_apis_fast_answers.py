@@ -1,6 +1,6 @@
-"""kafka_py/tuning/fast_answers.py: KafkaApis' Metadata and Produce answers sent as frames
+"""server/kafka_apis_fast_answers.py: KafkaApis' Metadata and Produce answers sent as frames
 written from plain values, what each sends, counts and does when sending fails. (That the
-frames are kio's bytes is tests/tuning/test_fast_paths.py's.)"""
+frames are kio's bytes is tests/protocol/test_fast_response_writers.py's.)"""
 from __future__ import annotations
 
 import logging
@@ -11,7 +11,7 @@ from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.server.delayed_produce import PartitionResponse
-from kafka_py.tuning.fast_answers import send_metadata_response, send_produce_response
+from kafka_py.server.kafka_apis_fast_answers import send_metadata_response, send_produce_response
 from kafka_py.protocol.fast_metadata_response import encode_metadata_response
 from kafka_py.protocol.fast_produce_response import encode_produce_response
 
@@ -52,7 +52,7 @@ class Channel:
 class Apis:
     def __init__(self, fail: bool = False) -> None:
         self.request_channel = Channel(fail)
-        self.logger = logging.getLogger("test_fast_answers")
+        self.logger = logging.getLogger("test_kafka_apis_fast_answers")
         self.cluster_id = "cluster-1"
 
 
@@ -105,7 +105,7 @@ def test_an_answer_that_cannot_be_sent_closes_the_connection(caplog):
                                     # a topic name too long for its field: the writer refuses it
                                     (Apis(), Request(8), {TopicPartition("t" * 40_000, 0): PartitionResponse(
                                         Errors.NONE)})):
-        with caplog.at_level(logging.ERROR, logger="test_fast_answers"):
+        with caplog.at_level(logging.ERROR, logger="test_kafka_apis_fast_answers"):
             assert send_produce_response(apis, request, statuses, 0) is True
         assert apis.request_channel.closed == [request]
         assert "Could not send the response" in caplog.text
