@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional
 
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.messages import decode_request
-from kafka_py.tuning.wakeups import defer_wakeup
+from kafka_py.tuning.wakeups import ProcessorWakeups
 from kafka_py.utils.java_limits import INT_MAX
 from kafka_py.utils.time import Time
 from kafka_py.utils.logging import IdentLogger
@@ -176,10 +176,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
         selector = self._selector
         self.idle_ratio = TimeRatio(time.nanoseconds, lambda: selector.io_wait_time_ns)
         self.new_gauge("IdlePercent", self.idle_ratio.ratio, {"networkProcessor": str(id)})
-        # True while this thread may be blocked in select; see enqueue_response.
-        self._polling = False
-        # A wake-up has been sent during the current poll: later responses need none.
-        self._woken = False
+        self._wakeups = ProcessorWakeups(self.wakeup)  # tuning: kafka_py/tuning/wakeups.py
 
     # ---- called from other threads ------------------------------------------------
     def accept(self, sock: socket.socket, address: str, port: int, may_block: bool,
@@ -213,24 +210,7 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
 
     def enqueue_response(self, response: Response) -> None:
         self._response_queue.append(response)
-        # Only a thread that may be asleep in select needs the wake-up (an eventfd write
-        # and a spurious poll return otherwise, for every response), and only once per
-        # poll: handlers answering a batch of requests while the Processor waits for the
-        # GIL would otherwise each make a system call that releases the GIL. poll() clears
-        # ``_woken`` before it raises ``_polling`` and looks at this queue one last time:
-        # either that look sees the response, or this read sees the flag and, if no one
-        # has yet, wakes it.
-        if self._polling and not self._woken:
-            if defer_wakeup(self):  # kafka_py/tuning/wakeups.py: woken once its caller is done
-                return
-            self._woken = True
-            self.wakeup()
-
-    def wake_if_polling(self) -> None:
-        """enqueue_response's wake-up, for responses queued earlier (kafka_py/tuning/wakeups.py)."""
-        if self._polling and not self._woken:
-            self._woken = True
-            self.wakeup()
+        self._wakeups.response_queued()  # tuning: kafka_py/tuning/wakeups.py
 
     def wakeup(self) -> None:
         self._selector.wakeup()
@@ -338,16 +318,14 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
 
     def poll(self) -> None:
         timeout = 0 if self._new_connections.queue else POLL_TIMEOUT_MS
-        self._woken = False
-        self._polling = True
-        if self._response_queue:
+        if self._wakeups.poll_starting(self._response_queue):  # tuning: kafka_py/tuning/wakeups.py
             timeout = 0
         try:
             self._selector.poll(timeout)
         except Exception:  # noqa: BLE001 - what completed before the failure is still processed
             self.logger.exception("Processor %d poll failed", self.id)
         finally:
-            self._polling = False
+            self._wakeups.poll_ended()  # tuning: kafka_py/tuning/wakeups.py
 
     def process_completed_receives(self) -> None:
         for connection_id, frame in self._selector.drain_completed_receives():

@@ -54,6 +54,7 @@ from kafka_py.network.request_channel import RequestChannel
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.metrics.yammer import MetricName
 from kafka_py.network.selector import Waker
+from kafka_py.tuning.accept_batch import accepts_per_ready_key
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +74,6 @@ __all__ = (
 USE_DEFAULT_BUFFER_SIZE = -1
 DEFAULT_LISTEN_BACKLOG_SIZE = 50
 DATA_PLANE_THREAD_PREFIX = "data-plane"
-# Connections taken from the listen queue per wake-up before looking at the selector again.
-_ACCEPT_BATCH = 64
 
 
 def listener_end_points(config: Any) -> list[EndPoint]:
@@ -544,7 +543,7 @@ class Acceptor(AbstractServerThread, KafkaMetricsGroup):
             if key.data is None:
                 self._waker.drain()
                 continue
-            for _ in range(_ACCEPT_BATCH):
+            for _ in accepts_per_ready_key():  # tuning: kafka_py/tuning/accept_batch.py
                 if not self.is_running:
                     return
                 try:

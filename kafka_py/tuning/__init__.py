@@ -4,11 +4,12 @@ Everything here exists because the broker is CPython (one interpreter lock, thre
 hand the GIL over at each system call) and none of it changes what a client sees. The
 ported classes reach it through one line a method, so they read as Kafka's do:
 Log._add_segment's hook and FileRecords.append's mark (the prefaulter), LogManager making,
-starting and stopping the prefaulter, ReplicaManager.append_records' and
-Processor.enqueue_response's wake-ups, and kafka.py's ``tune_process`` and
-``leave_out_test_libraries``. The hand-written writers of the Produce, Fetch and Metadata
-messages are protocol code (kafka_py/protocol/fast_*.py), and KafkaApis sends its Produce
-and Metadata answers with them in server/kafka_apis_fast_answers.py.
+starting and stopping the prefaulter, the Processor's wake-ups (``enqueue_response`` and
+``poll``) and ReplicaManager.append_records' batching of them, the Acceptor's accepts per
+ready key, and kafka.py's ``tune_process`` and ``leave_out_test_libraries``. The
+hand-written writers of the Produce, Fetch and Metadata messages are protocol code
+(kafka_py/protocol/fast_*.py), and KafkaApis sends its Produce and Metadata answers with
+them in server/kafka_apis_fast_answers.py.
 
 * ``cpu_affinity`` and ``sched_policy``: the broker process pinned to one CPU and put
   under SCHED_BATCH, both off unless the environment turns them on
@@ -19,9 +20,12 @@ and Metadata answers with them in server/kafka_apis_fast_answers.py.
   the objects loaded at startup frozen (``KAFKA_PY_GC``; docs/operations.md);
 * ``startup_imports``: Hypothesis, which kio imports whenever it is installed, left out of
   the broker process (kafka.py's ``main``; docs/kraft.md);
-* ``wakeups``: the network threads woken once after a handler has queued several answers
-  (the follower fetches a leader append completes), not once per answer
-  (``ReplicaManager.append_records`` and ``Processor.enqueue_response``).
+* ``wakeups``: a Processor woken for a queued answer only while it may be asleep in
+  select, once a poll (``ProcessorWakeups``), and once after a handler has queued several
+  answers (the follower fetches a leader append completes), not once per answer
+  (``ReplicaManager.append_records``);
+* ``accept_batch``: an Acceptor taking up to 64 connections from its listen queue each time
+  select reports it ready, not one (``Acceptor.accept_new_connections``).
 
 docs/performance.md, "Broker tuning", says what each piece buys, with the command that
 measures it.
