@@ -19,7 +19,7 @@ methods Kafka's generator emits for FetchResponseData from FetchResponse.json, v
 from __future__ import annotations
 
 import struct
-from dataclasses import fields
+from dataclasses import fields as dataclass_fields
 from typing import Any, Callable, Optional
 
 from kafka_py.protocol.fast_fields import (
@@ -51,7 +51,7 @@ def fetch_response_writer(version: int, partition_type: type) -> Callable[[Any, 
     # v12's tagged partition fields, skipped by kio when equal to their defaults.
     tagged_defaults = ()
     if flexible:
-        tagged_defaults = tuple((f.name, f.default) for f in fields(partition_type)
+        tagged_defaults = tuple((f.name, f.default) for f in dataclass_fields(partition_type)
                                 if f.name in ("diverging_epoch", "current_leader", "snapshot_id"))
 
     def write(response: Any, out: bytearray, chunks: list) -> bytearray:
