@@ -44,6 +44,7 @@ from kafka_py.network.request_channel import Request, RequestContext
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.entities import build_entity, new_entity
 from kafka_py.protocol.errors import Errors
+from kafka_py.protocol.fast_fields import uvarint
 from kafka_py.protocol.headers import RequestHeader
 from kafka_py.protocol.messages import encode_response_chunks_for, response_schema
 from kafka_py.raft import raft_util
@@ -83,7 +84,7 @@ def serialize_principal(principal: str, token_authenticated: bool = False) -> by
     out = bytearray(struct.pack(">h", 0))
     for text in (principal_type, name):
         data = text.encode("utf-8")
-        out += _uvarint(len(data) + 1) + data
+        out += uvarint(len(data) + 1) + data
     out += b"\x01" if token_authenticated else b"\x00"
     out += b"\x00"  # no tagged fields
     return bytes(out)
@@ -108,15 +109,6 @@ def deserialize_principal(data: bytes) -> str:
     if pos >= len(view):
         raise ValueError("principal data truncated")
     return f"{texts[0]}:{texts[1]}"
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _read_uvarint(view: memoryview, pos: int) -> tuple[int, int]:
