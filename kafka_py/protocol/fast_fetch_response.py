@@ -43,6 +43,8 @@ _THROTTLE_ERROR_SESSION = struct.Struct(">ihi")
 
 
 def fetch_response_writer(version: int, partition_type: type) -> Callable[[Any, bytearray, list], bytearray]:
+    """The writer of a kio FetchResponse of ``version`` (4+) whose partitions are of
+    ``partition_type`` (that version's PartitionData)."""
     flexible = version >= 12
     head = _FETCH_PARTITION_V5 if version >= 5 else _FETCH_PARTITION_V4
     with_log_start = version >= 5
