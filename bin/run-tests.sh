@@ -5,9 +5,10 @@
 # prometheus and burrow packages for the integration tests, MIT Kerberos for the GSSAPI
 # tests), then runs pytest over tests/.
 #
-# The tests run in KAFKA_PY_TEST_WORKERS pytest-xdist worker processes (default 3; 0 runs
+# The tests run in KAFKA_PY_TEST_WORKERS pytest-xdist worker processes (default 4; 0 runs
 # them in this one process). Most of the suite's time is spent waiting on brokers,
-# ZooKeeper and Spark started as processes, so three workers keep two CPUs busy. Each
+# ZooKeeper and Spark started as processes (brokers are forked from a launcher that has
+# their modules loaded, kafka_py/testing/launcher.py), so four workers keep two CPUs busy. Each
 # worker takes whole test files (--dist loadfile), so a file's module-scoped brokers and
 # clusters stay in one process; every worker starts its own ZooKeeper on a free port. Files
 # are handed out in collection order (--no-loadscope-reorder), which tests/conftest.py
@@ -19,4 +20,4 @@ ensure_installed
 ensure_prometheus
 ensure_burrow
 cd "$KAFKA_PY_HOME"
-exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
+exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder "$@"

@@ -5,39 +5,46 @@ import pytest
 from tests.zookeeper_harness import ZooKeeperServer
 
 
-#: The test files that take longest, longest first. They are collected first, and
-#: bin/run-tests.sh hands files to its workers in collection order (--no-loadscope-reorder),
-#: so no worker is still in one of them when the others have run out of files. Left to itself,
-#: pytest-xdist hands out the files with the most tests first, which puts these last: each has
-#: only a few tests, every one of them a Spark start or a cluster of broker processes.
+#: The test files that take longest, longest first, a Spark file between two of brokers
+#: where the durations allow (a Spark file's start is CPU-bound; four at once would slow each
+#: other down). They are collected first, and bin/run-tests.sh hands files to its workers in
+#: collection order (--no-loadscope-reorder), so no worker is still in one of them when the
+#: others have run out of files. Left to itself, pytest-xdist hands out the files with the
+#: most tests first, which puts these last: each has only a few tests, every one of them a
+#: Spark start or a cluster of broker processes.
 LONGEST_FILES = (
-    "tests/spark/test_stream_export.py",
     "tests/spark/test_streaming.py",
-    "tests/integration/test_replication_durability.py",
-    "tests/spark/test_pipeline.py",
     "tests/tools/test_tools_against_broker.py",
-    "tests/spark/test_first_use.py",
-    "tests/spark/test_cluster_reads.py",
     "tests/integration/test_consumer_groups.py",
-    "tests/integration/test_isr_replication.py",
+    "tests/spark/test_stream_export.py",
+    "tests/integration/test_replication_durability.py",
+    "tests/spark/test_cluster_failover.py",
     "tests/integration/test_client_quotas.py",
     "tests/spark/test_kafka_sink.py",
     "tests/integration/test_restart_at_scale.py",
-    "tests/spark/test_cluster_failover.py",
-    "tests/spark/test_broker_reads.py",
-    "tests/integration/test_replication.py",
+    "tests/spark/test_first_use.py",
+    "tests/integration/test_isr_replication.py",
     "tests/integration/test_crash_points.py",
-    "tests/fuzz/test_fuzz.py",
-    "tests/integration/test_kraft_cluster.py",
-    "tests/security/test_security_listeners.py",
-    "tests/integration/test_log_dirs.py",
-    "tests/spark/test_kafka_log_source.py",
-    "tests/integration/test_log_dir_failure.py",
-    "tests/integration/test_bin_scripts.py",
-    "tests/integration/test_topic_churn_memory.py",
+    "tests/spark/test_pipeline.py",
+    "tests/integration/test_replication.py",
+    "tests/spark/test_cluster_reads.py",
     "tests/security/test_reauthentication.py",
-    "tests/security/test_authorization.py",
-    "tests/security/test_command_config.py",
+    "tests/security/test_security_listeners.py",
+    "tests/integration/test_topic_churn_memory.py",
+    "tests/spark/test_secure_cluster.py",
+    "tests/integration/test_transactions.py",
+    "tests/spark/test_broker_reads.py",
+    "tests/tools/test_operator_tools.py",
+    "tests/integration/test_kraft_cluster.py",
+    "tests/integration/test_bin_scripts.py",
+    "tests/integration/test_log_dir_failure.py",
+    "tests/testing/test_installed_package.py",
+    "tests/integration/test_log_dirs.py",
+    "tests/integration/test_kraft_combined_node.py",
+    "tests/fuzz/test_fuzz.py",
+    "tests/raft/test_raft_event_simulation.py",
+    "tests/integration/test_down_conversion.py",
+    "tests/security/test_inter_broker_security.py",
 )
 
 
