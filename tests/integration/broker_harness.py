@@ -111,7 +111,67 @@ class ServesMetadata:
 
 
 
-class BrokerProcess(ServesMetadata):
+class NodeProcess:
+    """What a test's broker or controller process has, whichever harness made it: the process
+    (forked from the launcher, or one of its own), the output file it appends to across
+    restarts (``_run_offset``: where this run's lines begin), and the ways to end it."""
+
+    process: Optional[subprocess.Popen | LaunchedProcess] = None
+    output_path: pathlib.Path
+    _output = None  # the output file, held open for a process of its own
+    _run_offset = 0
+    kind = "broker"
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM (a clean shutdown); returns the exit status."""
+        return self._signal_and_wait(signal.SIGTERM, timeout)
+
+    def kill(self) -> int:
+        """SIGKILL: no shutdown at all, as a crash."""
+        return self._signal_and_wait(signal.SIGKILL, 30.0)
+
+    def _signal_and_wait(self, sig: int, timeout: float) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # kill -3 first: the broker prints every thread's stack, which says where it hung.
+            self.process.send_signal(signal.SIGQUIT)
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+            self.process.kill()
+            code = self.process.wait()
+            raise RuntimeError(f"{self.kind} did not stop within {timeout}s:\n{self.tail(400)}")
+        finally:
+            self.process = None
+            if self._output is not None:
+                self._output.close()
+                self._output = None
+        return code
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def run_output(self) -> bytes:
+        """What this run of the process wrote."""
+        with open(self.output_path, "rb") as f:
+            f.seek(self._run_offset)
+            return f.read()
+
+    def output(self) -> str:
+        return self.output_path.read_text(errors="replace") if self.output_path.exists() else ""
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.output().splitlines()[-lines:])
+
+
+class BrokerProcess(NodeProcess, ServesMetadata):
     """One broker process; start, stop (SIGTERM), kill (SIGKILL) and restart it."""
 
     def __init__(self, workdir: pathlib.Path, zk_connect: str, chroot: str, broker_id: int = 0,
@@ -132,9 +192,7 @@ class BrokerProcess(ServesMetadata):
         self.env = dict(env or {})
         # Run in the child before the broker starts (resource limits, say), on every start.
         self.preexec_fn = preexec_fn
-        self.process: Optional[subprocess.Popen | LaunchedProcess] = None
-        self._output = None
-        self._run_offset = 0
+        self.process = None
         self.write_config()
 
     @property
@@ -208,47 +266,11 @@ class BrokerProcess(ServesMetadata):
         # then Metadata lists no brokers and admin requests see an empty cluster.
         wait_until(self.knows_itself, timeout, "broker metadata never listed the broker")
 
-    def stop(self, timeout: float = 60.0) -> int:
-        """SIGTERM (a clean shutdown); returns the exit status."""
-        return self._signal_and_wait(signal.SIGTERM, timeout)
-
-    def kill(self) -> int:
-        """SIGKILL: no shutdown at all, as a crash."""
-        return self._signal_and_wait(signal.SIGKILL, 30.0)
-
-    def _signal_and_wait(self, sig: int, timeout: float) -> int:
-        if self.process is None:
-            return 0
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            # kill -3 first: the broker prints every thread's stack, which says where it hung.
-            self.process.send_signal(signal.SIGQUIT)
-            try:
-                self.process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-            self.process.kill()
-            code = self.process.wait()
-            raise RuntimeError(f"broker did not stop within {timeout}s:\n{self.tail(400)}")
-        finally:
-            self.process = None
-            if self._output is not None:
-                self._output.close()
-                self._output = None
-        return code
-
     def restart(self, timeout: float = 60.0) -> "BrokerProcess":
         # A killed broker's ephemeral registration lives until its session expires; a new
         # process would wait for that before registering, so waiting here bounds it once.
         wait_until(lambda: self.registration() is None, 30.0, "old broker registration did not expire")
         return self.start(timeout)
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     # ------------------------------------------------------------------ inspection
 
@@ -269,11 +291,6 @@ class BrokerProcess(ServesMetadata):
             client.stop()
             client.close()
 
-    def output(self) -> str:
-        return self.output_path.read_text(errors="replace") if self.output_path.exists() else ""
-
-    def tail(self, lines: int = 40) -> str:
-        return "\n".join(self.output().splitlines()[-lines:])
 
 
 def unique_chroot(prefix: str = "kafka-py-test") -> str:

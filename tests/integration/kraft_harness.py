@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pathlib
 import re
-import signal
 import subprocess
 from typing import Optional
 
@@ -21,8 +20,9 @@ from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
-from kafka_py.testing.cluster import LaunchedProcess, launch
-from tests.integration.broker_harness import ROOT, RawClient, ServesMetadata, free_port, port_open, wait_until
+from kafka_py.testing.cluster import launch
+from tests.integration.broker_harness import (ROOT, NodeProcess, RawClient, ServesMetadata, free_port, port_open,
+                                              wait_until)
 
 STARTED_MARKER = b"Kafka Server started"
 # A broker (or a combined node) is serving once the controller unfenced it.
@@ -52,7 +52,11 @@ def combined_node_config(tmp_path: pathlib.Path) -> tuple[pathlib.Path, int, pat
     return config, client_port, log_dir
 
 
-class KRaftControllerProcess:
+class KRaftControllerProcess(NodeProcess):
+    """One ``process.roles=controller`` node (see the module docstring)."""
+
+    kind = "controller"
+
     def __init__(self, workdir: pathlib.Path, node_id: int, port: int, voters: str,
                  overrides: Optional[dict[str, str]] = None, env: Optional[dict[str, str]] = None) -> None:
         self.workdir = pathlib.Path(workdir)
@@ -66,8 +70,7 @@ class KRaftControllerProcess:
         self.logs_dir = self.workdir / "logs"
         self.overrides = dict(overrides or {})
         self.env = dict(env or {})
-        self.process: Optional[LaunchedProcess] = None
-        self._run_offset = 0
+        self.process = None
         self.write_config()
 
     def properties(self) -> dict[str, str]:
@@ -113,11 +116,6 @@ class KRaftControllerProcess:
             self.wait_started(timeout)
         return self
 
-    def run_output(self) -> bytes:
-        with open(self.output_path, "rb") as f:
-            f.seek(self._run_offset)
-            return f.read()
-
     def wait_started(self, timeout: float = 60.0) -> None:
         def ready() -> bool:
             if self.process.poll() is not None:
@@ -129,37 +127,6 @@ class KRaftControllerProcess:
 
     def wait_exit(self, timeout: float = 60.0) -> int:
         return self.process.wait(timeout=timeout)
-
-    def stop(self, timeout: float = 60.0) -> int:
-        return self._signal_and_wait(signal.SIGTERM, timeout)
-
-    def kill(self) -> int:
-        return self._signal_and_wait(signal.SIGKILL, 30.0)
-
-    def _signal_and_wait(self, sig: int, timeout: float) -> int:
-        if self.process is None:
-            return 0
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            raise RuntimeError(f"controller did not stop within {timeout}s:\n{self.tail(200)}")
-        finally:
-            self.process = None
-        return code
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def output(self) -> str:
-        return self.output_path.read_text(errors="replace") if self.output_path.exists() else ""
-
-    def tail(self, lines: int = 40) -> str:
-        return "\n".join(self.output().splitlines()[-lines:])
 
     # ------------------------------------------------------------------ the wire
 
@@ -190,6 +157,8 @@ class KRaftBrokerProcess(KRaftControllerProcess):
     """One ``process.roles=broker`` node of a KRaft cluster: clients on ``port``, the
     controllers reached through the quorum's voters. Ready once the controller has
     unfenced it (it registered and caught up with the metadata log)."""
+
+    kind = "broker"
 
     UNFENCED_MARKER = b"Transitioning from RECOVERY to RUNNING"
 
