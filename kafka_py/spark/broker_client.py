@@ -39,13 +39,14 @@ options serves the source and the sink.
 from __future__ import annotations
 
 import logging
+import struct
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kafka_py.clients.network_client import PreparedRequest
-from kafka_py.common.errors import KafkaException
+from kafka_py.common.errors import InvalidRequestException, KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.protocol.api_keys import ApiKeys
 from kafka_py.protocol.errors import Errors
@@ -495,6 +496,12 @@ class BrokerClient:
                                 read_committed=isolation_level == READ_COMMITTED_LEVEL)
         except OSError as e:
             raise OSError(f"broker {broker_id} at {address}: {e}") from e
+        except KafkaLogClientConfigException:
+            raise
+        except (ValueError, struct.error, IndexError, InvalidRequestException) as e:
+            # An answer that does not parse has cost its connection (BrokerConnections.send drops
+            # it): the reader retries on a new one, as after a connection that failed.
+            raise OSError(f"broker {broker_id} at {address} sent a Fetch answer that does not parse: {e}") from e
         if answer.error_code:
             return broker_id, _TopLevelError(answer.error_code)
         for topic, partitions in answer.responses:

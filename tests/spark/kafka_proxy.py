@@ -16,9 +16,12 @@ passing them on it can:
 * fail like a network under a reader: with ``cut_after_bytes`` a connection is closed in the
   middle of the first Fetch answer that would take the bytes sent to the client on it past
   that many, or halfway through it if they are past already (answers to other requests pass whole, so a read is planned and then loses its
-  fetches).
+  fetches);
+* answer like a broken broker: with ``garble_fetch_answers`` every Fetch answer keeps its
+  correlation id and loses the rest of its body, a whole frame that does not parse.
 
-``requests`` lists every (api key, version) seen; ``cuts`` counts the connections cut.
+``requests`` lists every (api key, version) seen; ``cuts`` counts the connections cut and
+``garbled`` the answers garbled.
 """
 from __future__ import annotations
 
@@ -62,9 +65,11 @@ class KafkaProxy:
     """See the module docstring; ``close()`` ends every listener and connection."""
 
     def __init__(self, bootstrap: str, api_ranges: Optional[Mapping[ApiKeys, tuple[int, int]]] = None,
-                 cut_after_bytes: Optional[int] = None) -> None:
+                 cut_after_bytes: Optional[int] = None, garble_fetch_answers: bool = False) -> None:
         self.api_ranges = {api.id: r for api, r in (api_ranges or {}).items()}
         self.cut_after_bytes = cut_after_bytes
+        self.garble_fetch_answers = garble_fetch_answers
+        self.garbled = 0
         self.requests: list[tuple[int, int]] = []
         self.cuts = 0
         self._lock = threading.Lock()
@@ -206,6 +211,10 @@ class _Connection:
                 frame = self._metadata(frame, version)
             elif api_key == ApiKeys.API_VERSIONS.id and self.proxy.api_ranges:
                 frame = self._api_versions(frame, version)
+            elif api_key == ApiKeys.FETCH.id and self.proxy.garble_fetch_answers:
+                frame = frame[:7]  # the correlation id, the header's tags, two bytes of the body
+                with self.proxy._lock:
+                    self.proxy.garbled += 1
             if not self._to_client(_SIZE.pack(len(frame)) + frame, api_key == ApiKeys.FETCH.id):
                 break
         self.close()

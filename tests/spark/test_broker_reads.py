@@ -484,6 +484,14 @@ def test_fetch_connections_cut_mid_answer_are_made_again_or_fail_the_task(spark,
                                             r"closed"):
             spark_read(broken, **{"kafka.default.api.timeout.ms": 2000})
         assert broken.cuts >= 2
+    # every Fetch answer a frame that does not parse: retried on new connections, then the task fails
+    with KafkaProxy(cluster.bootstrap, garble_fetch_answers=True) as garbling:
+        with pytest.raises(Exception, match=r"Could not fetch offset 0 of plain-[0-2] from kafka.bootstrap.servers="
+                                            r"127.0.0.1:\d+ within kafka.default.api.timeout.ms=2000: the fetch "
+                                            r"failed: broker [1-3] at 127.0.0.1:\d+ sent a Fetch answer that does "
+                                            r"not parse"):
+            spark_read(garbling, **{"kafka.default.api.timeout.ms": 2000})
+        assert garbling.garbled >= 2
 
 
 def test_which_path_a_read_takes_and_the_options_of_each():
