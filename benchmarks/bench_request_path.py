@@ -52,7 +52,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -178,6 +178,207 @@ class LayerClock:
         return "\n".join(f"    {label:<45} {total / count / 1000:7.1f} us" for label, total in self.totals.items())
 
 
+# The stages of a request counted by ``--instructions N --stages``: label -> where the function
+# is, "module:Class.method" or "module:function" (alternatives after "|", for code that moves
+# between modules). Each is counted inclusively (everything it calls).
+REQUEST_STAGES = {
+    "decode_request": "kafka_py.protocol.messages:decode_request",
+    "RequestHeader.parse": "kafka_py.protocol.headers:RequestHeader.parse",
+    "parse_request": "kafka_py.protocol.messages:parse_request",
+    "RequestContext()": "__main__:RequestContext",
+    "Request()": "__main__:Request",
+    "KafkaApis.handle": "kafka_py.server.kafka_apis:KafkaApis.handle",
+    "handle_produce_request": "kafka_py.server.kafka_apis:KafkaApis.handle_produce_request",
+    "MetadataCache.contains": "kafka_py.server.metadata_cache:MetadataCache.contains",
+    "_validate_produce_records": "kafka_py.server.kafka_apis:_validate_produce_records",
+    "ReplicaManager.append_records": "kafka_py.server.replica_manager:ReplicaManager.append_records",
+    "_append_to_local_log": "kafka_py.server.replica_manager:ReplicaManager._append_to_local_log",
+    "get_partition_or_exception": "kafka_py.server.replica_manager:ReplicaManager.get_partition_or_exception",
+    "Partition.append_records_to_leader": "kafka_py.cluster.partition:Partition.append_records_to_leader",
+    "Log.append_as_leader": "kafka_py.log.log:Log.append_as_leader",
+    "_analyze_and_validate_records": "kafka_py.log.log:Log._analyze_and_validate_records",
+    "_validate_and_assign_offsets": "kafka_py.log.log:Log._validate_and_assign_offsets",
+    "LogValidator.validate_messages_and_assign_offsets":
+        "kafka_py.log.log_validator:LogValidator.validate_messages_and_assign_offsets",
+    "get_first_batch_and_maybe_validate_no_more_batches":
+        "kafka_py.log.log_validator:get_first_batch_and_maybe_validate_no_more_batches",
+    "validate_batch": "kafka_py.log.log_validator:validate_batch",
+    "assign_offsets_non_compressed": "kafka_py.log.log_validator:assign_offsets_non_compressed",
+    "_RecordRules.walk": "kafka_py.log.log_validator:_RecordRules.walk",
+    "walk_records": "kafka_py.record.partial_default_record:walk_records",
+    "_RecordRules.raise_record_errors": "kafka_py.log.log_validator:_RecordRules.raise_record_errors",
+    "_writable": "kafka_py.log.log_validator:_writable",
+    "DefaultRecordBatch.set_max_timestamp": "kafka_py.record.default_record_batch:DefaultRecordBatch.set_max_timestamp",
+    "_maybe_roll": "kafka_py.log.log:Log._maybe_roll",
+    "LogSegment.should_roll": "kafka_py.log.log_segment:LogSegment.should_roll",
+    "read_entity": "kafka_py.protocol.codec:read_entity",
+    "Log.maybe_increment_high_watermark": "kafka_py.log.log:Log.maybe_increment_high_watermark",
+    "Log._update_high_watermark_metadata": "kafka_py.log.log:Log._update_high_watermark_metadata",
+    "ProducerStateManager.update_map_end_offset":
+        "kafka_py.log.producer_state_manager:ProducerStateManager.update_map_end_offset",
+    "LogSegment.append": "kafka_py.log.log_segment:LogSegment.append",
+    "FileRecords.append": "kafka_py.record.file_records:FileRecords.append",
+    "OffsetIndex.append": "kafka_py.log.offset_index:OffsetIndex.append",
+    "TimeIndex.maybe_append": "kafka_py.log.time_index:TimeIndex.maybe_append",
+    "_update_log_end_offset": "kafka_py.log.log:Log._update_log_end_offset",
+    "_maybe_increment_leader_hw": "kafka_py.cluster.partition:Partition._maybe_increment_leader_hw",
+    "BrokerTopicStats.record_produce": "kafka_py.server.broker_topic_stats:BrokerTopicStats.record_produce",
+    "call_with_deferred_wakeups": "kafka_py.tuning.wakeups:call_with_deferred_wakeups",
+    "DelayedOperationPurgatory.check_and_complete":
+        "kafka_py.server.delayed_operation:DelayedOperationPurgatory.check_and_complete",
+    "update_record_conversion_stats": "kafka_py.server.kafka_apis:KafkaApis.update_record_conversion_stats",
+    "_send_produce_response": "kafka_py.server.kafka_apis:KafkaApis._send_produce_response",
+    "send_produce_response": "kafka_py.server.kafka_apis_fast_answers:send_produce_response"
+                             "|kafka_py.tuning.fast_answers:send_produce_response",
+    "encode_produce_response": "kafka_py.tuning.fast_paths:encode_produce_response"
+                               "|kafka_py.protocol.fast_fetch_response:encode_produce_response"
+                               "|kafka_py.protocol.fast_produce_response:encode_produce_response",
+    "mark_partition_errors": "kafka_py.network.request_metrics:RequestChannelMetrics.mark_partition_errors",
+    "RequestChannel.send_response": "kafka_py.network.request_channel:RequestChannel.send_response",
+    "handle_fetch_request": "kafka_py.server.kafka_apis:KafkaApis.handle_fetch_request",
+    "ReplicaManager.fetch_messages": "kafka_py.server.replica_manager:ReplicaManager.fetch_messages",
+    "Log.read": "kafka_py.log.log:Log.read",
+    "try_complete_actions": "kafka_py.server.replica_manager:ReplicaManager.try_complete_actions",
+    "ByteBufferSend.write_to": "kafka_py.network.send:ByteBufferSend.write_to",
+    "MultiRecordsSend.write_to": "kafka_py.network.send:MultiRecordsSend.write_to",
+    "update_request_metrics": "kafka_py.network.request_metrics:RequestChannelMetrics.update_request_metrics",
+}
+
+# How the stages nest in one request, (depth, label); "own" is a stage's count less those of
+# the stages listed under it. Stages of the other tree that ran show up under "elsewhere".
+_COMMON_HEAD = ((0, "decode_request"), (1, "RequestHeader.parse"), (1, "parse_request"), (2, "read_entity"),
+                (0, "RequestContext()"), (0, "Request()"), (0, "KafkaApis.handle"))
+_COMMON_TAIL = ((1, "try_complete_actions"), (0, "ByteBufferSend.write_to"), (0, "MultiRecordsSend.write_to"),
+                (0, "update_request_metrics"))
+PRODUCE_TREE = _COMMON_HEAD + (
+    (1, "handle_produce_request"),
+    (2, "MetadataCache.contains"),
+    (2, "_validate_produce_records"),
+    (2, "ReplicaManager.append_records"),
+    (3, "_append_to_local_log"),
+    (4, "get_partition_or_exception"),
+    (4, "Partition.append_records_to_leader"),
+    (5, "Log.append_as_leader"),
+    (6, "_analyze_and_validate_records"),
+    (6, "_validate_and_assign_offsets"),
+    (7, "LogValidator.validate_messages_and_assign_offsets"),
+    (8, "get_first_batch_and_maybe_validate_no_more_batches"),
+    (8, "validate_batch"),
+    (8, "assign_offsets_non_compressed"),
+    (9, "_RecordRules.walk"),
+    (10, "walk_records"),
+    (9, "_RecordRules.raise_record_errors"),
+    (9, "_writable"),
+    (9, "DefaultRecordBatch.set_max_timestamp"),
+    (6, "_maybe_roll"),
+    (7, "LogSegment.should_roll"),
+    (6, "LogSegment.append"),
+    (7, "FileRecords.append"),
+    (7, "OffsetIndex.append"),
+    (7, "TimeIndex.maybe_append"),
+    (6, "_update_log_end_offset"),
+    (6, "ProducerStateManager.update_map_end_offset"),
+    (5, "_maybe_increment_leader_hw"),
+    (6, "Log.maybe_increment_high_watermark"),
+    (7, "Log._update_high_watermark_metadata"),
+    (4, "BrokerTopicStats.record_produce"),
+    (3, "call_with_deferred_wakeups"),
+    (4, "DelayedOperationPurgatory.check_and_complete"),
+    (3, "update_record_conversion_stats"),
+    (3, "_send_produce_response"),
+    (4, "send_produce_response"),
+    (5, "encode_produce_response"),
+    (5, "mark_partition_errors"),
+    (5, "RequestChannel.send_response"),
+) + _COMMON_TAIL
+FETCH_TREE = _COMMON_HEAD + (
+    (1, "handle_fetch_request"),
+    (2, "ReplicaManager.fetch_messages"),
+    (3, "Log.read"),
+    (3, "RequestChannel.send_response"),
+) + _COMMON_TAIL
+
+
+def install_stages(stages, apis) -> None:
+    """Replace each function of ``REQUEST_STAGES`` by its counted stand-in (``stages``, a
+    CallgrindStages) wherever it is looked up: on its class, or in every module holding it
+    under its name (``__main__`` only, for this loop's own names)."""
+    import importlib
+    import inspect
+
+    for index, places in enumerate(REQUEST_STAGES.values()):
+        for where in places.split("|"):  # where it is, or where it was before a move
+            module_name, _, attr = where.partition(":")
+            try:
+                module = (sys.modules["__main__"] if module_name == "__main__"
+                          else importlib.import_module(module_name))
+            except ImportError:
+                continue
+            if hasattr(module, attr.partition(".")[0]):
+                break
+        else:
+            continue
+        owner_name, _, name = attr.rpartition(".")
+        if owner_name:
+            owner = getattr(module, owner_name, None)
+            if owner is None or not hasattr(owner, name):
+                continue
+            defined_on = next(c for c in inspect.getmro(owner) if name in vars(c))
+            raw = vars(defined_on)[name]
+            if isinstance(raw, staticmethod):
+                replacement = staticmethod(stages.stand_in(raw.__func__, index))
+            elif isinstance(raw, classmethod):
+                replacement = classmethod(stages.stand_in(raw.__func__, index))
+            else:
+                replacement = stages.stand_in(raw, index)
+            setattr(owner, name, replacement)
+            # bound methods kept before the replacement (KafkaApis' handler table)
+            for key, handler in list(apis._handlers.items()):
+                if getattr(handler, "__func__", None) is raw and getattr(handler, "__self__", None) is apis:
+                    apis._handlers[key] = getattr(apis, name)
+            continue
+        original = getattr(module, name, None)
+        if original is None:
+            continue
+        replacement = stages.stand_in(original, index)
+        holders = [module] if module_name == "__main__" else list(sys.modules.values())
+        for holder in holders:
+            if getattr(holder, name, None) is original:
+                setattr(holder, name, replacement)
+
+
+def print_stages(label: str, counts: dict[str, tuple[int, int]], total: int, requests: int) -> None:
+    """One workload's stages as a tree: inclusive and own instructions per request, share of
+    the request, calls per request; stages never entered are left out."""
+    index_of = {name: k for k, name in enumerate(REQUEST_STAGES)}
+    tree = FETCH_TREE if label.startswith("fetch") else PRODUCE_TREE
+    rows = [(depth, name, *counts.get(f"kp_stage_{index_of[name]}", (0, 0))) for depth, name in tree]
+    elsewhere = [(name, *counts[f"kp_stage_{k}"]) for name, k in index_of.items()
+                 if f"kp_stage_{k}" in counts and name not in {n for _, n in tree}]
+    print(f"{label}: {total / requests:,.0f} instructions/request with the stages counted", flush=True)
+    print(f"    {'stage':<58} {'inclusive':>10} {'own':>10} {'share':>6} {'calls':>6}")
+    top = 0
+    for i, (depth, name, calls, inclusive) in enumerate(rows):
+        if not calls:
+            continue
+        nested = 0
+        for d, _n, _c, inc in rows[i + 1:]:
+            if d <= depth:
+                break
+            if d == depth + 1:
+                nested += inc
+        own = inclusive - nested
+        if depth == 0:
+            top += inclusive
+        print(f"    {'  ' * depth + name:<58} {inclusive / requests:>10,.0f} {own / requests:>10,.0f} "
+              f"{100 * inclusive / total:>5.1f}% {calls / requests:>6.2f}")
+    for name, calls, inclusive in elsewhere:
+        print(f"    {'elsewhere: ' + name:<58} {inclusive / requests:>10,.0f} {'':>10} "
+              f"{100 * inclusive / total:>5.1f}% {calls / requests:>6.2f}")
+    print(f"    {'the loop itself (frame copy, response queue, clock reads)':<58} {(total - top) / requests:>10,.0f} "
+          f"{(total - top) / requests:>10,.0f} {100 * (total - top) / total:>5.1f}%", flush=True)
+
+
 class Loop:
     def __init__(self, server, processor: CapturingProcessor) -> None:
         self.apis = server.data_plane_request_processor
@@ -267,13 +468,18 @@ def main(argv=None) -> int:
     parser.add_argument("--instructions", type=int, default=0, metavar="N",
                         help="count the instructions of N requests of each workload under valgrind's callgrind "
                              "(the benchmark runs itself under valgrind) and print instructions per request")
+    parser.add_argument("--keep", default="", metavar="DIR",
+                        help="with --instructions: keep callgrind's output files in DIR (for callgrind_annotate)")
+    parser.add_argument("--stages", action="store_true",
+                        help="with --instructions: each stage of the request (REQUEST_STAGES) counted inclusively")
     args = parser.parse_args(argv)
     if args.instructions:
         from callgrind_marks import CallgrindMarks
 
         marks = CallgrindMarks.load()
         if not marks.running_on_valgrind:
-            return count_instructions(argv if argv is not None else sys.argv[1:], args.instructions)
+            return count_instructions(argv if argv is not None else sys.argv[1:], args.instructions, args.stages,
+                                      Path(args.keep) if args.keep else None)
     else:
         marks = None
 
@@ -330,6 +536,10 @@ def main(argv=None) -> int:
             "fetch-1m": fetch_frame(topics["f"], 0, 1 << 20),
         }
         only = set(args.only.split(",")) if args.only else set(workloads)
+        if marks is not None and args.stages:
+            from callgrind_marks import CallgrindStages
+
+            install_stages(CallgrindStages(), loop.apis)
         clock = LayerClock() if args.layers else None
         from kafka_py.metrics.kafka_metrics_group import recording
 
@@ -373,11 +583,15 @@ def main(argv=None) -> int:
     return 0
 
 
-def count_instructions(argv: Sequence[str], requests: int) -> int:
-    """This benchmark again under callgrind; each workload's instructions per request."""
-    from callgrind_marks import dumps, run_under_callgrind
+def count_instructions(argv: Sequence[str], requests: int, stages: bool = False,
+                       keep: Optional[Path] = None) -> int:
+    """This benchmark again under callgrind; each workload's instructions per request (and,
+    with ``stages``, per stage). ``keep``: callgrind's files are written there and left."""
+    from callgrind_marks import dump_paths, dumps, inclusive_counts, run_under_callgrind
 
-    out_dir = Path(tempfile.mkdtemp(prefix="bench-request-path-callgrind-"))
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    out_dir = keep or Path(tempfile.mkdtemp(prefix="bench-request-path-callgrind-"))
     try:
         code = run_under_callgrind([sys.executable, str(Path(__file__).resolve()), *argv], out_dir)
         if code != 0:
@@ -386,8 +600,13 @@ def count_instructions(argv: Sequence[str], requests: int) -> int:
         for label, instructions in dumps(out_dir):
             print(f"{label:<17} {instructions / requests:12,.0f} instructions/request "
                   f"({requests} requests under callgrind, the request path's thread)", flush=True)
+        if stages:
+            totals = dict(dumps(out_dir))
+            for label, path in dump_paths(out_dir):
+                print_stages(label, inclusive_counts(path), totals[label], requests)
     finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(out_dir, ignore_errors=True)
     return 0
 
 
