@@ -78,6 +78,9 @@ from kafka_py.record.default_record_batch import (
     DefaultRecordBatch,
     Record,
     SimpleRecord,
+    CONTROL_FLAG_MASK,
+    NO_PRODUCER_ID,
+    TIMESTAMP_TYPE_MASK,
     TimestampType,
     build_batch,
 )
@@ -226,39 +229,40 @@ def get_first_batch_and_maybe_validate_no_more_batches(records: MemoryRecords, t
 
 
 def validate_batch(topic_partition: Any, batch: DefaultRecordBatch, client: bool, check_crc: bool) -> None:
-    if batch.size_in_bytes < RECORD_BATCH_OVERHEAD:
+    # the header's fields read with one struct call rather than a property each
+    (base_offset, length, _epoch, _magic, _crc, attributes, last_offset_delta, _base_ts, _max_ts, producer_id,
+     _producer_epoch, base_sequence, count) = batch.header()
+    if length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
         raise CorruptRecordException(
-            f"Record batch size {batch.size_in_bytes} is smaller than the minimum batch overhead "
+            f"Record batch size {length + LOG_OVERHEAD} is smaller than the minimum batch overhead "
             f"{RECORD_BATCH_OVERHEAD} in topic partition {topic_partition}.")
     if check_crc and not batch.is_valid():
         raise CorruptRecordException(
             f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {batch.compute_checksum()}) "
             f"in topic partition {topic_partition}.")
-    codec = batch.attributes & COMPRESSION_CODEC_MASK
+    codec = attributes & COMPRESSION_CODEC_MASK
     if codec not in _KNOWN_CODECS:
         raise CorruptRecordException(
             f"Unknown compression codec id {codec} in the record batch in topic partition {topic_partition}.")
-    count = batch.record_count
     if client:
-        last_offset_delta = batch.last_offset_delta
         if last_offset_delta < 0:
             raise InvalidRecordException(
-                f"Batch has an invalid offset range: [{batch.base_offset}, {batch.last_offset}] "
+                f"Batch has an invalid offset range: [{base_offset}, {base_offset + last_offset_delta}] "
                 f"in topic partition {topic_partition}.")
         if count <= 0:
             raise InvalidRecordException(
                 f"Invalid reported count for record batch: {count} in topic partition {topic_partition}.")
         if count != last_offset_delta + 1:
             raise InvalidRecordException(
-                f"Inconsistent batch offset range [{batch.base_offset}, {batch.last_offset}] "
+                f"Inconsistent batch offset range [{base_offset}, {base_offset + last_offset_delta}] "
                 f"and count of records {count} in topic partition {topic_partition}.")
-        if batch.is_control_batch:
+        if attributes & CONTROL_FLAG_MASK:
             raise InvalidRecordException(
                 f"Clients are not allowed to write control records in topic partition {topic_partition}.")
-        if batch.has_producer_id and batch.base_sequence < 0:
+        if producer_id > NO_PRODUCER_ID and base_sequence < 0:
             raise InvalidRecordException(
-                f"Invalid sequence number {batch.base_sequence} in record batch with producerId "
-                f"{batch.producer_id} in topic partition {topic_partition}.")
+                f"Invalid sequence number {base_sequence} in record batch with producerId "
+                f"{producer_id} in topic partition {topic_partition}.")
     elif count < 0:
         raise InvalidRecordException(
             f"Invalid reported count for record batch: {count} in topic partition {topic_partition}.")
@@ -302,6 +306,10 @@ class _RecordRules:
     def raise_record_errors(self, batch: DefaultRecordBatch, walk: RecordsWalk, compressed: bool) -> None:
         """Kafka's validateRecord for every record, then its processRecordErrors: one
         exception for the batch listing each failed record, or nothing."""
+        if (not walk.null_key_indexes and not walk.timestamps_out_of_range
+                and (compressed or walk.offsets_consecutive)
+                and not batch.attributes & TIMESTAMP_TYPE_MASK):
+            return  # what every well-formed batch finds: no record to name
         tp = self.topic_partition
         errors: dict[int, str] = {}
         has_timestamp_error = False
@@ -383,10 +391,12 @@ def process_record_errors(errors: dict[int, str], has_timestamp_error: bool) -> 
     raise exc
 
 
-def _writable(records: MemoryRecords) -> tuple[MemoryRecords, DefaultRecordBatch]:
+def _writable(records: MemoryRecords, batch: DefaultRecordBatch) -> tuple[MemoryRecords, DefaultRecordBatch]:
+    """``records`` and its first batch ``batch``, copied first if their buffer is read-only."""
     if records.buffer.readonly:
         records = MemoryRecords(bytearray(records.buffer))
-    return records, next(iter(records.batches()))
+        return records, next(iter(records.batches()))
+    return records, batch
 
 
 def assign_offsets_non_compressed(records: MemoryRecords, batch: DefaultRecordBatch, offset_counter: LongRef,
@@ -395,7 +405,7 @@ def assign_offsets_non_compressed(records: MemoryRecords, batch: DefaultRecordBa
     """Kafka's assignOffsetsNonCompressed: every record walked in place, offsets written into the header."""
     walk = rules.walk(batch, batch.buffer[RECORD_BATCH_OVERHEAD:batch.size_in_bytes])
     rules.raise_record_errors(batch, walk, compressed=False)
-    records, batch = _writable(records)
+    records, batch = _writable(records, batch)
     first_offset = offset_counter.value
     last_offset = offset_counter.add_and_get(walk.count) - 1
     # baseOffset and partitionLeaderEpoch lie before the CRC'd range: no re-checksum.
@@ -445,7 +455,7 @@ def validate_messages_and_assign_offsets_compressed(
     if not in_place:
         return _build_records_and_assign_offsets(batch, data, walk, offset_counter, clock, start_nanos, target,
                                                  rules, partition_leader_epoch)
-    records, batch = _writable(records)
+    records, batch = _writable(records, batch)
     last_offset = offset_counter.add_and_get(walk.count) - 1
     batch.set_last_offset(last_offset)
     max_timestamp = rules.max_timestamp(batch, walk)
