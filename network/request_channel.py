@@ -21,6 +21,7 @@ A response is one of:
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 ANONYMOUS_PRINCIPAL = "User:ANONYMOUS"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RequestContext:
     """Who sent a request and through which listener.
 
@@ -69,13 +70,29 @@ class RequestContext:
     # carries it: the ApiVersions request that names it still shows the one before.
     client_information: ClientInformation = EMPTY_CLIENT_INFORMATION
 
-    def __post_init__(self) -> None:
-        if self.client_id is None:
-            object.__setattr__(self, "client_id", self.header.client_id)
-        if self.api_key is None:
-            object.__setattr__(self, "api_key", self.header.api_key)
-        if self.api_version is None:
-            object.__setattr__(self, "api_version", self.header.api_version)
+    def __init__(self, header: RequestHeader, connection_id: str, client_address: str,
+                 listener_name: str = "PLAINTEXT", security_protocol: str = "PLAINTEXT",
+                 client_id: Optional[str] = None, api_key: Optional[ApiKeys] = None,
+                 api_version: Optional[int] = None, principal: str = ANONYMOUS_PRINCIPAL,
+                 from_privileged_listener: bool = False,
+                 client_information: ClientInformation = EMPTY_CLIENT_INFORMATION) -> None:
+        # One is made per request: the fields are written once each through their slots'
+        # setters (_CONTEXT_SETTERS), where a frozen dataclass's own __init__ goes through
+        # object.__setattr__ per field and again for each default taken from the header.
+        (set_header, set_connection_id, set_client_address, set_listener_name, set_security_protocol,
+         set_client_id, set_api_key, set_api_version, set_principal, set_from_privileged_listener,
+         set_client_information) = _CONTEXT_SETTERS
+        set_header(self, header)
+        set_connection_id(self, connection_id)
+        set_client_address(self, client_address)
+        set_listener_name(self, listener_name)
+        set_security_protocol(self, security_protocol)
+        set_client_id(self, header.client_id if client_id is None else client_id)
+        set_api_key(self, header.api_key if api_key is None else api_key)
+        set_api_version(self, header.api_version if api_version is None else api_version)
+        set_principal(self, principal)
+        set_from_privileged_listener(self, from_privileged_listener)
+        set_client_information(self, client_information)
 
     @property
     def correlation_id(self) -> int:
@@ -85,6 +102,10 @@ class RequestContext:
     def is_unsupported_api_versions_request(self) -> bool:
         """An ApiVersions request of a version this broker lacks (answered with v0, KIP-511)."""
         return is_unsupported_api_versions_request(self.header)
+
+
+# the __set__ of each RequestContext slot, in field order
+_CONTEXT_SETTERS = tuple(RequestContext.__dict__[f.name].__set__ for f in dataclasses.fields(RequestContext))
 
 
 class Request:

@@ -209,7 +209,7 @@ class RequestHeader:
             if available < _V0.size:
                 raise InvalidRequestException("request header v0 truncated")
             correlation_id = _CORRELATION_ID.unpack_from(view, offset + 4)[0]
-            return cls(api_key, api_version, correlation_id, "", 0), offset + _V0.size
+            return _parsed(cls, api_key, api_version, correlation_id, "", 0, ()), offset + _V0.size
         if available < _V1.size:
             raise InvalidRequestException(f"request header v{header_version} truncated")
         correlation_id, length = _CORRELATION_ID_AND_LENGTH.unpack_from(view, offset + 4)
@@ -232,7 +232,32 @@ class RequestHeader:
         tagged: TaggedFields = ()
         if header_version == 2:
             tagged, offset = read_tagged_fields(view, offset)
-        return cls(api_key, api_version, correlation_id, client_id, header_version, tagged), offset
+        return _parsed(cls, api_key, api_version, correlation_id, client_id, header_version, tagged), offset
+
+
+def _parsed(cls: type, api_key: ApiKeys, api_version: int, correlation_id: int, client_id: str,
+            header_version: int, tagged: TaggedFields) -> RequestHeader:
+    """A RequestHeader of values ``parse`` has already checked, made without the dataclass's
+    ``__init__``: a frozen dataclass sets each field through ``object.__setattr__`` and then
+    runs ``__post_init__``'s checks, several times the cost of the parse itself; the slots'
+    own setters write the same fields."""
+    header = _new_object(cls)
+    _set_api_key(header, api_key)
+    _set_api_version(header, api_version)
+    _set_correlation_id(header, correlation_id)
+    _set_client_id(header, client_id)
+    _set_header_version(header, header_version)
+    _set_tagged_fields(header, tagged)
+    return header
+
+
+_new_object = object.__new__
+_set_api_key = RequestHeader.__dict__["api_key"].__set__
+_set_api_version = RequestHeader.__dict__["api_version"].__set__
+_set_correlation_id = RequestHeader.__dict__["correlation_id"].__set__
+_set_client_id = RequestHeader.__dict__["client_id"].__set__
+_set_header_version = RequestHeader.__dict__["header_version"].__set__
+_set_tagged_fields = RequestHeader.__dict__["tagged_fields"].__set__
 
 
 def parse_request_header(
