@@ -28,6 +28,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import fields
 from functools import cache
+from types import MemberDescriptorType
 from typing import Any, TypeAlias, TypeVar
 
 from kio.serial import entity_writer
@@ -239,6 +240,24 @@ def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int
             tagged[int(tag)] = (field.name, native, reader)
             tag_defaults[field.name] = get_tagged_field_default(field)
     plain_fields = tuple(plain)
+    setters = _field_setters(entity_type)
+    if setters is not None and not flexible:
+        # what nearly every request is made of: fields read and set in order, no dict
+        set_fields = tuple((setters[name], native, reader) for name, native, reader in plain_fields)
+
+        def read_fields_in_place(ro: memoryview, rw: memoryview, offset: int) -> tuple[E, int]:
+            entity = _new_object(entity_type)
+            pos = offset
+            for setter, native, reader in set_fields:
+                if native:
+                    value, used = reader(ro, pos)
+                else:
+                    value, used = reader(ro, rw, pos)
+                setter(entity, value)
+                pos += used
+            return entity, pos - offset
+
+        return read_fields_in_place
 
     def read_entity_fields(ro: memoryview, rw: memoryview, offset: int) -> tuple[E, int]:
         values: dict[str, Any] = {}
@@ -280,6 +299,26 @@ def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int
         return entity_type(**values), pos - offset
 
     return read_entity_fields
+
+
+_new_object = object.__new__
+
+
+def _field_setters(entity_type: type) -> dict[str, Callable[[Any, Any], None]] | None:
+    """The ``__set__`` of each field's slot, for a slotted dataclass whose ``__init__`` does
+    nothing but set its fields (kio's message classes): an entity built field by field
+    through them equals one built with ``__init__``, without the frozen dataclass's
+    ``object.__setattr__`` per field and the keyword arguments. None for any other class."""
+    init = getattr(entity_type.__init__, "__code__", None)
+    if hasattr(entity_type, "__post_init__") or init is None or init.co_filename != "<string>":
+        return None  # an __init__ of its own, or checks after it: built with it
+    setters = {}
+    for field in fields(entity_type):
+        descriptor = vars(entity_type).get(field.name)
+        if not isinstance(descriptor, MemberDescriptorType) or not field.init:
+            return None
+        setters[field.name] = descriptor.__set__
+    return setters
 
 
 # Byte strings at least this long are passed through as their own chunk rather than
