@@ -90,6 +90,21 @@ class ByteBufferSend:
 
     def write_to(self, sock: socket.socket) -> int:
         views = self._views
+        if self._index == len(views) - 1:
+            # one buffer left, as every answer of one buffer is: a plain send of its rest
+            view = views[self._index]
+            offset = self._offset
+            try:
+                n = sock.send(view[offset:] if offset else view)
+            except BlockingIOError:
+                return 0
+            if offset + n >= view.nbytes:
+                self._index += 1
+                self._offset = 0
+            else:
+                self._offset = offset + n
+            self._written += n
+            return n
         total = 0
         while self._index < len(views):
             first = views[self._index]

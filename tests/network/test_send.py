@@ -68,6 +68,17 @@ def test_byte_buffer_send_resumes_after_partial_writes(pair) -> None:
     assert send.write_to(writer) == 0
 
 
+def test_byte_buffer_send_of_one_buffer_resumes_after_partial_writes(pair) -> None:
+    writer, reader = pair
+    data = os.urandom(300_000)
+    send = ByteBufferSend(memoryview(data))
+    received, partial = pump(send, writer, reader)
+    assert received == data
+    assert partial > 0
+    assert send.completed and send.remaining == 0
+    assert send.write_to(writer) == 0
+
+
 def test_size_prefixed_byte_buffer_send(pair) -> None:
     writer, reader = pair
     send = ByteBufferSend.size_prefixed(b"hello")
