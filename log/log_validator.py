@@ -271,9 +271,11 @@ def validate_batch(topic_partition: Any, batch: DefaultRecordBatch, client: bool
 _KNOWN_CODECS = frozenset(int(c) for c in CompressionType)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _RecordRules:
-    """The topic's rules every record is held to (the arguments of Kafka's validateRecord)."""
+    """The topic's rules every record is held to (the arguments of Kafka's validateRecord).
+
+    Not frozen: one is made per append, and only this module reads it."""
 
     topic_partition: Any
     now_ms: int

@@ -110,10 +110,16 @@ def walk_records(data, count: int, *, check_keys: bool = False,
     """
     if _compiled is not None and 0 <= count:
         check_range = timestamp_delta_range is not None
-        low, high = (_clamp(timestamp_delta_range[0]), _clamp(timestamp_delta_range[1])) if check_range \
-            else (0, 0)
+        low, high = timestamp_delta_range if check_range else (0, 0)
+        # (clamped only when out of 64 bits: the comparisons cost less than the calls)
+        if not LONG_MIN <= low <= LONG_MAX:
+            low = _clamp(low)
+        if not LONG_MIN <= high <= LONG_MAX:
+            high = _clamp(high)
         # An exempt delta equal to ``low`` changes nothing: ``low`` is inside the range.
-        exempt = low if exempt_timestamp_delta is None else _clamp(exempt_timestamp_delta)
+        exempt = low if exempt_timestamp_delta is None else exempt_timestamp_delta
+        if not LONG_MIN <= exempt <= LONG_MAX:
+            exempt = _clamp(exempt)
         summary = _compiled.walk(data, count, check_keys, low, high, check_range, exempt)
         if summary is not None:
             max_delta, index_of_max, consecutive, null_keys, out_of_range = summary
