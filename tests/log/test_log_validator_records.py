@@ -287,3 +287,20 @@ def test_varints_wider_than_their_type_are_refused_by_both():
     record = bytes([len(body) * 2]) + body
     assert partial_default_record._compiled.walk(record, 1, False, 0, 0, False, 0) is None
     assert _python_walk(record, 1) is None
+
+
+@pytest.mark.parametrize("delta_range, exempt, out_of_range", [
+    ((-(1 << 70), 1 << 70), None, []),
+    ((-(1 << 70), 1 << 70), 1 << 80, []),
+    ((0, 2), -(1 << 90), [(3, 3), (4, 4)]),
+    ((1, 3), None, [(0, 0), (4, 4)]),
+])
+def test_walk_bounds_beyond_64_bits_are_clamped_alike_in_both_walks(delta_range, exempt, out_of_range) -> None:
+    from kafka_py.record.default_record_batch import RECORD_BATCH_OVERHEAD, SimpleRecord, build_batch
+
+    batch = bytes(build_batch([SimpleRecord(None, b"x" * 10, timestamp=1000 + i) for i in range(5)]))
+    data = batch[RECORD_BATCH_OVERHEAD:]
+    walked = walk_records(data, 5, timestamp_delta_range=delta_range, exempt_timestamp_delta=exempt)
+    assert walked == partial_default_record.walk_records_python(
+        data, 5, timestamp_delta_range=delta_range, exempt_timestamp_delta=exempt)
+    assert walked.timestamps_out_of_range == out_of_range
