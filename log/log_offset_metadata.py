@@ -16,7 +16,7 @@ from kafka_py.log.log_files import UNKNOWN_OFFSET
 UNKNOWN_FILE_POSITION = -1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class LogOffsetMetadata:
     """An offset in the log, optionally with the segment and byte position that hold it.
 
@@ -27,6 +27,14 @@ class LogOffsetMetadata:
     message_offset: int
     segment_base_offset: int = UNKNOWN_OFFSET
     relative_position_in_segment: int = UNKNOWN_FILE_POSITION
+
+    def __init__(self, message_offset: int, segment_base_offset: int = UNKNOWN_OFFSET,
+                 relative_position_in_segment: int = UNKNOWN_FILE_POSITION) -> None:
+        # Several are made per append: the fields are written through their slots' setters,
+        # where a frozen dataclass's own __init__ calls object.__setattr__ for each.
+        _set_message_offset(self, message_offset)
+        _set_segment_base_offset(self, segment_base_offset)
+        _set_relative_position_in_segment(self, relative_position_in_segment)
 
     @property
     def message_offset_only(self) -> bool:
@@ -57,6 +65,11 @@ class LogOffsetMetadata:
 
     def __str__(self) -> str:
         return f"(offset={self.message_offset} segment=[{self.segment_base_offset}:{self.relative_position_in_segment}])"
+
+
+_set_message_offset = LogOffsetMetadata.__dict__["message_offset"].__set__
+_set_segment_base_offset = LogOffsetMetadata.__dict__["segment_base_offset"].__set__
+_set_relative_position_in_segment = LogOffsetMetadata.__dict__["relative_position_in_segment"].__set__
 
 
 UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1, 0, 0)
