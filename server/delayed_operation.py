@@ -279,7 +279,7 @@ class DelayedOperationPurgatory(KafkaMetricsGroup):
     def check_and_complete(self, key: Hashable) -> int:
         """Give the operations watched under ``key`` a chance to complete; returns how many
         completed. Call it without holding locks an operation's ``try_complete`` may need."""
-        wl = self._watcher_list(key)
+        wl = self._watcher_lists[hash(key) % self.SHARDS]  # _watcher_list, inline: every append, three times
         # Every append checks three purgatories that mostly watch nothing. An empty shard
         # read without its lock is as good as the locked lookup: an operation being added
         # concurrently re-checks itself once it is watched (try_complete_else_watch).

@@ -23,12 +23,18 @@ class DelayedOperationKey:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TopicPartitionOperationKey(DelayedOperationKey):
     """Delayed produce and fetch operations wait on a partition."""
 
     topic: str
     partition: int
+
+    def __init__(self, topic: str, partition: int) -> None:
+        # Every append makes one to wake its partition's waiters: the two fields are written
+        # through their slots' setters rather than the frozen dataclass's object.__setattr__.
+        _set_topic(self, topic)
+        _set_partition(self, partition)
 
     @property
     def key_label(self) -> str:
@@ -37,6 +43,10 @@ class TopicPartitionOperationKey(DelayedOperationKey):
     @classmethod
     def from_topic_partition(cls, topic_partition: TopicPartition) -> "TopicPartitionOperationKey":
         return cls(topic_partition.topic, topic_partition.partition)
+
+
+_set_topic = TopicPartitionOperationKey.__dict__["topic"].__set__
+_set_partition = TopicPartitionOperationKey.__dict__["partition"].__set__
 
 
 @dataclass(frozen=True, slots=True)
