@@ -228,11 +228,8 @@ REQUEST_STAGES = {
         "kafka_py.server.delayed_operation:DelayedOperationPurgatory.check_and_complete",
     "update_record_conversion_stats": "kafka_py.server.kafka_apis:KafkaApis.update_record_conversion_stats",
     "_send_produce_response": "kafka_py.server.kafka_apis:KafkaApis._send_produce_response",
-    "send_produce_response": "kafka_py.server.kafka_apis_fast_answers:send_produce_response"
-                             "|kafka_py.tuning.fast_answers:send_produce_response",
-    "encode_produce_response": "kafka_py.tuning.fast_paths:encode_produce_response"
-                               "|kafka_py.protocol.fast_fetch_response:encode_produce_response"
-                               "|kafka_py.protocol.fast_produce_response:encode_produce_response",
+    "send_produce_response": "kafka_py.server.kafka_apis_fast_answers:send_produce_response",
+    "encode_produce_response": "kafka_py.protocol.fast_produce_response:encode_produce_response",
     "mark_partition_errors": "kafka_py.network.request_metrics:RequestChannelMetrics.mark_partition_errors",
     "RequestChannel.send_response": "kafka_py.network.request_channel:RequestChannel.send_response",
     "handle_fetch_request": "kafka_py.server.kafka_apis:KafkaApis.handle_fetch_request",
