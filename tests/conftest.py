@@ -1,13 +1,13 @@
 import logging
+import zlib
 
 import pytest
 
 from tests.zookeeper_harness import ZooKeeperServer
 
 
-#: The test files that take longest, longest first, a Spark file between two of brokers
-#: where the durations allow (a Spark file's start is CPU-bound; four at once would slow each
-#: other down). They are collected first, and bin/run-tests.sh hands files to its workers in
+#: The test files that take longest, longest first (the Spark files among them are dealt
+#: out to the Spark shares in this order, see SPARK_WORKERS). They are collected first, and bin/run-tests.sh hands files to its workers in
 #: collection order (--no-loadscope-reorder), so no worker is still in one of them when the
 #: others have run out of files. Left to itself, pytest-xdist hands out the files with the
 #: most tests first, which puts these last: each has only a few tests, every one of them a
@@ -51,6 +51,36 @@ LONGEST_FILES = (
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+#: How many workers run the Spark files, each its share of them one after another in one Spark
+#: session. Spark files run on any worker would put up to one Spark JVM per worker on the two
+#: CPUs at once, and a Spark task whose Python worker does not connect back within Spark's
+#: fixed 10 seconds fails its query ("Python worker failed to connect back").
+SPARK_WORKERS = 2
+SPARK_DIR = "tests/spark/"
+
+
+def spark_scope(path: str) -> str:
+    """The unit of work of a Spark test file: one of SPARK_WORKERS shares, the long files
+    dealt out in turn by LONGEST_FILES' order and the others by their names' CRC."""
+    long_spark = [f for f in LONGEST_FILES if f.startswith(SPARK_DIR)]
+    share = long_spark.index(path) if path in long_spark else zlib.crc32(path.encode())
+    return f"{SPARK_DIR}(Spark share {share % SPARK_WORKERS + 1} of {SPARK_WORKERS})"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, but with the Spark files in SPARK_WORKERS units of work, not one each."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkSharesScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return spark_scope(path) if path.startswith(SPARK_DIR) else super()._split_scope(nodeid)
+
+    if config.getoption("dist") != "loadfile":
+        return None
+    return SparkSharesScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
