@@ -24,6 +24,14 @@ again. Linux only, as the rest of the broker (epoll, sendfile, /proc).
 
 An empty file cannot be mapped (``mmap`` of length 0 fails), so a zero-length index keeps no
 mapping at all and behaves as an index with zero capacity until it is resized.
+
+A full disk: the preallocated file is sparse, as Kafka's, and the first store into a page
+the file system cannot give a block to is a SIGBUS, which the JVM turns into an exception
+but which kills a CPython process with no word in its log. So before an append writes into a
+page no entry has used yet, ``_ensure_backed`` asks the file system for that page
+(``posix_fallocate``, one page at a time: once per 512 offset-index entries): a full disk is
+then an OSError from the append, and the broker takes the log dir offline as it does for a
+failed segment write.
 """
 from __future__ import annotations
 
@@ -109,6 +117,7 @@ _libc.madvise.restype = ctypes.c_int
 _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
 _MADV_RANDOM = getattr(mmap, "MADV_RANDOM", 1)
 _MAP_FAILED = ctypes.c_void_p(-1).value
+_PAGE_SIZE = mmap.PAGESIZE
 _MS_SYNC = 4  # <sys/mman.h> on Linux; Python's mmap.flush() uses the same flag
 
 # A memoryview straight over the mapped pages (CPython's stable API); it owns nothing, so
@@ -401,8 +410,27 @@ class AbstractIndex:
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def _ensure_backed(self, end: int) -> None:
+        """Have the file system allocate the index's pages up to byte ``end`` before an entry
+        is stored there (see the module docstring); OSError when it cannot. Callers hold the
+        lock and call only when ``end`` is past ``_backed_to``, which stays true while entries
+        are truncated (the file keeps its blocks) and starts again at 0 when the file is
+        mapped anew."""
+        # pages holding entries have their blocks already
+        backed = max(self._backed_to, -(-self._entries * self.entry_size // _PAGE_SIZE) * _PAGE_SIZE)
+        if end <= backed:
+            return
+        stop = min(self._length, -(-end // _PAGE_SIZE) * _PAGE_SIZE)
+        fd = os.open(self._file, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, backed, stop - backed)
+        finally:
+            os.close(fd)
+        self._backed_to = stop
+
     def _map(self, f, length: int, writable: bool) -> None:
         # Caller holds the lock (or is the constructor) and closes ``f`` afterwards.
+        self._backed_to = 0  # a new or resized file: its holes are known again from the entries
         if length == 0:
             return
         self._mapping = FileMapping(f.fileno(), length, writable, self._file)

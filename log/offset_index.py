@@ -104,6 +104,8 @@ class OffsetIndex(AbstractIndex):
                 raise ValueError(f"Attempt to append to a full index (size = {self._entries}).")
             if self._entries == 0 or offset > self._last_offset:
                 relative = self.relative_offset(offset)
+                if (self._entries + 1) * 8 > self._backed_to:
+                    self._ensure_backed((self._entries + 1) * 8)
                 _pack_entry(self._mmap, self._entries * 8, relative, position)
                 self._entries += 1
                 self._last_offset = offset

@@ -103,6 +103,8 @@ class TimeIndex(AbstractIndex):
             # such batches has an empty time index.
             if timestamp > last.timestamp:
                 relative = self.relative_offset(offset)
+                if (self._entries + 1) * 12 > self._backed_to:
+                    self._ensure_backed((self._entries + 1) * 12)
                 _pack_entry(self._mmap, self._entries * 12, timestamp, relative)
                 self._entries += 1
                 self._last_entry = TimestampOffset(timestamp, offset)

@@ -287,3 +287,31 @@ def test_rename_delete_and_parent_dir(tmp_path):
     other = tmp_path / "moved"
     idx.update_parent_dir(other)
     assert idx.file == str(other / "00000000000000000045.index.deleted")
+
+
+def test_an_append_on_a_full_file_system_raises_enospc_instead_of_a_sigbus(tmp_path):
+    """The preallocated index is sparse: a store into a page the file system has no block for
+    would be a SIGBUS that kills the broker without a word. An append that needs a new page on
+    a full tmpfs raises OSError (ENOSPC) instead, and the index keeps what it had."""
+    import errno
+    import subprocess
+
+    from tests.integration.test_log_dir_failure import mount_tmpfs, unmount
+
+    mount = tmp_path / "small-tmpfs"
+    mount_tmpfs(mount)  # TMPFS_SIZE; skips where mounting is not permitted
+    try:
+        index = OffsetIndex(mount / "00000000000000000000.index", base_offset=0, max_index_size=1 << 20)
+        per_page = os.sysconf("SC_PAGE_SIZE") // 8
+        for i in range(per_page):  # the first page, backed before anything fills the disk
+            index.append(i, i * 100)
+        # fill the rest of the file system
+        subprocess.run(["dd", "if=/dev/zero", f"of={mount / 'filler'}", "bs=1M"], capture_output=True)
+        with pytest.raises(OSError) as raised:
+            index.append(per_page, per_page * 100)
+        assert raised.value.errno == errno.ENOSPC
+        assert index.entries == per_page
+        assert index.lookup(per_page - 1) == OffsetPosition(per_page - 1, (per_page - 1) * 100)
+        index.close_handler()
+    finally:
+        unmount(mount)
