@@ -59,13 +59,13 @@ def pytest_collection_modifyitems(config, items):
 #: fixed 10 seconds fails its query ("Python worker failed to connect back").
 SPARK_WORKERS = 2
 SPARK_DIR = "tests/spark/"
+LONG_SPARK_FILES = [f for f in LONGEST_FILES if f.startswith(SPARK_DIR)]
 
 
 def spark_scope(path: str) -> str:
     """The unit of work of a Spark test file: one of SPARK_WORKERS shares, the long files
     dealt out in turn by LONGEST_FILES' order and the others by their names' CRC."""
-    long_spark = [f for f in LONGEST_FILES if f.startswith(SPARK_DIR)]
-    share = long_spark.index(path) if path in long_spark else zlib.crc32(path.encode())
+    share = LONG_SPARK_FILES.index(path) if path in LONG_SPARK_FILES else zlib.crc32(path.encode())
     return f"{SPARK_DIR}(Spark share {share % SPARK_WORKERS + 1} of {SPARK_WORKERS})"
 
 
