@@ -31,13 +31,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 options = {"egg_info": {"egg_base": ".venv"}} if os.path.isdir(os.path.join(HERE, ".venv")) else {}
 
 # The produce path walks every record of every batch; this is that walk in C
-# (kafka_py/record/partial_default_record.py keeps the Python one and falls back to it).
-record_walk = Extension("kafka_py.record._partial_default_record",
-                        sources=["kafka_py/record/_partial_default_record.c"], optional=True)
+# (kafka_py/clients/common/record/partial_default_record.py keeps the Python one and falls back to it).
+record_walk = Extension("kafka_py.clients.common.record._partial_default_record",
+                        sources=["kafka_py/clients/common/record/_partial_default_record.c"], optional=True)
 # Fetch v0-v3 convert every record they read to message format 0 or 1; this is that step in C
-# (kafka_py/record/records_util.py keeps the Python one and falls back to it).
-down_conversion = Extension("kafka_py.record._records_util",
-                            sources=["kafka_py/record/_records_util.c"], optional=True)
+# (kafka_py/clients/common/record/records_util.py keeps the Python one and falls back to it).
+down_conversion = Extension("kafka_py.clients.common.record._records_util",
+                            sources=["kafka_py/clients/common/record/_records_util.c"], optional=True)
 
 
 class BuildPyWithConfigs(build_py):

@@ -35,7 +35,7 @@ from bench_broker import ZooKeeper, free_port, wait_until  # noqa: E402
 from bench_request_path import CapturingProcessor, Loop, produce_frame  # noqa: E402
 
 from kafka_py.network.request_channel import Request, RequestContext, SendResponse  # noqa: E402
-from kafka_py.protocol.messages import decode_request  # noqa: E402
+from kafka_py.clients.common.protocol.messages import decode_request  # noqa: E402
 
 PRINCIPAL = "User:bench"
 
@@ -62,7 +62,7 @@ class PrincipalLoop(Loop):
 
 
 def thousand_acls(topics: list[str]) -> list:
-    from kafka_py.security.authorizer.acl import (
+    from kafka_py.core.security.authorizer.acl import (
         AccessControlEntry,
         AclBinding,
         AclOperation as Op,
@@ -108,13 +108,13 @@ def main(argv=None) -> int:
     import logging
 
     logging.basicConfig(level=logging.WARNING)
-    from kafka_py.common.topic_partition import TopicPartition
-    from kafka_py.security.authorizer.acl import ANY_BINDING_FILTER
-    from kafka_py.security.authorizer.authorizer import ServerContext
+    from kafka_py.clients.common.topic_partition import TopicPartition
+    from kafka_py.core.security.authorizer.acl import ANY_BINDING_FILTER
+    from kafka_py.core.security.authorizer.authorizer import ServerContext
     from kafka_py.server.auth_helper import AuthHelper
     from kafka_py.server.kafka_config import KafkaConfig
     from kafka_py.server.kafka_server import KafkaServer
-    from kafka_py.zk.admin_zk_client import AdminZkClient
+    from kafka_py.core.zk.admin_zk_client import AdminZkClient
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-authorizer-"))
     zookeeper = ZooKeeper(workdir).start()
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
         # The check alone, as a produce request makes it (one topic), min of 5 x 20,000 calls.
         import timeit
 
-        from kafka_py.security.authorizer.acl import AclOperation, ResourceType
+        from kafka_py.core.security.authorizer.acl import AclOperation, ResourceType
 
         _, body = decode_request(memoryview(bytearray(workloads["produce-1"])))
         context = RequestContext(decode_request(memoryview(bytearray(workloads["produce-1"])))[0], "c",

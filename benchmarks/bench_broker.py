@@ -1,7 +1,7 @@
 """Whole-broker benchmark: kafka-py against tansu, the same workloads in one run.
 
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``, temp config, free port), a
-kafka-py broker (``python -m kafka_py.kafka`` with ``config/server.properties`` plus a
+kafka-py broker (``python -m kafka_py.core.kafka`` with ``config/server.properties`` plus a
 free port, a temp log dir under ``--dir`` and that ZooKeeper, with the process tuning of
 docs/operations.md turned on: ``KAFKA_PY_CPU_AFFINITY=auto KAFKA_PY_SCHED_POLICY=batch``;
 ``--brokers`` may add variants that each leave one piece of kafka_py/tuning out, for
@@ -93,10 +93,10 @@ from typing import Any, Callable, Iterator, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
-from kafka_py.protocol.headers import RequestHeader  # noqa: E402
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema  # noqa: E402
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+from kafka_py.clients.common.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.clients.common.protocol.headers import RequestHeader  # noqa: E402
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema  # noqa: E402
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
 
 MIB = 1 << 20
 _INT32 = struct.Struct(">i")
@@ -367,12 +367,12 @@ from tree_import import use_tree
 sys.path.pop(0)
 use_tree(sys.argv.pop(1))
 sys.argv[0] = "kafka"
-runpy.run_module("kafka_py.kafka", run_name="__main__", alter_sys=True)
+runpy.run_module("kafka_py.core.kafka", run_name="__main__", alter_sys=True)
 """
 
 
 class KafkaPyBroker:
-    """``python -m kafka_py.kafka`` with the shipped config/server.properties and a few overrides."""
+    """``python -m kafka_py.core.kafka`` with the shipped config/server.properties and a few overrides."""
 
     def __init__(self, workdir: Path, zk_connect: str, overrides: dict[str, str],
                  wrapper: Optional[str] = None, name: str = "kafka-py",
@@ -423,7 +423,7 @@ class KafkaPyBroker:
         elif self.root != ROOT:
             launcher = ["-c", _RUN_FROM_TREE, str(self.root)]
         else:
-            launcher = ["-m", "kafka_py.kafka"]
+            launcher = ["-m", "kafka_py.core.kafka"]
         self.process = subprocess.Popen([sys.executable, *launcher, str(config)], cwd=self.root,
                                         stdout=open(self.output, "wb"), stderr=subprocess.STDOUT,
                                         env=dict(os.environ, **self.env), start_new_session=True)
@@ -1230,7 +1230,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--dir", default=None, help="parent of the temp dir (ZooKeeper data, kafka-py logs)")
     parser.add_argument("--broker-wrapper", default=None, metavar="SCRIPT",
                         help="start kafka-py as 'python SCRIPT server.properties' instead of "
-                             "'python -m kafka_py.kafka' (e.g. a script that installs gc callbacks)")
+                             "'python -m kafka_py.core.kafka' (e.g. a script that installs gc callbacks)")
     parser.add_argument("--json", default=None, help="also write all results to this file")
     parser.add_argument("--serve", action="store_true", help="start the brokers, print addresses, wait for Ctrl-C")
     args = parser.parse_args(argv)

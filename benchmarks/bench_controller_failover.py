@@ -33,8 +33,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
-from kafka_py.protocol.errors import Errors  # noqa: E402
+from kafka_py.clients.common.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.clients.common.protocol.errors import Errors  # noqa: E402
 from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until  # noqa: E402
 from tests.integration.kraft_harness import KRaftQuorum  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402

@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_broker as bb  # noqa: E402
 
-from kafka_py.protocol.fast_fetch_request import encode_fetch_request  # noqa: E402
-from kafka_py.protocol.fast_fetch_response import read_fetch_response  # noqa: E402
+from kafka_py.clients.common.protocol.fast_fetch_request import encode_fetch_request  # noqa: E402
+from kafka_py.clients.common.protocol.fast_fetch_response import read_fetch_response  # noqa: E402
 
 TOPIC = "bench-down-conversion"
 _ENTRY = struct.Struct(">qi")  # a log entry's offset and length, in every format

@@ -44,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_broker as bb  # noqa: E402
 
-from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
-from kafka_py.protocol.fast_fetch_request import encode_fetch_request  # noqa: E402
-from kafka_py.protocol.fast_fetch_response import read_fetch_response  # noqa: E402
+from kafka_py.clients.common.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.clients.common.protocol.fast_fetch_request import encode_fetch_request  # noqa: E402
+from kafka_py.clients.common.protocol.fast_fetch_response import read_fetch_response  # noqa: E402
 
 VERSION = 12
 TOPIC = "bench-fetch-sessions"

@@ -33,8 +33,8 @@ import time
 
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 MIB = 1024 * 1024
 

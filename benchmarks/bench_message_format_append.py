@@ -24,9 +24,9 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig, api_version
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 FORMATS = {2: "2.8", 1: "0.10.2", 0: "0.9.0"}
 

@@ -1,7 +1,7 @@
 """Partitions per broker: what 1,000, 4,000 and 10,000 partitions cost one kafka-py broker.
 
 For each count and each of ``--modes`` (``zookeeper``, ``kraft``), a fresh broker process
-(``python -m kafka_py.kafka``, replication factor 1): in ZooKeeper mode with a real ZooKeeper
+(``python -m kafka_py.core.kafka``, replication factor 1): in ZooKeeper mode with a real ZooKeeper
 started with ``bin/zookeeper-server-start.sh``; in KRaft mode a combined broker and
 controller node (``process.roles=broker,controller``, formatted with ``bin/kafka-storage.sh``),
 no ZooKeeper. In order:
@@ -54,9 +54,9 @@ from typing import Optional
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
-from kafka_py.protocol.entities import build_entity  # noqa: E402
-from kafka_py.protocol.messages import request_schema  # noqa: E402
+from kafka_py.clients.common.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.clients.common.protocol.entities import build_entity  # noqa: E402
+from kafka_py.clients.common.protocol.messages import request_schema  # noqa: E402
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until  # noqa: E402
 from tests.integration.kraft_harness import KRaftBrokerProcess, random_cluster_id  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
@@ -124,7 +124,7 @@ def unserved_partitions(port: int, topics: list[str], per_topic: int) -> int:
 
 def leaders_known(port: int, count: int) -> bool:
     """Whether a full Metadata answer names a leader for ``count`` partitions (a cheap probe)."""
-    from kafka_py.protocol.messages import decode_response
+    from kafka_py.clients.common.protocol.messages import decode_response
 
     try:
         with RawClient(port, timeout=120) as client:
@@ -156,7 +156,7 @@ def metadata_ms(port: int, rounds: int) -> tuple[float, int, int]:
             client.send(ApiKeys.METADATA, 9, request)
             frame = client.receive_frame()
             times.append((time.perf_counter() - start) * 1000)
-        from kafka_py.protocol.messages import decode_response
+        from kafka_py.clients.common.protocol.messages import decode_response
         _, response = decode_response(frame, ApiKeys.METADATA, 9)
     partitions = sum(len(t.partitions) for t in response.topics)
     return statistics.median(times), len(frame), partitions

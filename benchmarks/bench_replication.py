@@ -4,7 +4,7 @@
         [--override KEY=VALUE ...] [--partitions N]
 
 Brokers are the test harness's (``tests/integration/broker_harness.py``: ``python -m
-kafka_py.kafka``, temp log dirs, zookeeper.session.timeout.ms=4000) with automatic leader
+kafka_py.core.kafka``, temp log dirs, zookeeper.session.timeout.ms=4000) with automatic leader
 rebalancing off; the client is confluent-kafka, in this process. Figures, each the median of
 ``--rounds`` rounds run in one go (pairs alternate their order from round to round):
 

@@ -44,8 +44,8 @@ def main() -> None:
 
     from kafka_py.network.request_channel import Request, RequestContext
     from kafka_py.network.request_metrics import RequestChannelMetrics
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.headers import RequestHeader
 
     metrics = RequestChannelMetrics([ApiKeys.PRODUCE, ApiKeys.FETCH])
 
@@ -65,7 +65,7 @@ def main() -> None:
         "Produce": [request(ApiKeys.PRODUCE, 8, 250, SimpleNamespace()) for _ in range(4)],
         "Fetch": [request(ApiKeys.FETCH, 11, 120, SimpleNamespace(replica_id=-1)) for _ in range(4)],
     }
-    from kafka_py.protocol.errors import Errors
+    from kafka_py.clients.common.protocol.errors import Errors
     from kafka_py.server.broker_topic_stats import BrokerTopicStats
 
     update = metrics.update_request_metrics

@@ -61,11 +61,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_broker import ZooKeeper, free_port, wait_until  # noqa: E402
 
 from kafka_py.network.request_channel import Request, RequestContext, SendResponse  # noqa: E402
-from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
-from kafka_py.protocol.headers import RequestHeader  # noqa: E402
-from kafka_py.protocol.messages import decode_request, decode_response, encode_request, request_schema  # noqa: E402
-from kafka_py.record.compression import CompressionType  # noqa: E402
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+from kafka_py.clients.common.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.clients.common.protocol.headers import RequestHeader  # noqa: E402
+from kafka_py.clients.common.protocol.messages import decode_request, decode_response, encode_request, request_schema  # noqa: E402
+from kafka_py.clients.common.record.compression import CompressionType  # noqa: E402
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
 
 
 class CapturingProcessor:
@@ -121,18 +121,18 @@ PRODUCE_LAYERS = (
     ("kafka_py.server.kafka_apis:KafkaApis", "handle"),
     ("kafka_py.server.replica_manager:ReplicaManager", "append_records"),
     ("kafka_py.server.replica_manager:ReplicaManager", "_append_to_local_log"),
-    ("kafka_py.cluster.partition:Partition", "append_records_to_leader"),
-    ("kafka_py.cluster.partition:Partition", "_maybe_increment_leader_hw"),
+    ("kafka_py.core.cluster.partition:Partition", "append_records_to_leader"),
+    ("kafka_py.core.cluster.partition:Partition", "_maybe_increment_leader_hw"),
     ("kafka_py.log.log:Log", "append_as_leader"),
     ("kafka_py.log.log:Log", "_analyze_and_validate_records"),
     ("kafka_py.log.log:Log", "_validate_and_assign_offsets"),
     ("kafka_py.log.log:Log", "_maybe_roll"),
     ("kafka_py.log.log_segment:LogSegment", "append"),
-    ("kafka_py.record.file_records:FileRecords", "append"),
+    ("kafka_py.clients.common.record.file_records:FileRecords", "append"),
     ("kafka_py.server.kafka_apis_fast_answers", "send_produce_response"),
-    ("kafka_py.protocol.fast_produce_response", "encode_produce_response"),
+    ("kafka_py.clients.common.protocol.fast_produce_response", "encode_produce_response"),
     ("kafka_py.network.request_channel:RequestChannel", "send_response"),
-    ("kafka_py.protocol.messages", "decode_request"),
+    ("kafka_py.clients.common.protocol.messages", "decode_request"),
 )
 
 
@@ -182,9 +182,9 @@ class LayerClock:
 # is, "module:Class.method" or "module:function" (alternatives after "|", for code that moves
 # between modules). Each is counted inclusively (everything it calls).
 REQUEST_STAGES = {
-    "decode_request": "kafka_py.protocol.messages:decode_request",
-    "RequestHeader.parse": "kafka_py.protocol.headers:RequestHeader.parse",
-    "parse_request": "kafka_py.protocol.messages:parse_request",
+    "decode_request": "kafka_py.clients.common.protocol.messages:decode_request",
+    "RequestHeader.parse": "kafka_py.clients.common.protocol.headers:RequestHeader.parse",
+    "parse_request": "kafka_py.clients.common.protocol.messages:parse_request",
     "RequestContext()": "__main__:RequestContext",
     "Request()": "__main__:Request",
     "KafkaApis.handle": "kafka_py.server.kafka_apis:KafkaApis.handle",
@@ -194,7 +194,7 @@ REQUEST_STAGES = {
     "ReplicaManager.append_records": "kafka_py.server.replica_manager:ReplicaManager.append_records",
     "_append_to_local_log": "kafka_py.server.replica_manager:ReplicaManager._append_to_local_log",
     "get_partition_or_exception": "kafka_py.server.replica_manager:ReplicaManager.get_partition_or_exception",
-    "Partition.append_records_to_leader": "kafka_py.cluster.partition:Partition.append_records_to_leader",
+    "Partition.append_records_to_leader": "kafka_py.core.cluster.partition:Partition.append_records_to_leader",
     "Log.append_as_leader": "kafka_py.log.log:Log.append_as_leader",
     "_analyze_and_validate_records": "kafka_py.log.log:Log._analyze_and_validate_records",
     "_validate_and_assign_offsets": "kafka_py.log.log:Log._validate_and_assign_offsets",
@@ -205,23 +205,23 @@ REQUEST_STAGES = {
     "validate_batch": "kafka_py.log.log_validator:validate_batch",
     "assign_offsets_non_compressed": "kafka_py.log.log_validator:assign_offsets_non_compressed",
     "_RecordRules.walk": "kafka_py.log.log_validator:_RecordRules.walk",
-    "walk_records": "kafka_py.record.partial_default_record:walk_records",
+    "walk_records": "kafka_py.clients.common.record.partial_default_record:walk_records",
     "_RecordRules.raise_record_errors": "kafka_py.log.log_validator:_RecordRules.raise_record_errors",
     "_writable": "kafka_py.log.log_validator:_writable",
-    "DefaultRecordBatch.set_max_timestamp": "kafka_py.record.default_record_batch:DefaultRecordBatch.set_max_timestamp",
+    "DefaultRecordBatch.set_max_timestamp": "kafka_py.clients.common.record.default_record_batch:DefaultRecordBatch.set_max_timestamp",
     "_maybe_roll": "kafka_py.log.log:Log._maybe_roll",
     "LogSegment.should_roll": "kafka_py.log.log_segment:LogSegment.should_roll",
-    "read_entity": "kafka_py.protocol.codec:read_entity",
+    "read_entity": "kafka_py.clients.common.protocol.codec:read_entity",
     "Log.maybe_increment_high_watermark": "kafka_py.log.log:Log.maybe_increment_high_watermark",
     "Log._update_high_watermark_metadata": "kafka_py.log.log:Log._update_high_watermark_metadata",
     "ProducerStateManager.update_map_end_offset":
         "kafka_py.log.producer_state_manager:ProducerStateManager.update_map_end_offset",
     "LogSegment.append": "kafka_py.log.log_segment:LogSegment.append",
-    "FileRecords.append": "kafka_py.record.file_records:FileRecords.append",
+    "FileRecords.append": "kafka_py.clients.common.record.file_records:FileRecords.append",
     "OffsetIndex.append": "kafka_py.log.offset_index:OffsetIndex.append",
     "TimeIndex.maybe_append": "kafka_py.log.time_index:TimeIndex.maybe_append",
     "_update_log_end_offset": "kafka_py.log.log:Log._update_log_end_offset",
-    "_maybe_increment_leader_hw": "kafka_py.cluster.partition:Partition._maybe_increment_leader_hw",
+    "_maybe_increment_leader_hw": "kafka_py.core.cluster.partition:Partition._maybe_increment_leader_hw",
     "BrokerTopicStats.record_produce": "kafka_py.server.broker_topic_stats:BrokerTopicStats.record_produce",
     "call_with_deferred_wakeups": "kafka_py.tuning.wakeups:call_with_deferred_wakeups",
     "DelayedOperationPurgatory.check_and_complete":
@@ -229,7 +229,7 @@ REQUEST_STAGES = {
     "update_record_conversion_stats": "kafka_py.server.kafka_apis:KafkaApis.update_record_conversion_stats",
     "_send_produce_response": "kafka_py.server.kafka_apis:KafkaApis._send_produce_response",
     "send_produce_response": "kafka_py.server.kafka_apis_fast_answers:send_produce_response",
-    "encode_produce_response": "kafka_py.protocol.fast_produce_response:encode_produce_response",
+    "encode_produce_response": "kafka_py.clients.common.protocol.fast_produce_response:encode_produce_response",
     "mark_partition_errors": "kafka_py.network.request_metrics:RequestChannelMetrics.mark_partition_errors",
     "RequestChannel.send_response": "kafka_py.network.request_channel:RequestChannel.send_response",
     "handle_fetch_request": "kafka_py.server.kafka_apis:KafkaApis.handle_fetch_request",
@@ -503,7 +503,7 @@ def main(argv=None) -> int:
         loop = Loop(server, processor)
         loop.sort = args.sort
         loop.lines = 60 if args.sort == "cumulative" else 35
-        from kafka_py.zk.admin_zk_client import AdminZkClient
+        from kafka_py.core.zk.admin_zk_client import AdminZkClient
 
         admin = AdminZkClient(server.zk_client)
         topics = {}
@@ -513,7 +513,7 @@ def main(argv=None) -> int:
             topic = f"bench-{name}"
             admin.create_topic(topic, 1, 1, {})
             topics[name] = topic
-        from kafka_py.common.topic_partition import TopicPartition
+        from kafka_py.clients.common.topic_partition import TopicPartition
 
         for topic in topics.values():
             wait_until(lambda t=topic: server.replica_manager.online_partition(TopicPartition(t, 0)) is not None,
@@ -538,7 +538,7 @@ def main(argv=None) -> int:
 
             install_stages(CallgrindStages(), loop.apis)
         clock = LayerClock() if args.layers else None
-        from kafka_py.metrics.kafka_metrics_group import recording
+        from kafka_py.core.metrics.kafka_metrics_group import recording
 
         modes = [m.strip() for m in args.metrics.split(",") if m.strip()]
         for name, frame in workloads.items():

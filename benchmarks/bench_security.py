@@ -85,10 +85,10 @@ def scram_logins(port: int, user: str, password: str, seconds: float) -> float:
     from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
     from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.headers import RequestHeader
-    from kafka_py.protocol.messages import decode_response, encode_request
-    from kafka_py.security import scram
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.messages import decode_response, encode_request
+    from kafka_py.clients.common.security import scram
 
     salted_cache: dict = {}
 

@@ -26,9 +26,9 @@ import tempfile
 import threading
 import time
 
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 MIB = 1024 * 1024
 

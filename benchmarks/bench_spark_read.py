@@ -4,7 +4,7 @@ No Kafka counterpart. Writes a log dir in Kafka's layout (16 KiB batches as kafk
 default batch.size makes them, 32 MiB segments with offset indexes) holding one topic of
 100-byte values and one of 10 KiB values, then measures for each:
 
-* ``python``: one process decoding every record with kafka_py.record
+* ``python``: one process decoding every record with kafka_py.clients.common.record
   (FileRecords -> DefaultRecordBatch.records()), the plain way;
 * ``columns``: one process running the data source's executor code (read_slice) over the
   same files, without Spark;
@@ -24,8 +24,8 @@ import tempfile
 import time
 
 from kafka_py.log.offset_index import OffsetIndex
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
 
 BATCH_BYTES = 16384
 SEGMENT_BYTES = 32 * 1024 * 1024

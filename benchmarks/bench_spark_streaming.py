@@ -60,7 +60,7 @@ def session(master: str):
 
 def write_log_dir(log_dir: str, records: int) -> None:
     from benchmarks.bench_spark_read import write_topic
-    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.clients.common.topic_partition import TopicPartition
     from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 
     per_partition = records // 2

@@ -30,7 +30,7 @@ import uuid
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kafka_py.common.topic_partition import TopicPartition  # noqa: E402
+from kafka_py.clients.common.topic_partition import TopicPartition  # noqa: E402
 from tests.integration.broker_harness import unique_chroot, wait_until  # noqa: E402
 from tests.integration.in_process_state import ClientWorker, in_process_broker, log_dirs_of  # noqa: E402
 from tests.integration.test_topic_churn_memory import PARTITIONS, _gone  # noqa: E402

@@ -49,11 +49,11 @@ sys.path.insert(0, str(ROOT))
 from confluent_kafka import Consumer, Producer  # noqa: E402
 from kafka.admin import KafkaAdminClient, NewTopic  # noqa: E402
 
-from kafka_py.protocol.api_keys import ApiKeys  # noqa: E402
-from kafka_py.protocol.entities import build_entity  # noqa: E402
-from kafka_py.protocol.errors import Errors  # noqa: E402
-from kafka_py.protocol.messages import request_schema  # noqa: E402
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+from kafka_py.clients.common.protocol.api_keys import ApiKeys  # noqa: E402
+from kafka_py.clients.common.protocol.entities import build_entity  # noqa: E402
+from kafka_py.clients.common.protocol.errors import Errors  # noqa: E402
+from kafka_py.clients.common.protocol.messages import request_schema  # noqa: E402
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
 from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until  # noqa: E402
 from tests.zookeeper_harness import ZooKeeperServer  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Soak: a kafka-py broker under steady load and topic churn for N minutes; does it grow?
 
 Starts a real ZooKeeper (``bin/zookeeper-server-start.sh``) and one broker process
-(``python -m kafka_py.kafka``, replication factor 1), then runs at once, for ``--minutes``
+(``python -m kafka_py.core.kafka``, replication factor 1), then runs at once, for ``--minutes``
 (default 60):
 
 * steady load: a confluent-kafka producer sends ``--rate`` records/s (100-byte values,

@@ -5,4 +5,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 ensure_python_env
-exec "$KAFKA_PY_PYTHON" -m kafka_py.tools.broker_api_versions_command "$@"
+exec "$KAFKA_PY_PYTHON" -m kafka_py.core.admin.broker_api_versions_command "$@"

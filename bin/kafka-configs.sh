@@ -11,4 +11,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 ensure_python_env
-exec "$KAFKA_PY_PYTHON" -m kafka_py.tools.config_command "$@"
+exec "$KAFKA_PY_PYTHON" -m kafka_py.core.admin.config_command "$@"

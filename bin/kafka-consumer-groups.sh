@@ -9,4 +9,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 ensure_python_env
-exec "$KAFKA_PY_PYTHON" -m kafka_py.tools.consumer_group_command "$@"
+exec "$KAFKA_PY_PYTHON" -m kafka_py.core.admin.consumer_group_command "$@"

@@ -6,4 +6,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 ensure_python_env
-exec "$KAFKA_PY_PYTHON" -m kafka_py.tools.delete_records_command "$@"
+exec "$KAFKA_PY_PYTHON" -m kafka_py.core.admin.delete_records_command "$@"

@@ -10,4 +10,4 @@ PYTHON="$ROOT/.venv/bin/python"
 if [ ! -x "$PYTHON" ]; then
     PYTHON=python3
 fi
-exec "$PYTHON" -m kafka_py.tools.dump_log_segments "$@"
+exec "$PYTHON" -m kafka_py.core.tools.dump_log_segments "$@"

@@ -11,7 +11,7 @@ LOG4J_JAR=/usr/share/java/log4j-1.2.jar
 kafka_py_log() { echo "[$(date '+%Y-%m-%d %H:%M:%S')] $*" >&2; }
 
 # The process ids of the servers the stop scripts stop: every process with the argument
-# $1 (the broker's module kafka_py.kafka, ZooKeeper's main class); with $2, a config file,
+# $1 (the broker's module kafka_py.core.kafka, ZooKeeper's main class); with $2, a config file,
 # only those also given that file, compared by absolute path (the start scripts pass it so).
 kafka_py_server_pids() {
     local marker="$1" config="" pid args
@@ -31,7 +31,7 @@ kafka_py_server_pids() {
 ensure_python_env() {
     local stamp="$KAFKA_PY_VENV/.kafka-py-installed"
     local want
-    want="$(cat "$KAFKA_PY_HOME/setup.py" "$KAFKA_PY_HOME/setup.cfg" "$KAFKA_PY_HOME"/kafka_py/record/*.c | sha256sum | cut -d' ' -f1)"
+    want="$(cat "$KAFKA_PY_HOME/setup.py" "$KAFKA_PY_HOME/setup.cfg" "$KAFKA_PY_HOME"/kafka_py/clients/common/record/*.c | sha256sum | cut -d' ' -f1)"
     if [ -x "$KAFKA_PY_PYTHON" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         return 0
     fi

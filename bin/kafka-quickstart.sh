@@ -47,14 +47,14 @@ else
     ensure_installed
     check_args=("$zk_config" "$server_config")
 fi
-if ! "$KAFKA_PY_PYTHON" -m kafka_py.tools.quickstart_check "${check_args[@]}"; then
+if ! "$KAFKA_PY_PYTHON" -m kafka_py.bin.quickstart_check "${check_args[@]}"; then
     echo "Not starting: stop what holds them (bin/kafka-server-stop.sh, bin/zookeeper-server-stop.sh)" \
          "or give the quickstart configs with other ports and log.dirs." >&2
     exit 1
 fi
 
 if [ "$kraft" = 1 ]; then
-    cluster_id="$("$KAFKA_PY_PYTHON" -m kafka_py.tools.quickstart_check --cluster-id "$server_config")"
+    cluster_id="$("$KAFKA_PY_PYTHON" -m kafka_py.bin.quickstart_check --cluster-id "$server_config")"
     if [ -z "$cluster_id" ]; then
         cluster_id="$("$KAFKA_PY_HOME/bin/kafka-storage.sh" random-uuid)"
     fi

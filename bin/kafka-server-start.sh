@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts a kafka-py broker (python -m kafka_py.kafka), as Kafka's bin/kafka-server-start.sh.
+# Starts a kafka-py broker (python -m kafka_py.core.kafka), as Kafka's bin/kafka-server-start.sh.
 # Usage: bin/kafka-server-start.sh [-daemon] config/server.properties [--override property=value]*
 set -euo pipefail
 source "$(dirname "$0")/kafka-env.sh"
@@ -19,7 +19,7 @@ ensure_python_env
 # The config file by its absolute path, which bin/kafka-server-stop.sh CONFIG looks for.
 config="$1"; shift
 if [ -f "$config" ]; then config="$(realpath -- "$config")"; fi
-cmd=("$KAFKA_PY_PYTHON" -m kafka_py.kafka "$config" "$@")
+cmd=("$KAFKA_PY_PYTHON" -m kafka_py.core.kafka "$config" "$@")
 # Kafka keeps these under $base_dir/logs; outside the tree here so it stays clean. The
 # broker writes server.log, controller.log, state-change.log... there (${kafka.logs.dir}
 # in config/logging.yaml is $LOG_DIR), as Kafka's scripts pass -Dkafka.logs.dir=$LOG_DIR.

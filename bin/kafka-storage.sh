@@ -7,4 +7,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 ensure_python_env
-exec "$KAFKA_PY_PYTHON" -m kafka_py.tools.storage_tool "$@"
+exec "$KAFKA_PY_PYTHON" -m kafka_py.core.tools.storage_tool "$@"

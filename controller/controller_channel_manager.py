@@ -31,23 +31,23 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.clients.network_client import NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, is_ready, send_and_receive
-from kafka_py.cluster.broker import Broker, ListenerName, Node
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.cluster.broker import Broker, ListenerName, Node
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.log.log_config import api_version
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
-from kafka_py.protocol.schema_imports import import_schema_module
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
-from kafka_py.zk.zk_data import ZERO_UUID, ReplicaAssignment
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
+from kafka_py.clients.common.protocol.schema_imports import import_schema_module
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.zk_data import ZERO_UUID, ReplicaAssignment
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_context import ControllerContext
@@ -75,7 +75,7 @@ def stop_replica_request_version(config: Any) -> int:
 
 
 def _schema_module(api: str, version: int, kind: str = "request") -> Any:
-    return import_schema_module(f"kafka_py.protocol.schema.{api}.v{version}.{kind}")
+    return import_schema_module(f"kafka_py.clients.common.protocol.schema.{api}.v{version}.{kind}")
 
 
 def _controller_listener(config: Any) -> ListenerName:

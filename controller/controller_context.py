@@ -8,7 +8,7 @@ partition's leader/ISR as last written to ZooKeeper, the partition and replica s
 two state machines, and the topics queued for deletion.
 
 Also here: PartitionAndReplica (a case class at the end of KafkaController.scala); the replica
-assignment value type, ReplicaAssignment, lives in kafka_py.zk.zk_data where ZooKeeper's
+assignment value type, ReplicaAssignment, lives in kafka_py.core.zk.zk_data where ZooKeeper's
 topic znode is encoded.
 """
 from __future__ import annotations
@@ -18,17 +18,17 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from kafka_py.api.leader_and_isr import (
+from kafka_py.core.api.leader_and_isr import (
     INITIAL_CONTROLLER_EPOCH,
     INITIAL_CONTROLLER_EPOCH_ZK_VERSION,
     LeaderIsrAndControllerEpoch,
 )
-from kafka_py.cluster.broker import Broker
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.cluster.broker import Broker
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.controller_state import ControllerState
 from kafka_py.controller.partition_state_machine import PartitionState
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.zk.zk_data import ReplicaAssignment
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.zk.zk_data import ReplicaAssignment
 
 if TYPE_CHECKING:
     # only named in annotations: the replica state machine imports this module's PartitionAndReplica

@@ -23,9 +23,9 @@ import threading
 from typing import Protocol
 
 from kafka_py.controller.controller_state import ControllerState
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

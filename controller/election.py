@@ -17,8 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_context import ControllerContext

@@ -29,16 +29,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from kafka_py.api.leader_and_isr import (
+from kafka_py.core.api.leader_and_isr import (
     INITIAL_CONTROLLER_EPOCH,
     INITIAL_CONTROLLER_EPOCH_ZK_VERSION,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
 )
-from kafka_py.cluster.broker import Broker, FinalizedVersionRange
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.cluster.broker import Broker, FinalizedVersionRange
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.controller_channel_manager import (
     ControllerBrokerRequestBatch,
     ControllerChannelManager,
@@ -75,18 +75,18 @@ from kafka_py.controller.replica_state_machine import (
 from kafka_py.controller.state_change_logger import StateChangeLogger
 from kafka_py.controller.topic_deletion_manager import ControllerDeletionClient, TopicDeletionManager
 from kafka_py.log.log_config import api_version
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNKNOWN_BROKER_EPOCH
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UNKNOWN_BROKER_EPOCH
 from kafka_py.server.broker_features import BrokerFeatures, has_incompatible_features
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.finalized_feature_change_listener import FinalizedFeatureChangeListener
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
-from kafka_py.zk.kafka_zk_client import (
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.kafka_zk_client import (
     Code,
     ControllerMovedException,
     KafkaZkClient,
@@ -94,7 +94,7 @@ from kafka_py.zk.kafka_zk_client import (
     ZNodeChangeHandler,
     ZNodeChildChangeHandler,
 )
-from kafka_py.zk.zk_data import (
+from kafka_py.core.zk.zk_data import (
     BrokerIdsZNode,
     BrokerIdZNode,
     BrokerInfo,

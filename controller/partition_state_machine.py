@@ -24,9 +24,9 @@ import enum
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.election import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     Election,
@@ -36,9 +36,9 @@ from kafka_py.controller.election import (
     ReassignPartitionLeaderElectionStrategy,
 )
 from kafka_py.controller.state_change_logger import StateChangeLogger
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
-from kafka_py.zk.zk_data import TopicPartitionStateZNode
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
+from kafka_py.core.zk.zk_data import TopicPartitionStateZNode
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_channel_manager import ControllerBrokerRequestBatch

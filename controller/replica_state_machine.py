@@ -22,14 +22,14 @@ import logging
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.controller_context import PartitionAndReplica
 from kafka_py.controller.partition_state_machine import StateChangeFailedException, init_zk_state_machine
 from kafka_py.controller.state_change_logger import StateChangeLogger
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
-from kafka_py.zk.zk_data import ReplicaAssignment, TopicPartitionStateZNode
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.zk.kafka_zk_client import Code, ControllerMovedException, KafkaZkClient
+from kafka_py.core.zk.zk_data import ReplicaAssignment, TopicPartitionStateZNode
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_channel_manager import ControllerBrokerRequestBatch

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger("state.change.logger")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.partition_state_machine import NonExistentPartition, OfflinePartition
 from kafka_py.controller.replica_state_machine import (
     NonExistentReplica,
@@ -30,14 +30,14 @@ from kafka_py.controller.replica_state_machine import (
     ReplicaDeletionStarted,
     ReplicaDeletionSuccessful,
 )
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 if TYPE_CHECKING:
     from kafka_py.controller.controller_context import ControllerContext, PartitionAndReplica
     from kafka_py.controller.kafka_controller import KafkaController
     from kafka_py.controller.partition_state_machine import PartitionStateMachine
     from kafka_py.controller.replica_state_machine import ReplicaStateMachine
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 

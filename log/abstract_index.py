@@ -44,9 +44,9 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from kafka_py.common.errors import KafkaException
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.java_limits import INT_MAX
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
 

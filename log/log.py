@@ -31,7 +31,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import crc32c as _crc32c
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidOffsetException,
     InvalidRecordException,
@@ -44,7 +44,7 @@ from kafka_py.common.errors import (
     RecordTooLargeException,
     UnsupportedForMessageFormatException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.abstract_index import CorruptIndexException, OffsetPosition
 from kafka_py.log.log_append_info import (
@@ -73,11 +73,11 @@ from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
 from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
-from kafka_py.record.default_record_batch import (
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.clients.common.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyRecordBatch
+from kafka_py.clients.common.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
     CURRENT_MAGIC_VALUE,
@@ -92,13 +92,13 @@ from kafka_py.record.default_record_batch import (
     RECORD_OVERHEAD_V0,
     TimestampType,
 )
-from kafka_py.record.file_records import ClosedChannelException, TimestampAndOffset
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.clients.common.record.file_records import ClosedChannelException, TimestampAndOffset
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX
+from kafka_py.core.utils.logging import IdentLogger
 from kafka_py.tuning import page_cache_prefaulter
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
 from kafka_py.log.log_offset_metadata import FetchDataInfo, LogOffsetMetadata
-from kafka_py.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.clients.common.record.default_record_batch import NO_TIMESTAMP
 
 
 class LeaderHwChange(enum.Enum):

@@ -61,13 +61,13 @@ import threading
 import time as _time
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     KafkaException,
     KafkaStorageException,
     LogSegmentOffsetOverflowException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files, log_segment
 from kafka_py.log.cleaner_config import CleanerConfig
 from kafka_py.log.log_cleaner_manager import (
@@ -80,10 +80,10 @@ from kafka_py.log.log_cleaner_manager import (
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.offset_map import OffsetMap, SkimpyOffsetMap
 from kafka_py.log.producer_state_manager import LastRecord
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.record.control_record_type import ControlRecordType
-from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records
-from kafka_py.record.default_record_batch import (
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.clients.common.record.control_record_type import ControlRecordType
+from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records
+from kafka_py.clients.common.record.default_record_batch import (
     CURRENT_MAGIC_VALUE,
     LOG_OVERHEAD,
     MAGIC_VALUE_V0,
@@ -94,12 +94,12 @@ from kafka_py.record.default_record_batch import (
     build_empty_batch,
     write_record,
 )
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -1008,7 +1008,7 @@ class LogCleaner(KafkaMetricsGroup):
 
     def validate_reconfiguration(self, new_config) -> None:
         """``new_config`` is a KafkaConfig; thread count changes are limited to halving or doubling."""
-        from kafka_py.utils.config_def import ConfigException
+        from kafka_py.clients.common.config.config_def import ConfigException
 
         num_threads = LogCleaner.cleaner_config(new_config).num_threads
         current_threads = self._config.num_threads

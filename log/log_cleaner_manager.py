@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from time import monotonic as _monotonic
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from kafka_py.common.errors import KafkaException, KafkaStorageException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.errors import KafkaException, KafkaStorageException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

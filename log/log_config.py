@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from kafka_py.common.errors import InvalidConfigException
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
-from kafka_py.utils.config_def import (
+from kafka_py.clients.common.errors import InvalidConfigException
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
+from kafka_py.clients.common.config.config_def import (
     ConfigDef,
     ConfigException,
     Importance,
@@ -30,7 +30,7 @@ from kafka_py.utils.config_def import (
     in_list,
     valid_list,
 )
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.java_limits import LONG_MAX
 
 logger = logging.getLogger(__name__)
 

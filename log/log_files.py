@@ -16,8 +16,8 @@ import re
 import uuid
 from typing import Iterable
 
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"

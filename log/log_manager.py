@@ -47,8 +47,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional
 
-from kafka_py.common.errors import KafkaException, KafkaStorageException, LogDirNotFoundException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import KafkaException, KafkaStorageException, LogDirNotFoundException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.cleaner_config import CleanerConfig
 from kafka_py.log.log import PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, Log
@@ -56,19 +56,19 @@ from kafka_py.log.log_cleaner import LogCleaner
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_files import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX
 from kafka_py.tuning import page_cache_prefaulter
-from kafka_py.utils.atomic_integer import AtomicInteger
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.exit import Exit
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.atomic_integer import AtomicInteger
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.exit import Exit
+from kafka_py.core.utils.java_limits import LONG_MAX
 # The KRaft metadata partition (KafkaRaftServer.MetadataTopic) is the raft client's, never loaded here.
-from kafka_py.raft.kafka_metadata_log import METADATA_TOPIC
+from kafka_py.core.raft.kafka_metadata_log import METADATA_TOPIC
 
 if TYPE_CHECKING:
     from kafka_py.server.broker_topic_stats import BrokerTopicStats
     from kafka_py.server.kafka_config import KafkaConfig
     from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
-    from kafka_py.utils.kafka_scheduler import Scheduler
-    from kafka_py.utils.time import Time
+    from kafka_py.core.utils.kafka_scheduler import Scheduler
+    from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class LogManager:
         no cleaner. ``prefault_bytes`` (``log.prefault.bytes``, kafka-py's own) is how far ahead of a
         preallocated active segment's end the page cache may be filled; 0 turns that off.
         """
-        from kafka_py.utils.time import Time
+        from kafka_py.clients.common.utils.time import Time
 
         self.log_dirs: List[str] = [os.path.abspath(os.fspath(d)) for d in log_dirs]
         self._initial_offline_dirs = {os.path.abspath(os.fspath(d)) for d in initial_offline_dirs}

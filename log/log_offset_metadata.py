@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 
 UNKNOWN_FILE_POSITION = -1

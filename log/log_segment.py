@@ -18,7 +18,7 @@ import os
 import threading
 from typing import Callable, Generic, Optional, TypeVar
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     LogSegmentOffsetOverflowException,
@@ -30,11 +30,11 @@ from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.time_index import TimeIndex
 from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
-from kafka_py.record.default_record_batch import NO_TIMESTAMP
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.java_limits import INT_MAX, LONG_MAX, LONG_MIN
+from kafka_py.clients.common.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
 

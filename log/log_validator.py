@@ -32,7 +32,7 @@ refuses them. Record headers have no place in v0/v1 either; Kafka's builder refu
 them with an IllegalArgumentException, which reaches the producer as
 UNKNOWN_SERVER_ERROR, and so does ours (a ValueError).
 
-The walk of v2 records is ``kafka_py.record.partial_default_record.walk_records``,
+The walk of v2 records is ``kafka_py.clients.common.record.partial_default_record.walk_records``,
 Kafka's skip-key-value iterator. A framing fault raises InvalidRecordException and
 undecodable compressed data or a v0/v1 message failing its CRC
 CorruptRecordException (CORRUPT_MESSAGE). Per-record rule failures (a null key on a
@@ -54,7 +54,7 @@ import time as _time
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     ApiException,
     CorruptRecordException,
     InvalidRecordException,
@@ -63,9 +63,9 @@ from kafka_py.common.errors import (
     UnsupportedForMessageFormatException,
 )
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, LegacyRecordBatch, build_legacy_records
-from kafka_py.record.compression import CompressionType, decompress
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyEntry, LegacyRecordBatch, build_legacy_records
+from kafka_py.clients.common.record.compression import CompressionType, decompress
+from kafka_py.clients.common.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
     CURRENT_MAGIC_VALUE,
     LOG_OVERHEAD,
@@ -84,10 +84,10 @@ from kafka_py.record.default_record_batch import (
     TimestampType,
     build_batch,
 )
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.partial_default_record import RecordsWalk, walk_records
-from kafka_py.record.record_conversion_stats import RecordConversionStats
-from kafka_py.utils.java_limits import LONG_MAX, LONG_MIN
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.partial_default_record import RecordsWalk, walk_records
+from kafka_py.clients.common.record.record_conversion_stats import RecordConversionStats
+from kafka_py.core.utils.java_limits import LONG_MAX, LONG_MIN
 
 logger = logging.getLogger(__name__)
 

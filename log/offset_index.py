@@ -13,7 +13,7 @@ import logging
 import os
 import struct
 
-from kafka_py.common.errors import InvalidOffsetException
+from kafka_py.clients.common.errors import InvalidOffsetException
 from kafka_py.log.abstract_index import (
     AbstractIndex,
     CorruptIndexException,

@@ -20,7 +20,7 @@ import mmap
 import struct
 from abc import ABC, abstractmethod
 
-from kafka_py.utils.utils import to_int32, utils_abs
+from kafka_py.clients.common.utils.utils import to_int32, utils_abs
 
 logger = logging.getLogger(__name__)
 

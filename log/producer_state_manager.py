@@ -29,7 +29,7 @@ uses it, or until it expires with idle producers.
 
 Also here, as Kafka keeps them beside the log: ``AppendOrigin``,
 ``CompletedTxn`` and ``LastRecord`` (Log.scala / LogValidator.scala).
-Control batches are decoded with kafka_py.record.control_record_type.
+Control batches are decoded with kafka_py.clients.common.record.control_record_type.
 
 Not thread safe, as in Kafka: the owning Log calls it under its own lock.
 Only the snapshot bookkeeping (``delete_snapshots_before`` and friends) takes
@@ -49,14 +49,14 @@ from typing import Any, Generic, Iterable, Iterator, Mapping, Optional, TypeVar
 
 import crc32c
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     InvalidProducerEpochException,
     InvalidTxnStateException,
     KafkaException,
     OutOfOrderSequenceException,
     TransactionCoordinatorFencedException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import (
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     offset_from_file,
@@ -64,18 +64,18 @@ from kafka_py.log.log_files import (
 )
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.log.verification_guard import VerificationStateEntry
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.default_record_batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
     decrement_sequence,
 )
-from kafka_py.utils.crash_points import crash_point
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.utils import write_fully
+from kafka_py.core.utils.crash_points import crash_point
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.utils import write_fully
 
 logger = logging.getLogger(__name__)
 

@@ -14,14 +14,14 @@ import logging
 import os
 import struct
 
-from kafka_py.common.errors import InvalidOffsetException
+from kafka_py.clients.common.errors import InvalidOffsetException
 from kafka_py.log.abstract_index import (
     AbstractIndex,
     CorruptIndexException,
     IndexOffsetOverflowException,
     TimestampOffset,
 )
-from kafka_py.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.clients.common.record.default_record_batch import NO_TIMESTAMP
 
 __all__ = ["TimeIndex", "TimestampOffset", "CorruptIndexException", "IndexOffsetOverflowException"]
 

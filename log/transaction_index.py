@@ -34,9 +34,9 @@ import threading
 from dataclasses import dataclass
 from typing import Iterator, List, Optional
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.log.abstract_index import CorruptIndexException
-from kafka_py.utils.utils import write_fully
+from kafka_py.clients.common.utils.utils import write_fully
 
 __all__ = ["AbortedTxn", "TransactionIndex", "TxnIndexSearchResult"]
 

@@ -7,7 +7,7 @@ listener need (ChannelBuilders.clientChannelBuilder): the TLS context and the SA
 PLAINTEXT listeners get no builder at all (their Processors keep the plain Selector).
 For SSL, SASL_PLAINTEXT and SASL_SSL the builder is made once per listener when the
 SocketServer starts, from the listener's view of the configuration (per-listener keys
-first, see kafka_py/security/listener_config.py); every configuration problem is a
+first, see kafka_py/clients/common/security/listener_config.py); every configuration problem is a
 ConfigException naming the key, so a broker with a bad key store or an unknown
 mechanism does not start.
 
@@ -24,28 +24,28 @@ import ssl
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from kafka_py.cluster.broker import SecurityProtocol
+from kafka_py.core.cluster.broker import SecurityProtocol
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
-from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.security.jaas_config import AppConfigurationEntry, client_credentials, parse_jaas_config, plain_users
-from kafka_py.security.kerberos import GSSAPI_MECHANISM, KRB5_LOGIN_MODULE
-from kafka_py.security.listener_config import ListenerSecurityConfig, listener_config_prefix
-from kafka_py.security.oauthbearer import (
+from kafka_py.clients.common.security.credential_cache import CredentialCache
+from kafka_py.clients.common.security.jaas_config import AppConfigurationEntry, client_credentials, parse_jaas_config, plain_users
+from kafka_py.clients.common.security.kerberos import GSSAPI_MECHANISM, KRB5_LOGIN_MODULE
+from kafka_py.clients.common.security.listener_config import ListenerSecurityConfig, listener_config_prefix
+from kafka_py.clients.common.security.oauthbearer import (
     OAuthBearerLogin,
     OAuthBearerSaslServer,
     new_validator_callback_handler,
     oauthbearer_jaas_entries,
 )
-from kafka_py.security.oauthbearer_unsecured import OAUTHBEARER_LOGIN_MODULE, OAUTHBEARER_MECHANISM
-from kafka_py.security.plain import PLAIN_MECHANISM, PlainSaslServer
-from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
-from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
-from kafka_py.security.scram import ScramMechanism, ScramSaslServer
-from kafka_py.security.ssl_factory import RECONFIGURABLE_CONFIGS, SslFactory
-from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.security.oauthbearer_unsecured import OAUTHBEARER_LOGIN_MODULE, OAUTHBEARER_MECHANISM
+from kafka_py.clients.common.security.plain import PLAIN_MECHANISM, PlainSaslServer
+from kafka_py.clients.common.security.sasl_client_authenticator import SaslClientAuthenticator
+from kafka_py.clients.common.security.sasl_server_authenticator import SaslServerAuthenticator
+from kafka_py.clients.common.security.scram import ScramMechanism, ScramSaslServer
+from kafka_py.clients.common.security.ssl_factory import RECONFIGURABLE_CONFIGS, SslFactory
+from kafka_py.clients.common.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_config import KafkaConfig
@@ -94,7 +94,7 @@ def _gssapi_server_config(config: ListenerSecurityConfig) -> Any:
     (listener.name.<listener>.gssapi.sasl.jaas.config, most specific first), the service name
     and the principal.to.local rules; the keytab is read now, so a principal it has no key of
     stops the broker's start."""
-    from kafka_py.security.kerberos import (
+    from kafka_py.clients.common.security.kerberos import (
         GssapiServerConfig,
         KerberosLogin,
         KerberosShortNamer,

@@ -8,7 +8,7 @@ ConnectionQuotas per SocketServer. Clients are counted by IP address
 the whole broker (``max.connections``).
 
 New connections are also rate limited (KIP-612), each rate a Sensor over ``quota.window.num``
-windows of ``quota.window.size.seconds`` (kafka_py/common/sensor.py):
+windows of ``quota.window.size.seconds`` (kafka_py/clients/common/sensor.py):
 
 * ``max.connection.creation.rate`` for the broker and per listener
   (``listener.name.<listener>.max.connection.creation.rate``, defaulting to the broker's):
@@ -27,11 +27,11 @@ import socket
 import threading
 from typing import Any, Callable, Iterable, Optional
 
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -27,12 +27,12 @@ import threading
 from collections import deque
 from typing import Any, Callable, Optional
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.messages import decode_request
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.messages import decode_request
 from kafka_py.tuning.wakeups import ProcessorWakeups
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.time import Time
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
 from kafka_py.network.channel_metadata_registry import EMPTY_CLIENT_INFORMATION, client_information_of
 from kafka_py.network.connection_quotas import ConnectionQuotas, normalize_address
 from kafka_py.network.request_channel import (
@@ -47,7 +47,7 @@ from kafka_py.network.request_channel import (
     StartThrottlingResponse,
 )
 from kafka_py.network.selector import KafkaChannel, Selector, SelectorMetrics
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, TimeRatio
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup, TimeRatio
 from kafka_py.network.send import Send
 
 logger = logging.getLogger(__name__)

@@ -29,10 +29,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Union
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import to_version
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import to_version
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import (
     decode_request,
     encode_response_chunks_for,
     is_unsupported_api_versions_request,
@@ -40,7 +40,7 @@ from kafka_py.protocol.messages import (
 from kafka_py.network.channel_metadata_registry import EMPTY_CLIENT_INFORMATION, ClientInformation
 from kafka_py.network.send import ByteBufferSend, MultiRecordsSend, Send
 from kafka_py.network.request_metrics import RequestChannelMetrics, error_counts
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
 from time import monotonic_ns as _monotonic_ns
 
 logger = logging.getLogger(__name__)

@@ -42,11 +42,11 @@ import struct
 import threading
 from typing import Any, Iterable, Mapping, Optional
 
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
-from kafka_py.metrics.yammer import Histogram, Meter
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.logging import TRACE
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
+from kafka_py.core.metrics.yammer import Histogram, Meter
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.utils.logging import TRACE
 
 # Kafka's request logger: its "Completed request" lines go to kafka-request.log at DEBUG.
 request_logger = logging.getLogger("kafka.request.logger")
@@ -378,7 +378,7 @@ _ERROR_OF: dict[Any, Errors] = {**{e.code: e for e in Errors}, **{e: e for e in 
 def _plan_of(cls: type) -> tuple[tuple[str, int], ...]:
     plan = _plans.get(cls)
     if plan is None:
-        from kafka_py.protocol.kio_fields import EntityField, EntityTupleField, classify_field
+        from kafka_py.clients.common.protocol.kio_fields import EntityField, EntityTupleField, classify_field
 
         entries = []
         for f in dataclasses.fields(cls):

@@ -49,9 +49,9 @@ from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.selector import EVENT_READ, EVENT_WRITE, KafkaChannel, Selector, SelectorMetrics
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.security.sasl_server_authenticator import SaslServerAuthenticator
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

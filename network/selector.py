@@ -40,10 +40,10 @@ import struct
 from collections import OrderedDict, deque
 from typing import Callable, Iterator, Optional
 
-from kafka_py.common.sensor import Avg, CumulativeSum, KafkaMetric, Max, MetricConfig, Sensor
-from kafka_py.protocol.framing import InvalidReceiveException
-from kafka_py.utils.time import Time
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.clients.common.sensor import Avg, CumulativeSum, KafkaMetric, Max, MetricConfig, Sensor
+from kafka_py.clients.common.protocol.framing import InvalidReceiveException
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
 from kafka_py.network.send import Send
 from kafka_py.network.channel_metadata_registry import (
     EMPTY_CLIENT_INFORMATION,

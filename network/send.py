@@ -14,7 +14,7 @@ encoded fields, record data held in memory), written with ``sock.send`` /
 ``FileChannel.transferTo``). Both resume at the exact byte where a partial write
 stopped. Records an old consumer reads in an older format (Fetch v0-v3) are a third kind,
 objects with ``to_send()``: their send converts them chunk by chunk as it writes
-(kafka_py/record/lazy_down_conversion_records.py) and is written like a file region.
+(kafka_py/clients/common/record/lazy_down_conversion_records.py) and is written like a file region.
 """
 from __future__ import annotations
 

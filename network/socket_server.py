@@ -33,10 +33,10 @@ import threading
 import time
 from typing import Any, Mapping, Optional
 
-from kafka_py.cluster.broker import EndPoint
-from kafka_py.common.errors import KafkaException
-from kafka_py.utils.time import Time
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.cluster.broker import EndPoint
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
 from kafka_py.network.connection_quotas import (
     ConnectionQuotas,
     ConnectionThrottledException,
@@ -51,8 +51,8 @@ from kafka_py.network.processor import (
     Processor,
 )
 from kafka_py.network.request_channel import RequestChannel
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.metrics.yammer import MetricName
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.metrics.yammer import MetricName
 from kafka_py.network.selector import Waker
 from kafka_py.tuning.accept_batch import accepts_per_ready_key
 
@@ -102,7 +102,7 @@ class SocketServer(KafkaMetricsGroup):
         # How a SASL listener answers an ApiVersions sent before authentication, as KafkaApis
         # answers one after it (with the broker's features): Kafka's apiVersionSupplier.
         self.api_version_supplier = api_version_supplier
-        # SCRAM credentials SASL listeners check logins against (kafka_py/security/credential_cache.py).
+        # SCRAM credentials SASL listeners check logins against (kafka_py/clients/common/security/credential_cache.py).
         self.credential_provider = credential_provider
         # Per listener, how its connections authenticate; none for PLAINTEXT listeners.
         self._channel_builders: dict[str, Any] = {}
@@ -191,7 +191,7 @@ class SocketServer(KafkaMetricsGroup):
             builder.reconfigure(new_config, reload_only=True)
 
     def reconfigure(self, old_config: Any, new_config: Any) -> None:
-        from kafka_py.utils.config_def import ConfigException
+        from kafka_py.clients.common.config.config_def import ConfigException
         for builder in list(self._channel_builders.values()):
             try:
                 builder.reconfigure(new_config)
@@ -258,7 +258,7 @@ class SocketServer(KafkaMetricsGroup):
         """Every TLS/SASL listener's channel builder, before anything binds: a bad key store
         or mechanism stops startup with a ConfigException naming the key."""
         from kafka_py.network.channel_builders import create_channel_builder
-        from kafka_py.security.credential_cache import CredentialCache
+        from kafka_py.clients.common.security.credential_cache import CredentialCache
         if self.credential_provider is None:
             self.credential_provider = CredentialCache()
         for end_point in end_points:

@@ -31,13 +31,13 @@ import threading
 from dataclasses import dataclass
 from typing import Generic, Iterable, Mapping, Optional, TypeVar
 
-from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.cluster.broker import BrokerEndPoint
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_metadata_manager import java_string_hash_code
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.abstract_fetcher_thread import AbstractFetcherThread, FailedPartitions, PartitionFetchState
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.utils import to_int32, utils_abs
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.utils import to_int32, utils_abs
 
 
 T = TypeVar("T", bound=AbstractFetcherThread)

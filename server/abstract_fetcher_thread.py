@@ -49,24 +49,24 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
-from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.cluster.partition import FencedLeaderEpochException, UnknownLeaderEpochException
-from kafka_py.common.errors import (
+from kafka_py.core.cluster.broker import BrokerEndPoint
+from kafka_py.core.cluster.partition import FencedLeaderEpochException, UnknownLeaderEpochException
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     KafkaStorageException,
     NotLeaderOrFollowerException,
     UnknownTopicOrPartitionException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset, PartitionData
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset, PartitionData
 from kafka_py.server.replica_manager_types import FetchPartitionData
-from kafka_py.utils.delayed_item import DelayedItem
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.delayed_item import DelayedItem
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:
     # AbstractFetcherManager.scala's, as in Kafka; the manager module imports this one

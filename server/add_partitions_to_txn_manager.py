@@ -51,18 +51,18 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from kafka_py.clients.network_client import RECONNECT_BACKOFF_MS, NetworkClient
 from kafka_py.clients.network_client_utils import NodeConnection
-from kafka_py.cluster.broker import Node
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.transaction.transaction_coordinator import TransactionDescription
-from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.transaction.transaction_coordinator import TransactionDescription
+from kafka_py.core.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

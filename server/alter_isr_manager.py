@@ -27,21 +27,21 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.utils import replication_utils
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.core.utils import replication_utils
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:
     from kafka_py.server.broker_to_controller_channel_manager import (
         BrokerToControllerChannelManager,
         ClientResponse,
     )
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 
@@ -307,7 +307,7 @@ def build_alter_isr_response(result: "dict[TopicPartition, AlterIsrResult] | Err
 
 
 def _alter_isr_response_class() -> type:
-    from kafka_py.protocol.messages import response_schema
+    from kafka_py.clients.common.protocol.messages import response_schema
 
     return response_schema(ApiKeys.ALTER_ISR, 0)
 

@@ -7,7 +7,7 @@ not serve closes the connection ("Received request api key ... which is not enab
 of a version outside the served range too, except ApiVersions, which is answered (KIP-511).
 
 A ZooKeeper-mode broker's listeners have no manager: what they serve is IMPLEMENTED_APIS and
-the supported versions of kafka_py/protocol/api_keys.py, as before. A KRaft broker's serve
+the supported versions of kafka_py/clients/common/protocol/api_keys.py, as before. A KRaft broker's serve
 those and UnregisterBroker (``broker_apis``). The controller listener's
 set is the APIs ControllerApis handles (Kafka 2.8.2's handlers and 3.0's additions); where
 Kafka 3.0's controller advertises every API whose spec names the controller listener, this
@@ -28,9 +28,9 @@ from typing import Any
 
 from kio.static.primitive import i16, i64
 
-from kafka_py.protocol.api_keys import DELEGATION_TOKEN_APIS, IMPLEMENTED_APIS, ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema_imports import import_schema_module
+from kafka_py.clients.common.protocol.api_keys import DELEGATION_TOKEN_APIS, IMPLEMENTED_APIS, ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema_imports import import_schema_module
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class ApiVersionManager(ABC):
     def api_version_response(self, version: int, throttle_time_ms: int = 0,
                              error: Errors = Errors.NONE) -> Any:
         """The ApiVersions answer of ``version`` listing the enabled APIs (v0 when it carries an error,
-        as kafka_py.protocol.messages.api_versions_response does)."""
+        as kafka_py.clients.common.protocol.messages.api_versions_response does)."""
         if error is not Errors.NONE:
             version = 0
         module = import_schema_module(f"kio.schema.api_versions.v{version}.response")
@@ -136,7 +136,7 @@ class ApiVersionSupplier:
         self.feature_cache = feature_cache
 
     def __call__(self, version: int, error: Errors = Errors.NONE) -> Any:
-        from kafka_py.protocol.messages import api_versions_response
+        from kafka_py.clients.common.protocol.messages import api_versions_response
 
         if self.api_version_manager is not None:
             response = self.api_version_manager.api_version_response(version, error=error)

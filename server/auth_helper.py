@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer import acl_entry
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, PatternType, ResourcePattern, ResourceType
-from kafka_py.security.authorizer.authorizer import Action, AuthorizationResult
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer import acl_entry
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, PatternType, ResourcePattern, ResourceType
+from kafka_py.core.security.authorizer.authorizer import Action, AuthorizationResult
 
 T = TypeVar("T")
 

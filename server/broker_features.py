@@ -14,8 +14,8 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 
-from kafka_py.cluster.broker import FinalizedVersionRange, SupportedVersionRange
-from kafka_py.utils.config_def import ConfigException
+from kafka_py.core.cluster.broker import FinalizedVersionRange, SupportedVersionRange
+from kafka_py.clients.common.config.config_def import ConfigException
 
 logger = logging.getLogger(__name__)
 

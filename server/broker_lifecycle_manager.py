@@ -33,11 +33,11 @@ from kafka_py.metadata.broker_state import BrokerState
 from kafka_py.metadata.queue.event_queue import DeadlineFunction, Event
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.exponential_backoff import ExponentialBackoff
-from kafka_py.utils.logging import TRACE, IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.utils.exponential_backoff import ExponentialBackoff
+from kafka_py.core.utils.logging import TRACE, IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

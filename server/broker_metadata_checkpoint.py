@@ -41,11 +41,11 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.server.checkpoints.checkpoint_file import atomic_write_bytes
-from kafka_py.utils import properties
-from kafka_py.utils.properties import PropertiesParseError
-from kafka_py.utils.java_limits import INT_MAX, INT_MIN
+from kafka_py.clients.common.utils import properties
+from kafka_py.clients.common.utils.properties import PropertiesParseError
+from kafka_py.core.utils.java_limits import INT_MAX, INT_MIN
 
 if TYPE_CHECKING:
     from kafka_py.server.kafka_config import KafkaConfig
@@ -328,7 +328,7 @@ def initialize_log_dirs(config: "KafkaConfig") -> tuple[MetaProperties, list[str
     (InconsistentBrokerMetadataException), the metadata log dir must be readable, and the
     stored node.id must be the configured one (InconsistentNodeIdException).
     """
-    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.clients.common.topic_partition import TopicPartition
     from kafka_py.log.log_files import log_dir_name
     from kafka_py.log.log_manager import METADATA_TOPIC
 

@@ -44,22 +44,22 @@ from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
-from kafka_py.common.errors import KafkaException
-from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
-from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
-from kafka_py.coordinator.transaction.producer_id_manager import RPCProducerIdManager
-from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
-from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.core.coordinator.group.group_coordinator import GroupCoordinator
+from kafka_py.core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.core.coordinator.transaction.producer_id_manager import RPCProducerIdManager
+from kafka_py.core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafka_py.core.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.metadata.broker_state import BrokerState
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name
+from kafka_py.core.metrics.kafka_metrics_group import default_registry, explicit_metric_name
 from kafka_py.network.channel_builders import create_client_channel_builder
 from kafka_py.network.socket_server import SocketServer
-from kafka_py.security.authorizer import create_authorizer
-from kafka_py.security.credential_cache import CredentialCache
+from kafka_py.core.security.authorizer import create_authorizer
+from kafka_py.clients.common.security.credential_cache import CredentialCache
 from kafka_py.server import quota_factory
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.alter_isr_manager import DefaultAlterIsrManager
@@ -97,11 +97,11 @@ from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
 from kafka_py.server.metadata.scram_publisher import ScramPublisher
 from kafka_py.server.raft_replica_manager import RaftReplicaManager
 from kafka_py.server.zk_admin_manager import ConfigHelper
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
-from kafka_py.zk.zk_data import BrokerInfo
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.zk_data import BrokerInfo
 
 logger = logging.getLogger(__name__)
 

@@ -30,12 +30,12 @@ from typing import Any, Callable, Optional, Protocol
 
 from kafka_py.clients.network_client import RECONNECT_BACKOFF_MS, NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
-from kafka_py.cluster.broker import ListenerName, Node
+from kafka_py.core.cluster.broker import ListenerName, Node
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

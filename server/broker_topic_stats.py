@@ -33,8 +33,8 @@ from __future__ import annotations
 import threading
 from typing import Optional
 
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
-from kafka_py.metrics.yammer import Meter
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup, recording
+from kafka_py.core.metrics.yammer import Meter
 
 MESSAGE_IN = "MessagesInPerSec"
 BYTES_IN = "BytesInPerSec"

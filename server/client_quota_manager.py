@@ -60,14 +60,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from kafka_py.common.sensor import Avg, KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
-from kafka_py.metrics.kafka_metrics_group import default_registry
-from kafka_py.metrics.yammer import Gauge, MetricName
-from kafka_py.security.sanitizer import desanitize, sanitize
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.time import Time
-from kafka_py.zk.zk_data import ConfigEntityName
+from kafka_py.clients.common.sensor import Avg, KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
+from kafka_py.core.metrics.kafka_metrics_group import default_registry
+from kafka_py.core.metrics.yammer import Gauge, MetricName
+from kafka_py.clients.common.security.sanitizer import desanitize, sanitize
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.zk_data import ConfigEntityName
 
 logger = logging.getLogger(__name__)
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_py.common.sensor import KafkaMetric, MetricConfig, QuotaViolationException, Rate, Sensor
-from kafka_py.metrics.kafka_metrics_group import default_registry
-from kafka_py.metrics.yammer import Gauge, MetricName
+from kafka_py.clients.common.sensor import KafkaMetric, MetricConfig, QuotaViolationException, Rate, Sensor
+from kafka_py.core.metrics.kafka_metrics_group import default_registry
+from kafka_py.core.metrics.yammer import Gauge, MetricName
 from kafka_py.server.client_quota_manager import (
     ClientQuotaManager,
     ClientQuotaManagerConfig,
     QuotaType,
     bounded_throttle_time,
 )
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.clients.common.utils.time import Time
 
 QUOTA_REQUEST_PERCENT_DEFAULT = float(INT_MAX)
 NANOS_TO_PERCENTAGE_PER_SECOND = 100.0 / 1_000_000_000

@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Mapping, Sequence
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import ApiException, InvalidRequestException
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import ApiException, InvalidRequestException
 from kafka_py.metadata.controller.configuration_control_manager import ConfigResource
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_py.server.zk_admin_manager import (
@@ -30,7 +30,7 @@ from kafka_py.server.zk_admin_manager import (
     ZkAdminManager,
     alter_log_level_configs,
 )
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from kafka_py.log.log_config import (
     LogConfig,
     api_version,
 )
-from kafka_py.zk.zk_data import ConfigEntityName
+from kafka_py.core.zk.zk_data import ConfigEntityName
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.log.log_manager import LogManager
@@ -184,7 +184,7 @@ def _replication_quota(properties: Mapping[str, str], prop: str) -> Any:
     """The bound of a replication throttle in a broker's dynamic config (Long.MaxValue when
     absent, as Kafka's getOrDefault). A value that is not a non-negative integer, written to
     ZooKeeper by hand, is logged and treated as absent."""
-    from kafka_py.common.sensor import Quota
+    from kafka_py.clients.common.sensor import Quota
     from kafka_py.server.replication_quota_manager import QUOTA_BYTES_PER_SECOND_DEFAULT
 
     raw = properties.get(prop)
@@ -210,7 +210,7 @@ IP_CONNECTION_RATE_OVERRIDE_CONFIG = "connection_creation_rate"
 def _quota_value(entity: str, properties: Mapping[str, str], key: str) -> Any:
     """The quota ``key`` of an entity's config as a Quota, None when absent. A value that is not
     a positive number (written to ZooKeeper by hand) is logged and treated as absent."""
-    from kafka_py.common.sensor import Quota
+    from kafka_py.clients.common.sensor import Quota
 
     raw = properties.get(key)
     if raw is None:
@@ -234,7 +234,7 @@ class QuotaConfigHandler:
 
     def update_quota_config(self, sanitized_user: Optional[str], sanitized_client_id: Optional[str],
                             config: Mapping[str, str]) -> None:
-        from kafka_py.security.sanitizer import desanitize
+        from kafka_py.clients.common.security.sanitizer import desanitize
 
         managers = self.quota_managers
         if managers is None:
@@ -264,7 +264,7 @@ class UserConfigHandler(QuotaConfigHandler):
         self.credential_provider = credential_provider
 
     def process_config_changes(self, sanitized_entity: str, properties: Mapping[str, str]) -> None:
-        from kafka_py.security.sanitizer import desanitize
+        from kafka_py.clients.common.security.sanitizer import desanitize
 
         # <user> or <user>/clients/<client-id>
         parts = sanitized_entity.split("/")
@@ -300,7 +300,7 @@ class IpConfigHandler:
                     logger.error("Ignoring %s=%r of ip %s: must be at least 0", IP_CONNECTION_RATE_OVERRIDE_CONFIG,
                                  raw, ip)
                     rate = None
-        from kafka_py.security.sanitizer import desanitize
+        from kafka_py.clients.common.security.sanitizer import desanitize
 
         address = None
         if ip != ConfigEntityName.DEFAULT:

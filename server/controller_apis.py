@@ -38,26 +38,26 @@ import uuid
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from kafka_py.cluster.broker import Node
-from kafka_py.common.errors import ApiException, InvalidRequestException, UnsupportedVersionException
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.errors import ApiException, InvalidRequestException, UnsupportedVersionException
 from kafka_py.network.request_channel import Request, RequestContext
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity, new_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.fast_fields import uvarint
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import encode_response_chunks_for, response_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity, new_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.fast_fields import uvarint
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import encode_response_chunks_for, response_schema
 from kafka_py.raft import raft_util
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.api_version_manager import ApiVersionManager
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.kafka_apis_common import error_response
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:
     from kafka_py.network.request_channel import RequestChannel
-    from kafka_py.raft.raft_manager import RaftManager
+    from kafka_py.core.raft.raft_manager import RaftManager
 
 logger = logging.getLogger(__name__)
 
@@ -299,7 +299,7 @@ class ControllerApis:
         if header.api_key not in FORWARDABLE_APIS:
             raise InvalidRequestException(f"API {header.api_key.name} is not enabled or is not eligible for "
                                           "forwarding")
-        from kafka_py.protocol.messages import decode_request
+        from kafka_py.clients.common.protocol.messages import decode_request
 
         try:
             _, body = decode_request(buffer, self.api_version_manager)
@@ -315,7 +315,7 @@ class ControllerApis:
                           response_data=response_data, error_code=error.error_code)
 
     def _send_enveloped_response(self, request: EnvelopedRequest, response: Any) -> None:
-        from kafka_py.protocol.entities import to_version
+        from kafka_py.clients.common.protocol.entities import to_version
 
         header = request.header
         if response.__version__ != header.api_version:
@@ -339,7 +339,7 @@ class ControllerApis:
     def handle_api_versions_request(self, request: Request) -> None:
         if request.context.is_unsupported_api_versions_request:
             # KIP-511: the client learns the versions both sides know from this v0 answer.
-            from kafka_py.protocol.messages import unsupported_api_versions_response
+            from kafka_py.clients.common.protocol.messages import unsupported_api_versions_response
 
             self.send_response(request, unsupported_api_versions_response())
             return
@@ -457,7 +457,7 @@ class ControllerApis:
         has_cluster_auth = self.auth_helper.authorize(request.context, AclOperation.DELETE, ResourceType.CLUSTER,
                                                       CLUSTER_NAME)
         results = self.delete_topics(request, has_cluster_auth)
-        from kafka_py.protocol.schema_imports import import_schema_module
+        from kafka_py.clients.common.protocol.schema_imports import import_schema_module
 
         module = import_schema_module(f"kio.schema.delete_topics.v{request.api_version}.response")
         self.send_response(request, _make(module.DeleteTopicsResponse, responses=tuple(

@@ -5,7 +5,7 @@ create or delete through CreateTopics, CreatePartitions and DeleteTopics.
 The quota entities, their precedence and the metric-tag grouping are the ClientQuotaManager's
 (server/client_quota_manager.py). What differs:
 
-* the sensor measures with a TokenBucket (kafka_py/common/sensor.py) rather than a Rate:
+* the sensor measures with a TokenBucket (kafka_py/clients/common/sensor.py) rather than a Rate:
   credits refill at the quota's rate up to a burst of ``controller.quota.window.num x
   controller.quota.window.size.seconds x quota`` and every mutated partition spends one, so
   a client may create a burst of partitions at once and is then held to the rate;
@@ -33,8 +33,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kafka_py.common.sensor import Avg, KafkaMetric, MetricConfig, QuotaViolationException, Rate, Sensor, TokenBucket
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.sensor import Avg, KafkaMetric, MetricConfig, QuotaViolationException, Rate, Sensor, TokenBucket
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.client_quota_manager import (
     INACTIVE_SENSOR_EXPIRATION_TIME_SECONDS,
     METRICS_NUM_SAMPLES,
@@ -44,8 +44,8 @@ from kafka_py.server.client_quota_manager import (
     ClientSensors,
     QuotaType,
 )
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

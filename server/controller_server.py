@@ -26,16 +26,16 @@ import logging
 import threading
 from typing import Any, Optional
 
-from kafka_py.cluster.broker import Node
+from kafka_py.core.cluster.broker import Node
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_py.metadata.controller.quorum_controller import QuorumController
 from kafka_py.metadata.controller.quorum_controller_metrics import QuorumControllerMetrics
 from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.raft.raft_config import quorum_voter_strings_to_nodes
-from kafka_py.raft.raft_manager import RaftManager
-from kafka_py.security.authorizer import create_authorizer
-from kafka_py.security.credential_cache import CredentialCache
+from kafka_py.core.raft.raft_manager import RaftManager
+from kafka_py.core.security.authorizer import create_authorizer
+from kafka_py.clients.common.security.credential_cache import CredentialCache
 from kafka_py.metadata.version_range import VersionRange
 from kafka_py.server import quota_factory
 from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager
@@ -47,8 +47,8 @@ from kafka_py.server.metadata.acl_publisher import AclPublisher
 from kafka_py.server.metadata.metadata_loader import MetadataLoader
 from kafka_py.server.metadata.scram_publisher import ScramPublisher
 from kafka_py.server.zk_admin_manager import ConfigResourceType
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

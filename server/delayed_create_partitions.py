@@ -11,9 +11,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.common.api_error import ApiError
-from kafka_py.protocol.errors import Errors
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:  # pragma: no cover

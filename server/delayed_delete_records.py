@@ -10,8 +10,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
 from kafka_py.server.replica_manager_types import HostedPartition
 

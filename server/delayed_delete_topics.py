@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:  # pragma: no cover

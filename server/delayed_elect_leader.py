@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Mapping
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)

@@ -15,15 +15,15 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     KafkaStorageException,
     NotLeaderOrFollowerException,
     UnknownTopicOrPartitionException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchIsolation, LogOffsetMetadata
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, PartitionData
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, PartitionData
 from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)

@@ -28,10 +28,10 @@ import threading
 from abc import abstractmethod
 from typing import Any, Callable, Hashable, Iterable
 
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.utils.atomic_integer import AtomicInteger
-from kafka_py.utils.shutdownable_thread import ShutdownableThread
-from kafka_py.utils.timer import SystemTimer, Timer, TimerTask
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.utils.atomic_integer import AtomicInteger
+from kafka_py.core.utils.shutdownable_thread import ShutdownableThread
+from kafka_py.core.utils.timer import SystemTimer, Timer, TimerTask
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 # The label Kafka uses for purgatory-wide (not per-key) metrics.
 GLOBAL_LABEL = "All"

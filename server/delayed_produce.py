@@ -13,9 +13,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
-from kafka_py.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)

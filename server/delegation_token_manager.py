@@ -13,7 +13,7 @@ Where things live:
   stored: every broker computes it from the shared secret key.
 * ``/delegation_token/token_changes/token_change_<seq>``: a token id that was created, renewed,
   expired or removed. Every broker's ZkNodeChangeNotificationListener rereads that token and
-  updates its DelegationTokenCache (kafka_py/security/delegation_token.py) or drops it, so a
+  updates its DelegationTokenCache (kafka_py/clients/common/security/delegation_token.py) or drops it, so a
   token created through one broker logs in on all of them.
 * the cache: each token's information, its SCRAM credentials (one per mechanism, derived from
   the base64 HMAC with the mechanism's minimum iterations and a fresh salt, so the stored
@@ -42,16 +42,16 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from kafka_py.common.zk_node_change_notification_listener import ZkNodeChangeNotificationListener
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import parse_kafka_principal
-from kafka_py.security.delegation_token import DelegationToken, DelegationTokenCache, TokenInformation
-from kafka_py.security.sanitizer import desanitize, sanitize
-from kafka_py.security.scram import ScramCredential, ScramFormatter, ScramMechanism
-from kafka_py.utils.json import parse_bytes
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
-from kafka_py.zk.zk_data import (
+from kafka_py.core.common.zk_node_change_notification_listener import ZkNodeChangeNotificationListener
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import parse_kafka_principal
+from kafka_py.clients.common.security.delegation_token import DelegationToken, DelegationTokenCache, TokenInformation
+from kafka_py.clients.common.security.sanitizer import desanitize, sanitize
+from kafka_py.clients.common.security.scram import ScramCredential, ScramFormatter, ScramMechanism
+from kafka_py.core.utils.json import parse_bytes
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.zk_data import (
     DelegationTokenChangeNotificationSequenceZNode,
     DelegationTokenChangeNotificationZNode,
     DelegationTokensZNode,

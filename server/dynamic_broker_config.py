@@ -28,7 +28,7 @@ as a Reconfigurable; one shared builder has the same effect without a registrati
 fetcher thread).
 
 Dynamic password configs (a listener's store passwords) are kept in ZooKeeper encrypted
-with ``password.encoder.secret`` (kafka_py/utils/password_encoder.py), and refused, as in
+with ``password.encoder.secret`` (kafka_py/core/utils/password_encoder.py), and refused, as in
 Kafka, when the broker has no secret; ``password.encoder.old.secret`` re-encrypts them
 with the new secret at startup.
 
@@ -51,13 +51,13 @@ from kafka_py.server.kafka_config import (
     PER_BROKER_CONFIGS,
     KafkaConfig,
 )
-from kafka_py.utils.config_def import ConfigDef, ConfigException, Password, Type
-from kafka_py.utils.password_encoder import PasswordEncoder
-from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
+from kafka_py.clients.common.config.config_def import ConfigDef, ConfigException, Password, Type
+from kafka_py.core.utils.password_encoder import PasswordEncoder
+from kafka_py.core.zk.zk_data import ConfigEntityName, ConfigType
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.log.log_manager import LogManager
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class DynamicBrokerConfig:
     def initialize(self, zk_client: "KafkaZkClient") -> None:
         """Load both dynamic layers from ZooKeeper (KafkaServer does this before it builds the
         components that read the config)."""
-        from kafka_py.zk.admin_zk_client import AdminZkClient
+        from kafka_py.core.zk.admin_zk_client import AdminZkClient
 
         admin = AdminZkClient(zk_client)
         self.update_default_config(admin.fetch_entity_config(ConfigType.BROKER, ConfigEntityName.DEFAULT))

@@ -17,15 +17,15 @@ import json
 import logging
 from typing import Any, Mapping
 
-from kafka_py.common.zk_node_change_notification_listener import (
+from kafka_py.core.common.zk_node_change_notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
     ZkNodeChangeNotificationListener,
 )
 from kafka_py.server.config_handler import ConfigHandler
-from kafka_py.utils.time import Time
-from kafka_py.zk.admin_zk_client import AdminZkClient
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import (
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.admin_zk_client import AdminZkClient
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.zk.zk_data import (
     ConfigEntityChangeNotificationSequenceZNode,
     ConfigEntityChangeNotificationZNode,
     ConfigEntityName,

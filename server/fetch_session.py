@@ -53,12 +53,12 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.logging import TRACE
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.core.utils.logging import TRACE
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
-from kafka_py.cluster.broker import FinalizedVersionRange
+from kafka_py.core.cluster.broker import FinalizedVersionRange
 from kafka_py.server.broker_features import BrokerFeatures, features_string
 
 logger = logging.getLogger(__name__)

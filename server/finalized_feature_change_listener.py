@@ -19,10 +19,10 @@ import threading
 from typing import Optional
 
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
-from kafka_py.utils.exit import Exit
-from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
-from kafka_py.zk.kafka_zk_client import KafkaZkClient, StateChangeHandler, ZNodeChangeHandler
-from kafka_py.zk.zk_data import FeatureZNode, FeatureZNodeStatus, ZkVersion
+from kafka_py.core.utils.exit import Exit
+from kafka_py.core.utils.shutdownable_thread import FatalExitError, ShutdownableThread
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient, StateChangeHandler, ZNodeChangeHandler
+from kafka_py.core.zk.zk_data import FeatureZNode, FeatureZNodeStatus, ZkVersion
 
 logger = logging.getLogger(__name__)
 

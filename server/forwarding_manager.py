@@ -26,10 +26,10 @@ from typing import Any, Callable, Optional
 from kio.schema.default_principal_data.v0.data import DefaultPrincipalData
 from kio.schema.envelope.v0.request import EnvelopeRequest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.codec import read_entity, write_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import decode_response, encode_request
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request
 
 logger = logging.getLogger(__name__)
 

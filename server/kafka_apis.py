@@ -7,7 +7,7 @@ ApiKeys to one ``handle_*`` method. As Kafka's handlers fill one version-indepen
 version of the response this broker speaks, with keyword arguments (the class's own
 constructor, or ``new_entity`` where Kafka's field defaults spare naming every field: a
 misspelled keyword fails at the call either way). ``Request.build_response_send`` writes
-it at the request's version (``to_version`` in kafka_py/protocol/entities.py: the fields an
+it at the request's version (``to_version`` in kafka_py/clients/common/protocol/entities.py: the fields an
 older version lacks are dropped).
 
 A handler that raises is answered as Kafka's ``RequestHandlerHelper.handleError`` does:
@@ -60,8 +60,8 @@ from kio.schema.produce.v9.response import PartitionProduceResponse, ProduceResp
 
 
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import (
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import (
     ApiException,
     CorruptRecordException,
     InvalidRecordException,
@@ -69,29 +69,29 @@ from kafka_py.common.errors import (
     UnsupportedCompressionTypeException,
     UnsupportedVersionException,
 )
-from kafka_py.common.replica_selector import ClientMetadata
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.replica_selector import ClientMetadata
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.network.channel_metadata_registry import client_information_of
 from kafka_py.network.request_channel import Request, RequestChannel
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import new_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import EpochEndOffset as LeaderEpochEndOffset
-from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderEpochResponse
-from kafka_py.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
-from kafka_py.protocol.requests import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import new_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema.offset_for_leader_epoch.v4.response import EpochEndOffset as LeaderEpochEndOffset
+from kafka_py.clients.common.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderEpochResponse
+from kafka_py.clients.common.protocol.schema.offset_for_leader_epoch.v4.response import OffsetForLeaderTopicResult
+from kafka_py.clients.common.protocol.requests import (
     AUTHORIZED_OPERATIONS_OMITTED,
     CONSUMER_REPLICA_ID,
     DEBUGGING_REPLICA_ID,
     UNKNOWN_BROKER_EPOCH,
     PartitionData,
 )
-from kafka_py.protocol.messages import api_versions_response, unsupported_api_versions_response
-from kafka_py.protocol.schema_imports import import_schema_module
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.protocol.messages import api_versions_response, unsupported_api_versions_response
+from kafka_py.clients.common.protocol.schema_imports import import_schema_module
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
     CURRENT_MAGIC_VALUE,
@@ -105,9 +105,9 @@ from kafka_py.record.default_record_batch import (
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_FLAG_MASK,
 )
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.lazy_down_conversion_records import LazyDownConversionRecords, has_compatible_magic
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.lazy_down_conversion_records import LazyDownConversionRecords, has_compatible_magic
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.auth_helper import AuthHelper
 from kafka_py.server.broker_features import BrokerFeatures
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
@@ -133,25 +133,25 @@ from kafka_py.server.replica_manager import (
     stop_replica_partition_states,
 )
 from kafka_py.server.replica_manager_types import FetchPartitionData, HostedPartition
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:
     from kafka_py.controller.kafka_controller import KafkaController
-    from kafka_py.protocol.schema.list_offsets.v0.response import ListOffsetsTopicResponse as ListOffsetsTopicResponseV0
-    from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
-    from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
-    from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
-    from kafka_py.security.authorizer.authorizer import Authorizer
+    from kafka_py.clients.common.protocol.schema.list_offsets.v0.response import ListOffsetsTopicResponse as ListOffsetsTopicResponseV0
+    from kafka_py.core.coordinator.group.group_coordinator import GroupCoordinator
+    from kafka_py.core.coordinator.transaction.producer_id_manager import ProducerIdManager
+    from kafka_py.core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+    from kafka_py.core.security.authorizer.authorizer import Authorizer
     from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
     from kafka_py.server.kafka_config import KafkaConfig
     from kafka_py.server.metadata_cache import MetadataCache
     from kafka_py.server.quota_factory import QuotaManagers
     from kafka_py.server.replica_manager import ReplicaManager
     from kafka_py.server.zk_admin_manager import ZkAdminManager
-    from kafka_py.zk.admin_zk_client import AdminZkClient
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.core.zk.admin_zk_client import AdminZkClient
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 
@@ -194,8 +194,8 @@ def _answer_class(module: str, name: str) -> type:
     """The class of an answer only ZooKeeper mode (UpdateMetadata, ControlledShutdown, AlterIsr)
     or an old client (ListOffsets v0) is sent, imported when first used rather than by every
     broker's start (docs/kraft.md, "What the start does"). Through the schema import lock, as
-    every first import of a schema module (kafka_py/protocol/schema_imports.py)."""
-    return getattr(import_schema_module(f"kafka_py.protocol.schema.{module}"), name)
+    every first import of a schema module (kafka_py/clients/common/protocol/schema_imports.py)."""
+    return getattr(import_schema_module(f"kafka_py.clients.common.protocol.schema.{module}"), name)
 
 
 
@@ -220,7 +220,7 @@ class KafkaApisPart:
     one first arrives. Here importing these parts and the message classes they build was
     about a fifth of what a KRaft node imports at its start (docs/kraft.md, "What the start
     does"), paid before the first produce for requests a broker may never be sent. The import
-    goes through the schema import lock (kafka_py/protocol/schema_imports.py): a part imports
+    goes through the schema import lock (kafka_py/clients/common/protocol/schema_imports.py): a part imports
     message schema modules, which a network thread may be importing at the same moment.
     """
 
@@ -289,7 +289,7 @@ class KafkaApis:
         self.fetch_manager = fetch_manager or FetchManager(time, FetchSessionCache(
             config.max_incremental_fetch_session_cache_slots,
             MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, is_hosted))
-        # The transaction coordinator (kafka_py/coordinator/transaction), set by KafkaServer.
+        # The transaction coordinator (kafka_py/core/coordinator/transaction), set by KafkaServer.
         self.txn_coordinator: Optional[TransactionCoordinator] = None
         # Transaction verification of produce requests (server/add_partitions_to_txn_manager.py),
         # set by KafkaServer; None: transactional batches are appended unverified, as by Kafka 2.8.
@@ -1514,7 +1514,7 @@ class KafkaApis:
 # ---------------------------------------------------------------------------- helpers
 
 def _is_valid_topic(topic: str) -> bool:
-    from kafka_py.zk.admin_zk_client import Topic
+    from kafka_py.core.zk.admin_zk_client import Topic
 
     try:
         Topic.validate(topic)
@@ -1541,7 +1541,7 @@ def _has_transactional_records(body: Any) -> bool:
 def _metadata_topic(error: Errors, topic: str, internal: bool, topic_id: Optional[uuid.UUID],
                     partitions: list[tuple]) -> tuple:
     """KafkaApis.metadataResponseTopic: a Metadata answer's topic, as a tuple (the form
-    kafka_py/protocol/fast_metadata_response.py writes from): (error, name, topic id, is internal,
+    kafka_py/clients/common/protocol/fast_metadata_response.py writes from): (error, name, topic id, is internal,
     partitions, authorized operations), each partition (error, index, leader, leader epoch,
     replicas, ISR, offline replicas)."""
     return (error, topic, topic_id, internal, partitions, AUTHORIZED_OPERATIONS_OMITTED)

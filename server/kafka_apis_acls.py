@@ -26,17 +26,17 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.create_acls.v2.response import AclCreationResult, CreateAclsResponse
-from kafka_py.protocol.schema.delete_acls.v2.response import DeleteAclsFilterResult, DeleteAclsMatchingAcl
-from kafka_py.protocol.schema.delete_acls.v2.response import DeleteAclsResponse
-from kafka_py.protocol.schema.describe_acls.v2.response import AclDescription, DescribeAclsResource
-from kafka_py.protocol.schema.describe_acls.v2.response import DescribeAclsResponse
-from kafka_py.security.authorizer.acl import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema.create_acls.v2.response import AclCreationResult, CreateAclsResponse
+from kafka_py.clients.common.protocol.schema.delete_acls.v2.response import DeleteAclsFilterResult, DeleteAclsMatchingAcl
+from kafka_py.clients.common.protocol.schema.delete_acls.v2.response import DeleteAclsResponse
+from kafka_py.clients.common.protocol.schema.describe_acls.v2.response import AclDescription, DescribeAclsResource
+from kafka_py.clients.common.protocol.schema.describe_acls.v2.response import DescribeAclsResponse
+from kafka_py.core.security.authorizer.acl import (
     CLUSTER_NAME,
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -50,7 +50,7 @@ from kafka_py.security.authorizer.acl import (
     ResourceType,
 )
 from kafka_py.server.kafka_apis_common import error_response_of
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis

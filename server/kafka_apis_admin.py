@@ -36,14 +36,14 @@ from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourc
     IncrementalAlterConfigsResourceResponse
 from kio.schema.incremental_alter_configs.v1.response import IncrementalAlterConfigsResponse
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import InvalidRequestException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import InvalidRequestException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import new_entity, to_version
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import new_entity, to_version
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.config_admin_manager import reassemble_results
 from kafka_py.server.controller_mutation_quota_manager import UNBOUNDED_CONTROLLER_MUTATION_QUOTA
 from kafka_py.server.kafka_apis_common import error_response_of, field_of, millis

@@ -22,10 +22,10 @@ import functools
 import importlib
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 
 NO_THROTTLE = datetime.timedelta(0)
 

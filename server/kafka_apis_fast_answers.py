@@ -1,5 +1,5 @@
 """KafkaApis' Metadata and Produce answers sent as frames written straight from plain values
-(kafka_py/protocol/fast_metadata_response.py and fast_produce_response.py): beside
+(kafka_py/clients/common/protocol/fast_metadata_response.py and fast_produce_response.py): beside
 KafkaApis.scala's sending of those two answers (handleTopicMetadataRequest's
 sendResponseMaybeThrottle and handleProduceRequest's sendResponseCallback, Kafka 2.8.2),
 with no counterpart in Kafka's source as code.
@@ -21,10 +21,10 @@ from typing import Any, Mapping, Sequence
 
 from kafka_py.network.request_channel import SendResponse
 from kafka_py.network.send import ByteBufferSend
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.server.kafka_apis_common import field_of, topics_of
-from kafka_py.protocol.fast_metadata_response import encode_metadata_response
-from kafka_py.protocol.fast_produce_response import encode_produce_response
+from kafka_py.clients.common.protocol.fast_metadata_response import encode_metadata_response
+from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
 
 
 def send_metadata_response(apis: Any, request: Any, brokers: Sequence[tuple], controller_id: int,

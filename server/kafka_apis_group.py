@@ -42,19 +42,19 @@ from kio.schema.offset_fetch.v7.response import OffsetFetchResponse, OffsetFetch
 from kio.schema.offset_fetch.v7.response import OffsetFetchResponseTopic
 from kio.schema.sync_group.v5.response import SyncGroupResponse
 
-from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_coordinator import LeaveGroupResult, MemberIdentity
-from kafka_py.coordinator.group.group_metadata import JoinGroupResult, SyncGroupResult
-from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
-from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
-from kafka_py.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
+from kafka_py.clients.common.errors import InvalidRequestException, UnsupportedVersionException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_coordinator import LeaveGroupResult, MemberIdentity
+from kafka_py.core.coordinator.group.group_metadata import JoinGroupResult, SyncGroupResult
+from kafka_py.core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.core.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_py.core.coordinator.group.offset_and_metadata import NO_METADATA, OffsetAndMetadata
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import new_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import AUTHORIZED_OPERATIONS_OMITTED
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import new_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import AUTHORIZED_OPERATIONS_OMITTED
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response,
@@ -64,8 +64,8 @@ from kafka_py.server.kafka_apis_common import (
     partition_errors_by_topic,
     topics_of,
 )
-from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.clients.common.record.default_record_batch import NO_PARTITION_LEADER_EPOCH
+from kafka_py.core.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis

@@ -19,17 +19,17 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Optional
 
-from kafka_py.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirPartitionResult
-from kafka_py.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirsResponse
-from kafka_py.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirTopicResult
-from kafka_py.protocol.schema.describe_log_dirs.v2.response import DescribeLogDirsPartition, DescribeLogDirsResponse
-from kafka_py.protocol.schema.describe_log_dirs.v2.response import DescribeLogDirsResult, DescribeLogDirsTopic
+from kafka_py.clients.common.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirPartitionResult
+from kafka_py.clients.common.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirsResponse
+from kafka_py.clients.common.protocol.schema.alter_replica_log_dirs.v2.response import AlterReplicaLogDirTopicResult
+from kafka_py.clients.common.protocol.schema.describe_log_dirs.v2.response import DescribeLogDirsPartition, DescribeLogDirsResponse
+from kafka_py.clients.common.protocol.schema.describe_log_dirs.v2.response import DescribeLogDirsResult, DescribeLogDirsTopic
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.kafka_apis_common import error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -38,12 +38,12 @@ from kio.schema.describe_client_quotas.v1.response import DescribeClientQuotasRe
 from kio.schema.describe_client_quotas.v1.response import EntityData as DescribedEntity
 from kio.schema.describe_client_quotas.v1.response import EntryData as DescribedEntry
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import InvalidRequestException, UnsupportedVersionException
 from kafka_py.network.request_channel import Request, SendResponse
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.sanitizer import desanitize, sanitize
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.security.sanitizer import desanitize, sanitize
 from kafka_py.server.config_handler import (
     CONSUMER_BYTE_RATE_OVERRIDE_CONFIG,
     CONTROLLER_MUTATION_RATE_OVERRIDE_CONFIG,
@@ -53,8 +53,8 @@ from kafka_py.server.config_handler import (
 )
 from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of
 from kafka_py.server.kafka_config import java_double_to_string
-from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
-from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
+from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX
+from kafka_py.core.zk.zk_data import ConfigEntityName, ConfigType
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ class QuotaRequestHandlers:
         helper = getattr(self.apis, "auth_helper", None)
         if helper is None or getattr(self.apis, "authorizer", None) is None:
             return True
-        from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+        from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 
         return helper.authorize(request.context, getattr(AclOperation, operation), ResourceType.CLUSTER, CLUSTER_NAME)
 

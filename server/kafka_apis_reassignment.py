@@ -33,12 +33,12 @@ from kio.schema.list_partition_reassignments.v0.response import ListPartitionRea
 from kio.schema.list_partition_reassignments.v0.response import OngoingPartitionReassignment
 from kio.schema.list_partition_reassignments.v0.response import OngoingTopicReassignment
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import AclOperation
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import AclOperation
 from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of
 
 if TYPE_CHECKING:  # pragma: no cover

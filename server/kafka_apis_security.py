@@ -34,13 +34,13 @@ from kio.schema.describe_user_scram_credentials.v0.response import DescribeUserS
 from kio.schema.sasl_authenticate.v2.response import SaslAuthenticateResponse
 from kio.schema.sasl_handshake.v1.response import SaslHandshakeResponse
 
-from kafka_py.common.api_error import ApiError
+from kafka_py.clients.common.api_error import ApiError
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_py.security.sanitizer import desanitize, sanitize
-from kafka_py.security.scram import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.clients.common.security.sanitizer import desanitize, sanitize
+from kafka_py.clients.common.security.scram import (
     MAX_ITERATIONS,
     ScramCredential,
     ScramFormatter,
@@ -49,7 +49,7 @@ from kafka_py.security.scram import (
     credential_to_string,
 )
 from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of
-from kafka_py.zk.zk_data import ConfigType
+from kafka_py.core.zk.zk_data import ConfigType
 
 # The mechanism bytes of the admin API (org.apache.kafka.clients.admin.ScramMechanism).
 MECHANISM_TYPES = {1: ScramMechanism.SCRAM_SHA_256, 2: ScramMechanism.SCRAM_SHA_512}

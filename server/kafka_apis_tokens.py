@@ -38,13 +38,13 @@ from kio.schema.describe_delegation_token.v2.response import (
 from kio.schema.expire_delegation_token.v2.response import ExpireDelegationTokenResponse
 from kio.schema.renew_delegation_token.v2.response import RenewDelegationTokenResponse
 
-from kafka_py.cluster.broker import SecurityProtocol
+from kafka_py.core.cluster.broker import SecurityProtocol
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL, Request
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import millis_to_datetime
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import AclOperation, ResourceType
-from kafka_py.security.kafka_principal import USER_TYPE, is_token_authenticated, principal_type_and_name
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import millis_to_datetime
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import AclOperation, ResourceType
+from kafka_py.clients.common.security.kafka_principal import USER_TYPE, is_token_authenticated, principal_type_and_name
 from kafka_py.server.delegation_token_manager import ERROR_TIMESTAMP, filter_token
 from kafka_py.server.kafka_apis_common import NO_THROTTLE, error_response_of, millis
 

@@ -29,24 +29,24 @@ from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
 from kio.schema.txn_offset_commit.v3.response import TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition
 from kio.schema.txn_offset_commit.v3.response import TxnOffsetCommitResponseTopic
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
-from kafka_py.coordinator.transaction.transaction_coordinator import InitProducerIdResult, ProducerIdAndEpoch
-from kafka_py.coordinator.transaction.transaction_marker_channel_manager import TxnMarkerEntry
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.core.coordinator.transaction.transaction_coordinator import InitProducerIdResult, ProducerIdAndEpoch
+from kafka_py.core.coordinator.transaction.transaction_marker_channel_manager import TxnMarkerEntry
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
 from kafka_py.network.request_channel import Request
-from kafka_py.protocol.schema.describe_transactions.v0.response import DescribeTransactionsResponse
-from kafka_py.protocol.schema.describe_transactions.v0.response import TopicData as TransactionTopicData
-from kafka_py.protocol.schema.describe_transactions.v0.response import TransactionState
-from kafka_py.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerPartitionResult
-from kafka_py.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerResult
-from kafka_py.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerTopicResult
-from kafka_py.protocol.schema.write_txn_markers.v1.response import WriteTxnMarkersResponse
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.protocol.schema.describe_transactions.v0.response import DescribeTransactionsResponse
+from kafka_py.clients.common.protocol.schema.describe_transactions.v0.response import TopicData as TransactionTopicData
+from kafka_py.clients.common.protocol.schema.describe_transactions.v0.response import TransactionState
+from kafka_py.clients.common.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerPartitionResult
+from kafka_py.clients.common.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerResult
+from kafka_py.clients.common.protocol.schema.write_txn_markers.v1.response import WritableTxnMarkerTopicResult
+from kafka_py.clients.common.protocol.schema.write_txn_markers.v1.response import WriteTxnMarkersResponse
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     BASE_SEQUENCE_OFFSET,
     CURRENT_MAGIC_VALUE,
@@ -58,8 +58,8 @@ from kafka_py.record.default_record_batch import (
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_FLAG_MASK,
 )
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.add_partitions_to_txn_manager import produce_error
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis_common import (
@@ -71,7 +71,7 @@ from kafka_py.server.kafka_apis_common import (
     topics_of,
 )
 from kafka_py.server.kafka_apis_group import offsets_to_commit
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafka_py.server.kafka_apis import KafkaApis

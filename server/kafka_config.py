@@ -43,15 +43,15 @@ import re
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
-from kafka_py.cluster.broker import (
+from kafka_py.core.cluster.broker import (
     DEFAULT_SECURITY_PROTOCOL_MAP,
     EndPoint,
     ListenerName,
     SecurityProtocol,
 )
-from kafka_py.common.errors import InvalidConfigException
-from kafka_py.common.replica_selector import REPLICA_SELECTORS as REPLICA_SELECTOR_CLASSES
-from kafka_py.security.authorizer import (
+from kafka_py.clients.common.errors import InvalidConfigException
+from kafka_py.clients.common.replica_selector import REPLICA_SELECTORS as REPLICA_SELECTOR_CLASSES
+from kafka_py.core.security.authorizer import (
     AUTHORIZER_CLASSES,
     AUTHORIZER_CONFIG_KEYS,
     METADATA_AUTHORIZER_CLASSES,
@@ -69,10 +69,10 @@ from kafka_py.log.log_config import (
     api_version,
 )
 from kafka_py.raft import raft_config
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
-from kafka_py.utils import properties
-from kafka_py.utils.config_def import (
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
+from kafka_py.clients.common.utils import properties
+from kafka_py.clients.common.config.config_def import (
     ConfigDef,
     ConfigException,
     Importance,
@@ -84,7 +84,7 @@ from kafka_py.utils.config_def import (
     in_list,
     valid_list,
 )
-from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
+from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -570,7 +570,7 @@ CONFIG_DEF: ConfigDef = (
             "Kafka's ReplicaSelector plug-in; refused by kafka-py.")
     # Security (BrokerSecurityConfigs, SslConfigs, SaslConfigs); each may be given per listener
     # as listener.name.<listener>.<key>, and sasl.jaas.config also per listener and mechanism
-    # (listener.name.<listener>.<mechanism>.sasl.jaas.config). kafka_py/security reads them.
+    # (listener.name.<listener>.<mechanism>.sasl.jaas.config). kafka_py/clients/common/security reads them.
     .define("ssl.protocol", Type.STRING, "TLSv1.3", None, _M, "TLS protocol family; informational.")
     .define("ssl.provider", Type.STRING, None, None, _M, _IGNORED)
     .define("ssl.enabled.protocols", Type.LIST, "TLSv1.2,TLSv1.3", None, _M,
@@ -603,7 +603,7 @@ CONFIG_DEF: ConfigDef = (
     .define("ssl.trustmanager.algorithm", Type.STRING, "PKIX", None, _L, _IGNORED)
     .define("ssl.secure.random.implementation", Type.STRING, None, None, _L, _IGNORED)
     .define("ssl.engine.factory.class", Type.CLASS, None, None, _L, "Refused by kafka-py.")
-    # Password encoder (kafka_py/utils/password_encoder.py): dynamic password configs in ZooKeeper
+    # Password encoder (kafka_py/core/utils/password_encoder.py): dynamic password configs in ZooKeeper
     .define("password.encoder.secret", Type.PASSWORD, None, None, _M,
             "The secret dynamic password configs (a listener's store passwords) are encrypted with in "
             "ZooKeeper. Unset: a dynamic password config is refused.")
@@ -620,7 +620,7 @@ CONFIG_DEF: ConfigDef = (
             "SASL mechanisms a SASL listener offers (GSSAPI, PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).")
     .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "GSSAPI", None, _M,
             "SASL mechanism brokers use with each other over a SASL inter-broker listener.")
-    # GSSAPI (kafka_py/security/kerberos.py)
+    # GSSAPI (kafka_py/clients/common/security/kerberos.py)
     .define("sasl.kerberos.service.name", Type.STRING, None, None, _M,
             "The Kerberos service name the broker runs as (the primary of its principal, kafka in "
             "kafka/host@REALM): required when a listener enables GSSAPI.")
@@ -634,7 +634,7 @@ CONFIG_DEF: ConfigDef = (
     .define("sasl.jaas.config", Type.PASSWORD, None, None, _M,
             "JAAS login context: PlainLoginModule users (user_<name>=\"<password>\") and the "
             "broker's own username/password for inter-broker connections.")
-    # OAUTHBEARER (kafka_py/security/oauthbearer.py): plug-in classes by Python dotted path
+    # OAUTHBEARER (kafka_py/clients/common/security/oauthbearer.py): plug-in classes by Python dotted path
     .define("sasl.server.callback.handler.class", Type.CLASS, None, None, _M,
             "A SASL server callback handler, read only as listener.name.<listener>.oauthbearer."
             "sasl.server.callback.handler.class: the Python class (package.module.ClassName) that "
@@ -746,7 +746,7 @@ CONFIG_DEF: ConfigDef = (
     .define("kafka.metrics.reporters", Type.LIST, Defaults.KAFKA_METRIC_REPORTER_CLASSES, None, _L, _IGNORED)
     .define("kafka.metrics.polling.interval.secs", Type.INT, Defaults.KAFKA_METRICS_POLLING_INTERVAL_SECONDS,
             at_least(1), _L, _IGNORED)
-    # kafka-py's own keys (no Kafka counterpart): kafka_py/metrics/prometheus_exporter.py
+    # kafka-py's own keys (no Kafka counterpart): kafka_py/core/metrics/prometheus_exporter.py
     .define("kafka.py.metrics.prometheus.port", Type.INT, -1, between(-1, 65535), _M,
             "kafka-py only. Port of the HTTP endpoint serving the broker's metrics in Prometheus's text format "
             "at /metrics, named as the Prometheus JMX exporter names Kafka's; -1 (the default) serves none, 0 any "

@@ -30,20 +30,20 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any, Optional
 
-from kafka_py.common.errors import KafkaException
-from kafka_py.metrics.kafka_metrics_group import default_registry, recording as metrics_recording
-from kafka_py.metrics.yammer import MetricName
-from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION, METADATA_TOPIC
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.core.metrics.kafka_metrics_group import default_registry, recording as metrics_recording
+from kafka_py.core.metrics.yammer import MetricName
+from kafka_py.core.raft.kafka_metadata_log import METADATA_PARTITION, METADATA_TOPIC
 from kafka_py.raft.metadata.meta_log_raft_shim import MetaLogRaftShim, RaftMetadataRecordSerde
-from kafka_py.raft.raft_manager import KafkaRaftManager
+from kafka_py.core.raft.raft_manager import KafkaRaftManager
 from kafka_py.server.broker_metadata_checkpoint import initialize_log_dirs
 from kafka_py.server.kafka_config import ProcessRole
-from kafka_py.utils import app_info_parser
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils import app_info_parser
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:
-    from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
+    from kafka_py.core.metrics.prometheus_exporter import PrometheusMetricsServer
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class KafkaRaftServer:
 
     def _start_metrics_reporting(self) -> None:
         """app-info and, with kafka.py.metrics.prometheus.port, the Prometheus endpoint
-        (kafka_py/metrics/prometheus_exporter.py) over the process's registry."""
+        (kafka_py/core/metrics/prometheus_exporter.py) over the process's registry."""
         config = self.config
         node_id = str(config.node_id)
         registry = default_registry()
@@ -118,7 +118,7 @@ class KafkaRaftServer:
         if config.prometheus_port >= 0:
             # Imported only here: prometheus_client and http.server are a node's start's
             # cost only when the endpoint is on (docs/kraft.md, "What the start does").
-            from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
+            from kafka_py.core.metrics.prometheus_exporter import PrometheusMetricsServer
 
             self.prometheus_metrics_server = PrometheusMetricsServer(
                 config.prometheus_host, config.prometheus_port, registry,

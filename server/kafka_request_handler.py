@@ -17,10 +17,10 @@ import logging
 import threading
 from typing import Optional, Protocol
 
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.network.request_channel import Request, RequestChannel, ShutdownRequest
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

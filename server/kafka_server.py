@@ -45,28 +45,28 @@ import time as _time
 import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
-from kafka_py.utils import app_info_parser
+from kafka_py.clients.common.utils import app_info_parser
 from kafka_py.clients.network_client import NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
-from kafka_py.cluster.broker import Broker, EndPoint, Node
-from kafka_py.common.errors import KafkaException
+from kafka_py.core.cluster.broker import Broker, EndPoint, Node
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.controller.kafka_controller import KafkaController
-from kafka_py.coordinator.group.group_coordinator import GroupCoordinator
-from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.core.coordinator.group.group_coordinator import GroupCoordinator
+from kafka_py.core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
 from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.log_manager import LogManager
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
 from kafka_py.network.socket_server import SocketServer
-from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name, recording as metrics_recording
-from kafka_py.metrics.prometheus_exporter import PrometheusMetricsServer
-from kafka_py.metrics.yammer import MetricName
+from kafka_py.core.metrics.kafka_metrics_group import default_registry, explicit_metric_name, recording as metrics_recording
+from kafka_py.core.metrics.prometheus_exporter import PrometheusMetricsServer
+from kafka_py.core.metrics.yammer import MetricName
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
-from kafka_py.security.authorizer import create_authorizer
-from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.messages import request_schema
+from kafka_py.core.security.authorizer import create_authorizer
+from kafka_py.clients.common.security.credential_cache import CredentialCache
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.messages import request_schema
 from kafka_py.server.alter_isr_manager import AlterIsrManager, create_alter_isr_manager
 from kafka_py.server.broker_metadata_checkpoint import (
     META_PROPERTIES_FILE,
@@ -92,9 +92,9 @@ from kafka_py.server.kafka_apis import KafkaApis
 from kafka_py.server.kafka_request_handler import DATA_PLANE_THREAD_PREFIX, KafkaRequestHandlerPool
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata_cache import MetadataCache
-from kafka_py.coordinator.transaction.producer_id_manager import ProducerIdManager
-from kafka_py.coordinator.transaction.transaction_coordinator import TransactionCoordinator
-from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_py.core.coordinator.transaction.producer_id_manager import ProducerIdManager
+from kafka_py.core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafka_py.core.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_py.server.api_version_manager import ApiVersionSupplier
 from kafka_py.server.broker_features import BrokerFeatures
@@ -102,13 +102,13 @@ from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
 from kafka_py.server.finalized_feature_change_listener import FinalizedFeatureChangeListener
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.zk_admin_manager import ZkAdminManager
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
-from kafka_py.zk.admin_zk_client import AdminZkClient
-from kafka_py.zk.kafka_zk_client import KafkaZkClient, ZooKeeperClientTimeoutException
-from kafka_py.zk.zk_data import BrokerInfo, ConfigType
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.admin_zk_client import AdminZkClient
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient, ZooKeeperClientTimeoutException
+from kafka_py.core.zk.zk_data import BrokerInfo, ConfigType
 
 if TYPE_CHECKING:
     from kafka_py.server.kafka_config import KafkaConfig
@@ -425,7 +425,7 @@ class KafkaServer:
 
     def _start_metrics_reporting(self) -> None:
         """The broker's own gauges (BrokerState, app-info) and, with kafka.py.metrics.prometheus.port,
-        the Prometheus endpoint (kafka_py/metrics/prometheus_exporter.py)."""
+        the Prometheus endpoint (kafka_py/core/metrics/prometheus_exporter.py)."""
         config = self.config
         broker_id = str(config.broker_id)
         registry = default_registry()

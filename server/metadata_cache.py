@@ -23,12 +23,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, Node, SecurityProtocol
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UpdateMetadataPartitionState
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, Node, SecurityProtocol
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UpdateMetadataPartitionState
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")

@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.client_quota_manager import ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
 from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
 from kafka_py.server.controller_mutation_quota_manager import ControllerMutationQuotaManager
@@ -36,8 +36,8 @@ from kafka_py.server.replication_quota_manager import (
     ReplicationQuotaManager,
     ReplicationQuotaManagerConfig,
 )
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -33,9 +33,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from kafka_py.cluster.partition import Partition
-from kafka_py.common.errors import KafkaStorageException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.cluster.partition import Partition
+from kafka_py.clients.common.errors import KafkaStorageException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints
 from kafka_py.server.epoch.leader_epoch_file_cache import deferred_flushes
 from kafka_py.server.metadata.metadata_brokers import MetadataBrokers

@@ -13,13 +13,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
-from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.cluster.broker import BrokerEndPoint
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.abstract_fetcher_manager import AbstractFetcherManager, InitialFetchState
 from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_alter_log_dirs_thread import ReplicaAlterLogDirsThread
 from kafka_py.server.replication_quota_manager import ReplicaQuota
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -29,15 +29,15 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID
-from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.common.errors import KafkaStorageException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.request import FUTURE_LOCAL_REPLICA_ID
+from kafka_py.core.cluster.broker import BrokerEndPoint
+from kafka_py.clients.common.errors import KafkaStorageException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
 from kafka_py.log.log_offset_metadata import FetchIsolation
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, EpochEndOffset, PartitionData
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UNDEFINED_EPOCH, EpochEndOffset, PartitionData
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
@@ -52,7 +52,7 @@ from kafka_py.server.abstract_fetcher_thread import (
 from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.server.replication_quota_manager import ReplicaQuota
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

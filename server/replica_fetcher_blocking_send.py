@@ -25,11 +25,11 @@ from typing import Any
 
 from kafka_py.clients.network_client import ClientResponse, NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
-from kafka_py.cluster.broker import BrokerEndPoint, Node
+from kafka_py.core.cluster.broker import BrokerEndPoint, Node
 from kafka_py.network.channel_builders import inter_broker_client_channel_builder
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

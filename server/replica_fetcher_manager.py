@@ -8,12 +8,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from kafka_py.cluster.broker import BrokerEndPoint
+from kafka_py.core.cluster.broker import BrokerEndPoint
 from kafka_py.server.abstract_fetcher_manager import AbstractFetcherManager
 from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_fetcher_thread import ReplicaFetcherThread
 from kafka_py.server.replication_quota_manager import ReplicaQuota
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

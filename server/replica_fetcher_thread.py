@@ -19,7 +19,7 @@ ReplicaManager's logs.
   INVALID_FETCH_SESSION_EPOCH) is dropped and the next fetch, at once, is a full one, as in
   Kafka; a failed request makes the next fetch a full one too;
 * a Fetch request is written, and its answer read, from plain values (``FetchRequestSpec``
-  over kafka_py/protocol/fast_fetch_request.py and fast_fetch_response.py): only the partition headers are parsed, and each
+  over kafka_py/clients/common/protocol/fast_fetch_request.py and fast_fetch_response.py): only the partition headers are parsed, and each
   partition's records stay a view of the response frame;
 * ``process_partition_data`` appends the leader's batches as they are
   (``Partition.append_records_to_follower_or_future_replica`` → ``Log.append_as_follower``:
@@ -34,19 +34,19 @@ from typing import Any, Mapping, Optional
 
 from kafka_py.clients.fetch_session_handler import FetchSessionHandler
 from kafka_py.clients.network_client import PreparedRequest
-from kafka_py.cluster.broker import BrokerEndPoint
+from kafka_py.core.cluster.broker import BrokerEndPoint
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_ID
-from kafka_py.common.errors import KafkaStorageException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import KafkaStorageException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LogAppendInfo, LogStartOffsetIncrementReason
 from kafka_py.log.log_config import ApiVersion, api_version
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.fast_fetch_request import encode_fetch_request
-from kafka_py.protocol.fast_fetch_response import FetchAnswer, read_fetch_response
-from kafka_py.protocol.messages import request_schema
-from kafka_py.protocol.requests import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.fast_fetch_request import encode_fetch_request
+from kafka_py.clients.common.protocol.fast_fetch_response import FetchAnswer, read_fetch_response
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.requests import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
     UNDEFINED_EPOCH,
@@ -54,7 +54,7 @@ from kafka_py.protocol.requests import (
     EpochEndOffset,
     PartitionData,
 )
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
     EpochData,
@@ -69,7 +69,7 @@ from kafka_py.server.replica_fetcher_blocking_send import BlockingSend, ReplicaF
 from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.server.replication_quota_manager import ReplicaQuota
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +110,8 @@ def is_truncation_on_fetch_supported(ibp: ApiVersion) -> bool:
 
 class FetchRequestSpec(PreparedRequest):
     """A Fetch request of a replica fetcher (Kafka's FetchRequest.Builder): its values, written
-    to the wire by kafka_py.protocol.fast_fetch_request and its answer read by
-    kafka_py.protocol.fast_fetch_response, with no kio objects on the way (the same bytes as kio's, tests/protocol/test_fast_fetch_codec.py).
+    to the wire by kafka_py.clients.common.protocol.fast_fetch_request and its answer read by
+    kafka_py.clients.common.protocol.fast_fetch_response, with no kio objects on the way (the same bytes as kio's, tests/protocol/test_fast_fetch_codec.py).
 
     ``topics``: (topic, partitions), each partition a tuple (partition, current_leader_epoch,
     fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes); ``forgotten``:

@@ -41,12 +41,12 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from kafka_py.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
-from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID, describe_replica_id, is_valid_broker_id
-from kafka_py.cluster.partition import FencedLeaderEpochException, Partition, UnknownLeaderEpochException
-from kafka_py.cluster.broker import Node
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import (
+from kafka_py.core.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
+from kafka_py.core.api.request import FUTURE_LOCAL_REPLICA_ID, describe_replica_id, is_valid_broker_id
+from kafka_py.core.cluster.partition import FencedLeaderEpochException, Partition, UnknownLeaderEpochException
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidTopicException,
     KafkaStorageException,
@@ -58,27 +58,27 @@ from kafka_py.common.errors import (
     RecordTooLargeException,
     UnknownTopicOrPartitionException,
 )
-from kafka_py.common.isolation_level import IsolationLevel
-from kafka_py.common.replica_selector import (
+from kafka_py.clients.common.isolation_level import IsolationLevel
+from kafka_py.clients.common.replica_selector import (
     ClientMetadata,
     PartitionView,
     ReplicaSelector,
     ReplicaView,
     create_replica_selector,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.log_append_info import LeaderHwChange, LogAppendInfo
 from kafka_py.log.log_files import UNKNOWN_OFFSET
-from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from kafka_py.clients.common.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import response_schema
-from kafka_py.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import response_schema
+from kafka_py.clients.common.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
 from kafka_py.server.delayed_delete_records import (
@@ -112,12 +112,12 @@ if TYPE_CHECKING:
     from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
     from kafka_py.server.metadata_cache import MetadataCache
     from kafka_py.server.quota_factory import QuotaManagers
-    from kafka_py.utils.kafka_scheduler import Scheduler
-    from kafka_py.utils.time import Time
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
+    from kafka_py.core.utils.kafka_scheduler import Scheduler
+    from kafka_py.clients.common.utils.time import Time
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.utils.shutdownable_thread import FatalExitError, ShutdownableThread
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("state.change.logger")

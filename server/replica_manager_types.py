@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import EpochEndOffset
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import EpochEndOffset
 
 if TYPE_CHECKING:
-    from kafka_py.cluster.partition import Partition
+    from kafka_py.core.cluster.partition import Partition
 
 
 class HostedPartition:

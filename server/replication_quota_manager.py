@@ -36,10 +36,10 @@ import threading
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from kafka_py.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Sensor, SimpleRate
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Sensor, SimpleRate
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class ReplicationQuotaManager(ReplicaQuota):
         self._gauge = self._register_gauge()
 
     def _register_gauge(self):
-        from kafka_py.metrics.kafka_metrics_group import default_registry
+        from kafka_py.core.metrics.kafka_metrics_group import default_registry
 
         registry = default_registry()
         # the newest manager of its type counts (one broker per process)
@@ -178,7 +178,7 @@ class ReplicationQuotaManager(ReplicaQuota):
         return self._throttled_partitions.get(topic)
 
     def shutdown(self) -> None:
-        from kafka_py.metrics.kafka_metrics_group import default_registry
+        from kafka_py.core.metrics.kafka_metrics_group import default_registry
 
         registry = default_registry()
         if registry.get(self._gauge_name) is self._gauge:
@@ -186,7 +186,7 @@ class ReplicationQuotaManager(ReplicaQuota):
 
 
 def _byte_rate_metric_name(replication_type: str):
-    from kafka_py.metrics.yammer import MetricName
+    from kafka_py.core.metrics.yammer import MetricName
 
     return MetricName("kafka.server", replication_type, "", None, f"kafka.server:type={replication_type}", (),
                       attribute="byte-rate")

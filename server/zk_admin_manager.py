@@ -29,8 +29,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import (
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import (
     AdminOperationException,
     ApiException,
     InvalidConfigException,
@@ -41,7 +41,7 @@ from kafka_py.common.errors import (
 )
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_py.log.log_config import TOPIC_CONFIG_SYNONYMS
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_create_partitions import CreatePartitionsMetadata, DelayedCreatePartitions
 from kafka_py.server.delayed_delete_topics import DelayedDeleteTopics, DeleteTopicMetadata
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
@@ -53,10 +53,10 @@ from kafka_py.server.delayed_operation_key import TopicKey
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, base_config_name, is_password_config
 from kafka_py.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_py.server.kafka_config import DYNAMIC_BROKER_CONFIGS, KafkaConfig, broker_config_synonyms
-from kafka_py.utils.config_def import ConfigDef, ConfigException, ConfigKey, Type
-from kafka_py.utils.logging import TRACE, IdentLogger
-from kafka_py.utils.time import Time
-from kafka_py.zk.admin_zk_client import (
+from kafka_py.clients.common.config.config_def import ConfigDef, ConfigException, ConfigKey, Type
+from kafka_py.core.utils.logging import TRACE, IdentLogger
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.admin_zk_client import (
     AdminUtils,
     AdminZkClient,
     BrokerMetadata,
@@ -67,11 +67,11 @@ from kafka_py.zk.admin_zk_client import (
     TopicAlreadyMarkedForDeletionException,
     TopicExistsException,
 )
-from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
+from kafka_py.core.zk.zk_data import ConfigEntityName, ConfigType
 
 if TYPE_CHECKING:
     # ZooKeeper mode only: a KRaft node imports this module without the ZooKeeper client.
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
 logger = logging.getLogger(__name__)
 

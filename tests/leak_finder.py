@@ -17,7 +17,7 @@ import sys
 import types
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 # Containers owned by the finder's own frames and by the test harness are not the broker's.
 _IGNORED_TYPES = (types.FrameType, types.CodeType, types.FunctionType, types.ModuleType, type)

@@ -146,7 +146,7 @@ def _code_index() -> tuple[dict[str, list[tuple[set[str], list[str]]]], dict[str
         is_package = path.name == "__init__.py"
         stem = path.parent.name if is_package else path.stem
         modules.setdefault(stem, []).append(top_level)
-        # A module is also a member of its package (``kafka_py.kafka``, ``log_config.LogConfig``).
+        # A module is also a member of its package (``kafka_py.core.kafka``, ``log_config.LogConfig``).
         parent = (path.parent.parent if is_package else path.parent)
         if parent != ROOT:
             modules.setdefault(parent.name, []).append({stem})

@@ -1,7 +1,7 @@
 """The reading guide's module table is generated from docstrings and must be current."""
 import pathlib
 
-from kafka_py.tools import reading_guide
+from kafka_py.bin import reading_guide
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -16,5 +16,5 @@ def test_docs_table_is_current():
     guide = (ROOT / "docs" / "README.md").read_text()
     assert reading_guide.render(guide) == guide, (
         "docs/README.md module table is stale: run "
-        "`.venv/bin/python -m kafka_py.tools.reading_guide --write`"
+        "`.venv/bin/python -m kafka_py.bin.reading_guide --write`"
     )

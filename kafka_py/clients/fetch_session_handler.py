@@ -28,10 +28,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Collection, Iterable, Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.logging import TRACE, IdentLogger
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.core.utils.logging import TRACE, IdentLogger
 
 logger = logging.getLogger(__name__)
 

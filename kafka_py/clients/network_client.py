@@ -8,7 +8,7 @@ of NetworkClientUtils. kafka-py keeps that split: this class owns the connection
 frames (``connect``, ``send``, ``poll``, ``disconnect``), and
 kafka_py/clients/network_client_utils.py has ``await_ready`` and ``send_and_receive``.
 
-Requests and responses are encoded and decoded with kafka_py.protocol (``encode_request``,
+Requests and responses are encoded and decoded with kafka_py.clients.common.protocol (``encode_request``,
 ``decode_response``), or, for a ``PreparedRequest`` (a replica fetcher's Fetch), by the
 request itself, which writes its own frame and reads its own answer from plain values; the
 response to a request is read as one frame into one buffer, so the ``records`` of a fetch
@@ -31,7 +31,7 @@ Security. Given a ClientChannelBuilder (network/channel_builders.py, the inter-b
 listener's), a connection is made ready as Kafka's KafkaChannel.prepare makes it: the TLS
 handshake is driven step by step over the non-blocking socket (each SSLWantRead/WantWrite
 a wait on the selector), then the SASL exchange of a SaslClientAuthenticator
-(kafka_py/security/sasl_client_authenticator.py) runs as ordinary requests on the
+(kafka_py/clients/common/security/sasl_client_authenticator.py) runs as ordinary requests on the
 connection, all within the connect timeout. A refused login raises the
 AuthenticationException (logged as Kafka's NetworkClient logs it: "failed authentication
 due to: ..."), a failed TLS handshake an SslAuthenticationException; both drop the
@@ -55,12 +55,12 @@ import time as _time
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kafka_py.cluster.broker import Node
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.headers import RequestHeader, ResponseHeader
-from kafka_py.protocol.messages import decode_response, encode_request
-from kafka_py.security.errors import AuthenticationException, SslAuthenticationException
-from kafka_py.utils.time import Time
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.headers import RequestHeader, ResponseHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request
+from kafka_py.clients.common.security.errors import AuthenticationException, SslAuthenticationException
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

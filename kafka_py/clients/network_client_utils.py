@@ -20,8 +20,8 @@ import threading
 from typing import Any, Callable, Optional
 
 from kafka_py.clients.network_client import ClientClosedException, ClientResponse, NetworkClient
-from kafka_py.cluster.broker import Node
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 
 
 def is_ready(client: NetworkClient) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from kafka_py.cluster.broker import EndPoint
+from kafka_py.core.cluster.broker import EndPoint
 from kafka_py.metadata.version_range import VersionRange
 
 

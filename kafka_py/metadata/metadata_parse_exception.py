@@ -5,7 +5,7 @@ record version, or a body that does not parse.
 """
 from __future__ import annotations
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 
 
 class MetadataParseException(KafkaException):

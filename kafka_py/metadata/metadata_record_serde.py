@@ -20,11 +20,11 @@ from kio.serial.readers import read_unsigned_varint
 from kio.serial.writers import write_unsigned_varint
 from kio.static.primitive import uvarint
 
-from kafka_py.common.errors import UnsupportedVersionException
+from kafka_py.clients.common.errors import UnsupportedVersionException
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.metadata_parse_exception import MetadataParseException
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
-from kafka_py.protocol.codec import SchemaException, as_buffer, read_entity
+from kafka_py.clients.common.protocol.codec import SchemaException, as_buffer, read_entity
 
 DEFAULT_FRAME_VERSION = 0
 

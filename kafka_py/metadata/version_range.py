@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from kafka_py.utils.java_limits import SHORT_MAX
+from kafka_py.core.utils.java_limits import SHORT_MAX
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.epoch_state import EpochState
 from kafka_py.raft.internals.timer import Timer
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

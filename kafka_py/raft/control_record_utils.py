@@ -23,10 +23,10 @@ import logging
 import struct
 from dataclasses import dataclass
 
-from kafka_py.record.control_record_type import ControlRecordType
-from kafka_py.record.default_record_batch import Record, SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.memory_records_builder import MemoryRecordsBuilder
+from kafka_py.clients.common.record.control_record_type import ControlRecordType
+from kafka_py.clients.common.record.default_record_batch import Record, SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records_builder import MemoryRecordsBuilder
 
 logger = logging.getLogger(__name__)
 

@@ -52,11 +52,11 @@ import random as _random
 import threading
 from typing import Any, Callable, Generic, Optional, Sequence, TypeVar
 
-from kafka_py.common.errors import KafkaException, NotLeaderOrFollowerException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.metrics.yammer import MetricsRegistry
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.errors import KafkaException, NotLeaderOrFollowerException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.core.metrics.yammer import MetricsRegistry
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.batch_reader import Batch, BatchReader
 from kafka_py.raft.candidate_state import CandidateState
@@ -90,12 +90,12 @@ from kafka_py.raft.replicated_log import ReplicatedLog
 from kafka_py.raft.request_manager import RequestManager
 from kafka_py.raft.resigned_state import ResignedState
 from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpoch, ValidOffsetAndEpochType
-from kafka_py.snapshot.snapshot_reader import SnapshotReader
-from kafka_py.snapshot.snapshot_writer import SnapshotWriter
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

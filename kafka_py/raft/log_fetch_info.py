@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 logger = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from kafka_py.raft.quorum_state_store import QuorumStateStore
 from kafka_py.raft.resigned_state import ResignedState
 from kafka_py.raft.unattached_state import UnattachedState
 from kafka_py.raft.voted_state import VotedState
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from kafka_py.raft.internals.completable_future import CompletableFuture
 from kafka_py.raft.leader_and_epoch import LeaderAndEpoch
 
 if TYPE_CHECKING:
-    from kafka_py.snapshot.snapshot_reader import SnapshotReader
-    from kafka_py.snapshot.snapshot_writer import SnapshotWriter
+    from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
+    from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
 
 logger = logging.getLogger(__name__)
 

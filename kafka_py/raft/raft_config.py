@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from kafka_py.utils.config_def import ConfigDef, ConfigException, Importance, Type, Validator, at_least
+from kafka_py.clients.common.config.config_def import ConfigDef, ConfigException, Importance, Type, Validator, at_least
 
 logger = logging.getLogger(__name__)
 

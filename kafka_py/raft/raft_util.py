@@ -34,9 +34,9 @@ from kio.schema.fetch_snapshot.v0 import response as fetch_snapshot_response
 from kio.schema.vote.v0 import request as vote_request
 from kio.schema.vote.v0 import response as vote_response
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 
 logger = logging.getLogger(__name__)

@@ -29,16 +29,16 @@ import logging
 from abc import ABC, abstractmethod
 from typing import Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.raft.isolation import Isolation
 from kafka_py.raft.log_append_info import LogAppendInfo
 from kafka_py.raft.log_fetch_info import LogFetchInfo
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpoch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.snapshot.raw_snapshot_reader import RawSnapshotReader
-from kafka_py.snapshot.raw_snapshot_writer import RawSnapshotWriter
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.raft.snapshot.raw_snapshot_reader import RawSnapshotReader
+from kafka_py.raft.snapshot.raw_snapshot_writer import RawSnapshotWriter
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import logging
 import random as _random
 from typing import AbstractSet, Optional
 
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.java_limits import LONG_MAX
 
 logger = logging.getLogger(__name__)
 

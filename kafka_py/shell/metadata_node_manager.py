@@ -49,7 +49,7 @@ from kafka_py.metadata.metadata_json_converters import (
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metadata.records.partition_record.v0 import PartitionRecord
 from kafka_py.shell.metadata_node import DirectoryNode
-from kafka_py.utils import app_info_parser
+from kafka_py.clients.common.utils import app_info_parser
 
 logger = logging.getLogger(__name__)
 

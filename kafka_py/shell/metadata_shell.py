@@ -27,7 +27,7 @@ from kafka_py.shell.commands import Commands
 from kafka_py.shell.interactive_shell import InteractiveShell
 from kafka_py.shell.metadata_node_manager import MetadataNodeManager
 from kafka_py.shell.snapshot_file_reader import SnapshotFileReader, SnapshotReaderError
-from kafka_py.tools.command_line_utils import run_tool
+from kafka_py.core.utils.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 

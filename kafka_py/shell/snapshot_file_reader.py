@@ -8,7 +8,7 @@ Kafka 2.8.2's ``--snapshot`` takes one file of record batches, a segment of the 
 log or a snapshot. Here the path may be:
 
 * a segment, ``@metadata-0/00000000000000000000.log``;
-* a snapshot, ``<end offset>-<epoch>.checkpoint`` (kafka_py.snapshot's files, Kafka 3.0's
+* a snapshot, ``<end offset>-<epoch>.checkpoint`` (kafka_py.raft.snapshot's files, Kafka 3.0's
   format: record batches, as in a segment, between a header and a footer control batch;
   those carry 3.0's control type ids, which in 2.8.2's numbering a segment uses for
   LEADER_CHANGE, so a snapshot's control batches are skipped rather than read as leaders);
@@ -34,8 +34,8 @@ from typing import Iterator
 
 from kafka_py.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_py.raft.control_record_utils import LeaderChangeMessage
-from kafka_py.record.control_record_type import ControlRecordType
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.record.control_record_type import ControlRecordType
+from kafka_py.clients.common.record.file_records import FileRecords
 from kafka_py.shell.metadata_node_manager import LogListener
 
 logger = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_py.common.errors import CorruptRecordException
+from kafka_py.clients.common.errors import CorruptRecordException
 
 logger = logging.getLogger(__name__)
 

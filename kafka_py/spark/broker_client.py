@@ -11,7 +11,7 @@ one connection per broker through kafka_py/tools/broker_connections.BrokerConnec
   level (the high watermark, or the last stable offset under ``read_committed``), and for the
   offsets of timestamps, sent to each partition's leader;
 * Fetch (the consumer's replica id -1, outside any fetch session) of one partition,
-  written and read by the broker's own codec (kafka_py.protocol.fast_fetch_request and
+  written and read by the broker's own codec (kafka_py.clients.common.protocol.fast_fetch_request and
   fast_fetch_response) so that the records of the answer stay a view of the one buffer the
   answer was read into: the executor's Arrow conversion (kafka_py/spark/arrow_records.py)
   takes the batches from there, with no record object on the way.
@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kafka_py.clients.network_client import PreparedRequest
-from kafka_py.common.errors import InvalidRequestException, KafkaException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.errors import InvalidRequestException, KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +199,7 @@ class _FetchOne(PreparedRequest):
         self.isolation_level = isolation_level
 
     def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
-        from kafka_py.protocol.fast_fetch_request import encode_fetch_request
+        from kafka_py.clients.common.protocol.fast_fetch_request import encode_fetch_request
 
         # session id 0, epoch -1: a full fetch outside any fetch session; min bytes 1: answer
         # as soon as there is anything
@@ -209,7 +209,7 @@ class _FetchOne(PreparedRequest):
                                     [(self.tp.topic, [partition])])
 
     def read_response(self, body: memoryview) -> Any:
-        from kafka_py.protocol.fast_fetch_response import read_fetch_response
+        from kafka_py.clients.common.protocol.fast_fetch_response import read_fetch_response
 
         return read_fetch_response(self.version, body)
 
@@ -223,10 +223,10 @@ class _ApiVersionsOne(PreparedRequest):
         self.version = version
 
     def encode_frame(self, correlation_id: int, client_id: Optional[str]) -> bytes:
-        from kafka_py.protocol.entities import build_entity
-        from kafka_py.protocol.headers import RequestHeader
-        from kafka_py.protocol.messages import encode_request, request_schema
-        from kafka_py.protocol.requests import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
+        from kafka_py.clients.common.protocol.entities import build_entity
+        from kafka_py.clients.common.protocol.headers import RequestHeader
+        from kafka_py.clients.common.protocol.messages import encode_request, request_schema
+        from kafka_py.clients.common.protocol.requests import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 
         header = RequestHeader.for_request(ApiKeys.API_VERSIONS, self.version, correlation_id, client_id)
         body = build_entity(request_schema(ApiKeys.API_VERSIONS, self.version), {
@@ -234,7 +234,7 @@ class _ApiVersionsOne(PreparedRequest):
         return encode_request(header, body)
 
     def read_response(self, body: memoryview) -> Any:
-        from kafka_py.protocol.messages import parse_response
+        from kafka_py.clients.common.protocol.messages import parse_response
 
         error_code = int.from_bytes(body[:2], "big", signed=True) if len(body) >= 2 else 0
         return parse_response(ApiKeys.API_VERSIONS, 0 if error_code else self.version, body)
@@ -244,7 +244,7 @@ class BrokerClient:
     """Connections to a cluster's brokers and the requests a read makes; one thread at a time."""
 
     def __init__(self, config: BrokerClientConfig) -> None:
-        from kafka_py.tools.broker_connections import BrokerConnections
+        from kafka_py.core.admin.broker_connections import BrokerConnections
 
         self.config = config
         props = config.security_properties()
@@ -336,8 +336,8 @@ class BrokerClient:
     def _send_any(self, api_key: ApiKeys, values: Callable[[int], Any]) -> Any:
         """Send to the first bootstrap server or known broker that answers; ``values`` makes
         the request's body for the version negotiated with that broker."""
-        from kafka_py.security.errors import AuthenticationException
-        from kafka_py.tools.command_line_utils import CommandError
+        from kafka_py.clients.common.security.errors import AuthenticationException
+        from kafka_py.core.utils.command_line_utils import CommandError
 
         failures = []
         addresses = list(dict.fromkeys([*self.config.bootstrap_servers, *self.brokers.values()]))
@@ -355,8 +355,8 @@ class BrokerClient:
             f"No broker of {self.config.describe()} answered ({'; '.join(failures)})")
 
     def _send(self, address: str, api_key: ApiKeys, values: Callable[[int], Any], read_committed: bool = False) -> Any:
-        from kafka_py.security.errors import AuthenticationException
-        from kafka_py.tools.command_line_utils import CommandError
+        from kafka_py.clients.common.security.errors import AuthenticationException
+        from kafka_py.core.utils.command_line_utils import CommandError
 
         try:
             version = self.usable_version(address, api_key, read_committed)

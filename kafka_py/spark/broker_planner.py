@@ -24,8 +24,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.spark.broker_client import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,

@@ -37,12 +37,12 @@ from typing import Iterator, Optional
 
 import pyarrow as pa
 
-from kafka_py.common.errors import CorruptRecordException, UnsupportedCompressionTypeException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
-from kafka_py.record.compression import CompressionType, decompress
-from kafka_py.record.control_record_type import ControlRecordType
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.errors import CorruptRecordException, UnsupportedCompressionTypeException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.record.compression import CompressionType, decompress
+from kafka_py.clients.common.record.control_record_type import ControlRecordType
+from kafka_py.clients.common.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     CURRENT_MAGIC_VALUE,
@@ -53,8 +53,8 @@ from kafka_py.record.default_record_batch import (
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
-from kafka_py.record.abstract_legacy_record_batch import LegacyRecordBatch
-from kafka_py.record.default_record_batch import TimestampType
+from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyRecordBatch
+from kafka_py.clients.common.record.default_record_batch import TimestampType
 from kafka_py.spark.arrow_records import (
     HEADERS_ARROW_TYPE,
     TIMESTAMP_ARROW_TYPE,

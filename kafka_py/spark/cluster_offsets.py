@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 logger = logging.getLogger(__name__)
 

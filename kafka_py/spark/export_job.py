@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 
 import click
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.spark.job_support import (
     STATE_FILE_NAME,
     build_session,
@@ -51,7 +51,7 @@ from kafka_py.spark.options import (
     offsets_json,
 )
 from kafka_py.spark.transactions import last_stable_offset
-from kafka_py.tools.command_line_utils import run_tool
+from kafka_py.core.utils.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 

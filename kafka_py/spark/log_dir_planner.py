@@ -34,18 +34,18 @@ import struct
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from kafka_py.common.errors import CorruptRecordException, KafkaException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import CorruptRecordException, KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.offset_index import OffsetIndex
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.record.default_record_batch import (
     CURRENT_MAGIC_VALUE,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
 )
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.record.file_records import FileRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 from kafka_py.spark.options import (
     EARLIEST,
@@ -59,7 +59,7 @@ from kafka_py.spark.options import (
 from kafka_py.spark.replicas import choose_replica, highest_checkpointed_high_watermark, read_broker_id
 from kafka_py.spark.segment_reader import KafkaLogDataLossException, SegmentSlice, find_next_valid_batch
 from kafka_py.spark.transactions import aborted_ranges, aborted_transactions, last_stable_offset
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.java_limits import LONG_MAX
 
 logger = logging.getLogger(__name__)
 

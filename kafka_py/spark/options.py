@@ -55,7 +55,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Union
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 EARLIEST = "earliest"
 LATEST = "latest"

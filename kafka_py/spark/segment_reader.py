@@ -31,9 +31,9 @@ from typing import Iterator, Optional
 
 import pyarrow as pa
 
-from kafka_py.common.errors import CorruptRecordException, KafkaException, UnsupportedCompressionTypeException
-from kafka_py.record.compression import CompressionType, decompress
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.errors import CorruptRecordException, KafkaException, UnsupportedCompressionTypeException
+from kafka_py.clients.common.record.compression import CompressionType, decompress
+from kafka_py.clients.common.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     CURRENT_MAGIC_VALUE,
@@ -45,7 +45,7 @@ from kafka_py.record.default_record_batch import (
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.record.file_records import FileRecords
 from kafka_py.spark.arrow_records import RecordColumnsBuilder, arrow_schema
 from kafka_py.spark.transactions import is_aborted
 

@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.spark.cluster_offsets import ClusterOffsets, PartitionState
 from kafka_py.spark.log_dir_planner import LogDirPlanner, OffsetRange, PartitionLog
 from kafka_py.spark.options import (

@@ -36,7 +36,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.spark.admission_control import TriggerDelay, rate_limit
 from kafka_py.spark.cluster_offsets import ClusterOffsets
 from kafka_py.spark.options import KafkaLogOptions

@@ -30,7 +30,7 @@ from kafka_py.spark.job_support import (
     progress_context,
     user_error,
 )
-from kafka_py.tools.command_line_utils import run_tool
+from kafka_py.core.utils.command_line_utils import run_tool
 
 logger = logging.getLogger(__name__)
 

@@ -24,11 +24,11 @@ import logging
 import os
 from typing import Iterable, Optional
 
-from kafka_py.common.errors import CorruptRecordException
+from kafka_py.clients.common.errors import CorruptRecordException
 from kafka_py.log import log_files
 from kafka_py.log.producer_state_manager import CorruptSnapshotException, ProducerStateManager
 from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.record.file_records import FileRecords
 
 logger = logging.getLogger(__name__)
 

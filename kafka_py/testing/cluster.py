@@ -3,7 +3,7 @@
     with KafkaCluster(brokers=1) as cluster:
         producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
 
-A cluster is real processes over real sockets: brokers (``python -m kafka_py.kafka``, the
+A cluster is real processes over real sockets: brokers (``python -m kafka_py.core.kafka``, the
 code ``bin/kafka-server-start.sh`` runs) in KRaft mode by default, each formatted with
 ``kafka-storage format`` first, or in ZooKeeper mode with a ZooKeeper (Debian's, as
 ``bin/zookeeper-server-start.sh`` runs it) started for the cluster alone. Everything lives
@@ -222,7 +222,7 @@ class LaunchedProcess:
 def launch(module: str, args: Sequence[str], out: pathlib.Path | str, env: Optional[Mapping[str, str]] = None,
            cwd: Optional[pathlib.Path | str] = None) -> LaunchedProcess:
     """``python -m module args`` forked from this process's launcher, on the broker's modules
-    it has loaded already: a broker (``kafka_py.kafka``) starts without a second or two of
+    it has loaded already: a broker (``kafka_py.core.kafka``) starts without a second or two of
     imports. Its output goes to ``out`` (appended); ``env`` is added to the launcher's
     environment, the test process's as it was when the launcher started. For a process that
     needs more than that (resource limits, a network namespace), ``subprocess.Popen`` with
@@ -341,7 +341,7 @@ class BrokerNode(_Process):
         return f"127.0.0.1:{self.client_port}"
 
     def start(self) -> None:
-        self._spawn({"op": "run", "module": "kafka_py.kafka", "args": [str(self.config_path)],
+        self._spawn({"op": "run", "module": "kafka_py.core.kafka", "args": [str(self.config_path)],
                      "env": {"LOG_DIR": str(self.logs_dir), "PYTHONUNBUFFERED": "1"}})
 
     def startup_finished(self) -> bool:
@@ -616,7 +616,7 @@ class KafkaCluster:
         for broker in self.brokers.values():
             out = broker.workdir / "format.out"
             pids.append((broker, out, launcher.spawn({
-                "op": "run", "module": "kafka_py.tools.storage_tool", "out": str(out),
+                "op": "run", "module": "kafka_py.core.tools.storage_tool", "out": str(out),
                 "args": ["format", "-t", self.cluster_id, "-c", str(broker.config_path)]})))
         for broker, out, pid in pids:
             code = launcher.wait_exit(pid, self.start_timeout)
@@ -686,7 +686,7 @@ class KafkaCluster:
         credentials = ",".join(f"{m}=[iterations={SCRAM_ITERATIONS},password={password}]" for m in SCRAM_MECHANISMS)
         out = self.workdir / "kafka-configs.out"
         launcher = _LauncherProcess.get()
-        pid = launcher.spawn({"op": "run", "module": "kafka_py.tools.config_command", "out": str(out),
+        pid = launcher.spawn({"op": "run", "module": "kafka_py.core.admin.config_command", "out": str(out),
                               "args": [*target, "--alter", "--add-config", credentials,
                                        "--entity-type", "users", "--entity-name", username]})
         code = launcher.wait_exit(pid, timeout)

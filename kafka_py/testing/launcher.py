@@ -7,8 +7,8 @@ broker's start. ``KafkaCluster`` starts this launcher once per test process; it 
 all of that, then serves requests on its stdin, one JSON object a line:
 
 * ``{"op": "run", "module": M, "args": [...], "out": FILE, "env": {...}}``: fork a child
-  that runs ``python -m M args`` (``kafka_py.kafka`` for a broker, ``kafka_py.tools.
-  storage_tool`` to format one) on the modules already loaded, its output in FILE;
+  that runs ``python -m M args`` (``kafka_py.core.kafka`` for a broker, ``kafka_py.core.
+  tools.storage_tool`` to format one) on the modules already loaded, its output in FILE;
 * ``{"op": "exec", "argv": [...], "out": FILE, "env": {...}}``: fork and exec a program
   (ZooKeeper's JVM);
 * ``{"op": "own", "path": DIR}`` / ``{"op": "disown", "path": DIR}``: a cluster's directory,
@@ -49,7 +49,7 @@ PR_SET_PDEATHSIG = 1
 # and the tools a cluster runs through it. A module left out is imported by every broker
 # forked, at each start.
 PRELOADED_MODULES = (
-    "kafka_py.kafka",
+    "kafka_py.core.kafka",
     "kafka_py.server.kafka_raft_server",
     "kafka_py.server.kafka_server",
     "kafka_py.server.broker_server",
@@ -65,7 +65,7 @@ PRELOADED_MODULES = (
     "kafka_py.server.replica_fetcher_manager",
     "kafka_py.server.replica_alter_log_dirs_manager",
     "encodings.idna",  # the first connection to a host by name
-    "kafka_py.tools.storage_tool",
+    "kafka_py.core.tools.storage_tool",
 )
 
 

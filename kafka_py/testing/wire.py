@@ -3,7 +3,7 @@
 Metadata v1, CreateTopics v1 and DeleteTopics v1 are enough to see the brokers a broker
 knows, the leader and ISR of each partition, and to make and remove topics; SaslHandshake v1
 and SaslAuthenticate v0 carry a SCRAM login (RFC 5802's client side), with which a cluster
-checks that each broker knows the user it created. They are encoded here with ``struct`` rather than through kafka_py.protocol, whose generated
+checks that each broker knows the user it created. They are encoded here with ``struct`` rather than through kafka_py.clients.common.protocol, whose generated
 message classes take the test process most of a second to import: a fixture's cost is
 the test run's, and these three old versions are small and frozen.
 """

@@ -21,7 +21,7 @@ Two ways of sending:
 - default: kafka-python's KafkaProducer, one ``send`` per record with a completion
   callback, as Kafka's tool does with its Java producer;
 - ``--pipeline``: a load generator that can outrun the broker. The record batches are
-  built once, up front (kafka_py.record's ``build_batch``, compressed with
+  built once, up front (kafka_py.clients.common.record's ``build_batch``, compressed with
   ``compression.type`` if set), and wrapped in ProduceRequest frames once per
   connection; sending a request only patches its correlation id. ``--connections N``
   raw TCP connections to the partition leaders each keep up to ``--window W`` requests
@@ -50,7 +50,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import click
 
-from kafka_py.tools.command_line_utils import (
+from kafka_py.core.utils.command_line_utils import (
     CommandError,
     client_configs,
     cluster_brokers,
@@ -304,8 +304,8 @@ def parse_acks(text: str) -> int:
 
 def build_payload_batch(payloads: Sequence[bytes], compression: str | None, timestamp_ms: int) -> bytes:
     """One v2 record batch holding ``payloads`` as values (no keys, no producer id)."""
-    from kafka_py.record.compression import CompressionType
-    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+    from kafka_py.clients.common.record.compression import CompressionType
+    from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
 
     codec = CompressionType.NONE if compression in (None, "", "none") else CompressionType.for_name(compression)
     return build_batch([SimpleRecord(None, p, timestamp_ms) for p in payloads], compression=codec)
@@ -317,9 +317,9 @@ def build_produce_frame(topic: str, partition_batches: Sequence[tuple[int, bytes
     """A size-prefixed ProduceRequest frame with one batch per partition."""
     import datetime
 
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.headers import RequestHeader
-    from kafka_py.protocol.messages import encode_request, request_schema
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.messages import encode_request, request_schema
 
     schema = request_schema(ApiKeys.PRODUCE, version)
     module = sys.modules[schema.__module__]
@@ -357,8 +357,8 @@ class ProduceOutcome:
 
 
 def produce_outcome(frame: bytes | memoryview, version: int, records_per_partition: Mapping[int, int]) -> ProduceOutcome:
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.messages import decode_response
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.messages import decode_response
 
     _, response = decode_response(frame, ApiKeys.PRODUCE, version)
     failed = 0
@@ -613,9 +613,9 @@ def negotiate_produce_version(address: tuple[str, int], timeout_s: float = 10.0)
     """The highest ProduceRequest version (3..9, magic-2 batches) both sides speak."""
     from kio.schema.api_versions.v0.request import ApiVersionsRequest
 
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.headers import RequestHeader
-    from kafka_py.protocol.messages import decode_response, encode_request
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.messages import decode_response, encode_request
 
     ours = ApiKeys.PRODUCE.schema_versions()
     with socket.create_connection(address, timeout=timeout_s) as sock:
@@ -796,7 +796,7 @@ def run_with_producer(topic: str, num_records: int, payloads: Sequence[bytes], t
         producer.close()
     first = None
     if errors:
-        from kafka_py.tools.command_line_utils import describe_exception
+        from kafka_py.core.utils.command_line_utils import describe_exception
 
         first = describe_exception(errors[0])
     return stats, len(errors), first

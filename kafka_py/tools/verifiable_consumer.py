@@ -36,7 +36,7 @@ from typing import Any, Mapping, Optional
 import click
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
-from kafka_py.tools.command_line_utils import (
+from kafka_py.core.utils.command_line_utils import (
     CommandError,
     client_configs,
     connect,
@@ -44,7 +44,7 @@ from kafka_py.tools.command_line_utils import (
     load_props,
     run_tool,
 )
-from kafka_py.tools.group_subscription import subscribe
+from kafka_py.core.tools.group_subscription import subscribe
 from kafka_py.tools.verifiable_producer import EventPrinter, exception_message
 
 logger = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from typing import IO, Any, Callable, Optional
 
 import click
 
-from kafka_py.tools.command_line_utils import client_configs, connect, handle_errors, load_props, run_tool
+from kafka_py.core.utils.command_line_utils import client_configs, connect, handle_errors, load_props, run_tool
 from kafka_py.tools.producer_performance import JAVA_PRODUCER_DEFAULTS, ThroughputThrottler
 
 JAVA_ERRORS_PACKAGE = "org.apache.kafka.common.errors"
@@ -46,7 +46,7 @@ def java_exception_class(e: BaseException) -> str:
     a TimeoutException for kafka-python's own timeouts, else the Python class's name."""
     errno = getattr(e, "errno", None)
     if isinstance(errno, int) and errno > 0:
-        from kafka_py.protocol.errors import Errors
+        from kafka_py.clients.common.protocol.errors import Errors
 
         try:
             name = Errors.for_code(errno).exception_name

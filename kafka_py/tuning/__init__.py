@@ -8,7 +8,7 @@ starting and stopping the prefaulter, the Processor's wake-ups (``enqueue_respon
 ``poll``) and ReplicaManager.append_records' batching of them, the Acceptor's accepts per
 ready key, and kafka.py's ``tune_process`` and ``leave_out_test_libraries``. The
 hand-written writers of the Produce, Fetch and Metadata messages are protocol code
-(kafka_py/protocol/fast_*.py), and KafkaApis sends its Produce and Metadata answers with
+(kafka_py/clients/common/protocol/fast_*.py), and KafkaApis sends its Produce and Metadata answers with
 them in server/kafka_apis_fast_answers.py.
 
 * ``cpu_affinity`` and ``sched_policy``: the broker process pinned to one CPU and put

@@ -52,9 +52,9 @@ import time as _time
 from collections import OrderedDict
 from typing import Callable, Optional
 
-from kafka_py.record.file_records import ClosedChannelException, FileRecords
+from kafka_py.clients.common.record.file_records import ClosedChannelException, FileRecords
 from kafka_py.tuning.prefault_mark import set_prefault_mark
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ those strategies cost about 0.15 s of every start on a 2-core VM (docs/kraft.md,
 start does"). ``leave_out_test_libraries`` marks Hypothesis as not importable in this
 process before anything imports kio, which kio takes as Hypothesis not being installed.
 
-Only the broker's entry point (kafka_py/kafka.py) calls it: a test process that imports the
+Only the broker's entry point (kafka_py/core/kafka.py) calls it: a test process that imports the
 broker's modules keeps Hypothesis.
 """
 from __future__ import annotations

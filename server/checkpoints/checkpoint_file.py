@@ -20,10 +20,10 @@ import re
 import threading
 from typing import Generic, Iterable, Protocol, TypeVar
 
-from kafka_py.common.errors import KafkaStorageException
-from kafka_py.utils import crash_points
-from kafka_py.utils.java_limits import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
-from kafka_py.utils.utils import write_fully
+from kafka_py.clients.common.errors import KafkaStorageException
+from kafka_py.core.utils import crash_points
+from kafka_py.core.utils.java_limits import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
+from kafka_py.clients.common.utils.utils import write_fully
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.checkpoints.checkpoint_file import (
     CheckpointFile,
     LogDirFailureChannelLike,

@@ -15,9 +15,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafka_py.core.utils.logging import IdentLogger
 
 if TYPE_CHECKING:
     from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import LeaderEpochCheckpoint

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from kafka_py.metadata.api_message_and_version import ApiMessage
 from kafka_py.metadata.authorizer.standard_acl import StandardAclWithId
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

@@ -50,14 +50,14 @@ from kafka_py.metadata.metalog.meta_log_listener import MetaLogListener
 from kafka_py.metadata.queue.event_queue import FailureLoggingEvent
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.server.metadata.broker_server_metrics import BrokerServerMetrics
 from kafka_py.server.metadata.metadata_brokers import MetadataBroker
 from kafka_py.server.metadata.metadata_image import MetadataImageBuilder
 from kafka_py.server.metadata.metadata_partitions import MetadataPartition
 from kafka_py.server.zk_admin_manager import ConfigResourceType
-from kafka_py.utils.logging import TRACE, IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.logging import TRACE, IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 
@@ -386,7 +386,7 @@ def _loggable(props: Mapping[str, str]) -> str:
     """A config for the log, passwords hidden (KafkaConfig's sensitive types), as Kafka's
     ConfigUtils.configMapToRedactedString does."""
     from kafka_py.server.kafka_config import KafkaConfig
-    from kafka_py.utils.config_def import Type
+    from kafka_py.clients.common.config.config_def import Type
 
     return ",".join(f"{k} -> {'[hidden]' if KafkaConfig.config_type(k) in (None, Type.PASSWORD) else v}"
                     for k, v in sorted(props.items()))

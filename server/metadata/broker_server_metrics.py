@@ -19,9 +19,9 @@ from __future__ import annotations
 import threading
 from typing import Callable, Optional
 
-from kafka_py.metrics.kafka_metrics_group import default_registry
-from kafka_py.metrics.yammer import MetricName, MetricsRegistry
-from kafka_py.utils.time import Time
+from kafka_py.core.metrics.kafka_metrics_group import default_registry
+from kafka_py.core.metrics.yammer import MetricName, MetricsRegistry
+from kafka_py.clients.common.utils.time import Time
 
 METRIC_GROUP_NAME = "broker-metadata-metrics"
 

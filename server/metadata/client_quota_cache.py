@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Optional
 
-from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
+from kafka_py.clients.common.errors import InvalidRequestException, UnsupportedVersionException
 
 USER = "user"
 CLIENT_ID = "client-id"

@@ -18,8 +18,8 @@ import logging
 import socket
 from typing import Any, Optional
 
-from kafka_py.common.sensor import Quota
-from kafka_py.security.sanitizer import desanitize, sanitize
+from kafka_py.clients.common.sensor import Quota
+from kafka_py.clients.common.security.sanitizer import desanitize, sanitize
 from kafka_py.server.metadata.client_quota_cache import ClientQuotaCache, quota_entity
 from kafka_py.server.config_handler import (
     CONSUMER_BYTE_RATE_OVERRIDE_CONFIG,
@@ -28,7 +28,7 @@ from kafka_py.server.config_handler import (
     PRODUCER_BYTE_RATE_OVERRIDE_CONFIG,
     REQUEST_PERCENTAGE_OVERRIDE_CONFIG,
 )
-from kafka_py.zk.zk_data import ConfigEntityName
+from kafka_py.core.zk.zk_data import ConfigEntityName
 
 logger = logging.getLogger(__name__)
 

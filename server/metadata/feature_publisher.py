@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
-from kafka_py.cluster.broker import FinalizedVersionRange
+from kafka_py.core.cluster.broker import FinalizedVersionRange
 from kafka_py.metadata.api_message_and_version import ApiMessage
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.server.finalized_feature_cache import FinalizedFeatureCache
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

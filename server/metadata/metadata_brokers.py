@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional
 
-from kafka_py.cluster.broker import BrokerEndPoint, BrokerEndPointNotAvailableException, ListenerName, Node
+from kafka_py.core.cluster.broker import BrokerEndPoint, BrokerEndPointNotAvailableException, ListenerName, Node
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.metadata.metadata_brokers import MetadataBroker, MetadataBrokers, MetadataBrokersBuilder
 from kafka_py.server.metadata.metadata_partitions import (
     MetadataPartition,

@@ -23,8 +23,8 @@ from kafka_py.metadata.api_message_and_version import ApiMessage
 from kafka_py.metadata.metalog.meta_log_listener import MetaLogListener
 from kafka_py.metadata.queue.event_queue import FailureLoggingEvent
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

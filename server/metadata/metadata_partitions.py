@@ -14,9 +14,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.metadata.leader_constants import NO_LEADER_CHANGE
-from kafka_py.protocol.requests import LeaderAndIsrPartitionState
+from kafka_py.clients.common.protocol.requests import LeaderAndIsrPartitionState
 
 
 @dataclass(frozen=True, slots=True)

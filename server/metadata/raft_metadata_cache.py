@@ -20,10 +20,10 @@ import logging
 import threading
 from typing import Iterable, Optional, Sequence
 
-from kafka_py.cluster.broker import ListenerName, Node
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UpdateMetadataPartitionState
+from kafka_py.core.cluster.broker import ListenerName, Node
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UpdateMetadataPartitionState
 from kafka_py.server.metadata.metadata_brokers import MetadataBroker
 from kafka_py.server.metadata.metadata_image import MetadataImage
 from kafka_py.server.metadata_cache import (
@@ -36,7 +36,7 @@ from kafka_py.server.metadata_cache import (
     TopicMetadata,
     is_internal,
 )
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

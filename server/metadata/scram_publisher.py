@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from kafka_py.metadata.api_message_and_version import ApiMessage
 from kafka_py.metadata.controller.scram_control_manager import SCRAM_MECHANISM_TYPES, credential_from_record
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The broker's blocking client (kafka_py/clients) against real TCP peers on localhost: a
-small server answering ApiVersions with kafka_py.protocol, one that reads and never answers,
+small server answering ApiVersions with kafka_py.clients.common.protocol, one that reads and never answers,
 and a listener whose accept queue is full (so a connect to it hangs, as to a dead host)."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from kafka_py.clients.network_client import ClientClosedException, DisconnectException, NetworkClient
 from kafka_py.clients.network_client_utils import await_ready, send_and_receive
-from kafka_py.cluster.broker import Node
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.messages import api_versions_response, decode_request, encode_response, request_schema
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.messages import api_versions_response, decode_request, encode_response, request_schema
 
 WAIT = 10  # seconds a thread may take before a test gives up (never asserted as a duration)
 _SIZE = struct.Struct(">i")

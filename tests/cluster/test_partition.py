@@ -1,4 +1,4 @@
-"""Partition (kafka_py/cluster/partition.py) over a real LogManager in tmp_path."""
+"""Partition (kafka_py/core/cluster/partition.py) over a real LogManager in tmp_path."""
 from __future__ import annotations
 
 import os
@@ -7,8 +7,8 @@ import time as _time
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.cluster.partition import (
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.core.cluster.partition import (
     CommittedIsr,
     FencedLeaderEpochException,
     NotEnoughReplicasException,
@@ -17,21 +17,21 @@ from kafka_py.cluster.partition import (
     PendingShrinkIsr,
     UnknownLeaderEpochException,
 )
-from kafka_py.common.errors import NotLeaderOrFollowerException, OffsetOutOfRangeException, PolicyViolationException
-from kafka_py.common.isolation_level import IsolationLevel
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import NotLeaderOrFollowerException, OffsetOutOfRangeException, PolicyViolationException
+from kafka_py.clients.common.isolation_level import IsolationLevel
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_append_info import LeaderHwChange
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import LeaderAndIsrPartitionState
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import LeaderAndIsrPartitionState
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
-from kafka_py.utils.reentrant_read_write_lock import ReentrantReadWriteLock
-from kafka_py.utils.time import MockTime
+from kafka_py.core.utils.reentrant_read_write_lock import ReentrantReadWriteLock
+from kafka_py.clients.common.utils.time import MockTime
 
 TP = TopicPartition("t", 0)
 NOW = int(_time.time() * 1000)

@@ -1,4 +1,4 @@
-"""The leader's ISR and high watermark (kafka_py/cluster/partition.py), step by step as in
+"""The leader's ISR and high watermark (kafka_py/core/cluster/partition.py), step by step as in
 Kafka's Partition.scala: the HW is the smallest log end offset of the (maximal) ISR; a shrink
 counts only once the controller stored it, an expansion at once; acks=all answers with
 NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR fell below min.insync.replicas while it waited;
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.cluster.partition import (
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.core.cluster.partition import (
     CommittedIsr,
     DelayedOperations,
     NotEnoughReplicasException,
@@ -18,15 +18,15 @@ from kafka_py.cluster.partition import (
     PendingExpandIsr,
     PendingShrinkIsr,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import LeaderAndIsrPartitionState
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import LeaderAndIsrPartitionState
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.cluster.test_partition import RecordingAlterIsrManager, records
 
 TP = TopicPartition("strict", 0)  # min.insync.replicas=2

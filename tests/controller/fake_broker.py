@@ -1,5 +1,5 @@
 """A stand-in broker for controller tests: a real TCP server that decodes the controller's
-requests with kafka_py.protocol.messages, records them and answers with valid responses, plus
+requests with kafka_py.clients.common.protocol.messages, records them and answers with valid responses, plus
 a real registration at /brokers/ids/<id> in ZooKeeper (its own session, so closing it is a
 broker failure as the controller sees it)."""
 from __future__ import annotations
@@ -10,18 +10,18 @@ import threading
 import time
 from typing import Any, Callable
 
-from kafka_py.cluster.broker import Broker, SecurityProtocol
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import decode_request, encode_response
-from kafka_py.protocol.schema.leader_and_isr.v4 import response as lai_v4
-from kafka_py.protocol.schema.leader_and_isr.v5 import response as lai_v5
-from kafka_py.protocol.schema.stop_replica.v3 import response as sr_v3
-from kafka_py.protocol.schema.update_metadata.v6 import response as um_v6
-from kafka_py.protocol.schema.update_metadata.v7 import response as um_v7
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import BrokerInfo
+from kafka_py.core.cluster.broker import Broker, SecurityProtocol
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import decode_request, encode_response
+from kafka_py.clients.common.protocol.schema.leader_and_isr.v4 import response as lai_v4
+from kafka_py.clients.common.protocol.schema.leader_and_isr.v5 import response as lai_v5
+from kafka_py.clients.common.protocol.schema.stop_replica.v3 import response as sr_v3
+from kafka_py.clients.common.protocol.schema.update_metadata.v6 import response as um_v6
+from kafka_py.clients.common.protocol.schema.update_metadata.v7 import response as um_v7
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.zk.zk_data import BrokerInfo
 
 _SIZE = struct.Struct(">i")
 

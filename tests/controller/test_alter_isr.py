@@ -8,10 +8,10 @@ import uuid
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from tests.controller.fake_broker import um_partitions, wait_until
 from tests.controller.test_kafka_controller import Cluster
 

@@ -8,17 +8,17 @@ import uuid
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.controller_channel_manager import ControllerBrokerRequestBatch, ControllerChannelManager
 from kafka_py.controller.controller_context import ControllerContext
 from kafka_py.controller.controller_event_manager import ControllerEventManager
 from kafka_py.controller.kafka_controller import LeaderAndIsrResponseReceived, UpdateMetadataResponseReceived
 from kafka_py.controller.state_change_logger import StateChangeLogger
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.schema.update_metadata.v7 import request as um_v7
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.schema.update_metadata.v7 import request as um_v7
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.zk.zk_data import ReplicaAssignment
+from kafka_py.core.zk.zk_data import ReplicaAssignment
 from tests.controller.fake_broker import FakeBroker, lai_partitions, um_partitions
 
 

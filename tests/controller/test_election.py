@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.cluster.broker import Broker, SecurityProtocol
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.core.cluster.broker import Broker, SecurityProtocol
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.controller_context import ControllerContext
 from kafka_py.controller.election import Election, PartitionLeaderElectionAlgorithms
-from kafka_py.zk.zk_data import ReplicaAssignment
+from kafka_py.core.zk.zk_data import ReplicaAssignment
 
 TP = TopicPartition("t", 0)
 

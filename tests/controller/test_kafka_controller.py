@@ -6,17 +6,17 @@ import uuid
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import ApiException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import ApiException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.controller.kafka_controller import ElectionType, KafkaController
 from kafka_py.controller.partition_state_machine import OnlinePartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import BrokerInfo, ReplicaAssignment
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.zk.zk_data import BrokerInfo, ReplicaAssignment
 from tests.controller.fake_broker import FakeBroker, lai_partitions, sr_partitions, um_partitions, wait_until
 
 
@@ -467,7 +467,7 @@ def test_auto_rebalance_moves_leadership_back_to_the_preferred_replica(cluster):
 
 
 def test_controller_resigns_when_another_broker_takes_the_controller_znode(cluster):
-    from kafka_py.zk.zk_data import ControllerZNode
+    from kafka_py.core.zk.zk_data import ControllerZNode
 
     controller = cluster.start_controller(1)
     cluster.active_controller()

@@ -15,22 +15,22 @@ import struct
 import threading
 from typing import Any, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_coordinator import GroupCoordinator, MemberIdentity
-from kafka_py.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
-from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_coordinator import GroupCoordinator, MemberIdentity
+from kafka_py.core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from kafka_py.core.coordinator.group.offset_and_metadata import OffsetAndMetadata
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.leader_and_isr.v4 import request as lai4
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema.leader_and_isr.v4 import request as lai4
 from kafka_py.server.delayed_operation import DelayedOperationPurgatory
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.server.replica_manager import ReplicaManager
-from kafka_py.utils.kafka_scheduler import KafkaScheduler, MockScheduler
-from kafka_py.utils.time import MockTime, Time
-from kafka_py.utils.timer.system_timer import Timer
-from kafka_py.utils.timer.timer_task_list import TimerTaskEntry
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler, MockScheduler
+from kafka_py.clients.common.utils.time import MockTime, Time
+from kafka_py.core.utils.timer.system_timer import Timer
+from kafka_py.core.utils.timer.timer_task_list import TimerTaskEntry
 
 PROTOCOL_TYPE = "consumer"
 DEFAULT_SESSION_TIMEOUT_MS = 10_000

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_coordinator import MemberIdentity
-from kafka_py.coordinator.group.group_metadata import CompletingRebalance, PreparingRebalance, Stable
-from kafka_py.coordinator.group.group_metadata_manager import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_coordinator import MemberIdentity
+from kafka_py.core.coordinator.group.group_metadata import CompletingRebalance, PreparingRebalance, Stable
+from kafka_py.core.coordinator.group.group_metadata_manager import (
     GroupMetadataKey,
     read_group_message_value,
     read_message_key,
 )
-from kafka_py.protocol.errors import Errors
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from tests.coordinator.coordinator_harness import (
     DEFAULT_REBALANCE_TIMEOUT_MS,
     DEFAULT_SESSION_TIMEOUT_MS,

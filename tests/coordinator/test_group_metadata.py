@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_metadata import (
     CommitRecordMetadataAndOffset,
     CompletingRebalance,
     Dead,
@@ -19,9 +19,9 @@ from kafka_py.coordinator.group.group_metadata import (
     Stable,
     consumer_subscription_topics,
 )
-from kafka_py.coordinator.group.member_metadata import MemberMetadata
-from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
-from kafka_py.utils.time import MockTime
+from kafka_py.core.coordinator.group.member_metadata import MemberMetadata
+from kafka_py.core.coordinator.group.offset_and_metadata import OffsetAndMetadata
+from kafka_py.clients.common.utils.time import MockTime
 from tests.coordinator.coordinator_harness import subscription
 
 TP = TopicPartition("t", 0)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.group.group_metadata import Empty, GroupMetadata, Stable
-from kafka_py.coordinator.group.group_metadata_manager import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.group.group_metadata import Empty, GroupMetadata, Stable
+from kafka_py.core.coordinator.group.group_metadata_manager import (
     GroupMetadataKey,
     OffsetKey,
     format_record_key_and_value,
@@ -24,16 +24,16 @@ from kafka_py.coordinator.group.group_metadata_manager import (
     read_message_key,
     read_offset_message_value,
 )
-from kafka_py.coordinator.group.group_metadata_schemas import (
+from kafka_py.core.coordinator.group.group_metadata_schemas import (
     GroupMetadataValue,
     MemberMetadataValue,
     read_version,
     to_version_prefixed_bytes,
 )
-from kafka_py.coordinator.group.member_metadata import MemberMetadata
-from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
-from kafka_py.protocol.codec import SchemaException
-from kafka_py.utils.time import MockTime
+from kafka_py.core.coordinator.group.member_metadata import MemberMetadata
+from kafka_py.core.coordinator.group.offset_and_metadata import OffsetAndMetadata
+from kafka_py.clients.common.protocol.codec import SchemaException
+from kafka_py.clients.common.utils.time import MockTime
 from tests.coordinator.coordinator_harness import assignment, subscription
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.transaction import transaction_log
-from kafka_py.coordinator.transaction.transaction_metadata import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.transaction import transaction_log
+from kafka_py.core.coordinator.transaction.transaction_metadata import (
     CompleteAbort,
     CompleteCommit,
     Empty,
@@ -16,7 +16,7 @@ from kafka_py.coordinator.transaction.transaction_metadata import (
     PrepareCommit,
 )
 from kafka_py.log.log_offset_metadata import FetchIsolation
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from tests.coordinator.txn_coordinator_harness import TxnCoordinatorHarness
 
 TP0 = TopicPartition("topic", 0)
@@ -52,7 +52,7 @@ def log_records(harness, transactional_id):
     log = harness.txn_log(transactional_id)
     out = []
     info = log.read(log.log_start_offset, 1 << 20, FetchIsolation.LOG_END, min_one_message=True)
-    from kafka_py.record.memory_records import MemoryRecords
+    from kafka_py.clients.common.record.memory_records import MemoryRecords
     data = MemoryRecords(bytearray(info.records.read_bytes(0, info.records.size_in_bytes())))
     for batch in data.batches():
         for record in batch:
@@ -263,9 +263,9 @@ def test_what_the_description_lets_a_producer_write(harness):
 def test_partition_load_time_metrics_are_registered_under_kafkas_names(make_harness):
     import math
 
-    from kafka_py.common.sensor import Max, MetricConfig
-    from kafka_py.coordinator.transaction.transaction_state_manager import _coordinator_metric_name
-    from kafka_py.metrics.kafka_metrics_group import default_registry
+    from kafka_py.clients.common.sensor import Max, MetricConfig
+    from kafka_py.core.coordinator.transaction.transaction_state_manager import _coordinator_metric_name
+    from kafka_py.core.metrics.kafka_metrics_group import default_registry
 
     stat, config = Max(), MetricConfig()
     assert math.isnan(stat.measure(config, 1000))

@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.transaction import transaction_log
-from kafka_py.coordinator.transaction.transaction_metadata import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.transaction import transaction_log
+from kafka_py.core.coordinator.transaction.transaction_metadata import (
     CompleteAbort,
     CompleteCommit,
     Dead,
@@ -21,8 +21,8 @@ from kafka_py.coordinator.transaction.transaction_metadata import (
     TransactionState,
     TxnTransitMetadata,
 )
-from kafka_py.protocol.codec import SchemaException
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.codec import SchemaException
+from kafka_py.clients.common.protocol.errors import Errors
 
 TP0 = TopicPartition("topic", 0)
 TP1 = TopicPartition("topic", 1)

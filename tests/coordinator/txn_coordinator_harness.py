@@ -15,13 +15,13 @@ import itertools
 import threading
 from typing import Optional
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.transaction.transaction_coordinator import ProducerIdAndEpoch, TransactionCoordinator
-from kafka_py.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
-from kafka_py.coordinator.transaction.transaction_marker_channel_manager import TransactionMarkerChannelManager
-from kafka_py.coordinator.transaction.transaction_state_manager import TransactionConfig, TransactionStateManager
-from kafka_py.utils.kafka_scheduler import MockScheduler
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.transaction.transaction_coordinator import ProducerIdAndEpoch, TransactionCoordinator
+from kafka_py.core.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_py.core.coordinator.transaction.transaction_marker_channel_manager import TransactionMarkerChannelManager
+from kafka_py.core.coordinator.transaction.transaction_state_manager import TransactionConfig, TransactionStateManager
+from kafka_py.core.utils.kafka_scheduler import MockScheduler
+from kafka_py.clients.common.utils.time import MockTime
 from tests.coordinator.coordinator_harness import InternalTopicHarness, Result
 
 

@@ -5,7 +5,7 @@ import os
 import tempfile
 from typing import Iterable
 
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 NOW_MS = 1_700_000_000_000
 
@@ -14,10 +14,10 @@ def written_segments() -> Iterable[tuple[str, bytes]]:
     """The .log file of a log after appends of every codec, transactions and a control batch."""
     from kafka_py.log.log import Log
     from kafka_py.log.log_config import LogConfig
-    from kafka_py.record.compression import CompressionType
-    from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-    from kafka_py.record.memory_records import MemoryRecords
+    from kafka_py.clients.common.record.compression import CompressionType
+    from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+    from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+    from kafka_py.clients.common.record.memory_records import MemoryRecords
 
     records = [SimpleRecord(b"k", b"v" * 20, NOW_MS), SimpleRecord(None, b"w", NOW_MS + 1,
                                                                    headers=(("h", b"x"),))]

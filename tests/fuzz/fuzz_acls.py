@@ -1,5 +1,5 @@
 """Fuzz target: AclAuthorizer's decisions over any set of ACLs, against a brute-force reading
-of Kafka's rules (kafka_py/security/authorizer/acl_authorizer.py).
+of Kafka's rules (kafka_py/core/security/authorizer/acl_authorizer.py).
 
 The authorizer answers from an index (_AclIndex: LITERAL patterns by name, PREFIXED ones by
 their lengths, entries split by principal and permission, decisions remembered per index);
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from kafka_py.security.authorizer.acl import (
+from kafka_py.core.security.authorizer.acl import (
     AccessControlEntry,
     AclOperation,
     AclPermissionType,
@@ -24,7 +24,7 @@ from kafka_py.security.authorizer.acl import (
     ResourcePattern,
     ResourceType,
 )
-from kafka_py.security.authorizer.acl_authorizer import AclAuthorizer, VersionedAcls, canonical_host
+from kafka_py.core.security.authorizer.acl_authorizer import AclAuthorizer, VersionedAcls, canonical_host
 
 _NAME_CHARS = "ab*é"
 _PRINCIPALS = ("User:alice", "User:bob", "User:*")

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from tests.fuzz.harness import scratch_dir
 
-from kafka_py.common.errors import KafkaException, KafkaStorageException
+from kafka_py.clients.common.errors import KafkaException, KafkaStorageException
 from kafka_py.server.broker_metadata_checkpoint import (
     check_zk_meta_properties_version,
     get_broker_metadata_and_offline_dirs,
@@ -59,7 +59,7 @@ def one_input(data: bytes) -> None:
 
 
 def seeds() -> Iterable[tuple[str, bytes]]:
-    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.clients.common.topic_partition import TopicPartition
     from kafka_py.server.broker_metadata_checkpoint import BrokerMetadataCheckpoint
     from kafka_py.server.epoch.leader_epoch_file_cache import EpochEntry
 

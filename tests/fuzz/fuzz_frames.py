@@ -15,7 +15,7 @@ import struct
 from typing import Iterable
 
 from kafka_py.network.selector import KafkaChannel
-from kafka_py.protocol.framing import InvalidReceiveException
+from kafka_py.clients.common.protocol.framing import InvalidReceiveException
 
 _SCRATCH_SIZE = 64  # small, so that frames and size prefixes straddle reads
 

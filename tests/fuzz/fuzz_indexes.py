@@ -13,7 +13,7 @@ from typing import Iterable
 
 from tests.fuzz.harness import scratch_dir
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.log.abstract_index import CorruptIndexException
 from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.time_index import TimeIndex

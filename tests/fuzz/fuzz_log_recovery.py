@@ -14,12 +14,12 @@ from typing import Iterable
 
 from tests.fuzz.harness import scratch_dir
 
-from kafka_py.common.errors import KafkaStorageException
+from kafka_py.clients.common.errors import KafkaStorageException
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 
 _NOW_MS = 1_700_000_000_000
 _ROOT = scratch_dir("recovery")

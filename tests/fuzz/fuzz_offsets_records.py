@@ -1,5 +1,5 @@
 """Fuzz target: the records of __consumer_offsets as the group coordinator loads them and
-kafka-dump-log prints them (kafka_py/coordinator/group/group_metadata_manager.py). The first
+kafka-dump-log prints them (kafka_py/core/coordinator/group/group_metadata_manager.py). The first
 byte picks what the rest is: a record key, an offset commit value, a group metadata value,
 or (a two-byte key length, the key, the value) for the dump tool's formatter.
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 import struct
 from typing import Iterable
 
-from kafka_py.coordinator.group.group_metadata_manager import (
+from kafka_py.core.coordinator.group.group_metadata_manager import (
     format_record_key_and_value,
     read_group_message_value,
     read_message_key,
     read_offset_message_value,
 )
-from kafka_py.protocol.codec import SchemaException
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.protocol.codec import SchemaException
+from kafka_py.clients.common.utils.time import MockTime
 
 _TIME = MockTime(1_700_000_000_000)
 
@@ -41,12 +41,12 @@ def one_input(data: bytes) -> None:
 
 
 def seeds() -> Iterable[tuple[str, bytes]]:
-    from kafka_py.common.topic_partition import TopicPartition
-    from kafka_py.coordinator.group.group_metadata import GroupMetadata, Stable
-    from kafka_py.coordinator.group.group_metadata_manager import (
+    from kafka_py.clients.common.topic_partition import TopicPartition
+    from kafka_py.core.coordinator.group.group_metadata import GroupMetadata, Stable
+    from kafka_py.core.coordinator.group.group_metadata_manager import (
         group_metadata_key, group_metadata_value, offset_commit_key, offset_commit_value)
-    from kafka_py.coordinator.group.member_metadata import MemberMetadata
-    from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
+    from kafka_py.core.coordinator.group.member_metadata import MemberMetadata
+    from kafka_py.core.coordinator.group.offset_and_metadata import OffsetAndMetadata
 
     offset_key = offset_commit_key("group-a", TopicPartition("topic", 3))
     group_key = group_metadata_key("group-a")

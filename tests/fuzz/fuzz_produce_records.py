@@ -19,14 +19,14 @@ from typing import Iterable
 
 from tests.fuzz.harness import scratch_dir
 
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
-from kafka_py.protocol.errors import Errors
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import TimestampType
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import TimestampType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 
 _NOW_MS = 1_700_000_000_000
 _CODECS = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
@@ -92,7 +92,7 @@ def one_input(data: bytes) -> None:
 
 
 def seeds() -> Iterable[tuple[str, bytes]]:
-    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+    from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
 
     records = [SimpleRecord(b"key-1", b"value-1", _NOW_MS, headers=(("h", b"v"),)),
                SimpleRecord(None, b"value-2", _NOW_MS + 5),
@@ -131,7 +131,7 @@ def _base_timestamp_batch(base_timestamp: int, max_timestamp: int | None = None)
 
     import crc32c
 
-    from kafka_py.record.default_record_batch import (ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, CRC_OFFSET,
+    from kafka_py.clients.common.record.default_record_batch import (ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, CRC_OFFSET,
                                                       SimpleRecord, build_batch)
 
     batch = bytearray(build_batch([SimpleRecord(None, b"a", 1_000), SimpleRecord(None, b"b", 1_001)]))
@@ -142,6 +142,6 @@ def _base_timestamp_batch(base_timestamp: int, max_timestamp: int | None = None)
 
 
 def _timestamp_overflow_batch() -> bytes:
-    from kafka_py.utils.java_limits import LONG_MAX
+    from kafka_py.core.utils.java_limits import LONG_MAX
 
     return _base_timestamp_batch(LONG_MAX)

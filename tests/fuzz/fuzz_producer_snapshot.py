@@ -27,9 +27,9 @@ def one_input(data: bytes) -> None:
 def seeds() -> Iterable[tuple[str, bytes]]:
     from kafka_py.log.log import Log
     from kafka_py.log.log_config import LogConfig
-    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-    from kafka_py.record.memory_records import MemoryRecords
-    from kafka_py.utils.time import MockTime
+    from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+    from kafka_py.clients.common.record.memory_records import MemoryRecords
+    from kafka_py.clients.common.utils.time import MockTime
 
     directory = os.path.join(scratch_dir("snapshot-seeds"), "seed-0")
     log = Log(directory, LogConfig(retention_ms=-1), time=MockTime(1_700_000_000_000), had_clean_shutdown=True,

@@ -1,7 +1,7 @@
 """Fuzz target: a request frame (header and body, the bytes after the size prefix) through
 ``decode_request``, for every API key and version the broker serves.
 
-Contract (kafka_py/protocol/messages.py): the request decodes, or InvalidRequestException
+Contract (kafka_py/clients/common/protocol/messages.py): the request decodes, or InvalidRequestException
 (unknown API, API not served, malformed header or body) or UnsupportedVersionException is
 raised; the Processor closes the connection on either. A decoded request also encodes back
 (the broker logs and answers what it decoded).
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS
-from kafka_py.protocol.messages import decode_request, encode_request, is_unsupported_api_versions_request
+from kafka_py.clients.common.errors import InvalidRequestException, UnsupportedVersionException
+from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS
+from kafka_py.clients.common.protocol.messages import decode_request, encode_request, is_unsupported_api_versions_request
 
 _EXPECTED = (InvalidRequestException, UnsupportedVersionException)
 
@@ -29,8 +29,8 @@ def one_input(data: bytes) -> None:
 
 
 def seeds() -> Iterable[tuple[str, bytes]]:
-    from kafka_py.protocol.headers import RequestHeader
-    from kafka_py.protocol.messages import request_schema
+    from kafka_py.clients.common.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.messages import request_schema
     from tests.protocol.builders import build
 
     for api in sorted(IMPLEMENTED_APIS, key=lambda a: a.id):

@@ -15,10 +15,10 @@ from __future__ import annotations
 import struct
 from typing import Iterable
 
-from kafka_py.security import scram
-from kafka_py.security.errors import SaslAuthenticationException
-from kafka_py.security.plain import PlainSaslServer, plain_client_token
-from kafka_py.security.scram import ScramMechanism, ScramSaslClient, ScramSaslServer
+from kafka_py.clients.common.security import scram
+from kafka_py.clients.common.security.errors import SaslAuthenticationException
+from kafka_py.clients.common.security.plain import PlainSaslServer, plain_client_token
+from kafka_py.clients.common.security.scram import ScramMechanism, ScramSaslClient, ScramSaslServer
 
 _USER, _PASSWORD = "alice", "alice-secret"
 _SERVER_NONCE = "fuzzservernonce"

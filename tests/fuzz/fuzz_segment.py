@@ -13,8 +13,8 @@ from typing import Iterable
 
 from tests.fuzz.harness import scratch_dir
 
-from kafka_py.common.errors import CorruptRecordException, InvalidRecordException
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.errors import CorruptRecordException, InvalidRecordException
+from kafka_py.clients.common.record.file_records import FileRecords
 
 _ROOT = scratch_dir("segment")
 _PATH = os.path.join(_ROOT, "00000000000000000000.log")

@@ -29,7 +29,7 @@ from typing import Iterable
 from kafka_py.network.secure_selector import SecureKafkaChannel
 from kafka_py.network.selector import KafkaChannel
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
-from kafka_py.protocol.framing import InvalidReceiveException
+from kafka_py.clients.common.protocol.framing import InvalidReceiveException
 from tests.fuzz.fuzz_frames import _expected
 
 _SCRATCH_SIZE = 64

@@ -1,5 +1,5 @@
 """Fuzz target: the records of __transaction_state as the transaction coordinator loads them
-and kafka-dump-log prints them (kafka_py/coordinator/transaction/transaction_log.py). The
+and kafka-dump-log prints them (kafka_py/core/coordinator/transaction/transaction_log.py). The
 first byte picks what the rest is: a record key, a value, or (a two-byte key length, the
 key, the value) for the dump tool's formatter.
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 import struct
 from typing import Iterable
 
-from kafka_py.coordinator.transaction.transaction_log import (
+from kafka_py.core.coordinator.transaction.transaction_log import (
     format_record_key_and_value,
     read_txn_record_key,
     read_txn_record_value,
 )
-from kafka_py.protocol.codec import SchemaException
+from kafka_py.clients.common.protocol.codec import SchemaException
 
 
 def one_input(data: bytes) -> None:
@@ -35,9 +35,9 @@ def one_input(data: bytes) -> None:
 
 
 def seeds() -> Iterable[tuple[str, bytes]]:
-    from kafka_py.common.topic_partition import TopicPartition
-    from kafka_py.coordinator.transaction.transaction_log import key_to_bytes, value_to_bytes
-    from kafka_py.coordinator.transaction.transaction_metadata import (
+    from kafka_py.clients.common.topic_partition import TopicPartition
+    from kafka_py.core.coordinator.transaction.transaction_log import key_to_bytes, value_to_bytes
+    from kafka_py.core.coordinator.transaction.transaction_metadata import (
         CompleteCommit, Empty, Ongoing, PrepareAbort, TxnTransitMetadata)
 
     key = key_to_bytes("txn-a")

@@ -1,5 +1,5 @@
 """Fuzz target: the bytes of every znode the broker reads, through its decoder in
-kafka_py/zk/zk_data.py. The first byte picks the decoder; the rest is the znode's data.
+kafka_py/core/zk/zk_data.py. The first byte picks the decoder; the rest is the znode's data.
 
 Contract: the data decodes, or ValueError (JSON that does not parse, or that lacks or
 mistypes a field: what Kafka's Json and its JsonMappingException refuse) or KafkaException
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from kafka_py.common.errors import KafkaException
-from kafka_py.zk import zk_data as z
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.core.zk import zk_data as z
 
 class _Stat:
     """The znode stat a partition state decodes with (kazoo's ZnodeStat: its version)."""

@@ -27,9 +27,9 @@ CORPUS_DIR = FUZZ_DIR / "corpus"
 
 # name -> what it parses (the module is tests.fuzz.fuzz_<name>)
 TARGETS: dict[str, str] = {
-    "request": "request header and body of every served API and version (kafka_py.protocol.messages)",
-    "produce_records": "a produced record batch through LogValidator (log/log_validator.py, kafka_py/record)",
-    "sasl": "SASL/PLAIN and SCRAM-SHA-256/512 client tokens on the server side (kafka_py/security)",
+    "request": "request header and body of every served API and version (kafka_py.clients.common.protocol.messages)",
+    "produce_records": "a produced record batch through LogValidator (log/log_validator.py, kafka_py/clients/common/record)",
+    "sasl": "SASL/PLAIN and SCRAM-SHA-256/512 client tokens on the server side (kafka_py/clients/common/security)",
     "frames": "the size-prefixed frame reader of network/selector.py, over any split into reads",
     "tls_frames": "frames over a real in-memory TLS session (network/ssl_transport_layer.py): tampered records, "
                   "hostile handshakes",
@@ -40,7 +40,7 @@ TARGETS: dict[str, str] = {
     "producer_snapshot": "producer state snapshots (log/producer_state_manager.py)",
     "offsets_records": "__consumer_offsets record keys and values (group_metadata_manager.py)",
     "txn_records": "__transaction_state record keys and values (transaction_log.py)",
-    "zk_data": "every znode decoder of kafka_py/zk/zk_data.py",
+    "zk_data": "every znode decoder of kafka_py/core/zk/zk_data.py",
     "acls": "AclAuthorizer's decisions over any ACLs and resource names, against Kafka's rules by brute force",
 }
 

@@ -1,6 +1,6 @@
 """Real kafka-py broker processes for integration tests.
 
-Each ``BrokerProcess`` runs ``python -m kafka_py.kafka`` with its own server.properties,
+Each ``BrokerProcess`` runs ``python -m kafka_py.core.kafka`` with its own server.properties,
 log dir and listener port, against the session's ZooKeeper under a chroot that is unique
 to its cluster (so clusters of different tests never see each other's topics). Readiness
 is a condition, never a fixed sleep: the process logged "[KafkaServer id=N] started", its
@@ -11,7 +11,7 @@ reserves a port across the test processes of the machine (kafka_py/testing/ports
 broker is forked from the test process's launcher (``launch``, kafka_py/testing/cluster.py),
 which has the broker's modules loaded already, so a start costs no imports; it dies with the
 test process, also when that process is killed -9. A broker with a ``preexec_fn`` (resource
-limits, say) is a ``python -m kafka_py.kafka`` process of its own, tied to the test process
+limits, say) is a ``python -m kafka_py.core.kafka`` process of its own, tied to the test process
 the same way (``dies_with_this_process``, kafka_py/testing/launcher.py).
 """
 from __future__ import annotations
@@ -87,9 +87,9 @@ class ServesMetadata:
 
     def metadata(self, topics: tuple[str, ...] = ()):
         """This broker's own Metadata (v9) answer for ``topics`` (none: brokers only)."""
-        from kafka_py.protocol.api_keys import ApiKeys
-        from kafka_py.protocol.entities import build_entity
-        from kafka_py.protocol.messages import request_schema
+        from kafka_py.clients.common.protocol.api_keys import ApiKeys
+        from kafka_py.clients.common.protocol.entities import build_entity
+        from kafka_py.clients.common.protocol.messages import request_schema
 
         request = build_entity(request_schema(ApiKeys.METADATA, 9), {
             "topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False,
@@ -236,12 +236,12 @@ class BrokerProcess(NodeProcess, ServesMetadata):
         # Kafka's log files (server.log, controller.log, state-change.log...) per broker.
         env = dict(PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir), **self.env)
         if self.preexec_fn is None:
-            self.process = launch("kafka_py.kafka", [self.config_path], self.output_path, env=env, cwd=ROOT)
+            self.process = launch("kafka_py.core.kafka", [self.config_path], self.output_path, env=env, cwd=ROOT)
         else:
             # something to run in the child first: a process of its own, not a fork of the launcher
             self._output = open(self.output_path, "ab")
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kafka_py.kafka", str(self.config_path)],
+                [sys.executable, "-m", "kafka_py.core.kafka", str(self.config_path)],
                 cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, env=dict(os.environ, **env),
                 preexec_fn=dies_with_this_process(self.preexec_fn))
         if wait:
@@ -298,7 +298,7 @@ def unique_chroot(prefix: str = "kafka-py-test") -> str:
 
 
 class RawClient:
-    """A blocking connection speaking the wire protocol through kafka_py.protocol, for tests
+    """A blocking connection speaking the wire protocol through kafka_py.clients.common.protocol, for tests
     that send what no well-behaved client would."""
 
     def __init__(self, port: int, timeout: float = 30.0, client_id: str = "raw-test-client",
@@ -320,8 +320,8 @@ class RawClient:
         self.sock.sendall(data)
 
     def send(self, api_key, version: int, request) -> int:
-        from kafka_py.protocol.headers import RequestHeader
-        from kafka_py.protocol.messages import encode_request
+        from kafka_py.clients.common.protocol.headers import RequestHeader
+        from kafka_py.clients.common.protocol.messages import encode_request
 
         self._correlation_id += 1
         header = RequestHeader.for_request(api_key, version, self._correlation_id, self.client_id)
@@ -333,7 +333,7 @@ class RawClient:
         return self._recv_exactly(size)
 
     def receive(self, api_key, version: int):
-        from kafka_py.protocol.messages import decode_response
+        from kafka_py.clients.common.protocol.messages import decode_response
 
         header, response = decode_response(self.receive_frame(), api_key, version)
         assert header.correlation_id == self._correlation_id

@@ -21,7 +21,7 @@ import sys
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka_py.tools.group_subscription import subscribe
+from kafka_py.core.tools.group_subscription import subscribe
 
 
 def _read(consumer: KafkaConsumer, wanted: int) -> None:

@@ -2,7 +2,7 @@
 ZooKeeper-mode brokers).
 
 A ``KRaftControllerProcess`` is one ``process.roles=controller`` node: its properties, its dir
-formatted with ``kafka-storage format``, and a ``python -m kafka_py.kafka`` process (what
+formatted with ``kafka-storage format``, and a ``python -m kafka_py.core.kafka`` process (what
 ``bin/kafka-server-start.sh`` runs), both forked from the test process's launcher
 (kafka_py/testing/cluster.py's ``launch``), which has the broker's modules loaded already. Readiness is a condition: the process logged "Kafka Server
 started" and its controller port accepts connections. Ports and processes are broker_harness's:
@@ -16,10 +16,10 @@ import re
 import subprocess
 from typing import Optional
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft import raft_util
-from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
+from kafka_py.core.raft.kafka_metadata_log import METADATA_PARTITION
 from kafka_py.testing.cluster import launch
 from tests.integration.broker_harness import (ROOT, NodeProcess, RawClient, ServesMetadata, free_port, port_open,
                                               wait_until)
@@ -98,7 +98,7 @@ class KRaftControllerProcess(NodeProcess):
         launcher as the node itself is); what the tool printed."""
         out = self.workdir / "format.out"
         out.unlink(missing_ok=True)
-        code = launch("kafka_py.tools.storage_tool", ["format", "-t", cluster_id, "-c", self.config_path],
+        code = launch("kafka_py.core.tools.storage_tool", ["format", "-t", cluster_id, "-c", self.config_path],
                       out, cwd=ROOT).wait(timeout=120)
         text = read_text(out)
         if code != 0:
@@ -110,7 +110,7 @@ class KRaftControllerProcess(NodeProcess):
     def start(self, timeout: float = 60.0, wait: bool = True) -> "KRaftControllerProcess":
         self._run_offset = self.output_path.stat().st_size if self.output_path.exists() else 0
         # forked from the launcher and gone with the test process, as broker_harness's brokers
-        self.process = launch("kafka_py.kafka", [self.config_path], self.output_path, cwd=ROOT,
+        self.process = launch("kafka_py.core.kafka", [self.config_path], self.output_path, cwd=ROOT,
                               env=dict(PYTHONUNBUFFERED="1", LOG_DIR=str(self.logs_dir), **self.env))
         if wait:
             self.wait_started(timeout)
@@ -257,7 +257,7 @@ class KRaftCombinedProcess(KRaftBrokerProcess, ServesMetadata):
 
 def random_uuid_text() -> str:
     """A cluster id as ``kafka-storage.sh random-uuid`` prints one, made in this process."""
-    from kafka_py.zk.zk_data import random_uuid, uuid_to_base64
+    from kafka_py.core.zk.zk_data import random_uuid, uuid_to_base64
 
     return uuid_to_base64(random_uuid())
 

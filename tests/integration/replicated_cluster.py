@@ -110,10 +110,10 @@ def make_replicated_cluster(broker_factory, chroot: str, **overrides: str) -> Re
 
 def consumer_fetch_high_watermark(port: int, topic: str, partition: int):
     """(error, high watermark) of a consumer's Fetch at offset 0 to the broker on ``port``."""
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.entities import build_entity
-    from kafka_py.protocol.errors import Errors
-    from kafka_py.protocol.messages import request_schema
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.entities import build_entity
+    from kafka_py.clients.common.protocol.errors import Errors
+    from kafka_py.clients.common.protocol.messages import request_schema
     from tests.integration.broker_harness import RawClient
 
     request = build_entity(request_schema(ApiKeys.FETCH, 12), {

@@ -8,9 +8,9 @@ import json
 import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.alter_isr.v0.request import AlterIsrRequest, PartitionData, TopicData
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema.alter_isr.v0.request import AlterIsrRequest, PartitionData, TopicData
 from tests.integration.broker_harness import RawClient, wait_until
 
 TOPIC = "wire-isr"
@@ -58,7 +58,7 @@ def state(zk, path):
 
 
 def test_alter_isr_is_advertised(broker):
-    from kafka_py.protocol.messages import request_schema
+    from kafka_py.clients.common.protocol.messages import request_schema
 
     request = request_schema(ApiKeys.API_VERSIONS, 3)(client_software_name="t", client_software_version="1")
     with RawClient(broker.port) as client:

@@ -12,11 +12,11 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.protocol.entities import build_entity
 from tests.integration.broker_harness import RawClient, wait_until
 
 TOPIC = "guarded"
@@ -140,7 +140,7 @@ def test_unknown_api_key_and_unsupported_version(broker):
     with RawClient(broker.port, timeout=10) as client:
         # (a flexible version: request header v2, whose tagged fields end the header)
         client.send_bytes(struct.pack(">ihhihb", 11, ApiKeys.API_VERSIONS.id, 99, 7, -1, 0))
-        from kafka_py.protocol.messages import decode_response
+        from kafka_py.clients.common.protocol.messages import decode_response
 
         header, response = decode_response(client.receive_frame(), ApiKeys.API_VERSIONS, 0)
         assert header.correlation_id == 7
@@ -336,9 +336,9 @@ class BrokerOutput:
 def _timestamp_overflow_batch() -> bytes:
     """Two records of deltas 0 and 1 under a base timestamp of Long.MAX_VALUE: the second
     record's timestamp is one past what a long holds."""
-    from kafka_py.record.default_record_batch import (
+    from kafka_py.clients.common.record.default_record_batch import (
         ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, CRC_OFFSET, MAX_TIMESTAMP_OFFSET)
-    from kafka_py.utils.java_limits import LONG_MAX
+    from kafka_py.core.utils.java_limits import LONG_MAX
     import crc32c
 
     batch = bytearray(build_batch([SimpleRecord(None, b"a", 1_000), SimpleRecord(None, b"b", 1_001)]))

@@ -59,13 +59,13 @@ def test_daemon_start_with_override_then_stop(broker_factory, tmp_path):
 
 
 def _fake_server(marker: str, config: str) -> subprocess.Popen:
-    """A process whose command line reads like a server's (``... kafka_py.kafka <config>``), so the
+    """A process whose command line reads like a server's (``... kafka_py.core.kafka <config>``), so the
     stop scripts select it, without starting one."""
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker, config])
 
 
 @pytest.mark.parametrize("script, marker, nothing", [
-    ("kafka-server-stop.sh", "kafka_py.kafka", "No kafka server to stop"),
+    ("kafka-server-stop.sh", "kafka_py.core.kafka", "No kafka server to stop"),
     ("zookeeper-server-stop.sh", "org.apache.zookeeper.server.quorum.QuorumPeerMain", "No zookeeper server to stop"),
 ])
 def test_stop_script_with_a_config_file_stops_only_the_server_started_with_it(tmp_path, script, marker, nothing):
@@ -145,7 +145,7 @@ def test_quickstart_refuses_a_second_run_then_ctrl_c_through_a_pipe_stops_both(t
         wait_until(lambda: "[KafkaServer id=0] started" in log.read_text(errors="replace"), 90,
                    "the quickstart's broker did not start")
         zk_pids = _pids_with_argument(str(zk_config), ZOOKEEPER_MAIN)
-        broker_pids = _pids_with_argument(str(broker.config_path), "kafka_py.kafka")
+        broker_pids = _pids_with_argument(str(broker.config_path), "kafka_py.core.kafka")
         assert len(zk_pids) == 1 and len(broker_pids) == 1, (zk_pids, broker_pids)
         text = log.read_text(errors="replace")
         assert f"INFO binding to port /127.0.0.1:{broker.zk_hosts.split(':')[1]}" in text  # ZooKeeper's own log
@@ -159,7 +159,7 @@ def test_quickstart_refuses_a_second_run_then_ctrl_c_through_a_pipe_stops_both(t
         assert any(line.startswith(f"port {zk_port} (ZooKeeper's clientPort") and f"pid {zk_pids[0]} (java" in line
                    and "QuorumPeerMain" in line for line in lines), lines
         assert any(line.startswith(f"port {broker.port} (the broker's listener PLAINTEXT")
-                   and f"pid {broker_pids[0]} (" in line and "kafka_py.kafka" in line for line in lines), lines
+                   and f"pid {broker_pids[0]} (" in line and "kafka_py.core.kafka" in line for line in lines), lines
         assert any(line.startswith(f"log dir {broker.log_dir} ") and f"is locked ({broker.log_dir}/.lock) by pid "
                    f"{broker_pids[0]} (" in line for line in lines), lines
         assert "zookeeper is serving" not in second.stdout + second.stderr
@@ -216,7 +216,7 @@ def test_quickstart_serves_again_after_its_broker_was_killed(tmp_path):
     try:
         wait_until(lambda: "[KafkaServer id=0] started" in first_log.read_text(errors="replace"), 90,
                    "the quickstart's broker did not start")
-        broker_pids = _pids_with_argument(str(broker.config_path), "kafka_py.kafka")
+        broker_pids = _pids_with_argument(str(broker.config_path), "kafka_py.core.kafka")
         assert len(broker_pids) == 1, broker_pids
         os.kill(broker_pids[0], signal.SIGKILL)
         # The quickstart stops ZooKeeper when its broker exits; the dead session stays on disk.
@@ -256,7 +256,7 @@ def test_quickstart_serves_again_after_its_broker_was_killed(tmp_path):
             if process is not None and process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
         for pid in (_pids_with_argument(str(zk_config), ZOOKEEPER_MAIN)
-                    + _pids_with_argument(str(broker.config_path), "kafka_py.kafka")):
+                    + _pids_with_argument(str(broker.config_path), "kafka_py.core.kafka")):
             os.kill(pid, signal.SIGKILL)
 
 

@@ -11,10 +11,10 @@ import pytest
 
 from kafka import KafkaAdminClient
 
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.utils import properties
+from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.utils import properties
 from tests.integration.broker_harness import ROOT, RawClient, wait_until
 
 
@@ -92,14 +92,14 @@ def test_refuses_to_join_another_cluster(broker_factory):
 def test_invalid_config_exits_with_one_line_naming_the_key(tmp_path):
     config = tmp_path / "server.properties"
     config.write_text(f"zookeeper.connect=127.0.0.1:1\nlog.dirs={tmp_path / 'logs'}\nnum.io.threads=many\n")
-    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "kafka_py.core.kafka", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "num.io.threads" in lines[0] and "many" in lines[0]
 
-    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config), "--override",
+    result = subprocess.run([sys.executable, "-m", "kafka_py.core.kafka", str(config), "--override",
                              "num.io.threads=4", "--override", "socket.request.max.bytes=-3"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
@@ -176,7 +176,7 @@ def test_broker_threads_run_under_sched_batch_when_asked(broker_factory):
 def test_bad_launcher_setting_stops_startup_naming_it(tmp_path, variable, value, problem):
     config = tmp_path / "server.properties"
     config.write_text(f"zookeeper.connect=127.0.0.1:1\nlog.dirs={tmp_path / 'logs'}\n")
-    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "kafka_py.core.kafka", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=60,
                             env=dict(os.environ, **{variable: value}))
     assert result.returncode == 1

@@ -20,12 +20,12 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import encode_request, request_schema
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import encode_request, request_schema
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.protocol.entities import build_entity
 from tests.integration.broker_harness import ROOT, RawClient, wait_until
 from tests.integration.conftest import broker_factory  # noqa: F401 - the fixture, for a broker of its own
 from tests.integration.conftest import new_broker

@@ -13,15 +13,15 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from kafka_py.coordinator.group.group_metadata_manager import java_string_hash_code
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.protocol.entities import build_entity
+from kafka_py.core.coordinator.group.group_metadata_manager import java_string_hash_code
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.entities import build_entity
 from tests.coordinator.coordinator_harness import assignment, subscription
 from tests.integration.broker_harness import RawClient, wait_until
-from kafka_py.tools.group_subscription import subscribe
-from kafka_py.utils.utils import utils_abs
+from kafka_py.core.tools.group_subscription import subscribe
+from kafka_py.clients.common.utils.utils import utils_abs
 
 TOPIC = "grouped"
 PARTITIONS = [TopicPartition(TOPIC, p) for p in range(4)]

@@ -27,7 +27,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from tests.integration.broker_harness import ROOT, wait_until
-from kafka_py.tools.group_subscription import subscribe
+from kafka_py.core.tools.group_subscription import subscribe
 
 # The same tests against a ZooKeeper-mode broker and a KRaft node.
 pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")

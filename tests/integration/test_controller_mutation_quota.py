@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.entities import build_entity
 from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until
 
 CLIENT = "mutator"

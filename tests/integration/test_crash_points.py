@@ -1,5 +1,5 @@
 """kill -9 at every step that writes: a broker ends at a named crash point (os._exit(137) from
-kafka_py/utils/crash_points.py) in the middle of a roll, an index resize, a recovery, a clean and
+kafka_py/core/utils/crash_points.py) in the middle of a roll, an index resize, a recovery, a clean and
 the swap of its segments, a retention delete, a producer snapshot, a checkpoint's
 write-and-rename, a topic deletion, a move between log dirs, an offset commit, a transaction
 state append, a reassignment; it is started again without the point, and then:
@@ -42,9 +42,9 @@ from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 from kafka.structs import OffsetAndMetadata
 
-from kafka_py.common.topic_partition import TopicPartition as KpTopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition as KpTopicPartition
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from kafka_py.utils import crash_points
+from kafka_py.core.utils import crash_points
 from tests.integration.broker_harness import BrokerProcess, read_znode, unique_chroot, wait_until
 
 WAIT = 60.0

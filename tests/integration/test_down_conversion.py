@@ -25,12 +25,12 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.metrics.prometheus_exporter import parse_exposition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.record.abstract_legacy_record_batch import legacy_batches
+from kafka_py.core.metrics.prometheus_exporter import parse_exposition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.record.abstract_legacy_record_batch import legacy_batches
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until
 
 confluent_kafka = pytest.importorskip("confluent_kafka")

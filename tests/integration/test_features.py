@@ -19,8 +19,8 @@ from kafka.admin import KafkaAdminClient
 from kio.schema.update_features.v0.request import FeatureUpdateKey, UpdateFeaturesRequest
 from kio.static.primitive import i16
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from tests.integration.broker_harness import (
     ROOT,
     BrokerProcess,

@@ -24,10 +24,10 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until
 from tests.integration.replicated_cluster import CLUSTER_PROPS, ReplicatedCluster
 from tests.integration.test_metrics import scrape, value
@@ -251,7 +251,7 @@ def test_a_session_consumer_reads_what_a_full_fetch_consumer_reads_through_evict
 
 def full_fetch_size(follower: int, topic: str, partitions: list[int]) -> int:
     """The size of a follower's full Fetch v12 of ``partitions`` (header and body)."""
-    from kafka_py.protocol.fast_fetch_request import encode_fetch_request
+    from kafka_py.clients.common.protocol.fast_fetch_request import encode_fetch_request
 
     return len(encode_fetch_request(12, 0, f"broker-{follower}-fetcher-0", follower, 500, 1, 10 << 20, 0, 0, 0,
                                     [(topic, [(p, 0, 0, -1, 0, 1 << 20) for p in partitions])])) - 4

@@ -16,10 +16,10 @@ import sys
 
 import pytest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, free_port, unique_chroot, wait_until
 from tests.integration.replicated_cluster import CLUSTER_PROPS, ReplicatedCluster
 from tests.integration.test_metrics import scrape, value
@@ -88,7 +88,7 @@ def fetch(broker: BrokerProcess, rack: str, version: int = 12, offset: int = 0):
 
 
 def record_count(partition) -> int:
-    from kafka_py.record.memory_records import MemoryRecords
+    from kafka_py.clients.common.record.memory_records import MemoryRecords
 
     records = MemoryRecords(bytes(partition.records or b""))
     return sum(1 for batch in records.batches() for _ in batch.records())
@@ -147,7 +147,7 @@ def test_a_replica_selector_that_names_no_class_stops_startup(zookeeper, tmp_pat
     config.write_text(f"zookeeper.connect={zookeeper.connect_string}{unique_chroot('ff-bad')}\n"
                       f"log.dirs={tmp_path / 'logs'}\nlisteners=PLAINTEXT://127.0.0.1:{free_port()}\n"
                       "replica.selector.class=NoSuchSelector\n")
-    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "kafka_py.core.kafka", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "replica.selector.class" in result.stderr and "NoSuchSelector" in result.stderr, result.stderr[-3000:]

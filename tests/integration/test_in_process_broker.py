@@ -16,17 +16,17 @@ import socket
 import pytest
 from kazoo.client import KazooClient
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request, RequestContext, SendResponse
 from kafka_py.network.send import MultiRecordsSend
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
-from kafka_py.record.default_record_batch import DefaultRecordBatch, SimpleRecord, build_batch
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.record.default_record_batch import DefaultRecordBatch, SimpleRecord, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.entities import build_entity
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.kafka_server import KafkaServer
 from tests.integration.broker_harness import free_port, unique_chroot, wait_until

@@ -23,10 +23,10 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAuthorizationFailedError
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import ROOT, RawClient, free_port, port_open, wait_until
 from tests.integration.kraft_harness import UNFENCED, combined_node_config, read_text, run_tool
 from tests.security.test_security_listeners import _login_outcome

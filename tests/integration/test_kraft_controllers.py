@@ -10,10 +10,10 @@ import datetime
 
 import pytest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft import raft_util
-from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
+from kafka_py.core.raft.kafka_metadata_log import METADATA_PARTITION
 from tests.integration.broker_harness import free_port, wait_until
 from tests.integration.kraft_harness import KRaftControllerProcess, KRaftQuorum
 
@@ -110,8 +110,8 @@ def test_non_voter_vote_and_wrong_cluster_fetch_are_refused(quorum):
 def test_controller_listener_serves_only_controller_apis(quorum):
     leader_id, _, _ = quorum.wait_for_leader(ELECTION_WAIT_S)
     node = quorum.node(leader_id)
-    from kafka_py.protocol.entities import build_entity
-    from kafka_py.protocol.messages import request_schema
+    from kafka_py.clients.common.protocol.entities import build_entity
+    from kafka_py.clients.common.protocol.messages import request_schema
     from tests.integration.broker_harness import RawClient
 
     request = build_entity(request_schema(ApiKeys.API_VERSIONS, 3),

@@ -16,8 +16,8 @@ import urllib.request
 
 import pytest
 
-from kafka_py.metrics.prometheus_exporter import parse_exposition
-from kafka_py.protocol.errors import Errors
+from kafka_py.core.metrics.prometheus_exporter import parse_exposition
+from kafka_py.clients.common.protocol.errors import Errors
 from tests.integration.broker_harness import free_port, port_open, wait_until
 from tests.integration.kraft_harness import KRaftControllerProcess, KRaftQuorum
 

@@ -27,10 +27,10 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import ROOT, RawClient, wait_until
 from tests.integration.kraft_harness import KRaftBrokerProcess, random_uuid_text
 from tests.integration.netns_harness import KAFKA_PORT, Network, can_make_namespaces, enter_namespace, run_in_namespace

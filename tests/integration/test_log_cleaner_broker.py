@@ -8,7 +8,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import InvalidRecordError
 
-from kafka_py.common.topic_partition import TopicPartition as KpTopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition as KpTopicPartition
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 from tests.integration.broker_harness import wait_until
 

@@ -22,16 +22,16 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from kafka_py.common.topic_partition import TopicPartition as KpTopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.record.compression import CompressionType, compress
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.legacy_record import write_entry
+from kafka_py.clients.common.topic_partition import TopicPartition as KpTopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.record.compression import CompressionType, compress
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.legacy_record import write_entry
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from tests.integration.broker_harness import ROOT, RawClient, unique_chroot, wait_until
 from tests.integration.test_replication import WAIT, Cluster, consume_all, topic_name, wait_replicas_identical
 from tests.integration.test_replication import produce as replicated_produce
@@ -336,7 +336,7 @@ def test_a_log_message_format_newer_than_the_inter_broker_protocol_stops_startup
     config = tmp_path / "server.properties"
     config.write_text(f"zookeeper.connect=127.0.0.1:1\nlog.dirs={tmp_path / 'logs'}\n"
                       "inter.broker.protocol.version=0.10.2\nlog.message.format.version=2.8\n")
-    result = subprocess.run([sys.executable, "-m", "kafka_py.kafka", str(config)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "kafka_py.core.kafka", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "log.message.format.version" in result.stderr

@@ -11,12 +11,12 @@ import socket
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
-from kafka_py.metrics.prometheus_exporter import parse_exposition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.messages import request_schema
+from kafka_py.core.metrics.prometheus_exporter import parse_exposition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import BrokerProcess, RawClient, free_port, unique_chroot, wait_until
-from kafka_py.tools.group_subscription import subscribe
+from kafka_py.core.tools.group_subscription import subscribe
 
 N = 40
 
@@ -303,7 +303,7 @@ def test_log_purgatory_group_and_zookeeper_metrics(metrics_broker):
 def test_errors_per_sec_of_answers_written_without_objects(metrics_broker):
     """Produce v3+ and Metadata answers are written straight from values; their ErrorsPerSec
     still counts each topic's and partition's error."""
-    from kafka_py.protocol.entities import build_entity
+    from kafka_py.clients.common.protocol.entities import build_entity
 
     broker = metrics_broker
     topic = "metrics-errors"
@@ -458,8 +458,8 @@ def test_socket_server_byte_metrics_count_the_frames_on_the_wire(metrics_broker)
     incoming-byte-total and outgoing-byte-total against the bytes of the frames a client sent
     and read, response-total (requests read) and request-total (responses written) against
     the requests, the connection counts, and the windowed rates and ratios in their ranges."""
-    from kafka_py.protocol.headers import RequestHeader
-    from kafka_py.protocol.messages import encode_request
+    from kafka_py.clients.common.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.messages import encode_request
 
     broker = metrics_broker
     prefix = "kafka_server_socket_server_metrics_"

@@ -1,5 +1,5 @@
 """OffsetForLeaderEpoch (API key 23) and the current-leader-epoch checks of Fetch and ListOffsets,
-on one real broker process, over the wire with kafka_py.protocol (every version Kafka 2.8 has).
+on one real broker process, over the wire with kafka_py.clients.common.protocol (every version Kafka 2.8 has).
 
 A one-broker partition stays in leader epoch 0; the fencing of older epochs is exercised in
 tests/integration/test_replication.py, where elections move the epoch on.
@@ -10,10 +10,10 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import RawClient
 
 # The same tests against a ZooKeeper-mode broker and a KRaft node.

@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.record.compression import CompressionType, compress
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.record.compression import CompressionType, compress
+from kafka_py.clients.common.record.default_record_batch import (
     DefaultRecordBatch,
     SimpleRecord,
     assemble_batch,

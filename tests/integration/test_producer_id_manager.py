@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kafka_py.coordinator.transaction.producer_id_manager import PID_BLOCK_SIZE, ProducerIdManager
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.coordinator.transaction.producer_id_manager import PID_BLOCK_SIZE, ProducerIdManager
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 from tests.integration.broker_harness import unique_chroot
 
 

@@ -21,11 +21,11 @@ from kafka import TopicPartition as KTP
 from kafka.errors import (InvalidReplicationAssignmentError, KafkaError, NoReassignmentInProgressError,
                           UnknownTopicOrPartitionError)
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.tools.command_line_utils import (BROKER_RESOURCE, OP_DELETE, OP_SET, TOPIC_RESOURCE, CommandError,
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.core.utils.command_line_utils import (BROKER_RESOURCE, OP_DELETE, OP_SET, TOPIC_RESOURCE, CommandError,
                                                incremental_alter_configs)
 from tests.integration.broker_harness import ROOT, BrokerProcess, RawClient, free_port, unique_chroot, wait_until
 from tests.integration.test_metrics import scrape, value

@@ -20,10 +20,10 @@ import uuid
 
 import pytest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from tests.integration.broker_harness import BrokerProcess, RawClient, unique_chroot, wait_until
 from tests.integration.replicated_cluster import (WAIT, ProduceLoad, check_nothing_lost,
                                                   make_replicated_cluster)

@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.kafka_server import KafkaServer
 from tests.integration.broker_harness import unique_chroot, wait_until
 from tests.integration.in_process_state import ClientWorker, in_process_broker, log_dirs_of

@@ -19,11 +19,11 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
 from tests.integration.broker_harness import ROOT, RawClient, wait_until
 from tests.integration.conftest import new_broker
 

@@ -100,8 +100,8 @@ def test_coordinator_killed_between_end_txn_and_markers_fails_over_and_completes
 
 
 def _req(api, version: int, **fields):
-    from kafka_py.protocol.messages import request_schema
-    from kafka_py.protocol.entities import build_entity
+    from kafka_py.clients.common.protocol.messages import request_schema
+    from kafka_py.clients.common.protocol.entities import build_entity
 
     return build_entity(request_schema(api, version), fields)
 
@@ -125,9 +125,9 @@ def test_a_write_outside_the_transaction_is_refused_when_another_broker_coordina
     Real kafka-python and confluent-kafka transactional producers work across the brokers."""
     from confluent_kafka import Producer as CKProducer
 
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.errors import Errors
-    from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.errors import Errors
+    from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
     from tests.integration.broker_harness import RawClient
 
     cluster = rf1_cluster

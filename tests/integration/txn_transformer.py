@@ -20,7 +20,7 @@ import time
 
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
-from kafka_py.tools.group_subscription import subscribe
+from kafka_py.core.tools.group_subscription import subscribe
 
 
 def main(bootstrap: str, input_topic: str, output_topic: str, group: str, transactional_id: str) -> None:

@@ -7,8 +7,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from kafka_py.log.log import FetchIsolation, Log
 from kafka_py.log.log_config import LogConfig
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 Entry = Tuple[int, Optional[bytes], Optional[bytes]]
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     KafkaStorageException,
@@ -14,7 +14,7 @@ from kafka_py.common.errors import (
     RecordBatchTooLargeException,
     RecordTooLargeException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.log import (
     FetchIsolation,
@@ -24,9 +24,9 @@ from kafka_py.log.log import (
     UnexpectedAppendOffsetException,
 )
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.record.default_record_batch import TimestampType
-from kafka_py.utils.kafka_scheduler import MockScheduler
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.default_record_batch import TimestampType
+from kafka_py.core.utils.kafka_scheduler import MockScheduler
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, decode, make_records, read_all, segment_files, values_of
 
 
@@ -114,7 +114,7 @@ def test_client_batch_with_nonzero_base_offset_is_refused(tmp_path):
 def test_partial_trailing_batch_is_trimmed(tmp_path):
     log = open_log(tmp_path)
     records = make_records([b"whole"])
-    from kafka_py.record.memory_records import MemoryRecords
+    from kafka_py.clients.common.record.memory_records import MemoryRecords
 
     cut = make_records([b"second batch, cut short" * 4]).buffer.tobytes()[:70]
     torn = MemoryRecords(bytearray(records.buffer.tobytes() + cut))
@@ -144,7 +144,7 @@ def test_append_as_follower_keeps_offsets_and_epochs(tmp_path):
     assert log.end_offset_for_epoch(4) == (5, 4)
     with pytest.raises(UnexpectedAppendOffsetException):
         log.append_as_follower(make_records([b"old"], base_offset=3))
-    from kafka_py.record.memory_records import MemoryRecords
+    from kafka_py.clients.common.record.memory_records import MemoryRecords
 
     two = MemoryRecords(bytearray(make_records([b"x"], base_offset=9).buffer.tobytes()
                                   + make_records([b"y"], base_offset=8).buffer.tobytes()))
@@ -247,7 +247,7 @@ def test_read_spans_segments_and_min_one_message(tmp_path):
 
 
 def test_read_returns_file_slice_not_bytes(tmp_path):
-    from kafka_py.record.file_records import FileRecords
+    from kafka_py.clients.common.record.file_records import FileRecords
 
     log = open_log(tmp_path)
     append_values(log, [b"a"])
@@ -559,7 +559,7 @@ def test_parse_topic_partition_name(name, expected):
 
 @pytest.mark.parametrize("name", ["foo", "-1", "foo-", "foo-x", "foo-1.x-delete.y", "foo.bar-delete"])
 def test_parse_topic_partition_name_rejects_non_log_dirs(name):
-    from kafka_py.common.errors import KafkaException
+    from kafka_py.clients.common.errors import KafkaException
 
     with pytest.raises(KafkaException):
         log_files.parse_topic_partition_name("/data/" + name)

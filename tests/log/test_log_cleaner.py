@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import InvalidRecordException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import InvalidRecordException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.cleaner_config import DOUBLE_MAX_VALUE
 from kafka_py.log.log import Log
@@ -25,10 +25,10 @@ from kafka_py.log.log_cleaner_manager import (
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.offset_map import SkimpyOffsetMap
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 
 TP = TopicPartition("compacted", 0)
 RETENTION_MS = 1000

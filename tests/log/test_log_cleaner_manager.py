@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.cleaner_config import CleanerConfig
 from kafka_py.log.log import Log
 from kafka_py.log.log_cleaner_manager import (
@@ -17,10 +17,10 @@ from kafka_py.log.log_cleaner_manager import (
 )
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import read_all
 
 A = TopicPartition("a", 0)
@@ -327,7 +327,7 @@ def test_retention_task_leaves_compacted_logs_to_the_cleaner(tmp_path, enable_cl
 def test_thread_count_is_reconfigurable_within_half_to_double(tmp_path):
     from kafka_py.log.log_cleaner import LogCleaner
     from kafka_py.server.kafka_config import KafkaConfig
-    from kafka_py.utils.config_def import ConfigException
+    from kafka_py.clients.common.config.config_def import ConfigException
 
     def broker_config(threads: int) -> KafkaConfig:
         return KafkaConfig({"zookeeper.connect": "zk:2181", "log.cleaner.threads": str(threads),

@@ -5,16 +5,16 @@ from dataclasses import replace
 
 import pytest
 
-from kafka_py.common.errors import InvalidConfigException
+from kafka_py.clients.common.errors import InvalidConfigException
 from kafka_py.log.log_config import (
     LATEST_API_VERSION,
     LogConfig,
     api_version,
     server_config_synonyms,
 )
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import TimestampType
-from kafka_py.utils.config_def import (
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import TimestampType
+from kafka_py.clients.common.config.config_def import (
     ConfigDef,
     ConfigException,
     Importance,
@@ -24,7 +24,7 @@ from kafka_py.utils.config_def import (
     in_list,
     valid_list,
 )
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.java_limits import LONG_MAX
 
 
 # Kafka 2.8.2's topic configs and their defaults, written out independently of the module.

@@ -13,12 +13,12 @@ import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords as KpMemoryRecords
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     UnsupportedForMessageFormatException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.cleaner_config import DOUBLE_MAX_VALUE
 from kafka_py.log.log import Log
@@ -26,10 +26,10 @@ from kafka_py.log.log_cleaner import Cleaner, Throttler
 from kafka_py.log.log_cleaner_manager import LogToClean
 from kafka_py.log.log_config import LogConfig, api_version
 from kafka_py.log.offset_map import SkimpyOffsetMap
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import SimpleRecord, TimestampType, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 
 TP = TopicPartition("legacy", 0)
 NOW = 1_000_000

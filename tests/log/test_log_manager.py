@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import (
@@ -16,8 +16,8 @@ from kafka_py.log.log_manager import (
     LogManager,
 )
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
-from kafka_py.utils.kafka_scheduler import MockScheduler
-from kafka_py.utils.time import MockTime
+from kafka_py.core.utils.kafka_scheduler import MockScheduler
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import make_records, read_all
 
 T0 = TopicPartition("orders", 0)

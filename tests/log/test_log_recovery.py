@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import KafkaStorageException
+from kafka_py.clients.common.errors import KafkaStorageException
 from kafka_py.log import log_files
 from kafka_py.log.log import Log
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, make_records, read_all, segment_files
 
 CFG = dict(segment_size=1024, max_index_size=4096, index_interval=128, retention_ms=-1)

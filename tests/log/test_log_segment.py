@@ -6,14 +6,14 @@ import random
 
 import pytest
 
-from kafka_py.common.errors import LogSegmentOffsetOverflowException
+from kafka_py.clients.common.errors import LogSegmentOffsetOverflowException
 from kafka_py.log import log_files
 from kafka_py.log.abstract_index import CorruptIndexException
 from kafka_py.log.log_append_info import RollParams
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.producer_state_manager import ProducerStateManager
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, decode, make_records
 
 TP = TopicPartition("seg", 0)
@@ -323,7 +323,7 @@ def test_roll_jitter_is_subtracted(tmp_path, time):
 
 def _parts(tmp_path, time):
     from kafka_py.log.log_segment import LazyIndex
-    from kafka_py.record.file_records import FileRecords
+    from kafka_py.clients.common.record.file_records import FileRecords
 
     d = str(tmp_path)
     return (FileRecords.open(log_files.log_file(d, 0)),

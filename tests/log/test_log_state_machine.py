@@ -15,9 +15,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kafka_py.common.errors import OffsetOutOfRangeException
+from kafka_py.clients.common.errors import OffsetOutOfRangeException
 from kafka_py.log.log import FetchIsolation, Log
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, decode, make_records
 
 records_strategy = st.lists(

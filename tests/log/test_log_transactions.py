@@ -7,16 +7,16 @@ import os
 
 import pytest
 
-from kafka_py.common.errors import InvalidRecordException, TransactionCoordinatorFencedException
+from kafka_py.clients.common.errors import InvalidRecordException, TransactionCoordinatorFencedException
 from kafka_py.log import log_files
 from kafka_py.log.log import FetchIsolation, Log
 from kafka_py.log.log_cleaner_manager import LogToClean
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, decode, make_records, read_all
 from tests.log.test_log_cleaner import compact_config, make_cleaner
 

@@ -18,18 +18,18 @@ from hypothesis import strategies as st
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords as KpMemoryRecords
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     InvalidTimestampException,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_validator import LogValidator, LongRef
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.record.compression import CompressionType, compress
-from kafka_py.record.default_record_batch import SimpleRecord, TimestampType, build_batch
-from kafka_py.record.legacy_record import write_entry
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.compression import CompressionType, compress
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.legacy_record import write_entry
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 TP = TopicPartition("t", 0)
 NOW = 1_700_000_000_000

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import CorruptRecordException, InvalidRecordException, InvalidTimestampException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import CorruptRecordException, InvalidRecordException, InvalidTimestampException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_validator import LogValidator, LongRef
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import DefaultRecordBatch, assemble_batch, write_record, write_varint
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.partial_default_record import walk_records
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import DefaultRecordBatch, assemble_batch, write_record, write_varint
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.partial_default_record import walk_records
 
 TP = TopicPartition("t", 0)
 NOW = 1_700_000_000_000
@@ -213,7 +213,7 @@ def test_walk_of_arbitrary_bytes_either_parses_or_says_invalid(data, count):
 
 # --- the compiled walk against the Python walk ----------------------------------------------
 
-from kafka_py.record import partial_default_record  # noqa: E402
+from kafka_py.clients.common.record import partial_default_record  # noqa: E402
 
 
 def _python_walk(data, count, **kwargs):
@@ -296,7 +296,7 @@ def test_varints_wider_than_their_type_are_refused_by_both():
     ((1, 3), None, [(0, 0), (4, 4)]),
 ])
 def test_walk_bounds_beyond_64_bits_are_clamped_alike_in_both_walks(delta_range, exempt, out_of_range) -> None:
-    from kafka_py.record.default_record_batch import RECORD_BATCH_OVERHEAD, SimpleRecord, build_batch
+    from kafka_py.clients.common.record.default_record_batch import RECORD_BATCH_OVERHEAD, SimpleRecord, build_batch
 
     batch = bytes(build_batch([SimpleRecord(None, b"x" * 10, timestamp=1000 + i) for i in range(5)]))
     data = batch[RECORD_BATCH_OVERHEAD:]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import InvalidOffsetException
+from kafka_py.clients.common.errors import InvalidOffsetException
 from kafka_py.log.abstract_index import CorruptIndexException, IndexOffsetOverflowException
 from kafka_py.log.offset_index import OffsetIndex, OffsetPosition
 

@@ -19,9 +19,9 @@ from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.offset_index import OffsetIndex, OffsetPosition
 from kafka_py.log.time_index import TimeIndex, TimestampOffset
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.utils.kafka_scheduler import MockScheduler
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.utils.kafka_scheduler import MockScheduler
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import make_records, read_all
 
 if not os.path.isdir("/proc/self/fd"):

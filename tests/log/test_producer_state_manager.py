@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     InvalidProducerEpochException,
     InvalidRecordException,
     InvalidTxnStateException,
     OutOfOrderSequenceException,
     TransactionCoordinatorFencedException,
 )
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
 from kafka_py.log.log_offset_metadata import LogOffsetMetadata
 from kafka_py.log.producer_state_manager import (
     AppendOrigin,
@@ -34,8 +34,8 @@ from kafka_py.log.producer_state_manager import (
     ProducerStateManager,
     producer_snapshot_file,
 )
-from kafka_py.record.default_record_batch import increment_sequence
-from kafka_py.utils.java_limits import INT_MAX
+from kafka_py.clients.common.record.default_record_batch import increment_sequence
+from kafka_py.core.utils.java_limits import INT_MAX
 
 TP = TopicPartition("t", 0)
 NOW = 1_000_000
@@ -744,11 +744,11 @@ def test_random_sequence_streams_match_model(tmp_path_factory, plan, data):
         assert [(entry.producer_epoch, b.first_seq, b.last_seq) for b in entry.batch_metadata] == model.batches
 
 
-# -- real record batches (kafka_py.record, once present) ------------------------------------
+# -- real record batches (kafka_py.clients.common.record, once present) ------------------------------------
 
 
 def test_real_batches_from_record_module(psm):
-    drb = pytest.importorskip("kafka_py.record.default_record_batch")
+    drb = pytest.importorskip("kafka_py.clients.common.record.default_record_batch")
     data = drb.DefaultRecordBatch(
         drb.build_batch(
             [drb.SimpleRecord(b"k", b"v", timestamp=5), drb.SimpleRecord(b"k", b"w", timestamp=6)],

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.errors import InvalidTxnStateException, OutOfOrderSequenceException
+from kafka_py.clients.common.errors import InvalidTxnStateException, OutOfOrderSequenceException
 from kafka_py.log.log import Log
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.verification_guard import SENTINEL, VerificationGuard, VerificationStateEntry
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, make_records
 
 PID = 7

@@ -1,5 +1,5 @@
 """Hypothesis strategies that build any instance of a kio-style message class, from the
-class alone (field shapes and wire types as kafka_py.protocol.kio_fields reads them)."""
+class alone (field shapes and wire types as kafka_py.clients.common.protocol.kio_fields reads them)."""
 from __future__ import annotations
 
 from dataclasses import fields
@@ -7,7 +7,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from kafka_py.protocol.kio_fields import (
+from kafka_py.clients.common.protocol.kio_fields import (
     EntityField,
     EntityTupleField,
     PrimitiveField,

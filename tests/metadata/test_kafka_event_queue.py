@@ -18,7 +18,7 @@ from kafka_py.metadata.queue.event_queue import (
     TimeoutException,
 )
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
-from kafka_py.utils.time import MockTime, Time
+from kafka_py.clients.common.utils.time import MockTime, Time
 
 WAIT_S = 30
 ONE_HOUR_NS = 3600 * 10**9

@@ -17,7 +17,7 @@ from kafka_py.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_py.metadata.records.metadata_record_type import RECORD_CLASSES, MetadataRecordType
 from kafka_py.metadata.records.partition_change_record.v0 import PartitionChangeRecord
 from kafka_py.metadata.records.topic_record.v0 import TopicRecord
-from kafka_py.protocol.codec import write_entity
+from kafka_py.clients.common.protocol.codec import write_entity
 from tests.metadata.strategies import entities
 
 SERDE = MetadataRecordSerde()

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from kafka_py.cluster.broker import EndPoint
+from kafka_py.core.cluster.broker import EndPoint
 from kafka_py.metadata.broker_heartbeat_reply import BrokerHeartbeatReply
 from kafka_py.metadata.broker_registration import BrokerRegistration, listeners_to_map
 from kafka_py.metadata.broker_registration_reply import BrokerRegistrationReply

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kafka_py.metadata.records import generator
-from kafka_py.protocol.codec import read_entity, write_entity
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
 
 SPEC = {
     "apiKey": 5, "type": "metadata", "name": "PartitionChangeRecord",

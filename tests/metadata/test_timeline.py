@@ -13,7 +13,7 @@ from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
 from kafka_py.metadata.timeline.timeline_hash_set import TimelineHashSet
 from kafka_py.metadata.timeline.timeline_integer import TimelineInteger
 from kafka_py.metadata.timeline.timeline_long import TimelineLong
-from kafka_py.utils.java_limits import LONG_MIN
+from kafka_py.core.utils.java_limits import LONG_MIN
 
 KEYS = st.integers(0, 7)
 

@@ -3,9 +3,9 @@ process's registry: the values they report, and their removal with what they des
 from __future__ import annotations
 
 from kafka_py.log.log import Log
-from kafka_py.metrics.kafka_metrics_group import default_registry
+from kafka_py.core.metrics.kafka_metrics_group import default_registry
 from kafka_py.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import config, make_records
 
 
@@ -91,7 +91,7 @@ def test_purgatory_gauges_count_watched_and_delayed_operations():
 def test_log_cleaner_gauges_and_their_removal(tmp_path):
     import os
 
-    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.clients.common.topic_partition import TopicPartition
     from kafka_py.log.cleaner_config import CleanerConfig
     from kafka_py.log.log_cleaner import LogCleaner
 

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from kafka_py.metrics.kafka_metrics_group import explicit_metric_name
-from kafka_py.metrics.prometheus_exporter import (
+from kafka_py.core.metrics.kafka_metrics_group import explicit_metric_name
+from kafka_py.core.metrics.prometheus_exporter import (
     PrometheusMetricsServer, jmx_exporter_name, parse_exposition, safe_name)
-from kafka_py.metrics.yammer import MetricName, MetricsRegistry
+from kafka_py.core.metrics.yammer import MetricName, MetricsRegistry
 
 
 def name(group, type_, n, **tags):

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_metric_name
-from kafka_py.metrics.yammer import (
+from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup, explicit_metric_name
+from kafka_py.core.metrics.yammer import (
     EWMA, Clock, ExponentiallyDecayingSample, Histogram, Meter, MetricsRegistry, Snapshot, Timer)
 
 
@@ -222,7 +222,7 @@ def test_metrics_group_takes_kafkas_package_and_class_name():
     class GroupMetadataManager(KafkaMetricsGroup):
         pass
 
-    GroupMetadataManager.__module__ = "kafka_py.coordinator.group.group_metadata_manager"
+    GroupMetadataManager.__module__ = "kafka_py.core.coordinator.group.group_metadata_manager"
     assert (GroupMetadataManager().metric_name("NumGroups").mbean_name
             == "kafka.coordinator.group:type=GroupMetadataManager,name=NumGroups")
 

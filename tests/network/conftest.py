@@ -15,19 +15,19 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol
+from kafka_py.core.cluster.broker import EndPoint, ListenerName, SecurityProtocol
 from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.network.socket_server import SocketServer
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import (
     api_versions_response,
     decode_response,
     encode_request,
     request_schema,
     unsupported_api_versions_response,
 )
-from kafka_py.utils.java_limits import INT_MAX
+from kafka_py.core.utils.java_limits import INT_MAX
 
 WAIT_S = 15.0
 

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kafka_py.cluster.broker import ListenerName
-from kafka_py.common.errors import KafkaException
+from kafka_py.core.cluster.broker import ListenerName
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.network.connection_quotas import (
     ConnectionQuotas,
     TooManyConnectionsException,
     normalize_address,
     parse_max_connections_per_ip_overrides,
 )
-from kafka_py.utils.java_limits import INT_MAX
+from kafka_py.core.utils.java_limits import INT_MAX
 
 
 @dataclass(frozen=True)

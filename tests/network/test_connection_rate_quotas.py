@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kafka_py.cluster.broker import ListenerName
+from kafka_py.core.cluster.broker import ListenerName
 from kafka_py.network.connection_quotas import ConnectionQuotas, ConnectionThrottledException
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.java_limits import INT_MAX
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.java_limits import INT_MAX
+from kafka_py.clients.common.utils.time import MockTime
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import pytest
 from kafka_py.network.connection_quotas import ConnectionQuotas
 from kafka_py.network.processor import Processor
 from kafka_py.network.request_channel import Request, RequestChannel
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.messages import api_versions_response, decode_response
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.messages import api_versions_response, decode_response
 from kafka_py.tuning.wakeups import call_with_deferred_wakeups
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 from .conftest import WAIT_S, NetworkConfig, api_versions_frame, wait_until
 
@@ -259,7 +259,7 @@ def test_a_full_connection_queue_blocks_the_acceptor_and_the_wait_is_metered():
     queue of new connections is full waits for room, and marks the nanoseconds it waited."""
     import threading
 
-    from kafka_py.metrics.yammer import Meter
+    from kafka_py.core.metrics.yammer import Meter
 
     config = NetworkConfig()
     quotas = ConnectionQuotas(config)

@@ -16,14 +16,14 @@ from kafka_py.network.request_channel import (
     ShutdownRequest,
 )
 from kafka_py.network.send import ByteBufferSend, MultiRecordsSend
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import (
     api_versions_response,
     decode_response,
     unsupported_api_versions_response,
 )
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.record.file_records import FileRecords
 
 from .conftest import api_versions_frame
 

@@ -6,8 +6,8 @@ from kio.schema.fetch.v12.response import FetchResponse
 from kio.schema.metadata.v9.response import MetadataResponse
 
 from kafka_py.network.request_metrics import error_counts
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
 
 
 def test_fetch_response_errors_of_the_response_and_of_each_partition():
@@ -39,8 +39,8 @@ def test_request_timings_become_whole_milliseconds_rounded_half_up():
     histograms as whole milliseconds, Math.round style; a negative span counts as 0."""
     from kafka_py.network.request_channel import Request, RequestContext
     from kafka_py.network.request_metrics import RequestChannelMetrics
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.headers import RequestHeader
 
     from .conftest import api_versions_frame
 
@@ -77,8 +77,8 @@ def test_completed_request_lines_follow_the_request_loggers_level_as_it_changes(
 
     from kafka_py.network.request_channel import Request, RequestContext
     from kafka_py.network.request_metrics import RequestChannelMetrics, request_logger
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.headers import RequestHeader
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.headers import RequestHeader
 
     lines: list = []
 

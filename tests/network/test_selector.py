@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from kafka_py.network.selector import KafkaChannel, Selector
 from kafka_py.network.send import ByteBufferSend
-from kafka_py.protocol.framing import InvalidReceiveException
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.protocol.framing import InvalidReceiveException
+from kafka_py.clients.common.utils.time import MockTime
 
 from .conftest import wait_until
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_py.network.send import ByteBufferSend, MultiRecordsSend, Send
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.default_record_batch import SimpleRecord
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord
 
 
 @pytest.fixture

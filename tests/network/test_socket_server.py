@@ -17,15 +17,15 @@ from kio.schema.fetch.v4.response import FetchResponse as FetchResponseV4
 from kio.schema.fetch.v4.response import PartitionData as PartitionDataV4
 from kio.static.primitive import i32, i32Timedelta, i64
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.network.request_channel import NoOpResponse, SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.network.socket_server import SocketServer
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, request_schema
-from kafka_py.record.file_records import FileRecords
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, request_schema
+from kafka_py.clients.common.record.file_records import FileRecords
 
 from ..protocol.builders import build
 from .conftest import NetworkConfig, RawClient, answer_api_versions, api_versions_frame, wait_until

@@ -6,8 +6,8 @@ import threading
 import time
 
 from kafka_py.network.request_channel import EndThrottlingResponse, StartThrottlingResponse
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.messages import decode_response
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.messages import decode_response
 from kafka_py.server.client_quota_manager import ClientQuotaManager, ClientQuotaManagerConfig, QuotaType
 
 from .conftest import answer_api_versions, api_versions_frame, wait_until

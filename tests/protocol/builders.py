@@ -11,12 +11,12 @@ from datetime import timedelta
 from typing import Any
 
 from kio.schema.errors import ErrorCode
-from kafka_py.protocol.kio_fields import EntityField
-from kafka_py.protocol.kio_fields import EntityTupleField
-from kafka_py.protocol.kio_fields import PrimitiveField
-from kafka_py.protocol.kio_fields import PrimitiveTupleField
-from kafka_py.protocol.kio_fields import classify_field
-from kafka_py.protocol.kio_fields import get_schema_field_type
+from kafka_py.clients.common.protocol.kio_fields import EntityField
+from kafka_py.clients.common.protocol.kio_fields import EntityTupleField
+from kafka_py.clients.common.protocol.kio_fields import PrimitiveField
+from kafka_py.clients.common.protocol.kio_fields import PrimitiveTupleField
+from kafka_py.clients.common.protocol.kio_fields import classify_field
+from kafka_py.clients.common.protocol.kio_fields import get_schema_field_type
 from kio.serial.readers import tz_aware_from_i64
 
 

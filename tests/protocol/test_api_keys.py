@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from kio.index import load_request_schema, load_response_schema
 
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_response_keys
-from kafka_py.protocol.messages import request_schema, response_schema
+from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_response_keys
+from kafka_py.clients.common.protocol.messages import request_schema, response_schema
 
 
 def test_every_2_8_2_api_key_and_describe_transactions() -> None:
@@ -71,7 +71,7 @@ def test_implemented_apis_are_served_by_a_zk_broker() -> None:
     "api, low, high",
     [
         # all of 2.8.2's: kio starts these above 2.8.2's oldest version (KIP-896),
-        # the older ones are generated in kafka_py.protocol.schema
+        # the older ones are generated in kafka_py.clients.common.protocol.schema
         (ApiKeys.PRODUCE, 0, 9),
         (ApiKeys.FETCH, 0, 12),
         (ApiKeys.LIST_OFFSETS, 0, 6),
@@ -165,7 +165,7 @@ def test_kio_classes_used_where_kio_has_them() -> None:
     assert request_schema(ApiKeys.METADATA, 4) is load_request_schema(3, 4)
     assert response_schema(ApiKeys.PRODUCE, 9) is load_response_schema(0, 9)
     assert request_schema(ApiKeys.LEADER_AND_ISR, 2).__module__ == (
-        "kafka_py.protocol.schema.leader_and_isr.v2.request"
+        "kafka_py.clients.common.protocol.schema.leader_and_isr.v2.request"
     )
 
 

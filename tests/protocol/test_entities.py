@@ -7,10 +7,10 @@ import datetime
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity, new_entity, to_version
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema, response_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity, new_entity, to_version
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema, response_schema
 
 
 def produce_response(version: int, partition: dict) -> object:
@@ -91,10 +91,10 @@ def _every_field_name() -> set[str]:
 
     import kio.schema
 
-    import kafka_py.protocol.schema
+    import kafka_py.clients.common.protocol.schema
 
     names: set[str] = set()
-    for package in (kio.schema, kafka_py.protocol.schema):
+    for package in (kio.schema, kafka_py.clients.common.protocol.schema):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if info.name.rsplit(".", 1)[-1] not in ("request", "response"):
                 continue

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafka_py.common import errors as common_errors
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common import errors as common_errors
+from kafka_py.clients.common.protocol.errors import Errors
 
 
 def test_codes_cover_minus_one_to_105_without_gaps() -> None:

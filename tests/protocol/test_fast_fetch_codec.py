@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
-from kafka_py.protocol import fast_fetch_request, fast_fetch_response
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.headers import RequestHeader, ResponseHeader
-from kafka_py.protocol.messages import encode_request, encode_response, request_schema, response_schema
+from kafka_py.clients.common.protocol import fast_fetch_request, fast_fetch_response
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.headers import RequestHeader, ResponseHeader
+from kafka_py.clients.common.protocol.messages import encode_request, encode_response, request_schema, response_schema
 
 VERSIONS = list(ApiKeys.FETCH.supported_versions())
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,5 +1,5 @@
 """The hand-written Produce, Fetch and Metadata response writers of
-kafka_py/protocol/fast_*_response.py against the generic ones: the same bytes as kio's writer
+kafka_py/clients/common/protocol/fast_*_response.py against the generic ones: the same bytes as kio's writer
 (and as kafka-python rewrites them), and for a Produce answer written from plain values the
 same bytes as KafkaApis' generic builder's response encoded, for every version the broker
 serves."""
@@ -15,12 +15,12 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_writer
 
-from kafka_py.protocol import fast_response_writers
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.codec import ChunkWriter
-from kafka_py.protocol.headers import ResponseHeader
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.protocol import fast_response_writers
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.codec import ChunkWriter
+from kafka_py.clients.common.protocol.headers import ResponseHeader
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import (
     api_versions_response,
     encode_response,
     encode_response_chunks,
@@ -249,7 +249,7 @@ def test_response_chunks_for_a_request_header(api: ApiKeys, version: int) -> Non
 def produce_answer_values():
     """Topics as encode_produce_response takes them: (name, [(index, error, base offset,
     log append time, log start offset, record errors, message)])."""
-    from kafka_py.protocol.errors import Errors
+    from kafka_py.clients.common.protocol.errors import Errors
 
     partitions = st.tuples(int32s, st.sampled_from(list(Errors)[:8]), int64s,
                            st.one_of(st.just(-1), st.integers(0, 2**41)), int64s,
@@ -260,9 +260,9 @@ def produce_answer_values():
 
 @pytest.mark.parametrize("version", PRODUCE_VERSIONS)
 def test_produce_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
-    from kafka_py.protocol.fast_produce_response import encode_produce_response
-    from kafka_py.protocol.messages import response_schema
-    from kafka_py.protocol.entities import build_entity
+    from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
+    from kafka_py.clients.common.protocol.messages import response_schema
+    from kafka_py.clients.common.protocol.entities import build_entity
 
     @SETTINGS
     @given(produce_answer_values(), st.integers(0, 2**31 - 1), int32s)
@@ -283,8 +283,8 @@ def test_produce_frame_from_values_equals_the_generic_response_encoded(version: 
 
 
 def test_produce_frame_refuses_a_topic_name_too_long_for_its_field() -> None:
-    from kafka_py.protocol.errors import Errors
-    from kafka_py.protocol.fast_produce_response import encode_produce_response
+    from kafka_py.clients.common.protocol.errors import Errors
+    from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
 
     with pytest.raises(ValueError):
         encode_produce_response(7, 1, [("t" * 40_000, [(0, Errors.NONE, 0, -1, 0, (), None)])])
@@ -300,7 +300,7 @@ def metadata_answer_values():
     """(brokers, cluster id, controller id, topics) as encode_metadata_response takes them."""
     import uuid
 
-    from kafka_py.protocol.errors import Errors
+    from kafka_py.clients.common.protocol.errors import Errors
 
     brokers = st.lists(st.tuples(int32s, names, int32s, st.one_of(st.none(), names)), max_size=3)
     partitions = st.tuples(st.sampled_from(list(Errors)[:8]), int32s, int32s, int32s, node_lists, node_lists,
@@ -315,9 +315,9 @@ def metadata_answer_values():
 def test_metadata_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
     """The hand-written MetadataResponse writer gives kio's bytes, from plain values and from a
     kio response alike, for every version."""
-    from kafka_py.protocol.fast_metadata_response import encode_metadata_response
-    from kafka_py.protocol.messages import response_schema
-    from kafka_py.protocol.entities import build_entity
+    from kafka_py.clients.common.protocol.fast_metadata_response import encode_metadata_response
+    from kafka_py.clients.common.protocol.messages import response_schema
+    from kafka_py.clients.common.protocol.entities import build_entity
 
     @SETTINGS
     @given(metadata_answer_values(), st.integers(0, 2**31 - 1), int32s, int32s)
@@ -353,8 +353,8 @@ def test_kafka_python_reads_a_metadata_frame_written_from_values() -> None:
 
     from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 
-    from kafka_py.protocol.errors import Errors
-    from kafka_py.protocol.fast_metadata_response import encode_metadata_response
+    from kafka_py.clients.common.protocol.errors import Errors
+    from kafka_py.clients.common.protocol.fast_metadata_response import encode_metadata_response
 
     topic_id = uuid.uuid4()
     frame = encode_metadata_response(

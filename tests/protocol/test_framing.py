@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.protocol.framing import (
+from kafka_py.clients.common.protocol.framing import (
     FrameDecoder,
     InvalidReceiveException,
     encode_frame,

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from kafka_py.protocol.codec import read_entity, write_entity
-from kafka_py.protocol.schema.generator import (
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
+from kafka_py.clients.common.protocol.schema.generator import (
     GENERATED_APIS,
     Versions,
     generate,
@@ -107,7 +107,7 @@ def test_generate(spec_dir, tmp_path) -> None:
     (error_code,) = dataclasses.fields(response.ControlledShutdownResponse)
     assert error_code.metadata == {"kafka_type": "error_code"}
     index = (out / "index.py").read_text()
-    assert '"kafka_py.protocol.schema.stop_replica.v2.request:StopReplicaRequest"' in index
+    assert '"kafka_py.clients.common.protocol.schema.stop_replica.v2.request:StopReplicaRequest"' in index
 
 
 def test_tagged_fields_are_refused(spec_dir, tmp_path) -> None:

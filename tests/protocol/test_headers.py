@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import InvalidRequestException
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.headers import RequestHeader, ResponseHeader, parse_request_header
+from kafka_py.clients.common.errors import InvalidRequestException
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.headers import RequestHeader, ResponseHeader, parse_request_header
 
 
 @pytest.mark.parametrize(

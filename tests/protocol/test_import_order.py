@@ -9,17 +9,17 @@ import sys
 import pytest
 
 MODULES = [
-    "kafka_py.protocol.schema",
-    "kafka_py.protocol.kio_fields",
-    "kafka_py.protocol.codec",
-    "kafka_py.protocol.entities",
-    "kafka_py.protocol.messages",
-    "kafka_py.protocol.fast_fields",
-    "kafka_py.protocol.fast_produce_response",
-    "kafka_py.protocol.fast_fetch_request",
-    "kafka_py.protocol.fast_fetch_response",
-    "kafka_py.protocol.fast_metadata_response",
-    "kafka_py.protocol.fast_response_writers",
+    "kafka_py.clients.common.protocol.schema",
+    "kafka_py.clients.common.protocol.kio_fields",
+    "kafka_py.clients.common.protocol.codec",
+    "kafka_py.clients.common.protocol.entities",
+    "kafka_py.clients.common.protocol.messages",
+    "kafka_py.clients.common.protocol.fast_fields",
+    "kafka_py.clients.common.protocol.fast_produce_response",
+    "kafka_py.clients.common.protocol.fast_fetch_request",
+    "kafka_py.clients.common.protocol.fast_fetch_response",
+    "kafka_py.clients.common.protocol.fast_metadata_response",
+    "kafka_py.clients.common.protocol.fast_response_writers",
 ]
 
 

@@ -10,10 +10,10 @@ import pytest
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader as kio_entity_reader
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.codec import read_entity, write_entity
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import (
     decode_request,
     decode_response,
     encode_request,
@@ -21,14 +21,14 @@ from kafka_py.protocol.messages import (
     request_schema,
     response_schema,
 )
-from kafka_py.protocol.schema.controlled_shutdown.v0 import ControlledShutdownRequest as CSv0
-from kafka_py.protocol.schema.controlled_shutdown.v1 import ControlledShutdownResponse as CSRv1
-from kafka_py.protocol.schema.controlled_shutdown.v1.response import RemainingPartition
-from kafka_py.protocol.schema.controlled_shutdown.v3 import ControlledShutdownRequest as CSv3
-from kafka_py.protocol.schema.leader_and_isr.v0 import request as lai_v0
-from kafka_py.protocol.schema.stop_replica.v3 import request as sr_v3
-from kafka_py.protocol.schema.update_metadata.v0 import request as um_v0
-from kafka_py.protocol.schema.update_metadata.v7 import request as um_v7
+from kafka_py.clients.common.protocol.schema.controlled_shutdown.v0 import ControlledShutdownRequest as CSv0
+from kafka_py.clients.common.protocol.schema.controlled_shutdown.v1 import ControlledShutdownResponse as CSRv1
+from kafka_py.clients.common.protocol.schema.controlled_shutdown.v1.response import RemainingPartition
+from kafka_py.clients.common.protocol.schema.controlled_shutdown.v3 import ControlledShutdownRequest as CSv3
+from kafka_py.clients.common.protocol.schema.leader_and_isr.v0 import request as lai_v0
+from kafka_py.clients.common.protocol.schema.stop_replica.v3 import request as sr_v3
+from kafka_py.clients.common.protocol.schema.update_metadata.v0 import request as um_v0
+from kafka_py.clients.common.protocol.schema.update_metadata.v7 import request as um_v7
 
 from .builders import build
 

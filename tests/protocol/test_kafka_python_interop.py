@@ -16,10 +16,10 @@ from kafka.protocol.metadata.metadata import MetadataRequest as KMetadataRequest
 from kafka.protocol.producer.produce import ProduceRequest as KProduceRequest
 from kio.schema.errors import ErrorCode
 
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import (
     api_versions_response,
     decode_request,
     decode_response,

@@ -13,12 +13,12 @@ from kio.schema.metadata.v9.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v8.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.serial import entity_reader as kio_entity_reader
 
-from kafka_py.common.errors import InvalidRequestException, UnsupportedVersionException
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
-from kafka_py.protocol.codec import read_entity, write_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader, ResponseHeader
-from kafka_py.protocol.messages import (
+from kafka_py.clients.common.errors import InvalidRequestException, UnsupportedVersionException
+from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader, ResponseHeader
+from kafka_py.clients.common.protocol.messages import (
     api_versions_response,
     decode_request,
     decode_response,
@@ -212,7 +212,7 @@ def test_encode_response_chunks_keeps_records_apart() -> None:
 def test_request_schema_errors() -> None:
     with pytest.raises(UnsupportedVersionException):
         request_schema(ApiKeys.ALTER_ISR, 1)  # 2.8.2 defines AlterIsr v0 only
-    assert request_schema(ApiKeys.ALTER_ISR, 0).__version__ == 0  # generated into kafka_py.protocol.schema
+    assert request_schema(ApiKeys.ALTER_ISR, 0).__version__ == 0  # generated into kafka_py.clients.common.protocol.schema
     assert request_schema(ApiKeys.SASL_HANDSHAKE, 1).__version__ == 1
 
 

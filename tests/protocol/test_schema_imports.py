@@ -1,6 +1,6 @@
 """Message schemas loaded by several threads at once, in a fresh interpreter: the request
 and the response of every version of every API asked for by two threads released together
-(kafka_py/protocol/schema_imports.py). Without the schema import lock CPython raised
+(kafka_py/clients/common/protocol/schema_imports.py). Without the schema import lock CPython raised
 _DeadlockError for a few of the ~230 pairs in every run."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import textwrap
 
 _LOAD_IN_PAIRS = textwrap.dedent("""
     import json, threading
-    from kafka_py.protocol.api_keys import ApiKeys
-    from kafka_py.protocol.messages import request_schema, response_schema
+    from kafka_py.clients.common.protocol.api_keys import ApiKeys
+    from kafka_py.clients.common.protocol.messages import request_schema, response_schema
 
     errors, loaded, pairs = [], [], 0
 

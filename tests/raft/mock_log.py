@@ -13,8 +13,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-from kafka_py.common.errors import OffsetOutOfRangeException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import OffsetOutOfRangeException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.raft.isolation import Isolation
 from kafka_py.raft.log_append_info import LogAppendInfo
 from kafka_py.raft.log_fetch_info import LogFetchInfo
@@ -22,10 +22,10 @@ from kafka_py.raft.log_offset_metadata import LogOffsetMetadata, OffsetMetadata
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.replicated_log import ReplicatedLog
 from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpochType
-from kafka_py.snapshot.raw_snapshot_reader import RawSnapshotReader
-from kafka_py.snapshot.raw_snapshot_writer import RawSnapshotWriter
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.raft.snapshot.raw_snapshot_reader import RawSnapshotReader
+from kafka_py.raft.snapshot.raw_snapshot_writer import RawSnapshotWriter
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 _ids = itertools.count()
 

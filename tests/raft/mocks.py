@@ -7,7 +7,7 @@ import heapq
 import itertools
 from typing import Optional
 
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.expiration_service import ExpirationService
 from kafka_py.raft.internals.completable_future import CompletableFuture
@@ -16,7 +16,7 @@ from kafka_py.raft.quorum_state_store import QuorumStateStore
 from kafka_py.raft.raft_config import InetAddressSpec
 from kafka_py.raft.raft_message_queue import RaftMessageQueue
 from kafka_py.raft.raft_request import RaftRequest
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 
 class MockNetworkChannel(NetworkChannel):

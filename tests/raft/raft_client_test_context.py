@@ -6,9 +6,9 @@ import itertools
 import random
 from typing import Any, Optional
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.metrics.yammer import MetricsRegistry
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.metrics.yammer import MetricsRegistry
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.internals.string_serde import StringSerde
@@ -17,7 +17,7 @@ from kafka_py.raft.raft_client import Listener
 from kafka_py.raft.raft_config import RaftConfig, voter_connections_for
 from kafka_py.raft.raft_request import RaftRequest
 from kafka_py.raft.raft_response import RaftResponse
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.raft.mock_log import MockLog
 from tests.raft.mocks import MockExpirationService, MockMessageQueue, MockNetworkChannel, MockQuorumStateStore
 

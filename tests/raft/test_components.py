@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from kafka_py.common.errors import RecordBatchTooLargeException
+from kafka_py.clients.common.errors import RecordBatchTooLargeException
 from kafka_py.raft.internals.batch_accumulator import BatchAccumulator
 from kafka_py.raft.internals.records_batch_reader import RecordsBatchReader
 from kafka_py.raft.internals.string_serde import StringSerde
@@ -17,11 +17,11 @@ from kafka_py.raft.raft_config import (
     UnknownAddressSpec,
 )
 from kafka_py.raft.request_manager import RequestManager
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import MockTime
 from tests.raft.mocks import MockExpirationService
 
 

@@ -11,7 +11,7 @@ from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_py.raft.resigned_state import ResignedState
 from kafka_py.raft.unattached_state import UnattachedState
 from kafka_py.raft.voted_state import VotedState
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.file_based_state_store import FileBasedStateStore
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.quorum_state import QuorumState
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 # What Kafka 2.8.2's FileBasedStateStore writes for leader 1 in epoch 2 of voters {1, 2, 3}.
 KAFKA_FILE = ('{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,'

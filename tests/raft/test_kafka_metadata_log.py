@@ -3,16 +3,16 @@ as leader and follower, reads bounded by the log end or the high watermark, the 
 lookups the log reconciliation uses, truncation to a diverging epoch, and a reopen."""
 import pytest
 
-from kafka_py.common.errors import InvalidRecordException, OffsetOutOfRangeException
+from kafka_py.clients.common.errors import InvalidRecordException, OffsetOutOfRangeException
 from kafka_py.raft.isolation import Isolation
-from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION, KafkaMetadataLog
+from kafka_py.core.raft.kafka_metadata_log import METADATA_PARTITION, KafkaMetadataLog
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
-from kafka_py.raft.segment_position import SegmentPosition
+from kafka_py.core.raft.segment_position import SegmentPosition
 from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpochType
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.utils.time import MockTime
 
 MAX_BATCH = 8 * 1024 * 1024
 

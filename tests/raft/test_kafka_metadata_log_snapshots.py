@@ -7,16 +7,16 @@ import os
 
 import pytest
 
-from kafka_py.common.errors import OffsetOutOfRangeException
+from kafka_py.clients.common.errors import OffsetOutOfRangeException
 from kafka_py.raft.isolation import Isolation
-from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION, KafkaMetadataLog, MetadataLogConfig
+from kafka_py.core.raft.kafka_metadata_log import METADATA_PARTITION, KafkaMetadataLog, MetadataLogConfig
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.valid_offset_and_epoch import ValidOffsetAndEpochType
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.snapshot import snapshots
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.raft.snapshot import snapshots
+from kafka_py.clients.common.utils.time import MockTime
 
 MAX_BATCH = 8 * 1024 * 1024
 # Segments roll after about three of the batches below.

@@ -4,12 +4,12 @@ truncation, the leader's high watermark, appends delivered to listeners, and bad
 answered with Kafka's error and nothing changed."""
 import pytest
 
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.raft import raft_util
 from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.core.utils.java_limits import LONG_MAX
 from tests.raft.mock_log import MockLog
 from tests.raft.raft_client_test_context import CLUSTER_ID, METADATA_PARTITION, RaftClientTestContext
 
@@ -170,7 +170,7 @@ def test_vote_with_invalid_offsets_is_invalid_request(last_epoch, last_offset):
 
 def test_vote_for_another_topic_partition_is_invalid_request():
     ctx = RaftClientTestContext(0, {0, 1, 2})
-    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.clients.common.topic_partition import TopicPartition
     request = ctx.deliver_request(raft_util.vote_request_for(TopicPartition("other", 0), 5, 1, 0, 0))
     ctx.poll()
     response = ctx.response_of(request)
@@ -473,8 +473,8 @@ def _pump(leader, follower, rounds):
 def test_new_observer_catches_up_through_a_chunked_snapshot(monkeypatch):
     from kafka_py.raft import kafka_raft_client
     from kafka_py.raft.internals.string_serde import StringSerde
-    from kafka_py.record.compression import CompressionType
-    from kafka_py.snapshot.snapshot_writer import SnapshotWriter
+    from kafka_py.clients.common.record.compression import CompressionType
+    from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
 
     leader = RaftClientTestContext(0, {0})
     leader.poll()

@@ -4,13 +4,13 @@ exports the group as kafka_server_raft_metrics_* with current-state as one sampl
 import math
 import random
 
-from kafka_py.metrics.prometheus_exporter import KafkaMetricsCollector
-from kafka_py.metrics.yammer import MetricsRegistry
+from kafka_py.core.metrics.prometheus_exporter import KafkaMetricsCollector
+from kafka_py.core.metrics.yammer import MetricsRegistry
 from kafka_py.raft.internals.kafka_raft_metrics import CURRENT_STATES, KafkaRaftMetrics, raft_metric_name
 from kafka_py.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.quorum_state import QuorumState
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.raft.mocks import MockQuorumStateStore
 
 LOCAL_ID = 0

@@ -7,7 +7,7 @@ import pytest
 from kafka_py.raft.election_state import ElectionState
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.raft.quorum_state import QuorumState
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.raft.mocks import MockQuorumStateStore
 
 LOCAL_ID = 0

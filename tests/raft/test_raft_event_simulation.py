@@ -26,15 +26,15 @@ from typing import Callable, Optional
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from kafka_py.metrics.yammer import MetricsRegistry
-from kafka_py.protocol.codec import read_entity, write_entity
+from kafka_py.core.metrics.yammer import MetricsRegistry
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
 from kafka_py.raft.internals.string_serde import StringSerde
 from kafka_py.raft.kafka_raft_client import KafkaRaftClient
 from kafka_py.raft.raft_client import Listener
 from kafka_py.raft.raft_config import RaftConfig, voter_connections_for
 from kafka_py.raft.raft_request import RaftRequest
 from kafka_py.raft.raft_response import RaftResponse
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.raft.mock_log import MockLog
 from tests.raft.mocks import MockExpirationService, MockMessageQueue, MockNetworkChannel, MockQuorumStateStore
 from tests.raft.raft_client_test_context import METADATA_PARTITION

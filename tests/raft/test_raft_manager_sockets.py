@@ -9,20 +9,20 @@ import threading
 
 import pytest
 
-from kafka_py.metrics.yammer import MetricsRegistry
+from kafka_py.core.metrics.yammer import MetricsRegistry
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.raft.internals.string_serde import StringSerde
 from kafka_py.raft.isolation import Isolation
-from kafka_py.raft.kafka_metadata_log import METADATA_PARTITION
+from kafka_py.core.raft.kafka_metadata_log import METADATA_PARTITION
 from kafka_py.raft.raft_client import Listener
-from kafka_py.raft.raft_manager import KafkaRaftManager
+from kafka_py.core.raft.raft_manager import KafkaRaftManager
 from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager
 from kafka_py.server.broker_metadata_checkpoint import initialize_log_dirs
 from kafka_py.server.controller_apis import ControllerApis
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.kafka_request_handler import KafkaRequestHandlerPool
-from kafka_py.tools.storage_tool import build_metadata_properties, config_to_log_directories, format_command
-from kafka_py.utils.time import Time
+from kafka_py.core.tools.storage_tool import build_metadata_properties, config_to_log_directories, format_command
+from kafka_py.clients.common.utils.time import Time
 from tests.integration.broker_harness import free_port, wait_until
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"

@@ -1,4 +1,4 @@
-"""Codecs of kafka_py.record.compression: Java-compatible framings, interop with
+"""Codecs of kafka_py.clients.common.record.compression: Java-compatible framings, interop with
 kafka-python's codecs, and hostile input (garbage, truncation, bombs)."""
 import gzip
 import struct
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka import codec as kcodec
 
-from kafka_py.common.errors import CorruptRecordException, UnsupportedCompressionTypeException
-from kafka_py.record.compression import (
+from kafka_py.clients.common.errors import CorruptRecordException, UnsupportedCompressionTypeException
+from kafka_py.clients.common.record.compression import (
     XERIAL_MAGIC,
     CompressionType,
     compress,

@@ -8,9 +8,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder as KpBatchBui
 from kafka.record.memory_records import MemoryRecordsBuilder as KpMemoryRecordsBuilder
 from kio.records.readers import read_batch as kio_read_batch
 
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import DefaultRecordBatch, SimpleRecord, TimestampType, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import DefaultRecordBatch, SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 CODECS = list(CompressionType)
 

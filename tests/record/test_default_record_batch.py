@@ -7,14 +7,14 @@ from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     UnsupportedForMessageFormatException,
 )
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     BASE_OFFSET_OFFSET,
     BASE_SEQUENCE_OFFSET,
@@ -39,7 +39,7 @@ from kafka_py.record.default_record_batch import (
     build_batch,
     build_empty_batch,
 )
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 CODECS = list(CompressionType)
 RECORD_ERRORS = (CorruptRecordException, InvalidRecordException)

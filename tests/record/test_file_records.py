@@ -8,21 +8,21 @@ import threading
 
 import pytest
 
-from kafka_py.common.errors import CorruptRecordException, KafkaException
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.errors import CorruptRecordException, KafkaException
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import (
     LENGTH_OFFSET,
     MAGIC_OFFSET,
     SimpleRecord,
     build_batch,
 )
-from kafka_py.record.file_records import (
+from kafka_py.clients.common.record.file_records import (
     ClosedChannelException,
     FileRecords,
     LogOffsetPosition,
     TimestampAndOffset,
 )
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 
 def batch_bytes(base_offset, n=3, ts=1000, epoch=-1, codec=CompressionType.NONE, value_size=20):

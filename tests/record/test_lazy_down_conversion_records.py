@@ -1,4 +1,4 @@
-"""Down-conversion for Fetch v0-v3 (kafka_py/record/records_util.py,
+"""Down-conversion for Fetch v0-v3 (kafka_py/clients/common/record/records_util.py,
 lazy_down_conversion_records.py): the compiled per-record step equals the Python one; a
 LazyDownConversionRecords is framed as Kafka frames it (the stored size, or the first converted
 batch when larger, or an overflow batch's room) and its send writes exactly that many bytes over
@@ -15,22 +15,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import UnsupportedCompressionTypeException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import UnsupportedCompressionTypeException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.send import MultiRecordsSend
-from kafka_py.record import records_util
-from kafka_py.record.abstract_legacy_record_batch import legacy_batches
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import RECORD_BATCH_OVERHEAD, SimpleRecord, TimestampType, build_batch
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.lazy_down_conversion_records import (
+from kafka_py.clients.common.record import records_util
+from kafka_py.clients.common.record.abstract_legacy_record_batch import legacy_batches
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.default_record_batch import RECORD_BATCH_OVERHEAD, SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.lazy_down_conversion_records import (
     MAX_READ_SIZE,
     MIN_OVERFLOW_MESSAGE_LENGTH,
     LazyDownConversionRecords,
     has_compatible_magic,
 )
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 TP = TopicPartition("old", 0)
 LEGACY_CODECS = [CompressionType.NONE, CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4]

@@ -1,4 +1,4 @@
-"""Message formats v0 and v1 (kafka_py/record/legacy_record.py, abstract_legacy_record_batch.py):
+"""Message formats v0 and v1 (kafka_py/clients/common/record/legacy_record.py, abstract_legacy_record_batch.py):
 written, read back, converted from v2 (records_util.py) and back, and refused when corrupt."""
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import CorruptRecordException, InvalidRecordException
-from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records, legacy_batches
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import SimpleRecord, TimestampType, build_batch
-from kafka_py.record.legacy_record import LegacyRecord
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.records_util import down_convert
+from kafka_py.clients.common.errors import CorruptRecordException, InvalidRecordException
+from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records, legacy_batches
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.legacy_record import LegacyRecord
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.records_util import down_convert
 
 LEGACY_CODECS = [CompressionType.NONE, CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4]
 
@@ -95,7 +95,7 @@ def test_a_bad_crc_is_corrupt() -> None:
 
 def test_a_v1_wrapper_below_its_last_inner_offset_is_invalid() -> None:
     inner = bytearray()
-    from kafka_py.record.legacy_record import write_entry
+    from kafka_py.clients.common.record.legacy_record import write_entry
 
     for i in range(3):
         write_entry(inner, i, 1, 10, None, b"v")
@@ -108,13 +108,13 @@ def test_a_v1_wrapper_below_its_last_inner_offset_is_invalid() -> None:
 
 
 def _gzip(data) -> bytes:
-    from kafka_py.record.compression import compress
+    from kafka_py.clients.common.record.compression import compress
 
     return compress(CompressionType.GZIP, bytes(data))
 
 
 def test_control_batches_are_not_down_converted() -> None:
-    from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
+    from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
 
     marker = MemoryRecords.with_end_transaction_marker(5, 10, 0, 7, 0, EndTransactionMarker(ControlRecordType.COMMIT, 0))
     data = build_batch([SimpleRecord(b"k", b"v", 10)], base_offset=4, producer_id=7, producer_epoch=0,

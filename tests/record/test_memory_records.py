@@ -6,18 +6,18 @@ import struct
 
 import pytest
 
-from kafka_py.common.errors import CorruptRecordException
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.errors import CorruptRecordException
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker
+from kafka_py.clients.common.record.default_record_batch import (
     LENGTH_OFFSET,
     MAGIC_OFFSET,
     SimpleRecord,
     TimestampType,
     build_batch,
 )
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.memory_records_builder import MemoryRecordsBuilder
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records_builder import MemoryRecordsBuilder
 
 RECORDS = [SimpleRecord(b"k%d" % i, b"v%d" % i, 1000 + i) for i in range(5)]
 

@@ -1,12 +1,12 @@
 """An OAUTHBEARER validator named by dotted path in the tests' broker configs
 (``listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class``): it shows the
-interface a real validator implements (kafka_py/security/oauthbearer.py)."""
+interface a real validator implements (kafka_py/clients/common/security/oauthbearer.py)."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from kafka_py.security.oauthbearer import OAuthBearerExtensionsValidatorCallback, OAuthBearerValidatorCallback
-from kafka_py.security.oauthbearer_unsecured import (
+from kafka_py.clients.common.security.oauthbearer import OAuthBearerExtensionsValidatorCallback, OAuthBearerValidatorCallback
+from kafka_py.clients.common.security.oauthbearer_unsecured import (
     OAuthBearerUnsecuredValidatorCallbackHandler,
     UnsupportedCallbackException,
 )
@@ -51,9 +51,9 @@ class StaticSubjectLoginCallbackHandler:
         self.subject = jaas_config_entries[0].options["subject"]
 
     def handle(self, callbacks: Sequence[Any]) -> None:
-        from kafka_py.security.oauthbearer import OAuthBearerTokenCallback, SaslExtensionsCallback
-        from kafka_py.security.oauthbearer_unsecured import OAuthBearerUnsecuredLoginCallbackHandler
-        from kafka_py.security.jaas_config import AppConfigurationEntry
+        from kafka_py.clients.common.security.oauthbearer import OAuthBearerTokenCallback, SaslExtensionsCallback
+        from kafka_py.clients.common.security.oauthbearer_unsecured import OAuthBearerUnsecuredLoginCallbackHandler
+        from kafka_py.clients.common.security.jaas_config import AppConfigurationEntry
 
         for callback in callbacks:
             if isinstance(callback, OAuthBearerTokenCallback):

@@ -1,4 +1,4 @@
-"""The AclAuthorizer's rules (kafka_py/security/authorizer): matching without ZooKeeper through the
+"""The AclAuthorizer's rules (kafka_py/core/security/authorizer): matching without ZooKeeper through the
 cache the brokers keep, then ACLs written to and read back from a real ZooKeeper by two
 authorizers (two brokers' caches), with Kafka's znode paths and JSON."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
-from kafka_py.security.authorizer import acl_entry, create_authorizer
-from kafka_py.security.authorizer.acl import (
+from kafka_py.core.security.authorizer import acl_entry, create_authorizer
+from kafka_py.core.security.authorizer.acl import (
     ANY_BINDING_FILTER,
     ANY_ENTRY_FILTER,
     AccessControlEntry,
@@ -23,11 +23,11 @@ from kafka_py.security.authorizer.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka_py.security.authorizer.acl_authorizer import AclAuthorizer, VersionedAcls
-from kafka_py.security.authorizer.authorizer import Action, AuthorizationResult, ServerContext
+from kafka_py.core.security.authorizer.acl_authorizer import AclAuthorizer, VersionedAcls
+from kafka_py.core.security.authorizer.authorizer import Action, AuthorizationResult, ServerContext
 from kafka_py.server.auth_helper import AuthHelper, to_32_bit_field
 from kafka_py.server.kafka_config import ConfigException
-from kafka_py.zk.zk_data import EXTENDED_ACL_CHANGE_STORE, LITERAL_ACL_CHANGE_STORE, ResourceZNode
+from kafka_py.core.zk.zk_data import EXTENDED_ACL_CHANGE_STORE, LITERAL_ACL_CHANGE_STORE, ResourceZNode
 from tests.integration.broker_harness import wait_until
 
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY

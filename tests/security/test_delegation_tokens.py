@@ -22,12 +22,12 @@ import pytest
 from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
-from kafka_py.security.scram import ScramFormatter, ScramMechanism, ScramSaslClient
-from kafka_py.tools.command_line_utils import AdminTarget, CommandError
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
+from kafka_py.clients.common.security.scram import ScramFormatter, ScramMechanism, ScramSaslClient
+from kafka_py.core.utils.command_line_utils import AdminTarget, CommandError
 from tests.integration.broker_harness import (
     ROOT,
     BrokerProcess,

@@ -20,11 +20,11 @@ import uuid
 
 import pytest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
 from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot
 from tests.security.mini_kdc import MiniKdc, missing_tools
 
@@ -473,7 +473,7 @@ def test_bad_tickets_and_tokens_are_refused_and_counted(kerberos) -> None:
 def test_startup_errors_name_the_key(kerberos, tmp_path) -> None:
     from kafka_py.network.socket_server import SocketServer
     from kafka_py.server.kafka_config import KafkaConfig
-    from kafka_py.utils.config_def import ConfigException
+    from kafka_py.clients.common.config.config_def import ConfigException
 
     keytab = kerberos.kdc.workdir / "kafka.keytab"
     jaas_key = "listener.name.sasl_plaintext.gssapi.sasl.jaas.config"

@@ -1,4 +1,4 @@
-"""Kerberos principal names and sasl.kerberos.principal.to.local.rules (kafka_py/security/kerberos.py),
+"""Kerberos principal names and sasl.kerberos.principal.to.local.rules (kafka_py/clients/common/security/kerberos.py),
 without a KDC: parsing, Kafka's rule syntax, and what a rule makes of a principal."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kafka_py.security.kerberos import KerberosName, KerberosShortNamer, NoMatchingRule
+from kafka_py.clients.common.security.kerberos import KerberosName, KerberosShortNamer, NoMatchingRule
 
 
 def _short(rules: list[str], principal: str, realm: str = "EXAMPLE.COM") -> str:
@@ -80,7 +80,7 @@ import sys
 sys.modules["gssapi"] = None  # an import of it fails as if it were not installed
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.config_def import ConfigException
+from kafka_py.clients.common.config.config_def import ConfigException
 base = {"zookeeper.connect": "127.0.0.1:1", "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
 plain = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";'
 server = SocketServer(KafkaConfig({**base, "sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config": plain}, do_log=False))

@@ -30,12 +30,12 @@ from confluent_kafka import Consumer as ConfluentConsumer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafka_py.network.socket_server import SocketServer
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import request_schema
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.config_def import ConfigException
+from kafka_py.clients.common.config.config_def import ConfigException
 from tests.integration.broker_harness import ROOT, RawClient, free_port, wait_until
 from tests.integration.conftest import new_broker
 from tests.integration.kraft_harness import listener_overrides

@@ -29,10 +29,10 @@ from kafka import KafkaConsumer, KafkaProducer
 from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
 from tests.integration.broker_harness import ROOT, BrokerProcess, free_port, unique_chroot, wait_until
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"

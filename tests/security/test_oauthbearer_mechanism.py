@@ -9,13 +9,13 @@ import json
 import pytest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
-from kafka_py.security.errors import AuthenticationException, SaslAuthenticationException, SaslException
-from kafka_py.security.jaas_config import parse_jaas_config
-from kafka_py.security.oauthbearer import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.security.errors import AuthenticationException, SaslAuthenticationException, SaslException
+from kafka_py.clients.common.security.jaas_config import parse_jaas_config
+from kafka_py.clients.common.security.oauthbearer import (
     OAuthBearerClientInitialResponse,
     OAuthBearerLogin,
     OAuthBearerSaslClient,
@@ -23,15 +23,15 @@ from kafka_py.security.oauthbearer import (
     load_class,
     new_validator_callback_handler,
 )
-from kafka_py.security.oauthbearer_unsecured import (
+from kafka_py.clients.common.security.oauthbearer_unsecured import (
     OAuthBearerConfigException,
     OAuthBearerUnsecuredJws,
     OAuthBearerUnsecuredLoginCallbackHandler,
     OAuthBearerUnsecuredValidatorCallbackHandler,
 )
-from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
-from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.security.sasl_client_authenticator import SaslClientAuthenticator
+from kafka_py.clients.common.security.sasl_server_authenticator import SaslServerAuthenticator
+from kafka_py.clients.common.utils.time import MockTime
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 
@@ -252,7 +252,7 @@ def test_the_client_acknowledges_an_error_with_control_a() -> None:
 def _startup_error(**props: str):
     from kafka_py.network.socket_server import SocketServer
     from kafka_py.server.kafka_config import KafkaConfig
-    from kafka_py.utils.config_def import ConfigException
+    from kafka_py.clients.common.config.config_def import ConfigException
 
     server = SocketServer(KafkaConfig({"zookeeper.connect": "127.0.0.1:1", **props}, do_log=False))
     try:
@@ -324,7 +324,7 @@ def test_a_validator_that_returns_a_broken_token_refuses_the_client() -> None:
 def test_a_login_by_dotted_path_for_the_broker_and_the_tools() -> None:
     from kafka_py.network.channel_builders import inter_broker_client_channel_builder
     from kafka_py.server.kafka_config import KafkaConfig
-    from kafka_py.tools.command_line_utils import CommandError, oauthbearer_login
+    from kafka_py.core.utils.command_line_utils import CommandError, oauthbearer_login
 
     handler = "tests.security.oauth_callback_handlers.StaticSubjectLoginCallbackHandler"
     config = KafkaConfig({

@@ -8,17 +8,17 @@ import pytest
 from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
-from kafka_py.security import scram
-from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.security.errors import SaslAuthenticationException
-from kafka_py.security.jaas_config import client_credentials, parse_jaas_config, plain_users
-from kafka_py.security.plain import PlainSaslServer, parse_plain_token
-from kafka_py.security.sasl_server_authenticator import SaslServerAuthenticator, SaslState
-from kafka_py.security.scram import (
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.security import scram
+from kafka_py.clients.common.security.credential_cache import CredentialCache
+from kafka_py.clients.common.security.errors import SaslAuthenticationException
+from kafka_py.clients.common.security.jaas_config import client_credentials, parse_jaas_config, plain_users
+from kafka_py.clients.common.security.plain import PlainSaslServer, parse_plain_token
+from kafka_py.clients.common.security.sasl_server_authenticator import SaslServerAuthenticator, SaslState
+from kafka_py.clients.common.security.scram import (
     ClientFirstMessage,
     ScramFormatter,
     ScramMechanism,
@@ -27,7 +27,7 @@ from kafka_py.security.scram import (
     credential_from_string,
     credential_to_string,
 )
-from kafka_py.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name, parse_rules
+from kafka_py.clients.common.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name, parse_rules
 
 
 # ---- SCRAM ------------------------------------------------------------------------------
@@ -286,8 +286,8 @@ def test_session_lifetime_and_reauthentication() -> None:
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_client_authenticator_against_the_server_authenticator(mechanism) -> None:
     """The broker's client side (SaslClientAuthenticator) through the server's state machine, bytes only."""
-    from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
-    from kafka_py.security.errors import AuthenticationException
+    from kafka_py.clients.common.security.sasl_client_authenticator import SaslClientAuthenticator
+    from kafka_py.clients.common.security.errors import AuthenticationException
 
     cache = CredentialCache()
     cache.update_user("broker", {m.mechanism_name: scram.credential_to_string(
@@ -324,11 +324,11 @@ def test_a_token_login_is_its_owner_and_its_session_ends_with_the_token() -> Non
     """SCRAM with tokenauth=true through the server's state machine: the principal is the
     token's owner, marked token-authenticated, and with re-authentication on the session ends
     no later than the token expires (Kafka's credential lifetime)."""
-    from kafka_py.security.delegation_token import DelegationToken, TokenInformation
-    from kafka_py.security.kafka_principal import is_token_authenticated
-    from kafka_py.security.sasl_client_authenticator import SaslClientAuthenticator
+    from kafka_py.clients.common.security.delegation_token import DelegationToken, TokenInformation
+    from kafka_py.clients.common.security.kafka_principal import is_token_authenticated
+    from kafka_py.clients.common.security.sasl_client_authenticator import SaslClientAuthenticator
     from kafka_py.server.delegation_token_manager import create_hmac, prepare_scram_credentials
-    from kafka_py.utils.time import MockTime
+    from kafka_py.clients.common.utils.time import MockTime
 
     time = MockTime()
     cache = CredentialCache()

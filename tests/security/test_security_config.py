@@ -10,7 +10,7 @@ import pytest
 
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.config_def import ConfigException
+from kafka_py.clients.common.config.config_def import ConfigException
 from tests.network.conftest import api_versions_frame
 from tests.security.certs import CLIENT_DN, make_pki
 

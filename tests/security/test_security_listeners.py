@@ -17,10 +17,10 @@ from kafka.errors import KafkaError, SaslAuthenticationFailedError
 from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request
 from tests.integration.broker_harness import ROOT, wait_until
 
 pytestmark = pytest.mark.metadata_modes("zookeeper", "kraft")
@@ -296,7 +296,7 @@ def test_bad_input_closes_only_that_connection(secure_broker) -> None:
     with connect("SASL_PLAINTEXT") as s:
         s.sendall(_api_versions_frame())
         assert _read_frame(s) is not None  # ApiVersions is allowed
-        from kafka_py.protocol.messages import request_schema
+        from kafka_py.clients.common.protocol.messages import request_schema
         s.sendall(_frame(ApiKeys.METADATA, 9, request_schema(ApiKeys.METADATA, 9)(
             topics=None, allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
             include_topic_authorized_operations=False)))
@@ -456,7 +456,7 @@ def test_tls_connections_are_counted_by_cipher_and_protocol(secure_broker) -> No
     of the SSL listener count under the suite and protocol each negotiated, and no longer once
     closed. A SASL listener's ApiVersions (answered by the authenticator, before the login)
     names the client software."""
-    from kafka_py.protocol.messages import request_schema
+    from kafka_py.clients.common.protocol.messages import request_schema
 
     def tls(version: ssl.TLSVersion) -> ssl.SSLSocket:
         context = ssl.create_default_context(cafile=str(secure_broker.pki.ca_cert))

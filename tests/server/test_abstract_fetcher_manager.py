@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.cluster.broker import BrokerEndPoint
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.abstract_fetcher_manager import (
     AbstractFetcherManager,
     BrokerIdAndFetcherId,

@@ -15,14 +15,14 @@ from typing import Callable, Optional
 
 import pytest
 
-from kafka_py.common.errors import OffsetOutOfRangeException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import OffsetOutOfRangeException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log import FetchIsolation, Log
 from kafka_py.log.log_config import LogConfig
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset, PartitionData
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEndOffset, PartitionData
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState, fetcher_id_for
 from kafka_py.server.abstract_fetcher_thread import (
     AbstractFetcherThread,
@@ -37,8 +37,8 @@ from kafka_py.server.abstract_fetcher_thread import (
     out_of_range_reset,
 )
 from kafka_py.server.replica_manager_types import FetchPartitionData
-from kafka_py.utils.delayed_item import DelayedItem
-from kafka_py.utils.time import MockTime
+from kafka_py.core.utils.delayed_item import DelayedItem
+from kafka_py.clients.common.utils.time import MockTime
 
 TP = TopicPartition("t", 0)
 NOW = int(_time.time() * 1000)

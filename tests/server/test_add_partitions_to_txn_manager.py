@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.coordinator.transaction.transaction_coordinator import TransactionDescription
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_request, decode_response, encode_request, encode_response, \
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.coordinator.transaction.transaction_coordinator import TransactionDescription
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_request, decode_response, encode_request, encode_response, \
     response_schema
 from kafka_py.server.add_partitions_to_txn_manager import (
     AddPartitionsToTxnManager,

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr
-from kafka_py.cluster.broker import Node
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader, ResponseHeader
-from kafka_py.protocol.messages import decode_request, decode_response, encode_request, encode_response
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader, ResponseHeader
+from kafka_py.clients.common.protocol.messages import decode_request, decode_response, encode_request, encode_response
 from kafka_py.server.alter_isr_manager import (
     AlterIsrItem,
     DefaultAlterIsrManager,
@@ -35,9 +35,9 @@ from kafka_py.server.alter_isr_manager import (
 )
 from kafka_py.server.broker_to_controller_channel_manager import BrokerToControllerChannelManager
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.time import MockTime, Time
-from kafka_py.zk.zk_data import IsrChangeNotificationZNode
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.clients.common.utils.time import MockTime, Time
+from kafka_py.core.zk.zk_data import IsrChangeNotificationZNode
 from tests.controller.fake_broker import um_partitions, wait_until
 from tests.controller.test_kafka_controller import Cluster
 

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from kafka_py.cluster.broker import ListenerName, Node
+from kafka_py.core.cluster.broker import ListenerName, Node
 from kafka_py.metadata.broker_state import BrokerState
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.metadata.controller.quorum_controller import QuorumController
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
 from kafka_py.metadata.metalog.local_log_manager import LocalLogManager, SharedLogData
@@ -24,7 +24,7 @@ from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_py.server.metadata.config_repository import CachedConfigRepository
 from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 from tests.metadata.controller.env import creatable_topic, create_topics_request, wait_for
 from tests.server.kraft.in_process_controller import InProcessControllerConnection
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from kafka_py.common.errors import KafkaException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.server.broker_metadata_checkpoint import (
     META_PROPERTIES_FILE,
     BrokerMetadataCheckpoint,

@@ -12,15 +12,15 @@ import pytest
 from kio.schema.broker_heartbeat.v0.request import BrokerHeartbeatRequest
 from kio.schema.broker_heartbeat.v0.response import BrokerHeartbeatResponse
 
-from kafka_py.cluster.broker import Node
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import encode_response
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import encode_response
 from kafka_py.server.broker_to_controller_channel_manager import (BrokerToControllerQueueItem,
                                                                    BrokerToControllerRequestThread,
                                                                    NetworkClientControllerConnection)
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 # Far longer than the test may take: an answer within it can only come from the watch.
 REQUEST_TIMEOUT_MS = 600_000

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.errors import KafkaStorageException
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import KafkaStorageException
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.checkpoints.checkpoint_file import CheckpointFile, split_whitespace
 from kafka_py.server.checkpoints.leader_epoch_checkpoint_file import (
     LEADER_EPOCH_CHECKPOINT_FILENAME,

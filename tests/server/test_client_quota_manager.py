@@ -7,7 +7,7 @@ import time as _time
 
 import pytest
 
-from kafka_py.common.sensor import MetricConfig, Quota, QuotaViolationException, Rate, Sensor, KafkaMetric
+from kafka_py.clients.common.sensor import MetricConfig, Quota, QuotaViolationException, Rate, Sensor, KafkaMetric
 from kafka_py.network.request_channel import EndThrottlingResponse, StartThrottlingResponse
 from kafka_py.server.client_quota_manager import (
     ClientQuotaManager,
@@ -15,9 +15,9 @@ from kafka_py.server.client_quota_manager import (
     QuotaType,
 )
 from kafka_py.server.client_request_quota_manager import ClientRequestQuotaManager
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import MockTime, Time
-from kafka_py.zk.zk_data import ConfigEntityName
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import MockTime, Time
+from kafka_py.core.zk.zk_data import ConfigEntityName
 
 DEFAULT = ConfigEntityName.DEFAULT
 CONFIG = ClientQuotaManagerConfig(quota_default=500)
@@ -253,7 +253,7 @@ def test_reaper_on_the_real_clock_ends_throttles_in_order() -> None:
 
 def _quota_gauges(quota_type: str) -> dict:
     """The registry's gauges of one quota type: {(mbean, attribute): value}."""
-    from kafka_py.metrics.kafka_metrics_group import default_registry
+    from kafka_py.core.metrics.kafka_metrics_group import default_registry
 
     return {(n.mbean_name, n.attribute): m.value() for n, m in default_registry().all_metrics()
             if n.group == "kafka.server" and n.type == quota_type and n.attribute is not None}

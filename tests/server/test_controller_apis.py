@@ -12,16 +12,16 @@ from concurrent.futures import Future
 import pytest
 
 from kafka_py.network.request_channel import Request, RequestContext
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
 from kafka_py.server.api_version_manager import ListenerType, SimpleApiVersionManager
 from kafka_py.server.broker_metadata_checkpoint import MetaProperties
 from kafka_py.server.controller_apis import ControllerApis, serialize_principal
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 
 class RecordingChannel:

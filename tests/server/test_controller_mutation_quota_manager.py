@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.errors import ThrottlingQuotaExceededException
-from kafka_py.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Sensor, TokenBucket
+from kafka_py.clients.common.errors import ThrottlingQuotaExceededException
+from kafka_py.clients.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Sensor, TokenBucket
 from kafka_py.server.client_quota_manager import ClientQuotaManagerConfig
 from kafka_py.server.controller_mutation_quota_manager import (
     UNBOUNDED_CONTROLLER_MUTATION_QUOTA,
@@ -13,8 +13,8 @@ from kafka_py.server.controller_mutation_quota_manager import (
     PermissiveControllerMutationQuota,
     StrictControllerMutationQuota,
 )
-from kafka_py.utils.time import MockTime
-from kafka_py.zk.zk_data import ConfigEntityName
+from kafka_py.clients.common.utils.time import MockTime
+from kafka_py.core.zk.zk_data import ConfigEntityName
 
 # 10 windows of 1 s: a quota of 10 partitions/s holds a burst of 100
 CONFIG = ClientQuotaManagerConfig(num_quota_samples=10, quota_window_size_seconds=1)
@@ -123,7 +123,7 @@ def test_entities_and_defaults_as_the_other_quotas(manager) -> None:
 
 
 def test_tokens_mutation_rate_and_throttle_time_are_published(manager) -> None:
-    from kafka_py.metrics.kafka_metrics_group import default_registry
+    from kafka_py.core.metrics.kafka_metrics_group import default_registry
 
     manager.update_quota("alice", None, None, Quota.upper_bound(10))
     manager.new_quota_for(_Request(6), 6).record(30)

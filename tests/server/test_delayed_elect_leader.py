@@ -7,9 +7,9 @@ import queue
 
 import pytest
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_elect_leader import DelayedElectLeader
 from kafka_py.server.delayed_operation_key import TopicPartitionOperationKey
 from tests.server.test_replica_manager import Broker, um_request

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 from kafka_py.server.delayed_operation_key import (GroupJoinKey, GroupKey, GroupSyncKey, MemberKey, TopicKey,
                                                    TopicPartitionOperationKey)
-from kafka_py.utils.time import MockTime
-from kafka_py.utils.timer import SystemTimer, TimerTask
+from kafka_py.clients.common.utils.time import MockTime
+from kafka_py.core.utils.timer import SystemTimer, TimerTask
 
 WAIT_S = 10.0
 _names = itertools.count()

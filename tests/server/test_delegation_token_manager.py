@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.security.delegation_token import DelegationToken, TokenInformation
-from kafka_py.security.scram import ScramFormatter, ScramMechanism, ScramSaslClient, ScramSaslServer
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.security.credential_cache import CredentialCache
+from kafka_py.clients.common.security.delegation_token import DelegationToken, TokenInformation
+from kafka_py.clients.common.security.scram import ScramFormatter, ScramMechanism, ScramSaslClient, ScramSaslServer
 from kafka_py.server.delegation_token_manager import (
     DelegationTokenManager,
     create_hmac,
@@ -21,9 +21,9 @@ from kafka_py.server.delegation_token_manager import (
     token_information_from_bytes,
 )
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.time import MockTime
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.utils.json import encode_as_bytes
+from kafka_py.clients.common.utils.time import MockTime
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.utils.json import encode_as_bytes
 
 SECRET = "manager-test-secret"
 

@@ -12,20 +12,20 @@ import uuid
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.common.zk_node_change_notification_listener import ZkNodeChangeNotificationListener
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.common.zk_node_change_notification_listener import ZkNodeChangeNotificationListener
 from kafka_py.log.log_config import Defaults as LogDefaults
 from kafka_py.log.log_manager import LogManager
 from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, DynamicLogConfig
 from kafka_py.server.dynamic_config_manager import DynamicConfigManager
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.config_def import ConfigException
-from kafka_py.utils.kafka_scheduler import MockScheduler
-from kafka_py.utils.time import MockTime
-from kafka_py.zk.admin_zk_client import AdminZkClient
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import ConfigEntityName, ConfigType
+from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.core.utils.kafka_scheduler import MockScheduler
+from kafka_py.clients.common.utils.time import MockTime
+from kafka_py.core.zk.admin_zk_client import AdminZkClient
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.zk.zk_data import ConfigEntityName, ConfigType
 
 
 def wait_until(condition, timeout_s: float = 15.0, message: str = "condition not met") -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from kafka_py.network.request_channel import Request, RequestContext
-from kafka_py.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_response_keys
-from kafka_py.protocol.codec import read_entity, write_entity
-from kafka_py.protocol.entities import build_entity, to_version
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import encode_request, request_schema
+from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_response_keys
+from kafka_py.clients.common.protocol.codec import read_entity, write_entity
+from kafka_py.clients.common.protocol.entities import build_entity, to_version
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import encode_request, request_schema
 from kafka_py.server.kafka_apis_common import (
     CLOSES_CONNECTION_ON_ERROR,
     error_response,

@@ -7,13 +7,13 @@ import threading
 
 import pytest
 
-from kafka_py.cluster.broker import FinalizedVersionRange, SupportedVersionRange
+from kafka_py.core.cluster.broker import FinalizedVersionRange, SupportedVersionRange
 from kafka_py.metadata.records.feature_level_record.v0 import FeatureLevelRecord
 from kafka_py.metadata.records.remove_feature_level_record.v0 import RemoveFeatureLevelRecord
 from kafka_py.server.broker_features import BrokerFeatures, has_incompatible_features, parse_supported_features
 from kafka_py.server.finalized_feature_cache import FeatureCacheUpdateException, FinalizedFeatureCache
 from kafka_py.server.metadata.feature_publisher import FeaturePublisher
-from kafka_py.utils.config_def import ConfigException
+from kafka_py.clients.common.config.config_def import ConfigException
 
 SUPPORTED = {"a": SupportedVersionRange(1, 3), "b": SupportedVersionRange(2, 4)}
 

@@ -17,11 +17,11 @@ from kafka_py.clients.fetch_session_handler import (
     FetchSessionHandler,
     next_epoch,
 )
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import PartitionData
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.metrics.kafka_metrics_group import default_registry, explicit_metric_name
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import PartitionData
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.fetch_session import (
     CachedPartition,
     FetchManager,
@@ -32,7 +32,7 @@ from kafka_py.server.fetch_session import (
     SessionlessFetchContext,
 )
 from kafka_py.server.replica_manager_types import FetchPartitionData
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 FOO0, FOO1, BAR0 = TopicPartition("foo", 0), TopicPartition("foo", 1), TopicPartition("bar", 0)
 SOME_RECORDS = b"x" * 70  # only the length matters to a session

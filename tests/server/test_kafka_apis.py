@@ -10,7 +10,7 @@ import queue
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import (
     CloseConnectionResponse,
     NoOpResponse,
@@ -19,12 +19,12 @@ from kafka_py.network.request_channel import (
     RequestContext,
     SendResponse,
 )
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.kafka_apis import KafkaApis
 from tests.network.test_request_channel import send_bytes
 from tests.server.test_replica_manager import Broker, batch

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 import types
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
 
 

@@ -7,13 +7,13 @@ import logging
 import socket
 import uuid
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis_fast_answers import send_metadata_response, send_produce_response
-from kafka_py.protocol.fast_metadata_response import encode_metadata_response
-from kafka_py.protocol.fast_produce_response import encode_produce_response
+from kafka_py.clients.common.protocol.fast_metadata_response import encode_metadata_response
+from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
 
 
 class Request:

@@ -5,13 +5,13 @@ leaves its session as it was (so the next answer still tells what the throttled 
 """
 from __future__ import annotations
 
-from kafka_py.common.sensor import Quota
+from kafka_py.clients.common.sensor import Quota
 from kafka_py.network.request_channel import SendResponse
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import decode_response
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import decode_response
 from kafka_py.server.quota_factory import instantiate
-from kafka_py.zk.zk_data import ConfigEntityName
+from kafka_py.core.zk.zk_data import ConfigEntityName
 from tests.network.test_request_channel import send_bytes
 from tests.server.test_kafka_apis import T0, T1, WAIT_S, env  # noqa: F401 - the fixture
 

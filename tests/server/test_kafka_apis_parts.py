@@ -8,9 +8,9 @@ import sys
 import threading
 from pathlib import Path
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema_imports import import_schema_module
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema_imports import import_schema_module
 from kafka_py.server.kafka_apis import KafkaApis, KafkaApisPart
 from tests.server.test_kafka_apis import env  # noqa: F401  (the fixture)
 

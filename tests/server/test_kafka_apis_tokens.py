@@ -8,15 +8,15 @@ from __future__ import annotations
 import pytest
 
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL, CloseConnectionResponse, Request, RequestContext
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema
-from kafka_py.security.credential_cache import CredentialCache
-from kafka_py.security.kafka_principal import KafkaPrincipal
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema
+from kafka_py.clients.common.security.credential_cache import CredentialCache
+from kafka_py.clients.common.security.kafka_principal import KafkaPrincipal
 from kafka_py.server.delegation_token_manager import DelegationTokenManager
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.network.test_request_channel import send_bytes
 from tests.server.test_kafka_apis import WAIT_S, Apis
 

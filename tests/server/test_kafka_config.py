@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.cluster.broker import ListenerName, SecurityProtocol
+from kafka_py.core.cluster.broker import ListenerName, SecurityProtocol
 from kafka_py.log.log_config import LogConfig
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import TimestampType
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import TimestampType
 from kafka_py.server.kafka_config import (
     CONFIG_DEF,
     DYNAMIC_BROKER_CONFIGS,
@@ -22,7 +22,7 @@ from kafka_py.server.kafka_config import (
     ProcessRole,
     broker_config_synonyms,
 )
-from kafka_py.utils import properties
+from kafka_py.clients.common.utils import properties
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOGGER = "kafka_py.server.kafka_config"

@@ -10,9 +10,9 @@ import threading
 import time
 
 from kafka_py.network.request_channel import CloseConnectionResponse, Request, RequestChannel, RequestContext
-from kafka_py.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.headers import RequestHeader
 from kafka_py.server.kafka_request_handler import KafkaRequestHandlerPool
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 from tests.network.conftest import api_versions_frame
 
 WAIT_S = 15.0

@@ -19,23 +19,23 @@ import threading
 
 import pytest
 
-from kafka_py.common.errors import KafkaStorageException
-from kafka_py.common.isolation_level import IsolationLevel
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.errors import KafkaStorageException
+from kafka_py.clients.common.isolation_level import IsolationLevel
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import PartitionData
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import PartitionData
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.log_dir_failure_channel import LogDirFailureChannel
 from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.replica_manager_types import HostedPartition
-from kafka_py.utils.exit import Exit
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.exit import Exit
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.clients.common.utils.time import Time
 from tests.integration.broker_harness import wait_until
 from tests.log.log_test_helpers import config as log_config, make_records
 from tests.server.test_replica_manager import WAIT, lai_request, partition_errors, records, um_request, values_of

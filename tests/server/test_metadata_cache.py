@@ -4,12 +4,12 @@ from __future__ import annotations
 import threading
 import uuid
 
-from kafka_py.cluster.broker import ListenerName, SecurityProtocol
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.update_metadata.v0 import request as um0
-from kafka_py.protocol.schema.update_metadata.v1 import request as um1
-from kafka_py.protocol.schema.update_metadata.v7 import request as um7
+from kafka_py.core.cluster.broker import ListenerName, SecurityProtocol
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema.update_metadata.v0 import request as um0
+from kafka_py.clients.common.protocol.schema.update_metadata.v1 import request as um1
+from kafka_py.clients.common.protocol.schema.update_metadata.v7 import request as um7
 from kafka_py.server.metadata_cache import NO_NODE, MetadataCache
 
 PLAINTEXT = SecurityProtocol.PLAINTEXT.id

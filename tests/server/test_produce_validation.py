@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.errors import (
+from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     UnsupportedCompressionTypeException,
 )
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
 from kafka_py.server.kafka_apis import _validate_produce_records
 
 
@@ -50,7 +50,7 @@ def test_an_old_magic_is_refused_from_v3_on():
 def test_v0_to_v2_message_sets_are_taken_as_they_are():
     """ProduceRequest.validateRecords checks nothing below v3 (old clients sent any magic):
     the log's validator checks the set and converts it to the topic's format."""
-    from kafka_py.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records
+    from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyEntry, build_legacy_records
 
     data = bytearray(build_legacy_records([LegacyEntry(i, 1_000, b"k", b"v") for i in range(3)], 1))
     for version in (0, 1, 2):

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.server.kafka_config import KafkaConfig
@@ -18,8 +18,8 @@ from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
 from kafka_py.server.raft_replica_manager import Deferred, RaftReplicaManager
 from kafka_py.server.replica_manager_types import HostedPartition
 from kafka_py.server.zk_admin_manager import ConfigResourceType
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.clients.common.utils.time import Time
 from tests.server.metadata import records as r
 
 BROKER = 1

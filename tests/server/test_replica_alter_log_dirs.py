@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from kafka_py.api.request import FUTURE_LOCAL_REPLICA_ID
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.core.api.request import FUTURE_LOCAL_REPLICA_ID
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_offset_metadata import FetchIsolation
 from kafka_py.network.request_channel import RequestChannel
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import PartitionData
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import PartitionData
 from kafka_py.server.kafka_apis import KafkaApis
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from tests.server.test_kafka_apis import Apis, ResponseCollector

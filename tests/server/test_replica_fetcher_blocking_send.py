@@ -9,11 +9,11 @@ import threading
 
 import pytest
 
-from kafka_py.cluster.broker import BrokerEndPoint
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.core.cluster.broker import BrokerEndPoint
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.replica_fetcher_blocking_send import ReplicaFetcherBlockingSend
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 from tests.clients.test_network_client import WAIT, Server, api_versions_request, full_listener  # noqa: F401
 
 

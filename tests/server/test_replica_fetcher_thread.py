@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_py.log.log_config import api_version
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.server.replica_fetcher_thread import (
     fetch_request_version,
     is_truncation_on_fetch_supported,

@@ -13,21 +13,21 @@ import uuid
 
 import pytest
 
-from kafka_py.common.isolation_level import IsolationLevel
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.isolation_level import IsolationLevel
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.log.producer_state_manager import AppendOrigin
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.requests import PartitionData
-from kafka_py.protocol.schema.leader_and_isr.v4 import request as lai4
-from kafka_py.protocol.schema.leader_and_isr.v5 import request as lai5
-from kafka_py.protocol.schema.stop_replica.v1 import request as sr1
-from kafka_py.protocol.schema.stop_replica.v3 import request as sr3
-from kafka_py.protocol.schema.update_metadata.v7 import request as um7
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import PartitionData
+from kafka_py.clients.common.protocol.schema.leader_and_isr.v4 import request as lai4
+from kafka_py.clients.common.protocol.schema.leader_and_isr.v5 import request as lai5
+from kafka_py.clients.common.protocol.schema.stop_replica.v1 import request as sr1
+from kafka_py.clients.common.protocol.schema.stop_replica.v3 import request as sr3
+from kafka_py.clients.common.protocol.schema.update_metadata.v7 import request as um7
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.metadata_cache import MetadataCache
 from kafka_py.server.replica_manager import (
@@ -38,8 +38,8 @@ from kafka_py.server.replica_manager import (
     stop_replica_partition_states,
 )
 from kafka_py.server.replica_manager_types import HostedPartition
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.clients.common.utils.time import Time
 
 NOW = int(_time.time() * 1000)
 T0 = TopicPartition("t", 0)

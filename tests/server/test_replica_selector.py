@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.cluster.broker import Node
-from kafka_py.common.replica_selector import (
+from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.replica_selector import (
     ClientMetadata,
     LeaderSelector,
     PartitionView,
@@ -12,7 +12,7 @@ from kafka_py.common.replica_selector import (
     ReplicaView,
     create_replica_selector,
 )
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 
 TP = TopicPartition("t", 0)
 

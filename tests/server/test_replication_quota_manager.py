@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_py.common.sensor import Quota
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.sensor import Quota
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.config_handler import BrokerConfigHandler, TopicConfigHandler
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.quota_factory import instantiate
@@ -16,7 +16,7 @@ from kafka_py.server.replication_quota_manager import (
     ReplicationQuotaManager,
     ReplicationQuotaManagerConfig,
 )
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 
 def tp1(partition: int) -> TopicPartition:
@@ -151,8 +151,8 @@ def test_broker_config_handler_sets_the_rates_from_this_brokers_own_config_only(
 
 
 def test_the_byte_rate_is_a_gauge_under_kafkas_name_until_shutdown():
-    from kafka_py.metrics.kafka_metrics_group import default_registry
-    from kafka_py.metrics.yammer import MetricName
+    from kafka_py.core.metrics.kafka_metrics_group import default_registry
+    from kafka_py.core.metrics.yammer import MetricName
 
     name = MetricName("kafka.server", "FollowerReplication", "", None, "kafka.server:type=FollowerReplication", (),
                       attribute="byte-rate")

@@ -12,11 +12,11 @@ from kio.schema.fetch.v12.response import AbortedTransaction, EpochEndOffset, Fe
 from kio.schema.fetch.v12.response import PartitionData as FetchPartitionResponse
 
 from kafka_py.network.request_channel import Request, RequestContext
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import RequestHeader
-from kafka_py.protocol.messages import decode_response, encode_request, request_schema, response_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import RequestHeader
+from kafka_py.clients.common.protocol.messages import decode_response, encode_request, request_schema, response_schema
 from tests.network.test_request_channel import send_bytes
 from tests.protocol.builders import build
 

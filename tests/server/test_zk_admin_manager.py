@@ -10,9 +10,9 @@ import uuid
 
 import pytest
 
-from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.schema.update_metadata.v7 import request as um7
+from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.schema.update_metadata.v7 import request as um7
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig
 from kafka_py.server.kafka_config import KafkaConfig
 from kafka_py.server.metadata_cache import MetadataCache
@@ -24,9 +24,9 @@ from kafka_py.server.zk_admin_manager import (
     CreatableTopic,
     ZkAdminManager,
 )
-from kafka_py.zk.admin_zk_client import AdminZkClient
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import BrokerInfo, ConfigType
+from kafka_py.core.zk.admin_zk_client import AdminZkClient
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.zk.zk_data import BrokerInfo, ConfigType
 
 TOPIC = ConfigResourceType.TOPIC
 BROKER = ConfigResourceType.BROKER

@@ -14,13 +14,13 @@ from kafka_py.raft.control_record_utils import (
 )
 from kafka_py.raft.internals.string_serde import StringSerde
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
-from kafka_py.record.compression import CompressionType
-from kafka_py.snapshot import snapshots
-from kafka_py.snapshot.file_raw_snapshot_reader import FileRawSnapshotReader
-from kafka_py.snapshot.file_raw_snapshot_writer import FileRawSnapshotWriter
-from kafka_py.snapshot.snapshot_reader import SnapshotReader
-from kafka_py.snapshot.snapshot_writer import SnapshotWriter
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.raft.snapshot import snapshots
+from kafka_py.raft.snapshot.file_raw_snapshot_reader import FileRawSnapshotReader
+from kafka_py.raft.snapshot.file_raw_snapshot_writer import FileRawSnapshotWriter
+from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
+from kafka_py.clients.common.utils.time import MockTime
 
 
 def test_file_names_round_trip():

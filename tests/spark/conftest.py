@@ -142,7 +142,7 @@ class ProducedData:
 
     def wait_for_high_watermarks(self) -> None:
         """Until replication-offset-checkpoint holds every partition's end offset."""
-        from kafka_py.common.topic_partition import TopicPartition
+        from kafka_py.clients.common.topic_partition import TopicPartition
         from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 
         ends: dict = {}

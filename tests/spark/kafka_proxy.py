@@ -31,10 +31,10 @@ import struct
 import threading
 from typing import Mapping, Optional
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.headers import ResponseHeader
-from kafka_py.protocol.messages import encode_response, parse_response
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.headers import ResponseHeader
+from kafka_py.clients.common.protocol.messages import encode_response, parse_response
 
 _SIZE = struct.Struct(">i")
 _REQUEST_HEAD = struct.Struct(">hhi")

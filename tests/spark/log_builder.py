@@ -8,8 +8,8 @@ import random
 from dataclasses import dataclass, field
 
 from kafka_py.log.offset_index import OffsetIndex
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, TimestampType, build_batch
 
 BASE_TIMESTAMP = 1_600_000_000_000
 

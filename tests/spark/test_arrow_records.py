@@ -1,5 +1,5 @@
 """The column decoder (kafka_py/spark/arrow_records.py) against the record decoder of
-kafka_py/record, on random batches; no Spark needed."""
+kafka_py/clients/common/record, on random batches; no Spark needed."""
 from __future__ import annotations
 
 import pytest
@@ -9,9 +9,9 @@ pa = pytest.importorskip("pyarrow")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from kafka_py.common.errors import CorruptRecordException  # noqa: E402
-from kafka_py.record.compression import CompressionType, decompress  # noqa: E402
-from kafka_py.record.default_record_batch import (  # noqa: E402
+from kafka_py.clients.common.errors import CorruptRecordException  # noqa: E402
+from kafka_py.clients.common.record.compression import CompressionType, decompress  # noqa: E402
+from kafka_py.clients.common.record.default_record_batch import (  # noqa: E402
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
     SimpleRecord,

@@ -22,8 +22,8 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 from kafka_py.spark.broker_client import (
     CLIENT_VERSIONS,

@@ -18,7 +18,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 from kafka_py.spark.log_dir_planner import LogDirPlanner
 from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException

@@ -108,7 +108,7 @@ def test_bad_options_fail_with_a_clear_message(spark, produced):
 
 
 def test_committed_only_reads_to_the_high_watermark(spark, produced, tmp_path):
-    from kafka_py.common.topic_partition import TopicPartition
+    from kafka_py.clients.common.topic_partition import TopicPartition
     from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 
     produced.wait_for_high_watermarks()
@@ -125,7 +125,7 @@ def test_committed_only_reads_to_the_high_watermark(spark, produced, tmp_path):
 
 
 def _batches(path):
-    from kafka_py.record.file_records import FileRecords
+    from kafka_py.clients.common.record.file_records import FileRecords
 
     records = FileRecords.open(path, file_already_exists=True, mutable=False)
     try:

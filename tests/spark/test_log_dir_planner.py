@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
-from kafka_py.common.topic_partition import TopicPartition  # noqa: E402
-from kafka_py.record.compression import CompressionType  # noqa: E402
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+from kafka_py.clients.common.topic_partition import TopicPartition  # noqa: E402
+from kafka_py.clients.common.record.compression import CompressionType  # noqa: E402
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile  # noqa: E402
 from kafka_py.spark.log_dir_planner import LogDirPlanner  # noqa: E402
 from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException  # noqa: E402

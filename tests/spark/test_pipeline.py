@@ -9,7 +9,7 @@ import subprocess
 import threading
 
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.spark.export_job import load_state, run_export
 from kafka_py.spark.progress import StageProgressBar
 from kafka_py.spark.summary_job import format_table, run_summary

@@ -14,15 +14,15 @@ from kafka_py.log import log_files  # noqa: E402
 from kafka_py.log.log import Log  # noqa: E402
 from kafka_py.log.log_config import LogConfig  # noqa: E402
 from kafka_py.log.producer_state_manager import AppendOrigin  # noqa: E402
-from kafka_py.record.control_record_type import ControlRecordType, EndTransactionMarker  # noqa: E402
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
-from kafka_py.record.memory_records import MemoryRecords  # noqa: E402
+from kafka_py.clients.common.record.control_record_type import ControlRecordType, EndTransactionMarker  # noqa: E402
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch  # noqa: E402
+from kafka_py.clients.common.record.memory_records import MemoryRecords  # noqa: E402
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile  # noqa: E402
-from kafka_py.common.topic_partition import TopicPartition  # noqa: E402
+from kafka_py.clients.common.topic_partition import TopicPartition  # noqa: E402
 from kafka_py.spark.log_dir_planner import LogDirPlanner  # noqa: E402
 from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException  # noqa: E402
 from kafka_py.spark.segment_reader import read_slice  # noqa: E402
-from kafka_py.utils.time import MockTime  # noqa: E402
+from kafka_py.clients.common.utils.time import MockTime  # noqa: E402
 
 TOPIC = "txn"
 TS = 1_700_000_000_000

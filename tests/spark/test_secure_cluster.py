@@ -12,7 +12,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.spark.cluster_offsets import ClusterAuthenticationException, ClusterOffsets
 from tests.integration.broker_harness import BrokerProcess, free_port, unique_chroot, wait_until
 from tests.spark.test_kafka_sink import consume_all

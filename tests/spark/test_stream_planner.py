@@ -6,7 +6,7 @@ import shutil
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
 from kafka_py.spark.kafka_log_data_source import KafkaLogDataSource, kafka_schema
 from kafka_py.spark.segment_reader import KafkaLogDataLossException

@@ -2,7 +2,7 @@
 (``--message.handler tests.tools.mirror_maker_handlers.RenameTopic``)."""
 from __future__ import annotations
 
-from kafka_py.tools.mirror_maker import BaseConsumerRecord, MirrorMakerMessageHandler, ProducerRecord
+from kafka_py.core.tools.mirror_maker import BaseConsumerRecord, MirrorMakerMessageHandler, ProducerRecord
 
 
 class RenameTopic(MirrorMakerMessageHandler):

@@ -1,4 +1,4 @@
-"""bin/kafka-acls.sh's options (kafka_py/tools/acl_command.py): what --producer and --consumer
+"""bin/kafka-acls.sh's options (kafka_py/core/admin/acl_command.py): what --producer and --consumer
 stand for, Kafka's usage errors, and the tool run against ZooKeeper with --authorizer-properties
 (through a broker it is exercised by tests/security/test_authorization.py)."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.security.authorizer.acl import PatternType
-from kafka_py.tools import acl_command
-from kafka_py.tools.acl_command import AclCommandOptions, get_resource_filter_to_acls
+from kafka_py.core.security.authorizer.acl import PatternType
+from kafka_py.core.admin import acl_command
+from kafka_py.core.admin.acl_command import AclCommandOptions, get_resource_filter_to_acls
 
 
 def options(**values) -> AclCommandOptions:

@@ -1,4 +1,4 @@
-"""kafka_py.tools.command_line_utils: client property mapping, errors, metrics, progress."""
+"""kafka_py.core.utils.command_line_utils: client property mapping, errors, metrics, progress."""
 from __future__ import annotations
 
 import io
@@ -14,7 +14,7 @@ import kafka.errors as kafka_errors
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
-from kafka_py.tools.command_line_utils import (
+from kafka_py.core.utils.command_line_utils import (
     CommandError,
     client_configs,
     describe_exception,
@@ -184,7 +184,7 @@ def test_progress_bar_only_when_stdout_is_redirected(stdout_tty: bool, stderr_tt
 _TOOL = """
 import sys
 import click
-from kafka_py.tools.command_line_utils import CommandError, handle_errors, run_tool
+from kafka_py.core.utils.command_line_utils import CommandError, handle_errors, run_tool
 
 @click.command()
 @click.option("--lines", type=int, default=100000)

@@ -5,8 +5,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.tools.command_line_utils import CommandError, ConfigEntry, ConfigSynonym
-from kafka_py.tools.config_command import (
+from kafka_py.core.utils.command_line_utils import CommandError, ConfigEntry, ConfigSynonym
+from kafka_py.core.admin.config_command import (
     ConfigCommandOptions,
     format_config_entry,
     main,

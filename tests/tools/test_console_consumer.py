@@ -8,9 +8,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from kafka_py.tools.command_line_utils import CommandError
-from kafka_py.tools.console_consumer import (
+from kafka_py.clients.common.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from kafka_py.core.utils.command_line_utils import CommandError
+from kafka_py.core.tools.console_consumer import (
     ConsumerRecord,
     DefaultMessageFormatter,
     consumer_props,

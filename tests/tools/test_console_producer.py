@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.tools.console_producer import (
+from kafka_py.core.tools.console_producer import (
     LineMessageReader,
     LineReaderException,
     ProducerRecord,

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.tools.command_line_utils import CommandError
-from kafka_py.tools.consumer_group_command import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.utils.command_line_utils import CommandError
+from kafka_py.core.admin.consumer_group_command import (
     ConsumerGroupCommandOptions,
     ConsumerGroupDescription,
     GroupState,

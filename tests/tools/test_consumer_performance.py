@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.tools.consumer_performance import (
+from kafka_py.core.tools.consumer_performance import (
     DEFAULT_DATE_FORMAT,
     consume,
     consumer_props,

@@ -8,7 +8,7 @@ import datetime
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.tools.delegation_token_command import TokenRow, format_date, main, print_tokens
+from kafka_py.core.admin.delegation_token_command import TokenRow, format_date, main, print_tokens
 
 TARGET = ("--bootstrap-server", "127.0.0.1:1", "--command-config", "/nonexistent.properties")
 

@@ -8,11 +8,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.tools import broker_api_versions_command, delete_records_command
-from kafka_py.tools.broker_api_versions_command import api_version_text, node_api_versions_text
-from kafka_py.tools.command_line_utils import CommandError
-from kafka_py.tools.delete_records_command import TopicPartition, parse_offset_json_string_without_dedup
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.core.admin import broker_api_versions_command, delete_records_command
+from kafka_py.core.admin.broker_api_versions_command import api_version_text, node_api_versions_text
+from kafka_py.core.utils.command_line_utils import CommandError
+from kafka_py.core.admin.delete_records_command import TopicPartition, parse_offset_json_string_without_dedup
 
 BOOTSTRAP = "127.0.0.1:9"  # never reached: every case fails before connecting
 

@@ -1,4 +1,4 @@
-"""Tests for kafka_py/tools/dump_log_segments.py and bin/kafka-dump-log.sh.
+"""Tests for kafka_py/core/tools/dump_log_segments.py and bin/kafka-dump-log.sh.
 
 Segments are written with the broker's own classes (FileRecords, OffsetIndex,
 TimeIndex) into tmp_path and dumped with the click command.
@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from kafka_py.log.offset_index import OffsetIndex
 from kafka_py.log.time_index import TimeIndex
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import DefaultRecordBatch, SimpleRecord, TimestampType, build_batch
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.tools.dump_log_segments import main
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import DefaultRecordBatch, SimpleRecord, TimestampType, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.tools.dump_log_segments import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TS = 1_600_000_000_000
@@ -358,9 +358,9 @@ def payloads(result) -> list[str]:
 
 
 def test_offsets_decoder_shows_consumer_offsets_records(tmp_path):
-    from kafka_py.common.topic_partition import TopicPartition
-    from kafka_py.coordinator.group.group_metadata_manager import offset_commit_key, offset_commit_value
-    from kafka_py.coordinator.group.offset_and_metadata import OffsetAndMetadata
+    from kafka_py.clients.common.topic_partition import TopicPartition
+    from kafka_py.core.coordinator.group.group_metadata_manager import offset_commit_key, offset_commit_value
+    from kafka_py.core.coordinator.group.offset_and_metadata import OffsetAndMetadata
 
     key = offset_commit_key("g1", TopicPartition("orders", 3))
     log = records_segment(tmp_path, [(key, offset_commit_value(OffsetAndMetadata(42, None, "", TS))),
@@ -375,9 +375,9 @@ def test_offsets_decoder_shows_consumer_offsets_records(tmp_path):
 
 
 def test_transaction_log_decoder_shows_transaction_state_records(tmp_path):
-    from kafka_py.common.topic_partition import TopicPartition
-    from kafka_py.coordinator.transaction.transaction_log import key_to_bytes, value_to_bytes
-    from kafka_py.coordinator.transaction.transaction_metadata import TransactionState, TxnTransitMetadata
+    from kafka_py.clients.common.topic_partition import TopicPartition
+    from kafka_py.core.coordinator.transaction.transaction_log import key_to_bytes, value_to_bytes
+    from kafka_py.core.coordinator.transaction.transaction_metadata import TransactionState, TxnTransitMetadata
 
     ongoing = TxnTransitMetadata(7, -1, 2, -1, 60000, TransactionState.ONGOING,
                                  frozenset({TopicPartition("b", 1), TopicPartition("a", 0)}), TS, TS + 5)
@@ -434,7 +434,7 @@ def legacy_log_segment(tmp_path, magic: int):
     (v1): three messages uncompressed, then a gzip wrapper of two."""
     from kafka_py.log.log import Log
     from kafka_py.log.log_config import LogConfig, api_version
-    from kafka_py.utils.time import MockTime
+    from kafka_py.clients.common.utils.time import MockTime
 
     config = LogConfig(message_format_version=api_version("0.9.0" if magic == 0 else "0.10.2"), index_interval=1)
     log = Log(str(tmp_path / "legacy-0"), config, time=MockTime(current_time_ms=TS))

@@ -10,18 +10,18 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.common.errors import AdminOperationException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.tools import leader_election_command, preferred_replica_leader_election_command
-from kafka_py.tools.command_line_utils import AdminCommandFailedException
-from kafka_py.tools.leader_election_command import (
+from kafka_py.clients.common.errors import AdminOperationException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.admin import leader_election_command, preferred_replica_leader_election_command
+from kafka_py.core.utils.command_line_utils import AdminCommandFailedException
+from kafka_py.core.admin.leader_election_command import (
     ElectionError,
     ElectionOutcome,
     parse_replica_election_data,
     report,
     validate,
 )
-from kafka_py.tools.preferred_replica_leader_election_command import (
+from kafka_py.core.admin.preferred_replica_leader_election_command import (
     parse_preferred_replica_election_data,
     scala_set,
 )
@@ -158,7 +158,7 @@ def test_scala_sets() -> None:
 # -- the ZooKeeper path -----------------------------------------------------------------------
 
 def test_the_zookeeper_path_writes_the_znode_and_refuses_while_one_is_pending(zookeeper, tmp_path) -> None:
-    from kafka_py.zk.kafka_zk_client import KafkaZkClient
+    from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
     connect = f"{zookeeper.connect_string}/pre-{uuid.uuid4().hex[:8]}"
     zk = KafkaZkClient(connect, session_timeout_ms=10000, name="test")

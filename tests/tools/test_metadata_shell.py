@@ -47,10 +47,10 @@ from kafka_py.raft.control_record_utils import (
     SnapshotHeaderRecord,
     with_leader_change_message,
 )
-from kafka_py.record.default_record_batch import SimpleRecord, build_batch
-from kafka_py.record.file_records import FileRecords
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.record.memory_records_builder import MemoryRecordsBuilder
+from kafka_py.clients.common.record.default_record_batch import SimpleRecord, build_batch
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_py.shell.command_utils import split_path, strip_dot_path_components
 from kafka_py.shell.commands import Commands, ErroneousCommandHandler, NoOpCommandHandler
 from kafka_py.shell.glob_component import GlobComponent, to_regular_expression
@@ -61,7 +61,7 @@ from kafka_py.shell.metadata_node import DirectoryNode, NotDirectoryException
 from kafka_py.shell.metadata_node_manager import MetadataNodeManager
 from kafka_py.shell.metadata_shell import MetadataShell, main as shell_main
 from kafka_py.shell.snapshot_file_reader import SnapshotFileReader
-from kafka_py.tools.dump_log_segments import main as dump_main
+from kafka_py.core.tools.dump_log_segments import main as dump_main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SERDE = MetadataRecordSerde()

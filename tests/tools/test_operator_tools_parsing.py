@@ -7,17 +7,17 @@ import re
 
 import pytest
 
-from kafka_py.tools.command_line_utils import CommandError
-from kafka_py.tools.mirror_maker import (
+from kafka_py.core.utils.command_line_utils import CommandError
+from kafka_py.core.tools.mirror_maker import (
     BaseConsumerRecord,
     DefaultMirrorMakerMessageHandler,
     ProducerRecord,
     create_object,
     subscription_pattern,
 )
-from kafka_py.tools.streams_resetter import JavaException, matches_internal_topic_format, parse_reset_plan
+from kafka_py.core.tools.streams_resetter import JavaException, matches_internal_topic_format, parse_reset_plan
 from kafka_py.tools.verifiable_consumer import assignor_for
-from kafka_py.tools.zk_security_migrator import jaas_sections, system_properties, zk_digest_login
+from kafka_py.core.admin.zk_security_migrator import jaas_sections, system_properties, zk_digest_login
 
 
 @pytest.mark.parametrize("whitelist, topic, mirrored", [

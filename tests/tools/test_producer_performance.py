@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.messages import decode_request, encode_response, response_schema
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import DefaultRecordBatch
-from kafka_py.tools.command_line_utils import CommandError
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.messages import decode_request, encode_response, response_schema
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import DefaultRecordBatch
+from kafka_py.core.utils.command_line_utils import CommandError
 from kafka_py.tools.producer_performance import (
     CORRELATION_ID_OFFSET,
     PipelinedConnection,
@@ -246,7 +246,7 @@ def produce_response(version: int, topic: str, codes: dict[int, int]) -> bytes:
         module.PartitionProduceResponse(index=p, error_code=ErrorCode(code), base_offset=0, record_errors=(),
                                         error_message=None)
         for p, code in codes.items())),))
-    from kafka_py.protocol.headers import ResponseHeader
+    from kafka_py.clients.common.protocol.headers import ResponseHeader
 
     frame = encode_response(ResponseHeader(7, ApiKeys.PRODUCE.response_header_version(version)), response)
     return frame[4:]

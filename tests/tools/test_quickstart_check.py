@@ -1,4 +1,4 @@
-"""kafka_py/tools/quickstart_check.py: the ports and log dir locks bin/kafka-quickstart.sh checks
+"""kafka_py/bin/quickstart_check.py: the ports and log dir locks bin/kafka-quickstart.sh checks
 first, and the processes it names as their holders (sockets and locks of this test process)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from kafka_py.tools.quickstart_check import (
+from kafka_py.bin.quickstart_check import (
     broker_endpoints,
     broker_log_dirs,
     lock_held,
@@ -110,7 +110,7 @@ def test_the_command_exits_1_and_says_so_on_stderr(tmp_path) -> None:
         zk_config, server_config = tmp_path / "zk.properties", tmp_path / "server.properties"
         zk_config.write_text(f"clientPort={port}\n")
         server_config.write_text(f"log.dirs={tmp_path / 'logs'}\nlisteners=PLAINTEXT://127.0.0.1:1\n")
-        result = subprocess.run([sys.executable, "-m", "kafka_py.tools.quickstart_check", str(zk_config),
+        result = subprocess.run([sys.executable, "-m", "kafka_py.bin.quickstart_check", str(zk_config),
                                  str(server_config)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stdout == ""

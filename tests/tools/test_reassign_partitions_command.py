@@ -6,9 +6,9 @@ from __future__ import annotations
 import click
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.tools.command_line_utils import AdminCommandFailedException, CommandError
-from kafka_py.tools.reassign_partitions_command import (
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.utils.command_line_utils import AdminCommandFailedException, CommandError
+from kafka_py.core.admin.reassign_partitions_command import (
     ActiveMoveState,
     CancelledMoveState,
     CompletedMoveState,

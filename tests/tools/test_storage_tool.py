@@ -15,9 +15,9 @@ from kafka_py.server.broker_metadata_checkpoint import (
     MetaProperties,
     ZkMetaProperties,
 )
-from kafka_py.tools import storage_tool
-from kafka_py.utils import properties
-from kafka_py.zk.zk_data import uuid_from_base64
+from kafka_py.core.tools import storage_tool
+from kafka_py.clients.common.utils import properties
+from kafka_py.core.zk.zk_data import uuid_from_base64
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bin" / "kafka-storage.sh"

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from kafka_py.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from tests.integration.broker_harness import BrokerProcess, ROOT, free_port, unique_chroot, wait_until
 
 BIN = ROOT / "bin"
@@ -234,8 +234,8 @@ def test_broker_configs_through_zookeeper(broker):
     """kafka-configs.sh --zookeeper for brokers, as 2.8.2's: a replication throttle rate of the
     running broker, other dynamic configs only for a broker that is down, password configs
     stored encrypted with the password.encoder.secret given."""
-    from kafka_py.utils.config_def import Password
-    from kafka_py.utils.password_encoder import PasswordEncoder
+    from kafka_py.clients.common.config.config_def import Password
+    from kafka_py.core.utils.password_encoder import PasswordEncoder
 
     zk = ("--zookeeper", broker.zk_connect)
     throttled = run("kafka-configs.sh", *zk, "--alter", "--entity-type", "brokers", "--entity-name", "0",

@@ -7,8 +7,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kafka_py.tools.command_line_utils import CommandError, ConfigEntry
-from kafka_py.tools.topic_command import (
+from kafka_py.core.utils.command_line_utils import CommandError, ConfigEntry
+from kafka_py.core.admin.topic_command import (
     IncludeList,
     PartitionDescription,
     PartitionInfo,

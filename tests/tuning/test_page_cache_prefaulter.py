@@ -10,15 +10,15 @@ import time as _time
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log import Log
 from kafka_py.log.log_config import LogConfig
 from kafka_py.log.log_manager import LogManager
 from kafka_py.tuning.page_cache_prefaulter import NO_PREFAULTER, BrokerCpuMonitor, PageCachePrefaulter
 from kafka_py.tuning.prefault_mark import NO_PREFAULT_MARK, PrefaultMark, set_prefault_mark
-from kafka_py.record.file_records import ClosedChannelException, FileRecords
-from kafka_py.utils.kafka_scheduler import MockScheduler
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.record.file_records import ClosedChannelException, FileRecords
+from kafka_py.core.utils.kafka_scheduler import MockScheduler
+from kafka_py.clients.common.utils.time import MockTime
 from tests.log.log_test_helpers import make_records, read_all, values_of
 
 KiB = 1024

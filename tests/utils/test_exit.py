@@ -1,4 +1,4 @@
-"""kafka_py/utils/exit.py (Kafka's Exit) and the halt procedure of the broker's entry point.
+"""kafka_py/core/utils/exit.py (Kafka's Exit) and the halt procedure of the broker's entry point.
 
 The default procedures end the process, so those cases run in a child interpreter.
 """
@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from kafka_py.utils.exit import Exit
-from kafka_py.utils.shutdownable_thread import FatalExitError
+from kafka_py.core.utils.exit import Exit
+from kafka_py.core.utils.shutdownable_thread import FatalExitError
 from tests.zookeeper_harness import ROOT
 
 
@@ -40,7 +40,7 @@ def test_default_halt_ends_the_process_with_its_status_and_the_log_flushed() -> 
         logging.getLogger("test").critical("the reason")
         # a non-daemon thread would keep a normal exit waiting; a halt does not wait for it
         threading.Thread(target=time.sleep, args=(3600,)).start()
-        from kafka_py.utils.exit import Exit
+        from kafka_py.core.utils.exit import Exit
         Exit.halt(3)
         print("not reached")
     """)
@@ -49,11 +49,11 @@ def test_default_halt_ends_the_process_with_its_status_and_the_log_flushed() -> 
 
 
 def test_entry_point_halt_ends_the_process_when_the_stop_does_not_finish() -> None:
-    """kafka_py.kafka's procedure asks for an orderly stop; a stop that hangs is cut short."""
+    """kafka_py.core.kafka's procedure asks for an orderly stop; a stop that hangs is cut short."""
     result = run_python("""
         import logging, sys, threading, time
         logging.basicConfig(stream=sys.stdout, level=logging.INFO)
-        import kafka_py.kafka as entry
+        import kafka_py.core.kafka as entry
         entry.HALT_STOP_TIMEOUT_S = 0.5
         stop_requested = threading.Event()
         halt = entry._HaltRequest(stop_requested)

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from kafka_py.utils.kafka_scheduler import KafkaScheduler
-from kafka_py.utils.shutdownable_thread import FatalExitError, ShutdownableThread
-from kafka_py.utils.time import MockTime, Time
+from kafka_py.core.utils.kafka_scheduler import KafkaScheduler
+from kafka_py.core.utils.shutdownable_thread import FatalExitError, ShutdownableThread
+from kafka_py.clients.common.utils.time import MockTime, Time
 
 TIMEOUT = 10.0
 
@@ -98,7 +98,7 @@ def test_exceptions_do_not_stop_periodic_tasks_or_the_pool(scheduler, caplog):
             enough.set()
         raise RuntimeError("boom")
 
-    with caplog.at_level("ERROR", logger="kafka_py.utils.kafka_scheduler"):
+    with caplog.at_level("ERROR", logger="kafka_py.core.utils.kafka_scheduler"):
         scheduler.schedule("failing", failing, period_ms=5)
         assert enough.wait(TIMEOUT)
     assert any("Uncaught exception in scheduled task 'failing'" in r.getMessage() for r in caplog.records)

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.logging import IdentLogger
 
 
 class _Unformattable:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from kafka_py.utils.logging_setup import DailyRollingFileHandler, kafka_logs_dir
+from kafka_py.core.utils.logging_setup import DailyRollingFileHandler, kafka_logs_dir
 
 
 def _record(msg: str) -> logging.LogRecord:
@@ -67,7 +67,7 @@ def test_daily_pattern_rolls_at_midnight(tmp_path):
 
 _PROBE = """
 import logging, sys
-from kafka_py.utils.logging_setup import configure_logging
+from kafka_py.core.utils.logging_setup import configure_logging
 configure_logging(sys.argv[1] if len(sys.argv) > 1 else None)
 logging.getLogger("kafka_py.probe").warning("probe line")
 print("FLAGS", logging._srcfile is not None, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
@@ -108,7 +108,7 @@ def test_record_fields_a_format_shows_are_kept(tmp_path):
 def test_kafka_formatter_formats_a_record_once_for_its_handlers(monkeypatch):
     import io
 
-    from kafka_py.utils.logging_setup import KafkaFormatter
+    from kafka_py.core.utils.logging_setup import KafkaFormatter
 
     formatted = []
     original = logging.Formatter.format

@@ -1,4 +1,4 @@
-"""kafka_py/utils/password_encoder.py, and how DynamicBrokerConfig keeps dynamic passwords with it.
+"""kafka_py/core/utils/password_encoder.py, and how DynamicBrokerConfig keeps dynamic passwords with it.
 
 The two encoded values below were written by Java's SecretKeyFactory and Cipher as Kafka
 2.8.2's PasswordEncoder uses them (PBKDF2WithHmacSHA512, a 256-byte salt, 4096 iterations,
@@ -10,8 +10,8 @@ import pytest
 
 from kafka_py.server.dynamic_broker_config import DynamicBrokerConfig, is_password_config
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.config_def import ConfigException, Password
-from kafka_py.utils.password_encoder import PasswordEncoder, _parse_csv_map
+from kafka_py.clients.common.config.config_def import ConfigException, Password
+from kafka_py.core.utils.password_encoder import PasswordEncoder, _parse_csv_map
 
 JAVA_CBC = (
     "keyFactoryAlgorithm:PBKDF2WithHmacSHA512,"

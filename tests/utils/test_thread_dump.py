@@ -1,4 +1,4 @@
-"""kill -3 prints every thread's stack and the process goes on (kafka_py/utils/thread_dump.py)."""
+"""kill -3 prints every thread's stack and the process goes on (kafka_py/core/utils/thread_dump.py)."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from kafka_py.utils.thread_dump import format_thread_dump, install_thread_dump_handler
+from kafka_py.core.utils.thread_dump import format_thread_dump, install_thread_dump_handler
 
 
 def park_until(event: threading.Event) -> None:

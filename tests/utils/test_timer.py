@@ -1,4 +1,4 @@
-"""SystemTimer, TimingWheel and TimerTaskList (kafka_py/utils/timer)."""
+"""SystemTimer, TimingWheel and TimerTaskList (kafka_py/core/utils/timer)."""
 from __future__ import annotations
 
 import random
@@ -6,9 +6,9 @@ import threading
 
 from hypothesis import given, settings, strategies as st
 
-from kafka_py.utils.atomic_integer import AtomicInteger
-from kafka_py.utils.time import MockTime, Time
-from kafka_py.utils.timer import (DelayQueue, SystemTimer, TimerTask, TimerTaskEntry, TimerTaskList,
+from kafka_py.core.utils.atomic_integer import AtomicInteger
+from kafka_py.clients.common.utils.time import MockTime, Time
+from kafka_py.core.utils.timer import (DelayQueue, SystemTimer, TimerTask, TimerTaskEntry, TimerTaskList,
                                   TimingWheel)
 
 WAIT_S = 10.0

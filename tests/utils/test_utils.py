@@ -1,5 +1,5 @@
-"""kafka_py/utils/utils.py: Kafka's Utils.abs and Java int wrapping."""
-from kafka_py.utils.utils import to_int32, utils_abs
+"""kafka_py/clients/common/utils/utils.py: Kafka's Utils.abs and Java int wrapping."""
+from kafka_py.clients.common.utils.utils import to_int32, utils_abs
 
 
 def test_utils_abs_maps_min_value_to_zero() -> None:

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
-from kafka_py.common.errors import AdminOperationException, UnknownTopicOrPartitionException
-from kafka_py.zk.admin_zk_client import (
+from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
+from kafka_py.clients.common.errors import AdminOperationException, UnknownTopicOrPartitionException
+from kafka_py.core.zk.admin_zk_client import (
     AdminUtils,
     AdminZkClient,
     BrokerMetadata,
@@ -20,8 +20,8 @@ from kafka_py.zk.admin_zk_client import (
     TopicAlreadyMarkedForDeletionException,
     TopicExistsException,
 )
-from kafka_py.zk.kafka_zk_client import KafkaZkClient
-from kafka_py.zk.zk_data import BrokerInfo, ConfigType
+from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
+from kafka_py.core.zk.zk_data import BrokerInfo, ConfigType
 
 
 # -- AdminUtils: the expected assignments are those of Kafka's own AdminRackAwareTest ----------

@@ -15,10 +15,10 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.zk.kafka_zk_client import (
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.zk.kafka_zk_client import (
     Code,
     ControllerMovedException,
     ExistsRequest,
@@ -28,7 +28,7 @@ from kafka_py.zk.kafka_zk_client import (
     ZNodeChangeHandler,
     ZNodeChildChangeHandler,
 )
-from kafka_py.zk.zk_data import (
+from kafka_py.core.zk.zk_data import (
     BrokerInfo,
     ConfigType,
     ReplicaAssignment,

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from kafka_py.zk.kazoo_handler import PollingThreadingHandler
+from kafka_py.core.zk.kazoo_handler import PollingThreadingHandler
 
 
 def _open_fds() -> int:

@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from kafka_py.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_py.cluster.broker import (
+from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_py.core.cluster.broker import (
     Broker,
     BrokerEndPoint,
     EndPoint,
@@ -21,9 +21,9 @@ from kafka_py.cluster.broker import (
     SecurityProtocol,
     SupportedVersionRange,
 )
-from kafka_py.common.errors import KafkaException
-from kafka_py.common.topic_partition import TopicPartition
-from kafka_py.zk.zk_data import (
+from kafka_py.clients.common.errors import KafkaException
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.core.zk.zk_data import (
     BrokerIdZNode,
     BrokerInfo,
     ClusterIdZNode,
@@ -355,7 +355,7 @@ def test_broker_rejects_duplicate_listeners_and_finds_nodes():
 
 
 def _zk_data():
-    from kafka_py.zk import zk_data
+    from kafka_py.core.zk import zk_data
 
     return zk_data
 

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 
 from kafka_py.metadata.records.access_control_entry_record.v0 import AccessControlEntryRecord
-from kafka_py.security.authorizer.acl import (
+from kafka_py.core.security.authorizer.acl import (
     AccessControlEntry,
     AclBinding,
     AclOperation,

@@ -34,14 +34,14 @@ import logging
 import uuid
 from typing import Any, Mapping, Optional, Protocol, Sequence
 
-from kafka_py.common.errors import AuthorizerNotReadyException
+from kafka_py.clients.common.errors import AuthorizerNotReadyException
 from kafka_py.metadata.authorizer.standard_acl import StandardAcl
 from kafka_py.metadata.authorizer.standard_authorizer_data import StandardAuthorizerData
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer import ALLOW_EVERYONE_IF_NO_ACL_IS_FOUND_PROP, SUPER_USERS_PROP
-from kafka_py.security.authorizer.acl import AclBinding, AclBindingFilter, parse_kafka_principal
-from kafka_py.security.authorizer.acl_authorizer import AclAuthorizer
-from kafka_py.security.authorizer.authorizer import AclCreateResult, AclDeleteResult, AuthorizationResult
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer import ALLOW_EVERYONE_IF_NO_ACL_IS_FOUND_PROP, SUPER_USERS_PROP
+from kafka_py.core.security.authorizer.acl import AclBinding, AclBindingFilter, parse_kafka_principal
+from kafka_py.core.security.authorizer.acl_authorizer import AclAuthorizer
+from kafka_py.core.security.authorizer.authorizer import AclCreateResult, AclDeleteResult, AuthorizationResult
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 
 The ACLs a StandardAuthorizer decides with: every StandardAcl by its id, and the same entries
 grouped by resource pattern in the immutable index AclAuthorizer decides with
-(``_AclIndex`` of kafka_py/security/authorizer/acl_authorizer.py), so both authorizers give
+(``_AclIndex`` of kafka_py/core/security/authorizer/acl_authorizer.py), so both authorizers give
 the same answer for the same ACLs. Kafka's class is immutable and copied on change; here the
 index is the immutable part, replaced (never changed) by each add or remove, and readers take
 the current one without a lock.
@@ -14,8 +14,8 @@ import uuid
 from typing import Iterable, Mapping
 
 from kafka_py.metadata.authorizer.standard_acl import StandardAcl
-from kafka_py.security.authorizer.acl import AclBinding, AclBindingFilter, ResourcePattern
-from kafka_py.security.authorizer.acl_authorizer import NO_ACLS, VersionedAcls, _AclIndex
+from kafka_py.core.security.authorizer.acl import AclBinding, AclBindingFilter, ResourcePattern
+from kafka_py.core.security.authorizer.acl_authorizer import NO_ACLS, VersionedAcls, _AclIndex
 
 
 class StandardAuthorizerData:

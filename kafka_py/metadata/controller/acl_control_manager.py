@@ -26,7 +26,7 @@ import logging
 import uuid
 from typing import Iterator, Sequence
 
-from kafka_py.common.errors import ApiException, InvalidRequestException
+from kafka_py.clients.common.errors import ApiException, InvalidRequestException
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.authorizer.standard_acl import StandardAcl, StandardAclWithId
 from kafka_py.metadata.controller.controller_result import ControllerResult
@@ -35,8 +35,8 @@ from kafka_py.metadata.records.remove_access_control_entry_record.v0 import Remo
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
 from kafka_py.metadata.timeline.timeline_hash_set import TimelineHashSet
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.authorizer.acl import (
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.security.authorizer.acl import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -44,8 +44,8 @@ from kafka_py.security.authorizer.acl import (
     PatternType,
     ResourceType,
 )
-from kafka_py.security.authorizer.authorizer import AclBindingDeleteResult, AclCreateResult, AclDeleteResult
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.security.authorizer.authorizer import AclBindingDeleteResult, AclCreateResult, AclDeleteResult
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from kafka_py.metadata.controller.broker_control_state import BrokerControlState
 from kafka_py.metadata.controller.broker_control_states import BrokerControlStates
 from kafka_py.metadata.controller.replica_placer import ReplicaPlacer
 from kafka_py.metadata.usable_broker import UsableBroker
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

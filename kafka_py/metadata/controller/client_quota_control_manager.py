@@ -19,13 +19,13 @@ import socket
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from kafka_py.common.api_error import ApiError
+from kafka_py.clients.common.api_error import ApiError
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.controller.controller_result import ControllerResult
 from kafka_py.metadata.records.quota_record.v0 import EntityData, QuotaRecord
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 
 USER = "user"
 CLIENT_ID = "client-id"

@@ -26,7 +26,7 @@ import logging
 from concurrent.futures import Future
 from typing import Iterator
 
-from kafka_py.cluster.broker import EndPoint, ListenerName, SecurityProtocol
+from kafka_py.core.cluster.broker import EndPoint, ListenerName, SecurityProtocol
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.broker_registration import BrokerRegistration
 from kafka_py.metadata.broker_registration_reply import BrokerRegistrationReply
@@ -46,9 +46,9 @@ from kafka_py.metadata.records.unregister_broker_record.v0 import UnregisterBrok
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

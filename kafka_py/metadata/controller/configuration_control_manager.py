@@ -25,8 +25,8 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Collection, Iterator, Mapping
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import InvalidConfigException, KafkaException
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import InvalidConfigException, KafkaException
 from kafka_py.log.log_config import LogConfig
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.controller.controller_result import ControllerResult
@@ -34,11 +34,11 @@ from kafka_py.metadata.controller.result_or_error import ResultOrError
 from kafka_py.metadata.records.config_record.v0 import ConfigRecord
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import AlterConfigOpType, ConfigResourceType
-from kafka_py.utils.config_def import ConfigDef, Type
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.zk.admin_zk_client import Topic
+from kafka_py.clients.common.config.config_def import ConfigDef, Type
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.zk.admin_zk_client import Topic
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from kio.index import load_response_schema
 
-from kafka_py.protocol.entities import build_entity
-from kafka_py.protocol.messages import response_schema
+from kafka_py.clients.common.protocol.entities import build_entity
+from kafka_py.clients.common.protocol.messages import response_schema
 
 
 @cache
@@ -43,7 +43,7 @@ def _field_names(cls: type) -> dict[str, bool]:
 
 
 def make(cls: type, **values: Any) -> Any:
-    """``cls`` from the values it has a field for, through kafka_py.protocol.entities'
+    """``cls`` from the values it has a field for, through kafka_py.clients.common.protocol.entities'
     ``build_entity``: error codes given as ints or Errors become kio's ErrorCode (which is
     what kio's writer needs), and fields not given start at Kafka's defaults (0, "", null
     when nullable, the zero Uuid)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Collection, Iterator, Mapping
 
-from kafka_py.common.api_error import ApiError
+from kafka_py.clients.common.api_error import ApiError
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.controller.controller_result import ControllerResult
 from kafka_py.metadata.feature_map import FeatureMap
@@ -21,7 +21,7 @@ from kafka_py.metadata.records.remove_feature_level_record.v0 import RemoveFeatu
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 
 
 class FeatureControlManager:

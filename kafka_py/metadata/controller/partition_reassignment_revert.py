@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_py.common.errors import InvalidReplicaAssignmentException
+from kafka_py.clients.common.errors import InvalidReplicaAssignmentException
 from kafka_py.metadata.partition_registration import PartitionRegistration
 
 

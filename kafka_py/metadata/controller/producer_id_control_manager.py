@@ -18,8 +18,8 @@ from kafka_py.metadata.controller.controller_result import ControllerResult
 from kafka_py.metadata.records.producer_ids_record.v0 import ProducerIdsRecord
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_long import TimelineLong
-from kafka_py.protocol.errors import Errors
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.core.utils.java_limits import LONG_MAX
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 

@@ -49,8 +49,8 @@ import uuid
 from concurrent.futures import Future
 from typing import Any, Callable, Collection, Mapping, Sequence
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.metadata.api_message_and_version import ApiMessage, ApiMessageAndVersion
 from kafka_py.metadata.controller.acl_control_manager import AclControlManager
 from kafka_py.metadata.controller.client_quota_control_manager import (
@@ -94,13 +94,13 @@ from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import AlterConfigOpType, ConfigResourceType
-from kafka_py.snapshot.snapshot_reader import SnapshotReader
-from kafka_py.utils.config_def import ConfigDef
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import SystemTime, Time
+from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.clients.common.config.config_def import ConfigDef
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import SystemTime, Time
 
 logger = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import threading
 
 from kafka_py.metadata.controller.controller_metrics import ControllerMetrics
-from kafka_py.metrics.kafka_metrics_group import default_registry, explicit_metric_name
-from kafka_py.metrics.yammer import MetricName, MetricsRegistry
-from kafka_py.utils.time import Time
+from kafka_py.core.metrics.kafka_metrics_group import default_registry, explicit_metric_name
+from kafka_py.core.metrics.yammer import MetricName, MetricsRegistry
+from kafka_py.clients.common.utils.time import Time
 
 _GROUP = "kafka.controller"
 

@@ -22,8 +22,8 @@ import logging
 import uuid
 from typing import Collection, Iterator, Sequence
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import (
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.errors import (
     ApiException,
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
@@ -65,11 +65,11 @@ from kafka_py.metadata.records.unregister_broker_record.v0 import UnregisterBrok
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
 from kafka_py.metadata.timeline.timeline_integer import TimelineInteger
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import AlterConfigOpType, ConfigResourceType
-from kafka_py.utils.java_limits import SHORT_MAX
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.zk.admin_zk_client import Topic
+from kafka_py.core.utils.java_limits import SHORT_MAX
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.core.zk.admin_zk_client import Topic
 
 logger = logging.getLogger(__name__)
 

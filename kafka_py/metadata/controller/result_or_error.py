@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from kafka_py.common.api_error import ApiError
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.api_error import ApiError
+from kafka_py.clients.common.protocol.errors import Errors
 
 T = TypeVar("T")
 

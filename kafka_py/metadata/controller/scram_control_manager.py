@@ -29,16 +29,16 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kafka_py.common.api_error import ApiError
+from kafka_py.clients.common.api_error import ApiError
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.controller.controller_result import ControllerResult
 from kafka_py.metadata.records.remove_user_scram_credential_record.v0 import RemoveUserScramCredentialRecord
 from kafka_py.metadata.records.user_scram_credential_record.v0 import UserScramCredentialRecord
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
 from kafka_py.metadata.timeline.timeline_hash_map import TimelineHashMap
-from kafka_py.protocol.errors import Errors
-from kafka_py.security.scram import MAX_ITERATIONS, ScramCredential, ScramFormatter, ScramMechanism
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.security.scram import MAX_ITERATIONS, ScramCredential, ScramFormatter, ScramMechanism
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
-from kafka_py.snapshot.snapshot_writer import SnapshotWriter
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

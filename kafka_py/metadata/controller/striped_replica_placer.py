@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from kafka_py.common.errors import InvalidReplicationFactorException
+from kafka_py.clients.common.errors import InvalidReplicationFactorException
 from kafka_py.metadata.controller.replica_placer import ReplicaPlacer
 from kafka_py.metadata.usable_broker import UsableBroker
 

@@ -44,15 +44,15 @@ from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.metadata.queue.event_queue import Event
 from kafka_py.metadata.queue.kafka_event_queue import KafkaEventQueue
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.snapshot.raw_snapshot_reader import RawSnapshotReader
-from kafka_py.snapshot.raw_snapshot_writer import RawSnapshotWriter
-from kafka_py.snapshot.snapshot_reader import SnapshotReader
-from kafka_py.snapshot.snapshot_writer import SnapshotWriter
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.logging import TRACE, IdentLogger
-from kafka_py.utils.time import SystemTime, Time
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.raft.snapshot.raw_snapshot_reader import RawSnapshotReader
+from kafka_py.raft.snapshot.raw_snapshot_writer import RawSnapshotWriter
+from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.logging import TRACE, IdentLogger
+from kafka_py.clients.common.utils.time import SystemTime, Time
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
 
 if TYPE_CHECKING:
     from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
-    from kafka_py.snapshot.snapshot_reader import SnapshotReader
+    from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
 
 
 class MetaLogListener:

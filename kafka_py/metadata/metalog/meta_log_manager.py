@@ -15,7 +15,7 @@ from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
 from kafka_py.metadata.metalog.meta_log_listener import MetaLogListener
 
 if TYPE_CHECKING:
-    from kafka_py.snapshot.snapshot_writer import SnapshotWriter
+    from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
 
 
 class MetaLogManager(abc.ABC):

@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from kafka_py.common.errors import ApiException, KafkaException
+from kafka_py.clients.common.errors import ApiException, KafkaException
 
 # Takes the deadline of the event the new one replaces (same tag), or None, and gives the
 # new event's deadline, or None for none.

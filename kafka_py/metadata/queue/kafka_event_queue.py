@@ -33,8 +33,8 @@ from kafka_py.metadata.queue.event_queue import (
     TimeoutException,
     VoidEvent,
 )
-from kafka_py.utils.logging import IdentLogger
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.logging import IdentLogger
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ and of MessageDataGenerator.java for the metadata records.
 Kafka generates one class per record spec in metadata/src/main/resources/common/metadata/
 (TopicRecord, PartitionRecord, ...) and the MetadataRecordType enum that maps a record's
 api key to its class. This program does the same in kio's dataclass style, reusing
-kafka_py.protocol.schema.generator's ModuleWriter (the same field rules as the request
+kafka_py.clients.common.protocol.schema.generator's ModuleWriter (the same field rules as the request
 messages), with the two differences a record has: it is a kio "data" entity with no
 request or response header, and its specs may have tagged fields (PartitionChangeRecord's
 Isr and Leader), which are written with explicit defaults.
@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from kafka_py.protocol.schema.generator import (
+from kafka_py.clients.common.protocol.schema.generator import (
     ModuleWriter,
     Versions,
     load_spec,
@@ -140,7 +140,7 @@ def render_record_type(specs: list[dict]) -> str:
         "from types import MappingProxyType",
         "from typing import Final, Mapping",
         "",
-        "from kafka_py.common.errors import UnsupportedVersionException",
+        "from kafka_py.clients.common.errors import UnsupportedVersionException",
         *sorted(imports),
         "",
         "# api key -> (lowest, highest) supported version",

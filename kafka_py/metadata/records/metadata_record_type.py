@@ -10,7 +10,7 @@ import enum
 from types import MappingProxyType
 from typing import Final, Mapping
 
-from kafka_py.common.errors import UnsupportedVersionException
+from kafka_py.clients.common.errors import UnsupportedVersionException
 from kafka_py.metadata.records.access_control_entry_record.v0 import (
     AccessControlEntryRecord as AccessControlEntryRecordV0,
 )

@@ -14,8 +14,8 @@ from typing import Iterator
 
 from kafka_py.metadata.timeline.revertable import Revertable
 from kafka_py.metadata.timeline.snapshot import Snapshot
-from kafka_py.utils.java_limits import LONG_MAX, LONG_MIN
-from kafka_py.utils.logging import IdentLogger
+from kafka_py.core.utils.java_limits import LONG_MAX, LONG_MIN
+from kafka_py.core.utils.logging import IdentLogger
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Generic, Optional, Sequence, TypeVar
 
-from kafka_py.common.errors import RecordBatchTooLargeException
+from kafka_py.clients.common.errors import RecordBatchTooLargeException
 from kafka_py.raft.control_record_utils import (
     SNAPSHOT_FOOTER_TYPE,
     SNAPSHOT_HEADER_TYPE,
@@ -38,10 +38,10 @@ from kafka_py.raft.control_record_utils import (
 )
 from kafka_py.raft.internals.batch_builder import BatchBuilder
 from kafka_py.raft.record_serde import ObjectSerializationCache, RecordSerde
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Builds one raft batch: a magic-2 DefaultRecordBatch whose records have no key, no headers,
 a timestamp delta of 0 and the serde's bytes as value; CREATE_TIME with the append time as
 both base and max timestamp; no producer id; the leader epoch as partition leader epoch.
-The record encoding and the batch header with its CRC-32C are kafka_py.record's, so a raft
+The record encoding and the batch header with its CRC-32C are kafka_py.clients.common.record's, so a raft
 batch is read by every tool that reads the log.
 
 ``bytes_needed`` answers "do these records still fit?" before anything is written: None if
@@ -17,8 +17,8 @@ import logging
 from typing import Generic, Iterable, Optional, TypeVar
 
 from kafka_py.raft.record_serde import ObjectSerializationCache, RecordSerde
-from kafka_py.record.compression import CompressionType
-from kafka_py.record.default_record_batch import (
+from kafka_py.clients.common.record.compression import CompressionType
+from kafka_py.clients.common.record.default_record_batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
@@ -28,8 +28,8 @@ from kafka_py.record.default_record_batch import (
     size_of_varint,
     write_record,
 )
-from kafka_py.record.memory_records import MemoryRecords
-from kafka_py.utils.java_limits import INT_MAX
+from kafka_py.clients.common.record.memory_records import MemoryRecords
+from kafka_py.core.utils.java_limits import INT_MAX
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ The raft client's metrics, under the JMX name Kafka's JmxReporter gives them,
 current-vote, current-epoch, high-watermark, log-end-offset, log-end-epoch,
 number-unknown-voter-connections (gauges read from the QuorumState), and the sensors
 commit-latency-avg/max, election-latency-avg/max, fetch-records-rate,
-append-records-rate and poll-idle-ratio-avg (kafka_py.common.sensor, as the selector's
+append-records-rate and poll-idle-ratio-avg (kafka_py.clients.common.sensor, as the selector's
 metrics are kept). They are registered as gauges of a Yammer-style registry (the broker's
 default one unless another is given, so simulations with many clients in one process can
 each keep their own) and removed by ``close``; the Prometheus endpoint exports them as
@@ -19,11 +19,11 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from kafka_py.common.sensor import Avg, KafkaMetric, Max, MetricConfig, Rate, Sensor
-from kafka_py.metrics.kafka_metrics_group import default_registry
-from kafka_py.metrics.yammer import MetricName, MetricsRegistry
+from kafka_py.clients.common.sensor import Avg, KafkaMetric, Max, MetricConfig, Rate, Sensor
+from kafka_py.core.metrics.kafka_metrics_group import default_registry
+from kafka_py.core.metrics.yammer import MetricName, MetricsRegistry
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:
     from kafka_py.raft.quorum_state import QuorumState

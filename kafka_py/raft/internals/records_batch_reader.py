@@ -18,8 +18,8 @@ from typing import Generic, Iterator, Optional, TypeVar
 from kafka_py.raft.batch_reader import Batch, BatchReader
 from kafka_py.raft.internals.close_listener import CloseListener
 from kafka_py.raft.record_serde import RecordSerde
-from kafka_py.record.default_record_batch import DefaultRecordBatch
-from kafka_py.record.memory_records import MemoryRecords
+from kafka_py.clients.common.record.default_record_batch import DefaultRecordBatch
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import Time
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
 

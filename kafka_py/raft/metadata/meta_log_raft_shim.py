@@ -26,8 +26,8 @@ from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.raft.batch_reader import BatchReader
 from kafka_py.raft.raft_client import Listener, RaftClient
 from kafka_py.raft.record_serde import ObjectSerializationCache, RecordSerde
-from kafka_py.snapshot.snapshot_reader import SnapshotReader
-from kafka_py.snapshot.snapshot_writer import SnapshotWriter
+from kafka_py.raft.snapshot.snapshot_reader import SnapshotReader
+from kafka_py.raft.snapshot.snapshot_writer import SnapshotWriter
 
 logger = logging.getLogger(__name__)
 

@@ -31,12 +31,12 @@ from kafka_py.metadata.controller.controller_metrics import ControllerMetrics
 from kafka_py.metadata.controller.quorum_controller import QuorumController
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
 from kafka_py.metadata.metalog.local_log_manager import LocalLogManager, SharedLogData
-from kafka_py.protocol.schema.alter_isr.v0.request import (
+from kafka_py.clients.common.protocol.schema.alter_isr.v0.request import (
     AlterIsrRequest,
     PartitionData as IsrPartitionData,
     TopicData as IsrTopicData,
 )
-from kafka_py.utils.time import MockTime, Time
+from kafka_py.clients.common.utils.time import MockTime, Time
 
 WAIT_S = 30
 

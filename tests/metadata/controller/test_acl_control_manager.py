@@ -11,7 +11,7 @@ from kafka_py.metadata.authorizer.standard_authorizer import StandardAuthorizer
 from kafka_py.metadata.controller.acl_control_manager import AclControlManager
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
-from kafka_py.security.authorizer.acl import (
+from kafka_py.core.security.authorizer.acl import (
     ANY_BINDING_FILTER,
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -24,7 +24,7 @@ from kafka_py.security.authorizer.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka_py.security.authorizer.authorizer import Action, AuthorizationResult, ServerContext
+from kafka_py.core.security.authorizer.authorizer import Action, AuthorizationResult, ServerContext
 
 ALLOW = AclPermissionType.ALLOW
 
@@ -139,7 +139,7 @@ def test_standard_acl_round_trips_through_its_record():
 def test_quorum_controller_replicates_acls_and_reverts_uncommitted_ones():
     import time
 
-    from kafka_py.utils.time import MockTime
+    from kafka_py.clients.common.utils.time import MockTime
     from tests.metadata.controller.env import LocalLogManagerTestEnv, QuorumControllerTestEnv, result
 
     log_env = LocalLogManagerTestEnv(3)

@@ -9,8 +9,8 @@ from kio.schema.broker_heartbeat.v0.request import BrokerHeartbeatRequest
 from kafka_py.metadata.controller.broker_control_state import BrokerControlState as S
 from kafka_py.metadata.controller.broker_control_states import BrokerControlStates
 from kafka_py.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
-from kafka_py.utils.java_limits import LONG_MAX
-from kafka_py.utils.time import MockTime
+from kafka_py.core.utils.java_limits import LONG_MAX
+from kafka_py.clients.common.utils.time import MockTime
 
 SESSION_NS = 10_000_000  # 10 ms
 

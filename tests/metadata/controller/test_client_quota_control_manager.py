@@ -7,7 +7,7 @@ from kafka_py.metadata.controller.client_quota_control_manager import (
     ClientQuotaEntity,
 )
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 
 
 def entity(**entries) -> ClientQuotaEntity:

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
 from kafka_py.metadata.feature_map import FeatureMap
@@ -18,7 +18,7 @@ from kafka_py.metadata.records.unfence_broker_record.v0 import UnfenceBrokerReco
 from kafka_py.metadata.records.unregister_broker_record.v0 import UnregisterBrokerRecord
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 from tests.metadata.controller.env import registration_request
 

@@ -9,7 +9,7 @@ from kafka_py.metadata.controller.configuration_control_manager import (
     ConfigurationControlManager,
 )
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import AlterConfigOpType as Op, ConfigResourceType as T
 
 FOO = ConfigResource(T.TOPIC, "foo")

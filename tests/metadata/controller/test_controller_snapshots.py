@@ -14,7 +14,7 @@ from kafka_py.metadata.metalog.local_log_manager import LocalLogManager
 from kafka_py.metadata.version_range import VersionRange
 from kafka_py.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_py.server.zk_admin_manager import ConfigResourceType
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 from tests.metadata.controller.env import (
     LocalLogManagerTestEnv,
     QuorumControllerTestEnv,

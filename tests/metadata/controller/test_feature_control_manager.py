@@ -4,7 +4,7 @@ from __future__ import annotations
 from kafka_py.metadata.controller.feature_control_manager import FeatureControlManager
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 
 
 def update(manager, updates, downgradeables=(), brokers=None):

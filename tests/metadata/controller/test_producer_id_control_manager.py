@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_py.metadata.controller.producer_id_control_manager import (
     PRODUCER_ID_BLOCK_SIZE,
@@ -16,7 +16,7 @@ from kafka_py.metadata.feature_map import FeatureMap
 from kafka_py.metadata.feature_map_and_epoch import FeatureMapAndEpoch
 from kafka_py.metadata.records.producer_ids_record.v0 import ProducerIdsRecord
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 from tests.metadata.controller.env import registration_request
 

@@ -34,7 +34,7 @@ from kio.schema.list_partition_reassignments.v0.request import ListPartitionReas
 from kio.schema.unregister_broker.v0.request import UnregisterBrokerRequest
 from kio.schema.update_features.v0.request import FeatureUpdateKey, UpdateFeaturesRequest
 
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_py.metadata.controller.client_quota_control_manager import ClientQuotaEntity
 from kafka_py.metadata.controller.configuration_control_manager import ConfigResource
@@ -42,9 +42,9 @@ from kafka_py.metadata.controller.quorum_controller import exception_to_apparent
 from kafka_py.metadata.leader_constants import NO_LEADER
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH
 from kafka_py.metadata.version_range import VersionRange
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import ConfigResourceType
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 from tests.metadata.controller.env import (
     LocalLogManagerTestEnv,

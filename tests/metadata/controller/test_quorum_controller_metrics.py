@@ -20,8 +20,8 @@ from kafka_py.metadata.controller.quorum_controller_metrics import (
     QuorumControllerMetrics,
 )
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH
-from kafka_py.metrics.yammer import MetricsRegistry
-from kafka_py.utils.time import MockTime
+from kafka_py.core.metrics.yammer import MetricsRegistry
+from kafka_py.clients.common.utils.time import MockTime
 from tests.metadata.controller.env import (
     LocalLogManagerTestEnv,
     QuorumControllerTestEnv,

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from kio.schema.create_topics.v7.response import CreateTopicsResponse
 from kio.schema.elect_leaders.v2.request import ElectLeadersRequest, TopicPartitions
 
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_py.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_py.metadata.controller.configuration_control_manager import (
@@ -26,9 +26,9 @@ from kafka_py.metadata.feature_map_and_epoch import FeatureMapAndEpoch
 from kafka_py.metadata.leader_constants import NO_LEADER
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metadata.timeline.snapshot_registry import SnapshotRegistry
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.zk_admin_manager import AlterConfigOpType, ConfigResourceType
-from kafka_py.utils.time import MockTime
+from kafka_py.clients.common.utils.time import MockTime
 
 from tests.metadata.controller.env import (
     MockControllerMetrics,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from kafka_py.metadata.controller.scram_control_manager import ScramControlManager, ScramCredentialKey
 from kafka_py.metadata.records.metadata_record_type import MetadataRecordType
 from kafka_py.metadata.timeline.snapshot_registry import LATEST_EPOCH, SnapshotRegistry
-from kafka_py.security.scram import ScramFormatter, ScramMechanism
+from kafka_py.clients.common.security.scram import ScramFormatter, ScramMechanism
 
 SHA256, SHA512 = 1, 2
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kafka_py.common.errors import InvalidReplicationFactorException
+from kafka_py.clients.common.errors import InvalidReplicationFactorException
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
 from kafka_py.metadata.usable_broker import UsableBroker
 

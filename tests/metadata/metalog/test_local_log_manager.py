@@ -12,7 +12,7 @@ from kafka_py.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
 from kafka_py.metadata.metalog.meta_log_listener import MetaLogListener
 from kafka_py.metadata.records.topic_record.v0 import TopicRecord
-from kafka_py.utils.java_limits import LONG_MAX
+from kafka_py.core.utils.java_limits import LONG_MAX
 
 from tests.metadata.controller.env import LocalLogManagerTestEnv, wait_for
 

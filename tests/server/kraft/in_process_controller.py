@@ -12,11 +12,11 @@ from typing import Any, Callable, Mapping
 
 from kio.schema.envelope.v0.response import EnvelopeResponse
 
-from kafka_py.common.errors import ApiException
+from kafka_py.clients.common.errors import ApiException
 from kafka_py.metadata.controller.controller_messages import make, response_module
-from kafka_py.protocol.api_keys import ApiKeys
-from kafka_py.protocol.errors import Errors
-from kafka_py.protocol.messages import decode_request, encode_response_chunks_for, response_schema
+from kafka_py.clients.common.protocol.api_keys import ApiKeys
+from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.messages import decode_request, encode_response_chunks_for, response_schema
 
 WAIT_S = 30
 

@@ -12,7 +12,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewPartitions, NewTopic
 
-from kafka_py.common.topic_partition import TopicPartition as BrokerTopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition as BrokerTopicPartition
 from kafka_py.metadata.broker_state import BrokerState
 from kafka_py.metadata.controller.quorum_controller import QuorumController
 from kafka_py.metadata.controller.striped_replica_placer import StripedReplicaPlacer
@@ -20,7 +20,7 @@ from kafka_py.metadata.metalog.local_log_manager import LocalLogManager, SharedL
 from kafka_py.server.broker_metadata_checkpoint import MetaProperties
 from kafka_py.server.broker_server import BrokerServer, ProcessStatus
 from kafka_py.server.kafka_config import KafkaConfig
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 from tests.integration.broker_harness import free_port, wait_until
 from tests.server.kraft.in_process_controller import InProcessControllerConnection
 

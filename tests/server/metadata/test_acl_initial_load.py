@@ -10,12 +10,12 @@ import uuid
 
 import pytest
 
-from kafka_py.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
-from kafka_py.common.errors import AuthorizerNotReadyException
+from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
+from kafka_py.clients.common.errors import AuthorizerNotReadyException
 from kafka_py.metadata.authorizer.standard_acl import StandardAcl, StandardAclWithId
 from kafka_py.metadata.authorizer.standard_authorizer import StandardAuthorizer
 from kafka_py.metadata.records.access_control_entry_record.v0 import AccessControlEntryRecord
-from kafka_py.security.authorizer.acl import (
+from kafka_py.core.security.authorizer.acl import (
     AccessControlEntry,
     AclBinding,
     AclOperation,
@@ -24,11 +24,11 @@ from kafka_py.security.authorizer.acl import (
     ResourcePattern,
     ResourceType,
 )
-from kafka_py.security.authorizer.authorizer import Action, AuthorizationResult, ServerContext
+from kafka_py.core.security.authorizer.authorizer import Action, AuthorizationResult, ServerContext
 from kafka_py.server.metadata.acl_publisher import AclPublisher
 from kafka_py.server.metadata.metadata_loader import MetadataLoader
-from kafka_py.utils.time import Time
-from kafka_py.zk.zk_data import BrokerInfo
+from kafka_py.clients.common.utils.time import Time
+from kafka_py.core.zk.zk_data import BrokerInfo
 
 ALICE = ServerContext(principal="User:alice")
 ADMIN = ServerContext(principal="User:admin")

@@ -6,16 +6,16 @@ import uuid
 
 import pytest
 
-from kafka_py.common.topic_partition import TopicPartition
+from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.metadata.controller.configuration_control_manager import ConfigResource
 from kafka_py.metadata.metalog.meta_log_leader import MetaLogLeader
-from kafka_py.protocol.errors import Errors
+from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_py.server.metadata.config_repository import CachedConfigRepository
 from kafka_py.server.metadata.metadata_image import MetadataImage, MetadataImageBuilder
 from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
 from kafka_py.server.zk_admin_manager import ConfigResourceType
-from kafka_py.utils.time import Time
+from kafka_py.clients.common.utils.time import Time
 from tests.server.metadata import records as r
 
 BROKER_ID = 1
@@ -268,9 +268,9 @@ class FailingConfigHandler:
 
 
 def test_broker_metadata_metrics_follow_the_batches():
-    from kafka_py.metrics.yammer import MetricsRegistry
+    from kafka_py.core.metrics.yammer import MetricsRegistry
     from kafka_py.server.metadata.broker_server_metrics import BrokerServerMetrics, broker_metadata_metric_name
-    from kafka_py.utils.time import MockTime
+    from kafka_py.clients.common.utils.time import MockTime
 
     time = MockTime()
     registry = MetricsRegistry(start_ticker=False)

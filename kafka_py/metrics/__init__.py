@@ -1,2 +1,0 @@
-"""core/src/main/scala/kafka/metrics: KafkaMetricsGroup and the Yammer metrics it registers
-(kafka_py/metrics/yammer.py), and their export in Prometheus's text format."""
