@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
+import textwrap
 import threading
 
 import pytest
@@ -81,3 +83,41 @@ def test_sigquit_writes_the_dump_to_the_descriptor_and_the_process_goes_on(parke
     # the handler's own calls are not in the dump: the main thread's stack starts in this test
     assert main.splitlines()[1].endswith(", in test_sigquit_writes_the_dump_to_the_descriptor_and_the_process_goes_on")
     assert parked_thread.is_alive()
+
+
+def test_a_collection_during_the_dump_does_not_hang_it():
+    # A collection that starts while the interpreter's thread list is locked and frees a
+    # threading.local in a cycle used to deadlock the dump. The collector's threshold of 1 and a
+    # fresh cycle before each dump make the first frame object the dump creates start one.
+    program = textwrap.dedent("""
+        import gc, threading
+        from kafka_py.core.utils.thread_dump import format_thread_dump
+
+        class Holder:
+            pass
+
+        def park(event):
+            event.wait()
+
+        gc.set_threshold(1)
+        for _ in range(50):
+            release = threading.Event()
+            parked = threading.Thread(target=park, args=(release,))
+            parked.start()
+            gc.disable()
+            holder = Holder()
+            holder.local = threading.local()
+            holder.itself = holder
+            del holder
+            gc.enable()
+            dump = format_thread_dump()
+            release.set()
+            parked.join()
+        print(dump.count("Thread 0x"))
+    """)
+    try:
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("format_thread_dump hung while a collection freed a threading.local")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"  # the main thread and the parked one

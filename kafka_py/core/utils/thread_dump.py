@@ -17,6 +17,7 @@ refuses a reentrant write.
 """
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 import threading
@@ -31,7 +32,18 @@ def format_thread_dump(own_frame: Optional[FrameType] = None) -> str:
     """Every Python thread's stack, innermost call first, each headed by its name and id. The
     calling thread's stack starts at ``own_frame`` when given (a signal handler passes the frame
     it interrupted, so that the dump's own calls are left out)."""
-    frames = sys._current_frames()
+    # CPython 3.11's _current_frames holds the interpreter's thread-list lock while it makes
+    # a frame object for each thread. If one of those allocations starts a collection that
+    # frees a threading.local caught in a reference cycle, the local's cleanup takes the same
+    # lock and the thread waits on itself forever (seen with a Spark session's threads in the
+    # process). No collection can start while the collector is off.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        frames = sys._current_frames()
+    finally:
+        if collecting:
+            gc.enable()
     if own_frame is not None:
         frames[threading.get_ident()] = own_frame
     # First every stack as it is now, with no I/O: reading source lines releases the GIL and
