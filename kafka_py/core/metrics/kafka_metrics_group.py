@@ -99,10 +99,15 @@ def explicit_metric_name(group: str, type_name: str, name: str,
 
 
 def _group_of(cls: type) -> str:
-    """kafka_py.server.replica_manager -> kafka.server; kafka_py.core.coordinator.group.x -> kafka.coordinator.group."""
+    """kafka_py.server.replica_manager -> kafka.server; kafka_py.core.coordinator.group.x -> kafka.coordinator.group.
+
+    Kafka's core packages are ``kafka.<package>``; here they are ``kafka_py.<package>`` for the
+    four at the top of the tree and ``kafka_py.core.<package>`` for the rest."""
     parts = cls.__module__.split(".")
     if parts and parts[0] == "kafka_py":
         parts = parts[1:]
+        if parts and parts[0] == "core":
+            parts = parts[1:]
     package = parts[:-1] if len(parts) > 1 else parts
     return ".".join(["kafka", *package])
 
