@@ -27,6 +27,8 @@ _I32 = struct.Struct(">i")
 _ACKS_TIMEOUT_TOPICS = struct.Struct(">hii")  # acks, timeout ms, topic count
 _PARTITION_HEAD = struct.Struct(">ii")  # partition index, records length
 
+_TIMEOUTS_KEPT = 16
+
 FIRST_VERSION = 3
 LAST_VERSION = 8  # v9 is flexible
 
@@ -67,6 +69,10 @@ def _reader(request_type: type, topic_type: type, partition_type: type) -> Calla
     unpack_i32 = _I32.unpack_from
     unpack_head = _ACKS_TIMEOUT_TOPICS.unpack_from
     unpack_partition = _PARTITION_HEAD.unpack_from
+    # A producer sends the same request.timeout.ms in every request, and building a timedelta
+    # costs more than reading the rest of a one-record request's header: each value met is
+    # built once (they are immutable), the dict kept small against a client sending many.
+    timeouts: dict[int, timedelta] = {}
 
     def read_produce_request(view: memoryview) -> Any:
         try:
@@ -125,7 +131,12 @@ def _reader(request_type: type, topic_type: type, partition_type: type) -> Calla
         request = new(request_type)
         set_transactional_id(request, transactional_id)
         set_acks(request, acks)
-        set_timeout(request, timedelta(milliseconds=timeout_ms))
+        timeout = timeouts.get(timeout_ms)
+        if timeout is None:
+            if len(timeouts) >= _TIMEOUTS_KEPT:
+                timeouts.clear()
+            timeout = timeouts[timeout_ms] = timedelta(milliseconds=timeout_ms)
+        set_timeout(request, timeout)
         set_topic_data(request, tuple(topics))
         return request
 
