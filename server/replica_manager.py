@@ -156,14 +156,24 @@ _Online = HostedPartition.Online
 # ---------------------------------------------------------------------------- value types
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class LogAppendResult:
     info: LogAppendInfo
     exception: Optional[BaseException] = None
 
+    def __init__(self, info: LogAppendInfo, exception: Optional[BaseException] = None) -> None:
+        # One per partition of every produce: the fields are written through their slots'
+        # setters, where the frozen dataclass's own __init__ calls object.__setattr__ for each.
+        _set_info(self, info)
+        _set_exception(self, exception)
+
     @property
     def error(self) -> Errors:
         return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
+
+
+_set_info = LogAppendResult.__dict__["info"].__set__
+_set_exception = LogAppendResult.__dict__["exception"].__set__
 
 
 @dataclass(frozen=True, slots=True)
