@@ -38,6 +38,10 @@ record_walk = Extension("kafka_py.record._partial_default_record",
 # (kafka_py/record/records_util.py keeps the Python one and falls back to it).
 down_conversion = Extension("kafka_py.record._records_util",
                             sources=["kafka_py/record/_records_util.c"], optional=True)
+# Every produce request is read on the request path; this is the reader of Produce v3-v8 in C
+# (kafka_py/protocol/fast_produce_request.py keeps the Python one and falls back to it).
+produce_request_reader = Extension("kafka_py.protocol._fast_produce_request",
+                                   sources=["kafka_py/protocol/_fast_produce_request.c"], optional=True)
 
 
 class BuildPyWithConfigs(build_py):
@@ -65,5 +69,6 @@ class SdistWithConfigs(sdist):
         self.copy_tree(os.path.join(HERE, "config"), os.path.join(base_dir, "config"))
 
 
-setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion], options=options,
+setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion, produce_request_reader],
+      options=options,
       cmdclass={"build_py": BuildPyWithConfigs, "sdist": SdistWithConfigs})

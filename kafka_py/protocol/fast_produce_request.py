@@ -12,22 +12,33 @@ kio's own objects, equal to what the generic reader builds from the same bytes, 
 a view of the buffer (tests/protocol/test_fast_produce_request.py). It reads only what it is
 sure of: anything unusual (a short buffer, a length out of range, a name that is not UTF-8)
 returns None, and the generic reader reads the request or fails exactly as it always did.
+
+The same reader exists in C (``_fast_produce_request.c``, built by setup.py), which reads a
+one-record request for a fraction of the Python one's instructions; the Python reader is
+the fallback where the extension was not built, and the two are held to the same objects
+and the same refusals (tests/protocol/test_fast_produce_request.py).
 """
 from __future__ import annotations
 
 import struct
 import sys
 from datetime import timedelta
+from functools import partial
 from typing import Any, Callable, Optional
 
 from kio.index import load_request_schema
+
+try:  # the same reader in C (_fast_produce_request.c), built by setup.py
+    from kafka_py.protocol import _fast_produce_request as _compiled
+except ImportError:  # pragma: no cover - a checkout whose extension was not built
+    _compiled = None
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _ACKS_TIMEOUT_TOPICS = struct.Struct(">hii")  # acks, timeout ms, topic count
 _PARTITION_HEAD = struct.Struct(">ii")  # partition index, records length
 
-_TIMEOUTS_KEPT = 16
+_TIMEOUTS_KEPT = 16  # and TIMEOUTS_KEPT in _fast_produce_request.c
 
 FIRST_VERSION = 3
 LAST_VERSION = 8  # v9 is flexible
@@ -45,7 +56,11 @@ def produce_request_reader(request_type: type) -> Optional[Callable[[memoryview]
     if load_request_schema(0, version) is not request_type:
         return None  # a look-alike class: the generic reader knows its fields
     module = sys.modules[request_type.__module__]
-    return _reader(request_type, module.TopicProduceData, module.PartitionProduceData)
+    # each timeout met, as a timedelta built once (see _reader)
+    timeouts: dict[int, timedelta] = {}
+    if _compiled is not None:
+        return partial(_compiled.read, request_type, module.TopicProduceData, module.PartitionProduceData, timeouts)
+    return _reader(request_type, module.TopicProduceData, module.PartitionProduceData, timeouts)
 
 
 def _setter(entity_type: type, name: str) -> Callable[[Any, Any], None]:
@@ -55,7 +70,8 @@ def _setter(entity_type: type, name: str) -> Callable[[Any, Any], None]:
     return vars(entity_type)[name].__set__
 
 
-def _reader(request_type: type, topic_type: type, partition_type: type) -> Callable[[memoryview], Any]:
+def _reader(request_type: type, topic_type: type, partition_type: type,
+            timeouts: dict[int, timedelta]) -> Callable[[memoryview], Any]:
     new = object.__new__
     set_transactional_id = _setter(request_type, "transactional_id")
     set_acks = _setter(request_type, "acks")
@@ -72,7 +88,6 @@ def _reader(request_type: type, topic_type: type, partition_type: type) -> Calla
     # A producer sends the same request.timeout.ms in every request, and building a timedelta
     # costs more than reading the rest of a one-record request's header: each value met is
     # built once (they are immutable), the dict kept small against a client sending many.
-    timeouts: dict[int, timedelta] = {}
 
     def read_produce_request(view: memoryview) -> Any:
         try:

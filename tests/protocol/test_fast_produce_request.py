@@ -1,11 +1,13 @@
-"""A Produce request of versions 3 to 8 read by fast_produce_request is the request the generic
-reader (codec.read_entity) builds from the same bytes: equal objects of the same kio classes,
-the records a view of the same buffer, for any request kio writes; and bytes it is not sure
-of (cut short, a length out of range, a name that is not UTF-8) are left to the generic
-reader, so parse_request accepts and refuses exactly what it did before."""
+"""A Produce request of versions 3 to 8 read by fast_produce_request, by its Python reader and
+by the compiled one alike, is the request the generic reader (codec.read_entity) builds from
+the same bytes: equal objects of the same kio classes, the records a view of the same buffer,
+for any request kio writes; and bytes it is not sure of (cut short, a length out of range, a
+name that is not UTF-8) are left to the generic reader, so parse_request accepts and refuses
+exactly what it did before. The two readers give equal requests or both refuse."""
 from __future__ import annotations
 
 import datetime
+import functools
 import struct
 import sys
 
@@ -39,6 +41,28 @@ def produce_requests(draw, version: int):
                   timeout=datetime.timedelta(milliseconds=draw(int32s)), topic_data=topics)
 
 
+KINDS = ["python", "compiled"]
+
+
+@pytest.fixture(params=KINDS)
+def kind(request, monkeypatch) -> str:
+    """Which reader produce_request_reader hands out: the compiled one, or the Python fallback."""
+    if request.param == "python":
+        monkeypatch.setattr(fast_produce_request, "_compiled", None)
+    elif fast_produce_request._compiled is None:
+        pytest.skip("the compiled reader was not built")
+    return request.param
+
+
+def reader_of(kind: str, version: int):
+    """The reader of ``kind`` for ``version`` whatever the fixture patched."""
+    schema = request_schema(ApiKeys.PRODUCE.id, version)
+    if kind == "python":
+        module = sys.modules[schema.__module__]
+        return fast_produce_request._reader(schema, module.TopicProduceData, module.PartitionProduceData, {})
+    return fast_produce_request.produce_request_reader(schema)
+
+
 def generic(schema: type, body: memoryview):
     request, _ = read_entity(schema, body)
     return request
@@ -63,10 +87,11 @@ def assert_same_request(by_hand, expected, body: memoryview) -> None:
 
 
 @pytest.mark.parametrize("version", READ_BY_HAND)
-def test_a_request_reads_as_the_generic_reader_reads_it(version: int) -> None:
+def test_a_request_reads_as_the_generic_reader_reads_it(version: int, kind: str) -> None:
     schema = request_schema(ApiKeys.PRODUCE.id, version)
     read = fast_produce_request.produce_request_reader(schema)
     assert read is not None
+    assert isinstance(read, functools.partial) == (kind == "compiled")
 
     @SETTINGS
     @given(produce_requests(version))
@@ -83,7 +108,7 @@ def test_a_request_reads_as_the_generic_reader_reads_it(version: int) -> None:
 
 
 @pytest.mark.parametrize("version", READ_BY_HAND)
-def test_bytes_after_the_body_are_ignored(version: int) -> None:
+def test_bytes_after_the_body_are_ignored(version: int, kind: str) -> None:
     schema = request_schema(ApiKeys.PRODUCE.id, version)
     module = sys.modules[schema.__module__]
     request = schema(transactional_id="tx", acks=-1, timeout=datetime.timedelta(seconds=30), topic_data=(
@@ -129,7 +154,7 @@ def outcome(read, body: memoryview):
 
 
 @pytest.mark.parametrize("version", READ_BY_HAND)
-def test_malformed_bytes_are_left_to_the_generic_reader(version: int) -> None:
+def test_malformed_bytes_are_left_to_the_generic_reader(version: int, kind: str) -> None:
     schema = request_schema(ApiKeys.PRODUCE.id, version)
     read = fast_produce_request.produce_request_reader(schema)
     refused = 0
@@ -159,3 +184,49 @@ def test_other_versions_and_classes_have_no_hand_reader() -> None:
         reader = fast_produce_request.produce_request_reader(request_schema(ApiKeys.PRODUCE.id, version))
         assert (reader is not None) == (version in READ_BY_HAND)
     assert fast_produce_request.produce_request_reader(request_schema(ApiKeys.FETCH.id, 4)) is None
+
+
+@pytest.mark.skipif(fast_produce_request._compiled is None, reason="the compiled reader was not built")
+@pytest.mark.parametrize("version", READ_BY_HAND)
+def test_the_compiled_reader_reads_what_the_python_one_reads(version: int) -> None:
+    python, compiled = reader_of("python", version), reader_of("compiled", version)
+
+    @SETTINGS
+    @given(produce_requests(version), st.binary(max_size=4))
+    def check(request, tail: bytes) -> None:
+        body = memoryview(bytearray(write_entity(request) + tail))
+        by_python, by_c = python(body), compiled(body)
+        assert by_python is not None
+        assert_same_request(by_c, by_python, body)
+
+    check()
+    refused = 0
+    for raw in malformed_bodies(version):
+        body = memoryview(bytearray(raw))
+        by_python, by_c = python(body), compiled(body)
+        if by_python is None:
+            assert by_c is None
+            refused += 1
+        else:
+            assert_same_request(by_c, by_python, body)
+    assert refused > 40
+    # a read-only buffer reads alike, its records views read-only as the generic reader's
+    schema = request_schema(ApiKeys.PRODUCE.id, version)
+    module = sys.modules[schema.__module__]
+    body = memoryview(write_entity(schema(transactional_id="tx", acks=-1, timeout=datetime.timedelta(seconds=3),
+                                          topic_data=(module.TopicProduceData(name="t", partition_data=(
+                                              module.PartitionProduceData(index=1, records=b"abc"),)),))))
+    assert_same_request(compiled(body), python(body), body)
+    assert_same_request(compiled(body), generic(schema, body), body)
+
+
+@pytest.mark.skipif(fast_produce_request._compiled is None, reason="the compiled reader was not built")
+def test_the_compiled_reader_builds_timeouts_as_timedelta_does() -> None:
+    compiled = reader_of("compiled", 8)
+    schema = request_schema(ApiKeys.PRODUCE.id, 8)
+    for ms in (0, 1, 999, 1000, 30_000, 86_399_999, 86_400_000, 2**31 - 1, -1, -1000, -86_400_001, -(2**31)):
+        body = memoryview(write_entity(schema(transactional_id=None, acks=1,
+                                              timeout=datetime.timedelta(milliseconds=ms), topic_data=())))
+        timeout, expected = compiled(body).timeout, datetime.timedelta(milliseconds=ms)
+        assert (timeout.days, timeout.seconds, timeout.microseconds) == (
+            expected.days, expected.seconds, expected.microseconds)
