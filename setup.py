@@ -42,6 +42,10 @@ down_conversion = Extension("kafka_py.record._records_util",
 # (kafka_py/protocol/fast_produce_request.py keeps the Python one and falls back to it).
 produce_request_reader = Extension("kafka_py.protocol._fast_produce_request",
                                    sources=["kafka_py/protocol/_fast_produce_request.c"], optional=True)
+# ... and every one is answered; this is the answer's writer in C
+# (kafka_py/protocol/fast_produce_response.py keeps the Python one and falls back to it).
+produce_response_writer = Extension("kafka_py.protocol._fast_produce_response",
+                                    sources=["kafka_py/protocol/_fast_produce_response.c"], optional=True)
 
 
 class BuildPyWithConfigs(build_py):
@@ -69,6 +73,7 @@ class SdistWithConfigs(sdist):
         self.copy_tree(os.path.join(HERE, "config"), os.path.join(base_dir, "config"))
 
 
-setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion, produce_request_reader],
+setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion, produce_request_reader,
+                                                                    produce_response_writer],
       options=options,
       cmdclass={"build_py": BuildPyWithConfigs, "sdist": SdistWithConfigs})
