@@ -42,7 +42,10 @@ down_conversion = Extension("kafka_py.record._records_util",
 # (kafka_py/protocol/fast_produce_request.py keeps the Python one and falls back to it).
 produce_request_reader = Extension("kafka_py.protocol._fast_produce_request",
                                    sources=["kafka_py/protocol/_fast_produce_request.c"], optional=True)
-# ... and every one is answered; this is the answer's writer in C
+# Every request's header is parsed; this is the common case of RequestHeader.parse in C
+# (kafka_py/protocol/headers.py keeps the Python parse and falls back to it).
+request_header = Extension("kafka_py.protocol._headers", sources=["kafka_py/protocol/_headers.c"], optional=True)
+# ... and every produce request is answered; this is the answer's writer in C
 # (kafka_py/protocol/fast_produce_response.py keeps the Python one and falls back to it).
 produce_response_writer = Extension("kafka_py.protocol._fast_produce_response",
                                     sources=["kafka_py/protocol/_fast_produce_response.c"], optional=True)
@@ -74,6 +77,6 @@ class SdistWithConfigs(sdist):
 
 
 setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion, produce_request_reader,
-                                                                    produce_response_writer],
+                                                                    produce_response_writer, request_header],
       options=options,
       cmdclass={"build_py": BuildPyWithConfigs, "sdist": SdistWithConfigs})
