@@ -1,13 +1,14 @@
 /*
  * The Produce request reader of kafka_py/protocol/fast_produce_request.py, compiled.
  *
- * read(request_type, topic_type, partition_type, timeouts, view) reads a non-flexible
- * Produce request body (versions 3 to 8) from the byte-format memoryview `view` exactly as
- * the Python reader does and returns the request, its three kinds of objects made without
+ * read(flexible, request_type, topic_type, partition_type, timeouts, view) reads a Produce
+ * request body of versions 3 to 8, or of version 9 when `flexible` (compact lengths, tagged
+ * fields), from the byte-format memoryview `view` exactly as the Python readers do and returns the request, its three kinds of objects made without
  * their __init__ and filled through their slots (object.__setattr__'s way, which a frozen
  * dataclass's own __setattr__ refuses), the records views of `view` (view[a:b]). It returns
  * None wherever the Python reader returns None (a short buffer, a length or count out of
- * range, a name that is not UTF-8); the caller then hands the bytes to the generic reader,
+ * range, a name that is not UTF-8, a tagged field, a varint over four bytes); the caller
+ * then hands the bytes to the generic reader,
  * which says what is wrong. `timeouts` is the Python reader's dict of the timedeltas already
  * built, kept to the same bound.
  */
@@ -25,6 +26,29 @@ static int16_t be16(const unsigned char *p) { return (int16_t)(((uint16_t)p[0] <
 
 static int32_t be32(const unsigned char *p) {
     return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
+}
+
+/* An unsigned varint of at most four bytes at *pos (fast_produce_request._uvarint); -1 when
+ * it runs past `end` or is longer. */
+static int64_t uvarint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end) {
+    int64_t value = 0;
+    for (int shift = 0; shift <= 21; shift += 7) {
+        if (*pos >= end)
+            return -1;
+        unsigned char b = p[(*pos)++];
+        value |= (int64_t)(b & 0x7F) << shift;
+        if (b < 0x80)
+            return value;
+    }
+    return -1;
+}
+
+/* The tagged fields section of a struct when it is empty (one zero byte): 0, else -1. */
+static int no_tags(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end) {
+    if (*pos >= end || p[*pos] != 0)
+        return -1;
+    (*pos)++;
+    return 0;
 }
 
 /* An instance of `type` without its __init__, as object.__new__(type) makes it. */
@@ -86,10 +110,14 @@ static PyObject *timeout_of(PyObject *timeouts, int32_t ms) {
 }
 
 static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "read(request_type, topic_type, partition_type, timeouts, view)");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "read(flexible, request_type, topic_type, partition_type, timeouts, view)");
         return NULL;
     }
+    int flexible = PyObject_IsTrue(args[0]);
+    if (flexible < 0)
+        return NULL;
+    args++;
     PyObject *request_type = args[0], *topic_type = args[1], *partition_type = args[2], *timeouts = args[3],
              *view = args[4];
     if (!PyType_Check(request_type) || !PyType_Check(topic_type) || !PyType_Check(partition_type) ||
@@ -107,10 +135,18 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
     Py_ssize_t end = buffer.len, pos = 0;
     PyObject *transactional_id = NULL, *topics = NULL, *request = NULL, *result = NULL;
 
-    if (end - pos < 2)
-        goto done;
-    int16_t size16 = be16(p + pos);
-    pos += 2;
+    int64_t size16;
+    if (flexible) {
+        /* compact nullable string: length + 1, 0 for null */
+        size16 = uvarint(p, &pos, end) - 1;
+        if (size16 < -1)
+            goto done;
+    } else {
+        if (end - pos < 2)
+            goto done;
+        size16 = be16(p + pos);
+        pos += 2;
+    }
     if (size16 >= 0) {
         if (size16 > end - pos)
             goto done;
@@ -123,12 +159,18 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
     } else {
         goto done;
     }
-    if (end - pos < 10)
+    if (end - pos < (flexible ? 6 : 10))
         goto done;
     int16_t acks = be16(p + pos);
     int32_t timeout_ms = be32(p + pos + 2);
-    int32_t topic_count = be32(p + pos + 6);
-    pos += 10;
+    int64_t topic_count;
+    if (flexible) {
+        pos += 6;
+        topic_count = uvarint(p, &pos, end) - 1; /* -1 (null) and -2 (too long) refused below */
+    } else {
+        topic_count = be32(p + pos + 6);
+        pos += 10;
+    }
     /* every element takes at least one byte: a longer count is garbage */
     if (topic_count < 0 || topic_count > end - pos)
         goto done;
@@ -136,22 +178,32 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
     if (topics == NULL)
         goto done;
     for (int32_t t = 0; t < topic_count; t++) {
-        if (end - pos < 2)
-            goto done;
-        int16_t name_size = be16(p + pos);
-        pos += 2;
+        int64_t name_size;
+        if (flexible) {
+            name_size = uvarint(p, &pos, end) - 1;
+        } else {
+            if (end - pos < 2)
+                goto done;
+            name_size = be16(p + pos);
+            pos += 2;
+        }
         if (name_size < 0 || name_size > end - pos)
             goto done;
         PyObject *name = utf8(p + pos, name_size);
         if (name == NULL)
             goto done;
         pos += name_size;
-        if (end - pos < 4) {
-            Py_DECREF(name);
-            goto done;
+        int64_t partition_count;
+        if (flexible) {
+            partition_count = uvarint(p, &pos, end) - 1;
+        } else {
+            if (end - pos < 4) {
+                Py_DECREF(name);
+                goto done;
+            }
+            partition_count = be32(p + pos);
+            pos += 4;
         }
-        int32_t partition_count = be32(p + pos);
-        pos += 4;
         if (partition_count < 0 || partition_count > end - pos) {
             Py_DECREF(name);
             goto done;
@@ -163,13 +215,23 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
         }
         int failed = 0;
         for (int32_t i = 0; i < partition_count && !failed; i++) {
-            if (end - pos < 8) {
+            if (end - pos < (flexible ? 5 : 8)) {
                 failed = 1;
                 break;
             }
             int32_t index = be32(p + pos);
-            int32_t records_size = be32(p + pos + 4);
-            pos += 8;
+            int64_t records_size;
+            if (flexible) {
+                pos += 4;
+                records_size = uvarint(p, &pos, end) - 1;
+                if (records_size < -1) {
+                    failed = 1;
+                    break;
+                }
+            } else {
+                records_size = be32(p + pos + 4);
+                pos += 8;
+            }
             PyObject *records;
             if (records_size >= 0) {
                 if (records_size > end - pos) {
@@ -181,6 +243,11 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
             } else if (records_size == -1) {
                 records = Py_NewRef(Py_None);
             } else {
+                failed = 1;
+                break;
+            }
+            if (records != NULL && flexible && no_tags(p, &pos, end) < 0) {
+                Py_DECREF(records);
                 failed = 1;
                 break;
             }
@@ -197,6 +264,8 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
                 break;
             }
         }
+        if (!failed && flexible && no_tags(p, &pos, end) < 0)
+            failed = 1;
         if (failed) {
             Py_DECREF(name);
             Py_DECREF(partitions);
@@ -212,6 +281,8 @@ static PyObject *read_request(PyObject *module, PyObject *const *args, Py_ssize_
         if (set_field(topic, s_name, name) < 0 || set_field(topic, s_partition_data, partitions) < 0)
             goto done;
     }
+    if (flexible && no_tags(p, &pos, end) < 0)
+        goto done;
     request = new_object(request_type);
     if (request == NULL)
         goto done;
@@ -233,7 +304,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"read", (PyCFunction)(void (*)(void))read_request, METH_FASTCALL,
-     "read(request_type, topic_type, partition_type, timeouts, view) -> the request, or None"},
+     "read(flexible, request_type, topic_type, partition_type, timeouts, view) -> the request, or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -21,7 +21,7 @@ but the common case (a value of another type or out of range, a string too long)
 the Python writer, which writes it or raises as before (tests/protocol/test_fast_response_writers.py
 runs the frames of both against kio's and against each other).
 
-Requests of versions 3 to 8 are read by kafka_py/protocol/fast_produce_request.py (in C where
+Requests of versions 3 to 9 are read by kafka_py/protocol/fast_produce_request.py (in C where
 it is built), the others by the generic reader of kafka_py.protocol.codec.
 """
 from __future__ import annotations

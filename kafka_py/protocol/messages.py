@@ -119,7 +119,7 @@ def parse_request(api_key: int, api_version: int, body: bytes | bytearray | memo
         entry = _served_request_schemas[(api_key, api_version)] = (schema, produce_request_reader(schema))
     schema, read_by_hand = entry
     if read_by_hand is not None:
-        # Produce v3-v8, one per produce request: read by hand into the same objects;
+        # Produce v3-v9, one per produce request: read by hand into the same objects;
         # None when only the generic reader can tell what the bytes hold.
         request = read_by_hand(as_buffer(body))
         if request is not None:
