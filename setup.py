@@ -38,6 +38,18 @@ record_walk = Extension("kafka_py.clients.common.record._partial_default_record"
 # (kafka_py/clients/common/record/records_util.py keeps the Python one and falls back to it).
 down_conversion = Extension("kafka_py.clients.common.record._records_util",
                             sources=["kafka_py/clients/common/record/_records_util.c"], optional=True)
+# Every produce request is read on the request path; this is the reader of Produce v3-v8 in C
+# (kafka_py/clients/common/protocol/fast_produce_request.py keeps the Python one and falls back to it).
+produce_request_reader = Extension("kafka_py.clients.common.protocol._fast_produce_request",
+                                   sources=["kafka_py/clients/common/protocol/_fast_produce_request.c"], optional=True)
+# Every request's header is parsed; this is the common case of RequestHeader.parse in C
+# (kafka_py/clients/common/protocol/headers.py keeps the Python parse and falls back to it).
+request_header = Extension("kafka_py.clients.common.protocol._headers",
+                           sources=["kafka_py/clients/common/protocol/_headers.c"], optional=True)
+# ... and every produce request is answered; this is the answer's writer in C
+# (kafka_py/clients/common/protocol/fast_produce_response.py keeps the Python one and falls back to it).
+produce_response_writer = Extension("kafka_py.clients.common.protocol._fast_produce_response",
+                                    sources=["kafka_py/clients/common/protocol/_fast_produce_response.c"], optional=True)
 
 
 class BuildPyWithConfigs(build_py):
@@ -65,5 +77,7 @@ class SdistWithConfigs(sdist):
         self.copy_tree(os.path.join(HERE, "config"), os.path.join(base_dir, "config"))
 
 
-setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion], options=options,
+setup(packages=packages, package_dir=package_dir, ext_modules=[record_walk, down_conversion, produce_request_reader,
+                                                                    produce_response_writer, request_header],
+      options=options,
       cmdclass={"build_py": BuildPyWithConfigs, "sdist": SdistWithConfigs})

@@ -26,12 +26,12 @@ kafka_py_server_pids() {
 }
 
 # A .venv with a current pip/setuptools and the project installed editable, with the
-# test extras. Re-installs only when setup.py, setup.cfg or the C source of the compiled
-# record walk changed since the last time.
+# test extras. Re-installs only when setup.py, setup.cfg or the C sources of the compiled
+# record and protocol code changed since the last time.
 ensure_python_env() {
     local stamp="$KAFKA_PY_VENV/.kafka-py-installed"
     local want
-    want="$(cat "$KAFKA_PY_HOME/setup.py" "$KAFKA_PY_HOME/setup.cfg" "$KAFKA_PY_HOME"/kafka_py/clients/common/record/*.c | sha256sum | cut -d' ' -f1)"
+    want="$(cat "$KAFKA_PY_HOME/setup.py" "$KAFKA_PY_HOME/setup.cfg" "$KAFKA_PY_HOME"/kafka_py/clients/common/record/*.c "$KAFKA_PY_HOME"/kafka_py/clients/common/protocol/*.c | sha256sum | cut -d' ' -f1)"
     if [ -x "$KAFKA_PY_PYTHON" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         return 0
     fi

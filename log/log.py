@@ -819,7 +819,7 @@ class Log:
 
     def maybe_increment_high_watermark(self, new_high_watermark: LogOffsetMetadata) -> Optional[LogOffsetMetadata]:
         """Advance the high watermark (leader side); returns the old one if it moved."""
-        if new_high_watermark.message_offset > self.log_end_offset:
+        if new_high_watermark.message_offset > self._next_offset_metadata.message_offset:
             raise ValueError(f"High watermark {new_high_watermark} update exceeds current log end offset "
                              f"{self._next_offset_metadata}")
         with self._lock:
@@ -834,7 +834,8 @@ class Log:
             return None
 
     def _fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
-        self._check_if_memory_mapped_buffer_closed()
+        if self._is_memory_mapped_buffer_closed:  # the check's call only when it raises: every append comes here
+            self._check_if_memory_mapped_buffer_closed()
         offset_metadata = self._high_watermark_metadata
         if offset_metadata.message_offset_only:
             with self._lock:
@@ -892,7 +893,8 @@ class Log:
 
     def _maybe_increment_first_unstable_offset(self) -> None:
         with self._lock:
-            self._check_if_memory_mapped_buffer_closed()
+            if self._is_memory_mapped_buffer_closed:  # as above: every high watermark move comes here
+                self._check_if_memory_mapped_buffer_closed()
             found = self.producer_state_manager.first_unstable_offset
             if found is not None and (found.message_offset_only or found.message_offset < self.log_start_offset):
                 found = self.convert_to_offset_metadata_or_throw(max(found.message_offset, self.log_start_offset))

@@ -233,7 +233,8 @@ class LogSegment:
                          > roll_params.max_segment_ms - self.roll_jitter_ms):
             return True
         relative = roll_params.max_offset_in_messages - self.base_offset
-        return (self.offset_index.is_full() or self.time_index.is_full()
+        # the lazy indexes read directly, not through the properties: this runs at every append
+        return (self.lazy_offset_index.get().is_full() or self.lazy_time_index.get().is_full()
                 or relative < 0 or relative > INT_MAX)
 
     def _load_first_batch_timestamp(self) -> None:
@@ -244,8 +245,10 @@ class LogSegment:
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
         """How long this segment has been open: by the first batch's timestamp when it has one, else wall clock."""
-        self._load_first_batch_timestamp()
         t = self._rolling_based_timestamp
+        if t is None:  # known after the first batch: the roll check of every append skips the call
+            self._load_first_batch_timestamp()
+            t = self._rolling_based_timestamp
         if t is not None and t >= 0:
             return message_timestamp - t
         return now - self._created

@@ -134,13 +134,31 @@ class RecordError:
     message: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ValidationAndOffsetAssignResult:
     validated_records: MemoryRecords
     max_timestamp: int
     shallow_offset_of_max_timestamp: int
     message_size_maybe_changed: bool
     record_conversion_stats: RecordConversionStats
+
+    def __init__(self, validated_records: MemoryRecords, max_timestamp: int, shallow_offset_of_max_timestamp: int,
+                 message_size_maybe_changed: bool, record_conversion_stats: RecordConversionStats) -> None:
+        # One per append: the fields are written through their slots' setters, where the frozen
+        # dataclass's own __init__ calls object.__setattr__ for each.
+        _set_validated_records(self, validated_records)
+        _set_max_timestamp(self, max_timestamp)
+        _set_shallow_offset_of_max_timestamp(self, shallow_offset_of_max_timestamp)
+        _set_message_size_maybe_changed(self, message_size_maybe_changed)
+        _set_record_conversion_stats(self, record_conversion_stats)
+
+
+_set_validated_records = ValidationAndOffsetAssignResult.__dict__["validated_records"].__set__
+_set_max_timestamp = ValidationAndOffsetAssignResult.__dict__["max_timestamp"].__set__
+_set_shallow_offset_of_max_timestamp = ValidationAndOffsetAssignResult.__dict__[
+    "shallow_offset_of_max_timestamp"].__set__
+_set_message_size_maybe_changed = ValidationAndOffsetAssignResult.__dict__["message_size_maybe_changed"].__set__
+_set_record_conversion_stats = ValidationAndOffsetAssignResult.__dict__["record_conversion_stats"].__set__
 
 
 def _nanoseconds(clock: Any) -> int:

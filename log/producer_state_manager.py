@@ -998,6 +998,8 @@ class ProducerStateManager:
     @property
     def first_unstable_offset(self) -> Optional[LogOffsetMetadata]:
         """The earliest offset of a transaction that is open or whose marker is above the high watermark."""
+        if not (self._unreplicated_txns._keys or self._ongoing_txns._keys):
+            return None  # no transaction open or unreplicated: what every non-transactional append finds
         unreplicated = self._unreplicated_txns.first_value()
         undecided = self._ongoing_txns.first_value()
         if unreplicated is None:
@@ -1018,6 +1020,8 @@ class ProducerStateManager:
         self._remove_unreplicated_transactions(high_watermark)
 
     def _remove_unreplicated_transactions(self, offset: int) -> None:
+        if not self._unreplicated_txns._keys:
+            return  # called at every high watermark move: most logs have no transactions
         for first_offset in self._unreplicated_txns:
             txn = self._unreplicated_txns.get(first_offset)
             if txn is not None and txn.last_offset is not None and txn.last_offset < offset:

@@ -65,10 +65,17 @@ class ByteBufferSend:
     __slots__ = ("_views", "_index", "_offset", "_size", "_written")
 
     def __init__(self, *buffers: bytes | bytearray | memoryview) -> None:
-        self._views = [_as_bytes_view(b) for b in buffers if len(b)]
+        if len(buffers) == 1 and type(buffers[0]) in (bytes, bytearray) and buffers[0]:
+            # one answer frame, as every produce answer is: its view without the comprehension,
+            # the generator and the format check (bytes and bytearray views are flat bytes)
+            view = memoryview(buffers[0])
+            self._views = [view]
+            self._size = len(view)
+        else:
+            self._views = [_as_bytes_view(b) for b in buffers if len(b)]
+            self._size = sum(v.nbytes for v in self._views)
         self._index = 0
         self._offset = 0
-        self._size = sum(v.nbytes for v in self._views)
         self._written = 0
 
     @classmethod

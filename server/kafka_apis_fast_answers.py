@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 from kafka_py.network.request_channel import SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.clients.common.protocol.api_keys import ApiKeys
-from kafka_py.server.kafka_apis_common import field_of, topics_of
+from kafka_py.server.kafka_apis_common import field_of
 from kafka_py.clients.common.protocol.fast_metadata_response import encode_metadata_response
 from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
 
@@ -50,11 +50,22 @@ def send_produce_response(apis: Any, request: Any, statuses: Mapping[Any, Any], 
     if version < 3:
         return False
     try:
-        # the statuses grouped by topic as the plain values encode_produce_response takes
-        values = [(topic, [(index, s.error, s.base_offset, s.log_append_time, s.log_start_offset,
-                            [(field_of(r, "batch_index", 0), field_of(r, "message", None)) for r in s.record_errors],
-                            s.error_message) for index, s in partitions])
-                  for topic, partitions in topics_of(statuses.items())]
+        # the statuses grouped by topic (first-seen order, as topics_of) as the plain values
+        # encode_produce_response takes; loops rather than comprehensions, each of which is a
+        # call of its own, on the path of every produce
+        by_topic: dict[str, list] = {}
+        for tp, s in statuses.items():
+            record_errors = s.record_errors
+            if record_errors:
+                record_errors = [(field_of(r, "batch_index", 0), field_of(r, "message", None)) for r in record_errors]
+            partition = (tp.partition, s.error, s.base_offset, s.log_append_time, s.log_start_offset, record_errors,
+                         s.error_message)
+            partitions = by_topic.get(tp.topic)
+            if partitions is None:
+                by_topic[tp.topic] = [partition]
+            else:
+                partitions.append(partition)
+        values = list(by_topic.items())
         frame = encode_produce_response(version, request.correlation_id, values, throttle_time_ms)
         apis.request_channel.metrics.mark_partition_errors(ApiKeys.PRODUCE, statuses.values())
         apis.request_channel.send_response(SendResponse(request, ByteBufferSend(frame)))

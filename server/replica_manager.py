@@ -156,14 +156,24 @@ _Online = HostedPartition.Online
 # ---------------------------------------------------------------------------- value types
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class LogAppendResult:
     info: LogAppendInfo
     exception: Optional[BaseException] = None
 
+    def __init__(self, info: LogAppendInfo, exception: Optional[BaseException] = None) -> None:
+        # One per partition of every produce: the fields are written through their slots'
+        # setters, where the frozen dataclass's own __init__ calls object.__setattr__ for each.
+        _set_info(self, info)
+        _set_exception(self, exception)
+
     @property
     def error(self) -> Errors:
         return Errors.NONE if self.exception is None else Errors.for_exception(self.exception)
+
+
+_set_info = LogAppendResult.__dict__["info"].__set__
+_set_exception = LogAppendResult.__dict__["exception"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -717,8 +727,12 @@ class ReplicaManager(KafkaMetricsGroup):
     @staticmethod
     def _delayed_produce_request_required(required_acks: int, entries_per_partition: Mapping,
                                           local_produce_results: Mapping[TopicPartition, LogAppendResult]) -> bool:
+        # in Kafka's order: the failures are counted only for acks=-1 (a generator's call saved
+        # on every acks 0 and 1 produce)
+        if required_acks != -1 or not entries_per_partition:
+            return False
         failures = sum(1 for r in local_produce_results.values() if r.exception is not None)
-        return required_acks == -1 and bool(entries_per_partition) and failures < len(entries_per_partition)
+        return failures < len(entries_per_partition)
 
     def _append_to_local_log(self, internal_topics_allowed: bool, origin,
                              entries_per_partition: Mapping[TopicPartition, MemoryRecords],

@@ -258,8 +258,21 @@ def produce_answer_values():
     return st.lists(st.tuples(names, st.lists(partitions, max_size=3)), max_size=3)
 
 
+@pytest.fixture(params=["python", "compiled"])
+def produce_values_writer(request, monkeypatch) -> str:
+    """encode_produce_response with its compiled values writer, or with the Python fallback."""
+    from kafka_py.clients.common.protocol import fast_produce_response
+
+    if request.param == "python":
+        monkeypatch.setattr(fast_produce_response, "_compiled", None)
+    elif fast_produce_response._compiled is None:
+        pytest.skip("the compiled writer was not built")
+    return request.param
+
+
 @pytest.mark.parametrize("version", PRODUCE_VERSIONS)
-def test_produce_frame_from_values_equals_the_generic_response_encoded(version: int) -> None:
+def test_produce_frame_from_values_equals_the_generic_response_encoded(version: int,
+                                                                       produce_values_writer: str) -> None:
     from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
     from kafka_py.clients.common.protocol.messages import response_schema
     from kafka_py.clients.common.protocol.entities import build_entity
@@ -282,12 +295,96 @@ def test_produce_frame_from_values_equals_the_generic_response_encoded(version: 
     check()
 
 
-def test_produce_frame_refuses_a_topic_name_too_long_for_its_field() -> None:
+def test_produce_frame_refuses_a_topic_name_too_long_for_its_field(produce_values_writer: str) -> None:
     from kafka_py.clients.common.protocol.errors import Errors
     from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
 
     with pytest.raises(ValueError):
         encode_produce_response(7, 1, [("t" * 40_000, [(0, Errors.NONE, 0, -1, 0, (), None)])])
+
+
+def unusual_produce_values():
+    """Makers of values only the Python writer handles (writing them or raising): other types,
+    values out of their fields' range, a name too long for a legacy string or not encodable,
+    iterators; and of a few it writes the same either way. Makers, as an iterator is used up."""
+    from kafka_py.clients.common.protocol.errors import Errors
+
+    def topics(name="t", index=0, error=Errors.NONE, base=5, append_time=-1, start=0, errors=(), message=None,
+               partitions=None):
+        return lambda: [(name, partitions() if partitions is not None else
+                         [(index, error, base, append_time, start, errors() if callable(errors) else errors,
+                           message)])]
+
+    yield topics(index=2**31)
+    yield topics(index="0")
+    yield topics(error=2**15)
+    yield topics(error=None)
+    yield topics(base=2**63)
+    yield topics(append_time=1.5)
+    yield topics(start=-(2**63) - 1)
+    yield topics(name="t" * 40_000)
+    yield topics(name=None)
+    yield topics(name=b"t")
+    yield topics(name="\ud800")
+    yield topics(message=3)
+    yield topics(message="\udfff")
+    yield topics(errors=[(2**31, "m")])
+    yield topics(errors=[(1, "m", 2)])
+    yield topics(errors=[(1, 7)])
+    yield topics(errors=lambda: iter([(1, "m")]))
+    yield topics(partitions=lambda: iter([(0, Errors.NONE, 5, -1, 0, (), None)]))
+    yield topics(partitions=lambda: [(0, Errors.NONE, 5)])
+    yield lambda: iter(topics()())
+    yield lambda: [("t",)]
+    # ... and ones it writes: an int or kio's ErrorCode for the error, tuples, a bool, no partitions
+    yield topics(error=3)
+    yield topics(error=ErrorCode.corrupt_message)
+    yield topics(index=True, errors=((1, None), (2, "m")), message="é")
+    yield lambda: [("t", ())]
+
+
+@pytest.mark.parametrize("version", PRODUCE_VERSIONS)
+def test_compiled_produce_values_writer_writes_what_the_python_one_writes(version: int, monkeypatch) -> None:
+    from kafka_py.clients.common.protocol import fast_produce_response
+
+    compiled = fast_produce_response._compiled
+    if compiled is None:
+        pytest.skip("the compiled writer was not built")
+
+    body = 9 if version >= 9 else 8  # after the size, the correlation id and v9's tagged fields
+
+    def outcome(topics, throttle, use_compiled: bool):
+        monkeypatch.setattr(fast_produce_response, "_compiled", compiled if use_compiled else None)
+        try:
+            return bytes(fast_produce_response.encode_produce_response(version, 9, topics, throttle))
+        except Exception as e:  # noqa: BLE001 - the same exception either way is the point
+            return type(e)
+
+    @SETTINGS
+    @given(produce_answer_values(), int32s)
+    def check(topics, throttle) -> None:
+        expected = outcome(topics, throttle, False)
+        assert outcome(topics, throttle, True) == expected
+        out = bytearray(b"head")
+        assert compiled.write_values(version, topics, throttle, out) is True
+        assert bytes(out[4:]) == expected[body:]
+
+    check()
+    written_by_c = 0
+    for make in unusual_produce_values():
+        expected = outcome(make(), 0, False)
+        assert outcome(make(), 0, True) == expected
+        out = bytearray(b"head")
+        if compiled.write_values(version, make(), 0, out):
+            written_by_c += 1
+            assert bytes(out[4:]) == expected[body:]
+        else:
+            assert out == b"head"  # nothing written: the Python writer starts from the same bytes
+    assert written_by_c >= 4
+    for throttle in (2**31, -(2**31) - 1, "1"):
+        out = bytearray()
+        assert compiled.write_values(version, [], throttle, out) is False and out == b""
+        assert outcome([], throttle, True) == outcome([], throttle, False)
 
 
 # ---------------------------------------------------------------------------- Metadata response

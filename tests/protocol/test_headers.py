@@ -188,3 +188,93 @@ def test_round_trip_property(api, version, correlation_id, client_id, tagged) ->
     except (UnicodeEncodeError, ValueError):
         return  # surrogates, or longer than an int16 length allows
     assert RequestHeader.parse(data) == (header, len(data))
+
+
+# ------------------------------------------------------------- the compiled parse of _headers.c
+
+def _python_parse(buffer, offset=0):
+    from kafka_py.clients.common.protocol import headers
+
+    compiled, headers._compiled = headers._compiled, None
+    try:
+        return RequestHeader.parse(buffer, offset)
+    except InvalidRequestException as e:
+        return InvalidRequestException, str(e)
+    finally:
+        headers._compiled = compiled
+
+
+def _compiled_parse(buffer, offset=0):
+    from kafka_py.clients.common.protocol import headers
+
+    return headers._compiled.parse(RequestHeader, headers._API_BY_ID, headers._HEADER_VERSIONS, buffer, offset)
+
+
+def _assert_same(compiled, python) -> None:
+    header, offset = compiled
+    assert (header, offset) == python
+    assert type(header) is RequestHeader and header.api_key is python[0].api_key
+    assert type(header.client_id) is str and header.tagged_fields == ()
+
+
+needs_compiled = pytest.mark.skipif(
+    __import__("kafka_py.clients.common.protocol.headers", fromlist=["_compiled"])._compiled is None,
+    reason="the compiled parse was not built")
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(api=st.sampled_from(list(ApiKeys)), version=st.integers(0, 13), correlation_id=st.integers(-(2**31), 2**31 - 1),
+       client_id=st.one_of(st.none(), st.text(max_size=20)), prefix=st.binary(max_size=3),
+       tail=st.binary(max_size=4))
+def test_the_compiled_parse_reads_what_the_python_one_reads(api, version, correlation_id, client_id, prefix,
+                                                            tail) -> None:
+    header = RequestHeader.for_request(api, version, correlation_id, client_id)
+    data = prefix + header.to_bytes() + tail
+    python = _python_parse(data, len(prefix))  # also puts the header version in the memo
+    compiled = _compiled_parse(memoryview(bytearray(data)), len(prefix))
+    if compiled is None:
+        return  # an unusual header, read by the Python parse
+    _assert_same(compiled, python)
+    # and through RequestHeader.parse, from bytes as from a view
+    _assert_same(RequestHeader.parse(data, len(prefix)), python)
+
+
+@needs_compiled
+def test_the_compiled_parse_leaves_what_it_is_not_sure_of_to_the_python_one() -> None:
+    flexible = RequestHeader.for_request(ApiKeys.METADATA, 9, 5, "client").to_bytes()
+    legacy = RequestHeader.for_request(ApiKeys.METADATA, 8, 5, "client").to_bytes()
+    v0 = RequestHeader(ApiKeys.CONTROLLED_SHUTDOWN, 0, 77, "", 0).to_bytes()
+    _python_parse(flexible), _python_parse(legacy), _python_parse(v0)  # the versions memoised
+    cases = [flexible[:cut] for cut in range(len(flexible))] + [legacy[:cut] for cut in range(len(legacy))]
+    cases += [v0[:cut] for cut in range(len(v0))]
+    cases += [
+        struct.pack(">hhih", 3, 8, 5, -2) + b"client",  # a negative client id length
+        struct.pack(">hhih", 3, 8, 5, 7) + b"client",  # a client id running past the end
+        struct.pack(">hhih", 3, 8, 5, 2) + b"\xff\xfe",  # not UTF-8
+        struct.pack(">hhih", 3, 9, 5, -1) + b"\x01\x00\x00",  # a tagged field
+        struct.pack(">hhih", 3, 9, 5, -1) + b"\x80",  # a tagged field count that is a long varint
+        struct.pack(">hhi", 999, 0, 5) + b"\0\0",  # an unknown api key
+        struct.pack(">hhi", 3, 31_000, 5) + b"\0\0",  # a version not met before
+    ]
+    unusual = 0
+    for data in cases:
+        compiled = _compiled_parse(data)
+        python = _python_parse(data)
+        if compiled is None:
+            unusual += 1
+        else:
+            _assert_same(compiled, python)
+        # RequestHeader.parse answers as the Python parse does, errors included
+        try:
+            got = RequestHeader.parse(data)
+        except InvalidRequestException as e:
+            got = InvalidRequestException, str(e)
+        assert got == python
+    assert unusual >= len(cases) - 5
+    # a null client id reads as an empty one, as the Python parse reads it
+    data = struct.pack(">hhih", 3, 8, 5, -1)
+    _assert_same(_compiled_parse(data), _python_parse(data))
+    # an offset outside the buffer, and a buffer that is no bytes at all
+    assert _compiled_parse(legacy, -1) is None and _compiled_parse(legacy, len(legacy) + 1) is None
+    assert _compiled_parse("text", 0) is None

@@ -340,3 +340,34 @@ def test_read_entity_reports_consumed_size() -> None:
     response = build(fetch_v12.FetchResponse)
     data = write_entity(response)
     assert read_entity(fetch_v12.FetchResponse, data + b"trailing") == (response, len(data))
+
+
+def test_flexible_messages_read_their_tagged_fields_present_absent_and_repeated() -> None:
+    """A flexible entity is filled field by field (codec.entity_reader): a tagged field sent
+    has its value, one not sent its default, each object its own, as kio's reader builds them;
+    unknown tags, repeated or not, are skipped."""
+    def partition(index: int, **tagged):
+        return fetch_v12.PartitionData(partition_index=index, error_code=ErrorCode.none, high_watermark=10,
+                                       last_stable_offset=10, log_start_offset=0, aborted_transactions=None,
+                                       preferred_read_replica=-1, records=b"r", **tagged)
+
+    response = fetch_v12.FetchResponse(throttle_time=datetime.timedelta(0), error_code=ErrorCode.none, session_id=3,
+                                       responses=(fetch_v12.FetchableTopicResponse(topic="t", partitions=(
+                                           partition(0, diverging_epoch=fetch_v12.EpochEndOffset(epoch=4,
+                                                                                                  end_offset=7)),
+                                           partition(1),
+                                           partition(2, current_leader=fetch_v12.LeaderIdAndEpoch(leader_id=2,
+                                                                                                  leader_epoch=5),
+                                                     snapshot_id=fetch_v12.SnapshotId(end_offset=9, epoch=1)))),))
+    data = write_entity(response)
+    read, used = read_entity(type(response), data)
+    assert (read, used) == (response, len(data)) == kio_entity_reader(type(response))(data, 0)
+    first, second, third = read.responses[0].partitions
+    assert first.diverging_epoch == fetch_v12.EpochEndOffset(epoch=4, end_offset=7)
+    assert second.diverging_epoch == partition(1).diverging_epoch and second.snapshot_id == partition(1).snapshot_id
+    assert third.current_leader == fetch_v12.LeaderIdAndEpoch(leader_id=2, leader_epoch=5)
+    # MetadataRequest v9 has no tagged fields of its own: one repeated unknown tag is skipped
+    request = MetadataRequest(topics=(MetadataRequestTopic(name="a"),), allow_auto_topic_creation=False,
+                              include_cluster_authorized_operations=True, include_topic_authorized_operations=False)
+    body = write_entity(request)
+    assert parse_request(3, 9, body[:-1] + b"\x02\x2a\x01x\x2a\x01y") == request

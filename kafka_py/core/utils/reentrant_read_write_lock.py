@@ -17,7 +17,7 @@ class ReentrantReadWriteLock:
     stream of appends. Upgrading shared to exclusive would deadlock, as in Java, so it raises.
     """
 
-    __slots__ = ("_lock", "_cond", "_readers", "_writer", "_writer_holds", "_waiting_writers",
+    __slots__ = ("_lock", "_cond", "_readers", "_writer", "_writer_holds", "_waiting_writers", "_waiting",
                  "_read_held", "_write_held")
 
     def __init__(self) -> None:
@@ -29,6 +29,10 @@ class ReentrantReadWriteLock:
         self._writer: Optional[int] = None
         self._writer_holds = 0
         self._waiting_writers = 0
+        # Threads inside _cond.wait(): a release notifies only when there are some, as the
+        # Condition's notify_all is three Python calls even with nobody to wake, and the last
+        # reader of every produce and fetch releases.
+        self._waiting = 0
         # The context managers hold no state of their own: one of each serves every caller.
         self._read_held = _Held(self.acquire_read, self.release_read)
         self._write_held = _Held(self.acquire_write, self.release_write)
@@ -41,7 +45,7 @@ class ReentrantReadWriteLock:
                 self._readers[me] = (held or 0) + 1
                 return
             while self._writer is not None or self._waiting_writers:
-                self._cond.wait()
+                self._wait()
             self._readers[me] = 1
 
     def release_read(self) -> None:
@@ -52,7 +56,7 @@ class ReentrantReadWriteLock:
                 self._readers[me] = held
             else:
                 del self._readers[me]
-                if not self._readers:
+                if not self._readers and self._waiting:
                     self._cond.notify_all()
 
     def acquire_write(self) -> None:
@@ -66,7 +70,7 @@ class ReentrantReadWriteLock:
             self._waiting_writers += 1
             try:
                 while self._writer is not None or self._readers:
-                    self._cond.wait()
+                    self._wait()
             finally:
                 self._waiting_writers -= 1
             self._writer = me
@@ -81,7 +85,16 @@ class ReentrantReadWriteLock:
             self._writer_holds -= 1
             if self._writer_holds == 0:
                 self._writer = None
-                self._cond.notify_all()
+                if self._waiting:
+                    self._cond.notify_all()
+
+    def _wait(self) -> None:
+        # called with self._lock held, as Condition.wait requires
+        self._waiting += 1
+        try:
+            self._cond.wait()
+        finally:
+            self._waiting -= 1
 
     def read(self) -> "_Held":
         return self._read_held

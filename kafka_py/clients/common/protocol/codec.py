@@ -259,6 +259,58 @@ def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int
 
         return read_fields_in_place
 
+    if setters is not None:
+        # a flexible message (Produce v9, Fetch v12, every newer version): the same, with its
+        # tagged fields set as they come and the absent ones given their defaults after
+        set_fields = tuple((setters[name], native, reader) for name, native, reader in plain_fields)
+        set_tagged = {tag: (setters[name], name, native, reader) for tag, (name, native, reader) in tagged.items()}
+        set_defaults = tuple((name, setters[name], default) for name, default in tag_defaults.items())
+
+        def read_flexible_fields_in_place(ro: memoryview, rw: memoryview, offset: int) -> tuple[E, int]:
+            entity = _new_object(entity_type)
+            pos = offset
+            for setter, native, reader in set_fields:
+                if native:
+                    value, used = reader(ro, pos)
+                else:
+                    value, used = reader(ro, rw, pos)
+                setter(entity, value)
+                pos += used
+            count, used = read_unsigned_varint(ro, pos)
+            pos += used
+            seen: set[str] = set()
+            if count:
+                # Each tagged field takes at least two bytes (tag and size).
+                _check_length(count, ro, pos, f"{entity_type.__name__} tagged fields")
+            for _ in range(count):
+                tag, used = read_unsigned_varint(ro, pos)
+                pos += used
+                size, used = read_unsigned_varint(ro, pos)
+                pos += used
+                end = pos + size
+                if end > len(ro):
+                    raise SchemaException(f"tagged field {tag} runs past the end of the buffer")
+                known = set_tagged.get(tag)
+                if known is not None:
+                    setter, name, native, reader = known
+                    if native:
+                        value, used = reader(ro[:end], pos)
+                    else:
+                        value, used = reader(ro[:end], rw[:end], pos)
+                    if used != size:
+                        raise SchemaException(f"tagged field {tag} ({name}) has size {size} "
+                                              f"but its value took {used} bytes")
+                    setter(entity, value)
+                    seen.add(name)
+                # Unknown tags are skipped: they come from newer peers (KIP-482).
+                pos = end
+            for name, setter, default in set_defaults:
+                if name not in seen:
+                    setter(entity, default)
+            return entity, pos - offset
+
+        return read_flexible_fields_in_place
+
     def read_entity_fields(ro: memoryview, rw: memoryview, offset: int) -> tuple[E, int]:
         values: dict[str, Any] = {}
         pos = offset

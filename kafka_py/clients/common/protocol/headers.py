@@ -12,7 +12,9 @@ they are kept as raw ``(tag, bytes)`` pairs and written back unchanged.
 
 Parsing is written by hand (one struct call for the fixed part) because it runs for
 every request; malformed input raises InvalidRequestException, never IndexError or
-struct.error.
+struct.error. A request header is also parsed in C where ``_headers.c`` is built
+(setup.py): the same header for the common case, and None for anything else, which the
+Python parse then reads or refuses (tests/protocol/test_headers.py holds the two alike).
 """
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ from dataclasses import dataclass
 from kafka_py.clients.common.errors import InvalidRequestException
 from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.clients.common.protocol.codec import as_buffer
+
+try:  # RequestHeader.parse's common case in C (_headers.c), built by setup.py
+    from kafka_py.clients.common.protocol import _headers as _compiled
+except ImportError:  # pragma: no cover - a checkout whose extension was not built
+    _compiled = None
 
 logger = logging.getLogger(__name__)
 
@@ -192,6 +199,10 @@ class RequestHeader:
         does not support still yields a header it can answer. An unknown api key
         or a malformed header raises InvalidRequestException.
         """
+        if _compiled is not None and cls is RequestHeader:
+            parsed = _compiled.parse(cls, _API_BY_ID, _HEADER_VERSIONS, buffer, offset)
+            if parsed is not None:
+                return parsed
         view = as_buffer(buffer)
         available = len(view) - offset
         if offset < 0 or available < 4:

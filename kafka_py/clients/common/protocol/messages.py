@@ -42,6 +42,7 @@ from kafka_py.clients.common.protocol.codec import as_buffer
 from kafka_py.clients.common.protocol.codec import read_entity
 from kafka_py.clients.common.protocol.codec import write_entity_chunks
 from kafka_py.clients.common.protocol import fast_response_writers
+from kafka_py.clients.common.protocol.fast_produce_request import produce_request_reader
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.clients.common.protocol.framing import size_prefix
 from kafka_py.clients.common.protocol.headers import RequestHeader
@@ -110,11 +111,19 @@ def parse_request(api_key: int, api_version: int, body: bytes | bytearray | memo
     ``records`` fields come back as memoryviews into ``body``. Bytes after the body
     are ignored, as in Kafka.
     """
-    schema = _served_request_schemas.get((api_key, api_version))
-    if schema is None:
+    entry = _served_request_schemas.get((api_key, api_version))
+    if entry is None:
         api = _api_for(api_key)
         _check_served(api, api_version)
-        schema = _served_request_schemas[(api_key, api_version)] = _schema(api, api_version, False)
+        schema = _schema(api, api_version, False)
+        entry = _served_request_schemas[(api_key, api_version)] = (schema, produce_request_reader(schema))
+    schema, read_by_hand = entry
+    if read_by_hand is not None:
+        # Produce v3-v9, one per produce request: read by hand into the same objects;
+        # None when only the generic reader can tell what the bytes hold.
+        request = read_by_hand(as_buffer(body))
+        if request is not None:
+            return request
     try:
         request, _ = read_entity(schema, body)
     except SchemaException as e:
@@ -124,9 +133,10 @@ def parse_request(api_key: int, api_version: int, body: bytes | bytearray | memo
     return request
 
 
-# (api key id, version) -> request class, filled on first use for served APIs and versions
-# only: every request after the first of its kind is one dict lookup away from its reader.
-_served_request_schemas: dict[tuple[int, int], type] = {}
+# (api key id, version) -> (request class, its hand-written reader or None), filled on first
+# use for served APIs and versions only: every request after the first of its kind is one
+# dict lookup away from its reader.
+_served_request_schemas: dict[tuple[int, int], tuple[type, Any]] = {}
 
 
 def parse_response(api_key: int, api_version: int, body: bytes | bytearray | memoryview) -> Any:
