@@ -27,7 +27,7 @@ import struct
 import threading
 import weakref
 from dataclasses import replace
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Tuple
 
 import crc32c as _crc32c
 
@@ -71,7 +71,7 @@ from kafka_py.log.log_offset_metadata import (
 )
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.log_validator import LogValidator, LongRef
-from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
+from kafka_py.log.producer_state_manager import AppendOrigin, ProducerAppendInfo, ProducerStateManager
 from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
@@ -99,6 +99,10 @@ from kafka_py.utils.java_limits import INT_MAX, LONG_MAX
 from kafka_py.utils.logging import IdentLogger
 from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.utils.time import Time
+
+if TYPE_CHECKING:
+    # imported where used (_initialize_leader_epoch_cache): kafka_py.server depends on kafka_py.log
+    from kafka_py.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
 logger = logging.getLogger(__name__)
 
@@ -275,7 +279,7 @@ class Log:
         self._first_unstable_offset_metadata: Optional[LogOffsetMetadata] = None
         self._high_watermark_metadata = LogOffsetMetadata(log_start_offset)
         self._segments = _SegmentView()
-        self.leader_epoch_cache = None
+        self.leader_epoch_cache: Optional[LeaderEpochFileCache] = None
         self._producer_expire_check = None
         # Segments past the recovery point that loading recovered (after an unclean shutdown).
         self.recovered_segments = 0
@@ -719,7 +723,7 @@ class Log:
 
     @staticmethod
     def _load_producers_from_records(psm, records) -> None:
-        loaded = {}
+        loaded: dict[int, ProducerAppendInfo] = {}
         completed_txns = []
         for batch in records.batches():
             if batch.producer_id >= 0:

@@ -52,7 +52,7 @@ from __future__ import annotations
 import logging
 import time as _time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from kafka_py.common.errors import (
     ApiException,
@@ -397,7 +397,8 @@ def _writable(records: MemoryRecords, batch: DefaultRecordBatch) -> tuple[Memory
     """``records`` and its first batch ``batch``, copied first if their buffer is read-only."""
     if records.buffer.readonly:
         records = MemoryRecords(bytearray(records.buffer))
-        return records, next(iter(records.batches()))
+        # a copy of the bytes of ``batch``: its first batch is of the same (v2) format
+        return records, cast(DefaultRecordBatch, next(iter(records.batches())))
     return records, batch
 
 
@@ -440,6 +441,7 @@ def validate_messages_and_assign_offsets_compressed(
         in_place = True
     body = batch.buffer[RECORD_BATCH_OVERHEAD:batch.size_in_bytes]
     codec = batch.compression_type
+    data: bytes | memoryview
     if codec == CompressionType.NONE:
         data = body
     else:

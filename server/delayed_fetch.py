@@ -28,7 +28,7 @@ from kafka_py.server.delayed_operation import DelayedOperation
 
 logger = logging.getLogger(__name__)
 
-_FencedLeaderEpochException = type(Errors.FENCED_LEADER_EPOCH.exception(""))
+_FencedLeaderEpochException = Errors.FENCED_LEADER_EPOCH.exception_class
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,12 @@ from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager, local_broker_end_point
 from kafka_py.server.replica_fetcher_manager import ReplicaFetcherManager
-from kafka_py.server.replica_manager_types import FetchPartitionData, HostedPartition, LogDeleteRecordsResult
+from kafka_py.server.replica_manager_types import (
+    FetchPartitionData,
+    HostedPartition,
+    HostedPartitionState,
+    LogDeleteRecordsResult,
+)
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.tuning.wakeups import call_with_deferred_wakeups
 
@@ -126,9 +131,9 @@ HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 
 INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
 
-_InvalidTopicException = type(Errors.INVALID_TOPIC_EXCEPTION.exception(""))
-_ReplicaNotAvailableException = type(Errors.REPLICA_NOT_AVAILABLE.exception(""))
-ControllerMovedException = type(Errors.STALE_CONTROLLER_EPOCH.exception(""))
+_InvalidTopicException = Errors.INVALID_TOPIC_EXCEPTION.exception_class
+_ReplicaNotAvailableException = Errors.REPLICA_NOT_AVAILABLE.exception_class
+ControllerMovedException = Errors.STALE_CONTROLLER_EPOCH.exception_class
 
 
 def _create_replica_selector(config: KafkaConfig) -> Optional[ReplicaSelector]:
@@ -366,7 +371,7 @@ class ReplicaManager(KafkaMetricsGroup):
 
         # epoch of the controller that last changed leadership here
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH
-        self._all_partitions: dict[TopicPartition, HostedPartition] = {}
+        self._all_partitions: dict[TopicPartition, HostedPartitionState] = {}
         self._all_partitions_lock = threading.Lock()
         # serialises LeaderAndIsr, StopReplica and UpdateMetadata, as Kafka's replicaStateChangeLock
         self._replica_state_change_lock = threading.RLock()
@@ -382,7 +387,7 @@ class ReplicaManager(KafkaMetricsGroup):
         # here: every dir until the first write, then the dirs that had logs at the last one.
         self._hw_dirs_with_entries: set[str] = set(self.high_watermark_checkpoints)
         self._action_queue = ActionQueue()
-        self._log_dir_failure_handler = None
+        self._log_dir_failure_handler: Optional[_LogDirFailureHandler] = None
         # topic -> config overrides read ahead for the LeaderAndIsr being handled
         self._prefetched_topic_configs: dict[str, dict[str, str]] = {}
         self._scheduled_tasks: list = []
@@ -432,8 +437,8 @@ class ReplicaManager(KafkaMetricsGroup):
                                                              delay_ms=period, period_ms=period))
         channel = self.log_dir_failure_channel
         if channel is not None and hasattr(channel, "take_next_offline_log_dir"):
-            self._log_dir_failure_handler = _LogDirFailureHandler(self, channel)
-            self._log_dir_failure_handler.start()
+            handler = self._log_dir_failure_handler = _LogDirFailureHandler(self, channel)
+            handler.start()
 
     def start_high_watermark_check_point_thread(self) -> None:
         """Scheduled at the first LeaderAndIsr, once every partition of it exists (as Kafka)."""
@@ -471,10 +476,10 @@ class ReplicaManager(KafkaMetricsGroup):
     # ------------------------------------------------------------------ partitions
 
     @property
-    def all_partitions(self) -> Mapping[TopicPartition, HostedPartition]:
+    def all_partitions(self) -> Mapping[TopicPartition, HostedPartitionState]:
         return self._all_partitions
 
-    def get_partition(self, topic_partition: TopicPartition) -> HostedPartition:
+    def get_partition(self, topic_partition: TopicPartition) -> HostedPartitionState:
         return self._all_partitions.get(topic_partition, HostedPartition.NONE)
 
     def create_partition(self, topic_partition: TopicPartition) -> Partition:
@@ -576,7 +581,7 @@ class ReplicaManager(KafkaMetricsGroup):
             raise KafkaStorageException(f"Partition {topic_partition} is in an offline log directory")
         if error is Errors.NOT_LEADER_OR_FOLLOWER and not expect_leader:
             error = Errors.REPLICA_NOT_AVAILABLE
-        raise error.exception(f"Error while fetching partition state for {topic_partition}")
+        raise error.exception_class(f"Error while fetching partition state for {topic_partition}")
 
     def is_adding_replica(self, topic_partition: TopicPartition, replica_id: int) -> bool:
         partition = self.online_partition(topic_partition)
@@ -906,9 +911,9 @@ class ReplicaManager(KafkaMetricsGroup):
 
         fetch_partition_status = []
         for tp, partition_data in fetch_infos:
-            result = by_tp.get(tp)
-            if result is not None:
-                fetch_partition_status.append((tp, FetchPartitionStatus(result.info.fetch_offset_metadata,
+            read = by_tp.get(tp)
+            if read is not None:
+                fetch_partition_status.append((tp, FetchPartitionStatus(read.info.fetch_offset_metadata,
                                                                         partition_data)))
         fetch_metadata = FetchMetadata(fetch_min_bytes, fetch_max_bytes, hard_max_bytes_limit, fetch_only_from_leader,
                                        fetch_isolation, is_from_follower, replica_id, tuple(fetch_partition_status))
@@ -1282,7 +1287,8 @@ class ReplicaManager(KafkaMetricsGroup):
             fetch_states = {}
             listener = self.config.inter_broker_listener_name
             for partition in made:
-                leader = self.metadata_cache.get_alive_broker(partition.leader_replica_id_opt)
+                leader_id = partition.leader_replica_id_opt
+                leader = None if leader_id is None else self.metadata_cache.get_alive_broker(leader_id)
                 if leader is None:
                     continue
                 try:
@@ -1509,8 +1515,8 @@ class ReplicaManager(KafkaMetricsGroup):
                     entries.append({"partition_index": tp.partition, "partition_size": log.size,
                                     "offset_lag": self.get_log_end_offset_lag(tp, log.log_end_offset, log.is_future),
                                     "is_future_key": log.is_future})
-                topics = [{"name": topic, "partitions": sorted(entries, key=lambda e: e["partition_index"])}
-                          for topic, entries in sorted(by_topic.items())]
+                topics: list[dict[str, Any]] = [{"name": topic, "partitions": sorted(parts, key=lambda e: e["partition_index"])}
+                          for topic, parts in sorted(by_topic.items())]
                 results.append({"error_code": Errors.NONE, "log_dir": absolute_path, "topics": topics})
             except KafkaStorageException as e:
                 self.logger.warning("Unable to describe replica dirs for %s: %s", absolute_path, e)

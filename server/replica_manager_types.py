@@ -53,6 +53,9 @@ class _OfflineHostedPartition(HostedPartition):
 HostedPartition.NONE = _NoneHostedPartition()
 HostedPartition.OFFLINE = _OfflineHostedPartition()
 
+# what the replica manager holds per partition: NONE, OFFLINE or an Online(partition)
+HostedPartitionState = HostedPartition | HostedPartition.Online
+
 
 @dataclass(frozen=True, slots=True)
 class LogDeleteRecordsResult:
