@@ -46,7 +46,7 @@ from kafka_py.protocol.errors import Errors
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.config_admin_manager import reassemble_results
 from kafka_py.server.controller_mutation_quota_manager import UNBOUNDED_CONTROLLER_MUTATION_QUOTA
-from kafka_py.server.kafka_apis_common import error_response_of, field_of, millis
+from kafka_py.server.kafka_apis_common import error_response_of, millis
 from kafka_py.server.kafka_apis_quotas import with_throttle_time
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -195,7 +195,8 @@ class AdminRequestHandlers:
         if not to_create:
             send(results)
             return
-        self._admin.create_topics(millis(body.timeout), bool(field_of(body, "validate_only", False)), to_create,
+        validate_only = request.api_version >= 1 and bool(body.validate_only)  # (from v1)
+        self._admin.create_topics(millis(body.timeout), validate_only, to_create,
                                   describable, self.apis.answering(request, handle_create_topics_results), quota)
 
     # ------------------------------------------------------------------ DeleteTopics
@@ -204,7 +205,8 @@ class AdminRequestHandlers:
     @error_response_of(ApiKeys.DELETE_TOPICS)
     def delete_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         body = request.body
-        names = list(field_of(body, "topic_names", None) or ()) or [t.name for t in field_of(body, "topics", ())]
+        # (v6 names topics by name or id)
+        names = list(body.topic_names) if request.api_version <= 5 else [t.name for t in body.topics]
         return new_entity(DeleteTopicsResponse, responses=tuple([
             new_entity(DeletableTopicResult, name=n, error_code=error, error_message=message) for n in names]))
 
@@ -212,7 +214,7 @@ class AdminRequestHandlers:
         body = request.body
         apis = self.apis
         version = request.api_version
-        if field_of(body, "topics") is not None:
+        if version >= 6:  # (topics by name or id)
             requested = [(t.name, t.topic_id or _ZERO_UUID) for t in body.topics]
         else:
             requested = [(name, _ZERO_UUID) for name in body.topic_names]
@@ -346,8 +348,8 @@ class AdminRequestHandlers:
             refused = [r for r, ok in zip(resources, allowed) if not ok]
             resources = [r for r, ok in zip(resources, allowed) if ok]
         results = self._admin.describe_configs(
-            resources, bool(field_of(body, "include_synonyms", False)),
-            bool(field_of(body, "include_documentation", False))) if resources else []
+            resources, request.api_version >= 1 and bool(body.include_synonyms),
+            request.api_version >= 3 and bool(body.include_documentation)) if resources else []
         refused_results = [new_entity(DescribeConfigsResult, error_code=_config_authorization_error(
             int(r.resource_type)), error_message=None, resource_type=int(r.resource_type),
             resource_name=r.resource_name, configs=()) for r in refused]

@@ -30,7 +30,7 @@ ReplicaManager's logs.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from kafka_py.clients.fetch_session_handler import FetchSessionHandler
 from kafka_py.clients.network_client import PreparedRequest
@@ -70,6 +70,10 @@ from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.utils.time import Time
+
+if TYPE_CHECKING:
+    # the replica manager imports this module (through its fetcher managers)
+    from kafka_py.server.replica_manager import ReplicaManager
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +157,7 @@ class FetchRequestSpec(PreparedRequest):
 
 class ReplicaFetcherThread(AbstractFetcherThread):
     def __init__(self, name: str, fetcher_id: int, source_broker: BrokerEndPoint, broker_config: Any,
-                 failed_partitions: FailedPartitions, replica_mgr: Any, time: Time = Time.SYSTEM,
+                 failed_partitions: FailedPartitions, replica_mgr: ReplicaManager, time: Time = Time.SYSTEM,
                  quota: ReplicaQuota = UNBOUNDED_QUOTA,
                  leader_endpoint_blocking_send: Optional[BlockingSend] = None) -> None:
         super().__init__(name, name, source_broker, failed_partitions,
