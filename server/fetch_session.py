@@ -611,10 +611,10 @@ class FetchManager:
             return SessionlessFetchContext(fetch_data)
         cache = self.cache
         if session_epoch == INITIAL_EPOCH or session_epoch == FINAL_EPOCH:
-            removed = ""
+            closed = ""
             if session_id != INVALID_SESSION_ID and cache.remove_by_id(session_id) is not None:
                 # a full fetch closes the session it names
-                removed = f" Removed fetch session {session_id}."
+                closed = f" Removed fetch session {session_id}."
             if session_epoch == FINAL_EPOCH:
                 context: FetchContext = SessionlessFetchContext(fetch_data)
                 suffix = " Will not try to create a new session."
@@ -623,7 +623,7 @@ class FetchManager:
                 suffix = ""
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Created a new full FetchContext with %s.%s%s",
-                             partitions_to_log_string(tp for tp, _ in fetch_data), removed, suffix)
+                             partitions_to_log_string(tp for tp, _ in fetch_data), closed, suffix)
             return context
         with cache._lock:
             session = cache.get(session_id)
