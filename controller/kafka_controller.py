@@ -1386,10 +1386,10 @@ class KafkaController(KafkaMetricsGroup):
                 message = (f"Received controlled shutdown request from an old broker epoch {broker_epoch} for broker "
                            f"{id}. Current broker epoch is {cached}.")
                 self.logger.info("%s", message)
-                raise Errors.STALE_BROKER_EPOCH.exception(message)
+                raise Errors.STALE_BROKER_EPOCH.exception_class(message)
         self.logger.info("Shutting down broker %d", id)
         if id not in ctx.live_or_shutting_down_broker_ids:
-            raise Errors.BROKER_NOT_AVAILABLE.exception(f"Broker id {id} does not exist.")
+            raise Errors.BROKER_NOT_AVAILABLE.exception_class(f"Broker id {id} does not exist.")
         ctx.shutting_down_broker_ids.add(id)
         self.logger.debug("All shutting down brokers: %s", sorted(ctx.shutting_down_broker_ids))
         self.logger.debug("Live brokers: %s", sorted(ctx.live_broker_ids))

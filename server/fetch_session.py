@@ -81,13 +81,17 @@ def partitions_to_log_string(partitions: Iterable[TopicPartition]) -> str:
     return f"{len(partitions)} partition(s)"
 
 
+# a fetch's partition answers, in the order of the response
+PartitionResponses = list[tuple[TopicPartition, FetchPartitionData]]
+
+
 class FetchResponseData(NamedTuple):
     """What a context answers: the top-level error, the session id, and the partitions
     (topic partition, partition answer) the response holds, in order."""
 
     error: Errors
     session_id: int
-    partitions: list[tuple[TopicPartition, FetchPartitionData]]
+    partitions: PartitionResponses
 
 
 class CachedPartition:
@@ -227,12 +231,12 @@ class FetchContext:
         """Every partition this fetch reads, with its request data (Kafka's foreachPartition)."""
         raise NotImplementedError
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         """The answer ``update_and_generate_response_data`` would give, changing nothing: for
         sizing an answer against a quota before deciding to send it (Kafka's getResponseSize)."""
         raise NotImplementedError
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         """The answer to send, from every partition's read (``updates``, in order); a session
         remembers what it told the fetcher."""
         raise NotImplementedError
@@ -254,10 +258,10 @@ class SessionErrorContext(FetchContext):
     def partitions(self) -> list[tuple[TopicPartition, PartitionData]]:
         return []
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         return FetchResponseData(self.error, INVALID_SESSION_ID, [])
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         # the partitions of the request are unknown without its session
         logger.debug("Session error fetch context returning %s", self.error.name)
         return FetchResponseData(self.error, INVALID_SESSION_ID, [])
@@ -278,14 +282,14 @@ class _ListedFetchContext(FetchContext):
     def partitions(self) -> list[tuple[TopicPartition, PartitionData]]:
         return self.fetch_data
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
 
 class SessionlessFetchContext(_ListedFetchContext):
     """A fetch without a session: the request lists everything, the answer too."""
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
 
@@ -300,7 +304,7 @@ class FullFetchContext(_ListedFetchContext):
         self.cache = cache
         self.is_from_follower = is_from_follower
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         requested = dict(self.fetch_data)
 
         def create_partitions() -> "OrderedDict[TopicPartition, CachedPartition]":
@@ -334,7 +338,7 @@ class IncrementalFetchContext(FetchContext):
         with session.lock:
             return [(tp, cached.req) for tp, cached in session.partition_map.items()]
 
-    def _select(self, updates: list[tuple[TopicPartition, FetchPartitionData]], update: bool) -> list[tuple[TopicPartition, FetchPartitionData]]:
+    def _select(self, updates: PartitionResponses, update: bool) -> PartitionResponses:
         # Lock held. With ``update``, the partitions that go out move to the end of the session,
         # so the next fetch reads the others first (the byte budget rotates, as in Kafka).
         partition_map = self.session.partition_map
@@ -350,14 +354,14 @@ class IncrementalFetchContext(FetchContext):
                     partition_map.move_to_end(tp)
         return selected
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         session = self.session
         with session.lock:
             if session.epoch != next_epoch(self.request_epoch):
                 return FetchResponseData(Errors.INVALID_FETCH_SESSION_EPOCH, session.id, [])
             return FetchResponseData(_NO_ERROR, session.id, self._select(updates, False))
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, FetchPartitionData]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         session = self.session
         with session.lock:
             # another request with this id may have come in since this one's context was made

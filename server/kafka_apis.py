@@ -63,6 +63,7 @@ from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
     ApiException,
+    KafkaException,
     CorruptRecordException,
     InvalidRecordException,
     InvalidRequestException,
@@ -466,13 +467,26 @@ class KafkaApis:
                 # the controller's answer carries its own throttle time
                 self.send_response_exempt_throttle(request, response)
 
-        self.forwarding_manager.forward_request(request, self.answering(request, response_callback))
+        forwarding_manager = self.forwarding_manager
+        if forwarding_manager is None:
+            raise KafkaException("No forwarding manager: this broker is not in KRaft mode")
+        forwarding_manager.forward_request(request, self.answering(request, response_callback))
+
+    @property
+    def zk_controller(self) -> KafkaController:
+        """The controller of ZooKeeper mode, for the handlers of the requests only that mode
+        serves (Kafka's MetadataSupport.requireZkOrThrow); a KRaft broker has none."""
+        controller = self.controller
+        if controller is None:
+            raise KafkaException("No ZooKeeper controller: this broker is in KRaft mode")
+        return controller
 
     def controller_id_for_clients(self) -> Optional[int]:
         """MetadataSupport.controllerId: the controller in ZooKeeper mode; in KRaft mode a random
         alive broker, since clients cannot reach the KRaft controllers and any broker forwards."""
         if self.forwarding_manager is not None:
-            return self.metadata_cache.random_alive_broker_id()
+            # (KRaft mode: a RaftMetadataCache, server/metadata/raft_metadata_cache.py)
+            return self.metadata_cache.random_alive_broker_id()  # type: ignore[attr-defined]
         return self.metadata_cache.get_controller_id()
 
     def handle_error(self, request: Request, e: BaseException) -> None:
@@ -586,7 +600,7 @@ class KafkaApis:
         elif not self.config.is_feature_versioning_supported:
             send(ApiError(Errors.INVALID_REQUEST, "Feature versioning system is disabled."))
         else:
-            self.controller.update_features(request.body, send)
+            self.zk_controller.update_features(request.body, send)
 
     # ------------------------------------------------------------------ Metadata
 
@@ -667,9 +681,8 @@ class KafkaApis:
             # between the two reads, which the client would have no address for
             controller_id = random.choice(brokers)[0] if brokers else NO_CONTROLLER_ID
         else:
-            controller_id = self.controller_id_for_clients()
-            if controller_id is None:
-                controller_id = NO_CONTROLLER_ID
+            zk_controller_id = self.controller_id_for_clients()
+            controller_id = NO_CONTROLLER_ID if zk_controller_id is None else zk_controller_id
         # sendResponseMaybeThrottle's half before the answer (server/kafka_apis_quotas.py)
         quotas = self.quotas
         throttle_time_ms = (self._quota.request_throttle_time_ms(request)
@@ -679,7 +692,7 @@ class KafkaApis:
 
     def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
                             listener_name: str, error_unavailable_endpoints: bool,
-                            error_unavailable_listeners: bool) -> list[dict[str, Any]]:
+                            error_unavailable_listeners: bool) -> list[tuple]:
         found = self.metadata_cache.get_topic_metadata(topics, listener_name, error_unavailable_endpoints,
                                                        error_unavailable_listeners)
         responses = [_metadata_topic(t.error, t.name, t.is_internal, t.topic_id, [
@@ -698,7 +711,7 @@ class KafkaApis:
                 responses.append(_metadata_topic(error, topic, is_internal(topic), None, []))
         return responses
 
-    def _auto_create_topics(self, topics: Sequence[str]) -> list[dict[str, Any]]:
+    def _auto_create_topics(self, topics: Sequence[str]) -> list[tuple]:
         """AutoTopicCreationManager.createTopics in ZooKeeper mode: write the assignment and answer
         LEADER_NOT_AVAILABLE; the controller elects leaders and the client asks again."""
         responses = []
@@ -739,7 +752,10 @@ class KafkaApis:
         if self.auto_topic_creation_manager is not None:
             return self.auto_topic_creation_manager.create_topic(topic, partitions, replication_factor, configs)
         try:
-            self.admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
+            admin_zk_client = self.admin_zk_client
+            if admin_zk_client is None:
+                raise KafkaException("No ZooKeeper admin client: this broker is in KRaft mode")
+            admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
             self.logger.info("Auto creation of topic %s with %d partitions and replication factor %d is successful",
                              topic, partitions, replication_factor)
         except Exception as e:  # noqa: BLE001 - turned into the topic's error code
@@ -1365,7 +1381,7 @@ class KafkaApis:
         # the controller saw our re-registration before we did; only an older one is stale.
         if broker_epoch_in_request == UNKNOWN_BROKER_EPOCH:
             return False
-        return broker_epoch_in_request < self.controller.broker_epoch
+        return broker_epoch_in_request < self.zk_controller.broker_epoch
 
     @staticmethod
     @error_response_of(ApiKeys.LEADER_AND_ISR)
@@ -1380,7 +1396,7 @@ class KafkaApis:
         broker_epoch = int(body.broker_epoch) if request.api_version >= 2 else UNKNOWN_BROKER_EPOCH
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received LeaderAndIsr request with broker epoch %d smaller than the current broker "
-                             "epoch %d", broker_epoch, self.controller.broker_epoch)
+                             "epoch %d", broker_epoch, self.zk_controller.broker_epoch)
             self.send_error_response(request, Errors.STALE_BROKER_EPOCH)
             return
         response = self.replica_manager.become_leader_or_follower(request.correlation_id, body,
@@ -1418,7 +1434,7 @@ class KafkaApis:
         broker_epoch = int(body.broker_epoch) if request.api_version >= 1 else UNKNOWN_BROKER_EPOCH
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received StopReplica request with broker epoch %d smaller than the current broker "
-                             "epoch %d", broker_epoch, self.controller.broker_epoch)
+                             "epoch %d", broker_epoch, self.zk_controller.broker_epoch)
             self.send_response(request, build_stop_replica_response(request.api_version,
                                                                     Errors.STALE_BROKER_EPOCH, {}))
             return
@@ -1463,7 +1479,7 @@ class KafkaApis:
         broker_epoch = int(body.broker_epoch) if request.api_version >= 5 else UNKNOWN_BROKER_EPOCH
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received update metadata request with broker epoch %d smaller than the current broker "
-                             "epoch %d", broker_epoch, self.controller.broker_epoch)
+                             "epoch %d", broker_epoch, self.zk_controller.broker_epoch)
             self.send_response(request, UpdateMetadataResponse(error_code=Errors.STALE_BROKER_EPOCH.error_code))
             return
         deleted_partitions = self.replica_manager.maybe_update_metadata_cache(request.correlation_id, body)
@@ -1505,7 +1521,7 @@ class KafkaApis:
                                             for tp in sorted(result, key=lambda t: (t.topic, t.partition))])))
 
         broker_epoch = int(body.broker_epoch) if request.api_version >= 2 else UNKNOWN_BROKER_EPOCH
-        self.controller.controlled_shutdown(int(body.broker_id), broker_epoch,
+        self.zk_controller.controlled_shutdown(int(body.broker_id), broker_epoch,
                                             self.answering(request, controlled_shutdown_callback))
 
     @staticmethod
@@ -1522,12 +1538,13 @@ class KafkaApis:
 
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        if not self.controller.is_active:
+        if not self.zk_controller.is_active:
             self.send_response(request, build_alter_isr_response(Errors.NOT_CONTROLLER))
             return
-        self.controller.alter_isrs(int(body.broker_id), int(body.broker_epoch), alter_isr_request_partitions(body),
-                                   self.answering(request, lambda result: self.send_response(
-                                       request, build_alter_isr_response(result))))
+        self.zk_controller.alter_isrs(int(body.broker_id), int(body.broker_epoch),
+                                      alter_isr_request_partitions(body),
+                                      self.answering(request, lambda result: self.send_response(
+                                          request, build_alter_isr_response(result))))
 
 # ---------------------------------------------------------------------------- helpers
 

@@ -37,7 +37,7 @@ from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourc
 from kio.schema.incremental_alter_configs.v1.response import IncrementalAlterConfigsResponse
 
 from kafka_py.common.api_error import ApiError
-from kafka_py.common.errors import InvalidRequestException
+from kafka_py.common.errors import InvalidRequestException, KafkaException
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.protocol.api_keys import ApiKeys
@@ -89,7 +89,7 @@ class AdminRequestHandlers:
         return self.apis.admin_manager
 
     def _controller_is_active(self) -> bool:
-        return bool(self.apis.controller.is_active)
+        return bool(self.apis.zk_controller.is_active)
 
     # ------------------------------------------------------------------ controller mutation quota
 
@@ -172,7 +172,7 @@ class AdminRequestHandlers:
                                            error_message="Authorization failed.")
             else:
                 to_create[topic.name] = topic
-            if describable is not True and topic.name not in describable:
+            if not isinstance(describable, bool) and topic.name not in describable:  # (True: all)
                 results[topic.name]["topic_config_error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED.error_code
 
         def handle_create_topics_results(created: Mapping[str, Any]) -> None:
@@ -243,7 +243,7 @@ class AdminRequestHandlers:
             if name is not None and topic_id != _ZERO_UUID:
                 raise InvalidRequestException("Topic name and topic ID can not both be specified.")
             if topic_id != _ZERO_UUID:
-                name = apis.controller.controller_context.topic_name(topic_id)
+                name = apis.zk_controller.controller_context.topic_name(topic_id)
             resolved.append((name, topic_id))
         describable = deletable = None
         if apis.authorizer is not None:
@@ -314,7 +314,7 @@ class AdminRequestHandlers:
                 request.context, AclOperation.ALTER, ResourceType.TOPIC, valid, lambda t: t.name)
             errors.update({t.name: ApiError(Errors.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
                            for t in unauthorized})
-        deletion = apis.controller.topic_deletion_manager
+        deletion = apis.zk_controller.topic_deletion_manager
         queued = {t.name for t in valid if deletion.is_topic_queued_up_for_deletion(t.name)}
         errors.update({name: ApiError(Errors.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion.")
                        for name in queued})
@@ -413,7 +413,10 @@ class AdminRequestHandlers:
         body = request.body
         incremental = request.api_key is ApiKeys.INCREMENTAL_ALTER_CONFIGS
         resources = list(body.resources)
-        preprocessed = apis.config_admin_manager.preprocess(
+        config_admin_manager = apis.config_admin_manager
+        if config_admin_manager is None:
+            raise KafkaException("No config admin manager: this broker is not in KRaft mode")
+        preprocessed = config_admin_manager.preprocess(
             resources, incremental, bool(body.validate_only),
             lambda: _config_resource_authorized(apis, request, AclOperation.ALTER_CONFIGS, _BROKER_LOGGER, ""))
         remaining = tuple(r for i, r in enumerate(resources) if i not in preprocessed)
@@ -438,8 +441,11 @@ class AdminRequestHandlers:
 
         # the request as received when nothing was settled here, else one of the rest only
         forwarded_body = None if len(remaining) == len(resources) else dataclasses.replace(body, resources=remaining)
-        apis.forwarding_manager.forward_request(request, apis.answering(request, on_controller_answer),
-                                                request_body=forwarded_body)
+        forwarding_manager = apis.forwarding_manager
+        if forwarding_manager is None:
+            raise KafkaException("No forwarding manager: this broker is not in KRaft mode")
+        forwarding_manager.forward_request(request, apis.answering(request, on_controller_answer),
+                                           request_body=forwarded_body)
 
     def _refused_config_resources(self, request: Request, resources: dict[tuple[int, str], Any]) -> dict:
         """Take the resources the requester may not AlterConfigs out of ``resources``; their

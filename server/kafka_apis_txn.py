@@ -195,7 +195,7 @@ class TxnRequestHandlers:
             if producer is None:
                 producer = (producer_id, producer_epoch)
             elif producer != (producer_id, producer_epoch):
-                raise Errors.INVALID_PRODUCER_ID_MAPPING.exception(
+                raise Errors.INVALID_PRODUCER_ID_MAPPING.exception_class(
                     "Transactional records contained more than one producer ID")
             (first_sequences[tp],) = _INT32.unpack_from(buffer, BASE_SEQUENCE_OFFSET)
         refused: dict[TopicPartition, PartitionResponse] = {}

@@ -29,7 +29,8 @@ logger = logging.getLogger(__name__)
 
 
 class ReplicaAlterLogDirsManager(AbstractFetcherManager[ReplicaAlterLogDirsThread]):
-    def __init__(self, broker_config: Any, replica_manager: ReplicaManager, quota_manager: ReplicaQuota = UNBOUNDED_QUOTA,
+    def __init__(self, broker_config: Any, replica_manager: ReplicaManager,
+                 quota_manager: ReplicaQuota = UNBOUNDED_QUOTA,
                  time: Time = Time.SYSTEM) -> None:
         super().__init__(f"ReplicaAlterLogDirsManager on broker {broker_config.broker_id}", "ReplicaAlterLogDirs",
                          broker_config.num_replica_alter_log_dirs_threads)

@@ -76,7 +76,8 @@ class LocalFetch:
 
 class ReplicaAlterLogDirsThread(AbstractFetcherThread):
     def __init__(self, name: str, source_broker: BrokerEndPoint, broker_config: Any,
-                 failed_partitions: FailedPartitions, replica_mgr: ReplicaManager, quota: ReplicaQuota = UNBOUNDED_QUOTA,
+                 failed_partitions: FailedPartitions, replica_mgr: ReplicaManager,
+                 quota: ReplicaQuota = UNBOUNDED_QUOTA,
                  time: Time = Time.SYSTEM) -> None:
         super().__init__(name, name, source_broker, failed_partitions,
                          fetch_back_off_ms=broker_config.replica_fetch_backoff_ms, is_interruptible=False, time=time)

@@ -1515,8 +1515,9 @@ class ReplicaManager(KafkaMetricsGroup):
                     entries.append({"partition_index": tp.partition, "partition_size": log.size,
                                     "offset_lag": self.get_log_end_offset_lag(tp, log.log_end_offset, log.is_future),
                                     "is_future_key": log.is_future})
-                topics: list[dict[str, Any]] = [{"name": topic, "partitions": sorted(parts, key=lambda e: e["partition_index"])}
-                          for topic, parts in sorted(by_topic.items())]
+                topics: list[dict[str, Any]] = [
+                    {"name": topic, "partitions": sorted(parts, key=lambda e: e["partition_index"])}
+                    for topic, parts in sorted(by_topic.items())]
                 results.append({"error_code": Errors.NONE, "log_dir": absolute_path, "topics": topics})
             except KafkaStorageException as e:
                 self.logger.warning("Unable to describe replica dirs for %s: %s", absolute_path, e)

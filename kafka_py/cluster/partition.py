@@ -548,7 +548,7 @@ class Partition:
     def _local_log_with_epoch_or_exception(self, current_leader_epoch: Optional[int], require_leader: bool):
         log, error = self._get_local_log(current_leader_epoch, require_leader)
         if log is None:
-            raise error.exception(
+            raise error.exception_class(
                 f"Failed to find {'leader ' if require_leader else ''}log for partition {self.topic_partition} "
                 f"with leader epoch {current_leader_epoch}. The current leader is {self.leader_replica_id_opt} "
                 f"and the current epoch {self._leader_epoch}")
