@@ -47,6 +47,7 @@ from kafka_py.common.errors import (
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.abstract_index import CorruptIndexException, OffsetPosition
+from kafka_py.log.log_config import ApiVersion
 from kafka_py.log.log_append_info import (
     LeaderHwChange,
     LogAppendInfo,
@@ -948,8 +949,8 @@ class Log:
 
     # ------------------------------------------------------------------ append
 
-    def append_as_leader(self, records, leader_epoch: int, origin=None,
-                         inter_broker_protocol_version=None,
+    def append_as_leader(self, records: MemoryRecords, leader_epoch: int, origin: Optional[AppendOrigin] = None,
+                         inter_broker_protocol_version: Optional[ApiVersion] = None,
                          verification_guard: Optional[VerificationGuard] = None) -> LogAppendInfo:
         """Validate ``records`` (a MemoryRecords), assign offsets and the leader epoch in place, and append.
 
@@ -964,14 +965,14 @@ class Log:
         return self._append(records, origin, validate_and_assign, leader_epoch, False, verification_guard,
                             inter_broker_protocol_version)
 
-    def append_as_follower(self, records) -> LogAppendInfo:
+    def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches replicated from the leader, keeping their offsets and epochs."""
         # record size was checked by the leader; a follower must take what the leader accepted
         return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
 
-    def _append(self, records, origin, validate_and_assign_offsets: bool, leader_epoch: int,
-                ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None,
-                inter_broker_protocol_version=None) -> LogAppendInfo:
+    def _append(self, records: MemoryRecords, origin: AppendOrigin, validate_and_assign_offsets: bool,
+                leader_epoch: int, ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None,
+                inter_broker_protocol_version: Optional[ApiVersion] = None) -> LogAppendInfo:
         append_info, batch_epochs, has_producer_ids, has_legacy_batches = self._analyze_and_validate_records(
             records, origin, ignore_record_size, leader_epoch)
         if append_info.shallow_count == 0:
@@ -1080,8 +1081,9 @@ class Log:
         if cache is not None and cache.latest_epoch != epoch:
             cache.assign(epoch, start_offset)
 
-    def _validate_and_assign_offsets(self, valid_records, append_info: LogAppendInfo, origin, leader_epoch: int,
-                                     ignore_record_size: bool, now: int, inter_broker_protocol_version=None):
+    def _validate_and_assign_offsets(self, valid_records: MemoryRecords, append_info: LogAppendInfo,
+                                     origin: AppendOrigin, leader_epoch: int, ignore_record_size: bool, now: int,
+                                     inter_broker_protocol_version: Optional[ApiVersion] = None) -> MemoryRecords:
         config = self._config
         offset = LongRef(self._next_offset_metadata.message_offset)
         timestamp_type = config.message_timestamp_type
@@ -1162,7 +1164,8 @@ class Log:
             relative_position += batch.size_in_bytes
         return updated_producers, completed_txns, None
 
-    def _analyze_and_validate_records(self, records, origin, ignore_record_size: bool, leader_epoch: int):
+    def _analyze_and_validate_records(self, records: MemoryRecords, origin: AppendOrigin, ignore_record_size: bool,
+                                      leader_epoch: int):
         """One pass over the batch headers: sizes, CRC-32C, offsets, timestamps, codecs.
 
         A log entry of message format v0/v1 is checked as Kafka checks any batch here (size,
@@ -1304,7 +1307,7 @@ class Log:
         )
         return info, batch_epochs, has_producer_ids, has_legacy_batches
 
-    def _trim_invalid_bytes(self, records, info: LogAppendInfo):
+    def _trim_invalid_bytes(self, records: MemoryRecords, info: LogAppendInfo) -> MemoryRecords:
         valid_bytes = info.valid_bytes
         if valid_bytes < 0:
             raise CorruptRecordException(

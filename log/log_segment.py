@@ -258,7 +258,7 @@ class LogSegment:
     # -- append -----------------------------------------------------------------------
 
     def append(self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
-               records) -> None:
+               records: MemoryRecords) -> None:
         """Append already validated, offset-assigned batches; add a sparse index entry when due.
 
         The caller holds the Log lock.

@@ -74,6 +74,8 @@ from kafka_py.common.replica_selector import ClientMetadata
 from kafka_py.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.log.verification_guard import VerificationGuard
+from kafka_py.record.record_conversion_stats import RecordConversionStats
 from kafka_py.network.channel_metadata_registry import client_information_of
 from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.protocol.api_keys import ApiKeys
@@ -106,6 +108,7 @@ from kafka_py.record.default_record_batch import (
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_FLAG_MASK,
 )
+from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.record.lazy_down_conversion_records import LazyDownConversionRecords, has_compatible_magic
 from kafka_py.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -813,7 +816,7 @@ class KafkaApis:
                     continue
                 to_append[tp] = records
 
-        def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
+        def send_response_callback(response_status: Mapping[TopicPartition, PartitionResponse]) -> None:
             merged: dict[TopicPartition, PartitionResponse] = dict(response_status)
             merged.update(early)
             # The request's bytes and handler time against the client's quotas (KIP-219: an
@@ -840,7 +843,8 @@ class KafkaApis:
                                       status.error.exception_name)
             self._send_produce_response(request, merged, throttle_time_ms)
 
-        def append(entries: dict[TopicPartition, MemoryRecords], verification_guards: Optional[Mapping]) -> None:
+        def append(entries: dict[TopicPartition, MemoryRecords],
+                   verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]]) -> None:
             if not entries:
                 send_response_callback({})
                 return
@@ -854,7 +858,8 @@ class KafkaApis:
                 record_conversion_stats_callback=processing_stats_callback,
                 verification_guards=verification_guards)
 
-        def processing_stats_callback(stats_by_partition: Mapping[TopicPartition, Any]) -> None:
+        def processing_stats_callback(stats_by_partition: Mapping[TopicPartition, Optional[RecordConversionStats]]
+                                      ) -> None:
             # what converting the records to the topics' message formats cost, per partition
             # (None where the append failed before validating anything)
             for tp, stats in stats_by_partition.items():
@@ -866,7 +871,7 @@ class KafkaApis:
             # transaction on a partition waits for the coordinator's word, and this thread does
             # not; the append is made when the answer comes, on the thread that gets it.
             def verified(refused: Mapping[TopicPartition, PartitionResponse],
-                         verification_guards: Optional[Mapping]) -> None:
+                         verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]]) -> None:
                 early.update(refused)
                 append({tp: r for tp, r in to_append.items() if tp not in refused}, verification_guards)
 
@@ -1018,7 +1023,9 @@ class KafkaApis:
             log_config = self.replica_manager.get_log_config(tp)
             if log_config is not None and str(getattr(log_config, "compression_type", "")) == "zstd":
                 return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_COMPRESSION_TYPE)
-        records = data.records
+        # what the response writes: the FileRecords slice or MemoryRecords read, converted records
+        # for an old consumer, or a buffer
+        records: FileRecords | MemoryRecords | LazyDownConversionRecords | memoryview | bytes = data.records
         if fetch_offsets is not None and error is Errors.NONE and records is not None and len(records):
             try:
                 records = self._maybe_down_convert(tp, records, version, fetch_offsets.get(tp, 0), from_follower)

@@ -74,7 +74,10 @@ from kafka_py.record.default_record_batch import NO_PARTITION_LEADER_EPOCH, NO_T
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
+from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
+from kafka_py.log.verification_guard import VerificationGuard
+from kafka_py.record.record_conversion_stats import RecordConversionStats
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import response_schema
 from kafka_py.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
@@ -627,12 +630,13 @@ class ReplicaManager(KafkaMetricsGroup):
         """Run deferred completions (see ``append_records``); call without holding locks."""
         self._action_queue.try_complete_actions()
 
-    def append_records(self, timeout_ms: int, required_acks: int, internal_topics_allowed: bool, origin,
+    def append_records(self, timeout_ms: int, required_acks: int, internal_topics_allowed: bool, origin: AppendOrigin,
                        entries_per_partition: Mapping[TopicPartition, MemoryRecords],
                        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
                        delayed_produce_lock: Any = None,
-                       record_conversion_stats_callback: Optional[Callable[[dict], None]] = None,
-                       verification_guards: Optional[Mapping[TopicPartition, Any]] = None) -> None:
+                       record_conversion_stats_callback: Optional[
+                           Callable[[dict[TopicPartition, Optional[RecordConversionStats]]], None]] = None,
+                       verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]] = None) -> None:
         """Append to the leaders' logs and answer through ``response_callback``: at once for
         acks 0 and 1, once the ISR has the records for acks=-1 (or at ``timeout_ms``).
 
@@ -725,9 +729,10 @@ class ReplicaManager(KafkaMetricsGroup):
         failures = sum(1 for r in local_produce_results.values() if r.exception is not None)
         return required_acks == -1 and bool(entries_per_partition) and failures < len(entries_per_partition)
 
-    def _append_to_local_log(self, internal_topics_allowed: bool, origin,
+    def _append_to_local_log(self, internal_topics_allowed: bool, origin: AppendOrigin,
                              entries_per_partition: Mapping[TopicPartition, MemoryRecords],
-                             required_acks: int, verification_guards: Optional[Mapping[TopicPartition, Any]] = None
+                             required_acks: int,
+                             verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]] = None
                              ) -> dict[TopicPartition, LogAppendResult]:
         results: dict[TopicPartition, LogAppendResult] = {}
         stats = self.broker_topic_stats
@@ -866,7 +871,7 @@ class ReplicaManager(KafkaMetricsGroup):
                        quota: Optional[ReplicaQuota],
                        response_callback: Callable[[list[tuple[TopicPartition, FetchPartitionData]]], None],
                        isolation_level: int = IsolationLevel.READ_UNCOMMITTED,
-                       client_metadata: Any = None) -> None:
+                       client_metadata: Optional[ClientMetadata] = None) -> None:
         """Read from the local logs; answer at once if there is nothing to wait for (no wait
         asked, enough bytes, an error, a diverging epoch), else wait in the fetch purgatory."""
         quota = quota if quota is not None else UNBOUNDED_QUOTA
@@ -942,7 +947,8 @@ class ReplicaManager(KafkaMetricsGroup):
                             fetch_max_bytes: int, hard_max_bytes_limit: bool,
                             read_partition_info: Sequence[tuple[TopicPartition, PartitionData]],
                             quota: Optional[ReplicaQuota] = None,
-                            client_metadata: Any = None) -> list[tuple[TopicPartition, LogReadResult]]:
+                            client_metadata: Optional[ClientMetadata] = None
+                            ) -> list[tuple[TopicPartition, LogReadResult]]:
         """Read each partition in order within ``fetch_max_bytes`` overall. Until some partition
         returns data, a read may exceed the limits to return one whole batch (unless
         ``hard_max_bytes_limit``), so a batch larger than the limits cannot block a consumer."""
@@ -962,7 +968,8 @@ class ReplicaManager(KafkaMetricsGroup):
 
     def _read(self, tp: TopicPartition, fetch_info: PartitionData, limit_bytes: int, min_one_message: bool,
               replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
-              hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Any) -> LogReadResult:
+              hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Optional[ClientMetadata]
+              ) -> LogReadResult:
         adjusted_max_bytes = min(fetch_info.max_bytes, limit_bytes)
         try:
             partition = self.get_partition_or_exception(tp)

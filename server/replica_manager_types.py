@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import EpochEndOffset
+from kafka_py.record.file_records import FileRecords
+from kafka_py.record.memory_records import MemoryRecords
 
 if TYPE_CHECKING:
     from kafka_py.cluster.partition import Partition
@@ -73,12 +75,13 @@ class LogDeleteRecordsResult:
 @dataclass(frozen=True, slots=True)
 class FetchPartitionData:
     """One partition of a fetch answer. ``records`` is a FileRecords slice (to be sent with
-    sendfile) or MemoryRecords.EMPTY; ``last_stable_offset`` is None after an error."""
+    sendfile) or MemoryRecords.EMPTY on the leader, the fetched bytes on a follower (its
+    fetcher's answer); ``last_stable_offset`` is None after an error."""
 
     error: Errors
     high_watermark: int
     log_start_offset: int
-    records: Any
+    records: FileRecords | MemoryRecords | memoryview | bytes
     diverging_epoch: Optional[EpochEndOffset] = None
     last_stable_offset: Optional[int] = None
     aborted_transactions: Optional[list] = None
