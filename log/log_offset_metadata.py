@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from kafka_py.common.errors import KafkaException
 from kafka_py.log.log_files import UNKNOWN_OFFSET

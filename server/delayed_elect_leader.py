@@ -9,7 +9,7 @@ answered REQUEST_TIMED_OUT; partitions the controller already refused keep their
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.topic_partition import TopicPartition

@@ -63,10 +63,10 @@ from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INVALID_SESSION_
 from kafka_py.common.api_error import ApiError
 from kafka_py.common.errors import (
     ApiException,
-    KafkaException,
     CorruptRecordException,
     InvalidRecordException,
     InvalidRequestException,
+    KafkaException,
     UnsupportedCompressionTypeException,
     UnsupportedVersionException,
 )

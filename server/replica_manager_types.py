@@ -15,7 +15,7 @@ one step below ReplicaManager, where all of them can import them:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.requests import EpochEndOffset

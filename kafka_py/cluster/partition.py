@@ -27,7 +27,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
 from kafka_py.common.errors import (
