@@ -81,6 +81,7 @@ from kafka_py.record.record_conversion_stats import RecordConversionStats
 from kafka_py.protocol.errors import Errors
 from kafka_py.protocol.messages import response_schema
 from kafka_py.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
+from kafka_py.record.file_records import FileRecords
 from kafka_py.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
@@ -321,7 +322,7 @@ def build_stop_replica_response(version: int, error: Errors, partition_errors: M
     return response_cls(error_code=error.error_code, partition_errors=errors)
 
 
-def _records_size(records: Any) -> int:
+def _records_size(records: FileRecords | MemoryRecords | memoryview | bytes) -> int:
     # FileRecords.size_in_bytes is a method, MemoryRecords' a property; both have len()
     return len(records)
 
