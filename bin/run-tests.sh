@@ -3,7 +3,8 @@
 #   bin/run-tests.sh [pytest args...]
 # Installs what is missing (.venv with the project and test extras, Debian's zookeeper,
 # prometheus and burrow packages for the integration tests, MIT Kerberos for the GSSAPI
-# tests), then runs pytest over tests/.
+# tests), type-checks the ported core packages (bin/kafka-type-check.sh; a type error fails
+# the run before any test), then runs pytest over tests/.
 #
 # The tests run in KAFKA_PY_TEST_WORKERS pytest-xdist worker processes (default 4; 0 runs
 # them in this one process). Most of the suite's time is spent waiting on brokers,
@@ -20,4 +21,5 @@ ensure_installed
 ensure_prometheus
 ensure_burrow
 cd "$KAFKA_PY_HOME"
+bin/kafka-type-check.sh
 exec "$KAFKA_PY_PYTHON" -m pytest -n "${KAFKA_PY_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder "$@"

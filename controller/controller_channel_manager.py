@@ -438,7 +438,8 @@ class AbstractControllerBrokerRequestBatch:
                     adding_replicas=s.adding_replicas, removing_replicas=s.removing_replicas, is_new=s.is_new))
             topic_states = []
             for topic, states in by_topic.items():
-                extra = {"topic_id": self.controller_context.topic_ids.get(topic, ZERO_UUID)} if version >= 5 else {}
+                extra: dict[str, Any] = (
+                {"topic_id": self.controller_context.topic_ids.get(topic, ZERO_UUID)} if version >= 5 else {})
                 topic_states.append(schema.LeaderAndIsrTopicState(topic_name=topic, partition_states=tuple(states),
                                                                   **extra))
             # v5's request type (KIP-516's full/incremental flag) stays 0, as 2.8.2 leaves it.
@@ -481,13 +482,13 @@ class AbstractControllerBrokerRequestBatch:
             topic_states.append(schema.UpdateMetadataTopicState(topic_name=topic, partition_states=tuple(states),
                                                                 **extra))
         broker_epochs = self.controller_context.live_broker_id_and_epochs
-        for broker in sorted(self.update_metadata_request_broker_set & set(broker_epochs)):
+        for broker_id in sorted(self.update_metadata_request_broker_set & set(broker_epochs)):
             request = schema.UpdateMetadataRequest(
                 controller_id=self.controller_id, controller_epoch=controller_epoch,
-                broker_epoch=broker_epochs[broker], topic_states=tuple(topic_states),
+                broker_epoch=broker_epochs[broker_id], topic_states=tuple(topic_states),
                 live_brokers=tuple(live_brokers))
-            self.send_request(broker, ApiKeys.UPDATE_METADATA, version, request,
-                              self._update_metadata_callback(broker))
+            self.send_request(broker_id, ApiKeys.UPDATE_METADATA, version, request,
+                              self._update_metadata_callback(broker_id))
         self.update_metadata_request_broker_set.clear()
         self.update_metadata_request_partition_info_map.clear()
 

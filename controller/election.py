@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafka_py.core.api.leader_and_isr import LeaderAndIsr
 from kafka_py.clients.common.topic_partition import TopicPartition
@@ -34,7 +34,8 @@ class PartitionLeaderElectionStrategy:
     def __str__(self) -> str:
         # As Scala prints the case objects and classes (the error messages quote it):
         # PreferredReplicaPartitionLeaderElectionStrategy, OfflinePartitionLeaderElectionStrategy(true).
-        values = [getattr(self, f.name) for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []
+        values: list[Any] = (
+            [getattr(self, f.name) for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else [])
         if not values:
             return type(self).__name__
         return f"{type(self).__name__}({','.join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)})"

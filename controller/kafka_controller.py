@@ -52,6 +52,7 @@ from kafka_py.controller.election import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     OfflinePartitionLeaderElectionStrategy,
     PartitionLeaderElectionAlgorithms,
+    PartitionLeaderElectionStrategy,
     PreferredReplicaPartitionLeaderElectionStrategy,
     ReassignPartitionLeaderElectionStrategy,
 )
@@ -461,7 +462,8 @@ class KafkaController(KafkaMetricsGroup):
         self.ineligible_replicas_to_delete_count = 0
         self._register_metrics()
 
-        self._dispatch: dict[type, Callable[[Any], None]] = {
+        # (what a processing method returns is not used)
+        self._dispatch: dict[type, Callable[[Any], object]] = {
             AutoPreferredReplicaLeaderElection: lambda e: self._process_auto_preferred_replica_leader_election(),
             ReplicaLeaderElection: lambda e: self._process_replica_leader_election(
                 e.partitions_from_admin_client, e.election_type, e.election_trigger, e.callback),
@@ -635,8 +637,8 @@ class KafkaController(KafkaMetricsGroup):
         for handler in (self._broker_change_handler, self._topic_change_handler, self._topic_deletion_handler,
                         self._log_dir_event_notification_handler, self._isr_change_notification_handler):
             self.zk_client.register_znode_child_change_handler(handler)
-        for handler in (self._preferred_replica_election_handler, self._partition_reassignment_handler):
-            self.zk_client.register_znode_change_handler_and_check_existence(handler)
+        for change_handler in (self._preferred_replica_election_handler, self._partition_reassignment_handler):
+            self.zk_client.register_znode_change_handler_and_check_existence(change_handler)
 
         self.logger.info("Deleting log dir event notifications")
         self.zk_client.delete_log_dir_event_notifications(ctx.epoch_zk_version)
@@ -1111,6 +1113,7 @@ class KafkaController(KafkaMetricsGroup):
         self.logger.info("Starting replica leader election (%s) for partitions %s triggered by %s",
                          election_type.name, _tps(partitions), election_trigger)
         try:
+            strategy: PartitionLeaderElectionStrategy
             if election_type is ElectionType.PREFERRED:
                 strategy = PreferredReplicaPartitionLeaderElectionStrategy()
             else:
@@ -1386,10 +1389,10 @@ class KafkaController(KafkaMetricsGroup):
                 message = (f"Received controlled shutdown request from an old broker epoch {broker_epoch} for broker "
                            f"{id}. Current broker epoch is {cached}.")
                 self.logger.info("%s", message)
-                raise Errors.STALE_BROKER_EPOCH.exception(message)
+                raise Errors.STALE_BROKER_EPOCH.exception_class(message)
         self.logger.info("Shutting down broker %d", id)
         if id not in ctx.live_or_shutting_down_broker_ids:
-            raise Errors.BROKER_NOT_AVAILABLE.exception(f"Broker id {id} does not exist.")
+            raise Errors.BROKER_NOT_AVAILABLE.exception_class(f"Broker id {id} does not exist.")
         ctx.shutting_down_broker_ids.add(id)
         self.logger.debug("All shutting down brokers: %s", sorted(ctx.shutting_down_broker_ids))
         self.logger.debug("Live brokers: %s", sorted(ctx.live_broker_ids))
@@ -1397,8 +1400,11 @@ class KafkaController(KafkaMetricsGroup):
                            if len(ctx.partition_replica_assignment(p)) > 1
                            and ctx.partition_leadership_info(p) is not None
                            and not self.topic_deletion_manager.is_topic_queued_up_for_deletion(p.topic))
-        led = [p for p in to_act_on if ctx.partition_leadership_info(p).leader_and_isr.leader == id]
-        followed = [p for p in to_act_on if ctx.partition_leadership_info(p).leader_and_isr.leader != id]
+        # (each has its leadership info: see the filter above)
+        leaders = {p: ctx.partition_leadership_info(p).leader_and_isr.leader  # type: ignore[union-attr]
+                   for p in to_act_on}
+        led = [p for p in to_act_on if leaders[p] == id]
+        followed = [p for p in to_act_on if leaders[p] != id]
         self.partition_state_machine.handle_state_changes(led, OnlinePartition,
                                                           ControlledShutdownPartitionLeaderElectionStrategy())
         try:
@@ -1998,7 +2004,7 @@ class KafkaController(KafkaMetricsGroup):
                 handler(event)
             elif hasattr(event, "process"):
                 # Test and tool events that carry their own behaviour (Kafka's MockEvent).
-                event.process()  # type: ignore[attr-defined]
+                event.process()
             else:
                 self.logger.error("Unexpected event %r", event)
         except ControllerMovedException:

@@ -43,7 +43,7 @@ from kafka_py.core.zk.zk_data import TopicPartitionStateZNode
 if TYPE_CHECKING:
     from kafka_py.controller.controller_channel_manager import ControllerBrokerRequestBatch
     from kafka_py.controller.controller_context import ControllerContext
-    from kafka_py.controller.replica_state_machine import ReplicaStateMachine
+    from kafka_py.controller.replica_state_machine import ZkReplicaStateMachine
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class PartitionStateMachine:
         raise NotImplementedError
 
 
-def init_zk_state_machine(machine: "PartitionStateMachine | ReplicaStateMachine", name: str, config: Any,
+def init_zk_state_machine(machine: "ZkPartitionStateMachine | ZkReplicaStateMachine", name: str, config: Any,
                           state_change_logger: StateChangeLogger, zk_client: "KafkaZkClient",
                           controller_broker_request_batch: "ControllerBrokerRequestBatch") -> None:
     """The construction ZkPartitionStateMachine and ZkReplicaStateMachine share: both take the
@@ -141,6 +141,13 @@ def init_zk_state_machine(machine: "PartitionStateMachine | ReplicaStateMachine"
 
 
 class ZkPartitionStateMachine(PartitionStateMachine):
+    # set by init_zk_state_machine (above)
+    config: Any
+    state_change_logger: StateChangeLogger
+    zk_client: KafkaZkClient
+    controller_broker_request_batch: ControllerBrokerRequestBatch
+    controller_id: int
+
     def __init__(self, config: Any, state_change_logger: StateChangeLogger, controller_context: "ControllerContext",
                  zk_client: "KafkaZkClient", controller_broker_request_batch: "ControllerBrokerRequestBatch") -> None:
         super().__init__(controller_context)
@@ -300,7 +307,8 @@ class ZkPartitionStateMachine(PartitionStateMachine):
                 failed[p] = StateChangeFailedException(
                     f"LeaderAndIsr information doesn't exist for partition {p} in {current_state} state")
             else:
-                failed[p] = response.result_exception
+                # (a result code other than OK and NONODE comes with its exception)
+                failed[p] = response.result_exception  # type: ignore[assignment]
         if not valid_leader_and_isrs:
             return failed, []
 
@@ -328,9 +336,9 @@ class ZkPartitionStateMachine(PartitionStateMachine):
         if not adjusted:
             return failed, []
         update = self.zk_client.update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
-        for p, result in update.finished_partitions.items():
-            if isinstance(result, LeaderAndIsr):
-                leadership = LeaderIsrAndControllerEpoch(result, ctx.epoch)
+        for p, written in update.finished_partitions.items():
+            if isinstance(written, LeaderAndIsr):
+                leadership = LeaderIsrAndControllerEpoch(written, ctx.epoch)
                 ctx.put_partition_leadership_info(p, leadership)
                 self.controller_broker_request_batch.add_leader_and_isr_request_for_brokers(
                     recipients[p], p, leadership, ctx.partition_full_replica_assignment(p), is_new=False)

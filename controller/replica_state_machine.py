@@ -112,6 +112,13 @@ class ReplicaStateMachine:
 
 
 class ZkReplicaStateMachine(ReplicaStateMachine):
+    # set by init_zk_state_machine (controller/partition_state_machine.py)
+    config: Any
+    state_change_logger: StateChangeLogger
+    zk_client: KafkaZkClient
+    controller_broker_request_batch: ControllerBrokerRequestBatch
+    controller_id: int
+
     def __init__(self, config: Any, state_change_logger: StateChangeLogger, controller_context: "ControllerContext",
                  zk_client: "KafkaZkClient", controller_broker_request_batch: "ControllerBrokerRequestBatch") -> None:
         super().__init__(controller_context)
@@ -321,7 +328,8 @@ class ZkReplicaStateMachine(ReplicaStateMachine):
             elif response.result_code == Code.NONODE:
                 without_state.append(partition)
             else:
-                result[partition] = response.result_exception
+                # (a result code other than OK and NONODE comes with its exception)
+                result[partition] = response.result_exception  # type: ignore[assignment]
         return result, without_state
 
     def _log_successful_transition(self, state_logger: StateChangeLogger, replica_id: int, partition: TopicPartition,

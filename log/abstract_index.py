@@ -212,7 +212,7 @@ class AbstractIndex:
             newly_created = True
         except FileExistsError:
             fd = None
-        if newly_created and max_index_size < self.entry_size:
+        if fd is not None and max_index_size < self.entry_size:  # (a new file)
             os.close(fd)
             os.unlink(self._file)
             raise ValueError(f"Invalid max index size: {max_index_size}")
@@ -220,7 +220,12 @@ class AbstractIndex:
         # The file is open only while it is sized and mapped (Kafka's AbstractIndex closes its
         # RandomAccessFile in a finally block right after mapping); the mapping outlives it.
         self._mapping: FileMapping | None = None
-        self._mmap: memoryview | None = None
+        # The mapped entries. None (typed as a view, so the hot paths that read and write
+        # entries need no check) only while the index is empty and unmapped or closed, when no
+        # entry is read or written.
+        self._mmap: memoryview = None  # type: ignore[assignment]
+        # the bytes up to which the file's pages are allocated (_ensure_backed)
+        self._backed_to = 0
         if fd is None:
             fd = os.open(self._file, os.O_RDWR if writable else os.O_RDONLY)
         with os.fdopen(fd, "r+b" if (writable or newly_created) else "rb", buffering=0) as f:
@@ -433,13 +438,15 @@ class AbstractIndex:
         self._backed_to = 0  # a new or resized file: its holes are known again from the entries
         if length == 0:
             return
-        self._mapping = FileMapping(f.fileno(), length, writable, self._file)
-        self._mmap = self._mapping.view
+        mapping = self._mapping = FileMapping(f.fileno(), length, writable, self._file)
+        view = mapping.view
+        assert view is not None  # (None only once the mapping is closed)
+        self._mmap = view
 
     def _close_mapping(self) -> None:
         mapping = self._mapping
         self._mapping = None
-        self._mmap = None
+        self._mmap = None  # type: ignore[assignment]  # (closed: see __init__)
         if mapping is not None:
             try:
                 mapping.close()

@@ -27,7 +27,7 @@ import struct
 import threading
 import weakref
 from dataclasses import replace
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Tuple
 
 import crc32c as _crc32c
 
@@ -47,6 +47,7 @@ from kafka_py.clients.common.errors import (
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log import log_files
 from kafka_py.log.abstract_index import CorruptIndexException, OffsetPosition
+from kafka_py.log.log_config import ApiVersion
 from kafka_py.log.log_append_info import (
     LeaderHwChange,
     LogAppendInfo,
@@ -71,7 +72,7 @@ from kafka_py.log.log_offset_metadata import (
 )
 from kafka_py.log.log_segment import LogSegment
 from kafka_py.log.log_validator import LogValidator, LongRef
-from kafka_py.log.producer_state_manager import AppendOrigin, ProducerStateManager
+from kafka_py.log.producer_state_manager import AppendOrigin, ProducerAppendInfo, ProducerStateManager
 from kafka_py.log.verification_guard import SENTINEL, VerificationGuard
 from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.clients.common.protocol.requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, UNDEFINED_EPOCH_OFFSET
@@ -99,6 +100,10 @@ from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX
 from kafka_py.core.utils.logging import IdentLogger
 from kafka_py.tuning import page_cache_prefaulter
 from kafka_py.clients.common.utils.time import Time
+
+if TYPE_CHECKING:
+    # imported where used (_initialize_leader_epoch_cache): kafka_py.server depends on kafka_py.log
+    from kafka_py.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
 logger = logging.getLogger(__name__)
 
@@ -275,7 +280,7 @@ class Log:
         self._first_unstable_offset_metadata: Optional[LogOffsetMetadata] = None
         self._high_watermark_metadata = LogOffsetMetadata(log_start_offset)
         self._segments = _SegmentView()
-        self.leader_epoch_cache = None
+        self.leader_epoch_cache: Optional[LeaderEpochFileCache] = None
         self._producer_expire_check = None
         # Segments past the recovery point that loading recovered (after an unclean shutdown).
         self.recovered_segments = 0
@@ -719,7 +724,7 @@ class Log:
 
     @staticmethod
     def _load_producers_from_records(psm, records) -> None:
-        loaded = {}
+        loaded: dict[int, ProducerAppendInfo] = {}
         completed_txns = []
         for batch in records.batches():
             if batch.producer_id >= 0:
@@ -946,8 +951,8 @@ class Log:
 
     # ------------------------------------------------------------------ append
 
-    def append_as_leader(self, records, leader_epoch: int, origin=None,
-                         inter_broker_protocol_version=None,
+    def append_as_leader(self, records: MemoryRecords, leader_epoch: int, origin: Optional[AppendOrigin] = None,
+                         inter_broker_protocol_version: Optional[ApiVersion] = None,
                          verification_guard: Optional[VerificationGuard] = None) -> LogAppendInfo:
         """Validate ``records`` (a MemoryRecords), assign offsets and the leader epoch in place, and append.
 
@@ -962,14 +967,14 @@ class Log:
         return self._append(records, origin, validate_and_assign, leader_epoch, False, verification_guard,
                             inter_broker_protocol_version)
 
-    def append_as_follower(self, records) -> LogAppendInfo:
+    def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches replicated from the leader, keeping their offsets and epochs."""
         # record size was checked by the leader; a follower must take what the leader accepted
         return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
 
-    def _append(self, records, origin, validate_and_assign_offsets: bool, leader_epoch: int,
-                ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None,
-                inter_broker_protocol_version=None) -> LogAppendInfo:
+    def _append(self, records: MemoryRecords, origin: AppendOrigin, validate_and_assign_offsets: bool,
+                leader_epoch: int, ignore_record_size: bool, verification_guard: Optional[VerificationGuard] = None,
+                inter_broker_protocol_version: Optional[ApiVersion] = None) -> LogAppendInfo:
         append_info, batch_epochs, has_producer_ids, has_legacy_batches = self._analyze_and_validate_records(
             records, origin, ignore_record_size, leader_epoch)
         if append_info.shallow_count == 0:
@@ -1078,8 +1083,9 @@ class Log:
         if cache is not None and cache.latest_epoch != epoch:
             cache.assign(epoch, start_offset)
 
-    def _validate_and_assign_offsets(self, valid_records, append_info: LogAppendInfo, origin, leader_epoch: int,
-                                     ignore_record_size: bool, now: int, inter_broker_protocol_version=None):
+    def _validate_and_assign_offsets(self, valid_records: MemoryRecords, append_info: LogAppendInfo,
+                                     origin: AppendOrigin, leader_epoch: int, ignore_record_size: bool, now: int,
+                                     inter_broker_protocol_version: Optional[ApiVersion] = None) -> MemoryRecords:
         config = self._config
         offset = LongRef(self._next_offset_metadata.message_offset)
         timestamp_type = config.message_timestamp_type
@@ -1160,7 +1166,8 @@ class Log:
             relative_position += batch.size_in_bytes
         return updated_producers, completed_txns, None
 
-    def _analyze_and_validate_records(self, records, origin, ignore_record_size: bool, leader_epoch: int):
+    def _analyze_and_validate_records(self, records: MemoryRecords, origin: AppendOrigin, ignore_record_size: bool,
+                                      leader_epoch: int):
         """One pass over the batch headers: sizes, CRC-32C, offsets, timestamps, codecs.
 
         A log entry of message format v0/v1 is checked as Kafka checks any batch here (size,
@@ -1302,7 +1309,7 @@ class Log:
         )
         return info, batch_epochs, has_producer_ids, has_legacy_batches
 
-    def _trim_invalid_bytes(self, records, info: LogAppendInfo):
+    def _trim_invalid_bytes(self, records: MemoryRecords, info: LogAppendInfo) -> MemoryRecords:
         valid_bytes = info.valid_bytes
         if valid_bytes < 0:
             raise CorruptRecordException(

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from kafka_py.log.log_offset_metadata import FetchDataInfo, LogOffsetMetadata
+from kafka_py.clients.common.protocol.requests import EpochEndOffset
+from kafka_py.clients.common.record.compression import CompressionType
 from kafka_py.clients.common.record.default_record_batch import NO_TIMESTAMP
+from kafka_py.clients.common.record.record_conversion_stats import RecordConversionStats
+
+if TYPE_CHECKING:
+    # the validator makes LogAppendInfos: this module is below it
+    from kafka_py.log.log_validator import RecordError
 
 
 class LeaderHwChange(enum.Enum):
@@ -35,14 +42,14 @@ class LogAppendInfo:
     offset_of_max_timestamp: int
     log_append_time: int
     log_start_offset: int
-    record_conversion_stats: Any
-    source_codec: Any
-    target_codec: Any
+    record_conversion_stats: Optional[RecordConversionStats]
+    source_codec: Optional[CompressionType]
+    target_codec: Optional[CompressionType]
     shallow_count: int
     valid_bytes: int
     offsets_monotonic: bool
     last_offset_of_first_batch: int
-    record_errors: list = field(default_factory=list)
+    record_errors: list[RecordError] = field(default_factory=list)
     error_message: Optional[str] = None
     leader_hw_change: LeaderHwChange = LeaderHwChange.NONE
 
@@ -60,7 +67,7 @@ class LogAppendInfo:
         return 0
 
     @classmethod
-    def unknown(cls, log_start_offset: int = -1, record_errors: Optional[list] = None,
+    def unknown(cls, log_start_offset: int = -1, record_errors: Optional[list[RecordError]] = None,
                 error_message: Optional[str] = None) -> "LogAppendInfo":
         """Kafka's UnknownLogAppendInfo / unknownLogAppendInfoWith*: an append that failed."""
         return cls(None, -1, None, NO_TIMESTAMP, -1, NO_TIMESTAMP, log_start_offset, None,
@@ -83,7 +90,7 @@ class LogOffsetSnapshot:
 @dataclass(frozen=True, slots=True)
 class LogReadInfo:
     fetched_data: FetchDataInfo
-    diverging_epoch: Any
+    diverging_epoch: Optional[EpochEndOffset]
     high_watermark: int
     log_start_offset: int
     log_end_offset: int

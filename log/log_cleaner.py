@@ -77,7 +77,9 @@ from kafka_py.log.log_cleaner_manager import (
     LogToClean,
     PreCleanStats,
 )
+from kafka_py.log.log import Log
 from kafka_py.log.log_segment import LogSegment
+from kafka_py.log.transaction_index import AbortedTxn, TransactionIndex
 from kafka_py.log.offset_map import OffsetMap, SkimpyOffsetMap
 from kafka_py.log.producer_state_manager import LastRecord
 from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
@@ -217,7 +219,7 @@ class CleanerStats:
 class _AbortedTransactionMetadata:
     __slots__ = ("aborted_txn", "last_observed_batch_offset")
 
-    def __init__(self, aborted_txn):
+    def __init__(self, aborted_txn: AbortedTxn) -> None:
         self.aborted_txn = aborted_txn
         self.last_observed_batch_offset: Optional[int] = None
 
@@ -235,7 +237,7 @@ class CleanedTransactionMetadata:
         self._aborted_transactions: list = []
         self._seq = 0
         # the transaction index of the segment being written, for the aborts whose markers stay
-        self.cleaned_index = None
+        self.cleaned_index: Optional[TransactionIndex] = None
 
     def add_aborted_transactions(self, aborted_transactions: Iterable) -> None:
         for txn in aborted_transactions:
@@ -954,7 +956,7 @@ class LogCleaner(KafkaMetricsGroup):
     metrics_group = "kafka.log"
     metrics_type_name = "LogCleaner"
 
-    def __init__(self, initial_config: CleanerConfig, log_dirs: Iterable[str], logs: Mapping[TopicPartition, object],
+    def __init__(self, initial_config: CleanerConfig, log_dirs: Iterable[str], logs: Mapping[TopicPartition, Log],
                  log_dir_failure_channel=None, time: Optional[Time] = None):
         self._config = initial_config
         self.log_dirs = [os.path.abspath(os.fspath(d)) for d in log_dirs]
@@ -1058,7 +1060,7 @@ class LogCleaner(KafkaMetricsGroup):
     def resume_cleaning(self, topic_partitions: Iterable[TopicPartition]) -> None:
         self.cleaner_manager.resume_cleaning(topic_partitions)
 
-    def pause_cleaning_for_non_compacted_partitions(self) -> List[Tuple[TopicPartition, object]]:
+    def pause_cleaning_for_non_compacted_partitions(self) -> List[Tuple[TopicPartition, Log]]:
         return self.cleaner_manager.pause_cleaning_for_non_compacted_partitions()
 
     def await_cleaned(self, topic_partition: TopicPartition, offset: int, max_wait_ms: int = 60000) -> bool:

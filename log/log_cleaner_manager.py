@@ -23,6 +23,7 @@ manager and the cleaner can both use it without importing each other.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -32,6 +33,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from kafka_py.clients.common.errors import KafkaException, KafkaStorageException
 from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.log.log import Log
 from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.core.utils.java_limits import LONG_MAX
 from kafka_py.clients.common.utils.time import Time
@@ -153,7 +155,7 @@ class LogCleanerManager(KafkaMetricsGroup):
 
     offset_checkpoint_file = CLEANER_OFFSET_CHECKPOINT_FILE
 
-    def __init__(self, log_dirs: Iterable[str], logs: Mapping[TopicPartition, object],
+    def __init__(self, log_dirs: Iterable[str], logs: Mapping[TopicPartition, Log],
                  log_dir_failure_channel=None):
         # imported here: kafka_py.server depends on kafka_py.log, not the other way round at import time
         from kafka_py.server.checkpoints.offset_checkpoint_file import OffsetCheckpointFile
@@ -176,13 +178,16 @@ class LogCleanerManager(KafkaMetricsGroup):
         for d in self.log_dirs:
             tags = {"logDirectory": d}
             self._gauges.append(("uncleanable-partitions-count", tags, self.replace_gauge(
-                "uncleanable-partitions-count", lambda d=d: len(self.uncleanable_partitions(d)), tags)))
+                "uncleanable-partitions-count", functools.partial(self._uncleanable_partitions_count, d), tags)))
             self._gauges.append(("uncleanable-bytes", tags, self.replace_gauge(
-                "uncleanable-bytes", lambda d=d: self._uncleanable_bytes(d), tags)))
+                "uncleanable-bytes", functools.partial(self._uncleanable_bytes, d), tags)))
         self._gauges.append(("max-dirty-percent", None, self.replace_gauge(
             "max-dirty-percent", lambda: int(100 * self.dirtiest_log_cleanable_ratio))))
         self._gauges.append(("time-since-last-run-ms", None, self.replace_gauge(
             "time-since-last-run-ms", lambda: Time.SYSTEM.milliseconds() - self.time_of_last_run)))
+
+    def _uncleanable_partitions_count(self, log_dir: str) -> int:
+        return len(self.uncleanable_partitions(log_dir))
 
     def _uncleanable_bytes(self, log_dir: str) -> int:
         """The cleanable bytes of this directory's partitions the cleaner gave up on."""
@@ -210,7 +215,7 @@ class LogCleanerManager(KafkaMetricsGroup):
             self.remove_metric_if_same(name, gauge, tags)
         self._gauges = []
 
-    def _logs_snapshot(self) -> List[Tuple[TopicPartition, object]]:
+    def _logs_snapshot(self) -> List[Tuple[TopicPartition, Log]]:
         # the LogManager adds and removes logs from other threads; copy before iterating
         return list(self.logs.items())
 
@@ -347,7 +352,7 @@ class LogCleanerManager(KafkaMetricsGroup):
             self._in_progress[filthiest.topic_partition] = LogCleaningInProgress
             return filthiest
 
-    def pause_cleaning_for_non_compacted_partitions(self) -> List[Tuple[TopicPartition, object]]:
+    def pause_cleaning_for_non_compacted_partitions(self) -> List[Tuple[TopicPartition, Log]]:
         """Pause the non-compacted logs not otherwise busy and return them, for the retention task.
 
         Holding them paused keeps a cleaner thread off a log whose policy changes to compact
@@ -360,7 +365,7 @@ class LogCleanerManager(KafkaMetricsGroup):
                 self._in_progress[tp] = LogCleaningPaused(1)
             return deletable
 
-    def deletable_logs(self) -> List[Tuple[TopicPartition, object]]:
+    def deletable_logs(self) -> List[Tuple[TopicPartition, Log]]:
         """Compacted logs not otherwise busy, marked in progress for the cleaner thread's retention pass.
 
         Logs without the delete policy are included: they may still hold segments below the log

@@ -20,6 +20,7 @@ from kafka_py.clients.common.errors import InvalidConfigException
 from kafka_py.clients.common.record.compression import CompressionType
 from kafka_py.clients.common.record.default_record_batch import LOG_OVERHEAD, RECORD_OVERHEAD_V0, TimestampType
 from kafka_py.clients.common.config.config_def import (
+    NO_DEFAULT_VALUE,
     ConfigDef,
     ConfigException,
     Importance,
@@ -202,10 +203,11 @@ class LogConfigDef(ConfigDef):
         self.server_default_config_names: dict[str, str] = (
             dict(base.server_default_config_names) if isinstance(base, LogConfigDef) else {})
 
-    def define(self, name: str, type: Type, default_value: Any, validator: Validator | None = None,
+    def define(self, name: str, type: Type, default_value: Any = NO_DEFAULT_VALUE, validator: Validator | None = None,
                importance: Importance = Importance.MEDIUM, documentation: str = "",
-               server_default_config_name: str | None = None) -> "LogConfigDef":
-        super().define(name, type, default_value, validator, importance, documentation)
+               server_default_config_name: str | None = None, *, internal_config: bool = False) -> "LogConfigDef":
+        super().define(name, type, default_value, validator, importance, documentation,
+                       internal_config=internal_config)
         if server_default_config_name is not None:
             self.server_default_config_names[name] = server_default_config_name
         return self
@@ -557,8 +559,9 @@ class LogConfig:
         """Topic config name -> value in ConfigDef form (strings, ints, lists ...)."""
         return {key: _raw(attr, getattr(self, attr)) for attr, key in _ATTRIBUTE_KEYS.items()}
 
-    def to_props(self) -> dict[str, str]:
-        """Topic config name -> value as a .properties string (DescribeConfigs, ZooKeeper)."""
+    def to_props(self) -> dict[str, str | None]:
+        """Topic config name -> value as a .properties string (DescribeConfigs, ZooKeeper); None
+        for a config without a value."""
         return {key: ConfigDef.convert_to_string(value, CONFIG_DEF.config_keys[key].type)
                 for key, value in self.values().items()}
 

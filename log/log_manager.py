@@ -44,7 +44,7 @@ import logging
 import os
 import resource
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional
 
 from kafka_py.clients.common.errors import KafkaException, KafkaStorageException, LogDirNotFoundException
@@ -93,7 +93,8 @@ class FileLock:
 
     def try_lock(self) -> bool:
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # (the descriptor is None only after destroy, and a destroyed lock is not tried again)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[arg-type]
             return True
         except BlockingIOError:
             return False
@@ -232,7 +233,7 @@ class LogManager:
         return live
 
     def _lock_log_dirs(self, dirs: List[str]) -> List[FileLock]:
-        locks = []
+        locks: List[FileLock] = []
         for dir in dirs:
             try:
                 lock = FileLock(os.path.join(dir, LOCK_FILE))
@@ -438,7 +439,7 @@ class LogManager:
         start_ms = self.time.hi_res_milliseconds()
         self._check_open_file_limit()
         pools: List[ThreadPoolExecutor] = []
-        jobs = []
+        jobs: List[Future[None]] = []
         offline: List[tuple] = []
         total = 0
         try:
@@ -522,8 +523,8 @@ class LogManager:
                     logger.error("Error while loading log dir %s", dir, exc_info=True)
             for job in jobs:
                 job.result()
-            for dir, e in offline:
-                self._add_offline_dir(dir, f"Error while loading log dir {dir}", e)
+            for dir, error in offline:
+                self._add_offline_dir(dir, f"Error while loading log dir {dir}", error)
         finally:
             for pool in pools:
                 pool.shutdown(wait=True)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from kafka_py.clients.common.errors import KafkaException
 from kafka_py.log.log_files import UNKNOWN_OFFSET
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 UNKNOWN_FILE_POSITION = -1
 
@@ -92,6 +94,6 @@ class FetchDataInfo:
     """
 
     fetch_offset_metadata: LogOffsetMetadata
-    records: Any
+    records: FileRecords | MemoryRecords
     first_entry_incomplete: bool = False
     aborted_transactions: Optional[list] = None

@@ -24,6 +24,7 @@ from kafka_py.clients.common.errors import (
     LogSegmentOffsetOverflowException,
 )
 from kafka_py.log import log_files
+from kafka_py.log.abstract_index import AbstractIndex
 from kafka_py.log.log_append_info import RollParams
 from kafka_py.log.log_offset_metadata import FetchDataInfo, LogOffsetMetadata
 from kafka_py.log.offset_index import OffsetIndex
@@ -39,7 +40,7 @@ from kafka_py.core.utils.java_limits import INT_MAX, LONG_MAX, LONG_MIN
 logger = logging.getLogger(__name__)
 
 
-T = TypeVar("T")
+T = TypeVar("T", bound=AbstractIndex)
 
 
 class LazyIndex(Generic[T]):
@@ -58,12 +59,14 @@ class LazyIndex(Generic[T]):
         self._lock = threading.Lock()
 
     @classmethod
-    def for_offset(cls, file: str, base_offset: int, max_index_size: int = -1, writable: bool = True) -> "LazyIndex":
-        return cls(file, lambda f: OffsetIndex(f, base_offset, max_index_size, writable))
+    def for_offset(cls, file: str, base_offset: int, max_index_size: int = -1,
+                   writable: bool = True) -> LazyIndex[OffsetIndex]:
+        return LazyIndex(file, lambda f: OffsetIndex(f, base_offset, max_index_size, writable))
 
     @classmethod
-    def for_time(cls, file: str, base_offset: int, max_index_size: int = -1, writable: bool = True) -> "LazyIndex":
-        return cls(file, lambda f: TimeIndex(f, base_offset, max_index_size, writable))
+    def for_time(cls, file: str, base_offset: int, max_index_size: int = -1,
+                 writable: bool = True) -> LazyIndex[TimeIndex]:
+        return LazyIndex(file, lambda f: TimeIndex(f, base_offset, max_index_size, writable))
 
     @property
     def file(self) -> str:
@@ -215,11 +218,8 @@ class LogSegment:
 
     def _ensure_offset_in_range(self, offset: int) -> None:
         if not self.can_convert_to_relative_offset(offset):
-            exc = LogSegmentOffsetOverflowException(
-                f"Detected offset overflow at offset {offset} in segment {self}")
-            exc.segment = self
-            exc.offset = offset
-            raise exc
+            raise LogSegmentOffsetOverflowException(
+                f"Detected offset overflow at offset {offset} in segment {self}", self, offset)
 
     # -- rolling ----------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ class LogSegment:
     # -- append -----------------------------------------------------------------------
 
     def append(self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
-               records) -> None:
+               records: MemoryRecords) -> None:
         """Append already validated, offset-assigned batches; add a sparse index entry when due.
 
         The caller holds the Log lock.

@@ -52,7 +52,7 @@ from __future__ import annotations
 import logging
 import time as _time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from kafka_py.clients.common.errors import (
     ApiException,
@@ -62,6 +62,8 @@ from kafka_py.clients.common.errors import (
     UnsupportedCompressionTypeException,
     UnsupportedForMessageFormatException,
 )
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.log.log_config import ApiVersion
 from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.clients.common.record.abstract_legacy_record_batch import LegacyEntry, LegacyRecordBatch, build_legacy_records
 from kafka_py.clients.common.record.compression import CompressionType, decompress
@@ -88,6 +90,11 @@ from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.clients.common.record.partial_default_record import RecordsWalk, walk_records
 from kafka_py.clients.common.record.record_conversion_stats import RecordConversionStats
 from kafka_py.core.utils.java_limits import LONG_MAX, LONG_MIN
+from kafka_py.clients.common.utils.time import Time
+
+if TYPE_CHECKING:
+    # kafka_py.server depends on kafka_py.log, not the other way round at import time
+    from kafka_py.server.broker_topic_stats import BrokerTopicStats
 
 logger = logging.getLogger(__name__)
 
@@ -173,9 +180,9 @@ class LogValidator:
     @staticmethod
     def validate_messages_and_assign_offsets(
         records: MemoryRecords,
-        topic_partition: Any,
+        topic_partition: TopicPartition,
         offset_counter: LongRef,
-        time: Any,
+        time: Time,
         now_ms: int,
         source_codec: Optional[CompressionType] = None,
         target_codec: Optional[CompressionType] = None,
@@ -185,8 +192,8 @@ class LogValidator:
         timestamp_diff_max_ms: int = MAX_TIMESTAMP_DIFF_MS,
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
         origin: AppendOrigin = AppendOrigin.CLIENT,
-        inter_broker_protocol_version: Any = None,
-        broker_topic_stats: Any = None,
+        inter_broker_protocol_version: Optional[ApiVersion] = None,
+        broker_topic_stats: Optional[BrokerTopicStats] = None,
         check_crc: bool = True,
     ) -> ValidationAndOffsetAssignResult:
         """Validate ``records`` and give them offsets from ``offset_counter``, in message
@@ -415,7 +422,8 @@ def _writable(records: MemoryRecords, batch: DefaultRecordBatch) -> tuple[Memory
     """``records`` and its first batch ``batch``, copied first if their buffer is read-only."""
     if records.buffer.readonly:
         records = MemoryRecords(bytearray(records.buffer))
-        return records, next(iter(records.batches()))
+        # a copy of the bytes of ``batch``: its first batch is of the same (v2) format
+        return records, cast(DefaultRecordBatch, next(iter(records.batches())))
     return records, batch
 
 
@@ -458,6 +466,7 @@ def validate_messages_and_assign_offsets_compressed(
         in_place = True
     body = batch.buffer[RECORD_BATCH_OVERHEAD:batch.size_in_bytes]
     codec = batch.compression_type
+    data: bytes | memoryview
     if codec == CompressionType.NONE:
         data = body
     else:

@@ -25,7 +25,7 @@ import ipaddress
 import logging
 import socket
 import threading
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from kafka_py.clients.common.errors import KafkaException
 from kafka_py.clients.common.sensor import KafkaMetric, MetricConfig, Quota, QuotaViolationException, Rate, Sensor
@@ -52,7 +52,8 @@ def parse_max_connections_per_ip_overrides(overrides: Any) -> dict[str, int]:
     if not overrides:
         return {}
     if isinstance(overrides, str):
-        items: Iterable[tuple[str, Any]] = (
+        # (host, count) pairs; a malformed one (no count) fails below, as before
+        items: Iterable[Sequence[Any]] = (
             item.strip().rsplit(":", 1) for item in overrides.split(",") if item.strip()
         )
     else:

@@ -91,7 +91,7 @@ class RequestMetrics(KafkaMetricsGroup):
         self._hists = [self.request_queue_time_hist, self.local_time_hist, self.remote_time_hist,
                        self.throttle_time_hist, self.response_queue_time_hist, self.response_send_time_hist,
                        self.total_time_hist, self.request_bytes_hist]
-        if self.message_conversions_time_hist is not None:
+        if self.message_conversions_time_hist is not None and self.temp_memory_bytes_hist is not None:
             self._hists += [self.message_conversions_time_hist, self.temp_memory_bytes_hist]
         for hist in self._hists:
             hist.stage_owner = self

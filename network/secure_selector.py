@@ -170,8 +170,8 @@ class SecureSelector(Selector):
         try:
             state = channel.state
             if state is ChannelState.READY:
-                if mask & EVENT_WRITE and channel.send is not None:
-                    self._write(channel)
+                if mask & EVENT_WRITE and (send := channel.send) is not None:
+                    self._write(channel, send)
                 if mask & EVENT_READ:
                     if self._wanted_read(channel):
                         self._read(channel, self._max_receive_size)

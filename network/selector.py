@@ -32,13 +32,14 @@ Interest in writes is only registered while a send is left unfinished.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import selectors
 import socket
 import struct
 from collections import OrderedDict, deque
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from kafka_py.clients.common.sensor import Avg, CumulativeSum, KafkaMetric, Max, MetricConfig, Sensor
 from kafka_py.clients.common.protocol.framing import InvalidReceiveException
@@ -204,6 +205,11 @@ class KafkaChannel:
         return f"KafkaChannel(id={self.id}, muted={self.muted})"
 
 
+def _measurement(sensor: Any, metric: Any, now: Callable[[], int]) -> Callable[[], float]:
+    """A gauge's reading of one of a sensor's metrics."""
+    return lambda: sensor.measure(metric, now())
+
+
 class SelectorMetrics:
     """The authentication part of Selector.SelectorMetrics (Kafka 2.8.2), with the Processor's
     ``expired-connections-killed-count``, for one network thread: Kafka-metrics attributes of
@@ -296,11 +302,11 @@ class SelectorMetrics:
     def gauges(self) -> list[tuple[str, Callable[[], float]]]:
         """(attribute, read) for every metric, to register as gauges."""
         now = self._time.milliseconds
-        gauges = [(metric.name, lambda s=sensor, m=metric: s.measure(m, now()))
+        gauges = [(metric.name, _measurement(sensor, metric, now))
                   for sensor in self._sensors for metric in sensor.metrics]
         io = self.io
         if io is not None:
-            gauges += [(attribute, lambda a=attribute: io.read(a)) for attribute in self.IO_METRICS]
+            gauges += [(attribute, functools.partial(io.read, attribute)) for attribute in self.IO_METRICS]
         return gauges
 
 
@@ -562,12 +568,12 @@ class Selector:
             )
         channel.send = send
         try:
-            self._write(channel)
+            self._write(channel, send)
         except Exception as e:  # noqa: BLE001 - any failure ends this connection only
             self._fail(channel, e)
 
-    def _write(self, channel: KafkaChannel) -> None:
-        send = channel.send
+    def _write(self, channel: KafkaChannel, send: Send) -> None:
+        """Write what the socket takes of ``send``, the channel's pending send."""
         self.bytes_sent += send.write_to(channel.sock)
         self.io_operations += 1
         if send.completed:
@@ -620,8 +626,8 @@ class Selector:
             if self._channels.get(channel.id) is not channel:
                 continue
             try:
-                if mask & EVENT_WRITE and channel.send is not None:
-                    self._write(channel)
+                if mask & EVENT_WRITE and (send := channel.send) is not None:
+                    self._write(channel, send)
                 if mask & EVENT_READ:
                     if self._wanted_read(channel):
                         n = channel.read(self._scratch, self._max_receive_size)

@@ -31,7 +31,7 @@ import selectors
 import socket
 import threading
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from kafka_py.core.cluster.broker import EndPoint
 from kafka_py.clients.common.errors import KafkaException
@@ -79,6 +79,18 @@ DATA_PLANE_THREAD_PREFIX = "data-plane"
 def listener_end_points(config: Any) -> list[EndPoint]:
     """``config.listeners``: the EndPoints the config parsed its ``listeners`` into."""
     return list(config.listeners)
+
+
+def _bind_gauges(suite: Any, name_of: Callable[[Any], MetricName], registry: Any) -> None:
+    """A connections gauge per key of ``suite`` (a client software or a TLS cipher), named by
+    ``name_of``, for as long as the key has connections."""
+    def add(key: Any, read: Callable[[], int]) -> None:
+        registry.new_gauge(name_of(key), read)
+
+    def remove(key: Any) -> None:
+        registry.remove_metric(name_of(key))
+
+    suite.bind(add, remove)
 
 
 class SocketServer(KafkaMetricsGroup):
@@ -156,10 +168,8 @@ class SocketServer(KafkaMetricsGroup):
         def cipher_name(key: Any) -> MetricName:
             return self._connections_metric_name(processor, (("cipher", key.cipher), ("protocol", key.protocol)))
 
-        for suite, name_of in ((selector.metrics.connections_by_client, client_name),
-                               (selector.metrics.connections_by_cipher, cipher_name)):
-            suite.bind(lambda key, read, n=name_of: registry.new_gauge(n(key), read),
-                       lambda key, n=name_of: registry.remove_metric(n(key)))
+        _bind_gauges(selector.metrics.connections_by_client, client_name, registry)
+        _bind_gauges(selector.metrics.connections_by_cipher, cipher_name, registry)
 
     def _remove_processor_metrics(self, processor: Processor) -> None:
         registry = self.metrics_registry
@@ -214,6 +224,14 @@ class SocketServer(KafkaMetricsGroup):
             self.logger.info("Updating broker-wide maxConnectionCreationRate: %d",
                              new_config.max_connection_creation_rate)
             quotas.update_broker_max_connection_rate(new_config.max_connection_creation_rate)
+
+    @property
+    def _started_connection_quotas(self) -> ConnectionQuotas:
+        """The connection quotas startup made, which the acceptors and processors share."""
+        quotas = self.connection_quotas
+        if quotas is None:
+            raise KafkaException("The socket server has not started")
+        return quotas
 
     @property
     def data_plane_request_channel(self) -> RequestChannel:
@@ -281,13 +299,13 @@ class SocketServer(KafkaMetricsGroup):
             listener = end_point.listener_name.value
             if listener in self._acceptors:
                 raise KafkaException(f"Listener {listener} is configured more than once")
-            self.connection_quotas.add_listener(listener)
+            self._started_connection_quotas.add_listener(listener)
             acceptor = Acceptor(
                 end_point,
                 int(self.config.socket_send_buffer_bytes),
                 int(self.config.socket_receive_buffer_bytes),
                 self._broker_id,
-                self.connection_quotas,
+                self._started_connection_quotas,
             )
             self._add_data_plane_processors(acceptor, end_point, processors_per_listener)
             self._acceptors[listener] = acceptor
@@ -314,7 +332,7 @@ class SocketServer(KafkaMetricsGroup):
             self.time,
             int(self.config.socket_request_max_bytes),
             self.request_channel,
-            self.connection_quotas,
+            self._started_connection_quotas,
             int(self.config.connections_max_idle_ms),
             listener_name,
             security_protocol,
@@ -613,6 +631,7 @@ class Acceptor(AbstractServerThread, KafkaMetricsGroup):
                 return
 
     def _open_server_socket(self, host: Optional[str], port: int) -> socket.socket:
+        address: tuple[Any, ...]
         if not host or not host.strip():
             if socket.has_dualstack_ipv6():
                 family, address = socket.AF_INET6, ("::", port)

@@ -152,7 +152,8 @@ class SslTransportLayer:
         got = 0
         while got < size:
             try:
-                n = obj.read(size - got, buffer[got:] if got else buffer)
+                # (given a buffer, read returns the count read into it; typeshed says bytes)
+                n: int = obj.read(size - got, buffer[got:] if got else buffer)  # type: ignore[assignment]
             except ssl.SSLWantReadError:
                 if not self._fill():
                     break

@@ -45,9 +45,10 @@ T = TypeVar("T", bound=AbstractFetcherThread)
 
 @dataclass(frozen=True, slots=True)
 class InitialFetchState:
-    """Where a fetcher starts on a partition: the leader, its epoch and the first offset."""
+    """Where a fetcher starts on a partition: the leader, its epoch and the first offset (no
+    leader: its broker has no endpoint on the inter-broker listener, and no fetcher is made)."""
 
-    leader: BrokerEndPoint
+    leader: Optional[BrokerEndPoint]
     current_leader_epoch: int
     init_offset: int
 
@@ -162,8 +163,8 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
 
             for broker_and_fetcher_id, initial_fetch_offsets in partitions_per_fetcher.items():
                 broker = broker_and_fetcher_id.broker
-                key = BrokerIdAndFetcherId(broker.id, broker_and_fetcher_id.fetcher_id)
-                fetcher_thread = self.fetcher_thread_map.get(key)
+                thread_key = BrokerIdAndFetcherId(broker.id, broker_and_fetcher_id.fetcher_id)
+                fetcher_thread = self.fetcher_thread_map.get(thread_key)
                 if fetcher_thread is not None and (fetcher_thread.source_broker != broker
                                                    or fetcher_thread.is_shutdown_initiated):
                     # same broker id at a new address (its thread cannot follow it there), or a
@@ -171,7 +172,7 @@ class AbstractFetcherManager(KafkaMetricsGroup, Generic[T], abc.ABC):
                     fetcher_thread.shutdown()
                     fetcher_thread = None
                 if fetcher_thread is None:
-                    fetcher_thread = self._add_and_start_fetcher_thread(broker_and_fetcher_id, key)
+                    fetcher_thread = self._add_and_start_fetcher_thread(broker_and_fetcher_id, thread_key)
                 self._add_partitions_to_fetcher_thread(fetcher_thread, initial_fetch_offsets)
 
     def _add_and_start_fetcher_thread(self, broker_and_fetcher_id: BrokerAndFetcherId,

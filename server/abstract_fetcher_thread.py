@@ -420,6 +420,7 @@ class AbstractFetcherThread(ShutdownableThread, abc.ABC):
                                      leader_epoch_offset: EpochEndOffset) -> OffsetTruncationState:
         with self.partition_map_lock:
             state = self._partition_states.state_value(tp)
+            assert state is not None  # (the caller checked that this thread has the partition)
             return get_offset_truncation_state(tp, leader_epoch_offset, state.fetch_offset, self.log_end_offset(tp),
                                                lambda epoch: self.end_offset_for_epoch(tp, epoch))
 

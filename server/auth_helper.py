@@ -8,7 +8,7 @@ however many partitions name it, as Kafka does.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.core.security.authorizer import acl_entry
@@ -30,6 +30,11 @@ def to_32_bit_field(codes: Iterable[int]) -> int:
             raise ValueError(f"Value {code} is too large to fit in a 32-bit field")
         field |= 1 << code
     return field - (1 << 32) if field & 0x80000000 else field
+
+
+def _named_by_itself(resource: Any) -> str:
+    """The name of a resource that is its own name (a topic name, say)."""
+    return resource
 
 
 class AuthHelper:
@@ -57,13 +62,14 @@ class AuthHelper:
         """Raise ClusterAuthorizationException unless the request may do ``operation`` on the
         cluster; the handler's error path then answers CLUSTER_AUTHORIZATION_FAILED."""
         if not self.authorize(request.context, operation, ResourceType.CLUSTER, CLUSTER_NAME):
-            raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception(f"Request {request!r} is not authorized.")
+            raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception_class(f"Request {request!r} is not authorized.")
 
     def authorized_operations(self, request: Any, resource_type: ResourceType, resource_name: str) -> int:
         """The bit field of the operations the requester may do on the resource (all of the
         type's operations without an authorizer)."""
         supported = acl_entry.supported_operations(resource_type)
         authorizer = self.authorizer
+        allowed: Sequence[AclOperation]
         if authorizer is None:
             allowed = supported
         else:
@@ -80,7 +86,7 @@ class AuthHelper:
         return authorizer.authorize_by_resource_type(request_context, operation, resource_type) is _ALLOWED
 
     def filter_by_authorized(self, request_context: Any, operation: AclOperation, resource_type: ResourceType,
-                             resources: Iterable[T], resource_name: Callable[[T], str] = lambda r: r,
+                             resources: Iterable[T], resource_name: Callable[[T], str] = _named_by_itself,
                              log_if_allowed: bool = True, log_if_denied: bool = True) -> set[str]:
         """The names among ``resources`` the requester may do ``operation`` on (one question per
         distinct name, its count the number of times the request names it)."""
@@ -101,7 +107,7 @@ class AuthHelper:
 
     def partition_seq_by_authorized(self, request_context: Any, operation: AclOperation,
                                     resource_type: ResourceType, resources: list[T],
-                                    resource_name: Callable[[T], str] = lambda r: r,
+                                    resource_name: Callable[[T], str] = _named_by_itself,
                                     log_if_allowed: bool = True,
                                     log_if_denied: bool = True) -> tuple[list[T], list[T]]:
         if self.authorizer is None:

@@ -206,7 +206,9 @@ class BrokerLifecycleManager:
     # ------------------------------------------------------------------ heartbeats
 
     def _send_broker_heartbeat(self) -> None:
-        metadata_offset = self._highest_metadata_offset_provider()
+        provider = self._highest_metadata_offset_provider
+        assert provider is not None  # (set by start, whose registration comes before any heartbeat)
+        metadata_offset = provider()
         data = BrokerHeartbeatRequest(broker_id=self.node_id, broker_epoch=self._broker_epoch,
                                       current_metadata_offset=metadata_offset,
                                       want_fence=not self._ready_to_unfence,

@@ -109,7 +109,16 @@ class BrokerTopicStats:
     """All-topics metrics plus each topic's, made on first use."""
 
     def __init__(self) -> None:
-        self.all_topics_stats = BrokerTopicMetrics(None)
+        all_topics = self.all_topics_stats = BrokerTopicMetrics(None)
+        # the meters only the all-topics metrics have (BrokerTopicMetrics makes them for no topic)
+        assert all_topics.replication_bytes_in_rate is not None \
+            and all_topics.replication_bytes_out_rate is not None \
+            and all_topics.reassignment_bytes_in_rate is not None \
+            and all_topics.reassignment_bytes_out_rate is not None
+        self._replication_bytes_in_rate: Meter = all_topics.replication_bytes_in_rate
+        self._replication_bytes_out_rate: Meter = all_topics.replication_bytes_out_rate
+        self._reassignment_bytes_in_rate: Meter = all_topics.reassignment_bytes_in_rate
+        self._reassignment_bytes_out_rate: Meter = all_topics.reassignment_bytes_out_rate
         self._stats: dict[str, BrokerTopicMetrics] = {}
         self._lock = threading.Lock()
 
@@ -192,11 +201,11 @@ class BrokerTopicStats:
 
     def update_replication_bytes_in(self, value: int) -> None:
         if recording.enabled:
-            self.all_topics_stats.replication_bytes_in_rate.mark(value)
+            self._replication_bytes_in_rate.mark(value)
 
     def update_reassignment_bytes_in(self, value: int) -> None:
         if recording.enabled:
-            self.all_topics_stats.reassignment_bytes_in_rate.mark(value)
+            self._reassignment_bytes_in_rate.mark(value)
 
     def update_bytes_out(self, topic: str, is_follower: bool, value: int, is_reassignment: bool = False) -> None:
         """BrokerTopicStats.updateBytesOut: followers' fetches count as replication, those of
@@ -205,8 +214,8 @@ class BrokerTopicStats:
             return
         if is_follower:
             if is_reassignment:
-                self.all_topics_stats.reassignment_bytes_out_rate.mark(value)
-            self.all_topics_stats.replication_bytes_out_rate.mark(value)
+                self._reassignment_bytes_out_rate.mark(value)
+            self._replication_bytes_out_rate.mark(value)
         else:
             stats = self._stats.get(topic)
             if stats is None:

@@ -298,6 +298,11 @@ class ClientSensors:
     throttle_time_sensor: Sensor
 
 
+def _measurement(sensor: Any, metric: Any, now: Callable[[], float]) -> Callable[[], float]:
+    """A gauge's reading of one of a sensor's metrics."""
+    return lambda: sensor.measure(metric, now())
+
+
 class ClientQuotaManager:
     """Byte-rate quotas of one kind (Produce or Fetch) per user / client id."""
 
@@ -445,6 +450,8 @@ class ClientQuotaManager:
         """Set (or with ``quota`` None remove) the quota of one entity; ``<default>`` names the
         default user or client id. Existing sensors take the new bounds at once."""
         with self._lock:
+            user_entity: UserEntity | _DefaultUserEntity | None
+            client_id_entity: ClientIdEntity | _DefaultClientIdEntity | None
             if sanitized_user is None:
                 user_entity = None
             elif sanitized_user == ConfigEntityName.DEFAULT:
@@ -538,7 +545,7 @@ class ClientQuotaManager:
                 name = self._metric_name(sensors.metric_tags, metric.name)
                 # another broker of this process measuring the same client: the newest one counts
                 registry.remove_metric(name)
-                gauges.append((name, registry.new_gauge(name, lambda s=sensor, m=metric: s.measure(m, now()))))
+                gauges.append((name, registry.new_gauge(name, _measurement(sensor, metric, now))))
         self._sensor_gauges[sensors.metric_tags] = gauges
 
     def _remove_sensor_metrics(self, tags: tuple[str, str]) -> None:

@@ -87,7 +87,7 @@ class ConfigAdminManager:
         resource_type = int(resource.resource_type)
         if resource_type == _BROKER_LOGGER and incremental:
             if not authorize_cluster():
-                raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception(None)
+                raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception_class(Errors.CLUSTER_AUTHORIZATION_FAILED.message)
             self.validate_resource_name_is_current_node_id(resource.resource_name)
             ops = [ZkAdminManager._normalize_op(c) for c in resource.configs]
             ZkAdminManager._validate_log_level_configs(ops)

@@ -203,7 +203,7 @@ class ControllerApis:
         try:
             handler = self._handlers.get(request.api_key)
             if handler is None:
-                raise Errors.UNSUPPORTED_VERSION.exception(f"Unsupported ApiKey {request.api_key}")
+                raise Errors.UNSUPPORTED_VERSION.exception_class(f"Unsupported ApiKey {request.api_key}")
             handler(request)
         except Exception as e:  # noqa: BLE001 - every failure becomes the request's error answer
             self.handle_error(request, e)
@@ -282,13 +282,13 @@ class ControllerApis:
     def handle_envelope_request(self, request: Request) -> None:
         if not self.auth_helper.authorize(request.context, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER,
                                           CLUSTER_NAME):
-            raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception(
+            raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception_class(
                 f"Principal {request.context.principal} does not have required CLUSTER_ACTION for envelope")
         envelope = request.body
         try:
             principal = deserialize_principal(bytes(envelope.request_principal or b""))
         except ValueError as e:
-            raise Errors.PRINCIPAL_DESERIALIZATION_FAILURE.exception(
+            raise Errors.PRINCIPAL_DESERIALIZATION_FAILURE.exception_class(
                 "Failed to deserialize client principal from envelope") from e
         client_address = _client_address(envelope.client_host_address)
         buffer = memoryview(bytes(envelope.request_data))
@@ -453,7 +453,7 @@ class ControllerApis:
         if not self.config.delete_topic_enable:
             if request.api_version < 3:
                 raise InvalidRequestException("Topic deletion is disabled.")
-            raise Errors.TOPIC_DELETION_DISABLED.exception()
+            raise Errors.TOPIC_DELETION_DISABLED.exception_class(Errors.TOPIC_DELETION_DISABLED.message)
         has_cluster_auth = self.auth_helper.authorize(request.context, AclOperation.DELETE, ResourceType.CLUSTER,
                                                       CLUSTER_NAME)
         results = self.delete_topics(request, has_cluster_auth)

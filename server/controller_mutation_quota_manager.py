@@ -118,7 +118,7 @@ class StrictControllerMutationQuota(AbstractControllerMutationQuota):
             self.quota_sensor.record(permits, time_ms, False)
         except QuotaViolationException as e:
             self._update_throttle_time(e, time_ms)
-            raise Errors.THROTTLING_QUOTA_EXCEEDED.exception() from None
+            raise Errors.THROTTLING_QUOTA_EXCEEDED.exception_class(Errors.THROTTLING_QUOTA_EXCEEDED.message) from None
 
 
 class PermissiveControllerMutationQuota(AbstractControllerMutationQuota):

@@ -27,13 +27,14 @@ import threading
 from typing import Any, Optional
 
 from kafka_py.core.cluster.broker import Node
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_py.metadata.controller.quorum_controller import QuorumController
 from kafka_py.metadata.controller.quorum_controller_metrics import QuorumControllerMetrics
 from kafka_py.metadata.metalog.meta_log_manager import MetaLogManager
 from kafka_py.network.socket_server import SocketServer
 from kafka_py.raft.raft_config import quorum_voter_strings_to_nodes
-from kafka_py.core.raft.raft_manager import RaftManager
+from kafka_py.core.raft.raft_manager import KafkaRaftManager
 from kafka_py.core.security.authorizer import create_authorizer
 from kafka_py.clients.common.security.credential_cache import CredentialCache
 from kafka_py.metadata.version_range import VersionRange
@@ -66,7 +67,7 @@ class ProcessStatus(enum.Enum):
 
 class ControllerServer:
     def __init__(self, meta_properties: Any, config: Any, meta_log_manager: MetaLogManager,
-                 raft_manager: RaftManager, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None,
+                 raft_manager: KafkaRaftManager, time: Time = Time.SYSTEM, thread_name_prefix: Optional[str] = None,
                  controller_quorum_voters: Optional[list[str]] = None) -> None:
         self.meta_properties = meta_properties
         self.config = config
@@ -198,7 +199,10 @@ class ControllerServer:
         """The port a controller listener is bound to (the first one's by default)."""
         if listener_name is None:
             listener_name = self.config.controller_listener_names[0]
-        return self.socket_server.bound_port(listener_name)
+        socket_server = self.socket_server
+        if socket_server is None:
+            raise KafkaException("The controller has not started: no listener is bound")
+        return socket_server.bound_port(listener_name)
 
     def _swallow(self, action: Any) -> None:
         try:

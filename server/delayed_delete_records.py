@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
 from kafka_py.server.replica_manager_types import HostedPartition
+
+if TYPE_CHECKING:
+    # the replica manager imports this module
+    from kafka_py.server.replica_manager import ReplicaManager
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +52,7 @@ class DelayedDeleteRecords(DelayedOperation):
     """A DeleteRecords request watched in the "DeleteRecords" purgatory under each partition."""
 
     def __init__(self, delay_ms: int, delete_records_status: Mapping[TopicPartition, DeleteRecordsPartitionStatus],
-                 replica_manager: Any,
+                 replica_manager: ReplicaManager,
                  response_callback: Callable[[dict[TopicPartition, DeleteRecordsPartitionResult]], None]) -> None:
         super().__init__(delay_ms)
         self.delete_records_status = delete_records_status

@@ -9,12 +9,16 @@ answered REQUEST_TIMED_OUT; partitions the controller already refused keep their
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from kafka_py.clients.common.api_error import ApiError
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.server.delayed_operation import DelayedOperation
+
+if TYPE_CHECKING:
+    # the replica manager imports this module
+    from kafka_py.server.replica_manager import ReplicaManager
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +27,7 @@ class DelayedElectLeader(DelayedOperation):
     """Completes once the metadata cache shows every expected leader."""
 
     def __init__(self, delay_ms: int, expected_leaders: Mapping[TopicPartition, int],
-                 results: Mapping[TopicPartition, ApiError], replica_manager: Any,
+                 results: Mapping[TopicPartition, ApiError], replica_manager: ReplicaManager,
                  response_callback: Callable[[dict[TopicPartition, ApiError]], None]) -> None:
         super().__init__(delay_ms)
         self.replica_manager = replica_manager

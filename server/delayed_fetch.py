@@ -13,22 +13,29 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from kafka_py.clients.common.errors import (
     KafkaStorageException,
     NotLeaderOrFollowerException,
     UnknownTopicOrPartitionException,
 )
+from kafka_py.clients.common.replica_selector import ClientMetadata
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchIsolation, LogOffsetMetadata
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.clients.common.protocol.requests import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, PartitionData
 from kafka_py.server.delayed_operation import DelayedOperation
+from kafka_py.server.replica_manager_types import FetchPartitionData
+from kafka_py.server.replication_quota_manager import ReplicaQuota
+
+if TYPE_CHECKING:
+    # the replica manager makes DelayedFetches
+    from kafka_py.server.replica_manager import ReplicaManager
 
 logger = logging.getLogger(__name__)
 
-_FencedLeaderEpochException = type(Errors.FENCED_LEADER_EPOCH.exception(""))
+_FencedLeaderEpochException = Errors.FENCED_LEADER_EPOCH.exception_class
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +69,9 @@ class FetchMetadata:
 class DelayedFetch(DelayedOperation):
     """A fetch watched in the "Fetch" purgatory under each of its partitions."""
 
-    def __init__(self, delay_ms: int, fetch_metadata: FetchMetadata, replica_manager: Any, quota: Any,
-                 client_metadata: Optional[Any],
-                 response_callback: Callable[[list], None]) -> None:
+    def __init__(self, delay_ms: int, fetch_metadata: FetchMetadata, replica_manager: ReplicaManager,
+                 quota: Optional[ReplicaQuota], client_metadata: Optional[ClientMetadata],
+                 response_callback: Callable[[list[tuple[TopicPartition, FetchPartitionData]]], None]) -> None:
         super().__init__(delay_ms)
         self.fetch_metadata = fetch_metadata
         self.replica_manager = replica_manager

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.log.log_validator import RecordError
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.clients.common.record.default_record_batch import NO_TIMESTAMP
 from kafka_py.server.delayed_operation import DelayedOperation
+
+if TYPE_CHECKING:
+    # the replica manager makes DelayedProduces
+    from kafka_py.server.replica_manager import ReplicaManager
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +37,7 @@ class PartitionResponse:
     base_offset: int = -1
     log_append_time: int = NO_TIMESTAMP
     log_start_offset: int = -1
-    record_errors: list = field(default_factory=list)
+    record_errors: list[RecordError] = field(default_factory=list)
     error_message: Optional[str] = None
 
     @property
@@ -65,7 +70,7 @@ class ProduceMetadata:
 class DelayedProduce(DelayedOperation):
     """A produce with acks=all, watched in the "Produce" purgatory under each of its partitions."""
 
-    def __init__(self, delay_ms: int, produce_metadata: ProduceMetadata, replica_manager: Any,
+    def __init__(self, delay_ms: int, produce_metadata: ProduceMetadata, replica_manager: ReplicaManager,
                  response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
                  lock: Any = None) -> None:
         super().__init__(delay_ms, lock)

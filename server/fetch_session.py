@@ -50,12 +50,14 @@ import logging
 import random
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 from kafka_py.clients.fetch_session_handler import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.clients.common.protocol.errors import Errors
+from kafka_py.clients.common.protocol.requests import PartitionData
+from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.core.utils.java_limits import INT_MAX
 from kafka_py.core.utils.logging import TRACE
 from kafka_py.clients.common.utils.time import Time
@@ -79,13 +81,17 @@ def partitions_to_log_string(partitions: Iterable[TopicPartition]) -> str:
     return f"{len(partitions)} partition(s)"
 
 
+# a fetch's partition answers, in the order of the response
+PartitionResponses = list[tuple[TopicPartition, FetchPartitionData]]
+
+
 class FetchResponseData(NamedTuple):
     """What a context answers: the top-level error, the session id, and the partitions
     (topic partition, partition answer) the response holds, in order."""
 
     error: Errors
     session_id: int
-    partitions: list
+    partitions: PartitionResponses
 
 
 class CachedPartition:
@@ -95,7 +101,7 @@ class CachedPartition:
 
     __slots__ = ("topic_partition", "req", "high_watermark", "local_log_start_offset")
 
-    def __init__(self, topic_partition: TopicPartition, req: Any, high_watermark: int = -1,
+    def __init__(self, topic_partition: TopicPartition, req: PartitionData, high_watermark: int = -1,
                  local_log_start_offset: int = -1) -> None:
         self.topic_partition = topic_partition
         self.req = req
@@ -106,10 +112,10 @@ class CachedPartition:
     def fetch_offset(self) -> int:
         return self.req.fetch_offset
 
-    def update_request_params(self, req: Any) -> None:
+    def update_request_params(self, req: PartitionData) -> None:
         self.req = req
 
-    def maybe_update_response_data(self, resp: Any, update_response_data: bool) -> bool:
+    def maybe_update_response_data(self, resp: FetchPartitionData, update_response_data: bool) -> bool:
         """Whether ``resp`` must be in the answer (new records, a new high watermark or log start
         offset, a preferred read replica, an error, a diverging epoch); with
         ``update_response_data``, remember what the answer tells the fetcher."""
@@ -186,7 +192,7 @@ class FetchSession:
             cached = self.partition_map.get(topic_partition)
             return None if cached is None else cached.fetch_offset
 
-    def update(self, fetch_data: Sequence[tuple[TopicPartition, Any]], to_forget: Iterable[TopicPartition]
+    def update(self, fetch_data: Sequence[tuple[TopicPartition, PartitionData]], to_forget: Iterable[TopicPartition]
                ) -> tuple[list[TopicPartition], list[TopicPartition], list[TopicPartition]]:
         """Take in an incremental request: its partitions are added or update their cached
         request data, its forgotten ones leave. Returns (added, updated, removed). Lock held."""
@@ -221,16 +227,16 @@ class FetchContext:
     def get_fetch_offset(self, topic_partition: TopicPartition) -> Optional[int]:
         raise NotImplementedError
 
-    def partitions(self) -> list[tuple[TopicPartition, Any]]:
+    def partitions(self) -> list[tuple[TopicPartition, PartitionData]]:
         """Every partition this fetch reads, with its request data (Kafka's foreachPartition)."""
         raise NotImplementedError
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         """The answer ``update_and_generate_response_data`` would give, changing nothing: for
         sizing an answer against a quota before deciding to send it (Kafka's getResponseSize)."""
         raise NotImplementedError
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         """The answer to send, from every partition's read (``updates``, in order); a session
         remembers what it told the fetcher."""
         raise NotImplementedError
@@ -249,13 +255,13 @@ class SessionErrorContext(FetchContext):
     def get_fetch_offset(self, topic_partition: TopicPartition) -> Optional[int]:
         return None
 
-    def partitions(self) -> list[tuple[TopicPartition, Any]]:
+    def partitions(self) -> list[tuple[TopicPartition, PartitionData]]:
         return []
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         return FetchResponseData(self.error, INVALID_SESSION_ID, [])
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         # the partitions of the request are unknown without its session
         logger.debug("Session error fetch context returning %s", self.error.name)
         return FetchResponseData(self.error, INVALID_SESSION_ID, [])
@@ -264,7 +270,7 @@ class SessionErrorContext(FetchContext):
 class _ListedFetchContext(FetchContext):
     """A fetch whose request lists every partition it reads (no increment to apply)."""
 
-    def __init__(self, fetch_data: list[tuple[TopicPartition, Any]]) -> None:
+    def __init__(self, fetch_data: list[tuple[TopicPartition, PartitionData]]) -> None:
         self.fetch_data = fetch_data
 
     def get_fetch_offset(self, topic_partition: TopicPartition) -> Optional[int]:
@@ -273,17 +279,17 @@ class _ListedFetchContext(FetchContext):
                 return req.fetch_offset
         return None
 
-    def partitions(self) -> list[tuple[TopicPartition, Any]]:
+    def partitions(self) -> list[tuple[TopicPartition, PartitionData]]:
         return self.fetch_data
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
 
 class SessionlessFetchContext(_ListedFetchContext):
     """A fetch without a session: the request lists everything, the answer too."""
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         return FetchResponseData(_NO_ERROR, INVALID_SESSION_ID, updates)
 
 
@@ -291,14 +297,14 @@ class FullFetchContext(_ListedFetchContext):
     """A full fetch asking for a session: answered in full, with the id of the session the
     answer creates (0 when the cache keeps none for it)."""
 
-    def __init__(self, time: Time, cache: "FetchSessionCache", fetch_data: list[tuple[TopicPartition, Any]],
+    def __init__(self, time: Time, cache: "FetchSessionCache", fetch_data: list[tuple[TopicPartition, PartitionData]],
                  is_from_follower: bool) -> None:
         super().__init__(fetch_data)
         self.time = time
         self.cache = cache
         self.is_from_follower = is_from_follower
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         requested = dict(self.fetch_data)
 
         def create_partitions() -> "OrderedDict[TopicPartition, CachedPartition]":
@@ -327,12 +333,12 @@ class IncrementalFetchContext(FetchContext):
     def get_fetch_offset(self, topic_partition: TopicPartition) -> Optional[int]:
         return self.session.get_fetch_offset(topic_partition)
 
-    def partitions(self) -> list[tuple[TopicPartition, Any]]:
+    def partitions(self) -> list[tuple[TopicPartition, PartitionData]]:
         session = self.session
         with session.lock:
             return [(tp, cached.req) for tp, cached in session.partition_map.items()]
 
-    def _select(self, updates: list[tuple[TopicPartition, Any]], update: bool) -> list[tuple[TopicPartition, Any]]:
+    def _select(self, updates: PartitionResponses, update: bool) -> PartitionResponses:
         # Lock held. With ``update``, the partitions that go out move to the end of the session,
         # so the next fetch reads the others first (the byte budget rotates, as in Kafka).
         partition_map = self.session.partition_map
@@ -348,14 +354,14 @@ class IncrementalFetchContext(FetchContext):
                     partition_map.move_to_end(tp)
         return selected
 
-    def get_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def get_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         session = self.session
         with session.lock:
             if session.epoch != next_epoch(self.request_epoch):
                 return FetchResponseData(Errors.INVALID_FETCH_SESSION_EPOCH, session.id, [])
             return FetchResponseData(_NO_ERROR, session.id, self._select(updates, False))
 
-    def update_and_generate_response_data(self, updates: list[tuple[TopicPartition, Any]]) -> FetchResponseData:
+    def update_and_generate_response_data(self, updates: PartitionResponses) -> FetchResponseData:
         session = self.session
         with session.lock:
             # another request with this id may have come in since this one's context was made
@@ -602,17 +608,17 @@ class FetchManager:
         self.time = time
         self.cache = cache
 
-    def new_context(self, session_id: int, session_epoch: int, fetch_data: list[tuple[TopicPartition, Any]],
+    def new_context(self, session_id: int, session_epoch: int, fetch_data: list[tuple[TopicPartition, PartitionData]],
                     to_forget: Sequence[TopicPartition], is_follower: bool) -> FetchContext:
         if session_epoch == FINAL_EPOCH and session_id == INVALID_SESSION_ID:
             # sessionless, the common case of old clients: nothing to look up
             return SessionlessFetchContext(fetch_data)
         cache = self.cache
         if session_epoch == INITIAL_EPOCH or session_epoch == FINAL_EPOCH:
-            removed = ""
+            closed = ""
             if session_id != INVALID_SESSION_ID and cache.remove_by_id(session_id) is not None:
                 # a full fetch closes the session it names
-                removed = f" Removed fetch session {session_id}."
+                closed = f" Removed fetch session {session_id}."
             if session_epoch == FINAL_EPOCH:
                 context: FetchContext = SessionlessFetchContext(fetch_data)
                 suffix = " Will not try to create a new session."
@@ -621,7 +627,7 @@ class FetchManager:
                 suffix = ""
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Created a new full FetchContext with %s.%s%s",
-                             partitions_to_log_string(tp for tp, _ in fetch_data), removed, suffix)
+                             partitions_to_log_string(tp for tp, _ in fetch_data), closed, suffix)
             return context
         with cache._lock:
             session = cache.get(session_id)

@@ -66,6 +66,7 @@ from kafka_py.clients.common.errors import (
     CorruptRecordException,
     InvalidRecordException,
     InvalidRequestException,
+    KafkaException,
     UnsupportedCompressionTypeException,
     UnsupportedVersionException,
 )
@@ -73,6 +74,8 @@ from kafka_py.clients.common.replica_selector import ClientMetadata
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.log.log_files import UNKNOWN_OFFSET
 from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.log.verification_guard import VerificationGuard
+from kafka_py.clients.common.record.record_conversion_stats import RecordConversionStats
 from kafka_py.network.channel_metadata_registry import client_information_of
 from kafka_py.network.request_channel import Request, RequestChannel
 from kafka_py.clients.common.protocol.api_keys import ApiKeys
@@ -105,6 +108,7 @@ from kafka_py.clients.common.record.default_record_batch import (
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_FLAG_MASK,
 )
+from kafka_py.clients.common.record.file_records import FileRecords
 from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.clients.common.record.lazy_down_conversion_records import LazyDownConversionRecords, has_compatible_magic
 from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -117,12 +121,16 @@ from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response,
     error_response_of,
-    field_of,
     millis,
     topics_of,
 )
 from kafka_py.server.kafka_apis_quotas import QuotaRequestHandlers
-from kafka_py.server.fetch_session import MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, FetchManager, FetchSessionCache
+from kafka_py.server.fetch_session import (
+    MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS,
+    FetchManager,
+    FetchResponseData,
+    FetchSessionCache,
+)
 from kafka_py.server.api_version_manager import with_features
 from kafka_py.server.forwarding_manager import FORWARDED_APIS, ForwardingManager
 from kafka_py.server.metadata_cache import is_internal
@@ -462,13 +470,26 @@ class KafkaApis:
                 # the controller's answer carries its own throttle time
                 self.send_response_exempt_throttle(request, response)
 
-        self.forwarding_manager.forward_request(request, self.answering(request, response_callback))
+        forwarding_manager = self.forwarding_manager
+        if forwarding_manager is None:
+            raise KafkaException("No forwarding manager: this broker is not in KRaft mode")
+        forwarding_manager.forward_request(request, self.answering(request, response_callback))
+
+    @property
+    def zk_controller(self) -> KafkaController:
+        """The controller of ZooKeeper mode, for the handlers of the requests only that mode
+        serves (Kafka's MetadataSupport.requireZkOrThrow); a KRaft broker has none."""
+        controller = self.controller
+        if controller is None:
+            raise KafkaException("No ZooKeeper controller: this broker is in KRaft mode")
+        return controller
 
     def controller_id_for_clients(self) -> Optional[int]:
         """MetadataSupport.controllerId: the controller in ZooKeeper mode; in KRaft mode a random
         alive broker, since clients cannot reach the KRaft controllers and any broker forwards."""
         if self.forwarding_manager is not None:
-            return self.metadata_cache.random_alive_broker_id()
+            # (KRaft mode: a RaftMetadataCache, server/metadata/raft_metadata_cache.py)
+            return self.metadata_cache.random_alive_broker_id()  # type: ignore[attr-defined]
         return self.metadata_cache.get_controller_id()
 
     def handle_error(self, request: Request, e: BaseException) -> None:
@@ -480,7 +501,7 @@ class KafkaApis:
             self.logger.debug("Error %s when handling request %r: %s", error.name, request, e)
         response = None
         # A produce with acks=0 expects no answer: a failure is signalled by closing.
-        if not (request.api_key is ApiKeys.PRODUCE and int(field_of(request.body, "acks", 1)) == 0):
+        if not (request.api_key is ApiKeys.PRODUCE and int(request.body.acks) == 0):
             try:
                 response = error_response(request, error, str(e) or None)
             except Exception:  # noqa: BLE001 - a request too broken to mirror is closed instead
@@ -582,7 +603,7 @@ class KafkaApis:
         elif not self.config.is_feature_versioning_supported:
             send(ApiError(Errors.INVALID_REQUEST, "Feature versioning system is disabled."))
         else:
-            self.controller.update_features(request.body, send)
+            self.zk_controller.update_features(request.body, send)
 
     # ------------------------------------------------------------------ Metadata
 
@@ -604,7 +625,8 @@ class KafkaApis:
             for topic in requested:
                 if topic.name is None:
                     raise InvalidRequestException(f"Topic name can not be null for version {version}")
-                topic_id = field_of(topic, "topic_id")
+                # (topic ids from v10)
+                topic_id = topic.topic_id if version >= 10 else None
                 if topic_id is not None and topic_id != uuid.UUID(int=0):
                     raise InvalidRequestException(f"Topic IDs are not supported in requests for version {version}")
         if is_all_topics:
@@ -612,7 +634,7 @@ class KafkaApis:
         else:
             topics = list(dict.fromkeys(t.name for t in requested))
         allow_auto_creation = (bool(self.config.auto_create_topics_enable)
-                               and bool(field_of(body, "allow_auto_topic_creation", True)) and not is_all_topics)
+                               and (version < 4 or bool(body.allow_auto_topic_creation)) and not is_all_topics)
         listener = request.context.listener_name
         unauthorized_topic_metadata: list[tuple] = []
         if self.authorizer is not None:
@@ -643,14 +665,14 @@ class KafkaApis:
                                                   error_unavailable_listeners=version >= 6)
         cluster_authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
         if version >= 8:
-            if version <= 10 and field_of(body, "include_cluster_authorized_operations", False):
+            if version <= 10 and body.include_cluster_authorized_operations:
                 if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER,
                                               CLUSTER_NAME):
                     cluster_authorized_operations = self.auth_helper.authorized_operations(
                         request, ResourceType.CLUSTER, CLUSTER_NAME)
                 else:
                     cluster_authorized_operations = 0
-            if field_of(body, "include_topic_authorized_operations", False):
+            if body.include_topic_authorized_operations:
                 topic_metadata = [t[:5] + (self.auth_helper.authorized_operations(request, ResourceType.TOPIC, t[1]),)
                                   for t in topic_metadata]
         topic_metadata += unauthorized_topic_metadata
@@ -662,9 +684,8 @@ class KafkaApis:
             # between the two reads, which the client would have no address for
             controller_id = random.choice(brokers)[0] if brokers else NO_CONTROLLER_ID
         else:
-            controller_id = self.controller_id_for_clients()
-            if controller_id is None:
-                controller_id = NO_CONTROLLER_ID
+            zk_controller_id = self.controller_id_for_clients()
+            controller_id = NO_CONTROLLER_ID if zk_controller_id is None else zk_controller_id
         # sendResponseMaybeThrottle's half before the answer (server/kafka_apis_quotas.py)
         quotas = self.quotas
         throttle_time_ms = (self._quota.request_throttle_time_ms(request)
@@ -674,7 +695,7 @@ class KafkaApis:
 
     def _get_topic_metadata(self, fetch_all_topics: bool, allow_auto_topic_creation: bool, topics: Sequence[str],
                             listener_name: str, error_unavailable_endpoints: bool,
-                            error_unavailable_listeners: bool) -> list[dict[str, Any]]:
+                            error_unavailable_listeners: bool) -> list[tuple]:
         found = self.metadata_cache.get_topic_metadata(topics, listener_name, error_unavailable_endpoints,
                                                        error_unavailable_listeners)
         responses = [_metadata_topic(t.error, t.name, t.is_internal, t.topic_id, [
@@ -693,7 +714,7 @@ class KafkaApis:
                 responses.append(_metadata_topic(error, topic, is_internal(topic), None, []))
         return responses
 
-    def _auto_create_topics(self, topics: Sequence[str]) -> list[dict[str, Any]]:
+    def _auto_create_topics(self, topics: Sequence[str]) -> list[tuple]:
         """AutoTopicCreationManager.createTopics in ZooKeeper mode: write the assignment and answer
         LEADER_NOT_AVAILABLE; the controller elects leaders and the client asks again."""
         responses = []
@@ -734,7 +755,10 @@ class KafkaApis:
         if self.auto_topic_creation_manager is not None:
             return self.auto_topic_creation_manager.create_topic(topic, partitions, replication_factor, configs)
         try:
-            self.admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
+            admin_zk_client = self.admin_zk_client
+            if admin_zk_client is None:
+                raise KafkaException("No ZooKeeper admin client: this broker is in KRaft mode")
+            admin_zk_client.create_topic(topic, partitions, replication_factor, configs)
             self.logger.info("Auto creation of topic %s with %d partitions and replication factor %d is successful",
                              topic, partitions, replication_factor)
         except Exception as e:  # noqa: BLE001 - turned into the topic's error code
@@ -762,10 +786,10 @@ class KafkaApis:
         body = request.body
         version = request.api_version
         acks = int(body.acks)
+        transactional_id: Optional[str] = body.transactional_id if version >= 3 else None
         authorized_topics = None
         if self.authorizer is not None:
             # Transactional records need Write on their transactional id; every topic needs Write.
-            transactional_id = field_of(body, "transactional_id")
             if _has_transactional_records(body) and (
                     transactional_id is None or not self.auth_helper.authorize(
                         request.context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)):
@@ -792,7 +816,7 @@ class KafkaApis:
                     continue
                 to_append[tp] = records
 
-        def send_response_callback(response_status: Mapping[TopicPartition, Any]) -> None:
+        def send_response_callback(response_status: Mapping[TopicPartition, PartitionResponse]) -> None:
             merged: dict[TopicPartition, PartitionResponse] = dict(response_status)
             merged.update(early)
             # The request's bytes and handler time against the client's quotas (KIP-219: an
@@ -819,7 +843,8 @@ class KafkaApis:
                                       status.error.exception_name)
             self._send_produce_response(request, merged, throttle_time_ms)
 
-        def append(entries: dict[TopicPartition, MemoryRecords], verification_guards: Optional[Mapping]) -> None:
+        def append(entries: dict[TopicPartition, MemoryRecords],
+                   verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]]) -> None:
             if not entries:
                 send_response_callback({})
                 return
@@ -833,24 +858,24 @@ class KafkaApis:
                 record_conversion_stats_callback=processing_stats_callback,
                 verification_guards=verification_guards)
 
-        def processing_stats_callback(stats_by_partition: Mapping[TopicPartition, Any]) -> None:
+        def processing_stats_callback(stats_by_partition: Mapping[TopicPartition, Optional[RecordConversionStats]]
+                                      ) -> None:
             # what converting the records to the topics' message formats cost, per partition
             # (None where the append failed before validating anything)
             for tp, stats in stats_by_partition.items():
                 if stats is not None:
                     self.update_record_conversion_stats(request, tp, stats)
 
-        produce_transactional_id = field_of(body, "transactional_id")
-        if produce_transactional_id is not None and to_append:
+        if transactional_id is not None and to_append:
             # Transaction verification (KIP-890, server/kafka_apis_txn.py): the first batch of a
             # transaction on a partition waits for the coordinator's word, and this thread does
             # not; the append is made when the answer comes, on the thread that gets it.
             def verified(refused: Mapping[TopicPartition, PartitionResponse],
-                         verification_guards: Optional[Mapping]) -> None:
+                         verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]]) -> None:
                 early.update(refused)
                 append({tp: r for tp, r in to_append.items() if tp not in refused}, verification_guards)
 
-            self._txn.verify_transactional_produce(produce_transactional_id, to_append,
+            self._txn.verify_transactional_produce(transactional_id, to_append,
                                                    self.answering(request, verified))
             return
         append(to_append, None)
@@ -875,18 +900,24 @@ class KafkaApis:
     def handle_fetch_request(self, request: Request) -> None:
         body = request.body
         version = request.api_version
-        replica_id = int(field_of(body, "replica_id", CONSUMER_REPLICA_ID))
+        replica_id = int(body.replica_id)
         # what the request asks for, in request order; an incremental fetch's session adds to it
+        # (a partition's log start offset from v5, its current leader epoch from v9, its last
+        # fetched epoch from v12)
         fetch_data = [(TopicPartition(topic.topic, int(p.partition)), PartitionData(
-            int(p.fetch_offset), int(field_of(p, "log_start_offset", -1)), int(p.partition_max_bytes),
-            _optional_epoch(field_of(p, "current_leader_epoch")), _optional_epoch(field_of(p, "last_fetched_epoch"))))
+            int(p.fetch_offset), int(p.log_start_offset) if version >= 5 else -1, int(p.partition_max_bytes),
+            _optional_epoch(p.current_leader_epoch) if version >= 9 else None,
+            _optional_epoch(p.last_fetched_epoch) if version >= 12 else None))
             for topic in body.topics for p in topic.partitions]
-        forgotten = field_of(body, "forgotten_topics_data")
-        to_forget = [TopicPartition(t.topic, int(p)) for t in forgotten for p in t.partitions] if forgotten else ()
         # (v0-v6 carry no session fields: sessionless)
-        fetch_context = self.fetch_manager.new_context(
-            int(field_of(body, "session_id", INVALID_SESSION_ID)),
-            int(field_of(body, "session_epoch", FINAL_EPOCH)), fetch_data, to_forget, replica_id >= 0)
+        to_forget: Sequence[TopicPartition] = ()
+        session_id, session_epoch = INVALID_SESSION_ID, FINAL_EPOCH
+        if version >= 7:
+            if body.forgotten_topics_data:
+                to_forget = [TopicPartition(t.topic, int(p)) for t in body.forgotten_topics_data for p in t.partitions]
+            session_id, session_epoch = int(body.session_id), int(body.session_epoch)
+        fetch_context = self.fetch_manager.new_context(session_id, session_epoch, fetch_data, to_forget,
+                                                       replica_id >= 0)
         partitions_to_read = fetch_context.partitions()
         erroneous: list[tuple[TopicPartition, FetchPartitionData]] = []
         interesting: list[tuple[TopicPartition, PartitionData]] = []
@@ -914,7 +945,7 @@ class KafkaApis:
         fetch_offsets = {tp: data.fetch_offset for tp, data in fetch_data} if version <= 3 else None
         on_complete = self._conversion_stats_updater(request) if version <= 3 else None
 
-        def build(answer: Any, convert: bool = True) -> FetchResponse:
+        def build(answer: FetchResponseData, convert: bool = True) -> FetchResponse:
             """The answer; with ``convert`` False its records stay unconverted (a quota sizes the
             answer from the stored bytes, as Kafka's does, and converting them is not free)."""
             offsets = fetch_offsets if convert else None
@@ -927,7 +958,8 @@ class KafkaApis:
                                      FetchableTopicResponse(topic=topic, partitions=tuple(parts))
                                      for topic, parts in by_topic.items()]))
 
-        def process_response_callback(response_partition_data: Sequence[tuple[TopicPartition, Any]]) -> None:
+        def process_response_callback(response_partition_data: Sequence[tuple[TopicPartition, FetchPartitionData]]
+                                      ) -> None:
             updates = list(response_partition_data)
             updates.extend(erroneous)
             quotas = self.quotas
@@ -949,7 +981,8 @@ class KafkaApis:
                                                    build(fetch_context.update_and_generate_response_data(updates)),
                                                    on_complete)
 
-        fetch_max_bytes = min(int(field_of(body, "max_bytes", INT_MAX)), int(self.config.fetch_max_bytes))
+        # (a response limit from v3)
+        fetch_max_bytes = min(int(body.max_bytes) if version >= 3 else INT_MAX, int(self.config.fetch_max_bytes))
         if replica_id < 0 and self.quotas is not None and self.quotas.fetch.quotas_enabled:
             fetch_max_bytes = min(fetch_max_bytes, self._quota.fetch_max_bytes_in_quota_window(request))
         fetch_min_bytes = min(int(body.min_bytes), fetch_max_bytes)
@@ -966,7 +999,7 @@ class KafkaApis:
             # a follower's fetch of a throttled replica is held back while the leader quota is exceeded
             quota=self.quotas.leader if replica_id >= 0 and self.quotas is not None else None,
             response_callback=self.answering(request, process_response_callback),
-            isolation_level=int(field_of(body, "isolation_level", 0)),
+            isolation_level=int(body.isolation_level) if version >= 4 else 0,  # (from v4)
             client_metadata=self._fetch_client_metadata(request))
 
     @staticmethod
@@ -979,7 +1012,7 @@ class KafkaApis:
         return ClientMetadata(request.body.rack_id or "", context.client_id or "", context.client_address,
                               context.principal, context.listener_name)
 
-    def _fetch_partition(self, tp: TopicPartition, data: Any, version: int,
+    def _fetch_partition(self, tp: TopicPartition, data: FetchPartitionData, version: int,
                          fetch_offsets: Optional[Mapping[TopicPartition, int]] = None,
                          from_follower: bool = False) -> FetchPartitionResponse:
         error = data.error
@@ -990,7 +1023,9 @@ class KafkaApis:
             log_config = self.replica_manager.get_log_config(tp)
             if log_config is not None and str(getattr(log_config, "compression_type", "")) == "zstd":
                 return _fetch_error_partition(tp.partition, Errors.UNSUPPORTED_COMPRESSION_TYPE)
-        records = data.records
+        # what the response writes: the FileRecords slice or MemoryRecords read, converted records
+        # for an old consumer, or a buffer
+        records: FileRecords | MemoryRecords | LazyDownConversionRecords | memoryview | bytes = data.records
         if fetch_offsets is not None and error is Errors.NONE and records is not None and len(records):
             try:
                 records = self._maybe_down_convert(tp, records, version, fetch_offsets.get(tp, 0), from_follower)
@@ -1015,7 +1050,7 @@ class KafkaApis:
                                 else data.last_stable_offset),
             log_start_offset=data.log_start_offset,
             diverging_epoch=_NO_DIVERGING_EPOCH if diverging is None else EpochEndOffset(
-                epoch=field_of(diverging, "leader_epoch", -1), end_offset=field_of(diverging, "end_offset", -1)),
+                epoch=diverging.leader_epoch, end_offset=diverging.end_offset),
             aborted_transactions=None if aborted is None else tuple([
                 AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset) for a in aborted]),
             preferred_read_replica=-1 if data.preferred_read_replica is None else data.preferred_read_replica,
@@ -1093,7 +1128,9 @@ class KafkaApis:
                 tp = TopicPartition(topic.name, int(p.partition_index))
                 (duplicates if tp in seen else seen).add(tp)
         fetch_only_from_leader = replica_id != DEBUGGING_REPLICA_ID
-        isolation_level = int(field_of(body, "isolation_level", 0)) if replica_id == CONSUMER_REPLICA_ID else None
+        # (v0-v1 read uncommitted; the isolation level from v2)
+        isolation_level = ((int(body.isolation_level) if version >= 2 else 0) if replica_id == CONSUMER_REPLICA_ID
+                           else None)
 
         describable = None
         if self.authorizer is not None:
@@ -1118,7 +1155,8 @@ class KafkaApis:
                     continue
                 try:
                     found = self.replica_manager.fetch_offset_for_timestamp(
-                        tp, int(p.timestamp), isolation_level, _optional_epoch(field_of(p, "current_leader_epoch")),
+                        tp, int(p.timestamp), isolation_level,
+                        _optional_epoch(p.current_leader_epoch) if version >= 4 else None,
                         fetch_only_from_leader)
                 except Exception as e:  # noqa: BLE001 - one partition's failure is its error code
                     error = Errors.for_exception(e)
@@ -1213,7 +1251,9 @@ class KafkaApis:
             # Not a broker: a consumer checking for truncation needs Describe on the topics.
             authorized = self.auth_helper.filter_by_authorized(request.context, AclOperation.DESCRIBE,
                                                                ResourceType.TOPIC, [t.topic for t in body.topics])
-        requested = [(TopicPartition(t.topic, int(p.partition)), int(field_of(p, "current_leader_epoch", -1)),
+        # (the current leader epoch from v2)
+        requested = [(TopicPartition(t.topic, int(p.partition)),
+                      int(p.current_leader_epoch) if request.api_version >= 2 else -1,
                       int(p.leader_epoch)) for t in body.topics for p in t.partitions
                      if authorized is None or t.topic in authorized]
         end_offsets = self.replica_manager.last_offset_for_leader_epoch(requested)
@@ -1302,8 +1342,9 @@ class KafkaApis:
                     not helper.authorize_by_resource_type(request.context, AclOperation.WRITE, ResourceType.TOPIC):
                 self.send_error_response(request, Errors.CLUSTER_AUTHORIZATION_FAILED)
                 return
-        producer_id = int(field_of(body, "producer_id", NO_PRODUCER_ID))
-        producer_epoch = int(field_of(body, "producer_epoch", NO_PRODUCER_EPOCH))
+        producer_id, producer_epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if request.api_version >= 3:  # (KIP-360: a producer may send its id and epoch from v3)
+            producer_id, producer_epoch = int(body.producer_id), int(body.producer_epoch)
         if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
             self.send_error_response(request, Errors.INVALID_REQUEST)
             return
@@ -1327,7 +1368,7 @@ class KafkaApis:
         listener = request.context.listener_name
         controller_id = self.controller_id_for_clients()
         cluster_authorized_operations = AUTHORIZED_OPERATIONS_OMITTED
-        if field_of(request.body, "include_cluster_authorized_operations", False):
+        if request.body.include_cluster_authorized_operations:
             if self.auth_helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
                 cluster_authorized_operations = self.auth_helper.authorized_operations(
                     request, ResourceType.CLUSTER, CLUSTER_NAME)
@@ -1347,7 +1388,7 @@ class KafkaApis:
         # the controller saw our re-registration before we did; only an older one is stale.
         if broker_epoch_in_request == UNKNOWN_BROKER_EPOCH:
             return False
-        return broker_epoch_in_request < self.controller.broker_epoch
+        return broker_epoch_in_request < self.zk_controller.broker_epoch
 
     @staticmethod
     @error_response_of(ApiKeys.LEADER_AND_ISR)
@@ -1359,10 +1400,10 @@ class KafkaApis:
     def handle_leader_and_isr_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        broker_epoch = int(body.broker_epoch) if request.api_version >= 2 else UNKNOWN_BROKER_EPOCH
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received LeaderAndIsr request with broker epoch %d smaller than the current broker "
-                             "epoch %d", broker_epoch, self.controller.broker_epoch)
+                             "epoch %d", broker_epoch, self.zk_controller.broker_epoch)
             self.send_error_response(request, Errors.STALE_BROKER_EPOCH)
             return
         response = self.replica_manager.become_leader_or_follower(request.correlation_id, body,
@@ -1397,10 +1438,10 @@ class KafkaApis:
     def handle_stop_replica_request(self, request: Request) -> None:
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        broker_epoch = int(body.broker_epoch) if request.api_version >= 1 else UNKNOWN_BROKER_EPOCH
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received StopReplica request with broker epoch %d smaller than the current broker "
-                             "epoch %d", broker_epoch, self.controller.broker_epoch)
+                             "epoch %d", broker_epoch, self.zk_controller.broker_epoch)
             self.send_response(request, build_stop_replica_response(request.api_version,
                                                                     Errors.STALE_BROKER_EPOCH, {}))
             return
@@ -1442,10 +1483,10 @@ class KafkaApis:
         UpdateMetadataResponse = _answer_class("update_metadata.v7.response", "UpdateMetadataResponse")  # noqa: N806
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        broker_epoch = int(field_of(body, "broker_epoch", UNKNOWN_BROKER_EPOCH))
+        broker_epoch = int(body.broker_epoch) if request.api_version >= 5 else UNKNOWN_BROKER_EPOCH
         if self._is_broker_epoch_stale(broker_epoch):
             self.logger.info("Received update metadata request with broker epoch %d smaller than the current broker "
-                             "epoch %d", broker_epoch, self.controller.broker_epoch)
+                             "epoch %d", broker_epoch, self.zk_controller.broker_epoch)
             self.send_response(request, UpdateMetadataResponse(error_code=Errors.STALE_BROKER_EPOCH.error_code))
             return
         deleted_partitions = self.replica_manager.maybe_update_metadata_cache(request.correlation_id, body)
@@ -1486,8 +1527,8 @@ class KafkaApis:
                 remaining_partitions=tuple([RemainingPartition(topic_name=tp.topic, partition_index=tp.partition)
                                             for tp in sorted(result, key=lambda t: (t.topic, t.partition))])))
 
-        self.controller.controlled_shutdown(int(body.broker_id), int(field_of(body, "broker_epoch",
-                                                                            UNKNOWN_BROKER_EPOCH)),
+        broker_epoch = int(body.broker_epoch) if request.api_version >= 2 else UNKNOWN_BROKER_EPOCH
+        self.zk_controller.controlled_shutdown(int(body.broker_id), broker_epoch,
                                             self.answering(request, controlled_shutdown_callback))
 
     @staticmethod
@@ -1504,12 +1545,13 @@ class KafkaApis:
 
         body = request.body
         self.auth_helper.authorize_cluster_operation(request, AclOperation.CLUSTER_ACTION)
-        if not self.controller.is_active:
+        if not self.zk_controller.is_active:
             self.send_response(request, build_alter_isr_response(Errors.NOT_CONTROLLER))
             return
-        self.controller.alter_isrs(int(body.broker_id), int(body.broker_epoch), alter_isr_request_partitions(body),
-                                   self.answering(request, lambda result: self.send_response(
-                                       request, build_alter_isr_response(result))))
+        self.zk_controller.alter_isrs(int(body.broker_id), int(body.broker_epoch),
+                                      alter_isr_request_partitions(body),
+                                      self.answering(request, lambda result: self.send_response(
+                                          request, build_alter_isr_response(result))))
 
 # ---------------------------------------------------------------------------- helpers
 

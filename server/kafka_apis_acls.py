@@ -24,7 +24,7 @@ What Kafka answers, and so what these answer:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Protocol
 
 from kafka_py.clients.common.api_error import ApiError
 from kafka_py.clients.common.errors import ApiException
@@ -53,7 +53,8 @@ from kafka_py.server.kafka_apis_common import error_response_of
 from kafka_py.core.utils.logging import IdentLogger
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kafka_py.server.kafka_apis import KafkaApis
+    from kafka_py.core.security.authorizer.authorizer import Authorizer
+    from kafka_py.server.auth_helper import AuthHelper
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +73,32 @@ def _error_of(e: BaseException) -> ApiError:
     return ApiError.from_throwable(e if isinstance(e, ApiException) else ApiException(str(e)))
 
 
-class AclRequestHandlers:
-    """The ACL API handlers of one KafkaApis."""
+class _ConnectionCloser(Protocol):
+    def close_connection(self, request: Request) -> None: ...
 
-    def __init__(self, apis: "KafkaApis") -> None:
+
+class AclApis(Protocol):
+    """What the ACL handlers use of the APIs they serve: KafkaApis, or a KRaft controller's
+    ControllerApis through a view of it (server/controller_apis.py)."""
+
+    @property
+    def auth_helper(self) -> AuthHelper: ...
+    @property
+    def authorizer(self) -> Optional[Authorizer]: ...
+    @property
+    def logger(self) -> IdentLogger: ...
+    @property
+    def request_channel(self) -> _ConnectionCloser: ...
+
+    def send_response(self, request: Request, response: Any) -> None: ...
+
+    def send_error_response(self, request: Request, error: Errors, message: Optional[str] = None) -> None: ...
+
+
+class AclRequestHandlers:
+    """The ACL API handlers of one KafkaApis (or ControllerApis)."""
+
+    def __init__(self, apis: AclApis) -> None:
         self.apis = apis
         self.logger = IdentLogger(logger, apis.logger.ident)
 

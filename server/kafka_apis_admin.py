@@ -37,7 +37,7 @@ from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourc
 from kio.schema.incremental_alter_configs.v1.response import IncrementalAlterConfigsResponse
 
 from kafka_py.clients.common.api_error import ApiError
-from kafka_py.clients.common.errors import InvalidRequestException
+from kafka_py.clients.common.errors import InvalidRequestException, KafkaException
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.request_channel import Request
 from kafka_py.clients.common.protocol.api_keys import ApiKeys
@@ -46,7 +46,7 @@ from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.core.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_py.server.config_admin_manager import reassemble_results
 from kafka_py.server.controller_mutation_quota_manager import UNBOUNDED_CONTROLLER_MUTATION_QUOTA
-from kafka_py.server.kafka_apis_common import error_response_of, field_of, millis
+from kafka_py.server.kafka_apis_common import error_response_of, millis
 from kafka_py.server.kafka_apis_quotas import with_throttle_time
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +89,7 @@ class AdminRequestHandlers:
         return self.apis.admin_manager
 
     def _controller_is_active(self) -> bool:
-        return bool(self.apis.controller.is_active)
+        return bool(self.apis.zk_controller.is_active)
 
     # ------------------------------------------------------------------ controller mutation quota
 
@@ -172,7 +172,7 @@ class AdminRequestHandlers:
                                            error_message="Authorization failed.")
             else:
                 to_create[topic.name] = topic
-            if describable is not True and topic.name not in describable:
+            if not isinstance(describable, bool) and topic.name not in describable:  # (True: all)
                 results[topic.name]["topic_config_error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED.error_code
 
         def handle_create_topics_results(created: Mapping[str, Any]) -> None:
@@ -195,7 +195,8 @@ class AdminRequestHandlers:
         if not to_create:
             send(results)
             return
-        self._admin.create_topics(millis(body.timeout), bool(field_of(body, "validate_only", False)), to_create,
+        validate_only = request.api_version >= 1 and bool(body.validate_only)  # (from v1)
+        self._admin.create_topics(millis(body.timeout), validate_only, to_create,
                                   describable, self.apis.answering(request, handle_create_topics_results), quota)
 
     # ------------------------------------------------------------------ DeleteTopics
@@ -204,7 +205,8 @@ class AdminRequestHandlers:
     @error_response_of(ApiKeys.DELETE_TOPICS)
     def delete_topics_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         body = request.body
-        names = list(field_of(body, "topic_names", None) or ()) or [t.name for t in field_of(body, "topics", ())]
+        # (v6 names topics by name or id)
+        names = list(body.topic_names) if request.api_version <= 5 else [t.name for t in body.topics]
         return new_entity(DeleteTopicsResponse, responses=tuple([
             new_entity(DeletableTopicResult, name=n, error_code=error, error_message=message) for n in names]))
 
@@ -212,7 +214,7 @@ class AdminRequestHandlers:
         body = request.body
         apis = self.apis
         version = request.api_version
-        if field_of(body, "topics") is not None:
+        if version >= 6:  # (topics by name or id)
             requested = [(t.name, t.topic_id or _ZERO_UUID) for t in body.topics]
         else:
             requested = [(name, _ZERO_UUID) for name in body.topic_names]
@@ -241,7 +243,7 @@ class AdminRequestHandlers:
             if name is not None and topic_id != _ZERO_UUID:
                 raise InvalidRequestException("Topic name and topic ID can not both be specified.")
             if topic_id != _ZERO_UUID:
-                name = apis.controller.controller_context.topic_name(topic_id)
+                name = apis.zk_controller.controller_context.topic_name(topic_id)
             resolved.append((name, topic_id))
         describable = deletable = None
         if apis.authorizer is not None:
@@ -312,7 +314,7 @@ class AdminRequestHandlers:
                 request.context, AclOperation.ALTER, ResourceType.TOPIC, valid, lambda t: t.name)
             errors.update({t.name: ApiError(Errors.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
                            for t in unauthorized})
-        deletion = apis.controller.topic_deletion_manager
+        deletion = apis.zk_controller.topic_deletion_manager
         queued = {t.name for t in valid if deletion.is_topic_queued_up_for_deletion(t.name)}
         errors.update({name: ApiError(Errors.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion.")
                        for name in queued})
@@ -346,8 +348,8 @@ class AdminRequestHandlers:
             refused = [r for r, ok in zip(resources, allowed) if not ok]
             resources = [r for r, ok in zip(resources, allowed) if ok]
         results = self._admin.describe_configs(
-            resources, bool(field_of(body, "include_synonyms", False)),
-            bool(field_of(body, "include_documentation", False))) if resources else []
+            resources, request.api_version >= 1 and bool(body.include_synonyms),
+            request.api_version >= 3 and bool(body.include_documentation)) if resources else []
         refused_results = [new_entity(DescribeConfigsResult, error_code=_config_authorization_error(
             int(r.resource_type)), error_message=None, resource_type=int(r.resource_type),
             resource_name=r.resource_name, configs=()) for r in refused]
@@ -411,7 +413,10 @@ class AdminRequestHandlers:
         body = request.body
         incremental = request.api_key is ApiKeys.INCREMENTAL_ALTER_CONFIGS
         resources = list(body.resources)
-        preprocessed = apis.config_admin_manager.preprocess(
+        config_admin_manager = apis.config_admin_manager
+        if config_admin_manager is None:
+            raise KafkaException("No config admin manager: this broker is not in KRaft mode")
+        preprocessed = config_admin_manager.preprocess(
             resources, incremental, bool(body.validate_only),
             lambda: _config_resource_authorized(apis, request, AclOperation.ALTER_CONFIGS, _BROKER_LOGGER, ""))
         remaining = tuple(r for i, r in enumerate(resources) if i not in preprocessed)
@@ -436,8 +441,11 @@ class AdminRequestHandlers:
 
         # the request as received when nothing was settled here, else one of the rest only
         forwarded_body = None if len(remaining) == len(resources) else dataclasses.replace(body, resources=remaining)
-        apis.forwarding_manager.forward_request(request, apis.answering(request, on_controller_answer),
-                                                request_body=forwarded_body)
+        forwarding_manager = apis.forwarding_manager
+        if forwarding_manager is None:
+            raise KafkaException("No forwarding manager: this broker is not in KRaft mode")
+        forwarding_manager.forward_request(request, apis.answering(request, on_controller_answer),
+                                           request_body=forwarded_body)
 
     def _refused_config_resources(self, request: Request, resources: dict[tuple[int, str], Any]) -> dict:
         """Take the resources the requester may not AlterConfigs out of ``resources``; their

@@ -4,7 +4,6 @@ which Kafka keeps on every request class; the rest has no Kafka file of its own 
 KafkaApis.scala reads fields with the generated classes' getters and groups with its
 collections).
 
-* ``field_of``: a request field that older versions lack, or its default;
 * ``millis``: a duration as kio reads it (a timedelta) or an int, in milliseconds;
 * ``topics_of``: (partition, value) pairs grouped by topic, topics in first-seen order;
 * ``partition_errors_by_topic``: the one-error-per-partition answer several APIs share;
@@ -28,11 +27,6 @@ from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.clients.common.protocol.errors import Errors
 
 NO_THROTTLE = datetime.timedelta(0)
-
-
-def field_of(obj: Any, name: str, default: Any = None) -> Any:
-    """``obj.name``, or ``default`` where the message version read has no such field."""
-    return getattr(obj, name, default)
 
 
 def millis(value: Any) -> int:
@@ -129,4 +123,4 @@ def error_response(request: Request, error: Errors, message: Optional[str] = Non
 
 
 __all__ = ["CLOSES_CONNECTION_ON_ERROR", "NO_THROTTLE", "ErrorResponseBuilder", "error_response", "error_response_of",
-           "error_responses", "field_of", "millis", "partition_errors_by_topic", "topics_of"]
+           "error_responses", "millis", "partition_errors_by_topic", "topics_of"]

@@ -17,17 +17,22 @@ failure to send closes the connection rather than leaving the client waiting.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-from kafka_py.network.request_channel import SendResponse
+from kafka_py.clients.common.topic_partition import TopicPartition
+from kafka_py.network.request_channel import Request, SendResponse
 from kafka_py.network.send import ByteBufferSend
 from kafka_py.clients.common.protocol.api_keys import ApiKeys
-from kafka_py.server.kafka_apis_common import field_of
+from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.clients.common.protocol.fast_metadata_response import encode_metadata_response
 from kafka_py.clients.common.protocol.fast_produce_response import encode_produce_response
 
+if TYPE_CHECKING:
+    # KafkaApis imports this module to send its answers
+    from kafka_py.server.kafka_apis import KafkaApis
 
-def send_metadata_response(apis: Any, request: Any, brokers: Sequence[tuple], controller_id: int,
+
+def send_metadata_response(apis: KafkaApis, request: Request, brokers: Sequence[tuple], controller_id: int,
                            topics: Sequence[tuple], throttle_time_ms: int, cluster_authorized_operations: int) -> None:
     """Answer ``request`` (a Metadata request) for KafkaApis ``apis``: ``brokers`` as (id, host,
     port, rack), ``topics`` as KafkaApis' ``_metadata_topic`` makes them."""
@@ -42,7 +47,8 @@ def send_metadata_response(apis: Any, request: Any, brokers: Sequence[tuple], co
         apis.request_channel.close_connection(request)
 
 
-def send_produce_response(apis: Any, request: Any, statuses: Mapping[Any, Any], throttle_time_ms: int) -> bool:
+def send_produce_response(apis: KafkaApis, request: Request, statuses: Mapping[TopicPartition, PartitionResponse],
+                          throttle_time_ms: int) -> bool:
     """Answer ``request`` (a Produce request of version 3 or later, what every current client
     sends) for KafkaApis ``apis`` with one PartitionResponse per partition; False, having sent
     nothing, for an older version (KafkaApis then answers with response objects)."""
@@ -55,9 +61,8 @@ def send_produce_response(apis: Any, request: Any, statuses: Mapping[Any, Any], 
         # call of its own, on the path of every produce
         by_topic: dict[str, list] = {}
         for tp, s in statuses.items():
-            record_errors = s.record_errors
-            if record_errors:
-                record_errors = [(field_of(r, "batch_index", 0), field_of(r, "message", None)) for r in record_errors]
+            errors = s.record_errors
+            record_errors = [(r.batch_index, r.message) for r in errors] if errors else errors
             partition = (tp.partition, s.error, s.base_offset, s.log_append_time, s.log_start_offset, record_errors,
                          s.error_message)
             partitions = by_topic.get(tp.topic)

@@ -59,7 +59,6 @@ from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response,
     error_response_of,
-    field_of,
     millis,
     partition_errors_by_topic,
     topics_of,
@@ -113,7 +112,8 @@ class GroupRequestHandlers:
 
     def handle_find_coordinator_request(self, request: Request) -> None:
         body = request.body
-        key_type = int(field_of(body, "key_type", COORDINATOR_TYPE_GROUP))
+        # (v0 finds group coordinators only; the key type from v1)
+        key_type = int(body.key_type) if request.api_version >= 1 else COORDINATOR_TYPE_GROUP
         key = body.key
         helper = self.apis.auth_helper
         if key_type == COORDINATOR_TYPE_GROUP and not helper.authorize(
@@ -200,15 +200,13 @@ class GroupRequestHandlers:
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
             send_response_callback(JoinGroupResult.error_result("", Errors.GROUP_AUTHORIZATION_FAILED))
             return
-        group_instance_id = field_of(body, "group_instance_id")
+        group_instance_id = body.group_instance_id if version >= 5 else None  # (KIP-345, v5)
         # KIP-394: only v4+ clients understand MEMBER_ID_REQUIRED, and static members never
         # need it (their instance id identifies them)
         require_known_member_id = version >= 4 and group_instance_id is None
         session_timeout_ms = millis(body.session_timeout)
-        rebalance_timeout = field_of(body, "rebalance_timeout")
         # v0 has no rebalance timeout: the session timeout bounds the rebalance too
-        rebalance_timeout_ms = session_timeout_ms if version == 0 or rebalance_timeout is None else \
-            millis(rebalance_timeout)
+        rebalance_timeout_ms = millis(body.rebalance_timeout) if version >= 1 else session_timeout_ms
         protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
         self._coordinator.handle_join_group(
             body.group_id, body.member_id, group_instance_id, require_known_member_id,
@@ -233,8 +231,8 @@ class GroupRequestHandlers:
                                            protocol_type=result.protocol_type, protocol_name=result.protocol_name,
                                            assignment=result.member_assignment))
 
-        protocol_type = field_of(body, "protocol_type")
-        protocol_name = field_of(body, "protocol_name")
+        protocol_type = body.protocol_type if version >= 5 else None
+        protocol_name = body.protocol_name if version >= 5 else None
         if version >= 5 and (protocol_type is None or protocol_name is None):
             # mandatory from v5
             send_response_callback(SyncGroupResult.error_result(Errors.INCONSISTENT_GROUP_PROTOCOL))
@@ -245,7 +243,8 @@ class GroupRequestHandlers:
         assignment = {a.member_id: bytes(a.assignment) for a in body.assignments}
         self._coordinator.handle_sync_group(
             body.group_id, int(body.generation_id), body.member_id, protocol_type, protocol_name,
-            field_of(body, "group_instance_id"), assignment, self.apis.answering(request, send_response_callback))
+            body.group_instance_id if version >= 3 else None, assignment,
+            self.apis.answering(request, send_response_callback))
 
     # ------------------------------------------------------------------ Heartbeat
 
@@ -265,7 +264,8 @@ class GroupRequestHandlers:
         if not self._authorize_group(request, AclOperation.READ, body.group_id):
             send_response_callback(Errors.GROUP_AUTHORIZATION_FAILED)
             return
-        self._coordinator.handle_heartbeat(body.group_id, body.member_id, field_of(body, "group_instance_id"),
+        group_instance_id = body.group_instance_id if request.api_version >= 3 else None
+        self._coordinator.handle_heartbeat(body.group_id, body.member_id, group_instance_id,
                                            int(body.generation_id), self.apis.answering(request,
                                                                                         send_response_callback))
 
@@ -284,7 +284,7 @@ class GroupRequestHandlers:
         if version <= 2:
             members = [MemberIdentity(body.member_id)]
         else:
-            members = [MemberIdentity(m.member_id, field_of(m, "group_instance_id")) for m in body.members]
+            members = [MemberIdentity(m.member_id, m.group_instance_id) for m in body.members]
 
         def send_response_callback(result: LeaveGroupResult) -> None:
             if version <= 2:
@@ -357,16 +357,17 @@ class GroupRequestHandlers:
         if request.api_version == 0:
             send_response_callback(self._commit_offsets_to_zookeeper(body.group_id, to_commit))
             return
+        version = request.api_version
         current_timestamp = self.apis.time.milliseconds()
-        retention = field_of(body, "retention_time")
-        retention_ms = DEFAULT_RETENTION_TIME if retention is None else millis(retention)
+        retention_ms = millis(body.retention_time) if 2 <= version <= 4 else DEFAULT_RETENTION_TIME
         # v1-v4 may set a retention: those commits expire at a fixed time (old semantics);
         # otherwise retention follows the group (offsets.retention.minutes after it empties)
         expire_timestamp = None if retention_ms == DEFAULT_RETENTION_TIME else current_timestamp + retention_ms
-        offsets = offsets_to_commit(to_commit, current_timestamp, expire_timestamp)
+        # (partitions' leader epochs from v6; v1 alone names each partition's commit time)
+        offsets = offsets_to_commit(to_commit, current_timestamp, expire_timestamp, version >= 6, version == 1)
         self._coordinator.handle_commit_offsets(
-            body.group_id, body.member_id, field_of(body, "group_instance_id"),
-            int(field_of(body, "generation_id_or_member_epoch", -1)), offsets,
+            body.group_id, body.member_id, body.group_instance_id if version >= 7 else None,
+            int(body.generation_id_or_member_epoch) if version >= 1 else -1, offsets,
             self.apis.answering(request, send_response_callback))
 
     def _commit_offsets_to_zookeeper(self, group_id: str, to_commit: dict[TopicPartition, Any]
@@ -418,7 +419,7 @@ class GroupRequestHandlers:
         body = request.body
         # v7's require_stable waits for pending transactional commits; without transactions
         # every commit settles with its append, so this is simply passed on
-        require_stable = bool(field_of(body, "require_stable", False))
+        require_stable = request.api_version >= 7 and bool(body.require_stable)
         helper = self.apis.auth_helper
         if not self._authorize_group(request, AclOperation.DESCRIBE, body.group_id):
             self.apis.send_response(request, error_response(request, Errors.GROUP_AUTHORIZATION_FAILED))
@@ -524,7 +525,7 @@ class GroupRequestHandlers:
         if self._no_coordinator(request):
             return
         body = request.body
-        include_authorized_operations = bool(field_of(body, "include_authorized_operations", False))
+        include_authorized_operations = request.api_version >= 3 and bool(body.include_authorized_operations)
         groups = []
         for group_id in body.groups:
             if not self._authorize_group(request, AclOperation.DESCRIBE, group_id):
@@ -555,7 +556,7 @@ class GroupRequestHandlers:
     def handle_list_groups_request(self, request: Request) -> None:
         if self._no_coordinator(request):
             return
-        states = field_of(request.body, "states_filter") or ()
+        states = (request.body.states_filter if request.api_version >= 4 else None) or ()  # (KIP-518, v4)
         error, groups = self._coordinator.handle_list_groups(states)
         helper = self.apis.auth_helper
         if not helper.authorize(request.context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
@@ -614,14 +615,17 @@ def _described_group_error(group_id: str, error: Errors) -> DescribedGroup:
 
 
 def offsets_to_commit(partitions: dict[TopicPartition, Any], commit_timestamp: int,
-                      expire_timestamp: Optional[int]) -> dict[TopicPartition, OffsetAndMetadata]:
-    """The OffsetAndMetadata of each partition of an OffsetCommit or TxnOffsetCommit request."""
+                      expire_timestamp: Optional[int], with_leader_epochs: bool,
+                      with_commit_timestamps: bool) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The OffsetAndMetadata of each partition of an OffsetCommit or TxnOffsetCommit request,
+    whose version has the partitions' ``committed_leader_epoch`` (``with_leader_epochs``) and
+    ``commit_timestamp`` (``with_commit_timestamps``: OffsetCommit v1 may name each partition's
+    commit time) or not."""
     offsets = {}
     for tp, p in partitions.items():
-        leader_epoch = int(field_of(p, "committed_leader_epoch", NO_PARTITION_LEADER_EPOCH))
+        leader_epoch = int(p.committed_leader_epoch) if with_leader_epochs else NO_PARTITION_LEADER_EPOCH
         metadata = p.committed_metadata
-        # OffsetCommit v1 may name each partition's commit time
-        explicit_timestamp = int(field_of(p, "commit_timestamp", DEFAULT_TIMESTAMP))
+        explicit_timestamp = int(p.commit_timestamp) if with_commit_timestamps else DEFAULT_TIMESTAMP
         offsets[tp] = OffsetAndMetadata(
             offset=int(p.committed_offset),
             leader_epoch=None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch,

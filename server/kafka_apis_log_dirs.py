@@ -63,7 +63,7 @@ class LogDirRequestHandlers:
         apis = self.apis
         if not apis.auth_helper.authorize(request.context, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
             apis.send_response(request, alter_replica_log_dirs_error_response(
-                request, Errors.CLUSTER_AUTHORIZATION_FAILED))
+                request, Errors.CLUSTER_AUTHORIZATION_FAILED, None))
             return
         partition_dirs: dict[TopicPartition, str] = {}
         for log_dir in request.body.dirs:
@@ -71,7 +71,7 @@ class LogDirRequestHandlers:
                 for partition in topic.partitions:
                     partition_dirs[TopicPartition(topic.name, int(partition))] = log_dir.path
         result = apis.replica_manager.alter_replica_log_dirs(partition_dirs)
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        by_topic: dict[str, list[AlterReplicaLogDirPartitionResult]] = {}
         for tp, error in result.items():
             by_topic.setdefault(tp.topic, []).append(
                 AlterReplicaLogDirPartitionResult(partition_index=tp.partition, error_code=error.error_code))

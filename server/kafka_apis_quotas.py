@@ -219,6 +219,7 @@ class QuotaRequestHandlers:
         (entity type, match type, match); an entity is a tuple of (type, name or None for the default)."""
         user_c = client_c = ip_c = None
         for entity_type, match_type, match in components:
+            component: tuple[bool, Optional[str]]
             if match_type == MATCH_TYPE_EXACT:
                 if match is None:
                     raise InvalidRequestException(f"Filter component of entity type {entity_type} matches a null "

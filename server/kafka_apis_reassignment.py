@@ -102,8 +102,8 @@ class ReassignmentRequestHandlers:
                         for topic, partitions in _by_topic(result)]))
             apis.send_response(request, response)
 
-        apis.controller.alter_partition_reassignments(reassignments,
-                                                      apis.answering(request, send_response_callback))
+        apis.zk_controller.alter_partition_reassignments(reassignments,
+                                                         apis.answering(request, send_response_callback))
 
     @staticmethod
     @error_response_of(ApiKeys.LIST_PARTITION_REASSIGNMENTS)
@@ -134,7 +134,7 @@ class ReassignmentRequestHandlers:
                         for topic, entries in _by_topic(result)]))
             apis.send_response(request, response)
 
-        apis.controller.list_partition_reassignments(partitions, apis.answering(request, send_response_callback))
+        apis.zk_controller.list_partition_reassignments(partitions, apis.answering(request, send_response_callback))
 
 
 __all__ = ["ReassignmentRequestHandlers"]

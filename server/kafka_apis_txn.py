@@ -65,7 +65,6 @@ from kafka_py.server.delayed_produce import PartitionResponse
 from kafka_py.server.kafka_apis_common import (
     NO_THROTTLE,
     error_response_of,
-    field_of,
     millis,
     partition_errors_by_topic,
     topics_of,
@@ -196,7 +195,7 @@ class TxnRequestHandlers:
             if producer is None:
                 producer = (producer_id, producer_epoch)
             elif producer != (producer_id, producer_epoch):
-                raise Errors.INVALID_PRODUCER_ID_MAPPING.exception(
+                raise Errors.INVALID_PRODUCER_ID_MAPPING.exception_class(
                     "Transactional records contained more than one producer ID")
             (first_sequences[tp],) = _INT32.unpack_from(buffer, BASE_SEQUENCE_OFFSET)
         refused: dict[TopicPartition, PartitionResponse] = {}
@@ -276,7 +275,7 @@ class TxnRequestHandlers:
     @error_response_of(ApiKeys.ADD_PARTITIONS_TO_TXN)
     def add_partitions_to_txn_error_response(request: Request, error: Errors, message: Optional[str]) -> Any:
         return _add_partitions_to_txn_response((TopicPartition(t.name, int(p)), error)
-                                               for t in field_of(request.body, "v3_and_below_topics", ())
+                                               for t in request.body.v3_and_below_topics
                                                for p in t.partitions)
 
     def handle_add_partitions_to_txn_request(self, request: Request) -> None:
@@ -559,10 +558,16 @@ class TxnRequestHandlers:
         if not to_commit:
             send_response_callback({})
             return
-        offsets = offsets_to_commit(to_commit, self.apis.time.milliseconds(), None)
+        # (partitions' leader epochs from v2; the group's generation, member and instance id from
+        # v3, KIP-447)
+        offsets = offsets_to_commit(to_commit, self.apis.time.milliseconds(), None, version >= 2, False)
+        member_id, group_instance_id, generation_id = "", None, -1
+        if version >= 3:
+            member_id, group_instance_id, generation_id = body.member_id or "", body.group_instance_id, int(
+                body.generation_id)
         group_coordinator.handle_txn_commit_offsets(
-            body.group_id, int(body.producer_id), int(body.producer_epoch), field_of(body, "member_id", "") or "",
-            field_of(body, "group_instance_id"), int(field_of(body, "generation_id", -1)), offsets,
+            body.group_id, int(body.producer_id), int(body.producer_epoch), member_id,
+            group_instance_id, generation_id, offsets,
             self.apis.answering(request, send_response_callback))
 
 

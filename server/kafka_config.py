@@ -41,7 +41,7 @@ import math
 import os
 import re
 from decimal import Decimal
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, cast
 
 from kafka_py.core.cluster.broker import (
     DEFAULT_SECURITY_PROTOCOL_MAP,
@@ -927,7 +927,8 @@ def java_double_to_string(value: float) -> str:
         return text if "." in text or "e" in text else text + ".0"
     sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
     digit_text = "".join(map(str, digits))
-    point_exponent = len(digit_text) - 1 + exponent
+    # (an int for a finite value; a NaN or an infinity fails here, as it did untyped)
+    point_exponent = len(digit_text) - 1 + cast(int, exponent)
     mantissa = digit_text[0] + "." + (digit_text[1:] or "0")
     return ("-" if sign else "") + f"{mantissa}E{point_exponent}"
 
@@ -1056,13 +1057,13 @@ class KafkaConfig:
             if new_value > old_value * 2:
                 raise ConfigException(name, new_value, f"{problem}, value should not be greater than "
                                       f"double the current value {old_value}")
-        for name, protocol in self.listener_security_protocol_map.items():
-            if name in {e.listener_name for e in new_config.listeners} and \
-                    name in {e.listener_name for e in self.listeners} and \
-                    new_config.listener_security_protocol_map.get(name) != protocol:
+        for listener, protocol in self.listener_security_protocol_map.items():
+            if listener in {e.listener_name for e in new_config.listeners} and \
+                    listener in {e.listener_name for e in self.listeners} and \
+                    new_config.listener_security_protocol_map.get(listener) != protocol:
                 raise ConfigException("listener.security.protocol.map",
                                       new_config.get("listener.security.protocol.map"),
-                                      f"Security protocol cannot be updated for existing listener {name.value}")
+                                      f"Security protocol cannot be updated for existing listener {listener.value}")
 
     # -- derived attributes (the vals and defs of Kafka's class) ----------------------------
 

@@ -71,7 +71,7 @@ class KafkaRequestHandler:
                     self.logger.debug("Kafka request handler %d on broker %d received shut down command",
                                       self.id, self.broker_id)
                     return
-                self._handle(request, end)
+                self._handle(request, end)  # type: ignore[arg-type]  # (not the ShutdownRequest: returned above)
         finally:
             self._shutdown_complete.set()
 

@@ -137,7 +137,7 @@ _EMPTY_SNAPSHOT = MetadataSnapshot({}, {}, None, {}, {})
 
 
 def _request_version(request: Any) -> int:
-    version = getattr(type(request), "__version__", None)
+    version: Any = getattr(type(request), "__version__", None)
     if version is None:
         version = getattr(request, "version", 7)
     return int(version)
@@ -331,9 +331,11 @@ class MetadataCache:
     def get_partition_info(self, topic: "str | TopicPartition",
                            partition_id: Optional[int] = None) -> Optional[UpdateMetadataPartitionState]:
         if isinstance(topic, TopicPartition):
-            topic, partition_id = topic.topic, topic.partition
+            partition_id = topic.partition
+            topic = topic.topic
         states = self._snapshot.partition_states.get(topic)
-        return None if states is None else states.get(partition_id)
+        # (a topic name comes with its partition id)
+        return None if states is None else states.get(partition_id)  # type: ignore[arg-type]
 
     def num_partitions(self, topic: str) -> Optional[int]:
         states = self._snapshot.partition_states.get(topic)
@@ -376,9 +378,9 @@ class MetadataCache:
         listener = _listener(listener_name)
         nodes: dict[int, Node] = {}
         for broker_id, by_listener in snapshot.alive_nodes.items():
-            node = by_listener.get(listener)
-            if node is not None:
-                nodes[broker_id] = node
+            alive = by_listener.get(listener)
+            if alive is not None:
+                nodes[broker_id] = alive
 
         def node(broker_id: int) -> Node:
             found = nodes.get(broker_id)
@@ -425,7 +427,9 @@ class MetadataCache:
             alive_nodes: dict[int, dict[ListenerName, Node]] = {}
             for broker in update_metadata_live_brokers(request):
                 alive_brokers[broker.id] = broker
-                alive_nodes[broker.id] = {ep.listener_name: Node(broker.id, ep.host, ep.port, broker.rack)
+                # (an end point's host is None where its listener names none; kept as Kafka keeps it)
+                alive_nodes[broker.id] = {ep.listener_name: Node(broker.id, ep.host, ep.port,  # type: ignore[arg-type]
+                                                                 broker.rack)
                                           for ep in broker.end_points}
             own = alive_nodes.get(self.broker_id)
             if own is not None:

@@ -41,6 +41,7 @@ from kafka_py.server.epoch.leader_epoch_file_cache import deferred_flushes
 from kafka_py.server.metadata.metadata_brokers import MetadataBrokers
 from kafka_py.server.metadata.metadata_image import MetadataImage, MetadataImageBuilder
 from kafka_py.server.metadata.metadata_partitions import MetadataPartition
+from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.replica_manager import ReplicaManager
 from kafka_py.server.replica_manager_types import HostedPartition
@@ -65,6 +66,9 @@ class RaftReplicaManager(ReplicaManager):
     # uses in both modes, rather than 2.8.2's class-named type=RaftReplicaManager: dashboards
     # and alerts work unchanged on a KRaft broker.
     metrics_type_name = "ReplicaManager"
+    # the KRaft metadata cache, as Kafka's RaftReplicaManager has it (the base class names the
+    # ZooKeeper mode's MetadataCache; the two have no common base here)
+    metadata_cache: RaftMetadataCache  # type: ignore[assignment]
 
     def __init__(self, config: Any, time: Any, scheduler: Any, log_manager: Any, metadata_cache: Any,
                  log_dir_failure_channel: Any = None, *, config_repository: Any, **kwargs: Any) -> None:
@@ -262,8 +266,8 @@ class RaftReplicaManager(ReplicaManager):
                 # deferred partition is forgotten here (the base class only drops online ones)
                 with self._all_partitions_lock:
                     for state in local_removed:
-                        hosted = self._all_partitions.get(state.to_topic_partition())
-                        if isinstance(hosted, Deferred):
+                        entry = self._all_partitions.get(state.to_topic_partition())
+                        if isinstance(entry, Deferred):
                             del self._all_partitions[state.to_topic_partition()]
                 errors = self._stop_partitions({s.to_topic_partition(): True for s in local_removed})
                 for tp, e in errors.items():
@@ -368,7 +372,9 @@ class RaftReplicaManager(ReplicaManager):
                     listener = self.config.inter_broker_listener_name
                     fetch_states = {}
                     for partition in made:
-                        leader = brokers_by_id[partition.leader_replica_id_opt].broker_end_point(listener)
+                        # (a follower made from a metadata image knows its leader's id)
+                        leader_id: int = partition.leader_replica_id_opt  # type: ignore[assignment]
+                        leader = brokers_by_id[leader_id].broker_end_point(listener)
                         log = partition.local_log_or_exception()
                         fetch_states[partition.topic_partition] = InitialFetchState(
                             leader, partition.get_leader_epoch(), self.initial_fetch_offset(log))

@@ -11,7 +11,7 @@ FailedPartitionsCount|DeadThreadCount,clientId=ReplicaAlterLogDirs``.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from kafka_py.core.cluster.broker import BrokerEndPoint
 from kafka_py.clients.common.topic_partition import TopicPartition
@@ -21,11 +21,16 @@ from kafka_py.server.replica_alter_log_dirs_thread import ReplicaAlterLogDirsThr
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.clients.common.utils.time import Time
 
+if TYPE_CHECKING:
+    # the replica manager imports this module
+    from kafka_py.server.replica_manager import ReplicaManager
+
 logger = logging.getLogger(__name__)
 
 
 class ReplicaAlterLogDirsManager(AbstractFetcherManager[ReplicaAlterLogDirsThread]):
-    def __init__(self, broker_config: Any, replica_manager: Any, quota_manager: ReplicaQuota = UNBOUNDED_QUOTA,
+    def __init__(self, broker_config: Any, replica_manager: ReplicaManager,
+                 quota_manager: ReplicaQuota = UNBOUNDED_QUOTA,
                  time: Time = Time.SYSTEM) -> None:
         super().__init__(f"ReplicaAlterLogDirsManager on broker {broker_config.broker_id}", "ReplicaAlterLogDirs",
                          broker_config.num_replica_alter_log_dirs_threads)

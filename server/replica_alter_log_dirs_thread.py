@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from kafka_py.core.api.request import FUTURE_LOCAL_REPLICA_ID
 from kafka_py.core.cluster.broker import BrokerEndPoint
@@ -54,6 +54,10 @@ from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.clients.common.utils.time import Time
 
+if TYPE_CHECKING:
+    # the replica manager imports this module (through its fetcher managers)
+    from kafka_py.server.replica_manager import ReplicaManager
+
 logger = logging.getLogger(__name__)
 
 
@@ -72,7 +76,8 @@ class LocalFetch:
 
 class ReplicaAlterLogDirsThread(AbstractFetcherThread):
     def __init__(self, name: str, source_broker: BrokerEndPoint, broker_config: Any,
-                 failed_partitions: FailedPartitions, replica_mgr: Any, quota: ReplicaQuota = UNBOUNDED_QUOTA,
+                 failed_partitions: FailedPartitions, replica_mgr: ReplicaManager,
+                 quota: ReplicaQuota = UNBOUNDED_QUOTA,
                  time: Time = Time.SYSTEM) -> None:
         super().__init__(name, name, source_broker, failed_partitions,
                          fetch_back_off_ms=broker_config.replica_fetch_backoff_ms, is_interruptible=False, time=time)

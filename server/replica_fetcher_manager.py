@@ -6,7 +6,7 @@ leader broker, named ``ReplicaFetcherThread-<fetcher id>-<leader id>`` as in Kaf
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from kafka_py.core.cluster.broker import BrokerEndPoint
 from kafka_py.server.abstract_fetcher_manager import AbstractFetcherManager
@@ -15,11 +15,15 @@ from kafka_py.server.replica_fetcher_thread import ReplicaFetcherThread
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.clients.common.utils.time import Time
 
+if TYPE_CHECKING:
+    # the replica manager imports this module
+    from kafka_py.server.replica_manager import ReplicaManager
+
 logger = logging.getLogger(__name__)
 
 
 class ReplicaFetcherManager(AbstractFetcherManager[ReplicaFetcherThread]):
-    def __init__(self, broker_config: Any, replica_manager: Any, time: Time = Time.SYSTEM,
+    def __init__(self, broker_config: Any, replica_manager: ReplicaManager, time: Time = Time.SYSTEM,
                  thread_name_prefix: Optional[str] = None, quota_manager: ReplicaQuota = UNBOUNDED_QUOTA) -> None:
         super().__init__(f"ReplicaFetcherManager on broker {broker_config.broker_id}", "Replica",
                          broker_config.num_replica_fetchers)

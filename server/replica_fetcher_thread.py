@@ -30,7 +30,7 @@ ReplicaManager's logs.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from kafka_py.clients.fetch_session_handler import FetchSessionHandler
 from kafka_py.clients.network_client import PreparedRequest
@@ -70,6 +70,10 @@ from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_manager_types import FetchPartitionData
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.clients.common.utils.time import Time
+
+if TYPE_CHECKING:
+    # the replica manager imports this module (through its fetcher managers)
+    from kafka_py.server.replica_manager import ReplicaManager
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +127,7 @@ class FetchRequestSpec(PreparedRequest):
 
     def __init__(self, version: int, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
                  topics: list, isolation_level: int = 0, session_id: int = INVALID_SESSION_ID,
-                 session_epoch: int = FINAL_EPOCH, rack_id: str = "", forgotten: list = ()) -> None:
+                 session_epoch: int = FINAL_EPOCH, rack_id: str = "", forgotten: Sequence = ()) -> None:
         self.version = version
         self.replica_id = replica_id
         self.max_wait_ms = max_wait_ms
@@ -153,7 +157,7 @@ class FetchRequestSpec(PreparedRequest):
 
 class ReplicaFetcherThread(AbstractFetcherThread):
     def __init__(self, name: str, fetcher_id: int, source_broker: BrokerEndPoint, broker_config: Any,
-                 failed_partitions: FailedPartitions, replica_mgr: Any, time: Time = Time.SYSTEM,
+                 failed_partitions: FailedPartitions, replica_mgr: ReplicaManager, time: Time = Time.SYSTEM,
                  quota: ReplicaQuota = UNBOUNDED_QUOTA,
                  leader_endpoint_blocking_send: Optional[BlockingSend] = None) -> None:
         super().__init__(name, name, source_broker, failed_partitions,
@@ -345,7 +349,7 @@ class ReplicaFetcherThread(AbstractFetcherThread):
             if error is not Errors.NONE and error not in _SESSION_ERRORS:
                 # Kafka drops such an answer too; raising backs the partitions off instead of
                 # asking again at once
-                raise error.exception(f"Fetch from broker {self.source_broker.id} failed: {error.name}")
+                raise error.exception_class(f"Fetch from broker {self.source_broker.id} failed: {error.name}")
             # the session is gone or the answer does not fit it: the next fetch, at once, is a full one
             return {}
         return result
@@ -380,11 +384,11 @@ class ReplicaFetcherThread(AbstractFetcherThread):
                     continue
                 error = Errors.for_code(int(p.error_code))
                 if error is not Errors.NONE:
-                    raise error.exception()
+                    raise error.exception_class(error.message)
                 if version >= 1:
                     return int(p.offset)
                 return int(p.old_style_offsets[0])
-        raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
+        raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception_class(
             f"ListOffsets response from broker {self.source_broker.id} lacks {topic_partition}")
 
     # ------------------------------------------------------------------ OffsetsForLeaderEpoch

@@ -74,10 +74,14 @@ from kafka_py.clients.common.record.default_record_batch import NO_PARTITION_LEA
 from kafka_py.server.broker_topic_stats import BrokerTopicStats
 from kafka_py.core.metrics.kafka_metrics_group import KafkaMetricsGroup
 from kafka_py.log.log_offset_metadata import UNKNOWN_OFFSET_METADATA, FetchDataInfo, FetchIsolation
+from kafka_py.log.producer_state_manager import AppendOrigin
 from kafka_py.log.verification_guard import SENTINEL as VERIFICATION_SENTINEL
+from kafka_py.log.verification_guard import VerificationGuard
+from kafka_py.clients.common.record.record_conversion_stats import RecordConversionStats
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.clients.common.protocol.messages import response_schema
 from kafka_py.clients.common.protocol.requests import DEBUGGING_REPLICA_ID, EpochEndOffset, LeaderAndIsrPartitionState, PartitionData
+from kafka_py.clients.common.record.file_records import FileRecords
 from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.server.abstract_fetcher_manager import InitialFetchState
 from kafka_py.server.checkpoints.offset_checkpoint_file import LazyOffsetCheckpoints, OffsetCheckpointFile
@@ -101,7 +105,12 @@ from kafka_py.server.metadata_cache import is_internal
 from kafka_py.server.quota_factory import UNBOUNDED_QUOTA
 from kafka_py.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager, local_broker_end_point
 from kafka_py.server.replica_fetcher_manager import ReplicaFetcherManager
-from kafka_py.server.replica_manager_types import FetchPartitionData, HostedPartition, LogDeleteRecordsResult
+from kafka_py.server.replica_manager_types import (
+    FetchPartitionData,
+    HostedPartition,
+    HostedPartitionState,
+    LogDeleteRecordsResult,
+)
 from kafka_py.server.replication_quota_manager import ReplicaQuota
 from kafka_py.tuning.wakeups import call_with_deferred_wakeups
 
@@ -126,9 +135,9 @@ HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 
 INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
 
-_InvalidTopicException = type(Errors.INVALID_TOPIC_EXCEPTION.exception(""))
-_ReplicaNotAvailableException = type(Errors.REPLICA_NOT_AVAILABLE.exception(""))
-ControllerMovedException = type(Errors.STALE_CONTROLLER_EPOCH.exception(""))
+_InvalidTopicException = Errors.INVALID_TOPIC_EXCEPTION.exception_class
+_ReplicaNotAvailableException = Errors.REPLICA_NOT_AVAILABLE.exception_class
+ControllerMovedException = Errors.STALE_CONTROLLER_EPOCH.exception_class
 
 
 def _create_replica_selector(config: KafkaConfig) -> Optional[ReplicaSelector]:
@@ -323,7 +332,7 @@ def build_stop_replica_response(version: int, error: Errors, partition_errors: M
     return response_cls(error_code=error.error_code, partition_errors=errors)
 
 
-def _records_size(records: Any) -> int:
+def _records_size(records: FileRecords | MemoryRecords | memoryview | bytes) -> int:
     # FileRecords.size_in_bytes is a method, MemoryRecords' a property; both have len()
     return len(records)
 
@@ -376,7 +385,7 @@ class ReplicaManager(KafkaMetricsGroup):
 
         # epoch of the controller that last changed leadership here
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH
-        self._all_partitions: dict[TopicPartition, HostedPartition] = {}
+        self._all_partitions: dict[TopicPartition, HostedPartitionState] = {}
         self._all_partitions_lock = threading.Lock()
         # serialises LeaderAndIsr, StopReplica and UpdateMetadata, as Kafka's replicaStateChangeLock
         self._replica_state_change_lock = threading.RLock()
@@ -392,7 +401,7 @@ class ReplicaManager(KafkaMetricsGroup):
         # here: every dir until the first write, then the dirs that had logs at the last one.
         self._hw_dirs_with_entries: set[str] = set(self.high_watermark_checkpoints)
         self._action_queue = ActionQueue()
-        self._log_dir_failure_handler = None
+        self._log_dir_failure_handler: Optional[_LogDirFailureHandler] = None
         # topic -> config overrides read ahead for the LeaderAndIsr being handled
         self._prefetched_topic_configs: dict[str, dict[str, str]] = {}
         self._scheduled_tasks: list = []
@@ -442,8 +451,8 @@ class ReplicaManager(KafkaMetricsGroup):
                                                              delay_ms=period, period_ms=period))
         channel = self.log_dir_failure_channel
         if channel is not None and hasattr(channel, "take_next_offline_log_dir"):
-            self._log_dir_failure_handler = _LogDirFailureHandler(self, channel)
-            self._log_dir_failure_handler.start()
+            handler = self._log_dir_failure_handler = _LogDirFailureHandler(self, channel)
+            handler.start()
 
     def start_high_watermark_check_point_thread(self) -> None:
         """Scheduled at the first LeaderAndIsr, once every partition of it exists (as Kafka)."""
@@ -481,10 +490,10 @@ class ReplicaManager(KafkaMetricsGroup):
     # ------------------------------------------------------------------ partitions
 
     @property
-    def all_partitions(self) -> Mapping[TopicPartition, HostedPartition]:
+    def all_partitions(self) -> Mapping[TopicPartition, HostedPartitionState]:
         return self._all_partitions
 
-    def get_partition(self, topic_partition: TopicPartition) -> HostedPartition:
+    def get_partition(self, topic_partition: TopicPartition) -> HostedPartitionState:
         return self._all_partitions.get(topic_partition, HostedPartition.NONE)
 
     def create_partition(self, topic_partition: TopicPartition) -> Partition:
@@ -586,7 +595,7 @@ class ReplicaManager(KafkaMetricsGroup):
             raise KafkaStorageException(f"Partition {topic_partition} is in an offline log directory")
         if error is Errors.NOT_LEADER_OR_FOLLOWER and not expect_leader:
             error = Errors.REPLICA_NOT_AVAILABLE
-        raise error.exception(f"Error while fetching partition state for {topic_partition}")
+        raise error.exception_class(f"Error while fetching partition state for {topic_partition}")
 
     def is_adding_replica(self, topic_partition: TopicPartition, replica_id: int) -> bool:
         partition = self.online_partition(topic_partition)
@@ -632,12 +641,13 @@ class ReplicaManager(KafkaMetricsGroup):
         """Run deferred completions (see ``append_records``); call without holding locks."""
         self._action_queue.try_complete_actions()
 
-    def append_records(self, timeout_ms: int, required_acks: int, internal_topics_allowed: bool, origin,
+    def append_records(self, timeout_ms: int, required_acks: int, internal_topics_allowed: bool, origin: AppendOrigin,
                        entries_per_partition: Mapping[TopicPartition, MemoryRecords],
                        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
                        delayed_produce_lock: Any = None,
-                       record_conversion_stats_callback: Optional[Callable[[dict], None]] = None,
-                       verification_guards: Optional[Mapping[TopicPartition, Any]] = None) -> None:
+                       record_conversion_stats_callback: Optional[
+                           Callable[[dict[TopicPartition, Optional[RecordConversionStats]]], None]] = None,
+                       verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]] = None) -> None:
         """Append to the leaders' logs and answer through ``response_callback``: at once for
         acks 0 and 1, once the ISR has the records for acks=-1 (or at ``timeout_ms``).
 
@@ -734,9 +744,10 @@ class ReplicaManager(KafkaMetricsGroup):
         failures = sum(1 for r in local_produce_results.values() if r.exception is not None)
         return failures < len(entries_per_partition)
 
-    def _append_to_local_log(self, internal_topics_allowed: bool, origin,
+    def _append_to_local_log(self, internal_topics_allowed: bool, origin: AppendOrigin,
                              entries_per_partition: Mapping[TopicPartition, MemoryRecords],
-                             required_acks: int, verification_guards: Optional[Mapping[TopicPartition, Any]] = None
+                             required_acks: int,
+                             verification_guards: Optional[Mapping[TopicPartition, VerificationGuard]] = None
                              ) -> dict[TopicPartition, LogAppendResult]:
         results: dict[TopicPartition, LogAppendResult] = {}
         stats = self.broker_topic_stats
@@ -875,7 +886,7 @@ class ReplicaManager(KafkaMetricsGroup):
                        quota: Optional[ReplicaQuota],
                        response_callback: Callable[[list[tuple[TopicPartition, FetchPartitionData]]], None],
                        isolation_level: int = IsolationLevel.READ_UNCOMMITTED,
-                       client_metadata: Any = None) -> None:
+                       client_metadata: Optional[ClientMetadata] = None) -> None:
         """Read from the local logs; answer at once if there is nothing to wait for (no wait
         asked, enough bytes, an error, a diverging epoch), else wait in the fetch purgatory."""
         quota = quota if quota is not None else UNBOUNDED_QUOTA
@@ -920,9 +931,9 @@ class ReplicaManager(KafkaMetricsGroup):
 
         fetch_partition_status = []
         for tp, partition_data in fetch_infos:
-            result = by_tp.get(tp)
-            if result is not None:
-                fetch_partition_status.append((tp, FetchPartitionStatus(result.info.fetch_offset_metadata,
+            read = by_tp.get(tp)
+            if read is not None:
+                fetch_partition_status.append((tp, FetchPartitionStatus(read.info.fetch_offset_metadata,
                                                                         partition_data)))
         fetch_metadata = FetchMetadata(fetch_min_bytes, fetch_max_bytes, hard_max_bytes_limit, fetch_only_from_leader,
                                        fetch_isolation, is_from_follower, replica_id, tuple(fetch_partition_status))
@@ -951,7 +962,8 @@ class ReplicaManager(KafkaMetricsGroup):
                             fetch_max_bytes: int, hard_max_bytes_limit: bool,
                             read_partition_info: Sequence[tuple[TopicPartition, PartitionData]],
                             quota: Optional[ReplicaQuota] = None,
-                            client_metadata: Any = None) -> list[tuple[TopicPartition, LogReadResult]]:
+                            client_metadata: Optional[ClientMetadata] = None
+                            ) -> list[tuple[TopicPartition, LogReadResult]]:
         """Read each partition in order within ``fetch_max_bytes`` overall. Until some partition
         returns data, a read may exceed the limits to return one whole batch (unless
         ``hard_max_bytes_limit``), so a batch larger than the limits cannot block a consumer."""
@@ -971,7 +983,8 @@ class ReplicaManager(KafkaMetricsGroup):
 
     def _read(self, tp: TopicPartition, fetch_info: PartitionData, limit_bytes: int, min_one_message: bool,
               replica_id: int, fetch_only_from_leader: bool, fetch_isolation: FetchIsolation,
-              hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Any) -> LogReadResult:
+              hard_max_bytes_limit: bool, quota: ReplicaQuota, client_metadata: Optional[ClientMetadata]
+              ) -> LogReadResult:
         adjusted_max_bytes = min(fetch_info.max_bytes, limit_bytes)
         try:
             partition = self.get_partition_or_exception(tp)
@@ -1296,7 +1309,8 @@ class ReplicaManager(KafkaMetricsGroup):
             fetch_states = {}
             listener = self.config.inter_broker_listener_name
             for partition in made:
-                leader = self.metadata_cache.get_alive_broker(partition.leader_replica_id_opt)
+                leader_id = partition.leader_replica_id_opt
+                leader = None if leader_id is None else self.metadata_cache.get_alive_broker(leader_id)
                 if leader is None:
                     continue
                 try:
@@ -1523,8 +1537,9 @@ class ReplicaManager(KafkaMetricsGroup):
                     entries.append({"partition_index": tp.partition, "partition_size": log.size,
                                     "offset_lag": self.get_log_end_offset_lag(tp, log.log_end_offset, log.is_future),
                                     "is_future_key": log.is_future})
-                topics = [{"name": topic, "partitions": sorted(entries, key=lambda e: e["partition_index"])}
-                          for topic, entries in sorted(by_topic.items())]
+                topics: list[dict[str, Any]] = [
+                    {"name": topic, "partitions": sorted(parts, key=lambda e: e["partition_index"])}
+                    for topic, parts in sorted(by_topic.items())]
                 results.append({"error_code": Errors.NONE, "log_dir": absolute_path, "topics": topics})
             except KafkaStorageException as e:
                 self.logger.warning("Unable to describe replica dirs for %s: %s", absolute_path, e)

@@ -15,10 +15,12 @@ one step below ReplicaManager, where all of them can import them:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.clients.common.protocol.requests import EpochEndOffset
+from kafka_py.clients.common.record.file_records import FileRecords
+from kafka_py.clients.common.record.memory_records import MemoryRecords
 
 if TYPE_CHECKING:
     from kafka_py.core.cluster.partition import Partition
@@ -53,6 +55,9 @@ class _OfflineHostedPartition(HostedPartition):
 HostedPartition.NONE = _NoneHostedPartition()
 HostedPartition.OFFLINE = _OfflineHostedPartition()
 
+# what the replica manager holds per partition: NONE, OFFLINE or an Online(partition)
+HostedPartitionState = HostedPartition | HostedPartition.Online
+
 
 @dataclass(frozen=True, slots=True)
 class LogDeleteRecordsResult:
@@ -70,12 +75,13 @@ class LogDeleteRecordsResult:
 @dataclass(frozen=True, slots=True)
 class FetchPartitionData:
     """One partition of a fetch answer. ``records`` is a FileRecords slice (to be sent with
-    sendfile) or MemoryRecords.EMPTY; ``last_stable_offset`` is None after an error."""
+    sendfile) or MemoryRecords.EMPTY on the leader, the fetched bytes on a follower (its
+    fetcher's answer); ``last_stable_offset`` is None after an error."""
 
     error: Errors
     high_watermark: int
     log_start_offset: int
-    records: Any
+    records: FileRecords | MemoryRecords | memoryview | bytes
     diverging_epoch: Optional[EpochEndOffset] = None
     last_stable_offset: Optional[int] = None
     aborted_transactions: Optional[list] = None

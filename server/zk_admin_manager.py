@@ -753,7 +753,7 @@ class ZkAdminManager:
                     if assignment.is_being_reassigned():
                         # Adding partitions mid-reassignment would race the controller's
                         # own rewrite of the assignment.
-                        raise Errors.REASSIGNMENT_IN_PROGRESS.exception(
+                        raise Errors.REASSIGNMENT_IN_PROGRESS.exception_class(
                             f"A partition reassignment is in progress for the topic '{topic}'.")
                     existing[tp.partition] = assignment
                 if not existing:

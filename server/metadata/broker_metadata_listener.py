@@ -41,7 +41,7 @@ are told of the differences as for any batch.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.metadata.api_message_and_version import ApiMessage
 from kafka_py.metadata.controller.configuration_control_manager import ConfigResource
@@ -58,6 +58,10 @@ from kafka_py.server.metadata.metadata_partitions import MetadataPartition
 from kafka_py.server.zk_admin_manager import ConfigResourceType
 from kafka_py.core.utils.logging import TRACE, IdentLogger
 from kafka_py.clients.common.utils.time import Time
+
+if TYPE_CHECKING:
+    # named in an annotation only; the listener is handed the manager, it never loads that module
+    from kafka_py.server.raft_replica_manager import RaftReplicaManager
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +107,8 @@ def on_leadership_change(group_coordinator: Any, txn_coordinator: Any, updated_l
 
 class BrokerMetadataListener(MetaLogListener, KafkaMetricsGroup):
     def __init__(self, broker_id: int, time: Time, metadata_cache: Any, config_repository: Any,
-                 group_coordinator: Any = None, replica_manager: Any = None, txn_coordinator: Any = None,
+                 group_coordinator: Any = None, replica_manager: Optional[RaftReplicaManager] = None,
+                 txn_coordinator: Any = None,
                  thread_name_prefix: Optional[str] = None, client_quota_manager: Any = None,
                  topic_config_handler: Any = None, broker_config_handler: Any = None,
                  broker_metrics: Optional[BrokerServerMetrics] = None) -> None:

@@ -92,7 +92,8 @@ class ClientQuotaCache:
                 elif user_match is not None:
                     matching = self._index_matches(USER, user_match)
                 else:
-                    matching = self._index_matches(CLIENT_ID, client_match)
+                    # (the filters name a user, a client id or an IP: here the client id)
+                    matching = self._index_matches(CLIENT_ID, client_match)  # type: ignore[arg-type]
                 if strict:
                     # an entity of a user and a client id only when both were filtered
                     matching = {e for e in matching

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional, Set
 
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.metadata.leader_constants import NO_LEADER_CHANGE
@@ -187,10 +187,10 @@ class MetadataPartitionsBuilder:
         self._changed = {}
         return result
 
-    def local_changed(self) -> set[MetadataPartition]:
+    def local_changed(self) -> Set[MetadataPartition]:
         return self._local_changed
 
-    def local_removed(self) -> set[MetadataPartition]:
+    def local_removed(self) -> Set[MetadataPartition]:
         return self._local_removed
 
 

@@ -160,8 +160,10 @@ class RaftMetadataCache:
         """The partition in UpdateMetadata's shape; there is no controller epoch or zkVersion in
         KRaft, so both are -1 as in Kafka."""
         if isinstance(topic, TopicPartition):
-            topic, partition_id = topic.topic, topic.partition
-        partition = self._current_image.partitions.topic_partition(topic, partition_id)
+            partition_id = topic.partition
+            topic = topic.topic
+        # (a topic name comes with its partition id)
+        partition = self._current_image.partitions.topic_partition(topic, partition_id)  # type: ignore[arg-type]
         if partition is None:
             return None
         return UpdateMetadataPartitionState(

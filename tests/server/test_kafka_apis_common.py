@@ -2,17 +2,9 @@
 from __future__ import annotations
 
 import datetime
-import types
 
 from kafka_py.clients.common.topic_partition import TopicPartition
-from kafka_py.server.kafka_apis_common import field_of, millis, topics_of
-
-
-def test_field_of_reads_a_field_or_gives_the_default_where_the_version_lacks_it():
-    body = types.SimpleNamespace(acks=-1)
-    assert field_of(body, "acks", 1) == -1
-    assert field_of(body, "transactional_id") is None
-    assert field_of(body, "session_id", 0) == 0
+from kafka_py.server.kafka_apis_common import millis, topics_of
 
 
 def test_millis_of_a_timedelta_or_an_int():

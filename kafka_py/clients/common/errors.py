@@ -20,62 +20,149 @@ class ApiException(KafkaException):
     error_name = "UNKNOWN_SERVER_ERROR"
 
 
-def _api(name: str, error_name: str, base: type = ApiException) -> type:
-    return type(name, (base,), {"error_name": error_name, "__module__": __name__})
+class InvalidRequestException(ApiException):
+    error_name = "INVALID_REQUEST"
 
 
-InvalidRequestException = _api("InvalidRequestException", "INVALID_REQUEST")
-CorruptRecordException = _api("CorruptRecordException", "CORRUPT_MESSAGE")
-InvalidRecordException = _api("InvalidRecordException", "INVALID_RECORD")
-InvalidTimestampException = _api("InvalidTimestampException", "INVALID_TIMESTAMP")
-RecordTooLargeException = _api("RecordTooLargeException", "MESSAGE_TOO_LARGE")
-RecordBatchTooLargeException = _api("RecordBatchTooLargeException", "RECORD_LIST_TOO_LARGE")
-UnsupportedCompressionTypeException = _api(
-    "UnsupportedCompressionTypeException", "UNSUPPORTED_COMPRESSION_TYPE"
-)
-UnsupportedForMessageFormatException = _api(
-    "UnsupportedForMessageFormatException", "UNSUPPORTED_FOR_MESSAGE_FORMAT"
-)
-OffsetOutOfRangeException = _api("OffsetOutOfRangeException", "OFFSET_OUT_OF_RANGE")
-InvalidOffsetException = _api("InvalidOffsetException", "UNKNOWN_SERVER_ERROR")
-UnknownTopicOrPartitionException = _api(
-    "UnknownTopicOrPartitionException", "UNKNOWN_TOPIC_OR_PARTITION"
-)
-NotLeaderOrFollowerException = _api("NotLeaderOrFollowerException", "NOT_LEADER_OR_FOLLOWER")
-KafkaStorageException = _api("KafkaStorageException", "KAFKA_STORAGE_ERROR")
-LogDirNotFoundException = _api("LogDirNotFoundException", "LOG_DIR_NOT_FOUND")
-OutOfOrderSequenceException = _api("OutOfOrderSequenceException", "OUT_OF_ORDER_SEQUENCE_NUMBER")
-DuplicateSequenceException = _api("DuplicateSequenceException", "DUPLICATE_SEQUENCE_NUMBER")
-InvalidProducerEpochException = _api("InvalidProducerEpochException", "INVALID_PRODUCER_EPOCH")
-ProducerFencedException = _api("ProducerFencedException", "INVALID_PRODUCER_EPOCH")
-UnknownProducerIdException = _api("UnknownProducerIdException", "UNKNOWN_PRODUCER_ID")
-InvalidTxnStateException = _api("InvalidTxnStateException", "INVALID_TXN_STATE")
-TransactionCoordinatorFencedException = _api(
-    "TransactionCoordinatorFencedException", "TRANSACTION_COORDINATOR_FENCED"
-)
-PolicyViolationException = _api("PolicyViolationException", "POLICY_VIOLATION")
-InvalidConfigurationException = _api("InvalidConfigurationException", "INVALID_CONFIG")
-UnsupportedVersionException = _api("UnsupportedVersionException", "UNSUPPORTED_VERSION")
-ControllerMovedException = _api("ControllerMovedException", "NOT_CONTROLLER")
-TopicExistsException = _api("TopicExistsException", "TOPIC_ALREADY_EXISTS")
-InvalidTopicException = _api("InvalidTopicException", "INVALID_TOPIC_EXCEPTION")
-InvalidPartitionsException = _api("InvalidPartitionsException", "INVALID_PARTITIONS")
-InvalidReplicationFactorException = _api(
-    "InvalidReplicationFactorException", "INVALID_REPLICATION_FACTOR"
-)
-InvalidReplicaAssignmentException = _api(
-    "InvalidReplicaAssignmentException", "INVALID_REPLICA_ASSIGNMENT"
-)
-BrokerNotAvailableException = _api("BrokerNotAvailableException", "BROKER_NOT_AVAILABLE")
-ThrottlingQuotaExceededException = _api("ThrottlingQuotaExceededException", "THROTTLING_QUOTA_EXCEEDED")
+class CorruptRecordException(ApiException):
+    error_name = "CORRUPT_MESSAGE"
+
+
+class InvalidRecordException(ApiException):
+    error_name = "INVALID_RECORD"
+
+
+class InvalidTimestampException(ApiException):
+    error_name = "INVALID_TIMESTAMP"
+
+
+class RecordTooLargeException(ApiException):
+    error_name = "MESSAGE_TOO_LARGE"
+
+
+class RecordBatchTooLargeException(ApiException):
+    error_name = "RECORD_LIST_TOO_LARGE"
+
+
+class UnsupportedCompressionTypeException(ApiException):
+    error_name = "UNSUPPORTED_COMPRESSION_TYPE"
+
+
+class UnsupportedForMessageFormatException(ApiException):
+    error_name = "UNSUPPORTED_FOR_MESSAGE_FORMAT"
+
+
+class OffsetOutOfRangeException(ApiException):
+    error_name = "OFFSET_OUT_OF_RANGE"
+
+
+class InvalidOffsetException(ApiException):
+    error_name = "UNKNOWN_SERVER_ERROR"
+
+
+class UnknownTopicOrPartitionException(ApiException):
+    error_name = "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+class NotLeaderOrFollowerException(ApiException):
+    error_name = "NOT_LEADER_OR_FOLLOWER"
+
+
+class KafkaStorageException(ApiException):
+    error_name = "KAFKA_STORAGE_ERROR"
+
+
+class LogDirNotFoundException(ApiException):
+    error_name = "LOG_DIR_NOT_FOUND"
+
+
+class OutOfOrderSequenceException(ApiException):
+    error_name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+class DuplicateSequenceException(ApiException):
+    error_name = "DUPLICATE_SEQUENCE_NUMBER"
+
+
+class InvalidProducerEpochException(ApiException):
+    error_name = "INVALID_PRODUCER_EPOCH"
+
+
+class ProducerFencedException(ApiException):
+    error_name = "INVALID_PRODUCER_EPOCH"
+
+
+class UnknownProducerIdException(ApiException):
+    error_name = "UNKNOWN_PRODUCER_ID"
+
+
+class InvalidTxnStateException(ApiException):
+    error_name = "INVALID_TXN_STATE"
+
+
+class TransactionCoordinatorFencedException(ApiException):
+    error_name = "TRANSACTION_COORDINATOR_FENCED"
+
+
+class PolicyViolationException(ApiException):
+    error_name = "POLICY_VIOLATION"
+
+
+class InvalidConfigurationException(ApiException):
+    error_name = "INVALID_CONFIG"
+
+
+class UnsupportedVersionException(ApiException):
+    error_name = "UNSUPPORTED_VERSION"
+
+
+class ControllerMovedException(ApiException):
+    error_name = "NOT_CONTROLLER"
+
+
+class TopicExistsException(ApiException):
+    error_name = "TOPIC_ALREADY_EXISTS"
+
+
+class InvalidTopicException(ApiException):
+    error_name = "INVALID_TOPIC_EXCEPTION"
+
+
+class InvalidPartitionsException(ApiException):
+    error_name = "INVALID_PARTITIONS"
+
+
+class InvalidReplicationFactorException(ApiException):
+    error_name = "INVALID_REPLICATION_FACTOR"
+
+
+class InvalidReplicaAssignmentException(ApiException):
+    error_name = "INVALID_REPLICA_ASSIGNMENT"
+
+
+class BrokerNotAvailableException(ApiException):
+    error_name = "BROKER_NOT_AVAILABLE"
+
+
+class ThrottlingQuotaExceededException(ApiException):
+    error_name = "THROTTLING_QUOTA_EXCEEDED"
+
+
 # Kafka 3.x's: a KRaft node's StandardAuthorizer asked about a principal that is not a super
 # user before it has read the ACLs up to the metadata log's high watermark. No error code of
 # its own (Kafka's Errors has none either), so the client sees UNKNOWN_SERVER_ERROR.
-AuthorizerNotReadyException = _api("AuthorizerNotReadyException", "UNKNOWN_SERVER_ERROR")
+class AuthorizerNotReadyException(ApiException):
+    error_name = "UNKNOWN_SERVER_ERROR"
 
 
 class LogSegmentOffsetOverflowException(KafkaException):
-    """A segment holds offsets that do not fit its 4-byte relative index entries."""
+    """A segment holds offsets that do not fit its 4-byte relative index entries: the segment
+    (a LogSegment) and the first offset that does not fit, as Kafka's exception carries them."""
+
+    def __init__(self, message: str, segment: object = None, offset: int = -1) -> None:
+        super().__init__(message)
+        self.segment = segment
+        self.offset = offset
 
 
 class InvalidConfigException(KafkaException):

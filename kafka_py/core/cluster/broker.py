@@ -230,6 +230,8 @@ class Broker:
     end_points: tuple[EndPoint, ...]
     rack: str | None = None
     features: Mapping[str, SupportedVersionRange] = field(default_factory=dict)
+    # the end points by listener name, made from end_points
+    _end_points_map: dict[ListenerName, EndPoint] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         end_points = tuple(self.end_points)
@@ -256,7 +258,8 @@ class Broker:
         end_point = self._end_points_map.get(_listener_name(listener_name))
         if end_point is None:
             return None
-        return Node(self.id, end_point.host, end_point.port, self.rack)
+        # (an end point's host is None where its listener names none; passed on as Kafka does)
+        return Node(self.id, end_point.host, end_point.port, self.rack)  # type: ignore[arg-type]
 
     def node(self, listener_name: ListenerName | str) -> Node:
         node = self.get_node(listener_name)
@@ -274,7 +277,8 @@ class Broker:
 
     def broker_end_point(self, listener_name: ListenerName | str) -> BrokerEndPoint:
         end_point = self.end_point(listener_name)
-        return BrokerEndPoint(self.id, end_point.host, end_point.port)
+        # (as in get_node)
+        return BrokerEndPoint(self.id, end_point.host, end_point.port)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         end_points = ",".join(str(e) for e in self.end_points)

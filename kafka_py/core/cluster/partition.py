@@ -23,20 +23,22 @@ truncates when told to.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from kafka_py.core.api.leader_and_isr import INITIAL_CONTROLLER_EPOCH, LeaderAndIsr
 from kafka_py.clients.common.errors import (
+    ApiException,
     NotLeaderOrFollowerException,
     OffsetOutOfRangeException,
     PolicyViolationException,
 )
 from kafka_py.clients.common.isolation_level import IsolationLevel
 from kafka_py.clients.common.topic_partition import TopicPartition
-from kafka_py.log.log import UnexpectedAppendOffsetException
+from kafka_py.log.log import Log, UnexpectedAppendOffsetException
 from kafka_py.log.log_append_info import (
     LeaderHwChange,
     LogAppendInfo,
@@ -45,6 +47,8 @@ from kafka_py.log.log_append_info import (
     LogStartOffsetIncrementReason,
 )
 from kafka_py.log.log_files import UNKNOWN_OFFSET
+from kafka_py.log.producer_state_manager import AppendOrigin
+from kafka_py.log.verification_guard import VerificationGuard
 from kafka_py.log.log_offset_metadata import (
     UNKNOWN_OFFSET_METADATA,
     FetchDataInfo,
@@ -75,10 +79,10 @@ state_change_logger = logging.getLogger("state.change.logger")
 DELETE_RECORDS_HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
 
 
-def _error_class(error: Errors) -> type:
+def _error_class(error: Errors) -> type[ApiException]:
     """The exception class an Errors member raises (made on demand for those the broker
     does not define itself), so that it can be both raised and caught."""
-    return type(error.exception(""))
+    return error.exception_class
 
 
 NotEnoughReplicasException = _error_class(Errors.NOT_ENOUGH_REPLICAS)
@@ -118,6 +122,10 @@ class OngoingReassignmentState:
 
     def is_adding_replica(self, broker_id: int) -> bool:
         return broker_id in self.adding_replicas
+
+
+# Kafka's AssignmentState trait: the replicas, with or without a reassignment in progress
+AssignmentState = SimpleAssignmentState | OngoingReassignmentState
 
 
 # ISR states: committed to ZooKeeper, or a change in flight to the controller
@@ -276,9 +284,9 @@ class Partition:
         self._leader_epoch_start_offset_opt: Optional[int] = None
         self.leader_replica_id_opt: Optional[int] = None
         self.isr_state = CommittedIsr(frozenset())
-        self.assignment_state = SimpleAssignmentState(())
-        self.log = None
-        self.future_log = None
+        self.assignment_state: AssignmentState = SimpleAssignmentState(())
+        self.log: Optional[Log] = None
+        self.future_log: Optional[Log] = None
         self._controller_epoch = INITIAL_CONTROLLER_EPOCH
         # Kafka keeps the topic id in the log's partition.metadata file; here in memory only.
         self._topic_id = None
@@ -383,24 +391,24 @@ class Partition:
         return replica
 
     @property
-    def leader_log_if_local(self):
+    def leader_log_if_local(self) -> Optional[Log]:
         return self.log if self.is_leader else None
 
-    def local_log_or_exception(self):
+    def local_log_or_exception(self) -> Log:
         log = self.log
         if log is None:
             raise NotLeaderOrFollowerException(
                 f"Log for partition {self.topic_partition} is not available on broker {self.local_broker_id}")
         return log
 
-    def future_local_log_or_exception(self):
+    def future_local_log_or_exception(self) -> Log:
         log = self.future_log
         if log is None:
             raise NotLeaderOrFollowerException(
                 f"Future log for partition {self.topic_partition} is not available on broker {self.local_broker_id}")
         return log
 
-    def set_log(self, log, is_future_log: bool = False) -> None:
+    def set_log(self, log: Log, is_future_log: bool = False) -> None:
         """For tests: give the partition a log directly."""
         if is_future_log:
             self.future_log = log
@@ -540,7 +548,7 @@ class Partition:
     def _local_log_with_epoch_or_exception(self, current_leader_epoch: Optional[int], require_leader: bool):
         log, error = self._get_local_log(current_leader_epoch, require_leader)
         if log is None:
-            raise error.exception(
+            raise error.exception_class(
                 f"Failed to find {'leader ' if require_leader else ''}log for partition {self.topic_partition} "
                 f"with leader epoch {current_leader_epoch}. The current leader is {self.leader_replica_id_opt} "
                 f"and the current epoch {self._leader_epoch}")
@@ -847,7 +855,7 @@ class Partition:
 
     # ------------------------------------------------------------------ produce
 
-    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int) -> Any:
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int) -> VerificationGuard:
         """The leader log's ``maybe_start_transaction_verification`` (log/verification_guard.py);
         NotLeaderOrFollowerException off the leader."""
         leader_log = self.leader_log_if_local
@@ -856,8 +864,8 @@ class Partition:
                 f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}")
         return leader_log.maybe_start_transaction_verification(producer_id, sequence, epoch)
 
-    def append_records_to_leader(self, records: MemoryRecords, origin, required_acks: int,
-                                 verification_guard: Any = None) -> LogAppendInfo:
+    def append_records_to_leader(self, records: MemoryRecords, origin: AppendOrigin, required_acks: int,
+                                 verification_guard: Optional[VerificationGuard] = None) -> LogAppendInfo:
         """Append a produce request's records; raises NotLeaderOrFollowerException off the leader
         and NotEnoughReplicasException for acks=all below min.insync.replicas (nothing written).
         ``verification_guard``: see Log.append_as_leader."""
@@ -897,7 +905,7 @@ class Partition:
             if fetch_epoch is not None:
                 epoch_end_offset = self.last_offset_for_leader_epoch(current_leader_epoch, fetch_epoch, False)
                 if epoch_end_offset.error is not Errors.NONE:
-                    raise epoch_end_offset.error.exception()
+                    raise epoch_end_offset.error.exception_class(epoch_end_offset.error.message)
                 if (epoch_end_offset.end_offset == UNDEFINED_EPOCH_OFFSET
                         or epoch_end_offset.leader_epoch == UNDEFINED_EPOCH):
                     raise OffsetOutOfRangeException(
@@ -1053,7 +1061,7 @@ class Partition:
         new_leader_and_isr = LeaderAndIsr(self.local_broker_id, self._leader_epoch, tuple(sorted(isr_to_send)),
                                           self._zk_version)
         item = AlterIsrItem(self.topic_partition, new_leader_and_isr,
-                            lambda result, proposed=proposed: self._on_alter_isr_response(proposed, result),
+                            functools.partial(self._on_alter_isr_response, proposed),
                             self._controller_epoch)
         old_state = self.isr_state
         self.isr_state = proposed

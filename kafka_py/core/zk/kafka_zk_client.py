@@ -210,12 +210,15 @@ class CreateMode(enum.Enum):
 # Handlers (Kafka's StateChangeHandler / ZNodeChangeHandler / ZNodeChildChangeHandler traits)
 # ---------------------------------------------------------------------------------------------
 
+# a handler's callback; what it returns is ignored (the controller's return the event they queue)
+Callback = Callable[[], object]
+
 class StateChangeHandler:
     """Told about session expiry. Subclass and override, or pass callables."""
 
-    def __init__(self, name: str, before_initializing_session: Callable[[], None] | None = None,
-                 after_initializing_session: Callable[[], None] | None = None,
-                 on_auth_failure: Callable[[], None] | None = None) -> None:
+    def __init__(self, name: str, before_initializing_session: Callback | None = None,
+                 after_initializing_session: Callback | None = None,
+                 on_auth_failure: Callback | None = None) -> None:
         self.name = name
         self._before = before_initializing_session
         self._after = after_initializing_session
@@ -237,9 +240,9 @@ class StateChangeHandler:
 class ZNodeChangeHandler:
     """Told when the znode at ``path`` is created, deleted or has its data changed."""
 
-    def __init__(self, path: str, on_creation: Callable[[], None] | None = None,
-                 on_deletion: Callable[[], None] | None = None,
-                 on_data_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, path: str, on_creation: Callback | None = None,
+                 on_deletion: Callback | None = None,
+                 on_data_change: Callback | None = None) -> None:
         self.path = path
         self._on_creation = on_creation
         self._on_deletion = on_deletion
@@ -261,7 +264,7 @@ class ZNodeChangeHandler:
 class ZNodeChildChangeHandler:
     """Told when the children of the znode at ``path`` change."""
 
-    def __init__(self, path: str, on_child_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, path: str, on_child_change: Callback | None = None) -> None:
         self.path = path
         self._on_child_change = on_child_change
 

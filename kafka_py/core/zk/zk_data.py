@@ -25,7 +25,7 @@ import logging
 import time as _time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 from kafka_py.core.api.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_py.core.cluster.broker import (
@@ -246,6 +246,8 @@ class ReplicaAssignment:
     replicas: tuple[int, ...]
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    # no replicas (below)
+    EMPTY: ClassVar[ReplicaAssignment]
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "replicas", tuple(self.replicas))
@@ -281,7 +283,7 @@ class ReplicaAssignment:
                 f"removingReplicas={','.join(map(str, self.removing_replicas))})")
 
 
-ReplicaAssignment.EMPTY = ReplicaAssignment(())  # type: ignore[attr-defined]
+ReplicaAssignment.EMPTY = ReplicaAssignment(())
 
 
 @dataclass(frozen=True)

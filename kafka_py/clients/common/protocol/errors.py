@@ -715,6 +715,12 @@ class Errors(enum.Enum):
             return None
         return _exception_class(self)(message if message is not None else self.message)
 
+    @property
+    def exception_class(self) -> type[common_errors.ApiException]:
+        """The exception class of this error (not of NONE): what ``exception`` makes, to raise
+        or catch by its type."""
+        return _exception_class(self)
+
     def maybe_raise(self, message: str | None = None) -> None:
         """Raise this error's exception unless it is NONE (Kafka's ``maybeThrow``)."""
         exc = self.exception(message)

@@ -9,6 +9,7 @@ Produce/FetchMessageConversionsPerSec meters and the request's conversion time a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +17,8 @@ class RecordConversionStats:
     temporary_memory_bytes: int = 0
     num_records_converted: int = 0
     conversion_time_nanos: int = 0
+    # nothing converted (below)
+    EMPTY: ClassVar[RecordConversionStats]
 
     def add(self, other: "RecordConversionStats") -> "RecordConversionStats":
         """The two summed, as Kafka's add (a send of several partitions sums its parts)."""
@@ -24,4 +27,4 @@ class RecordConversionStats:
                                      self.conversion_time_nanos + other.conversion_time_nanos)
 
 
-RecordConversionStats.EMPTY = RecordConversionStats()  # type: ignore[attr-defined]
+RecordConversionStats.EMPTY = RecordConversionStats()

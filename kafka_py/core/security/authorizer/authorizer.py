@@ -49,13 +49,21 @@ class Action:
 
 
 class AuthorizableRequestContext(Protocol):
-    principal: str
-    client_address: str
-    listener_name: str
-    security_protocol: str
-    client_id: Optional[str]
-    api_key: Any
-    api_version: Optional[int]
+    # read-only: an authorizer reads the request's context, never sets it
+    @property
+    def principal(self) -> Any: ...
+    @property
+    def client_address(self) -> Any: ...
+    @property
+    def listener_name(self) -> Any: ...
+    @property
+    def security_protocol(self) -> Any: ...
+    @property
+    def client_id(self) -> Optional[str]: ...
+    @property
+    def api_key(self) -> Any: ...
+    @property
+    def api_version(self) -> Optional[int]: ...
 
 
 @dataclass(frozen=True, slots=True)
