@@ -378,7 +378,7 @@ class BrokerServer:
                                      f"({config.initial_registration_timeout_ms} ms)") from None
             # Caught up: the ACLs read so far are every committed one, so the authorizer decides
             # for everyone, and the listeners waiting on it may open.
-            self.acl_publisher.caught_up(self.broker_metadata_listener.highest_metadata_offset)
+            self.acl_publisher.caught_up(self.broker_metadata_listener.highest_metadata_offset())
             for end_point, future in authorizer_futures.items():
                 try:
                     future.result()

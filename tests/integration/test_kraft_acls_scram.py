@@ -176,6 +176,14 @@ def _describe_acls(node: Node):
         return client.request(ApiKeys.DESCRIBE_ACLS, 2, body)
 
 
+def test_the_authorizer_is_told_the_offset_it_caught_up_at(node):
+    # the broker hands the ACL publisher the metadata offset it has caught up with, which the
+    # publisher logs as a number before the authorizer opens the listeners
+    output = node.run_output()
+    assert re.search(r"Caught up with the metadata log at offset \d+: the ACLs are loaded", output), output[-3000:]
+    assert "Logging error" not in output, output[-3000:]
+
+
 def test_invalid_acls_get_invalid_request_and_nothing_is_recorded(node):
     cls = request_schema(ApiKeys.CREATE_ACLS, 2)
     module = __import__(cls.__module__, fromlist=["AclCreation"])
