@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from kafka_py.core.common.zk_node_change_notification_listener import ZkNodeChangeNotificationListener
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.clients.common.protocol.errors import Errors
 from kafka_py.core.security.authorizer.acl import parse_kafka_principal
 from kafka_py.clients.common.security.delegation_token import DelegationToken, DelegationTokenCache, TokenInformation
@@ -190,6 +191,14 @@ class DelegationTokenManager:
             self._token_change_listener.close()
             self._token_change_listener = None
 
+    def _create_hmac(self, token_id: str) -> bytes:
+        """The token's HMAC under this broker's secret key. Every caller runs with token auth
+        enabled (the requests check it, and without it nothing is loaded into the cache), where
+        the key is set; Kafka's createHmac would fail on its null key otherwise."""
+        if self.secret_key is None:
+            raise KafkaException("Delegation token authentication is disabled: no delegation.token.secret.key")
+        return create_hmac(token_id, self.secret_key)
+
     # -- the cache -----------------------------------------------------------------------------
 
     def _load_cache(self) -> None:
@@ -208,7 +217,7 @@ class DelegationTokenManager:
         info = self.zk_client.get_delegation_token_info(token_id)
         if info is None:
             return None
-        return DelegationToken(info, create_hmac(token_id, self.secret_key))
+        return DelegationToken(info, self._create_hmac(token_id))
 
     def _update_cache(self, token: DelegationToken) -> None:
         self.token_cache.update_cache(token, prepare_scram_credentials(token.hmac_as_base64_string))
@@ -238,7 +247,7 @@ class DelegationTokenManager:
             expiry_timestamp = min(max_timestamp, issue_timestamp + self.default_token_renew_time)
             info = TokenInformation(token_id, str(owner), tuple(str(r) for r in renewers), issue_timestamp,
                                     max_timestamp, expiry_timestamp)
-            hmac = create_hmac(token_id, self.secret_key)
+            hmac = self._create_hmac(token_id)
             self._update_token(DelegationToken(info, hmac))
             self.logger.info("Created a delegation token: %s for owner: %s", token_id, owner)
             return CreateTokenResult(issue_timestamp, expiry_timestamp, max_timestamp, token_id, hmac, Errors.NONE)
@@ -309,13 +318,13 @@ class DelegationTokenManager:
 
     def get_token(self, token_id: str) -> Optional[DelegationToken]:
         info = self.token_cache.token(token_id)
-        return None if info is None else DelegationToken(info, create_hmac(info.token_id, self.secret_key))
+        return None if info is None else DelegationToken(info, self._create_hmac(info.token_id))
 
     def get_all_token_information(self) -> list[TokenInformation]:
         return self.token_cache.tokens()
 
     def get_tokens(self, eligible: Callable[[TokenInformation], bool]) -> list[DelegationToken]:
-        return [DelegationToken(info, create_hmac(info.token_id, self.secret_key))
+        return [DelegationToken(info, self._create_hmac(info.token_id))
                 for info in self.get_all_token_information() if eligible(info)]
 
     # -- notifications from other brokers ------------------------------------------------------
