@@ -45,9 +45,11 @@ from kafka_py.clients.common.security.scram import ScramMechanism, ScramSaslServ
 from kafka_py.clients.common.security.ssl_factory import RECONFIGURABLE_CONFIGS, SslFactory
 from kafka_py.clients.common.security.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 from kafka_py.clients.common.config.config_def import ConfigException
+from kafka_py.clients.common.errors import KafkaException
 from kafka_py.clients.common.utils.time import Time
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kafka_py.clients.common.security.kerberos import GssapiServerConfig, KerberosLogin
     from kafka_py.server.kafka_config import KafkaConfig
 
 logger = logging.getLogger(__name__)
@@ -89,7 +91,7 @@ def _oauthbearer_validator(config: ListenerSecurityConfig) -> Any:
                               f"validator cannot be made: {e}") from None
 
 
-def _gssapi_server_config(config: ListenerSecurityConfig) -> Any:
+def _gssapi_server_config(config: ListenerSecurityConfig) -> GssapiServerConfig:
     """The listener's GSSAPI: the broker's principal and keytab from its Krb5LoginModule entry
     (listener.name.<listener>.gssapi.sasl.jaas.config, most specific first), the service name
     and the principal.to.local rules; the keytab is read now, so a principal it has no key of
@@ -177,13 +179,16 @@ class SaslServerConfig:
             self.connections_max_reauth_ms[mechanism] = max(0, int(value or 0))
 
     def mechanism_server(self, mechanism: str) -> Any:
+        # The authenticator asks only for an enabled mechanism, and each enabled one was set up above.
         if mechanism == GSSAPI_MECHANISM:
+            assert self.gssapi is not None
             return self.gssapi.new_server()
         if mechanism == PLAIN_MECHANISM:
             return PlainSaslServer(self.plain_users)
         if mechanism == OAUTHBEARER_MECHANISM:
             return OAuthBearerSaslServer(self.oauthbearer_validator)
         scram = ScramMechanism.for_mechanism_name(mechanism)
+        assert scram is not None  # the supported mechanisms left are SCRAM's
         cache = self.credential_cache
         return ScramSaslServer(scram, lambda user: cache.get(mechanism, user),
                                lambda token_id: cache.token_credential(mechanism, token_id))
@@ -219,24 +224,24 @@ class ListenerSslReconfigurable:
         if self.ssl_factory.configs_changed(view):
             self.ssl_factory.validate_reconfiguration(view)
 
-    def _reconfigure_ssl(self, new_config: Any, reload_only: bool) -> bool:
+    def _reconfigure_ssl(self, new_config: Any, reload_only: bool) -> Optional[ssl.SSLContext]:
         """Take the stores ``new_config`` names when this listener's store settings changed
         (ConfigException if they cannot replace the current ones); ``reload_only``: when they did
         not change, read again the store files rewritten since they were loaded
-        (DynamicBrokerConfig.processListenerReconfigurable's two cases). Whether the context
-        was replaced."""
+        (DynamicBrokerConfig.processListenerReconfigurable's two cases). The new context when
+        it was replaced, else None."""
         if self.ssl_factory is None:
-            return False
+            return None
         view = ListenerSecurityConfig.for_listener(new_config, self.listener_name)
         if reload_only == self.ssl_factory.configs_changed(view):
-            return False
+            return None
         with self._ssl_lock:
             if not self.ssl_factory.reconfigure(view):
-                return False
+                return None
         logger.info("Created new %s SSL context for listener %s with keystore %s truststore %s",
                     self.ssl_factory.mode, self.listener_name, self.ssl_factory.ssl_engine_factory.keystore,
                     self.ssl_factory.ssl_engine_factory.truststore)
-        return True
+        return self.ssl_factory.context
 
 
 class ChannelBuilder(ListenerSslReconfigurable):
@@ -270,9 +275,10 @@ class ChannelBuilder(ListenerSslReconfigurable):
 
     def reconfigure(self, new_config: Any, reload_only: bool = False) -> None:
         """The SocketServer's call for this listener (see ``_reconfigure_ssl``)."""
-        if self._reconfigure_ssl(new_config, reload_only):
+        context = self._reconfigure_ssl(new_config, reload_only)
+        if context is not None:
             with self._ssl_lock:
-                self.ssl_context = self.ssl_factory.context
+                self.ssl_context = context
 
     def build_authenticator(self, connection_id: str, time: Time = Time.SYSTEM) -> Optional[SaslServerAuthenticator]:
         return None if self.sasl is None else self.sasl.new_authenticator(connection_id, time)
@@ -338,8 +344,9 @@ class ClientChannelBuilder(ListenerSslReconfigurable):
         # SCRAM extensions: ``tokenauth=true`` when the user name is a delegation token's id
         self._sasl_extensions = sasl_extensions
 
-    # OAUTHBEARER: the OAuthBearerLogin the tokens come from, shared by the builder's connections
-    login: Optional[OAuthBearerLogin] = None
+    # The login of a mechanism without a password, shared by the builder's connections:
+    # OAUTHBEARER's OAuthBearerLogin the tokens come from, GSSAPI's KerberosLogin
+    login: Optional[OAuthBearerLogin | KerberosLogin] = None
 
     @property
     def ssl_context(self) -> Optional[ssl.SSLContext]:
@@ -348,35 +355,48 @@ class ClientChannelBuilder(ListenerSslReconfigurable):
 
     def wrap(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
         """The connected, non-blocking ``sock`` under TLS; the handshake is the caller's to drive."""
-        return self.ssl_context.wrap_socket(sock, server_side=False, server_hostname=host or None,
-                                            do_handshake_on_connect=False)
+        context = self.ssl_context
+        if context is None:
+            raise KafkaException(f"Listener {self.listener_name} ({self.security_protocol.name}) does not use TLS")
+        return context.wrap_socket(sock, server_side=False, server_hostname=host or None,
+                                   do_handshake_on_connect=False)
 
     # ---- BrokerReconfigurable, through DynamicBrokerConfig.client_channel_builder ----------
 
     def reconfigure(self, old_config: Any, new_config: Any) -> None:
         try:
-            changed = self._reconfigure_ssl(new_config, reload_only=False)
+            context = self._reconfigure_ssl(new_config, reload_only=False)
         except ConfigException as e:
             # validated before the config was taken; a store changed on disk since then
             logger.error("The client side of listener %s keeps its key and trust stores: %s", self.listener_name, e)
             return
-        if changed:
+        if context is not None:
             with self._ssl_lock:
-                self._ssl_context = self.ssl_factory.context
+                self._ssl_context = context
 
     def reload_updated_files(self, new_config: Any) -> None:
         """Store files rewritten in place under unchanged settings are read again."""
-        if self._reconfigure_ssl(new_config, reload_only=True):
+        context = self._reconfigure_ssl(new_config, reload_only=True)
+        if context is not None:
             with self._ssl_lock:
-                self._ssl_context = self.ssl_factory.context
+                self._ssl_context = context
 
     def new_authenticator(self, host: str = "") -> Optional[SaslClientAuthenticator]:
         """``host``: the one connected to (GSSAPI asks for a ticket to the service on it)."""
         if self.sasl_mechanism is None:
             return None
         if self.login is not None:
-            return SaslClientAuthenticator(self.sasl_mechanism, None, None, login=self.login, host=host)
-        return SaslClientAuthenticator(self.sasl_mechanism, self._username, self._password, self._sasl_extensions)
+            # GSSAPI and OAUTHBEARER log in with the login, without a user name or password
+            return SaslClientAuthenticator(self.sasl_mechanism,
+                                           None, None,  # type: ignore[arg-type] # str there: unused with a login
+                                           login=self.login, host=host)
+        # PLAIN and SCRAM: both builders' makers (create_client_channel_builder, the tools'
+        # command config) give them the user name and password from the JAAS config
+        username, password = self._username, self._password
+        if username is None or password is None:
+            raise KafkaException(f"SASL/{self.sasl_mechanism} on listener {self.listener_name} needs a login "
+                                 "or a user name and password")
+        return SaslClientAuthenticator(self.sasl_mechanism, username, password, self._sasl_extensions)
 
     def __repr__(self) -> str:
         return (f"ClientChannelBuilder(listener={self.listener_name}, protocol={self.security_protocol.name}, "
@@ -411,10 +431,11 @@ def create_client_channel_builder(config: Any, listener_name: str, security_prot
         if mechanism == GSSAPI_MECHANISM:
             builder = ClientChannelBuilder(listener_name, security_protocol, ssl_context, mechanism,
                                            ssl_factory=ssl_factory)
-            builder.login = _gssapi_server_config(view).login
+            login = builder.login = _gssapi_server_config(view).login
             found = view.jaas_config(mechanism)
+            assert found is not None  # _gssapi_server_config raised the ConfigException without one
             try:
-                builder.login.login_initiator()
+                login.login_initiator()
             except (ValueError, ImportError) as e:
                 raise ConfigException(found[0], "[hidden]", f"listener {listener_name}: inter-broker SASL/GSSAPI "
                                       f"cannot log in: {e}") from None
@@ -476,9 +497,12 @@ def inter_broker_client_channel_builder(config: KafkaConfig, control_plane: bool
     builder of its own."""
     listener = config.inter_broker_listener_name
     protocol = config.inter_broker_security_protocol
-    if control_plane and config.control_plane_listener_name is not None:
-        listener = config.control_plane_listener_name
-        protocol = config.control_plane_security_protocol
+    if control_plane:
+        # both set or both None: control.plane.listener.name and its protocol in the map
+        control_plane_listener = config.control_plane_listener_name
+        control_plane_protocol = config.control_plane_security_protocol
+        if control_plane_listener is not None and control_plane_protocol is not None:
+            listener, protocol = control_plane_listener, control_plane_protocol
     if protocol is SecurityProtocol.PLAINTEXT:
         return None
     mechanism = config.sasl_mechanism_inter_broker_protocol
