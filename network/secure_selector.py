@@ -47,7 +47,7 @@ from typing import Any, Optional
 from kafka_py.network.channel_builders import ChannelBuilder
 from kafka_py.network.request_channel import ANONYMOUS_PRINCIPAL
 from kafka_py.network.selector import EVENT_READ, EVENT_WRITE, KafkaChannel, Selector, SelectorMetrics
-from kafka_py.network.send import ByteBufferSend
+from kafka_py.network.send import ByteBufferSend, Send
 from kafka_py.network.ssl_transport_layer import SslTransportLayer
 from kafka_py.clients.common.protocol.api_keys import ApiKeys
 from kafka_py.clients.common.security.sasl_server_authenticator import SaslServerAuthenticator
@@ -80,7 +80,8 @@ class SecureKafkaChannel(KafkaChannel):
         self.last_reauthentication_start_ns = 0
         if transport is not None:
             # Reads and writes go through TLS from now on; the descriptor stays the same.
-            self.sock = transport
+            # SslTransportLayer has the socket methods the channel and the sends use.
+            self.sock = transport  # type: ignore[assignment] # KafkaChannel.sock names the plain socket
             self.fd = transport.fd
             self.state = ChannelState.HANDSHAKE
         elif authenticator is not None:
@@ -129,7 +130,8 @@ class SecureSelector(Selector):
     def unmute(self, channel_id: str) -> None:
         super().unmute(channel_id)
         channel = self._channels.get(channel_id)
-        if channel is not None and channel.transport is not None and channel.transport.pending():
+        # (each channel of this selector is a SecureKafkaChannel: ``register`` makes them)
+        if isinstance(channel, SecureKafkaChannel) and channel.transport is not None and channel.transport.pending():
             self._buffered.add(channel_id)
 
     # ---- poll -------------------------------------------------------------------------
@@ -154,9 +156,9 @@ class SecureSelector(Selector):
         if self._buffered:
             for channel_id in list(self._buffered):
                 self._buffered.discard(channel_id)
-                channel = self._channels.get(channel_id)
-                if channel is not None and channel.state is not ChannelState.FAILED:
-                    self._handle_event(channel, EVENT_READ, now)
+                buffered = self._channels.get(channel_id)
+                if isinstance(buffered, SecureKafkaChannel) and buffered.state is not ChannelState.FAILED:
+                    self._handle_event(buffered, EVENT_READ, now)
         if self._ready:
             self._deliver_ready_frames()
         if self._delayed_closes:
@@ -180,13 +182,13 @@ class SecureSelector(Selector):
             elif state is ChannelState.HANDSHAKE:
                 self._handshake(channel)
             elif state is ChannelState.AUTHENTICATE:
-                if mask & EVENT_WRITE and channel.send is not None:
-                    self._write_authentication(channel, now)
+                if mask & EVENT_WRITE and (send := channel.send) is not None:
+                    self._write_authentication(channel, send, now)
                 if mask & EVENT_READ and channel.send is None and self._wanted_read(channel):
                     self._read(channel, self._builder.max_authentication_receive_size)
                     self._authenticate(channel, now)
-            elif channel.send is not None:  # FAILED: finish writing the error response
-                self._write_authentication(channel, now)
+            elif (send := channel.send) is not None:  # FAILED: finish writing the error response
+                self._write_authentication(channel, send, now)
             self._lru[channel.id] = now
             self._lru.move_to_end(channel.id)
         except BlockingIOError:
@@ -215,36 +217,43 @@ class SecureSelector(Selector):
 
     # ---- TLS handshake ----------------------------------------------------------------
     def _handshake(self, channel: SecureKafkaChannel) -> None:
+        transport = channel.transport
+        assert transport is not None  # HANDSHAKE is the first state of a TLS channel only
         try:
-            channel.transport.handshake()
+            transport.handshake()
         except ssl.SSLWantReadError:
             self._set_events(channel, EVENT_READ)
             return
         except ssl.SSLWantWriteError:
             self._set_events(channel, EVENT_WRITE)
             return
-        channel.principal = self._builder.ssl_principal(channel.transport.peer_certificate)
-        channel.metadata.register_cipher_information(channel.transport.cipher_information())
+        channel.principal = self._builder.ssl_principal(transport.peer_certificate)
+        metadata = channel.metadata
+        assert metadata is not None  # set when the channel was registered
+        metadata.register_cipher_information(transport.cipher_information())
         channel.state = ChannelState.AUTHENTICATE if channel.authenticator is not None else ChannelState.READY
         if channel.state is ChannelState.READY:
             # an SSL listener's connection is authenticated by its handshake (which cannot be redone)
             self.metrics.record(self.metrics.successful_authentication)
             self.metrics.record(self.metrics.successful_authentication_no_reauth)
         self.logger.debug("TLS handshake with %s complete (%s, principal %s)",
-                          channel.socket_address, channel.transport.protocol_version, channel.principal)
+                          channel.socket_address, transport.protocol_version, channel.principal)
         self._set_events(channel, EVENT_READ)
         # A client may send its first request with its last handshake message: it can
         # already be decrypted and waiting in OpenSSL.
-        if channel.transport.pending():
+        if transport.pending():
             self._buffered.add(channel.id)
 
     # ---- SASL -------------------------------------------------------------------------
     def _authenticate(self, channel: SecureKafkaChannel, now: int) -> None:
         authenticator = channel.authenticator
+        assert authenticator is not None  # AUTHENTICATE is a state of a SASL channel only
         while channel.frames and channel.send is None and channel.state is ChannelState.AUTHENTICATE:
             step = authenticator.handle_frame(channel.frames.popleft())
             if step.complete:
-                channel.principal = authenticator.principal
+                principal = authenticator.principal
+                assert principal is not None  # a complete exchange has its principal
+                channel.principal = principal
                 channel.state = ChannelState.READY
                 self._record_authenticated(authenticator, now)
                 self.logger.debug("%s %s as %s with %s (session lifetime %d ms)",
@@ -260,8 +269,8 @@ class SecureSelector(Selector):
                                  channel.socket_address, channel.id, step.failure)
                 channel.frames.clear()
             if step.response is not None:
-                channel.send = ByteBufferSend(step.response)
-                self._write_authentication(channel, now)
+                channel.send = send = ByteBufferSend(step.response)
+                self._write_authentication(channel, send, now)
             elif step.failure is not None:
                 self._schedule_close(channel, now)
         if channel.state is ChannelState.READY and channel.frames and not channel.muted:
@@ -282,8 +291,8 @@ class SecureSelector(Selector):
             if not authenticator.connected_client_supports_reauthentication:
                 metrics.record(metrics.successful_authentication_no_reauth)
 
-    def _write_authentication(self, channel: SecureKafkaChannel, now: int) -> None:
-        send = channel.send
+    def _write_authentication(self, channel: SecureKafkaChannel, send: Send, now: int) -> None:
+        """Write ``send``, the channel's SASL answer (``channel.send``)."""
         send.write_to(channel.sock)
         if not send.completed:
             if not channel.events & EVENT_WRITE:
@@ -317,7 +326,8 @@ class SecureSelector(Selector):
         now = self._time.nanoseconds()
         for channel_id in list(self._ready):
             channel = self._channels.get(channel_id)
-            if channel is None or channel.muted or not channel.frames:
+            # (each channel of this selector is a SecureKafkaChannel: ``register`` makes them)
+            if not isinstance(channel, SecureKafkaChannel) or channel.muted or not channel.frames:
                 self._ready.discard(channel_id)
                 continue
             authenticator = channel.authenticator
@@ -325,7 +335,8 @@ class SecureSelector(Selector):
                     and channel.state is ChannelState.READY:
                 frame = channel.frames[0]
                 is_handshake = len(frame) >= 2 and _API_KEY.unpack_from(frame, 0)[0] == _SASL_HANDSHAKE
-                if is_handshake and channel.send is None and self._maybe_begin_reauthentication(channel, now):
+                if is_handshake and channel.send is None and \
+                        self._maybe_begin_reauthentication(channel, authenticator, now):
                     continue
                 if now - authenticator.session_expiration_ns > 0:
                     # Kafka: "Disconnecting expired channel"; the Processor gives the quota back.
@@ -340,16 +351,18 @@ class SecureSelector(Selector):
             if not channel.frames:
                 self._ready.discard(channel_id)
 
-    def _maybe_begin_reauthentication(self, channel: SecureKafkaChannel, now: int) -> bool:
-        """KafkaChannel.maybeBeginServerReauthentication: swap in a fresh authenticator and feed it
-        the SaslHandshake at the head of the channel's frames. False (the handshake goes to
-        KafkaApis, which answers ILLEGAL_SASL_STATE) within a second of the last one."""
+    def _maybe_begin_reauthentication(self, channel: SecureKafkaChannel, previous: SaslServerAuthenticator,
+                                      now: int) -> bool:
+        """KafkaChannel.maybeBeginServerReauthentication: swap in a fresh authenticator for
+        ``previous``, the channel's, and feed it the SaslHandshake at the head of the channel's
+        frames. False (the handshake goes to KafkaApis, which answers ILLEGAL_SASL_STATE) within
+        a second of the last one."""
         if channel.last_reauthentication_start_ns and \
                 now - channel.last_reauthentication_start_ns < MIN_REAUTH_INTERVAL_NS:
             return False
         channel.last_reauthentication_start_ns = now
-        previous = channel.authenticator
         authenticator = self._builder.build_authenticator(channel.id, self._time)
+        assert authenticator is not None  # the builder made the channel's first one: its listener has SASL
         authenticator.reauthenticate(previous, now)
         authenticator.metadata_registry = channel.metadata
         authenticator.api_version_manager = self._api_version_manager
