@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from kafka_py.clients.common.api_error import ApiError
 from kafka_py.clients.common.errors import (
@@ -486,8 +486,8 @@ class ConfigHelper:
             for synonym in synonyms:
                 if synonym in layer:
                     found.append(DescribeConfigsSynonym(synonym, None if is_sensitive else layer[synonym], source))
-        for index, synonym in enumerate(found):
-            if synonym.name == name:
+        for index, entry in enumerate(found):
+            if entry.name == name:
                 return found[index:]
         return []
 
@@ -617,7 +617,7 @@ class ZkAdminManager:
                 else:
                     assignments = AdminUtils.assign_replicas_to_brokers(brokers, num_partitions, replication_factor)
                 self.logger.debug("Assignments for topic %s are %s", topic.name, assignments)
-                configs = dict(topic.configs)
+                configs = {k: v for k, v in topic.configs.items() if v is not None}  # all of them (checked above)
                 self.admin_zk_client.validate_topic_create(topic.name, assignments, configs, all_topics=all_topics)
                 # Safe before creation: a failure below discards it.
                 if wants_metadata(topic.name):
@@ -817,8 +817,8 @@ class ZkAdminManager:
 
     # -- AlterConfigs ------------------------------------------------------------------------------
 
-    def alter_configs(self, resources: Mapping[Hashable, Mapping[str, str | None]],
-                      validate_only: bool) -> dict[Hashable, ApiError]:
+    def alter_configs(self, resources: Mapping[tuple[int, str], Mapping[str, str | None]],
+                      validate_only: bool) -> dict[tuple[int, str], ApiError]:
         """Replace each resource's whole config: ``{(resource_type, name): {key: value}}``."""
         results = {}
         for resource, entries in resources.items():
@@ -827,7 +827,7 @@ class ZkAdminManager:
                 null_updates = [k for k, v in entries.items() if v is None]
                 if null_updates:
                     raise InvalidRequestException(f"Null value not supported for : {','.join(null_updates)}")
-                props = dict(entries)
+                props = {k: v for k, v in entries.items() if v is not None}  # all of them (checked above)
                 kind = ConfigResourceType.for_id(resource_type)
                 if kind is ConfigResourceType.TOPIC:
                     self._alter_topic_configs(name, validate_only, props)
@@ -894,8 +894,8 @@ class ZkAdminManager:
 
     # -- IncrementalAlterConfigs -------------------------------------------------------------------
 
-    def incremental_alter_configs(self, resources: Mapping[Hashable, Sequence[Any]],
-                                  validate_only: bool) -> dict[Hashable, ApiError]:
+    def incremental_alter_configs(self, resources: Mapping[tuple[int, str], Sequence[Any]],
+                                  validate_only: bool) -> dict[tuple[int, str], ApiError]:
         """``{(resource_type, name): [(key, op, value), ...]}`` with op SET=0, DELETE=1,
         APPEND=2, SUBTRACT=3 (kio AlterableConfig objects are accepted too)."""
         results = {}
