@@ -43,7 +43,7 @@ import socket
 import threading
 import time as _time
 import uuid
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 from kafka_py.clients.common.utils import app_info_parser
 from kafka_py.clients.network_client import NetworkClient
@@ -81,6 +81,7 @@ from kafka_py.server import quota_factory
 from kafka_py.server.config_handler import (
     BrokerConfigHandler,
     ClientIdConfigHandler,
+    ConfigHandler,
     IpConfigHandler,
     TopicConfigHandler,
     UserConfigHandler,
@@ -179,6 +180,18 @@ def raise_open_file_limit() -> tuple[int, int]:
     return soft, hard
 
 
+_C = TypeVar("_C")
+
+
+def _started(component: Optional[_C], name: str) -> _C:
+    """``component``, one of the broker's parts that ``KafkaServer.startup()`` makes; a
+    KafkaException naming it when the broker has not made it (not started, or its startup
+    failed before it)."""
+    if component is None:
+        raise KafkaException(f"The broker has no {name}: KafkaServer.startup() has not created it")
+    return component
+
+
 def generate_uuid_as_base64() -> str:
     """CoreUtils.generateUuidAsBase64: a random UUID, URL-safe base64 without padding (22 chars)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
@@ -252,15 +265,15 @@ class KafkaServer:
             self.broker_state = BrokerState.STARTING
             # Before anything holds descriptors: the logs loaded below keep one open per segment.
             raise_open_file_limit()
-            self._init_zk_client()
+            zk_client = self._init_zk_client()
 
             # Before registering: a broker that cannot run the cluster's finalized features learns
             # it here and stops, and the first ApiVersions answer already carries them.
-            self.feature_change_listener = FinalizedFeatureChangeListener(self.feature_cache, self.zk_client)
+            self.feature_change_listener = FinalizedFeatureChangeListener(self.feature_cache, zk_client)
             if self.config.is_feature_versioning_supported:
                 self.feature_change_listener.init_or_throw(self.config.zk_connection_timeout_ms)
 
-            self.cluster_id = self.zk_client.get_cluster_id() or self.zk_client.create_or_get_cluster_id(
+            self.cluster_id = zk_client.get_cluster_id() or zk_client.create_or_get_cluster_id(
                 generate_uuid_as_base64())
             self.logger.info("Cluster ID = %s", self.cluster_id)
 
@@ -279,7 +292,7 @@ class KafkaServer:
             # the broker's own clients reach the reconfigurable channel builders through it
             self.config.dynamic_config = self.dynamic_config
             metrics_recording.enabled = bool(self.config.metrics_enabled)
-            self.dynamic_config.initialize(self.zk_client)
+            self.dynamic_config.initialize(zk_client)
             self.config = self.dynamic_config.current_kafka_config
             config = self.config
 
@@ -310,12 +323,12 @@ class KafkaServer:
             # How leaders change their ISR: AlterIsr to the controller, or (IBP < 2.7-IV2) their own
             # ZooKeeper writes. The broker epoch is the controller's, known once registered below.
             self.alter_isr_manager = create_alter_isr_manager(
-                config, self.metadata_cache, self.kafka_scheduler, self.time, self.zk_client,
+                config, self.metadata_cache, self.kafka_scheduler, self.time, zk_client,
                 lambda: self.kafka_controller.broker_epoch if self.kafka_controller is not None else -1,
                 self.thread_name_prefix)
             self.alter_isr_manager.start()
 
-            self.replica_manager = ReplicaManager(config, self.time, self.zk_client, self.kafka_scheduler,
+            self.replica_manager = ReplicaManager(config, self.time, zk_client, self.kafka_scheduler,
                                                   self.log_manager, self.metadata_cache,
                                                   self.log_dir_failure_channel,
                                                   is_shutting_down=self._is_shutting_down,
@@ -326,21 +339,22 @@ class KafkaServer:
             self.replica_manager.startup()
 
             self.broker_info = self.create_broker_info()
-            broker_epoch = self.zk_client.register_broker(self.broker_info)
+            broker_epoch = zk_client.register_broker(self.broker_info)
             self._checkpoint_broker_metadata(ZkMetaProperties(self.cluster_id, config.broker_id))
 
             # Delegation tokens (KIP-48): the tokens in ZooKeeper loaded into the cache SCRAM
             # logins with tokenauth=true are checked against, kept current by token_changes.
             self.token_manager = DelegationTokenManager(config, self.credential_provider.token_cache, self.time,
-                                                        self.zk_client)
+                                                        zk_client)
             self.token_manager.startup()
 
-            self.kafka_controller = KafkaController(config, self.zk_client, self.time, self.broker_info,
+            self.kafka_controller = KafkaController(config, zk_client, self.time, self.broker_info,
                                                     broker_epoch, self.thread_name_prefix,
                                                     broker_features=self.broker_features,
                                                     feature_cache=self.feature_cache)
             # Elections read dynamic broker defaults (unclean.leader.election.enable) as they are now.
-            self.kafka_controller.use_dynamic_config(lambda: self.dynamic_config.current_kafka_config)
+            dynamic_config = self.dynamic_config
+            self.kafka_controller.use_dynamic_config(lambda: dynamic_config.current_kafka_config)
             # the active controller removes expired delegation tokens
             self.kafka_controller.use_token_manager(self.token_manager)
             self.kafka_controller.startup()
@@ -355,7 +369,7 @@ class KafkaServer:
             # The transaction coordinator, with its producer id manager (which claims its first
             # block of ids now, as Kafka's does at startup). As for groups, the partition count of
             # an existing __transaction_state wins over the config.
-            self.producer_id_manager = ProducerIdManager(config.broker_id, self.zk_client)
+            self.producer_id_manager = ProducerIdManager(config.broker_id, zk_client)
             self.transaction_coordinator = TransactionCoordinator.create(
                 config, self.replica_manager, self.producer_id_manager, self.metadata_cache, self.time)
             self.transaction_coordinator.startup(self._transaction_topic_partition_count)
@@ -370,9 +384,9 @@ class KafkaServer:
 
             self.data_plane_request_processor = KafkaApis(
                 self.socket_server.data_plane_request_channel, self.replica_manager, self.admin_manager,
-                self.kafka_controller, self.zk_client, config.broker_id, config, self.metadata_cache,
+                self.kafka_controller, zk_client, config.broker_id, config, self.metadata_cache,
                 self.cluster_id, self.time, producer_id_manager=self.producer_id_manager,
-                admin_zk_client=AdminZkClient(self.zk_client), group_coordinator=self.group_coordinator, quotas=self.quota_managers,
+                admin_zk_client=AdminZkClient(zk_client), group_coordinator=self.group_coordinator, quotas=self.quota_managers,
                 authorizer=self.authorizer)
             self.data_plane_request_processor.txn_coordinator = self.transaction_coordinator
             self.data_plane_request_processor.token_manager = self.token_manager
@@ -396,7 +410,7 @@ class KafkaServer:
                 self.dynamic_config.add_broker_reconfigurable(self.log_manager.cleaner)
             # max.connections.per.ip(.overrides), max.connections, max.connection.creation.rate
             self.dynamic_config.add_broker_reconfigurable(self.socket_server)
-            config_handlers = {
+            config_handlers: dict[str, ConfigHandler] = {
                 ConfigType.TOPIC: TopicConfigHandler(self.log_manager, config, self.quota_managers,
                                                      self.kafka_controller),
                 ConfigType.BROKER: BrokerConfigHandler(self.dynamic_config, self.quota_managers),
@@ -404,7 +418,7 @@ class KafkaServer:
                 ConfigType.CLIENT: ClientIdConfigHandler(self.quota_managers),
                 ConfigType.IP: IpConfigHandler(self.socket_server.connection_quotas),
             }
-            self.dynamic_config_manager = DynamicConfigManager(self.zk_client, config_handlers, time=self.time)
+            self.dynamic_config_manager = DynamicConfigManager(zk_client, config_handlers, time=self.time)
             self.dynamic_config_manager.startup()
 
             self._start_metrics_reporting()
@@ -441,50 +455,58 @@ class KafkaServer:
                  "commit_id": app_info_parser.get_commit_id()})
             self.prometheus_metrics_server.startup()
 
-    def _init_zk_client(self) -> None:
+    def _init_zk_client(self) -> KafkaZkClient:
         config = self.config
-        self.logger.info("Connecting to zookeeper on %s", config.zk_connect)
+        zk_connect = config.zk_connect
+        if zk_connect is None:  # KafkaConfig requires it of a ZooKeeper-mode broker
+            raise ConfigException("zookeeper.connect", full_message=(
+                "Missing required configuration `zookeeper.connect` which has no default value."))
+        self.logger.info("Connecting to zookeeper on %s", zk_connect)
         # KafkaZkClient creates the chroot itself (a short-lived client on the bare hosts).
-        self.zk_client = KafkaZkClient(config.zk_connect, False, config.zk_session_timeout_ms,
-                                       config.zk_connection_timeout_ms, config.zk_max_in_flight_requests,
-                                       self.time, name="Kafka server")
-        self.zk_client.create_top_level_paths()
+        self.zk_client = zk_client = KafkaZkClient(zk_connect, False, config.zk_session_timeout_ms,
+                                                   config.zk_connection_timeout_ms, config.zk_max_in_flight_requests,
+                                                   self.time, name="Kafka server")
+        zk_client.create_top_level_paths()
+        return zk_client
 
     def _generate_broker_id(self) -> int:
         try:
-            return self.zk_client.generate_broker_sequence_id() + self.config.max_reserved_broker_id
+            zk_client = _started(self.zk_client, "ZooKeeper client")
+            return zk_client.generate_broker_sequence_id() + self.config.max_reserved_broker_id
         except Exception as e:
             self.logger.error("Failed to generate broker.id due to", exc_info=e)
             raise GenerateBrokerIdException("Failed to generate broker.id") from e
 
     def _create_log_manager(self, initial_offline_dirs: list[str]) -> LogManager:
-        return LogManager.apply(self.config, initial_offline_dirs, self.kafka_scheduler, self.time,
-                                self.log_dir_failure_channel)
+        return LogManager.apply(self.config, initial_offline_dirs, _started(self.kafka_scheduler, "scheduler"),
+                                self.time, _started(self.log_dir_failure_channel, "log dir failure channel"))
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every topic's config overrides from ZooKeeper, for the logs loaded at startup."""
         known = set(LogConfig.config_names())
-        overrides = AdminZkClient(self.zk_client).fetch_all_entity_configs(ConfigType.TOPIC)
-        topics = self.zk_client.get_all_topics_in_cluster()
+        zk_client = _started(self.zk_client, "ZooKeeper client")
+        overrides = AdminZkClient(zk_client).fetch_all_entity_configs(ConfigType.TOPIC)
+        topics = zk_client.get_all_topics_in_cluster()
         return {topic: {k: v for k, v in config.items() if k in known}
                 for topic, config in overrides.items() if topic in topics and config}
 
     def _group_metadata_topic_partition_count(self) -> int:
-        count = self.zk_client.get_topic_partition_count(GROUP_METADATA_TOPIC_NAME)
+        count = _started(self.zk_client, "ZooKeeper client").get_topic_partition_count(GROUP_METADATA_TOPIC_NAME)
         return int(self.config.offsets_topic_partitions) if count is None else count
 
     def _transaction_topic_partition_count(self) -> int:
-        count = self.zk_client.get_topic_partition_count(TRANSACTION_STATE_TOPIC_NAME)
+        count = _started(self.zk_client, "ZooKeeper client").get_topic_partition_count(TRANSACTION_STATE_TOPIC_NAME)
         return int(self.config.transaction_topic_partitions) if count is None else count
 
     def _create_admin_manager(self) -> ZkAdminManager:
-        return ZkAdminManager(self.config, self.metadata_cache, self.zk_client, AdminZkClient(self.zk_client),
+        zk_client = _started(self.zk_client, "ZooKeeper client")
+        return ZkAdminManager(self.config, self.metadata_cache, zk_client, AdminZkClient(zk_client),
                               self.time, dynamic_config=self.dynamic_config)
 
     def create_broker_info(self) -> BrokerInfo:
         config = self.config
         end_points = [f"{e.host}:{e.port}" for e in config.advertised_listeners]
-        for broker in self.zk_client.get_all_brokers_in_cluster():
+        for broker in _started(self.zk_client, "ZooKeeper client").get_all_brokers_in_cluster():
             if broker.id == config.broker_id:
                 continue
             common = [f"{e.host}:{e.port}" for e in broker.end_points if f"{e.host}:{e.port}" in end_points
@@ -495,7 +517,8 @@ class KafkaServer:
         listeners = []
         for end_point in config.advertised_listeners:
             if end_point.port == 0:
-                end_point = EndPoint(end_point.host, self.socket_server.bound_port(end_point.listener_name.value),
+                socket_server = _started(self.socket_server, "socket server")
+                end_point = EndPoint(end_point.host, socket_server.bound_port(end_point.listener_name.value),
                                      end_point.listener_name, end_point.security_protocol)
             if end_point.host is None or not end_point.host.strip():
                 end_point = EndPoint(socket.getfqdn(), end_point.port, end_point.listener_name,
@@ -505,8 +528,9 @@ class KafkaServer:
                                  self.broker_features.supported_features), BrokerInfo.CURRENT_VERSION, jmx_port=-1)
 
     def _checkpoint_broker_metadata(self, broker_metadata: ZkMetaProperties) -> None:
+        log_manager = _started(self.log_manager, "log manager")
         for log_dir in self.config.log_dirs:
-            if self.log_manager.is_log_dir_online(os.path.abspath(log_dir)):
+            if log_manager.is_log_dir_online(os.path.abspath(log_dir)):
                 self._broker_metadata_checkpoints[log_dir].write(broker_metadata.to_properties())
 
     # ------------------------------------------------------------------ controlled shutdown
@@ -538,9 +562,10 @@ class KafkaServer:
         """The controller's registration, or None. Each lookup waits at most
         zookeeper.connection.timeout.ms for ZooKeeper (ZooKeeperClientTimeoutException past it):
         a stopping broker must not wait for a ZooKeeper that may never come back."""
-        with self.zk_client.requests_bounded_by(self.config.zk_connection_timeout_ms):
-            controller_id = self.zk_client.get_controller_id()
-            return None if controller_id is None else self.zk_client.get_broker(controller_id)
+        zk_client = _started(self.zk_client, "ZooKeeper client")
+        with zk_client.requests_bounded_by(self.config.zk_connection_timeout_ms):
+            controller_id = zk_client.get_controller_id()
+            return None if controller_id is None else zk_client.get_broker(controller_id)
 
     def _do_controlled_shutdown(self, retries: int) -> bool:
         """Ask the controller, up to ``retries`` times, to move leadership off this broker.
@@ -610,8 +635,9 @@ class KafkaServer:
                 network_client.close()
 
     def _is_last_live_broker(self) -> bool:
-        with self.zk_client.requests_bounded_by(self.config.zk_connection_timeout_ms):
-            return self.zk_client.get_sorted_broker_list() == [self.config.broker_id]
+        zk_client = _started(self.zk_client, "ZooKeeper client")
+        with zk_client.requests_bounded_by(self.config.zk_connection_timeout_ms):
+            return zk_client.get_sorted_broker_list() == [self.config.broker_id]
 
     def _send_controlled_shutdown(self, network_client: NetworkClient) -> Any:
         """One ControlledShutdown request to the controller: connect within
@@ -622,8 +648,9 @@ class KafkaServer:
             raise socket.timeout(f"Failed to connect within {socket_timeout_ms} ms")
         api = ApiKeys.CONTROLLED_SHUTDOWN
         version = controlled_shutdown_request_version(config.inter_broker_protocol_version)
-        request = build_entity(request_schema(api, version), {
-            "broker_id": config.broker_id, "broker_epoch": self.kafka_controller.broker_epoch})
+        broker_epoch = _started(self.kafka_controller, "controller").broker_epoch
+        request = build_entity(request_schema(api, version),
+                               {"broker_id": config.broker_id, "broker_epoch": broker_epoch})
         return send_and_receive(network_client, api, version, request).response_body
 
     # ------------------------------------------------------------------ shutdown
@@ -720,7 +747,7 @@ class KafkaServer:
     # ------------------------------------------------------------------ views
 
     def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
-        return self.socket_server.bound_port(listener_name)
+        return _started(self.socket_server, "socket server").bound_port(listener_name)
 
     @property
     def startup_complete(self) -> bool:
