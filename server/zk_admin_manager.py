@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from kafka_py.clients.common.api_error import ApiError
 from kafka_py.clients.common.errors import (
@@ -326,11 +326,19 @@ def alter_log_level_configs(log: Any, ops: Sequence[tuple[str, "AlterConfigOpTyp
             Log4jController.unset_log_level(name)
 
 
+class EntityConfigSource(Protocol):
+    """Where ConfigHelper reads a topic's config overrides: ZooKeeper's (AdminZkClient) or, on
+    a KRaft broker, the metadata log's (CachedConfigRepository)."""
+
+    def fetch_entity_config(self, root_entity_type: str, sanitized_entity_name: str) -> dict[str, str]:
+        ...
+
+
 class ConfigHelper:
     """DescribeConfigs, and the per-config entries CreateTopics returns."""
 
     def __init__(self, metadata_cache: Any, dynamic_config: DynamicBrokerConfig,
-                 admin_zk_client: AdminZkClient) -> None:
+                 admin_zk_client: EntityConfigSource) -> None:
         self.metadata_cache = metadata_cache
         self.dynamic_config = dynamic_config
         self.admin_zk_client = admin_zk_client
