@@ -42,7 +42,7 @@ import socket
 import threading
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from kafka_py.core.cluster.broker import Broker, EndPoint, ListenerName, SecurityProtocol
 from kafka_py.clients.common.errors import KafkaException
@@ -125,6 +125,17 @@ class ProcessStatus(enum.Enum):
 # A factory of the connection a channel to the controller sends through (by channel name);
 # tests pass one that reaches a controller in the same process.
 ControllerConnectionFactory = Callable[[str], Any]
+
+_C = TypeVar("_C")
+
+
+def _started(component: Optional[_C], name: str) -> _C:
+    """``component``, one of the broker's parts that ``BrokerServer.startup()`` makes; a
+    KafkaException naming it when the broker has not made it (not started, or its startup
+    failed before it)."""
+    if component is None:
+        raise KafkaException(f"The broker has no {name}: BrokerServer.startup() has not created it")
+    return component
 
 
 class BrokerServer:
@@ -332,7 +343,8 @@ class BrokerServer:
             if not any(e.listener_name == config.inter_broker_listener_name for e in end_points):
                 raise KafkaException(f"Unable to find inter-broker listener {config.inter_broker_listener_name.value}"
                                      f". Found listener(s): {', '.join(e.listener_name.value for e in end_points)}")
-            authorizer_futures = {}
+            # per end point, done when the authorizer can decide for its listener (StandardAuthorizer.start)
+            authorizer_futures: Mapping[EndPoint, Future[None]] = {}
             if self.authorizer is not None:
                 authorizer_futures = self.authorizer.start(BrokerInfo(Broker(config.node_id, end_points, config.rack),
                                                                       BrokerInfo.CURRENT_VERSION, jmx_port=-1)) or {}
@@ -417,31 +429,32 @@ class BrokerServer:
 
     def _registration_listeners(self) -> list[tuple[str, str, int, int]]:
         """The advertised listeners with their bound ports: (name, host, port, protocol id)."""
+        socket_server = _started(self.socket_server, "socket server")
         result = []
         for end_point in self.config.advertised_listeners:
             name = end_point.listener_name.value
             host = end_point.host
             if host is None or not host.strip():
                 host = socket.getfqdn()
-            result.append((name, host, self.socket_server.bound_port(name), end_point.security_protocol.id))
+            result.append((name, host, socket_server.bound_port(name), end_point.security_protocol.id))
         return result
 
     def _create_log_manager(self) -> LogManager:
-        return LogManager.apply(self.config, self.initial_offline_dirs, self.kafka_scheduler, self.time,
-                                self.log_dir_failure_channel)
+        return LogManager.apply(self.config, self.initial_offline_dirs, _started(self.kafka_scheduler, "scheduler"),
+                                self.time, _started(self.log_dir_failure_channel, "log dir failure channel"))
 
     def _topic_config_overrides(self) -> dict[str, dict[str, str]]:
         """Every known topic's config overrides from the metadata log, for the logs loaded now."""
         known = set(LogConfig.config_names())
         result = {}
-        for topic in self.metadata_cache.get_all_topics():
+        for topic in _started(self.metadata_cache, "metadata cache").get_all_topics():
             overrides = {k: v for k, v in self.config_repository.topic_config(topic).items() if k in known}
             if overrides:
                 result[topic] = overrides
         return result
 
     def _internal_topic_partition_count(self, topic: str, configured: int) -> int:
-        count = self.metadata_cache.num_partitions(topic)
+        count = _started(self.metadata_cache, "metadata cache").num_partitions(topic)
         return int(configured) if count is None else count
 
     # ------------------------------------------------------------------ shutdown
@@ -529,7 +542,7 @@ class BrokerServer:
     # ------------------------------------------------------------------ views
 
     def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
-        return self.socket_server.bound_port(listener_name)
+        return _started(self.socket_server, "socket server").bound_port(listener_name)
 
     def current_state(self) -> BrokerState:
         return self.lifecycle_manager.state()
