@@ -57,7 +57,7 @@ def produce_request_reader(request_type: type) -> Optional[Callable[[memoryview]
     if load_request_schema(0, version) is not request_type:
         return None  # a look-alike class: the generic reader knows its fields
     module = sys.modules[request_type.__module__]
-    # each timeout met, as a timedelta built once (see _reader)
+    # each timeout met, as a timedelta built once (see _RequestBuilder.request)
     timeouts: dict[int, timedelta] = {}
     flexible = bool(request_type.__flexible__)
     if _compiled is not None:
@@ -74,24 +74,52 @@ def _setter(entity_type: type, name: str) -> Callable[[Any, Any], None]:
     return vars(entity_type)[name].__set__
 
 
+class _RequestBuilder:
+    """What both Python readers share: the slot setters of the request, its topics and
+    partitions, and the request built from the fields read."""
+
+    def __init__(self, request_type: type, topic_type: type, partition_type: type,
+                 timeouts: dict[int, timedelta]) -> None:
+        self.request_type = request_type
+        self.timeouts = timeouts
+        self.set_transactional_id = _setter(request_type, "transactional_id")
+        self.set_acks = _setter(request_type, "acks")
+        self.set_timeout = _setter(request_type, "timeout")
+        self.set_topic_data = _setter(request_type, "topic_data")
+        self.set_name = _setter(topic_type, "name")
+        self.set_partition_data = _setter(topic_type, "partition_data")
+        self.set_index = _setter(partition_type, "index")
+        self.set_records = _setter(partition_type, "records")
+
+    def request(self, transactional_id: Optional[str], acks: int, timeout_ms: int, topics: list) -> Any:
+        request = object.__new__(self.request_type)
+        self.set_transactional_id(request, transactional_id)
+        self.set_acks(request, acks)
+        # A producer sends the same request.timeout.ms in every request, and building a
+        # timedelta costs more than reading the rest of a one-record request's header: each
+        # value met is built once (they are immutable), the dict kept small against a client
+        # sending many.
+        timeouts = self.timeouts
+        timeout = timeouts.get(timeout_ms)
+        if timeout is None:
+            if len(timeouts) >= _TIMEOUTS_KEPT:
+                timeouts.clear()
+            timeout = timeouts[timeout_ms] = timedelta(milliseconds=timeout_ms)
+        self.set_timeout(request, timeout)
+        self.set_topic_data(request, tuple(topics))
+        return request
+
+
 def _reader(request_type: type, topic_type: type, partition_type: type,
             timeouts: dict[int, timedelta]) -> Callable[[memoryview], Any]:
-    new = object.__new__
-    set_transactional_id = _setter(request_type, "transactional_id")
-    set_acks = _setter(request_type, "acks")
-    set_timeout = _setter(request_type, "timeout")
-    set_topic_data = _setter(request_type, "topic_data")
-    set_name = _setter(topic_type, "name")
-    set_partition_data = _setter(topic_type, "partition_data")
-    set_index = _setter(partition_type, "index")
-    set_records = _setter(partition_type, "records")
+    builder = _RequestBuilder(request_type, topic_type, partition_type, timeouts)
+    new, request = object.__new__, builder.request
+    set_name, set_partition_data = builder.set_name, builder.set_partition_data
+    set_index, set_records = builder.set_index, builder.set_records
     unpack_i16 = _I16.unpack_from
     unpack_i32 = _I32.unpack_from
     unpack_head = _ACKS_TIMEOUT_TOPICS.unpack_from
     unpack_partition = _PARTITION_HEAD.unpack_from
-    # A producer sends the same request.timeout.ms in every request, and building a timedelta
-    # costs more than reading the rest of a one-record request's header: each value met is
-    # built once (they are immutable), the dict kept small against a client sending many.
 
     def read_produce_request(view: memoryview) -> Any:
         try:
@@ -147,17 +175,7 @@ def _reader(request_type: type, topic_type: type, partition_type: type,
                 topics.append(topic)
         except (struct.error, UnicodeDecodeError):
             return None  # the generic reader says what is wrong, as it always did
-        request = new(request_type)
-        set_transactional_id(request, transactional_id)
-        set_acks(request, acks)
-        timeout = timeouts.get(timeout_ms)
-        if timeout is None:
-            if len(timeouts) >= _TIMEOUTS_KEPT:
-                timeouts.clear()
-            timeout = timeouts[timeout_ms] = timedelta(milliseconds=timeout_ms)
-        set_timeout(request, timeout)
-        set_topic_data(request, tuple(topics))
-        return request
+        return request(transactional_id, acks, timeout_ms, topics)
 
     return read_produce_request
 
@@ -184,15 +202,10 @@ def _flexible_reader(request_type: type, topic_type: type, partition_type: type,
     records, and tagged fields after each struct, of which 2.8.2 defines none here. Any
     tagged field, and a null where the field is not nullable, is left to the generic reader
     (which skips an unknown tag, or refuses the null)."""
-    new = object.__new__
-    set_transactional_id = _setter(request_type, "transactional_id")
-    set_acks = _setter(request_type, "acks")
-    set_timeout = _setter(request_type, "timeout")
-    set_topic_data = _setter(request_type, "topic_data")
-    set_name = _setter(topic_type, "name")
-    set_partition_data = _setter(topic_type, "partition_data")
-    set_index = _setter(partition_type, "index")
-    set_records = _setter(partition_type, "records")
+    builder = _RequestBuilder(request_type, topic_type, partition_type, timeouts)
+    new, request = object.__new__, builder.request
+    set_name, set_partition_data = builder.set_name, builder.set_partition_data
+    set_index, set_records = builder.set_index, builder.set_records
     unpack_head = _ACKS_TIMEOUT.unpack_from
     unpack_i32 = _I32.unpack_from
 
@@ -256,17 +269,7 @@ def _flexible_reader(request_type: type, topic_type: type, partition_type: type,
                 return None
         except (struct.error, UnicodeDecodeError, IndexError, _Unusual):
             return None  # the generic reader says what is wrong, as it always did
-        request = new(request_type)
-        set_transactional_id(request, transactional_id)
-        set_acks(request, acks)
-        timeout = timeouts.get(timeout_ms)
-        if timeout is None:
-            if len(timeouts) >= _TIMEOUTS_KEPT:
-                timeouts.clear()
-            timeout = timeouts[timeout_ms] = timedelta(milliseconds=timeout_ms)
-        set_timeout(request, timeout)
-        set_topic_data(request, tuple(topics))
-        return request
+        return request(transactional_id, acks, timeout_ms, topics)
 
     return read_produce_request
 
