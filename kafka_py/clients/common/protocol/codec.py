@@ -263,7 +263,6 @@ def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int
         # a flexible message (Produce v9, Fetch v12, every newer version): the same, with its
         # tagged fields set as they come and the absent ones given their defaults after
         set_fields = tuple((setters[name], native, reader) for name, native, reader in plain_fields)
-        set_tagged = {tag: (setters[name], name, native, reader) for tag, (name, native, reader) in tagged.items()}
         set_defaults = tuple((name, setters[name], default) for name, default in tag_defaults.items())
 
         def read_flexible_fields_in_place(ro: memoryview, rw: memoryview, offset: int) -> tuple[E, int]:
@@ -278,32 +277,11 @@ def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int
                 pos += used
             count, used = read_unsigned_varint(ro, pos)
             pos += used
-            seen: set[str] = set()
+            seen: dict[str, Any] = {}
             if count:
-                # Each tagged field takes at least two bytes (tag and size).
-                _check_length(count, ro, pos, f"{entity_type.__name__} tagged fields")
-            for _ in range(count):
-                tag, used = read_unsigned_varint(ro, pos)
-                pos += used
-                size, used = read_unsigned_varint(ro, pos)
-                pos += used
-                end = pos + size
-                if end > len(ro):
-                    raise SchemaException(f"tagged field {tag} runs past the end of the buffer")
-                known = set_tagged.get(tag)
-                if known is not None:
-                    setter, name, native, reader = known
-                    if native:
-                        value, used = reader(ro[:end], pos)
-                    else:
-                        value, used = reader(ro[:end], rw[:end], pos)
-                    if used != size:
-                        raise SchemaException(f"tagged field {tag} ({name}) has size {size} "
-                                              f"but its value took {used} bytes")
-                    setter(entity, value)
-                    seen.add(name)
-                # Unknown tags are skipped: they come from newer peers (KIP-482).
-                pos = end
+                pos = _read_tagged_fields(ro, rw, pos, count, tagged, entity_type, seen)
+            for name, value in seen.items():
+                setters[name](entity, value)
             for name, setter, default in set_defaults:
                 if name not in seen:
                     setter(entity, default)
@@ -324,33 +302,40 @@ def entity_reader(entity_type: type[E]) -> Callable[[memoryview, memoryview, int
             count, used = read_unsigned_varint(ro, pos)
             pos += used
             if count:
-                # Each tagged field takes at least two bytes (tag and size).
-                _check_length(count, ro, pos, f"{entity_type.__name__} tagged fields")
-            for _ in range(count):
-                tag, used = read_unsigned_varint(ro, pos)
-                pos += used
-                size, used = read_unsigned_varint(ro, pos)
-                pos += used
-                end = pos + size
-                if end > len(ro):
-                    raise SchemaException(f"tagged field {tag} runs past the end of the buffer")
-                known = tagged.get(tag)
-                if known is not None:
-                    name, native, reader = known
-                    if native:
-                        values[name], used = reader(ro[:end], pos)
-                    else:
-                        values[name], used = reader(ro[:end], rw[:end], pos)
-                    if used != size:
-                        raise SchemaException(f"tagged field {tag} ({name}) has size {size} "
-                                              f"but its value took {used} bytes")
-                # Unknown tags are skipped: they come from newer peers (KIP-482).
-                pos = end
+                pos = _read_tagged_fields(ro, rw, pos, count, tagged, entity_type, values)
             for name, default in tag_defaults.items():
                 values.setdefault(name, default)
         return entity_type(**values), pos - offset
 
     return read_entity_fields
+
+
+def _read_tagged_fields(ro: memoryview, rw: memoryview, pos: int, count: int,
+                        tagged: dict[int, tuple[str, bool, Any]], entity_type: type, values: dict[str, Any]) -> int:
+    """Reads ``count`` tagged fields from ``pos`` into ``values`` by field name, and returns
+    the position after them. Unknown tags are skipped: they come from newer peers (KIP-482)."""
+    # Each tagged field takes at least two bytes (tag and size).
+    _check_length(count, ro, pos, f"{entity_type.__name__} tagged fields")
+    for _ in range(count):
+        tag, used = read_unsigned_varint(ro, pos)
+        pos += used
+        size, used = read_unsigned_varint(ro, pos)
+        pos += used
+        end = pos + size
+        if end > len(ro):
+            raise SchemaException(f"tagged field {tag} runs past the end of the buffer")
+        known = tagged.get(tag)
+        if known is not None:
+            name, native, reader = known
+            if native:
+                values[name], used = reader(ro[:end], pos)
+            else:
+                values[name], used = reader(ro[:end], rw[:end], pos)
+            if used != size:
+                raise SchemaException(f"tagged field {tag} ({name}) has size {size} "
+                                      f"but its value took {used} bytes")
+        pos = end
+    return pos
 
 
 _new_object = object.__new__
