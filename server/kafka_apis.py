@@ -149,15 +149,16 @@ if TYPE_CHECKING:
     from kafka_py.controller.kafka_controller import KafkaController
     from kafka_py.clients.common.protocol.schema.list_offsets.v0.response import ListOffsetsTopicResponse as ListOffsetsTopicResponseV0
     from kafka_py.core.coordinator.group.group_coordinator import GroupCoordinator
-    from kafka_py.core.coordinator.transaction.producer_id_manager import ProducerIdManager
+    from kafka_py.core.coordinator.transaction.producer_id_manager import ProducerIdManager, RPCProducerIdManager
     from kafka_py.core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
     from kafka_py.core.security.authorizer.authorizer import Authorizer
     from kafka_py.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
     from kafka_py.server.kafka_config import KafkaConfig
+    from kafka_py.server.metadata.raft_metadata_cache import RaftMetadataCache
     from kafka_py.server.metadata_cache import MetadataCache
     from kafka_py.server.quota_factory import QuotaManagers
     from kafka_py.server.replica_manager import ReplicaManager
-    from kafka_py.server.zk_admin_manager import ZkAdminManager
+    from kafka_py.server.zk_admin_manager import ConfigHelper, ZkAdminManager
     from kafka_py.core.zk.admin_zk_client import AdminZkClient
     from kafka_py.core.zk.kafka_zk_client import KafkaZkClient
 
@@ -268,10 +269,10 @@ class KafkaApis:
     _tokens = KafkaApisPart("kafka_apis_tokens", "DelegationTokenRequestHandlers")  # delegation tokens (KIP-48)
 
     def __init__(self, request_channel: RequestChannel, replica_manager: ReplicaManager,
-                 admin_manager: Optional[ZkAdminManager], controller: Optional[KafkaController],
+                 admin_manager: Optional[ZkAdminManager | ConfigHelper], controller: Optional[KafkaController],
                  zk_client: Optional[KafkaZkClient], broker_id: int, config: KafkaConfig,
-                 metadata_cache: MetadataCache, cluster_id: str, time: Time = Time.SYSTEM,
-                 producer_id_manager: Optional[ProducerIdManager] = None,
+                 metadata_cache: MetadataCache | RaftMetadataCache, cluster_id: str, time: Time = Time.SYSTEM,
+                 producer_id_manager: Optional[ProducerIdManager | RPCProducerIdManager] = None,
                  admin_zk_client: Optional[AdminZkClient] = None,
                  group_coordinator: Optional[GroupCoordinator] = None, quotas: Optional[QuotaManagers] = None,
                  authorizer: Optional[Authorizer] = None, fetch_manager: Optional[FetchManager] = None) -> None:
@@ -489,7 +490,7 @@ class KafkaApis:
         alive broker, since clients cannot reach the KRaft controllers and any broker forwards."""
         if self.forwarding_manager is not None:
             # (KRaft mode: a RaftMetadataCache, server/metadata/raft_metadata_cache.py)
-            return self.metadata_cache.random_alive_broker_id()  # type: ignore[attr-defined]
+            return self.metadata_cache.random_alive_broker_id()  # type: ignore[union-attr]
         return self.metadata_cache.get_controller_id()
 
     def handle_error(self, request: Request, e: BaseException) -> None:
@@ -1492,8 +1493,9 @@ class KafkaApis:
         deleted_partitions = self.replica_manager.maybe_update_metadata_cache(request.correlation_id, body)
         if deleted_partitions and self.group_coordinator is not None:
             self.group_coordinator.handle_deleted_partitions(deleted_partitions)
+        from kafka_py.server.zk_admin_manager import ZkAdminManager  # (ZooKeeper mode: UpdateMetadata)
         admin = self.admin_manager
-        if admin is not None and getattr(admin, "has_delayed_topic_operations", False):
+        if isinstance(admin, ZkAdminManager) and admin.has_delayed_topic_operations:
             # CreateTopics/DeleteTopics waiting for these topics' metadata may now complete.
             for topic in {tp.topic for tp in _update_metadata_partitions(body)}:
                 admin.try_complete_delayed_topic_operations(topic)
