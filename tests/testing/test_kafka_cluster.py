@@ -27,7 +27,9 @@ def pid_alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
+        # gone between the two looks: /proc answers ESRCH to a read of a process reaped
+        # after its file was opened
         return False
 
 
