@@ -33,7 +33,9 @@ Workloads: ``produce-16k`` (one batch of 163 100-byte records, acks=1),
 values, compressed by the producer), ``produce-10k``
 (one 10,000-byte record, acks=1), ``produce-1``
 (one 100-byte record, acks=1), ``produce-1-all`` (acks=all), ``fetch-1m`` (a 1 MiB
-fetch of 10 KB records, the FileRecords slice sent with sendfile).
+fetch of 10 KB records, the FileRecords slice sent with sendfile), ``fetch-1m-v3`` (a 1 MiB
+Fetch v3 of 100-byte records in 16 KiB batches: converted to message format 1 as it is
+written to the socket).
 """
 from __future__ import annotations
 
@@ -109,10 +111,12 @@ def produce_frame(topic: str, records: int, size: int, acks: int, version: int =
 def fetch_frame(topic: str, offset: int, max_bytes: int, version: int = 11) -> bytes:
     schema = request_schema(ApiKeys.FETCH, version)
     module = sys.modules[schema.__module__]
+    # the old versions' classes are the project's own, which name every field
+    since_v7 = {"forgotten_topics_data": ()} if version >= 7 else {"replica_id": -1}
     body = schema(max_wait=datetime.timedelta(milliseconds=0), min_bytes=1, max_bytes=50 << 20,
                   topics=(module.FetchTopic(topic=topic, partitions=(module.FetchPartition(
                       partition=0, fetch_offset=offset, partition_max_bytes=max_bytes),)),),
-                  forgotten_topics_data=())
+                  **since_v7)
     return encode_request(RequestHeader.for_request(ApiKeys.FETCH, version, 7, "bench"), body)[4:]
 
 
@@ -509,7 +513,7 @@ def main(argv=None) -> int:
         topics = {}
         codecs = {"lz4": CompressionType.LZ4, "zstd": CompressionType.ZSTD, "gzip": CompressionType.GZIP,
                   "snappy": CompressionType.SNAPPY}
-        for name in ("p16k", "p10k", "p1", "p1all", "f", *(f"p16k{c}" for c in codecs)):
+        for name in ("p16k", "p10k", "p1", "p1all", "f", "f3", *(f"p16k{c}" for c in codecs)):
             topic = f"bench-{name}"
             admin.create_topic(topic, 1, 1, {})
             topics[name] = topic
@@ -522,6 +526,10 @@ def main(argv=None) -> int:
         fill = produce_frame(topics["f"], 1, 10_000, 1)
         for _ in range(10_000):
             loop.one(fill)
+        # the down-conversion topic: 1.6 MB of 100-byte records in 16 KiB batches
+        fill = produce_frame(topics["f3"], 163, 100, 1)
+        for _ in range(100):
+            loop.one(fill)
 
         workloads = {
             "produce-16k": produce_frame(topics["p16k"], 163, 100, 1),
@@ -531,6 +539,7 @@ def main(argv=None) -> int:
             "produce-1": produce_frame(topics["p1"], 1, 100, 1),
             "produce-1-all": produce_frame(topics["p1all"], 1, 100, -1),
             "fetch-1m": fetch_frame(topics["f"], 0, 1 << 20),
+            "fetch-1m-v3": fetch_frame(topics["f3"], 0, 1 << 20, version=3),
         }
         only = set(args.only.split(",")) if args.only else set(workloads)
         if marks is not None and args.stages:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_py.clients.common.errors import UnsupportedCompressionTypeException
+from kafka_py.clients.common.errors import CorruptRecordException, UnsupportedCompressionTypeException
 from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.network.send import MultiRecordsSend
 from kafka_py.clients.common.record import records_util
@@ -247,6 +247,65 @@ def test_compatible_magic_is_told_by_the_batches() -> None:
     # format 1 entries read by a format 0 consumer are converted record by record
     as_v0 = _entries(_send_all(LazyDownConversionRecords(TP, legacy, 0, 0)))[0]
     assert [o for o, _, _ in as_v0] == list(range(8))
+
+
+def test_compatible_magic_walks_a_legacy_file_a_window_at_a_time(tmp_path) -> None:
+    """A format 1 log of ~300 KiB (more than one MAX_READ_SIZE window of entries) is compatible
+    with format 1 whatever window the entries are cut at; one v2 batch after them, or a v2 batch
+    cut short at the slice's end, is found or left out as Kafka's batch iteration would."""
+    stored = b"".join(_batch(offset, 100) for offset in range(0, 2_000, 100))
+    legacy = records_util.down_convert(MemoryRecords(stored).batches(), 1, 0).records
+    assert len(legacy) > 2 * MAX_READ_SIZE
+    newer = _batch(2_000, 5)
+    segment = _file(tmp_path, legacy, newer)
+    try:
+        assert has_compatible_magic(segment.slice(0, len(legacy)), 1)
+        assert not has_compatible_magic(segment.slice(0, len(legacy)), 0)
+        assert not has_compatible_magic(segment, 1)
+        assert has_compatible_magic(segment.slice(0, len(legacy) + len(newer) - 1), 1)  # the v2 batch cut
+        assert not has_compatible_magic(segment.slice(len(legacy), len(newer)), 1)
+        assert has_compatible_magic(segment.slice(len(legacy), len(newer) - 1), 1)
+    finally:
+        segment.close_handlers()
+
+
+entry_strategy = st.lists(st.tuples(st.integers(min_value=-1, max_value=2**62), st.integers(min_value=0, max_value=2),
+                                    st.integers(min_value=0, max_value=60)), max_size=12)
+
+
+@pytest.mark.skipif(records_util._compiled is None, reason="the compiled conversion was not built")
+@settings(max_examples=300, deadline=None)
+@given(entries=entry_strategy, cut=st.integers(min_value=0, max_value=80), stop_above=st.integers(min_value=0, max_value=2),
+       short=st.booleans())
+def test_the_compiled_entry_walk_finds_what_the_python_one_finds(entries, cut, stop_above, short) -> None:
+    """scan_entries over headers of any magic, a buffer cut anywhere (a partial last entry) and an
+    entry too short to be a message (corrupt): the compiled walk and the Python one agree on the
+    bytes, entries, highest magic and last offset, and both raise at the same position."""
+    data = bytearray()
+    for offset, magic, body in entries:
+        data += struct.pack(">qi", offset, 14 + body) + bytes(4) + bytes([magic]) + bytes(9 + body)
+    if short and entries:
+        struct.pack_into(">i", data, len(data) - (12 + 14 + entries[-1][2]) + 8, 13)
+    data = bytes(data[:max(len(data) - cut, 0)])
+
+    def walk():
+        try:
+            scan = records_util.scan_entries(data, stop_above)
+            return (scan.size_in_bytes, scan.entries, scan.max_magic, scan.last_offset)
+        except CorruptRecordException as e:
+            return str(e)
+
+    compiled = walk()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(records_util, "_compiled", None)
+        python = walk()
+    assert compiled == python
+    if isinstance(python, tuple) and python[1]:
+        size, count, max_magic, last_offset = python
+        walked = entries[:count]
+        assert size == sum(12 + 14 + body for _, _, body in walked)
+        assert max_magic == max(magic for _, magic, _ in walked)
+        assert last_offset == walked[-1][0]
 
 
 def test_a_multi_records_send_frames_converted_records_between_its_byte_chunks() -> None:

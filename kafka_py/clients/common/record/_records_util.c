@@ -24,6 +24,15 @@
  * the first batch it leaves to Python: a compressed one, one of another format, or one it
  * cannot read. It returns (entries, bytes of window consumed, records written).
  *
+ * scan_entries(buffer, stop_above_magic) walks the log entries at the start of `buffer` by
+ * their headers alone (offset, length, and the magic at byte 16, where every format has it),
+ * as a legacy consumer steps through the messages of an answer: it returns
+ *     (bytes of whole entries, entries, highest magic, offset of the last whole entry, corrupt)
+ * stopping at a partial entry, after the first entry whose magic is above `stop_above_magic`,
+ * or at an entry whose length is below a v0 message's overhead (then `corrupt` is true and
+ * the first value is that entry's position). The highest magic and last offset are -1 when
+ * there is no whole entry.
+ *
  * The message CRC is the plain CRC-32 (zlib's polynomial): by carry-less multiplication on
  * x86-64 processors that have it (PCLMULQDQ, SSE4.1), else for longer messages zlib's own
  * crc32 when the process has zlib loaded (Python's zlib module links it), else the
@@ -158,7 +167,13 @@ static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
 
 /* Zig-zag varint of at most max_bytes bytes ending before `end`; 0 on success, -1 when it
  * runs past the end or is too long (the same rules as the record walk's). */
-static int read_varint(const unsigned char *data, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int64_t *out) {
+static inline __attribute__((always_inline)) int read_varint(const unsigned char *data, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int64_t *out) {
+    /* one byte (values of -64 to 63): no loop */
+    if (*pos < end && data[*pos] < 0x80) {
+        uint64_t raw = data[(*pos)++];
+        *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        return 0;
+    }
     uint64_t raw = 0;
     int shift = 0;
     for (int i = 0; i < max_bytes; i++) {
@@ -179,18 +194,35 @@ static int read_varint(const unsigned char *data, Py_ssize_t *pos, Py_ssize_t en
     return -1;
 }
 
+/* Big-endian stores and loads, by one byte swap (none on a big-endian host) and an unaligned move each. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define TO_BE32(x) (x)
+#define TO_BE64(x) (x)
+#else
+#define TO_BE32(x) __builtin_bswap32(x)
+#define TO_BE64(x) __builtin_bswap64(x)
+#endif
+
 static inline void put_i32(unsigned char *p, int32_t v) {
-    uint32_t u = (uint32_t)v;
-    p[0] = (unsigned char)(u >> 24); p[1] = (unsigned char)(u >> 16);
-    p[2] = (unsigned char)(u >> 8); p[3] = (unsigned char)u;
+    uint32_t u = TO_BE32((uint32_t)v);
+    memcpy(p, &u, 4);
 }
 
 static inline void put_i64(unsigned char *p, int64_t v) {
-    uint64_t u = (uint64_t)v;
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (unsigned char)u;
-        u >>= 8;
-    }
+    uint64_t u = TO_BE64((uint64_t)v);
+    memcpy(p, &u, 8);
+}
+
+static inline int32_t get_i32(const unsigned char *p) {
+    uint32_t u;
+    memcpy(&u, p, 4);
+    return (int32_t)TO_BE32(u);
+}
+
+static inline int64_t get_i64(const unsigned char *p) {
+    uint64_t u;
+    memcpy(&u, p, 8);
+    return (int64_t)TO_BE64(u);
 }
 
 #define LOG_OVERHEAD 12
@@ -356,17 +388,6 @@ static PyObject *convert(PyObject *self, PyObject *args) {
 #define BATCH_COUNT_AT 57
 #define BATCH_RECORDS_AT 61
 
-static inline int32_t get_i32(const unsigned char *p) {
-    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3]);
-}
-
-static inline int64_t get_i64(const unsigned char *p) {
-    uint64_t u = 0;
-    for (int i = 0; i < 8; i++)
-        u = u << 8 | p[i];
-    return (int64_t)u;
-}
-
 /* The whole batches at the start of `data` that convert_batches converts or skips, up to the
  * first it leaves to Python: their bytes, and in *bound the most their conversion can write. */
 static Py_ssize_t convertible_run(const unsigned char *data, Py_ssize_t end, Py_ssize_t *bound) {
@@ -440,11 +461,48 @@ static PyObject *convert_batches(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nnn)", out, pos, records);
 }
 
+/* Every format's log entry: offset (8), length (4); the magic is at byte 16 of the entry. */
+#define HEADER_SIZE_UP_TO_MAGIC 17
+#define RECORD_OVERHEAD_V0 14
+
+static PyObject *scan_entries(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int stop_above_magic;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*i", &view, &stop_above_magic))
+        return NULL;
+    const unsigned char *data = (const unsigned char *)view.buf;
+    Py_ssize_t end = view.len, pos = 0, entries = 0, last = -1;
+    int max_magic = -1, corrupt = 0;
+    while (end - pos >= HEADER_SIZE_UP_TO_MAGIC) {
+        int32_t length = get_i32(data + pos + BATCH_LENGTH_AT);
+        if (length < RECORD_OVERHEAD_V0) {
+            corrupt = 1;
+            break;
+        }
+        if ((Py_ssize_t)length > end - pos - LOG_OVERHEAD)
+            break; /* a partial entry: where the read was cut */
+        int magic = data[pos + BATCH_MAGIC_AT];
+        if (magic > max_magic)
+            max_magic = magic;
+        last = pos;
+        entries += 1;
+        pos += LOG_OVERHEAD + length;
+        if (magic > stop_above_magic)
+            break;
+    }
+    long long last_offset = last < 0 ? -1 : (long long)get_i64(data + last);
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nniLO)", pos, entries, max_magic, last_offset, corrupt ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"convert", convert, METH_VARARGS,
      "Magic-2 record bytes as log entries of message format 0 or 1 (see records_util.py)."},
     {"convert_batches", convert_batches, METH_VARARGS,
      "The uncompressed v2 batches at the start of a buffer as log entries of format 0 or 1."},
+    {"scan_entries", scan_entries, METH_VARARGS,
+     "The whole log entries at the start of a buffer, walked by their headers (see records_util.py)."},
     {NULL, NULL, 0, NULL},
 };
 

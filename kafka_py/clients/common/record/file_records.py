@@ -509,7 +509,7 @@ class FileRecords:
         return got
 
     def read_bytes(self, position: int, size: int) -> bytes:
-        """Bytes ``[position, position + size)`` of this view, clipped to it (tools/tests only)."""
+        """Bytes ``[position, position + size)`` of this view, clipped to it."""
         if position < 0 or size < 0:
             raise ValueError(f"Invalid position {position} or size {size}")
         size = max(0, min(size, self._size - position))

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from kafka_py.clients.common.errors import CorruptRecordException, InvalidRecordException, UnsupportedCompressionTypeException
 from kafka_py.clients.common.record.default_record_batch import (
@@ -43,13 +43,12 @@ from kafka_py.clients.common.record.default_record_batch import (
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
-    RECORD_OVERHEAD_V0,
     as_byte_view,
 )
 from kafka_py.clients.common.record.file_records import FileRecords
 from kafka_py.clients.common.record.memory_records import MemoryRecords
 from kafka_py.clients.common.record.record_conversion_stats import RecordConversionStats
-from kafka_py.clients.common.record.records_util import ConvertedRecords, down_convert_buffer
+from kafka_py.clients.common.record.records_util import ConvertedRecords, down_convert_buffer, scan_entries
 from kafka_py.clients.common.utils.time import Time
 
 logger = logging.getLogger(__name__)
@@ -67,9 +66,25 @@ _I64_I32 = struct.Struct(">qi")
 
 
 def has_compatible_magic(records: Any, magic: int) -> bool:
-    """Records.hasCompatibleMagic: every batch of ``records`` is of format ``magic`` or older
-    (read from the batch headers alone; a log of v2 batches answers at its first)."""
-    return all(batch_magic <= magic for batch_magic in _BatchReader(records).magics())
+    """Records.hasCompatibleMagic: every whole batch of ``records`` is of format ``magic`` or
+    older, read from the entry headers alone (``scan_entries``): a window at a time from a
+    file, and stopping at the first newer batch (a log of v2 batches answers at its first)."""
+    reader = _BatchReader(records)
+    first = reader.read_header()
+    if (len(first) == HEADER_SIZE_UP_TO_MAGIC and first[MAGIC_OFFSET] > magic
+            and LOG_OVERHEAD + _I32.unpack_from(first, LENGTH_OFFSET)[0] <= reader.size):
+        # the common answer, from 17 bytes: a whole newer batch first (not read whole when large)
+        return False
+    while True:
+        window = reader.read_window(MAX_READ_SIZE)
+        if not window:
+            return True
+        scan = scan_entries(window, magic)
+        if scan.max_magic > magic:
+            return False
+        if not scan.entries:
+            return True  # a partial batch: the end of what was read from the log
+        reader.position += scan.size_in_bytes
 
 
 class _BatchReader:
@@ -79,7 +94,7 @@ class _BatchReader:
     FileLogInputStream / ByteBufferLogInputStream). A trailing partial batch (where a fetch's
     size limit cut the slice) ends the batches."""
 
-    __slots__ = ("_file", "_view", "_size", "_buffer", "position")
+    __slots__ = ("_file", "_view", "_size", "position")
 
     def __init__(self, records: Any, position: int = 0) -> None:
         if isinstance(records, FileRecords):
@@ -90,39 +105,23 @@ class _BatchReader:
             self._file = None
             self._view = as_byte_view(records.buffer if isinstance(records, MemoryRecords) else records)
             self._size = len(self._view)
-        self._buffer: Optional[bytearray] = None
         self.position = position
 
     def _read(self, position: int, size: int) -> memoryview:
         if self._view is not None:
             return self._view[position:position + size]
-        # One buffer reused for every window: the batches of a window are converted (copied
-        # out) before the next one is read.
-        buffer = self._buffer
-        if buffer is None or len(buffer) < size:
-            buffer = self._buffer = bytearray(max(size, MAX_READ_SIZE))
-        return self._file.read_into(memoryview(buffer)[:size], position).buffer
+        # A new bytes object a window: pread fills it without zeroing it first, which a
+        # bytearray kept for reuse would need whenever it is made (three readers a fetch).
+        return memoryview(self._file.read_bytes(position, size))
 
-    def magics(self) -> Iterator[int]:
-        """The magic of each whole batch from the position on, from its first 17 bytes."""
-        position = self.position
-        header = bytearray(HEADER_SIZE_UP_TO_MAGIC)
-        while self._size - position >= HEADER_SIZE_UP_TO_MAGIC:
-            if self._view is not None:
-                head = self._view[position:position + HEADER_SIZE_UP_TO_MAGIC]
-            else:
-                head = self._file.read_into(header, position).buffer
-                if len(head) < HEADER_SIZE_UP_TO_MAGIC:
-                    return
-            length = _I32.unpack_from(head, LENGTH_OFFSET)[0]
-            if length < RECORD_OVERHEAD_V0:
-                raise CorruptRecordException(f"Found record size {length} smaller than minimum record overhead "
-                                             f"({RECORD_OVERHEAD_V0}) at position {position}")
-            size = LOG_OVERHEAD + length
-            if position + size > self._size:
-                return  # a partial batch: the end of what was read from the log
-            yield head[MAGIC_OFFSET]
-            position += size
+    @property
+    def size(self) -> int:
+        """The bytes from the position to the end."""
+        return self._size - self.position
+
+    def read_header(self) -> memoryview:
+        """The first HEADER_SIZE_UP_TO_MAGIC bytes from the position (fewer at the end)."""
+        return self._read(self.position, min(HEADER_SIZE_UP_TO_MAGIC, max(self._size - self.position, 0)))
 
     def read_window(self, max_read_size: int) -> memoryview:
         """The log from the position on: ``max_read_size`` bytes, or its first batch whole when
@@ -177,20 +176,25 @@ class LazyDownConversionRecords:
     def to_send(self) -> "LazyDownConversionRecordsSend":
         return LazyDownConversionRecordsSend(self)
 
-    def iterator(self, maximum_read_size: int) -> Iterator[ConvertedRecords]:
+    def iterator(self, maximum_read_size: int,
+                 wanted: Optional[Callable[[], int]] = None) -> Iterator[ConvertedRecords]:
         """The converted chunks, each from about ``maximum_read_size`` stored bytes (at least
         one batch), skipping batches that convert to nothing; the first is the one converted
-        when these records were made, handed out once."""
+        when these records were made, handed out once. ``wanted``, when given, says how many
+        converted bytes are still wanted before each chunk: a chunk is read from no more
+        stored bytes than that (a batch at least), so that the end of an answer, cut at its
+        framed size, does not convert a whole window for the few bytes it still takes."""
         first = self._first_converted
         self._first_converted = None  # held once only: the send is what keeps chunks alive
         reader = _BatchReader(self.records, self._first_end if first is not None else 0)
         if first is not None:
             yield first
-        yield from self._iterator(reader, maximum_read_size)
+        yield from self._iterator(reader, maximum_read_size, wanted)
 
-    def _iterator(self, reader: _BatchReader, maximum_read_size: int) -> Iterator[ConvertedRecords]:
+    def _iterator(self, reader: _BatchReader, maximum_read_size: int,
+                  wanted: Optional[Callable[[], int]] = None) -> Iterator[ConvertedRecords]:
         while True:
-            window = reader.read_window(maximum_read_size)
+            window = reader.read_window(maximum_read_size if wanted is None else min(maximum_read_size, wanted()))
             if not window:
                 return
             converted, consumed = down_convert_buffer(window, self.to_magic, self.first_offset, self.time)
@@ -215,12 +219,18 @@ class LazyDownConversionRecordsSend:
     socket took, fewer than ``remaining`` once the socket is full or after
     ``MAX_CONVERSION_PER_WRITE`` converted bytes, and resumes at the same byte next time."""
 
-    __slots__ = ("_records", "_size", "_iterator", "_chunk", "_chunk_position", "record_conversion_stats")
+    __slots__ = ("_records", "_size", "_iterator", "_chunk", "_chunk_position", "_chunked",
+                 "record_conversion_stats")
 
     def __init__(self, records: LazyDownConversionRecords) -> None:
         self._records = records
         self._size = records.size_in_bytes()
-        self._iterator: Iterator[ConvertedRecords] = records.iterator(MAX_READ_SIZE)
+        self._chunked = 0  # the bytes of the chunks taken so far
+        # A chunk is read from no more stored bytes than the answer still takes: conversion
+        # mostly grows the bytes (~20 % for 100-byte records), so the last chunk is seldom
+        # short, and when it is (record headers dropped, say) the next one makes up the rest.
+        self._iterator: Iterator[ConvertedRecords] = records.iterator(
+            MAX_READ_SIZE, lambda: self._size - self._chunked)
         self._chunk: Optional[memoryview] = None
         self._chunk_position = 0
         self.record_conversion_stats = RecordConversionStats()
@@ -252,6 +262,7 @@ class LazyDownConversionRecordsSend:
             return memoryview(self._overflow_batch(remaining))
         self.record_conversion_stats = self.record_conversion_stats.add(converted.record_conversion_stats)
         data = memoryview(converted.records)
+        self._chunked += len(data)
         return data[:remaining] if len(data) > remaining else data
 
     def _overflow_batch(self, remaining: int) -> bytearray:
