@@ -142,13 +142,18 @@ def down_convert_buffer(buffer, to_magic: int, first_offset: int,
     position = 0
     end = len(view)
     while position < end:
-        entries, consumed, count = _compiled.convert_batches(view[position:], to_magic, first_offset)
+        entries, consumed, count = _compiled.convert_batches(view[position:] if position else view, to_magic,
+                                                             first_offset)
         if consumed:
             pieces.append(entries)
             converted += count
             temporary_memory_bytes += consumed
             position += consumed
-            continue
+            if position == end:
+                break
+        rest = end - position
+        if rest < HEADER_SIZE_UP_TO_MAGIC or LOG_OVERHEAD + _I32.unpack_from(view, position + LENGTH_OFFSET)[0] > rest:
+            break  # a partial batch, where a window of the log ends: the end of the whole batches
         # a batch the compiled step leaves here: compressed, of an older format, or unreadable
         batch = next(batches_of(view[position:]), None)
         if batch is None:
