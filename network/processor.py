@@ -227,6 +227,13 @@ class Processor(AbstractServerThread, KafkaMetricsGroup):
                 try:
                     self.configure_new_connections()
                     self.process_new_responses()
+                    if self._selector.completed_sends:
+                        # Answers the socket took whole in send() are complete already: finish
+                        # them (metrics, unmute) now, so that the poll below may block. Kafka's
+                        # Selector writes only inside poll(); this one writes at once, and
+                        # leaving them to after the poll would cost a zero-timeout poll and a
+                        # loop a request at low load.
+                        self.process_completed_sends()
                     self.poll()
                     self.process_completed_receives()
                     self.process_completed_sends()
