@@ -45,7 +45,8 @@ from pyspark.sql.types import (
 
 from kafka_py.spark.log_dir_planner import LogDirPlanner
 from kafka_py.spark.options import KafkaLogOptions, KafkaLogOptionsException, parse_bool
-from kafka_py.spark.segment_reader import SegmentSlice, read_slice
+from kafka_py.spark.partition_reader import read_input_partition
+from kafka_py.spark.segment_reader import SegmentSlice
 
 logger = logging.getLogger(__name__)
 
@@ -158,16 +159,3 @@ class KafkaLogDataSourceReader(DataSourceReader):
         # InputPartition(None).
         yield from read_input_partition(partition, self.options)
 
-
-def read_input_partition(partition: InputPartition, options: KafkaLogOptions) -> Iterator:
-    """The executor side of one input partition of either read path."""
-    value = getattr(partition, "value", None)
-    if isinstance(value, SegmentSlice):
-        yield from read_slice(value, include_headers=options.include_headers,
-                              fail_on_data_loss=options.fail_on_data_loss)
-        return
-    from kafka_py.spark.broker_reader import BrokerSlice, read_broker_slice
-
-    if isinstance(value, BrokerSlice):
-        yield from read_broker_slice(value, include_headers=options.include_headers,
-                                     fail_on_data_loss=options.fail_on_data_loss)

@@ -40,6 +40,7 @@ from kafka_py.clients.common.topic_partition import TopicPartition
 from kafka_py.spark.admission_control import TriggerDelay, rate_limit
 from kafka_py.spark.cluster_offsets import ClusterOffsets
 from kafka_py.spark.options import KafkaLogOptions
+from kafka_py.spark.partition_reader import read_input_partition
 from kafka_py.spark.stream_planner import StreamPlanner, offsets_from_json, offsets_to_json
 
 logger = logging.getLogger(__name__)
@@ -159,8 +160,6 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [InputPartition(s) for s in self.planner.plan(begins, ends)]
 
     def read(self, partition: InputPartition) -> Iterator:
-        from kafka_py.spark.kafka_log_data_source import read_input_partition
-
         yield from read_input_partition(partition, self.options)
 
     def commit(self, end: dict) -> None:

@@ -10,47 +10,8 @@ Pure functions over bytes; nothing here touches a socket.
 - ``codec``: the bounds-checked reader behind ``messages``.
 - ``schema``: the inter-broker messages kio lacks (LeaderAndIsr, StopReplica,
   UpdateMetadata, ControlledShutdown), in kio's style.
-"""
-from kafka_py.clients.common.protocol.api_keys import IMPLEMENTED_APIS, ApiKeys, api_versions_response_keys
-from kafka_py.clients.common.protocol.errors import Errors
-from kafka_py.clients.common.protocol.framing import FrameDecoder, InvalidReceiveException, encode_frame
-from kafka_py.clients.common.protocol.headers import RequestHeader, ResponseHeader, parse_request_header
-from kafka_py.clients.common.protocol.messages import (
-    api_versions_response,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-    encode_response_chunks,
-    is_unsupported_api_versions_request,
-    parse_request,
-    parse_response,
-    request_schema,
-    response_schema,
-    unsupported_api_versions_response,
-)
 
-__all__ = (
-    "IMPLEMENTED_APIS",
-    "ApiKeys",
-    "Errors",
-    "FrameDecoder",
-    "InvalidReceiveException",
-    "RequestHeader",
-    "ResponseHeader",
-    "api_versions_response",
-    "api_versions_response_keys",
-    "decode_request",
-    "decode_response",
-    "encode_frame",
-    "encode_request",
-    "encode_response",
-    "encode_response_chunks",
-    "is_unsupported_api_versions_request",
-    "parse_request",
-    "parse_request_header",
-    "parse_response",
-    "request_schema",
-    "response_schema",
-    "unsupported_api_versions_response",
-)
+Each is imported from its own module, as Kafka's classes are: the package re-exports
+nothing, so its modules (and their optional compiled parts, ``_headers`` and the like) can
+import one another without passing through here.
+"""
