@@ -240,11 +240,35 @@ typedef struct {
     int64_t max_timestamp, last_offset;
 } conversion;
 
+/* A zig-zag varint of at most `max_bytes` bytes from *q, before `end`; advances *q. 0 on
+ * success, -1 when it runs past the end or is too long (the record walk's rules). The loop is
+ * unrolled by hand for the one- and two-byte forms, which most of a record's varints take. */
+static inline __attribute__((always_inline)) int take_varint(const unsigned char **q, const unsigned char *end,
+                                                             int max_bytes, int64_t *out) {
+    const unsigned char *p = *q;
+    uint64_t raw;
+    if (p < end && p[0] < 0x80) {
+        raw = p[0];
+        *q = p + 1;
+    } else if (end - p >= 2 && p[1] < 0x80) {
+        raw = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
+        *q = p + 2;
+    } else {
+        Py_ssize_t pos = 0;
+        if (read_varint(p, &pos, end - p, max_bytes, out))
+            return -1;
+        *q = p + pos;
+        return 0;
+    }
+    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+    return 0;
+}
+
 /* The conversion itself, over plain memory only, so it may run without the GIL;
  * 0 on success, -1 when the records are malformed. */
 static int run(conversion *c) {
-    const unsigned char *data = c->data;
-    Py_ssize_t end = c->end, pos = 0, written = 0;
+    const unsigned char *q = c->data, *const end = c->data + c->end;
+    Py_ssize_t written = 0;
     int64_t origin = 0;
     int has_origin = 0;
     c->records = 0;
@@ -252,38 +276,38 @@ static int run(conversion *c) {
     c->last_offset = -1;
     for (Py_ssize_t i = 0; i < c->count; i++) {
         int64_t size, ts_delta, offset_delta, key_len, value_len, headers;
-        if (read_varint(data, &pos, end, 5, &size) || size < 6 || size > end - pos)
+        if (take_varint(&q, end, 5, &size) || size < 6 || size > end - q)
             return -1;
-        Py_ssize_t rec_end = pos + (Py_ssize_t)size;
-        pos += 1; /* attributes: unused in v2 */
-        if (read_varint(data, &pos, rec_end, 10, &ts_delta) || read_varint(data, &pos, rec_end, 5, &offset_delta) ||
-            read_varint(data, &pos, rec_end, 5, &key_len))
+        const unsigned char *rec_end = q + size;
+        q += 1; /* attributes: unused in v2 */
+        if (take_varint(&q, rec_end, 10, &ts_delta) || take_varint(&q, rec_end, 5, &offset_delta) ||
+            take_varint(&q, rec_end, 5, &key_len))
             return -1;
-        if (key_len < -1 || (key_len > 0 && key_len > rec_end - pos))
+        if (key_len < -1 || (key_len > 0 && key_len > rec_end - q))
             return -1;
-        Py_ssize_t key_at = pos;
+        const unsigned char *key = q;
         if (key_len > 0)
-            pos += (Py_ssize_t)key_len;
-        if (read_varint(data, &pos, rec_end, 5, &value_len))
+            q += key_len;
+        if (take_varint(&q, rec_end, 5, &value_len))
             return -1;
-        if (value_len < -1 || (value_len > 0 && value_len > rec_end - pos))
+        if (value_len < -1 || (value_len > 0 && value_len > rec_end - q))
             return -1;
-        Py_ssize_t value_at = pos;
+        const unsigned char *value = q;
         if (value_len > 0)
-            pos += (Py_ssize_t)value_len;
-        if (read_varint(data, &pos, rec_end, 5, &headers) || headers < 0 || headers * 2 > rec_end - pos)
+            q += value_len;
+        if (take_varint(&q, rec_end, 5, &headers) || headers < 0 || headers * 2 > rec_end - q)
             return -1;
         for (int64_t h = 0; h < headers; h++) {
             int64_t hk, hv;
-            if (read_varint(data, &pos, rec_end, 5, &hk) || hk < 0 || hk > rec_end - pos)
+            if (take_varint(&q, rec_end, 5, &hk) || hk < 0 || hk > rec_end - q)
                 return -1;
-            pos += (Py_ssize_t)hk;
-            if (read_varint(data, &pos, rec_end, 5, &hv) || hv < -1 || (hv > 0 && hv > rec_end - pos))
+            q += hk;
+            if (take_varint(&q, rec_end, 5, &hv) || hv < -1 || (hv > 0 && hv > rec_end - q))
                 return -1;
             if (hv > 0)
-                pos += (Py_ssize_t)hv;
+                q += hv;
         }
-        if (pos != rec_end)
+        if (q != rec_end)
             return -1;
 
         int64_t offset = c->base_offset + offset_delta;
@@ -310,13 +334,13 @@ static int run(conversion *c) {
         put_i32(p, (int32_t)key_len);
         p += 4;
         if (key_len > 0) {
-            memcpy(p, data + key_at, (size_t)key_len);
+            memcpy(p, key, (size_t)key_len);
             p += key_len;
         }
         put_i32(p, (int32_t)value_len);
         p += 4;
         if (value_len > 0)
-            memcpy(p, data + value_at, (size_t)value_len);
+            memcpy(p, value, (size_t)value_len);
         put_i32(m, (int32_t)crc32_of(m + 4, message - 4));
         written += LOG_OVERHEAD + message;
         c->records += 1;
@@ -324,7 +348,7 @@ static int run(conversion *c) {
             c->max_timestamp = timestamp;
         c->last_offset = offset;
     }
-    if (pos != end)
+    if (q != end)
         return -1;
     c->written = written;
     return 0;
