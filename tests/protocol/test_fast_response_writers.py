@@ -25,10 +25,12 @@ from kafka_py.clients.common.protocol.messages import (
     encode_response,
     encode_response_chunks,
     encode_response_chunks_for,
+    response_schema,
 )
 
 PRODUCE_VERSIONS = [v for v in ApiKeys.PRODUCE.supported_versions() if v >= 3]
-FETCH_VERSIONS = [v for v in ApiKeys.FETCH.supported_versions() if v >= 4]
+# every version: v0-v3 (the old consumers') are this project's generated classes, v4+ kio's
+FETCH_VERSIONS = list(ApiKeys.FETCH.supported_versions())
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 error_codes = st.sampled_from([ErrorCode.none, ErrorCode.not_leader_or_follower, ErrorCode.corrupt_message,
@@ -142,17 +144,18 @@ records_values = st.one_of(
 
 @st.composite
 def fetch_responses(draw, version: int, tagged: bool = False):
-    schema = load_response_schema(ApiKeys.FETCH.id, version)
+    schema = response_schema(ApiKeys.FETCH.id, version)
     module = sys.modules[schema.__module__]
     topics = []
     for _ in range(draw(st.integers(0, 2))):
         partitions = []
         for _ in range(draw(st.integers(0, 3))):
             values = dict(partition_index=draw(int32s), error_code=draw(error_codes), high_watermark=draw(int64s),
-                          last_stable_offset=draw(int64s), records=draw(records_values),
-                          aborted_transactions=draw(st.one_of(st.none(), st.lists(st.builds(
-                              module.AbortedTransaction, producer_id=int64s, first_offset=int64s),
-                              max_size=2).map(tuple))))
+                          records=draw(records_values))
+            if version >= 4:
+                values["last_stable_offset"] = draw(int64s)
+                values["aborted_transactions"] = draw(st.one_of(st.none(), st.lists(st.builds(
+                    module.AbortedTransaction, producer_id=int64s, first_offset=int64s), max_size=2).map(tuple)))
             if version >= 5:
                 values["log_start_offset"] = draw(int64s)
             if version >= 11:
@@ -161,7 +164,9 @@ def fetch_responses(draw, version: int, tagged: bool = False):
                 values["diverging_epoch"] = module.EpochEndOffset(epoch=draw(int32s), end_offset=draw(int64s))
             partitions.append(module.PartitionData(**values))
         topics.append(module.FetchableTopicResponse(topic=draw(names), partitions=tuple(partitions)))
-    values = dict(throttle_time=draw(throttles), responses=tuple(topics))
+    values = dict(responses=tuple(topics))
+    if version >= 1:
+        values["throttle_time"] = draw(throttles)
     if version >= 7:
         values.update(error_code=draw(error_codes), session_id=draw(int32s))
     return schema(**values)

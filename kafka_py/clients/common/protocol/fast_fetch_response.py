@@ -3,7 +3,8 @@ clients/src/main/java/org/apache/kafka/common/requests/FetchResponse.java (the w
 methods Kafka's generator emits for FetchResponseData from FetchResponse.json, versions 0 to
 12, Kafka 2.8.2); no counterpart in Kafka's source as code.
 
-* ``fetch_response_writer``: the broker's Fetch answer (v4+) from a kio FetchResponse, for
+* ``fetch_response_writer``: the broker's Fetch answer from a FetchResponse (kio's class for
+  v4+, this project's generated one for the old consumers' v0-v3), for
   ``messages.encode_response_chunks`` (kafka_py/clients/common/protocol/fast_response_writers.py): encoded
   parts, with the records values that stay chunks of their own (file regions sent with
   sendfile, large buffers) passed on uncopied between them. A v12 partition with a tagged
@@ -36,6 +37,7 @@ from kafka_py.clients.common.protocol.fast_fields import (
 
 # Partition heads by version: index, error, high watermark, last stable offset (v4+), log
 # start offset (v5+).
+_FETCH_PARTITION_V0 = struct.Struct(">ihq")
 _FETCH_PARTITION_V4 = struct.Struct(">ihqq")
 _FETCH_PARTITION_V5 = struct.Struct(">ihqqq")
 _ABORTED = struct.Struct(">qq")
@@ -43,10 +45,12 @@ _THROTTLE_ERROR_SESSION = struct.Struct(">ihi")
 
 
 def fetch_response_writer(version: int, partition_type: type) -> Callable[[Any, bytearray, list], bytearray]:
-    """The writer of a kio FetchResponse of ``version`` (4+) whose partitions are of
-    ``partition_type`` (that version's PartitionData)."""
+    """The writer of a FetchResponse of ``version`` whose partitions are of ``partition_type``
+    (that version's PartitionData)."""
     flexible = version >= 12
-    head = _FETCH_PARTITION_V5 if version >= 5 else _FETCH_PARTITION_V4
+    head = _FETCH_PARTITION_V5 if version >= 5 else _FETCH_PARTITION_V4 if version >= 4 else _FETCH_PARTITION_V0
+    with_throttle = version >= 1
+    with_isolation = version >= 4  # the last stable offset and the aborted transactions
     with_log_start = version >= 5
     with_session = version >= 7
     with_preferred_replica = version >= 11
@@ -62,7 +66,7 @@ def fetch_response_writer(version: int, partition_type: type) -> Callable[[Any, 
         if with_session:
             out += _THROTTLE_ERROR_SESSION.pack(millis(response.throttle_time), response.error_code.value,
                                                 response.session_id)
-        else:
+        elif with_throttle:
             out += I32.pack(millis(response.throttle_time))
         topics = response.responses
         out += compact_length(len(topics)) if flexible else I32.pack(len(topics))
@@ -80,18 +84,21 @@ def fetch_response_writer(version: int, partition_type: type) -> Callable[[Any, 
                 if with_log_start:
                     out += head.pack(p.partition_index, p.error_code.value, p.high_watermark,
                                      p.last_stable_offset, p.log_start_offset)
-                else:
+                elif with_isolation:
                     out += head.pack(p.partition_index, p.error_code.value, p.high_watermark,
                                      p.last_stable_offset)
-                aborted = p.aborted_transactions
-                if aborted is None:
-                    out += b"\x00" if flexible else b"\xff\xff\xff\xff"
                 else:
-                    out += compact_length(len(aborted)) if flexible else I32.pack(len(aborted))
-                    for a in aborted:
-                        out += _ABORTED.pack(a.producer_id, a.first_offset)
-                        if flexible:
-                            out.append(0)
+                    out += head.pack(p.partition_index, p.error_code.value, p.high_watermark)
+                if with_isolation:
+                    aborted = p.aborted_transactions
+                    if aborted is None:
+                        out += b"\x00" if flexible else b"\xff\xff\xff\xff"
+                    else:
+                        out += compact_length(len(aborted)) if flexible else I32.pack(len(aborted))
+                        for a in aborted:
+                            out += _ABORTED.pack(a.producer_id, a.first_offset)
+                            if flexible:
+                                out.append(0)
                 if with_preferred_replica:
                     out += I32.pack(p.preferred_read_replica)
                 records = p.records

@@ -4,7 +4,8 @@ of clients/src/main/java/org/apache/kafka/common/requests/AbstractResponse.java 
 2.8.2), with no counterpart in Kafka's source as code.
 
 Only kio's own classes of the Produce (v3+), Fetch (v4+) and Metadata versions the broker
-serves have a hand-written writer. Anything unusual goes back to the generic writer: a
+serves, and this project's generated classes of Fetch v0-v3 (the old consumers' answers, as
+many as a current consumer's), have a hand-written writer. Anything unusual goes back to the generic writer: a
 Fetch v12 partition with a tagged field set (diverging epoch, current leader, snapshot id),
 or a value the layouts do not expect; ``encode_response_chunks`` returns None then, and the
 generic writer gives the same bytes or the same error as it always did.
@@ -22,6 +23,7 @@ from kafka_py.clients.common.protocol.fast_fetch_response import fetch_response_
 from kafka_py.clients.common.protocol.fast_fields import I32, FallBack
 from kafka_py.clients.common.protocol.fast_metadata_response import metadata_response_writer
 from kafka_py.clients.common.protocol.fast_produce_response import produce_response_writer
+from kafka_py.clients.common.protocol.schema.index import schema_index
 from kafka_py.clients.common.protocol.schema_imports import load_schema
 
 # The writer of each response class met so far: (kind, writer), or None for a class the
@@ -34,20 +36,26 @@ _WRITERS: dict[type, Optional[tuple[str, Callable]]] = {}
 
 def _writer_entry(response_type: type) -> Optional[tuple[str, Callable]]:
     """The (kind, writer) of a response class, or None: only kio's own classes of the
-    Produce (v3+), Fetch (v4+) and Metadata versions the broker serves have one."""
+    Produce (v3+), Fetch (v4+) and Metadata versions the broker serves, and the generated
+    classes of Fetch v0-v3, have one."""
     api_key = getattr(response_type, "__api_key__", None)
     version = getattr(response_type, "__version__", None)
     if api_key == ApiKeys.PRODUCE.id:
         api, first = ApiKeys.PRODUCE, 3
     elif api_key == ApiKeys.FETCH.id:
-        api, first = ApiKeys.FETCH, 4
+        api, first = ApiKeys.FETCH, 0
     elif api_key == ApiKeys.METADATA.id:
         api, first = ApiKeys.METADATA, 0
     else:
         return None
     if version not in api.schema_versions() or version < first:
         return None
-    if load_response_schema(api.id, version) is not response_type:
+    generated = schema_index.get(api.id, {}).get(version)
+    if generated is not None:
+        # a version kio lacks: the class must be the one generated for it
+        if generated[1] != f"{response_type.__module__}:{response_type.__qualname__}":
+            return None
+    elif load_response_schema(api.id, version) is not response_type:
         return None  # this project's schema of the same message, or a look-alike
     if api is ApiKeys.PRODUCE:
         return "produce", produce_response_writer(version)
