@@ -110,8 +110,8 @@ class _BatchReader:
     def _read(self, position: int, size: int) -> memoryview:
         if self._view is not None:
             return self._view[position:position + size]
-        # A new bytes object a window: pread fills it without zeroing it first, which a
-        # bytearray kept for reuse would need whenever it is made (three readers a fetch).
+        # A bytes object a window, which pread fills as it is made (nothing zeroed first);
+        # the window's batches are converted (copied out) before the next one is read.
         return memoryview(self._file.read_bytes(position, size))
 
     @property

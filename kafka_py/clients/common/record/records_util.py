@@ -154,10 +154,9 @@ def down_convert_buffer(buffer, to_magic: int, first_offset: int,
         rest = end - position
         if rest < HEADER_SIZE_UP_TO_MAGIC or LOG_OVERHEAD + _I32.unpack_from(view, position + LENGTH_OFFSET)[0] > rest:
             break  # a partial batch, where a window of the log ends: the end of the whole batches
-        # a batch the compiled step leaves here: compressed, of an older format, or unreadable
-        batch = next(batches_of(view[position:]), None)
-        if batch is None:
-            break  # a partial batch: the end of the buffer's whole batches
+        # a whole batch the compiled step leaves here: compressed, of an older format, or
+        # unreadable (batches_of raises naming the fault)
+        batch = next(batches_of(view[position:]))
         other = down_convert((batch,), to_magic, first_offset, time)
         pieces.append(other.records)
         converted += other.record_conversion_stats.num_records_converted
