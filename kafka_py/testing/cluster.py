@@ -118,6 +118,10 @@ class _LauncherProcess:
                     self.ready.set()
                 elif "started" in message:
                     self.started[message["tag"]] = message["started"]
+                    # A pid is reused once the system has gone round its pids (32,768 on
+                    # many machines, soon passed by a test suite): an exit recorded for an
+                    # earlier child of that pid is not this child's.
+                    self.exits.pop(message["started"], None)
                 elif "exit" in message:
                     self.exits[message["exit"]] = message["code"]
                 self._cond.notify_all()

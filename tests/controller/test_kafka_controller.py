@@ -218,7 +218,10 @@ def test_broker_failure_moves_leadership_or_takes_partitions_offline(cluster):
     assert s0.leader_and_isr.leader_epoch == 1
     # No replica left to lead: leaderless, the last ISR member remembered.
     cluster.wait_state(p1, LeaderAndIsr.NO_LEADER, (2,))
-    lai = cluster.brokers[3].wait_for(ApiKeys.LEADER_AND_ISR, lambda b: ("f", 0) in lai_partitions(b))
+    # The LeaderAndIsr of the move: the creation's (epoch 0) may reach a broker after
+    # clear_requests(), as ZooKeeper's state is written before it is sent.
+    lai = cluster.brokers[3].wait_for(ApiKeys.LEADER_AND_ISR, lambda b: ("f", 0) in lai_partitions(b)
+                                      and lai_partitions(b)[("f", 0)].leader_epoch > 0)
     assert (lai_partitions(lai)[("f", 0)].leader, lai_partitions(lai)[("f", 0)].leader_epoch) == (3, 1)
     for broker_id in (1, 3):
         um = cluster.brokers[broker_id].wait_for(
@@ -231,7 +234,8 @@ def test_broker_failure_moves_leadership_or_takes_partitions_offline(cluster):
     # The broker comes back: it is the only ISR member of f-1, so it leads it again.
     cluster.brokers[2].register()
     cluster.wait_state(p1, 2, (2,))
-    lai2 = cluster.brokers[2].wait_for(ApiKeys.LEADER_AND_ISR, lambda b: ("f", 0) in lai_partitions(b))
+    lai2 = cluster.brokers[2].wait_for(ApiKeys.LEADER_AND_ISR, lambda b: ("f", 0) in lai_partitions(b)
+                                       and lai_partitions(b)[("f", 0)].leader_epoch > 0)
     assert lai_partitions(lai2)[("f", 0)].leader == 3
     assert controller.controller_context.live_broker_ids == {1, 2, 3}
 

@@ -10,12 +10,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import types
 
 import pytest
 
 from kafka_py.testing import KafkaCluster
-from kafka_py.testing.cluster import wait_until
+from kafka_py.testing.cluster import _LauncherProcess, wait_until
 
 
 def pid_alive(pid: int) -> bool:
@@ -249,3 +251,33 @@ def test_a_child_tied_with_dies_with_this_process_goes_with_a_killed_parent():
         owner.wait()
         owner.stdout.close()
     wait_until(lambda: not pid_alive(int(pid)), 30, f"child {pid} outlived its killed parent")
+
+
+def test_a_reused_pid_does_not_inherit_an_earlier_childs_exit():
+    """The launcher's messages in the order it sends them (a child started, reaped, and a later
+    child given the same pid, as happens once the system's pids wrap): the later child is not
+    taken for exited, and its own exit is recorded. The reader is the client's own, fed through
+    a real pipe."""
+    read_fd, write_fd = os.pipe()
+    launcher = _LauncherProcess.__new__(_LauncherProcess)
+    launcher.exits, launcher.started = {}, {}
+    launcher._cond, launcher.ready = threading.Condition(), threading.Event()
+    with os.fdopen(read_fd, "rb") as stdout, os.fdopen(write_fd, "wb") as feed:
+        launcher.process = types.SimpleNamespace(stdout=stdout)
+        reader = threading.Thread(target=launcher._read, daemon=True)
+        reader.start()
+
+        def send(message: dict) -> None:
+            feed.write((json.dumps(message) + "\n").encode())
+            feed.flush()
+
+        send({"started": 4242, "tag": "t1"})
+        send({"exit": 4242, "code": 0})
+        wait_until(lambda: launcher.exit_code(4242) == 0, 10, "the first child's exit")
+        send({"started": 4242, "tag": "t2"})
+        wait_until(lambda: "t2" in launcher.started, 10, "the second child's start")
+        assert launcher.exit_code(4242) is None
+        send({"exit": 4242, "code": 3})
+        wait_until(lambda: launcher.exit_code(4242) == 3, 10, "the second child's exit")
+    reader.join(10)
+    assert not reader.is_alive()
