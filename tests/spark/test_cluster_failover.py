@@ -44,9 +44,6 @@ def test_streams_over_three_brokers_survive_a_leader_kill(spark, zookeeper, tmp_
         sent = [producer.send(RF1_TOPIC, value=b"rf1-%d" % i, partition=i % 3) for i in range(300)]
         rf1_acked = {(m.partition, m.offset): b"rf1-%d" % i for i, m in enumerate(f.get(timeout=60) for f in sent)}
         producer.close()
-        load = ProduceLoad(cluster.bootstrap(), TOPIC, 2, max_records=100_000, describe=lambda: cluster.describe(TOPIC, 2))
-        load.start()
-        load.wait_acked(400)
 
         for high_watermarks in HIGH_WATERMARKS:
             reader = spark.readStream.format("kafka-log").option("subscribe", f"{TOPIC},{RF1_TOPIC}")
@@ -56,10 +53,19 @@ def test_streams_over_three_brokers_survive_a_leader_kill(spark, zookeeper, tmp_
                 # with no paths: read through the brokers, each task fetching from the leader
                 reader = reader.option("kafka.bootstrap.servers", ",".join(cluster.bootstrap()))
             table = "failover_" + high_watermarks
-            queries[table] = (reader.load().select("topic", "partition", "offset", "value").writeStream
-                              .format("memory").queryName(table)
-                              .option("checkpointLocation", str(tmp_path / f"cp-{high_watermarks}"))
-                              .trigger(processingTime="500 milliseconds").start())
+            query = queries[table] = (reader.load().select("topic", "partition", "offset", "value").writeStream
+                                      .format("memory").queryName(table)
+                                      .option("checkpointLocation", str(tmp_path / f"cp-{high_watermarks}"))
+                                      .trigger(processingTime="500 milliseconds").start())
+            # One stream started at a time: each starts a Python worker that must connect back to
+            # Spark within Spark's fixed 10 s, and three importing at once on a busy machine did not.
+            wait_until(lambda: query.exception() is not None or query.lastProgress is not None, WAIT_S,
+                       f"{table}: no micro-batch ran", interval=0.2)
+        # the load under the running streams (a bounded producer: it started after them, so the
+        # acknowledgements waited for below are still to come)
+        load = ProduceLoad(cluster.bootstrap(), TOPIC, 2, max_records=100_000, describe=lambda: cluster.describe(TOPIC, 2))
+        load.start()
+        load.wait_acked(400)
 
         def rows(table: str, topic: str = TOPIC) -> list:
             if queries[table].exception() is not None:
